@@ -1,0 +1,105 @@
+#pragma once
+/// \file context.hpp
+/// `gpass::pass_context`: what a pass run sees besides the graph: options, statistics, diagnostics.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gpass/core/error.hpp>
+
+namespace gpass {
+
+/// Severity of a diagnostic.
+enum class severity { note, warning, error };
+
+/// One diagnostic emitted by a pass.
+struct diagnostic {
+  gpass::severity severity = severity::note;
+  std::string pass;
+  std::string node;  ///< empty when not about one node
+  std::string message;
+};
+
+/// The context a pass runs in. Passes are stateless: everything a run produces besides the
+/// graph (statistics, diagnostics) goes here, and everything configurable comes from here
+/// (string options, seed 001's pass attributes) or from the pass object's immutable members.
+/// The pipeline sets `current_pass()` around each pass. Thread-safe for statistics and
+/// diagnostics.
+/// \code
+///   gpass::pass_context ctx;
+///   ctx.set_option("dce.keep", "output");
+///   pipeline(g, ctx);
+///   for (auto& [k, v] : ctx.statistics()) std::cout << k << " = " << v << '\n';
+/// \endcode
+class pass_context {
+ public:
+  pass_context() = default;
+  pass_context(const pass_context&) = delete;
+  pass_context& operator=(const pass_context&) = delete;
+
+  // ---- options ----
+  /// Sets an option (by convention `pass-name.option`).
+  void set_option(std::string key, std::string value) { options_.insert_or_assign(std::move(key), std::move(value)); }
+  /// An option's value, if set.
+  std::optional<std::string> option(std::string_view key) const {
+    auto it = options_.find(key);
+    if (it == options_.end()) return std::nullopt;
+    return it->second;
+  }
+  /// An integer option, or `fallback`; throws `gpass::error` when set but not an integer.
+  std::int64_t option_int(std::string_view key, std::int64_t fallback) const {
+    auto v = option(key);
+    if (!v) return fallback;
+    try {
+      std::size_t pos = 0;
+      auto r = std::stoll(*v, &pos);
+      if (pos == v->size()) return r;
+    } catch (...) {
+    }
+    throw error("option '" + std::string(key) + "' is not an integer: '" + *v + "'");
+  }
+  const std::map<std::string, std::string, std::less<>>& options() const noexcept { return options_; }
+
+  // ---- statistics ----
+  /// Adds `n` to the statistic `pass.name` of the current pass (e.g. `dce.removed-nodes`).
+  void add_statistic(std::string_view name, std::int64_t n = 1) {
+    std::lock_guard lock(mu_);
+    stats_[current_ + "." + std::string(name)] += n;
+  }
+  /// All statistics, by `pass.name`.
+  std::map<std::string, std::int64_t> statistics() const {
+    std::lock_guard lock(mu_);
+    return stats_;
+  }
+
+  // ---- diagnostics ----
+  void note(std::string message, std::string node = {}) { emit(severity::note, std::move(message), std::move(node)); }
+  void warn(std::string message, std::string node = {}) { emit(severity::warning, std::move(message), std::move(node)); }
+  void emit(gpass::severity s, std::string message, std::string node = {}) {
+    std::lock_guard lock(mu_);
+    diags_.push_back({s, current_, std::move(node), std::move(message)});
+  }
+  std::vector<diagnostic> diagnostics() const {
+    std::lock_guard lock(mu_);
+    return diags_;
+  }
+
+  /// The pass now running (empty outside a pipeline).
+  const std::string& current_pass() const noexcept { return current_; }
+  /// Set by pipelines around each pass.
+  void set_current_pass(std::string name) { current_ = std::move(name); }
+
+ private:
+  mutable std::mutex mu_;
+  std::string current_;
+  std::map<std::string, std::string, std::less<>> options_;
+  std::map<std::string, std::int64_t> stats_;
+  std::vector<diagnostic> diags_;
+};
+
+}  // namespace gpass

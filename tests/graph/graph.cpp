@@ -1,0 +1,169 @@
+#include <doctest/doctest.h>
+
+#include <gpass/graph/graph.hpp>
+#include <gpass/graph/reachability.hpp>
+#include <gpass/graph/subgraph.hpp>
+#include <gpass/graph/topological_order.hpp>
+
+#include <string>
+#include <vector>
+
+namespace {
+using G = gpass::graph<>;
+
+std::vector<std::string> names(const G& g, const std::vector<G::node_id>& v) {
+  std::vector<std::string> r;
+  for (auto n : v) r.push_back(g[n].name);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("graph.graph.add_connect_remove") {
+  G g;
+  auto x = g.add_node({.name = "x", .op = "Placeholder"});
+  auto y = g.add_node({.name = "y", .op = "Relu"});
+  auto z = g.add_node({.name = "z", .op = "Add"});
+  g.add_input(y, x);
+  g.add_input(z, y);
+  g.add_input(z, x);
+  g.add_control(x, z);
+  g.add_control(x, z);  // idempotent
+  CHECK(g.num_nodes() == 3);
+  CHECK(g.num_edges() == 4);
+  CHECK(g.num_inputs(z) == 2);
+  CHECK(g.input(z, 1).node == x);
+  CHECK(g.control_inputs(z) == std::vector{x});
+  CHECK(g.uses(x).size() == 2);
+  CHECK_THROWS_AS(g.add_node({.name = "x", .op = "Other"}), gpass::error);
+  CHECK_THROWS_WITH_AS(g.connect(x, 1, y, 1), doctest::Contains("output port 1 out of range"), gpass::error);
+  CHECK_THROWS_WITH_AS(g.connect(x, 0, z, 0), doctest::Contains("already connected"), gpass::error);
+
+  g.remove_node(y);
+  CHECK(g.num_nodes() == 2);
+  CHECK(g.num_edges() == 2);
+  CHECK(g.input(z, 0).empty);
+  CHECK(!g.find("y"));
+  CHECK(g.serial(z) == 2);
+  CHECK(g.serial_bound() == 3);
+}
+
+TEST_CASE("graph.graph.copy_is_deep_and_ordered") {
+  G g;
+  auto a = g.add_node({.name = "a", .op = "A"});
+  auto b = g.add_node({.name = "b", .op = "B"});
+  g.add_input(b, a);
+  g.add_control(a, b);
+  g.add_function("f", G{});
+  G c = g;
+  CHECK(c.num_nodes() == 2);
+  CHECK(c.num_edges() == 2);
+  CHECK(c[c.input(c.at("b"), 0).node].name == "a");
+  CHECK(c.find_function("f") != nullptr);
+  c[c.at("a")].op = "changed";
+  CHECK(g[a].op == "A");
+}
+
+TEST_CASE("graph.graph.typed_attributes") {
+  G g;
+  constexpr gpass::attr_key<int> level{"level"};
+  constexpr gpass::attr_key<std::string> wrong{"level"};
+  CHECK(!g.has(level));
+  CHECK_THROWS_AS(g.get(level), gpass::error);
+  g.set(level, 2);
+  CHECK(g.has(level));
+  CHECK(g.get(level) == 2);
+  CHECK_THROWS_AS(g.get(wrong), gpass::error);
+  g.erase(level);
+  CHECK(!g.has(level));
+}
+
+TEST_CASE("graph.graph.replace_node_and_rewire") {
+  G g;
+  auto x = g.add_node({.name = "x", .op = "X"});
+  auto a = g.add_node({.name = "a", .op = "Identity"});
+  auto b = g.add_node({.name = "b", .op = "Neg"});
+  auto c = g.add_node({.name = "c", .op = "Neg"});
+  g.add_input(a, x);
+  g.add_input(b, a);
+  g.add_input(c, a);
+  CHECK(g.replace_uses(a, 0, x, 0) == 2);
+  CHECK(g.input(b, 0).node == x);
+  auto n = g.replace_node(b, {.name = "ignored", .op = "Abs"});
+  CHECK(g[n].name == "b");
+  CHECK(g[n].op == "Abs");
+  CHECK(g.input(n, 0).node == x);
+  g.erase_inputs(c, {0});
+  CHECK(g.num_inputs(c) == 0);
+}
+
+TEST_CASE("graph.topological_order.orders_and_reports_cycles") {
+  G g;
+  auto c = g.add_node({.name = "c", .op = "C"});
+  auto a = g.add_node({.name = "a", .op = "A"});
+  auto b = g.add_node({.name = "b", .op = "B"});
+  g.add_input(c, b);
+  g.add_input(b, a);
+  CHECK(names(g, gpass::topological_order(g)) == std::vector<std::string>{"a", "b", "c"});
+  g.add_input(a, c);
+  CHECK_THROWS_WITH_AS(gpass::topological_order(g), doctest::Contains("cycle: "), gpass::error);
+  try {
+    gpass::topological_order(g);
+  } catch (const gpass::error& e) {
+    std::string m = e.what();
+    CHECK(m.find("a") != std::string::npos);
+    CHECK(m.find("b") != std::string::npos);
+    CHECK(m.find("c") != std::string::npos);
+  }
+}
+
+TEST_CASE("graph.topological_order.deep_chain_no_recursion") {
+  G g;
+  auto prev = g.add_node({.name = "n0", .op = "X"});
+  for (int i = 1; i < 200000; ++i) {
+    auto n = g.add_node({.name = "n" + std::to_string(i), .op = "X"});
+    g.add_input(n, prev);
+    prev = n;
+  }
+  auto order = gpass::topological_order(g);
+  CHECK(order.size() == 200000);
+  CHECK(g[order.back()].name == "n199999");
+}
+
+TEST_CASE("graph.reachability.forward_and_backward") {
+  G g;
+  auto a = g.add_node({.name = "a", .op = "A"});
+  auto b = g.add_node({.name = "b", .op = "B"});
+  auto c = g.add_node({.name = "c", .op = "C"});
+  auto d = g.add_node({.name = "d", .op = "D"});
+  g.add_input(b, a);
+  g.add_control(b, c);
+  auto f = gpass::reachable_from(g, std::vector{a});
+  CHECK(f[a]);
+  CHECK(f[b]);
+  CHECK(f[c]);
+  CHECK(!f[d]);
+  auto data = gpass::reachable_from(g, std::vector{a}, gpass::edge_filter::data_only);
+  CHECK(!data[c]);
+  auto back = gpass::reaching(g, std::vector{c});
+  CHECK(back[a]);
+  CHECK(!back[d]);
+}
+
+TEST_CASE("graph.subgraph.extracts_with_boundary") {
+  G g;
+  auto a = g.add_node({.name = "a", .op = "A"});
+  auto b = g.add_node({.name = "b", .op = "B"});
+  auto c = g.add_node({.name = "c", .op = "C"});
+  g.add_input(b, a);
+  g.add_input(c, b);
+  g.add_input(c, a);
+  auto r = gpass::extract_subgraph(g, std::vector{b, c});
+  CHECK(r.graph.num_nodes() == 2);
+  CHECK(r.graph.num_edges() == 1);
+  REQUIRE(r.inputs.size() == 2);
+  CHECK(r.inputs[0].node == "b");
+  CHECK(r.inputs[0].producer == "a");
+  CHECK(r.inputs[1].node == "c");
+  CHECK(r.inputs[1].port == 1);
+  CHECK(r.graph.input(r.graph.at("c"), 1).empty);
+}
