@@ -46,6 +46,7 @@ inline void gpass::register_core_ops(op_registry& r) {
   const op_traits effect{.side_effects = true};
   const op_traits term{.terminator = true};
   const op_traits cf{.control_flow = true};
+  const op_traits iface{.interface = true};
 
   add("get_tuple", 1, 1, 1, 1, {req("index", "int")}, pure, "Element `index` of a tuple.");
   add("make_tuple", 0, U, 1, 1, {}, pure, "A tuple of its inputs.");
@@ -53,12 +54,12 @@ inline void gpass::register_core_ops(op_registry& r) {
       "Functional loop: while cond(vars) do vars = body(vars); outputs the final vars.");
   add("if", 1, U, 0, U, {req("then_branch", "func"), req("else_branch", "func")}, pure,
       "Functional conditional: input 0 selects then_branch or else_branch, applied to the other inputs.");
-  add("function_entry", 0, 0, 0, U, {}, pure, "The arguments of a function, one per output port.");
+  add("function_entry", 0, 0, 0, U, {}, iface, "The arguments of a function, one per output port.");
   add("return", 0, U, 0, 0, {}, term, "The results of a graph or function, one per input port.");
   add("get_global", 0, 0, 1, 1, {req("variable", "string")}, op_traits{.stateful = true},
       "Reads the global (variable) `variable`.");
   add("set_global", 1, 1, 0, 1, {req("variable", "string")}, effect, "Writes the global (variable) `variable`.");
-  add("arg", 0, 0, 1, 1, {req("index", "int")}, pure, "Session feed `index` read from the call frame.");
+  add("arg", 0, 0, 1, 1, {req("index", "int")}, iface, "Session feed `index` read from the call frame.");
   add("retval", 1, 1, 0, 0, {req("index", "int")}, term, "Session fetch `index` written to the call frame.");
   add("send", 1, 1, 0, 0,
       {req("tensor_name", "string"), req("send_device", "string"), req("recv_device", "string")}, effect,

@@ -26,6 +26,7 @@ struct op_traits {
   bool terminator = false;    ///< a graph or function result (`return`, `retval`): a root of liveness
   bool control_flow = false;  ///< TF v1 control flow (Enter/Merge/Switch/...): may form cycles
   bool stateful = false;      ///< output depends on hidden state (reads variables, random): never folded or merged
+  bool interface = false;     ///< part of the graph's signature (arguments): never removed as dead or disconnected
 };
 
 /// The schema of an op: identity, opset range, arity, attributes and traits.
