@@ -167,3 +167,34 @@ TEST_CASE("graph.subgraph.extracts_with_boundary") {
   CHECK(r.inputs[1].port == 1);
   CHECK(r.graph.input(r.graph.at("c"), 1).empty);
 }
+
+TEST_CASE("graph.graph.move_keeps_handles_valid") {
+  G a;
+  auto x = a.add_node({.name = "x", .op = "X"});
+  auto y = a.add_node({.name = "y", .op = "Y"});
+  a.add_input(y, x);
+  G b(std::move(a));
+  CHECK(a.num_nodes() == 0);
+  CHECK(!a.find("x"));
+  CHECK(b.at("y") == y);
+  CHECK(b.input(y, 0).node == x);
+  G c;
+  c = std::move(b);
+  CHECK(c.input(c.at("y"), 0).node == x);
+  c.remove_node(x);
+  CHECK(c.input(y, 0).empty);
+  G d;
+  d = c;  // copy assignment goes through a copy and a move
+  CHECK(d.num_nodes() == 1);
+  CHECK(d.num_inputs(d.at("y")) == 1);
+  // a function added by move stays consistent
+  G outer;
+  G body;
+  auto e = body.add_node({.name = "e", .op = "function_entry"});
+  auto r = body.add_node({.name = "r", .op = "return"});
+  body.add_input(r, e);
+  auto& f = outer.add_function("f", std::move(body));
+  CHECK(f.input(f.at("r"), 0).node == f.at("e"));
+  f.remove_node(f.at("r"));
+  CHECK(f.num_nodes() == 1);
+}

@@ -88,8 +88,29 @@ class graph {
 
  public:
   graph() = default;
-  graph(graph&&) noexcept = default;
-  graph& operator=(graph&&) noexcept = default;
+  /// Moves keep every `node_id` valid (they now refer to nodes of the new owner); the
+  /// moved-from graph is empty.
+  graph(graph&& o) noexcept
+      : g_(std::exchange(o.g_, std::make_unique<impl_type>())),
+        names_(std::move(o.names_)),
+        next_serial_(std::exchange(o.next_serial_, 0)),
+        attrs_(std::move(o.attrs_)),
+        typed_(std::move(o.typed_)),
+        functions_(std::move(o.functions_)) {
+    o.names_.clear();
+  }
+  graph& operator=(graph&& o) noexcept {
+    if (this != &o) {
+      g_ = std::exchange(o.g_, std::make_unique<impl_type>());
+      names_ = std::move(o.names_);
+      o.names_.clear();
+      next_serial_ = std::exchange(o.next_serial_, 0);
+      attrs_ = std::move(o.attrs_);
+      typed_ = std::move(o.typed_);
+      functions_ = std::move(o.functions_);
+    }
+    return *this;
+  }
   /// A deep copy: same nodes (same serial numbers), edges, attributes and functions.
   graph(const graph& o) { copy_from(o); }
   graph& operator=(const graph& o) {
@@ -108,7 +129,7 @@ class graph {
     if (n.name.empty()) n.name = unique_name(n.op.empty() ? std::string("node") : n.op);
     if (names_.contains(n.name)) throw_node_error("duplicate node name", n.name, n.op);
     std::string name = n.name;
-    node_id v = boost::add_vertex(vertex_data{std::move(n), next_serial_++, {}}, g_);
+    node_id v = boost::add_vertex(vertex_data{std::move(n), next_serial_++, {}}, (*g_));
     names_.emplace(std::move(name), v);
     return v;
   }
@@ -116,21 +137,21 @@ class graph {
   /// Removes a node and every edge touching it. Consumers of its outputs are left with
   /// empty input slots.
   void remove_node(node_id v) {
-    for (auto [e, end] = boost::out_edges(v, g_); e != end; ++e) {
-      const Edge& ed = g_[*e];
-      if (ed.dst_port >= 0 && boost::target(*e, g_) != v) clear_slot(boost::target(*e, g_), ed.dst_port);
+    for (auto [e, end] = boost::out_edges(v, (*g_)); e != end; ++e) {
+      const Edge& ed = (*g_)[*e];
+      if (ed.dst_port >= 0 && boost::target(*e, (*g_)) != v) clear_slot(boost::target(*e, (*g_)), ed.dst_port);
     }
-    boost::clear_vertex(v, g_);
-    names_.erase(g_[v].node.name);
-    boost::remove_vertex(v, g_);
+    boost::clear_vertex(v, (*g_));
+    names_.erase((*g_)[v].node.name);
+    boost::remove_vertex(v, (*g_));
   }
 
   /// Renames a node; throws when the new name is taken.
   void rename(node_id v, std::string name) {
-    if (name == g_[v].node.name) return;
-    if (names_.contains(name)) throw_node_error("cannot rename to '" + name + "': name taken", g_[v].node.name, g_[v].node.op);
-    names_.erase(g_[v].node.name);
-    g_[v].node.name = name;
+    if (name == (*g_)[v].node.name) return;
+    if (names_.contains(name)) throw_node_error("cannot rename to '" + name + "': name taken", (*g_)[v].node.name, (*g_)[v].node.op);
+    names_.erase((*g_)[v].node.name);
+    (*g_)[v].node.name = name;
     names_.emplace(std::move(name), v);
   }
 
@@ -144,10 +165,10 @@ class graph {
     }
   }
 
-  Node& operator[](node_id v) { return g_[v].node; }
-  const Node& operator[](node_id v) const { return g_[v].node; }
+  Node& operator[](node_id v) { return (*g_)[v].node; }
+  const Node& operator[](node_id v) const { return (*g_)[v].node; }
   /// The edge's ports.
-  const Edge& operator[](edge_id e) const { return g_[e]; }
+  const Edge& operator[](edge_id e) const { return (*g_)[e]; }
 
   /// The node called `name`, if any. O(1).
   std::optional<node_id> find(std::string_view name) const {
@@ -163,34 +184,34 @@ class graph {
   }
 
   /// All nodes, in insertion order.
-  auto nodes() const { return boost::make_iterator_range(boost::vertices(g_)); }
-  std::size_t num_nodes() const noexcept { return boost::num_vertices(g_); }
+  auto nodes() const { return boost::make_iterator_range(boost::vertices((*g_))); }
+  std::size_t num_nodes() const noexcept { return boost::num_vertices((*g_)); }
   /// Number of edges, data and control.
-  std::size_t num_edges() const noexcept { return boost::num_edges(g_); }
+  std::size_t num_edges() const noexcept { return boost::num_edges((*g_)); }
   bool empty() const noexcept { return num_nodes() == 0; }
 
   /// The serial number of a node: unique in this graph, never reused, increasing with creation.
-  std::uint64_t serial(node_id v) const noexcept { return g_[v].serial; }
+  std::uint64_t serial(node_id v) const noexcept { return (*g_)[v].serial; }
   /// One more than the largest serial number ever given: the size for side tables indexed by serial.
   std::uint64_t serial_bound() const noexcept { return next_serial_; }
   /// Renumbers serials to 0..n-1 in node order (makes side tables dense after many removals).
   void compact_serials() {
     std::uint64_t i = 0;
-    for (auto v : nodes()) g_[v].serial = i++;
+    for (auto v : nodes()) (*g_)[v].serial = i++;
     next_serial_ = i;
   }
 
   // ---- ports and edges --------------------------------------------------------------
 
   /// Number of input ports (connected or empty) of a node.
-  std::size_t num_inputs(node_id v) const noexcept { return g_[v].inputs.size(); }
+  std::size_t num_inputs(node_id v) const noexcept { return (*g_)[v].inputs.size(); }
   /// Number of output ports of a node.
-  std::size_t num_outputs(node_id v) const noexcept { return g_[v].node.outputs.size(); }
+  std::size_t num_outputs(node_id v) const noexcept { return (*g_)[v].node.outputs.size(); }
   /// Resizes the node's input ports; dropped ports are disconnected.
   void set_num_inputs(node_id v, std::size_t n) {
-    auto& in = g_[v].inputs;
+    auto& in = (*g_)[v].inputs;
     for (std::size_t i = n; i < in.size(); ++i)
-      if (in[i]) boost::remove_edge(*in[i], g_);
+      if (in[i]) boost::remove_edge(*in[i], (*g_));
     in.resize(n);
   }
 
@@ -200,16 +221,16 @@ class graph {
     if (src_port < 0 || static_cast<std::size_t>(src_port) >= num_outputs(src))
       throw_node_error("output port " + std::to_string(src_port) + " out of range (node has " +
                            std::to_string(num_outputs(src)) + " outputs)",
-                       g_[src].node.name, g_[src].node.op);
-    if (dst_port < 0) throw_node_error("negative input port", g_[dst].node.name, g_[dst].node.op);
-    auto& in = g_[dst].inputs;
+                       (*g_)[src].node.name, (*g_)[src].node.op);
+    if (dst_port < 0) throw_node_error("negative input port", (*g_)[dst].node.name, (*g_)[dst].node.op);
+    auto& in = (*g_)[dst].inputs;
     if (static_cast<std::size_t>(dst_port) >= in.size()) in.resize(dst_port + 1);
     if (in[dst_port])
-      throw_node_error("input " + std::to_string(dst_port) + " is already connected", g_[dst].node.name,
-                       g_[dst].node.op);
-    auto [e, ok] = boost::add_edge(src, dst, Edge{src_port, dst_port}, g_);
+      throw_node_error("input " + std::to_string(dst_port) + " is already connected", (*g_)[dst].node.name,
+                       (*g_)[dst].node.op);
+    auto [e, ok] = boost::add_edge(src, dst, Edge{src_port, dst_port}, (*g_));
     (void)ok;
-    g_[dst].inputs[dst_port] = e;
+    (*g_)[dst].inputs[dst_port] = e;
     return e;
   }
   /// Appends an input port to `dst` connected to `src:src_port`.
@@ -217,28 +238,28 @@ class graph {
     return connect(src, src_port, dst, static_cast<int>(num_inputs(dst)));
   }
   /// Appends an empty (omitted optional) input port to `dst`.
-  void add_empty_input(node_id dst) { g_[dst].inputs.emplace_back(); }
+  void add_empty_input(node_id dst) { (*g_)[dst].inputs.emplace_back(); }
 
   /// Adds a control edge `src -> dst` (dst runs after src); no-op when it already exists.
   void add_control(node_id src, node_id dst) {
-    for (auto [e, end] = boost::out_edges(src, g_); e != end; ++e)
-      if (boost::target(*e, g_) == dst && g_[*e].src_port == control_port) return;
-    boost::add_edge(src, dst, Edge{control_port, control_port}, g_);
+    for (auto [e, end] = boost::out_edges(src, (*g_)); e != end; ++e)
+      if (boost::target(*e, (*g_)) == dst && (*g_)[*e].src_port == control_port) return;
+    boost::add_edge(src, dst, Edge{control_port, control_port}, (*g_));
   }
   /// Removes the control edge `src -> dst` if present.
   void remove_control(node_id src, node_id dst) {
-    for (auto [e, end] = boost::out_edges(src, g_); e != end; ++e)
-      if (boost::target(*e, g_) == dst && g_[*e].src_port == control_port) {
-        boost::remove_edge(*e, g_);
+    for (auto [e, end] = boost::out_edges(src, (*g_)); e != end; ++e)
+      if (boost::target(*e, (*g_)) == dst && (*g_)[*e].src_port == control_port) {
+        boost::remove_edge(*e, (*g_));
         return;
       }
   }
 
   /// Disconnects input port `port` of `v`, leaving it empty.
   void disconnect_input(node_id v, int port) {
-    auto& slot = g_[v].inputs.at(port);
+    auto& slot = (*g_)[v].inputs.at(port);
     if (slot) {
-      boost::remove_edge(*slot, g_);
+      boost::remove_edge(*slot, (*g_));
       slot.reset();
     }
   }
@@ -263,9 +284,9 @@ class graph {
 
   /// Input port `port` of `v`.
   input_ref input(node_id v, int port) const {
-    const auto& slot = g_[v].inputs.at(port);
+    const auto& slot = (*g_)[v].inputs.at(port);
     if (!slot) return {};
-    return {boost::source(*slot, g_), g_[*slot].src_port, false};
+    return {boost::source(*slot, (*g_)), (*g_)[*slot].src_port, false};
   }
   /// All input ports of `v`, in port order.
   std::vector<input_ref> inputs(node_id v) const {
@@ -275,43 +296,43 @@ class graph {
     return r;
   }
   /// The edge of input port `port`, if connected.
-  std::optional<edge_id> input_edge(node_id v, int port) const { return g_[v].inputs.at(port); }
+  std::optional<edge_id> input_edge(node_id v, int port) const { return (*g_)[v].inputs.at(port); }
 
   /// Nodes with a control edge into `v`, in edge order.
   std::vector<node_id> control_inputs(node_id v) const {
     std::vector<node_id> r;
-    for (auto [e, end] = boost::in_edges(v, g_); e != end; ++e)
-      if (g_[*e].src_port == control_port) r.push_back(boost::source(*e, g_));
+    for (auto [e, end] = boost::in_edges(v, (*g_)); e != end; ++e)
+      if ((*g_)[*e].src_port == control_port) r.push_back(boost::source(*e, (*g_)));
     return r;
   }
   /// Nodes with a control edge from `v`, in edge order.
   std::vector<node_id> control_outputs(node_id v) const {
     std::vector<node_id> r;
-    for (auto [e, end] = boost::out_edges(v, g_); e != end; ++e)
-      if (g_[*e].src_port == control_port) r.push_back(boost::target(*e, g_));
+    for (auto [e, end] = boost::out_edges(v, (*g_)); e != end; ++e)
+      if ((*g_)[*e].src_port == control_port) r.push_back(boost::target(*e, (*g_)));
     return r;
   }
 
   /// Every data use of any output of `v`.
   std::vector<use_ref> uses(node_id v) const {
     std::vector<use_ref> r;
-    for (auto [e, end] = boost::out_edges(v, g_); e != end; ++e)
-      if (g_[*e].src_port != control_port) r.push_back({boost::target(*e, g_), g_[*e].src_port, g_[*e].dst_port});
+    for (auto [e, end] = boost::out_edges(v, (*g_)); e != end; ++e)
+      if ((*g_)[*e].src_port != control_port) r.push_back({boost::target(*e, (*g_)), (*g_)[*e].src_port, (*g_)[*e].dst_port});
     return r;
   }
   /// Data uses of output `port` of `v`.
   std::vector<use_ref> uses(node_id v, int port) const {
     std::vector<use_ref> r;
-    for (auto [e, end] = boost::out_edges(v, g_); e != end; ++e)
-      if (g_[*e].src_port == port) r.push_back({boost::target(*e, g_), g_[*e].src_port, g_[*e].dst_port});
+    for (auto [e, end] = boost::out_edges(v, (*g_)); e != end; ++e)
+      if ((*g_)[*e].src_port == port) r.push_back({boost::target(*e, (*g_)), (*g_)[*e].src_port, (*g_)[*e].dst_port});
     return r;
   }
   /// True when any output of `v` has a data use, or `v` has a control successor.
-  bool has_consumers(node_id v) const noexcept { return boost::out_degree(v, g_) != 0; }
+  bool has_consumers(node_id v) const noexcept { return boost::out_degree(v, (*g_)) != 0; }
   /// Number of incoming edges (data and control).
-  std::size_t in_degree(node_id v) const noexcept { return boost::in_degree(v, g_); }
+  std::size_t in_degree(node_id v) const noexcept { return boost::in_degree(v, (*g_)); }
   /// Number of outgoing edges (data and control).
-  std::size_t out_degree(node_id v) const noexcept { return boost::out_degree(v, g_); }
+  std::size_t out_degree(node_id v) const noexcept { return boost::out_degree(v, (*g_)); }
 
   /// Rewires every data use of `from:from_port` to `to:to_port`. Returns the number rewired.
   std::size_t replace_uses(node_id from, int from_port, node_id to, int to_port) {
@@ -331,7 +352,7 @@ class graph {
   /// Replaces `old` by a new node `n` that takes over its name, inputs, control edges and uses
   /// (uses of output k of `old` become uses of output k of the new node). Returns the new node.
   node_id replace_node(node_id old, Node n) {
-    std::string name = g_[old].node.name;
+    std::string name = (*g_)[old].node.name;
     auto ins = inputs(old);
     auto cins = control_inputs(old);
     rename(old, unique_name(name + ".replaced"));
@@ -349,16 +370,16 @@ class graph {
 
   /// The underlying Boost.Graph (for BGL algorithms). Do not add or remove data edges through
   /// it: the graph keeps its input slots in step with its edges.
-  const impl_type& boost_graph() const noexcept { return g_; }
+  const impl_type& boost_graph() const noexcept { return (*g_); }
   /// Source and target of an edge.
-  node_id source(edge_id e) const { return boost::source(e, g_); }
-  node_id target(edge_id e) const { return boost::target(e, g_); }
+  node_id source(edge_id e) const { return boost::source(e, (*g_)); }
+  node_id target(edge_id e) const { return boost::target(e, (*g_)); }
   /// All edges (data and control), grouped by source node.
-  auto edges() const { return boost::make_iterator_range(boost::edges(g_)); }
+  auto edges() const { return boost::make_iterator_range(boost::edges((*g_))); }
   /// Outgoing edges of a node (data and control).
-  auto out_edges(node_id v) const { return boost::make_iterator_range(boost::out_edges(v, g_)); }
+  auto out_edges(node_id v) const { return boost::make_iterator_range(boost::out_edges(v, (*g_))); }
   /// Incoming edges of a node (data and control).
-  auto in_edges(node_id v) const { return boost::make_iterator_range(boost::in_edges(v, g_)); }
+  auto in_edges(node_id v) const { return boost::make_iterator_range(boost::in_edges(v, (*g_))); }
 
   // ---- graph attributes -------------------------------------------------------------
 
@@ -376,6 +397,9 @@ class graph {
   bool has(attr_key<T> key) const {
     return typed_.find(key.name) != typed_.end();
   }
+  /// True when a typed attribute called `name` is set, whatever its type (seed 001's
+  /// `Has(name)`; used to check a pass's required graph attributes).
+  bool has_attr_named(std::string_view name) const { return typed_.find(name) != typed_.end(); }
   /// A typed attribute (seed 001 `Get`); throws when unset or set with another type.
   template <class T>
   T& get(attr_key<T> key) {
@@ -428,7 +452,7 @@ class graph {
 
  private:
   void clear_slot(node_id v, int port) {
-    auto& in = g_[v].inputs;
+    auto& in = (*g_)[v].inputs;
     if (static_cast<std::size_t>(port) < in.size()) in[port].reset();
   }
 
@@ -436,18 +460,18 @@ class graph {
     std::unordered_map<node_id, node_id> map;
     map.reserve(o.num_nodes());
     for (auto v : o.nodes()) {
-      node_id w = boost::add_vertex(vertex_data{o[v], o.g_[v].serial, {}}, g_);
+      node_id w = boost::add_vertex(vertex_data{o[v], (*o.g_)[v].serial, {}}, (*g_));
       names_.emplace(o[v].name, w);
       map.emplace(v, w);
     }
-    for (auto v : o.nodes()) g_[map.at(v)].inputs.resize(o.num_inputs(v));
+    for (auto v : o.nodes()) (*g_)[map.at(v)].inputs.resize(o.num_inputs(v));
     // edges in the source's out-edge order, so that use order is preserved too
     for (auto v : o.nodes())
-      for (auto [e, end] = boost::out_edges(v, o.g_); e != end; ++e) {
-        const Edge& ed = o.g_[*e];
-        auto [ne, ok] = boost::add_edge(map.at(v), map.at(boost::target(*e, o.g_)), ed, g_);
+      for (auto [e, end] = boost::out_edges(v, (*o.g_)); e != end; ++e) {
+        const Edge& ed = (*o.g_)[*e];
+        auto [ne, ok] = boost::add_edge(map.at(v), map.at(boost::target(*e, (*o.g_))), ed, (*g_));
         (void)ok;
-        if (ed.src_port != control_port) g_[map.at(boost::target(*e, o.g_))].inputs[ed.dst_port] = ne;
+        if (ed.src_port != control_port) (*g_)[map.at(boost::target(*e, (*o.g_)))].inputs[ed.dst_port] = ne;
       }
     next_serial_ = o.next_serial_;
     attrs_ = o.attrs_;
@@ -455,7 +479,9 @@ class graph {
     for (const auto& [name, f] : o.functions_) functions_.emplace(name, std::make_unique<graph>(*f));
   }
 
-  impl_type g_;
+  // Held by pointer: boost::adjacency_list has no move constructor (moving copies), and
+  // input slots and the name index hold descriptors into this storage.
+  std::unique_ptr<impl_type> g_ = std::make_unique<impl_type>();
   std::unordered_map<std::string, node_id, detail::string_hash, std::equal_to<>> names_;
   std::uint64_t next_serial_ = 0;
   Attrs attrs_{};
