@@ -198,3 +198,58 @@ TEST_CASE("graph.graph.move_keeps_handles_valid") {
   f.remove_node(f.at("r"));
   CHECK(f.num_nodes() == 1);
 }
+
+TEST_CASE("graph.graph.control_edges_from_a_hub_stay_linear") {
+  G g;
+  auto hub = g.add_node({.name = "hub", .op = "NoOp"});
+  std::vector<G::node_id> leaves;
+  for (int i = 0; i < 100000; ++i) leaves.push_back(g.add_node({.name = "l" + std::to_string(i), .op = "X"}));
+  for (auto l : leaves) g.add_control(hub, l);
+  for (auto l : leaves) g.add_control(hub, l);  // duplicates are found through the short side
+  CHECK(g.num_edges() == 100000);
+  g.remove_control(hub, leaves[5]);
+  CHECK(g.num_edges() == 99999);
+  CHECK(!g.find_control(hub, leaves[5]));
+  CHECK(g.find_control(hub, leaves[6]));
+}
+
+TEST_CASE("graph.graph.remove_nodes_if_bulk") {
+  G g;
+  auto hub = g.add_node({.name = "hub", .op = "Const"});
+  auto sink = g.add_node({.name = "sink", .op = "Sum"});
+  std::vector<G::node_id> mid;
+  for (int i = 0; i < 50000; ++i) {
+    auto m = g.add_node({.name = "m" + std::to_string(i), .op = "Neg"});
+    g.add_input(m, hub);
+    g.add_input(sink, m);
+    g.add_control(hub, m);
+    mid.push_back(m);
+  }
+  auto keep = g.add_node({.name = "keep", .op = "Neg"});
+  g.add_input(keep, hub);
+  // remove every odd m: hub fan-out and sink fan-in are huge, removal stays linear
+  std::size_t n = g.remove_nodes_if([&](G::node_id v) {
+    const auto& name = g[v].name;
+    return name[0] == 'm' && (std::stoi(name.substr(1)) % 2 == 1);
+  });
+  CHECK(n == 25000);
+  CHECK(g.num_nodes() == 25003);
+  CHECK(g.num_edges() == 25000 * 3 + 1);
+  CHECK(g.num_inputs(sink) == 50000);
+  CHECK(g.input(sink, 1).empty);
+  CHECK(!g.input(sink, 2).empty);
+  CHECK(!g.find("m1"));
+  CHECK(g.uses(hub).size() == 25001);
+  CHECK(g.control_outputs(hub).size() == 25000);
+  std::size_t edges = 0;
+  for (auto e : g.edges()) {
+    (void)e;
+    ++edges;
+  }
+  CHECK(edges == g.num_edges());
+  // then remove all but hub; the graph stays consistent
+  g.remove_nodes_if([&](G::node_id v) { return v != hub; });
+  CHECK(g.num_nodes() == 1);
+  CHECK(g.num_edges() == 0);
+  CHECK(!g.has_consumers(hub));
+}

@@ -146,6 +146,61 @@ class graph {
     boost::remove_vertex(v, (*g_));
   }
 
+  /// Removes every node for which `dead(node_id)` is true, with their edges, in O(V+E)
+  /// overall whatever the degrees (removing nodes one by one costs O(degree) per edge at a
+  /// shared neighbour, which is quadratic around a high fan-out node). Consumers of removed
+  /// nodes are left with empty input slots. Returns the number of nodes removed.
+  template <class Pred>
+  std::size_t remove_nodes_if(Pred dead) {
+    auto& g = *g_;
+    std::vector<node_id> doomed;
+    std::vector<char> is_dead(next_serial_, 0);
+    for (auto v : nodes())
+      if (dead(v)) {
+        doomed.push_back(v);
+        is_dead[g[v].serial] = 1;
+      }
+    if (doomed.empty()) return 0;
+    auto dead_node = [&](node_id v) { return is_dead[g[v].serial] != 0; };
+    // Live neighbours: clear input slots fed by dead producers, and collect them so that each
+    // edge list is filtered in one pass.
+    std::vector<char> touched(next_serial_, 0);
+    std::vector<node_id> live;
+    auto touch = [&](node_id v) {
+      if (!dead_node(v) && !touched[g[v].serial]) {
+        touched[g[v].serial] = 1;
+        live.push_back(v);
+      }
+    };
+    for (auto d : doomed) {
+      for (auto [e, end] = boost::out_edges(d, g); e != end; ++e) {
+        auto t = boost::target(*e, g);
+        if (dead_node(t)) continue;
+        if (g[*e].src_port != control_port) clear_slot(t, g[*e].dst_port);
+        touch(t);
+      }
+      for (auto [e, end] = boost::in_edges(d, g); e != end; ++e) touch(boost::source(*e, g));
+    }
+    // Every edge touching a dead node leaves the global edge list exactly once: through its
+    // dead source's out-list, or (live source) through its dead target's in-list.
+    for (auto d : doomed) {
+      for (const auto& se : g.out_edge_list(d)) g.m_edges.erase(se.get_iter());
+      for (const auto& se : boost::in_edge_list(g, d))
+        if (!dead_node(se.get_target())) g.m_edges.erase(se.get_iter());
+    }
+    for (auto u : live) {
+      g.out_edge_list(u).remove_if([&](const auto& se) { return dead_node(se.get_target()); });
+      boost::in_edge_list(g, u).remove_if([&](const auto& se) { return dead_node(se.get_target()); });
+    }
+    for (auto d : doomed) {
+      g.out_edge_list(d).clear();
+      boost::in_edge_list(g, d).clear();
+      names_.erase(g[d].node.name);
+      boost::remove_vertex(d, g);
+    }
+    return doomed.size();
+  }
+
   /// Renames a node; throws when the new name is taken.
   void rename(node_id v, std::string name) {
     if (name == (*g_)[v].node.name) return;
@@ -241,18 +296,27 @@ class graph {
   void add_empty_input(node_id dst) { (*g_)[dst].inputs.emplace_back(); }
 
   /// Adds a control edge `src -> dst` (dst runs after src); no-op when it already exists.
+  /// The duplicate check scans the shorter of src's out-edges and dst's in-edges, so adding
+  /// many control edges from one node stays linear.
   void add_control(node_id src, node_id dst) {
-    for (auto [e, end] = boost::out_edges(src, (*g_)); e != end; ++e)
-      if (boost::target(*e, (*g_)) == dst && (*g_)[*e].src_port == control_port) return;
+    if (find_control(src, dst)) return;
     boost::add_edge(src, dst, Edge{control_port, control_port}, (*g_));
   }
   /// Removes the control edge `src -> dst` if present.
   void remove_control(node_id src, node_id dst) {
-    for (auto [e, end] = boost::out_edges(src, (*g_)); e != end; ++e)
-      if (boost::target(*e, (*g_)) == dst && (*g_)[*e].src_port == control_port) {
-        boost::remove_edge(*e, (*g_));
-        return;
-      }
+    if (auto e = find_control(src, dst)) boost::remove_edge(*e, (*g_));
+  }
+  /// The control edge `src -> dst`, if present. O(min(out_degree(src), in_degree(dst))).
+  std::optional<edge_id> find_control(node_id src, node_id dst) const {
+    auto& g = *g_;
+    if (boost::out_degree(src, g) <= boost::in_degree(dst, g)) {
+      for (auto [e, end] = boost::out_edges(src, g); e != end; ++e)
+        if (boost::target(*e, g) == dst && g[*e].src_port == control_port) return *e;
+    } else {
+      for (auto [e, end] = boost::in_edges(dst, g); e != end; ++e)
+        if (boost::source(*e, g) == src && g[*e].src_port == control_port) return *e;
+    }
+    return std::nullopt;
   }
 
   /// Disconnects input port `port` of `v`, leaving it empty.
