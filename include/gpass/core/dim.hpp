@@ -35,6 +35,15 @@ class dim {
 
   /// The unknown dimension `?`.
   static dim unknown() { return dim(); }
+  /// A known integer that may be negative. Sizes are never negative (`dim(-1)` is unknown),
+  /// but value propagation follows integer tensors element by element as dims, and those
+  /// elements can be negative (Reshape's `-1`, Slice's `-1` ends): this keeps them exact.
+  /// Arithmetic results with a negative constant and no symbol are still unknown.
+  static dim integer(std::int64_t v) {
+    dim d(0);
+    d.constant_ = v;
+    return d;
+  }
   /// The symbol `name` (coefficient 1).
   static dim symbol(std::string name) {
     dim d(0);
@@ -79,7 +88,14 @@ class dim {
     t.insert(t.end(), b.terms_.begin(), b.terms_.end());
     return affine(a.constant_ + b.constant_, std::move(t));
   }
-  friend dim operator-(const dim& a, const dim& b) { return a + b * std::int64_t{-1}; }
+  /// Difference; computed directly (not as `a + b * -1`, which would make a known `b`
+  /// negative, hence unknown, before the sum).
+  friend dim operator-(const dim& a, const dim& b) {
+    if (a.unknown_ || b.unknown_) return dim();
+    std::vector<term> t = a.terms_;
+    for (const auto& [s, c] : b.terms_) t.emplace_back(s, -c);
+    return affine(a.constant_ - b.constant_, std::move(t));
+  }
   friend dim operator*(const dim& a, std::int64_t k) {
     if (a.unknown_) return dim();
     std::vector<term> t = a.terms_;

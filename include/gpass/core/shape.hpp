@@ -36,6 +36,9 @@ class shape {
   }
   /// A shape of unknown rank.
   static shape unknown_rank() { return shape(); }
+  /// The rank-0 shape `[]` (note that `shape{}` is the unknown rank: braces with nothing in
+  /// them value-initialize).
+  static shape scalar() { return shape(std::vector<dim>{}); }
   /// A ranked shape of `rank` unknown dims.
   static shape unknown_dims(std::size_t rank) { return shape(std::vector<dim>(rank)); }
 

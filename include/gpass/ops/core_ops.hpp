@@ -17,17 +17,122 @@ class op_registry;
 /// - `arg` / `retval` (`index:int`) and `send` / `recv` (`tensor_name`, `send_device`,
 ///   `recv_device`) used by the session;
 /// - TF v1 control flow: Enter, Exit, Merge, Switch, NextIteration, LoopCond (may form cycles).
+///
+/// Type functions: `get_tuple` takes element `index` of its tuple input; `make_tuple` makes a
+/// tuple type; `while` iterates `body` to a fixed point of the carried types
+/// (`loop_fixed_point`) and infers `cond`; `if` joins the results of both branches (only the
+/// taken branch when the predicate's value is known); `set_global` forwards its input's type;
+/// `function_entry`, `arg`, `get_global`, `recv` keep their declared types; Enter, Exit,
+/// NextIteration, LoopCond and Switch forward input 0; Merge joins its known inputs with its
+/// own previous type (so a TF v1 loop reaches a fixed point) and outputs an `i32` index.
 void register_core_ops(op_registry& r);
 
 }  // namespace gpass
 
+#include <gpass/ops/infer_context.hpp>
+#include <gpass/ops/loop_fixed_point.hpp>
+
+namespace gpass::detail {
+
+inline void core_get_tuple(infer_context& c) {
+  const type& t = c.input_type(0);
+  std::int64_t i = c.attr_int("index", 0);
+  if (t.is_tuple()) {
+    const auto& e = t.tuple().elements;
+    if (i < 0 || static_cast<std::size_t>(i) >= e.size())
+      c.fail("index " + std::to_string(i) + " out of range for " + t.to_string());
+    c.set_output(0, e[static_cast<std::size_t>(i)]);
+  }
+}
+
+inline void core_make_tuple(infer_context& c) {
+  tuple_type t;
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) t.elements.push_back(c.input_type(i));
+  c.set_output(0, std::move(t));
+}
+
+inline void core_forward(infer_context& c) {
+  for (std::size_t k = 0; k < c.num_outputs(); ++k) c.output(k) = c.input(0);
+}
+
+inline void core_while(infer_context& c) {
+  auto body = c.attr_function("body");
+  auto cond = c.attr_function("cond");
+  std::vector<port_info> init;
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) init.push_back(c.input(i));
+  auto state = loop_fixed_point(c, init, [&](const std::vector<port_info>& s) -> std::optional<std::vector<port_info>> {
+    if (!body) return std::nullopt;
+    auto r = c.call(*body, s);
+    if (r.size() < s.size()) return std::nullopt;
+    r.resize(s.size());
+    return r;
+  });
+  if (cond) c.call(*cond, state);
+  for (std::size_t k = 0; k < c.num_outputs() && k < state.size(); ++k) c.output(k) = state[k];
+}
+
+// The join of two branches' results into the outputs; `taken` selects one when known.
+inline void join_branches(infer_context& c, const std::vector<port_info>& a, const std::vector<port_info>& b,
+                          std::optional<bool> taken) {
+  for (std::size_t k = 0; k < c.num_outputs(); ++k) {
+    const bool ha = k < a.size(), hb = k < b.size();
+    if (taken) {
+      if (*taken && ha) c.output(k) = a[k];
+      if (!*taken && hb) c.output(k) = b[k];
+      continue;
+    }
+    if (!ha || !hb) continue;
+    c.set_output(k, c.join(a[k].type, b[k].type, "out" + std::to_string(k)));
+    if (a[k].value == b[k].value) c.set_value(k, a[k].value);
+  }
+}
+
+inline std::optional<bool> known_predicate(const infer_context& c, std::size_t i) {
+  auto v = c.input_ints(i);
+  if (v && v->size() == 1) return (*v)[0] != 0;
+  if (auto d = c.input_doubles(i); d && d->size() == 1) return (*d)[0] != 0;
+  return std::nullopt;
+}
+
+inline void core_if(infer_context& c) {
+  std::vector<port_info> args;
+  for (std::size_t i = 1; i < c.num_inputs(); ++i) args.push_back(c.input(i));
+  auto tb = c.attr_function("then_branch");
+  auto eb = c.attr_function("else_branch");
+  std::vector<port_info> a = tb ? c.call(*tb, args) : std::vector<port_info>{};
+  std::vector<port_info> b = eb ? c.call(*eb, args) : std::vector<port_info>{};
+  join_branches(c, a, b, known_predicate(c, 0));
+}
+
+inline void core_merge(infer_context& c) {
+  std::optional<port_info> acc;
+  if (!c.current_output(0).type.is_unknown()) acc = c.current_output(0);
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i) || c.input_type(i).is_unknown()) continue;  // not reached yet (back edge)
+    if (!acc) {
+      acc = c.input(i);
+      continue;
+    }
+    port_info j;
+    j.type = c.join(acc->type, c.input_type(i), "out0");
+    if (acc->value == c.input_value(i)) j.value = acc->value;
+    acc = std::move(j);
+  }
+  if (acc) c.output(0) = *acc;
+  c.set_tensor(1, dtype::int32, shape::scalar());
+}
+
+}  // namespace gpass::detail
+
+// after the helpers: registry.hpp includes the ONNX schemas, which use them
 #include <gpass/ops/registry.hpp>
 
 inline void gpass::register_core_ops(op_registry& r) {
   constexpr int U = op_schema::unbounded;
   auto add = [&](std::string name, int min_in, int max_in, int min_out, int max_out,
-                 std::vector<attribute_spec> attrs, op_traits t, std::string doc) {
+                 std::vector<attribute_spec> attrs, op_traits t, std::string doc, infer_function f = {}) {
     op_schema s;
+    s.infer = std::move(f);
     s.name = std::move(name);
     s.min_inputs = min_in;
     s.max_inputs = max_in;
@@ -48,17 +153,19 @@ inline void gpass::register_core_ops(op_registry& r) {
   const op_traits cf{.control_flow = true};
   const op_traits iface{.interface = true};
 
-  add("get_tuple", 1, 1, 1, 1, {req("index", "int")}, pure, "Element `index` of a tuple.");
-  add("make_tuple", 0, U, 1, 1, {}, pure, "A tuple of its inputs.");
+  add("get_tuple", 1, 1, 1, 1, {req("index", "int")}, pure, "Element `index` of a tuple.", detail::core_get_tuple);
+  add("make_tuple", 0, U, 1, 1, {}, pure, "A tuple of its inputs.", detail::core_make_tuple);
   add("while", 0, U, 0, U, {req("cond", "func"), req("body", "func")}, pure,
-      "Functional loop: while cond(vars) do vars = body(vars); outputs the final vars.");
+      "Functional loop: while cond(vars) do vars = body(vars); outputs the final vars.", detail::core_while);
   add("if", 1, U, 0, U, {req("then_branch", "func"), req("else_branch", "func")}, pure,
-      "Functional conditional: input 0 selects then_branch or else_branch, applied to the other inputs.");
+      "Functional conditional: input 0 selects then_branch or else_branch, applied to the other inputs.",
+      detail::core_if);
   add("function_entry", 0, 0, 0, U, {}, iface, "The arguments of a function, one per output port.");
   add("return", 0, U, 0, 0, {}, term, "The results of a graph or function, one per input port.");
   add("get_global", 0, 0, 1, 1, {req("variable", "string")}, op_traits{.stateful = true},
       "Reads the global (variable) `variable`.");
-  add("set_global", 1, 1, 0, 1, {req("variable", "string")}, effect, "Writes the global (variable) `variable`.");
+  add("set_global", 1, 1, 0, 1, {req("variable", "string")}, effect, "Writes the global (variable) `variable`.",
+      detail::core_forward);
   add("arg", 0, 0, 1, 1, {req("index", "int")}, iface, "Session feed `index` read from the call frame.");
   add("retval", 1, 1, 0, 0, {req("index", "int")}, term, "Session fetch `index` written to the call frame.");
   add("send", 1, 1, 0, 0,
@@ -68,10 +175,12 @@ inline void gpass::register_core_ops(op_registry& r) {
       {req("tensor_name", "string"), req("send_device", "string"), req("recv_device", "string")},
       op_traits{.stateful = true}, "Receives a tensor through the rendezvous.");
   add("Enter", 1, 1, 1, 1, {req("frame_name", "string"), opt("is_constant", "bool", false)}, cf,
-      "TF v1: enters a loop frame.");
-  add("Exit", 1, 1, 1, 1, {}, cf, "TF v1: leaves a loop frame.");
-  add("Merge", 1, U, 2, 2, {}, cf, "TF v1: forwards the first available input; output 1 is its index.");
-  add("Switch", 2, 2, 2, 2, {}, cf, "TF v1: forwards input 0 to output 1 if input 1 (pred) is true, else output 0.");
-  add("NextIteration", 1, 1, 1, 1, {}, cf, "TF v1: feeds the next iteration of a loop.");
-  add("LoopCond", 1, 1, 1, 1, {}, cf, "TF v1: the loop predicate.");
+      "TF v1: enters a loop frame.", detail::core_forward);
+  add("Exit", 1, 1, 1, 1, {}, cf, "TF v1: leaves a loop frame.", detail::core_forward);
+  add("Merge", 1, U, 2, 2, {}, cf, "TF v1: forwards the first available input; output 1 is its index.",
+      detail::core_merge);
+  add("Switch", 2, 2, 2, 2, {}, cf, "TF v1: forwards input 0 to output 1 if input 1 (pred) is true, else output 0.",
+      detail::core_forward);
+  add("NextIteration", 1, 1, 1, 1, {}, cf, "TF v1: feeds the next iteration of a loop.", detail::core_forward);
+  add("LoopCond", 1, 1, 1, 1, {}, cf, "TF v1: the loop predicate.", detail::core_forward);
 }

@@ -60,17 +60,23 @@ class op_registry {
     return r;
   }
 
+  /// The registry's spelling of a domain: `ai.onnx` is the default domain (empty).
+  static std::string_view normalize_domain(std::string_view domain) noexcept {
+    return domain == "ai.onnx" ? std::string_view() : domain;
+  }
+
   /// `domain::name`, or `name` for the default domain.
   static std::string qualified(std::string_view domain, std::string_view name) {
     return domain.empty() ? std::string(name) : std::string(domain) + "::" + std::string(name);
   }
 
-  /// The process-wide registry, with the core ops registered.
+  /// The process-wide registry, with the core gpass ops and the ONNX default-domain ops
+  /// (`register_onnx_ops`) registered on first use.
   static op_registry& global();
 
  private:
   static std::string key(std::string_view domain, std::string_view name) {
-    return std::string(domain) + '\0' + std::string(name);
+    return std::string(normalize_domain(domain)) + '\0' + std::string(name);
   }
   mutable std::shared_mutex mu_;
   // map nodes and deque elements are stable: pointers from find() stay valid as schemas are added.
@@ -80,12 +86,18 @@ class op_registry {
 }  // namespace gpass
 
 #include <gpass/ops/core_ops.hpp>
+#include <gpass/ops/onnx/register.hpp>
+
+namespace gpass {
+void register_onnx_ops(op_registry& r);  // onnx/register.hpp (declared again for include cycles)
+}  // namespace gpass
 
 inline gpass::op_registry& gpass::op_registry::global() {
   // Never destroyed: schemas stay valid during static destruction of user objects.
   static op_registry* r = [] {
     auto* reg = new op_registry;
     register_core_ops(*reg);
+    register_onnx_ops(*reg);
     return reg;
   }();
   return *r;

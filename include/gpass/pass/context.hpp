@@ -63,6 +63,12 @@ class pass_context {
     }
     throw error("option '" + std::string(key) + "' is not an integer: '" + *v + "'");
   }
+  /// Removes an option (no-op when unset).
+  void erase_option(std::string_view key) {
+    auto it = options_.find(key);
+    if (it != options_.end()) options_.erase(it);
+  }
+  /// All options, by key.
   const std::map<std::string, std::string, std::less<>>& options() const noexcept { return options_; }
 
   // ---- statistics ----
@@ -89,6 +95,25 @@ class pass_context {
     return diags_;
   }
 
+  // ---- timing report ----
+  /// The timing report of the last pipeline run with `instrumentation_options::timing` set:
+  /// one line per pass, `dce: 18 nodes (-2), 20 edges (-2), 0.72 ms`, then a `total: ...`
+  /// line. Each such run replaces the previous report.
+  std::vector<std::string> timing_report() const {
+    std::lock_guard lock(mu_);
+    return timing_;
+  }
+  /// Appends a line to the timing report (used by the pipeline instrumentation).
+  void add_timing_line(std::string line) {
+    std::lock_guard lock(mu_);
+    timing_.push_back(std::move(line));
+  }
+  /// Clears the timing report (done at the start of each timed pipeline run).
+  void clear_timing_report() {
+    std::lock_guard lock(mu_);
+    timing_.clear();
+  }
+
   /// The pass now running (empty outside a pipeline).
   const std::string& current_pass() const noexcept { return current_; }
   /// Set by pipelines around each pass.
@@ -100,6 +125,7 @@ class pass_context {
   std::map<std::string, std::string, std::less<>> options_;
   std::map<std::string, std::int64_t> stats_;
   std::vector<diagnostic> diags_;
+  std::vector<std::string> timing_;
 };
 
 }  // namespace gpass

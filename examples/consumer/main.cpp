@@ -1,0 +1,45 @@
+// A downstream program using an installed gpass: builds a small graph, cleans it with a
+// pipeline composed at compile time, prints it as text IR, and checks the node counts.
+// Exit status 0 when the result is right (the find_package consumer test relies on it).
+
+#include <gpass/all.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+
+int main() {
+  gpass::graph<> g;
+
+  // x -> add(x, c) -> return: the result.
+  auto x = g.add_node({.name = "x", .op = "arg", .attrs = {{"index", std::int64_t{0}}}});
+  auto c = g.add_node({.name = "c", .op = "Constant", .attrs = {{"value", gpass::tensor::from<float>({1.5f, -2.0f})}}});
+  auto add = g.add_node({.name = "add", .op = "Add"});
+  g.add_input(add, x);
+  g.add_input(add, c);
+  auto ret = g.add_node({.name = "r", .op = "return", .outputs = {}});
+  g.add_input(ret, add);
+
+  // A dead branch (used by nothing that reaches the result) and a disconnected node.
+  auto relu = g.add_node({.name = "dead_relu", .op = "Relu"});
+  g.add_input(relu, x);
+  auto sig = g.add_node({.name = "dead_sigmoid", .op = "Sigmoid"});
+  g.add_input(sig, relu);
+  g.add_node({.name = "lonely", .op = "Constant", .attrs = {{"value", gpass::tensor::from<float>({7.0f})}}});
+
+  const std::size_t before = g.num_nodes();
+
+  // The pipeline is checked at compile time (facts each pass requires must be provided).
+  auto pipe = gpass::delete_disconnected | gpass::dce;
+  gpass::pass_context ctx;
+  pipe(g, ctx);
+
+  std::cout << gpass::print_text(g);
+  std::cout << "nodes: " << before << " -> " << g.num_nodes() << '\n';
+  for (const auto& [name, value] : ctx.statistics()) std::cout << "  " << name << " = " << value << '\n';
+
+  const bool ok = before == 7 && g.num_nodes() == 4 && g.find("x") && g.find("c") && g.find("add") &&
+                  g.find("r") && !g.find("dead_relu") && !g.find("dead_sigmoid") && !g.find("lonely");
+  std::cout << (ok ? "consumer: OK" : "consumer: WRONG RESULT") << '\n';
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,123 @@
+#pragma once
+/// \file formal_types.hpp
+/// `gpass::apply_formal_types`: dtype inference and checking from an op's formal parameters
+/// (ONNX-style type parameters shared between inputs and outputs).
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+
+#include <gpass/core/dtype.hpp>
+#include <gpass/core/type.hpp>
+#include <gpass/ops/infer_context.hpp>
+#include <gpass/ops/schema.hpp>
+
+namespace gpass {
+
+namespace detail {
+// Type parameters that stand for tensors (`T`, `T1`, `Tind`, `I`, `B`...), not for
+// sequences (`S`), optionals (`O`) or any value (`V`).
+inline bool is_tensor_param(const std::string& t) {
+  if (t.empty() || !(t[0] >= 'A' && t[0] <= 'Z')) return false;
+  return t[0] != 'S' && t[0] != 'O' && t[0] != 'V';
+}
+inline dtype element_dtype(const type& t) {
+  if (t.is_tensor()) return t.tensor().element;
+  return dtype::undefined;
+}
+}  // namespace detail
+
+/// Function object: the dtypes that `s`'s formals imply for the node in `ctx`.
+/// - `check_inputs(s, ctx)`: inputs sharing a type parameter must have equal dtypes, and an
+///   input whose formal is a fixed dtype must have it; fails with `incompatible dtypes f32
+///   and i64 for T (inputs 0 and 1)` otherwise. Returns the parameters' dtypes.
+/// - `fill_outputs(s, ctx)`: outputs whose formal is a fixed dtype or a parameter bound by an
+///   input get that dtype (where the shape function left it undefined).
+/// - `backward(s, ctx)`: inputs whose parameter is bound by a known output dtype are refined
+///   (`ctx.refine_input`) when their dtype is not known.
+/// \code
+///   gpass::apply_formal_types.fill_outputs(schema, ctx);
+/// \endcode
+struct apply_formal_types_fn {
+  std::map<std::string, std::pair<dtype, std::size_t>> check_inputs(const op_schema& s, infer_context& ctx) const {
+    std::map<std::string, std::pair<dtype, std::size_t>> bound;
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const formal_parameter* f = s.formal_input(i);
+      if (!f || !ctx.has_input(i)) continue;
+      if (f->option == formal_option::variadic && !f->homogeneous) continue;
+      dtype d = detail::element_dtype(ctx.input_type(i));
+      if (d == dtype::undefined) continue;
+      if (auto fixed = parse_dtype(f->type)) {
+        if (*fixed != d)
+          ctx.fail("input " + std::to_string(i) + " ('" + f->name + "') must be " + std::string(to_string(*fixed)) +
+                   ", got " + std::string(to_string(d)));
+        continue;
+      }
+      if (!detail::is_tensor_param(f->type)) continue;
+      auto [it, fresh] = bound.emplace(f->type, std::pair{d, i});
+      if (!fresh && it->second.first != d)
+        ctx.fail("incompatible dtypes " + std::string(to_string(it->second.first)) + " and " +
+                 std::string(to_string(d)) + " for " + f->type + " (inputs " + std::to_string(it->second.second) +
+                 " and " + std::to_string(i) + ")");
+    }
+    return bound;
+  }
+
+  void fill_outputs(const op_schema& s, infer_context& ctx) const {
+    auto bound = check_inputs_quiet(s, ctx);
+    for (std::size_t k = 0; k < ctx.num_outputs(); ++k) {
+      const formal_parameter* f = s.formal_output(k);
+      if (!f || (f->option == formal_option::variadic && !f->homogeneous)) continue;
+      dtype d = dtype::undefined;
+      if (auto fixed = parse_dtype(f->type)) d = *fixed;
+      else if (detail::is_tensor_param(f->type)) {
+        auto it = bound.find(f->type);
+        if (it != bound.end()) d = it->second;
+      }
+      if (d == dtype::undefined) continue;
+      type& t = ctx.output(k).type;
+      if (t.is_unknown()) t = tensor_type{d, shape()};
+      else if (t.is_tensor() && t.tensor().element == dtype::undefined) t.tensor().element = d;
+    }
+  }
+
+  void backward(const op_schema& s, infer_context& ctx) const {
+    std::map<std::string, dtype> bound;
+    for (std::size_t k = 0; k < ctx.num_outputs(); ++k) {
+      const formal_parameter* f = s.formal_output(k);
+      if (!f || !detail::is_tensor_param(f->type)) continue;
+      if (f->option == formal_option::variadic && !f->homogeneous) continue;
+      dtype d = detail::element_dtype(ctx.current_output(k).type);
+      if (d != dtype::undefined) bound.emplace(f->type, d);
+    }
+    if (bound.empty()) return;
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const formal_parameter* f = s.formal_input(i);
+      if (!f || !ctx.has_input(i)) continue;
+      if (f->option == formal_option::variadic && !f->homogeneous) continue;
+      auto it = bound.find(f->type);
+      if (it == bound.end()) continue;
+      const type& t = ctx.input_type(i);
+      if (t.is_unknown()) ctx.refine_input(i, tensor_type{it->second, shape()});
+      else if (t.is_tensor() && t.tensor().element == dtype::undefined)
+        ctx.refine_input(i, tensor_type{it->second, t.tensor().shape});
+    }
+  }
+
+ private:
+  std::map<std::string, dtype> check_inputs_quiet(const op_schema& s, const infer_context& ctx) const {
+    std::map<std::string, dtype> bound;
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const formal_parameter* f = s.formal_input(i);
+      if (!f || !ctx.has_input(i) || !detail::is_tensor_param(f->type)) continue;
+      if (f->option == formal_option::variadic && !f->homogeneous) continue;
+      dtype d = detail::element_dtype(ctx.input_type(i));
+      if (d != dtype::undefined) bound.emplace(f->type, d);
+    }
+    return bound;
+  }
+};
+inline constexpr apply_formal_types_fn apply_formal_types{};
+
+}  // namespace gpass

@@ -1,0 +1,458 @@
+#pragma once
+/// \file nn.hpp
+/// ONNX neural-network ops: convolutions (Conv, ConvTranspose, ConvInteger, QLinearConv),
+/// pooling (Max/Average/Lp, global, MaxRoiPool, MaxUnpool), normalizations (Batch, Instance,
+/// Layer, LRN, MeanVariance, Lp), Dropout, resizing (Upsample, Resize), recurrent layers
+/// (RNN, GRU, LSTM), GridSample, RoiAlign, NonMaxSuppression.
+///
+/// Spatial sizes follow the ONNX formulas; with symbolic sizes they stay affine where the
+/// stride is 1 (`n + pads - (k-1)*d`), and are unknown otherwise.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gpass/ops/onnx/common.hpp>
+
+namespace gpass {
+
+/// Registers the ONNX neural-network ops into `r` (see the file comment).
+void register_onnx_nn_ops(op_registry& r);
+
+namespace detail::onnx_ops {
+
+using namespace gpass::onnx_shape;
+
+struct window {
+  std::vector<std::int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  std::string auto_pad;
+  bool ceil_mode = false;
+};
+
+// Window attributes for `k` spatial dims; `kernel_from` is the weight's spatial dims when the
+// kernel_shape attribute is absent (Conv).
+inline std::optional<window> read_window(infer_context& c, std::size_t k, const shape* weight) {
+  window w;
+  if (auto ks = c.attr_ints("kernel_shape")) w.kernel = *ks;
+  else if (weight && weight->has_rank() && weight->rank() == k + 2) {
+    for (std::size_t i = 0; i < k; ++i) {
+      if (!(*weight)[i + 2].is_known()) return std::nullopt;
+      w.kernel.push_back((*weight)[i + 2].value());
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (w.kernel.size() != k)
+    c.fail("kernel_shape has " + std::to_string(w.kernel.size()) + " values for " + std::to_string(k) + " spatial dims");
+  w.strides = c.attr_ints("strides").value_or(std::vector<std::int64_t>(k, 1));
+  w.dilations = c.attr_ints("dilations").value_or(std::vector<std::int64_t>(k, 1));
+  w.pads = c.attr_ints("pads").value_or(std::vector<std::int64_t>(2 * k, 0));
+  if (w.strides.size() != k) c.fail("strides has " + std::to_string(w.strides.size()) + " values, expected " + std::to_string(k));
+  if (w.dilations.size() != k)
+    c.fail("dilations has " + std::to_string(w.dilations.size()) + " values, expected " + std::to_string(k));
+  if (w.pads.size() != 2 * k) c.fail("pads has " + std::to_string(w.pads.size()) + " values, expected " + std::to_string(2 * k));
+  for (auto s : w.strides)
+    if (s <= 0) c.fail("strides must be positive");
+  for (auto d : w.dilations)
+    if (d <= 0) c.fail("dilations must be positive");
+  w.auto_pad = c.attr_string("auto_pad", "NOTSET");
+  w.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  return w;
+}
+
+inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
+
+// One output spatial size of a sliding window.
+inline dim window_out(infer_context& c, const dim& in, const window& w, std::size_t i) {
+  const std::int64_t k = (w.kernel[i] - 1) * w.dilations[i] + 1, s = w.strides[i];
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+    if (in.is_known()) return dim(ceil_div(in.value(), s));
+    return s == 1 ? in : dim();
+  }
+  const std::int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
+  if (in.is_known()) {
+    std::int64_t span = in.value() + pads - k;
+    if (span < 0) c.fail("window (effective size " + std::to_string(k) + ") larger than the padded input " +
+                         std::to_string(in.value() + pads));
+    return dim((w.ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1);
+  }
+  if (s == 1) return add_dims(in, int_dim(pads - k + 1));
+  return dim();
+}
+
+inline void conv_infer(infer_context& c) {
+  shape x = c.input_shape(0), wt = c.input_shape(c.op() == "QLinearConv" ? 3 : 1);
+  if (!x.has_rank()) {
+    if (wt.has_rank()) c.set_shape(0, shape::unknown_dims(wt.rank()));
+    return;
+  }
+  if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
+  std::size_t k = x.rank() - 2;
+  if (wt.has_rank() && wt.rank() != x.rank())
+    c.fail("weight rank " + std::to_string(wt.rank()) + " does not match input rank " + std::to_string(x.rank()));
+  std::int64_t group = c.attr_int("group", 1);
+  if (wt.has_rank()) c.unify(x[1], wt[1] * group, "(input channels vs weight dim 1 * group)");
+  std::vector<dim> out{x[0], wt.has_rank() ? wt[0] : dim()};
+  auto w = read_window(c, k, &wt);
+  for (std::size_t i = 0; i < k; ++i) out.push_back(w ? window_out(c, x[i + 2], *w, i) : dim());
+  c.set_shape(0, shape(std::move(out)));
+}
+
+inline void conv_transpose_infer(infer_context& c) {
+  shape x = c.input_shape(0), wt = c.input_shape(1);
+  if (!x.has_rank()) return;
+  if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
+  std::size_t k = x.rank() - 2;
+  if (wt.has_rank() && wt.rank() != x.rank())
+    c.fail("weight rank " + std::to_string(wt.rank()) + " does not match input rank " + std::to_string(x.rank()));
+  std::int64_t group = c.attr_int("group", 1);
+  if (wt.has_rank()) c.unify(x[1], wt[0], "(input channels vs weight dim 0)");
+  std::vector<dim> out{x[0], wt.has_rank() ? wt[1] * group : dim()};
+  if (auto os = c.attr_ints("output_shape")) {
+    if (os->size() < k) c.fail("output_shape has " + std::to_string(os->size()) + " values for " + std::to_string(k) + " spatial dims");
+    for (std::size_t i = os->size() - k; i < os->size(); ++i) out.push_back(dim((*os)[i]));
+    c.set_shape(0, shape(std::move(out)));
+    return;
+  }
+  auto w = read_window(c, k, &wt);
+  auto op = c.attr_ints("output_padding").value_or(std::vector<std::int64_t>(k, 0));
+  for (std::size_t i = 0; i < k; ++i) {
+    if (!w || i >= op.size()) {
+      out.push_back(dim());
+      continue;
+    }
+    const dim& d = x[i + 2];
+    std::int64_t s = w->strides[i], ke = (w->kernel[i] - 1) * w->dilations[i] + 1;
+    if (w->auto_pad == "SAME_UPPER" || w->auto_pad == "SAME_LOWER") {
+      out.push_back(mul_dims(d, dim(s)));
+      continue;
+    }
+    std::int64_t pads = w->auto_pad == "VALID" ? 0 : w->pads[i] + w->pads[i + k];
+    // s*(d-1) + output_padding + ke - pads
+    out.push_back(add_dims(mul_dims(d, dim(s)), int_dim(-s + op[i] + ke - pads)));
+  }
+  c.set_shape(0, shape(std::move(out)));
+}
+
+inline void pool_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  if (!x.has_rank()) return;
+  if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
+  std::size_t k = x.rank() - 2;
+  auto w = read_window(c, k, nullptr);
+  std::vector<dim> out{x[0], x[1]};
+  for (std::size_t i = 0; i < k; ++i) out.push_back(w ? window_out(c, x[i + 2], *w, i) : dim());
+  c.set_shape(0, shape(out));
+  c.set_tensor(1, dtype::int64, shape(out));  // MaxPool's Indices
+}
+
+inline void global_pool_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  if (!x.has_rank()) return;
+  if (x.rank() < 2) c.fail("input must have rank >= 2, got " + x.to_string());
+  std::vector<dim> out{x[0], x[1]};
+  out.resize(x.rank(), dim(1));
+  c.set_shape(0, shape(std::move(out)));
+}
+
+inline void max_unpool_infer(infer_context& c) {
+  if (c.has_input(2)) {
+    if (auto d = c.input_dims(2)) c.set_shape(0, shape(*d));
+    else if (auto r = c.input_rank(0)) c.set_shape(0, shape::unknown_dims(*r));
+    return;
+  }
+  shape x = c.input_shape(0);
+  if (!x.has_rank()) return;
+  if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
+  std::size_t k = x.rank() - 2;
+  auto w = read_window(c, k, nullptr);
+  std::vector<dim> out{x[0], x[1]};
+  for (std::size_t i = 0; i < k; ++i) {
+    if (!w) {
+      out.push_back(dim());
+      continue;
+    }
+    std::int64_t pads = w->pads[i] + w->pads[i + k];
+    out.push_back(add_dims(mul_dims(x[i + 2], dim(w->strides[i])), int_dim(w->kernel[i] - w->strides[i] - pads)));
+  }
+  c.set_shape(0, shape(std::move(out)));
+}
+
+inline void batch_norm_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  c.set_shape(0, x);
+  dim ch = x.has_rank() && x.rank() >= 2 ? x[1] : dim();
+  for (std::size_t i = 1; i < 5; ++i)
+    if (auto r = c.input_rank(i); r && *r == 1 && x.has_rank() && x.rank() >= 2 &&
+        (c.opset() == 0 || c.opset() >= 9))
+      ch = c.unify(ch, c.input_shape(i)[0], "(channels of input " + std::to_string(i) + ")");
+  dtype stat = c.input_dtype(3);
+  for (std::size_t k = 1; k < c.num_outputs(); ++k) c.set_tensor(k, stat == dtype::undefined ? c.input_dtype(0) : stat, shape{ch});
+}
+
+inline void layer_norm_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  c.set_shape(0, x);
+  dtype u = c.attr_int("stash_type", 1) == 1 ? dtype::f32 : c.input_dtype(0);
+  if (!x.has_rank()) {
+    c.set_tensor(1, u, shape());
+    c.set_tensor(2, u, shape());
+    return;
+  }
+  std::size_t a = axis(c, c.attr_int("axis", -1), x.rank());
+  shape m = x;
+  for (std::size_t i = a; i < x.rank(); ++i) m[i] = dim(1);
+  c.set_tensor(1, u, m);
+  c.set_tensor(2, u, m);
+}
+
+inline void dropout_infer(infer_context& c) {
+  c.set_shape(0, c.input_shape(0));
+  dtype mask = c.opset() != 0 && c.opset() < 10 ? c.input_dtype(0) : dtype::bool_;
+  c.set_tensor(1, mask, c.input_shape(0));
+}
+
+// Output sizes from scales (floor(d * s)) or sizes.
+inline void resize_to(infer_context& c, std::optional<std::vector<double>> scales, std::optional<std::vector<dim>> sizes) {
+  shape x = c.input_shape(0);
+  if (sizes && !sizes->empty()) {
+    if (x.has_rank() && sizes->size() != x.rank())
+      c.fail("sizes has " + std::to_string(sizes->size()) + " values for rank " + std::to_string(x.rank()));
+    c.set_shape(0, shape(*sizes));
+    return;
+  }
+  if (!x.has_rank()) return;
+  if (!scales || scales->empty()) {
+    c.set_shape(0, shape::unknown_dims(x.rank()));
+    return;
+  }
+  if (scales->size() != x.rank())
+    c.fail("scales has " + std::to_string(scales->size()) + " values for rank " + std::to_string(x.rank()));
+  std::vector<dim> out;
+  for (std::size_t i = 0; i < x.rank(); ++i) {
+    double s = (*scales)[i];
+    if (s <= 0) c.fail("scale " + std::to_string(s) + " must be positive");
+    const dim& d = x[i];
+    if (d.is_known()) out.push_back(dim(static_cast<std::int64_t>(std::floor(static_cast<double>(d.value()) * s))));
+    else if (s == std::floor(s)) out.push_back(d * static_cast<std::int64_t>(s));
+    else out.push_back(dim());
+  }
+  c.set_shape(0, shape(std::move(out)));
+}
+
+inline void upsample_infer(infer_context& c) {
+  if (c.has_input(1)) return resize_to(c, c.input_doubles(1), std::nullopt);
+  if (auto s = c.attr_floats("scales")) return resize_to(c, s, std::nullopt);
+  if (c.attr("height_scale")) {  // opset 1: NCHW with height/width scales
+    return resize_to(c, std::vector<double>{1.0, 1.0, c.attr_float("height_scale", 1), c.attr_float("width_scale", 1)},
+                     std::nullopt);
+  }
+}
+
+inline void resize_infer(infer_context& c) {
+  if (c.opset() != 0 && c.opset() < 11) return resize_to(c, c.input_doubles(1), std::nullopt);
+  std::optional<std::vector<dim>> sizes;
+  if (c.has_input(3)) {
+    sizes = c.input_dims(3);
+    if (!sizes) {
+      if (auto r = c.input_rank(0)) c.set_shape(0, shape::unknown_dims(*r));
+      return;
+    }
+  }
+  std::optional<std::vector<double>> scales;
+  if (c.has_input(2)) {
+    scales = c.input_doubles(2);
+    if (!scales && !sizes) {
+      // an empty scales tensor means "use sizes"
+      if (auto r = c.input_rank(0)) c.set_shape(0, shape::unknown_dims(*r));
+      return;
+    }
+  }
+  resize_to(c, scales, sizes);
+}
+
+inline void rnn_infer(infer_context& c) {
+  shape x = c.input_shape(0), w = c.input_shape(1);
+  std::string dir = c.attr_string("direction", "forward");
+  dim dirs = dir == "bidirectional" ? dim(2) : dim(1);
+  dim hidden;
+  if (const attribute* h = c.attr("hidden_size")) hidden = dim(h->as<std::int64_t>());
+  else if (w.has_rank() && w.rank() == 3) {
+    std::int64_t gates = c.op() == "LSTM" ? 4 : c.op() == "GRU" ? 3 : 1;
+    hidden = w[1] / gates;
+  }
+  const bool batch_first = c.attr_int("layout", 0) != 0;
+  dim seq, batch;
+  if (x.has_rank()) {
+    if (x.rank() != 3) c.fail("X must be 3-D, got " + x.to_string());
+    seq = batch_first ? x[1] : x[0];
+    batch = batch_first ? x[0] : x[1];
+  }
+  if (batch_first) {
+    c.set_shape(0, shape{batch, seq, dirs, hidden});
+    c.set_shape(1, shape{batch, dirs, hidden});
+    c.set_shape(2, shape{batch, dirs, hidden});
+  } else {
+    c.set_shape(0, shape{seq, dirs, batch, hidden});
+    c.set_shape(1, shape{dirs, batch, hidden});
+    c.set_shape(2, shape{dirs, batch, hidden});
+  }
+}
+
+}  // namespace detail::onnx_ops
+}  // namespace gpass
+
+inline void gpass::register_onnx_nn_ops(op_registry& r) {
+  using namespace detail::onnx_ops;
+  namespace ot = onnx_types;
+  const auto fl = ot::floats();
+  const auto num = ot::numeric();
+  auto window_attrs = [](onnx_op& o) -> onnx_op& {
+    return o.attr("auto_pad", "string", "NOTSET").opt("kernel_shape", "ints").opt("pads", "ints").opt("strides", "ints");
+  };
+
+  {
+    onnx_op o("Conv", 1);
+    o.in("X:T").in("W:T").in("B?:T").out("Y:T").tc("T", fl).opt("dilations", "ints").attr("group", "int", std::int64_t{1});
+    window_attrs(o).infer(conv_infer).add(r);
+  }
+  {
+    onnx_op o("ConvInteger", 10);
+    o.in("x:T1").in("w:T2").in("x_zero_point?:T1").in("w_zero_point?:T2").out("y:i32").tc("T1", ot::ints())
+        .tc("T2", ot::ints()).opt("dilations", "ints").attr("group", "int", std::int64_t{1});
+    window_attrs(o).infer(conv_infer).add(r);
+  }
+  {
+    onnx_op o("QLinearConv", 10);
+    o.in("x:T1").in("x_scale:f32").in("x_zero_point:T1").in("w:T2").in("w_scale:f32").in("w_zero_point:T2")
+        .in("y_scale:f32").in("y_zero_point:T3").in("B?:i32").out("y:T3").tc("T1", ot::ints()).tc("T2", ot::ints())
+        .tc("T3", ot::ints()).opt("dilations", "ints").attr("group", "int", std::int64_t{1});
+    window_attrs(o).infer(conv_infer).add(r);
+  }
+  {
+    onnx_op o("ConvTranspose", 1);
+    o.in("X:T").in("W:T").in("B?:T").out("Y:T").tc("T", fl).opt("dilations", "ints").attr("group", "int", std::int64_t{1})
+        .opt("output_padding", "ints").opt("output_shape", "ints");
+    window_attrs(o).infer(conv_transpose_infer).add(r);
+  }
+  {
+    onnx_op o("MaxPool", 1);
+    o.in("X:T").out("Y:T").out("Indices?:i64").tc("T", num).attr("ceil_mode", "int", std::int64_t{0})
+        .opt("dilations", "ints").attr("storage_order", "int", std::int64_t{0});
+    window_attrs(o).infer(pool_infer).add(r);
+  }
+  {
+    onnx_op o("AveragePool", 1);
+    o.in("X:T").out("Y:T").tc("T", fl).attr("ceil_mode", "int", std::int64_t{0})
+        .attr("count_include_pad", "int", std::int64_t{0});
+    window_attrs(o).infer(pool_infer).add(r);
+  }
+  {
+    onnx_op o("LpPool", 1);
+    o.in("X:T").out("Y:T").tc("T", fl).attr("p", "int", std::int64_t{2});
+    window_attrs(o).infer(pool_infer).add(r);
+  }
+  for (const char* n : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
+    onnx_op(n, 1).in("X:T").out("Y:T").tc("T", fl).infer(global_pool_infer).add(r);
+  onnx_op("MaxRoiPool", 1).in("X:T").in("rois:T").out("Y:T").tc("T", fl).req("pooled_shape", "ints")
+      .attr("spatial_scale", "float", 1.0)
+      .infer([](infer_context& c) {
+        shape x = c.input_shape(0), rois = c.input_shape(1);
+        auto ps = c.attr_ints("pooled_shape");
+        if (!ps || ps->size() != 2) c.fail("pooled_shape must have 2 values");
+        c.set_shape(0, shape{rois.has_rank() && rois.rank() == 2 ? rois[0] : dim(),
+                             x.has_rank() && x.rank() == 4 ? x[1] : dim(), dim((*ps)[0]), dim((*ps)[1])});
+      })
+      .add(r);
+  onnx_op("MaxUnpool", 9).in("X:T1").in("I:i64").in("output_shape?:i64").out("output:T1").tc("T1", num)
+      .req("kernel_shape", "ints").opt("pads", "ints").opt("strides", "ints").infer(max_unpool_infer).add(r);
+
+  onnx_op("BatchNormalization", 1).until(13).in("X:T").in("scale:T").in("B:T").in("mean:T").in("var:T").out("Y:T")
+      .out("mean?:T").out("var?:T").out("saved_mean?:T").out("saved_var?:T").tc("T", fl).attr("epsilon", "float", 1e-5)
+      .attr("momentum", "float", 0.9).infer(batch_norm_infer).add(r);
+  onnx_op("BatchNormalization", 14).in("X:T").in("scale:T1").in("B:T1").in("input_mean:T2").in("input_var:T2")
+      .out("Y:T").out("running_mean?:T2").out("running_var?:T2").tc("T", fl).tc("T1", fl).tc("T2", fl)
+      .attr("epsilon", "float", 1e-5).attr("momentum", "float", 0.9).attr("training_mode", "int", std::int64_t{0})
+      .infer(batch_norm_infer).add(r);
+  onnx_op("InstanceNormalization", 1).in("input:T").in("scale:T").in("B:T").out("output:T").tc("T", fl)
+      .attr("epsilon", "float", 1e-5).infer(shape_as_input0).add(r);
+  onnx_op("LayerNormalization", 17).in("X:T").in("Scale:T").in("B?:T").out("Y:T").out("Mean?:U").out("InvStdDev?:U")
+      .tc("T", fl).tc("U", fl).attr("axis", "int", std::int64_t{-1}).attr("epsilon", "float", 1e-5)
+      .attr("stash_type", "int", std::int64_t{1}).infer(layer_norm_infer).add(r);
+  onnx_op("LRN", 1).in("X:T").out("Y:T").tc("T", fl).attr("alpha", "float", 1e-4).attr("beta", "float", 0.75)
+      .attr("bias", "float", 1.0).req("size", "int").infer(shape_as_input0).add(r);
+  onnx_op("MeanVarianceNormalization", 9).in("X:T").out("Y:T").tc("T", fl)
+      .attr("axes", "ints", std::vector<std::int64_t>{0, 2, 3}).infer(shape_as_input0).add(r);
+  onnx_op("LpNormalization", 1).in("input:T").out("output:T").tc("T", fl).attr("axis", "int", std::int64_t{-1})
+      .attr("p", "int", std::int64_t{2}).infer(shape_as_input0).add(r);
+
+  onnx_op("Dropout", 1).until(11).in("data:T").out("output:T").out("mask?:T1").tc("T", fl)
+      .attr("ratio", "float", 0.5).infer(dropout_infer).backward(same_as_output0_backward).add(r);
+  onnx_op("Dropout", 12).in("data:T").in("ratio?:T1").in("training_mode?:T2").out("output:T").out("mask?:T2")
+      .tc("T", fl).tc("T1", fl).tc("T2", ot::boolean()).opt("seed", "int").infer(dropout_infer)
+      .backward(same_as_output0_backward).add(r);
+
+  onnx_op("Upsample", 1).until(8).in("X:T").out("Y:T").tc("T", num).attr("mode", "string", "nearest")
+      .opt("scales", "floats").opt("height_scale", "float").opt("width_scale", "float").infer(upsample_infer).add(r);
+  onnx_op("Upsample", 9).in("X:T").in("scales:f32").out("Y:T").tc("T", num).attr("mode", "string", "nearest")
+      .infer(upsample_infer).add(r);
+  onnx_op("Resize", 10).until(10).in("X:T").in("scales:f32").out("Y:T").tc("T", num).attr("mode", "string", "nearest")
+      .infer(resize_infer).add(r);
+  onnx_op("Resize", 11).in("X:T1").in("roi?:T2").in("scales?:f32").in("sizes?:i64").out("Y:T1").tc("T1", num)
+      .tc("T2", fl).attr("coordinate_transformation_mode", "string", "half_pixel").attr("cubic_coeff_a", "float", -0.75)
+      .attr("exclude_outside", "int", std::int64_t{0}).attr("extrapolation_value", "float", 0.0)
+      .attr("mode", "string", "nearest").attr("nearest_mode", "string", "round_prefer_floor").infer(resize_infer).add(r);
+
+  struct rnn {
+    const char* name;
+    std::vector<const char*> ins;
+    std::vector<const char*> outs;
+  };
+  for (const auto& x : {rnn{"RNN", {"X:T", "W:T", "R:T", "B?:T", "sequence_lens?:T1", "initial_h?:T"}, {"Y?:T", "Y_h?:T"}},
+                        rnn{"GRU", {"X:T", "W:T", "R:T", "B?:T", "sequence_lens?:T1", "initial_h?:T"}, {"Y?:T", "Y_h?:T"}},
+                        rnn{"LSTM",
+                            {"X:T", "W:T", "R:T", "B?:T", "sequence_lens?:T1", "initial_h?:T", "initial_c?:T", "P?:T"},
+                            {"Y?:T", "Y_h?:T", "Y_c?:T"}}}) {
+    onnx_op o(x.name, 1);
+    for (const char* i : x.ins) o.in(i);
+    for (const char* i : x.outs) o.out(i);
+    o.tc("T", fl).tc("T1", {dtype::int32}).opt("activation_alpha", "floats").opt("activation_beta", "floats")
+        .opt("activations", "strings").opt("clip", "float").attr("direction", "string", "forward")
+        .opt("hidden_size", "int").attr("layout", "int", std::int64_t{0}).infer(rnn_infer).add(r);
+  }
+
+  onnx_op("GridSample", 16).in("X:T1").in("grid:T2").out("Y:T1").tc("T1", ot::all()).tc("T2", fl)
+      .attr("align_corners", "int", std::int64_t{0}).attr("mode", "string", "bilinear")
+      .attr("padding_mode", "string", "zeros")
+      .infer([](infer_context& c) {
+        shape x = c.input_shape(0), g = c.input_shape(1);
+        if (x.has_rank() && x.rank() != 4) c.fail("X must be 4-D, got " + x.to_string());
+        if (g.has_rank() && g.rank() != 4) c.fail("grid must be 4-D, got " + g.to_string());
+        dim n = x.has_rank() ? x[0] : dim();
+        if (g.has_rank()) n = c.unify(n, g[0], "(batch of grid)");
+        c.set_shape(0, shape{n, x.has_rank() ? x[1] : dim(), g.has_rank() ? g[1] : dim(), g.has_rank() ? g[2] : dim()});
+      })
+      .add(r);
+  onnx_op("RoiAlign", 10).in("X:T1").in("rois:T1").in("batch_indices:T2").out("Y:T1").tc("T1", fl)
+      .tc("T2", {dtype::int64}).attr("mode", "string", "avg").attr("output_height", "int", std::int64_t{1})
+      .attr("output_width", "int", std::int64_t{1}).attr("sampling_ratio", "int", std::int64_t{0})
+      .attr("spatial_scale", "float", 1.0).attr("coordinate_transformation_mode", "string", "half_pixel")
+      .infer([](infer_context& c) {
+        shape x = c.input_shape(0), rois = c.input_shape(1);
+        c.set_shape(0, shape{rois.has_rank() && rois.rank() == 2 ? rois[0] : dim(),
+                             x.has_rank() && x.rank() == 4 ? x[1] : dim(), dim(c.attr_int("output_height", 1)),
+                             dim(c.attr_int("output_width", 1))});
+      })
+      .add(r);
+  onnx_op("NonMaxSuppression", 10).in("boxes:f32").in("scores:f32").in("max_output_boxes_per_class?:i64")
+      .in("iou_threshold?:f32").in("score_threshold?:f32").out("selected_indices:i64")
+      .attr("center_point_box", "int", std::int64_t{0})
+      .infer([](infer_context& c) { c.set_tensor(0, dtype::int64, shape{c.fresh_dim("0"), dim(3)}); })
+      .add(r);
+}

@@ -1,0 +1,43 @@
+#pragma once
+/// \file pass_info.hpp
+/// `gpass::detail::pass_info`: the run-time description of a pass (name, facts, required
+/// attributes) that instrumentation and the registry use.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gpass/pass/pass.hpp>
+
+namespace gpass::detail {
+
+/// What instrumentation and the registry need to know of one pass.
+struct pass_info {
+  std::string name;
+  std::string description;
+  std::vector<std::string> requires_facts;
+  std::vector<std::string> provides_facts;
+  std::vector<std::string> invalidates_facts;
+  std::vector<std::string> required_options;
+  std::vector<std::string> required_graph_attrs;
+};
+
+inline std::vector<std::string> string_list(std::span<const std::string_view> names) {
+  return {names.begin(), names.end()};
+}
+
+/// The `pass_info` of a pass type, built once.
+template <class P>
+const pass_info& pass_info_of() {
+  static const pass_info info{std::string(std::string_view(P::name)),
+                              std::string(std::string_view(P::description)),
+                              pass_requires_t<P>::name_strings(),
+                              pass_provides_t<P>::name_strings(),
+                              pass_invalidates_t<P>::name_strings(),
+                              string_list(pass_required_options_v<P>),
+                              string_list(pass_required_graph_attrs_v<P>)};
+  return info;
+}
+
+}  // namespace gpass::detail

@@ -1,0 +1,35 @@
+#pragma once
+/// \file builtin.hpp
+/// `gpass::register_builtin_passes(registry)`: fills a registry with the passes that ship
+/// with gpass. `pass_registry<G>::global()` calls it on first use.
+
+#include <gpass/pass/registry.hpp>
+#include <gpass/passes/common/dce.hpp>
+#include <gpass/passes/common/delete_disconnected.hpp>
+#include <gpass/passes/common/infer_shapes.hpp>
+#include <gpass/passes/common/infer_types.hpp>
+
+namespace gpass {
+
+/// Registers the built-in passes and named pipelines into `registry`:
+/// - `dce` (`gpass::dce`), `delete-disconnected` (`gpass::delete_disconnected`),
+///   `infer-types` (`gpass::infer_types`), `infer-shapes` (`gpass::infer_shapes`);
+/// - the named pipeline `default` = `"delete-disconnected,dce"`.
+///
+/// Requirements: the built-in passes run on `G` (true for `gpass::graph<N, E, A>`). Throws
+/// `gpass::error` when one of the names is already taken in `registry`.
+/// \code
+///   gpass::pass_registry<gpass::graph<>> r;       // empty
+///   gpass::register_builtin_passes(r);
+///   auto p = r.parse("default");
+/// \endcode
+template <class G>
+void register_builtin_passes(pass_registry<G>& registry) {
+  registry.add(dce);
+  registry.add(delete_disconnected);
+  registry.add(infer_types);
+  registry.add(infer_shapes);
+  registry.add_pipeline("default", "delete-disconnected,dce", "Deletes disconnected nodes, then dead code");
+}
+
+}  // namespace gpass

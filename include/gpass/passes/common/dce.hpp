@@ -1,0 +1,323 @@
+#pragma once
+/// \file dce.hpp
+/// `gpass::dce`: dead code elimination over data and control edges, in the graph and its
+/// function library, and removal of functions no longer referenced.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/attribute.hpp>
+#include <gpass/core/error.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/graph/node_map.hpp>
+#include <gpass/ops/registry.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/pass/facts.hpp>
+
+namespace gpass {
+
+namespace detail {
+
+/// How DCE sees an op: observable (a result or an effect), interface, or pure.
+enum class dce_role : unsigned char { pure = 0, interface = 1, observable = 2 };
+
+/// Memoises the registry lookup per (domain, op) for one pass run: one hash lookup per node
+/// instead of a registry query (lock + key string) per node. Keys view the nodes' strings,
+/// so the cache must not outlive any change to the graph.
+class dce_role_cache {
+ public:
+  dce_role operator()(std::string_view domain, std::string_view op) {
+    auto [it, fresh] = cache_.try_emplace(key{domain, op}, dce_role::pure);
+    if (fresh) {
+      const op_schema* s = op_registry::global().find(domain, op);
+      if (s && (s->traits.terminator || s->traits.side_effects)) it->second = dce_role::observable;
+      else if (s && s->traits.interface) it->second = dce_role::interface;
+    }
+    return it->second;
+  }
+
+ private:
+  using key = std::pair<std::string_view, std::string_view>;
+  struct key_hash {
+    std::size_t operator()(const key& k) const noexcept {
+      std::size_t h = std::hash<std::string_view>{}(k.second);
+      return h ^ (std::hash<std::string_view>{}(k.first) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    }
+  };
+  std::unordered_map<key, dce_role, key_hash> cache_;
+};
+
+/// Splits the comma-separated `dce.keep` option into trimmed, non-empty names.
+inline std::vector<std::string> dce_keep_names(std::string_view s) {
+  std::vector<std::string> r;
+  auto trim = [](std::string_view t) {
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    return t;
+  };
+  while (true) {
+    auto comma = s.find(',');
+    auto part = trim(s.substr(0, comma));
+    if (!part.empty()) r.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return r;
+}
+
+/// Removes `dead` (a set closed under successors: no live node consumes a dead one) from
+/// `g`. Edges are taken out one by one in an order that finds each of them near the front
+/// of Boost's edge lists (dead nodes in insertion order, each one's in-edges in list order),
+/// so that a producer shared by many dead consumers does not make removal quadratic; the
+/// nodes, then edge-free, are removed in O(1) each.
+template <class G>
+void dce_remove(G& g, const std::vector<typename G::node_id>& dead) {
+  using node_id = typename G::node_id;
+  struct in_edge {
+    node_id src;
+    int dst_port;
+  };
+  std::vector<in_edge> ins;
+  for (auto d : dead) {
+    ins.clear();
+    for (auto e : g.in_edges(d)) ins.push_back({g.source(e), g[e].dst_port});
+    for (const auto& e : ins) {
+      if (e.dst_port == control_port) g.remove_control(e.src, d);
+      else g.disconnect_input(d, e.dst_port);
+    }
+  }
+  for (auto d : dead) g.remove_node(d);
+}
+
+/// Calls `f(name)` for every function referenced by an attribute in `attrs`.
+template <class F>
+void dce_for_each_function_ref(const attribute_map& attrs, F&& f) {
+  for (const auto& kv : attrs) {
+    const attribute& a = kv.second;
+    if (a.is<function_ref>()) f(a.as<function_ref>().name);
+    else if (a.is<std::vector<function_ref>>())
+      for (const auto& r : a.as<std::vector<function_ref>>()) f(r.name);
+  }
+}
+
+}  // namespace detail
+
+/// Pass `dce`: dead code elimination. Removes every node that no root needs, in the graph
+/// and in every function it (transitively) references, then removes the functions that are
+/// no longer referenced.
+///
+/// Roots, by op schema (`op_registry::global().find(domain, op)`):
+/// - `terminator` (`return`, `retval`): the results;
+/// - `side_effects` (`set_global`, `send`): observable effects;
+/// - `interface` (`arg`, `function_entry`): the signature stays even when unused, as in ONNX
+///   Runtime and MLIR, where an unused graph input or block argument is never dropped;
+/// - the nodes named in the option `dce.keep` (comma-separated names of top-graph nodes; a
+///   name that is no node is a `gpass::error` naming the pass, raised before any change).
+/// A node is live when some root is reachable from it along data or control edges (a control
+/// predecessor of a live node is live); liveness is per node, so a node with several
+/// outputs stays whole when any output is used. Ops unknown to the registry are treated as
+/// pure (removable when unused), and so are `stateful` ops such as `get_global`: reading
+/// state is not an effect.
+///
+/// A graph with no result at all (no terminator, no side effect, no kept node) is left
+/// unchanged with a warning: deleting all of it is almost always a graph whose outputs were
+/// not marked. Then every function of its library is kept too.
+///
+/// Functions: a `function_ref` attribute (or list of them) of a surviving node, or of the
+/// graph attributes, references a function, looked up in the referencing graph's library and
+/// then in the enclosing ones. Referenced functions are cleaned the same way (their
+/// `function_entry`/`return` are roots); unreferenced ones are removed.
+///
+/// Statistics: `removed-nodes` (over all graphs), `removed-functions`. Provides
+/// `fact_tags::no_dead_code`. O(V + E) over all graphs, iterative (deep graphs are fine);
+/// cycles (TF v1 loops) are handled. Called outside a pipeline, it names itself in the
+/// context for the duration of the run.
+/// \code
+///   gpass::pass_context ctx;
+///   ctx.set_option("dce.keep", "debug_out");
+///   gpass::dce(g, ctx);
+///   ctx.statistics().at("dce.removed-nodes");
+/// \endcode
+struct dce_fn {
+  static constexpr std::string_view name = "dce";
+  static constexpr std::string_view description =
+      "Dead code elimination: remove nodes no result, side effect or interface node needs, and unreferenced functions";
+  using requires_facts = facts<>;
+  using provides_facts = facts<fact_tags::no_dead_code>;
+  using invalidates_facts = facts<>;
+
+  template <class G>
+    requires graph_type<G>
+  void operator()(G& g, pass_context& ctx) const {
+    using node_id = typename G::node_id;
+    class name_scope {  // see delete_disconnected: name the pass when run outside a pipeline
+     public:
+      name_scope(pass_context& c, std::string_view n) : c_(c), set_(c.current_pass().empty()) {
+        if (set_) c_.set_current_pass(std::string(n));
+      }
+      ~name_scope() {
+        if (set_) c_.set_current_pass({});
+      }
+      name_scope(const name_scope&) = delete;
+      name_scope& operator=(const name_scope&) = delete;
+
+     private:
+      pass_context& c_;
+      bool set_;
+    } scope(ctx, name);
+
+    // dce.keep is validated before anything changes.
+    std::vector<node_id> keep;
+    if (auto opt = ctx.option("dce.keep"))
+      for (const auto& n : detail::dce_keep_names(*opt)) {
+        auto v = g.find(n);
+        if (!v) {
+          error_context where;
+          where.pass = std::string(name);
+          throw error("option dce.keep names no node '" + n + "'", std::move(where));
+        }
+        keep.push_back(*v);
+      }
+
+    struct item {
+      G* graph;
+      std::vector<G*> scope;  // owners of the enclosing libraries, outermost first
+      std::string label;      // "graph" or "function 'f'", for diagnostics
+    };
+    std::int64_t removed_nodes = 0;
+    std::int64_t removed_functions = 0;
+    std::unordered_set<const G*> referenced;
+    std::vector<G*> visited;
+    std::vector<item> work;
+    work.push_back({&g, {}, "graph"});
+    bool top = true;
+    while (!work.empty()) {
+      item it = std::move(work.back());
+      work.pop_back();
+      G& cur = *it.graph;
+      visited.push_back(&cur);
+      bool has_roots = false;
+      std::vector<G*> chain = it.scope;
+      chain.push_back(&cur);
+      // Marks the function `fname` referenced, resolving it in this graph's library first.
+      auto reference = [&](std::string_view fname) {
+        for (std::size_t i = chain.size(); i-- > 0;) {
+          auto& lib = chain[i]->functions();
+          auto f = lib.find(fname);
+          if (f == lib.end() || !f->second) continue;
+          if (referenced.insert(f->second.get()).second)
+            work.push_back({f->second.get(), std::vector<G*>(chain.begin(), chain.begin() + i + 1),
+                            "function '" + f->first + "'"});
+          return;
+        }
+      };
+      removed_nodes += run_one(cur, top ? keep : std::vector<node_id>{}, has_roots, ctx, it.label, reference);
+      top = false;
+      if (!has_roots)  // nothing is known to be unused: keep the whole library
+        for (auto& [fname, f] : cur.functions()) reference(fname);
+      if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>)
+        detail::dce_for_each_function_ref(cur.attrs(), reference);
+    }
+
+    // Unreferenced functions go (with any library nested in them).
+    for (G* owner : visited) {
+      auto& lib = owner->functions();
+      for (auto f = lib.begin(); f != lib.end();) {
+        if (f->second && referenced.contains(f->second.get())) {
+          ++f;
+          continue;
+        }
+        std::vector<const G*> gone{f->second.get()};
+        while (!gone.empty()) {
+          const G* x = gone.back();
+          gone.pop_back();
+          if (!x) continue;
+          ++removed_functions;
+          for (const auto& [n, sub] : x->functions()) gone.push_back(sub.get());
+        }
+        f = lib.erase(f);
+      }
+    }
+    ctx.add_statistic("removed-nodes", removed_nodes);
+    ctx.add_statistic("removed-functions", removed_functions);
+  }
+
+ private:
+  /// DCE of one graph (not its library). Returns the number of nodes removed; sets
+  /// `has_roots` to false (and warns) when the graph has no result and is left unchanged.
+  /// Calls `on_ref(name)` for each function referenced by a node that stays.
+  ///
+  /// Liveness is one backward sweep over the nodes (reverse insertion order) that classifies
+  /// each node and, when it is live, marks its producers and control predecessors live. Nodes
+  /// usually come after their producers, so this sweep alone settles almost everything, reading
+  /// memory in order; a producer marked live after the sweep has passed it (a node added late,
+  /// a cycle) goes on a worklist finished by an iterative walk. O(V + E) either way.
+  template <class G, class OnRef>
+  static std::int64_t run_one(G& g, const std::vector<typename G::node_id>& keep, bool& has_roots,
+                              pass_context& ctx, const std::string& label, OnRef&& on_ref) {
+    using node_id = typename G::node_id;
+    constexpr unsigned char live_bit = 1, swept_bit = 2;
+    node_map<G, unsigned char> state(g, 0);
+    for (auto k : keep) state[k] |= live_bit;
+    bool observable = !keep.empty();
+    std::vector<node_id> late;  // marked live after the sweep passed them
+    {
+      detail::dce_role_cache role;
+      auto all = g.nodes();
+      for (auto it = all.end(); it != all.begin();) {
+        node_id v = *--it;
+        unsigned char& s = state[v];
+        s |= swept_bit;
+        auto r = role(g[v].domain, g[v].op);
+        if (r != detail::dce_role::pure) {
+          s |= live_bit;
+          observable = observable || r == detail::dce_role::observable;
+        }
+        if (!(s & live_bit)) continue;
+        for (auto e : g.in_edges(v)) {
+          unsigned char& ps = state[g.source(e)];
+          if (ps & live_bit) continue;
+          ps |= live_bit;
+          if (ps & swept_bit) late.push_back(g.source(e));
+        }
+      }
+    }
+    has_roots = observable;
+    if (!observable) {
+      if (!g.empty())
+        ctx.warn(label + " has no result (no terminator, side-effecting or kept node): left unchanged");
+      for (auto v : g.nodes()) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
+      return 0;
+    }
+    while (!late.empty()) {
+      node_id v = late.back();
+      late.pop_back();
+      for (auto e : g.in_edges(v)) {
+        unsigned char& ps = state[g.source(e)];
+        if (ps & live_bit) continue;
+        ps |= live_bit;
+        late.push_back(g.source(e));
+      }
+    }
+    std::vector<node_id> dead;
+    for (auto v : g.nodes()) {
+      if (state[v] & live_bit) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
+      else dead.push_back(v);
+    }
+    detail::dce_remove(g, dead);
+    return static_cast<std::int64_t>(dead.size());
+  }
+};
+
+/// The `dce` pass object (see `dce_fn`).
+inline constexpr dce_fn dce{};
+
+}  // namespace gpass

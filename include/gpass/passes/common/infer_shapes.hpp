@@ -1,0 +1,91 @@
+#pragma once
+/// \file infer_shapes.hpp
+/// `gpass::infer_shapes`: the "infer-shapes" pass (types, symbolic shapes and known values).
+
+#include <string>
+#include <string_view>
+
+#include <gpass/analysis/type_inference.hpp>
+#include <gpass/core/error.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/pass/facts.hpp>
+
+namespace gpass {
+
+namespace detail {
+// Reads the inference options of pass `name` from the context and the graph.
+template <class G>
+type_inference_options infer_options(const G& g, const pass_context& ctx, std::string_view name) {
+  type_inference_options o;
+  std::string p(name);
+  o.opset = static_cast<int>(ctx.option_int(p + ".opset", 0));
+  o.max_sweeps = static_cast<std::size_t>(ctx.option_int(p + ".max-sweeps", 64));
+  o.max_loop_iterations = static_cast<std::size_t>(ctx.option_int(p + ".max-loop-iterations", 16));
+  o.max_value_elements = ctx.option_int(p + ".max-value-elements", 4096);
+  if constexpr (requires { g.has(type_hints_key); }) {
+    if (g.has(type_hints_key)) o.hints = g.get(type_hints_key);
+  }
+  return o;
+}
+
+template <class G>
+void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes) {
+  type_inference<G> ti(g, infer_options(g, ctx, name));
+  try {
+    ti.run();
+    type_inference_apply_options ao;
+    ao.shapes = shapes;
+    std::string p(name);
+    auto rv = ctx.option(p + ".record-values");
+    ao.record_values = shapes && !(rv && (*rv == "false" || *rv == "0"));
+    ao.max_recorded_elements = ctx.option_int(p + ".max-recorded-elements", 64);
+    ti.apply(g, ao);
+  } catch (const error& e) {
+    throw e.with_pass(std::string(name));
+  }
+  ctx.add_statistic("unknown-outputs", static_cast<std::int64_t>(ti.num_unknown()));
+  ctx.add_statistic("sweeps", static_cast<std::int64_t>(ti.num_sweeps()));
+  ctx.add_statistic("functions", static_cast<std::int64_t>(ti.functions().size()));
+  for (const auto& n : ti.notes()) ctx.note(n);
+}
+}  // namespace detail
+
+/// The "infer-shapes" pass: infers the type of every node output of the graph and of the
+/// functions it calls (element type and shape, with symbolic dims) with
+/// `gpass::type_inference`, and writes them into `g[v].outputs[k]`.
+///
+/// - Starts from declared types (graph inputs, importer annotations) and the hints in the
+///   graph attribute `type_hints_key`; sweeps to a fixed point (seed 004's InferShape).
+/// - Shapes computed in the graph are followed (seed 000): `Shape -> Gather -> Concat ->
+///   Reshape` makes the Reshape's shape known or symbolic. Known contents are recorded as
+///   node attributes `_value` / `_incomplete_value` (port k > 0: `_value:k`, ...), at most
+///   64 elements (option `infer-shapes.max-recorded-elements`; `infer-shapes.record-values`
+///   = `false` turns it off).
+/// - Loops widen carried dims that change to fresh symbols; If joins its branches.
+/// - Options (pass context): `infer-shapes.opset` (default: graph attribute `opset`, else the
+///   newest), `max-sweeps`, `max-loop-iterations`, `max-value-elements`.
+/// - Statistics: `infer-shapes.unknown-outputs` (ports not fully known; also the graph
+///   attribute `unknown_outputs_key`), `infer-shapes.sweeps`, `infer-shapes.functions`.
+/// - Throws `gpass::error` naming the pass, node and op when shapes are incompatible:
+///   `pass 'infer-shapes': node 'add' (op Add): incompatible dims 3 and 4 in input 1`.
+/// \code
+///   gpass::pass_context ctx;
+///   gpass::infer_shapes(g, ctx);
+///   g[g.at("y")].outputs[0].to_string();   // "f32[n,12]"
+/// \endcode
+struct infer_shapes_fn {
+  static constexpr std::string_view name = "infer-shapes";
+  static constexpr std::string_view description =
+      "Infer element types and (symbolic) shapes of every value, following shapes computed in the graph";
+  using requires_facts = facts<>;
+  using provides_facts = facts<fact_tags::shapes_inferred, fact_tags::types_inferred>;
+  using invalidates_facts = facts<>;
+
+  template <class G>
+  void operator()(G& g, pass_context& ctx) const {
+    detail::run_inference(g, ctx, name, true);
+  }
+};
+inline constexpr infer_shapes_fn infer_shapes{};
+
+}  // namespace gpass

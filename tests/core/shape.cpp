@@ -1,0 +1,62 @@
+#include <doctest/doctest.h>
+
+#include <gpass/core/shape.hpp>
+
+#include <cstdint>
+#include <vector>
+
+using gpass::dim;
+using gpass::shape;
+
+TEST_CASE("core.shape.printing") {
+  CHECK(shape().to_string() == "[*]");
+  CHECK(shape::unknown_rank().to_string() == "[*]");
+  CHECK(shape{}.to_string() == "[*]");  // {} is the default constructor: unknown rank
+  CHECK(shape(std::vector<dim>{}).to_string() == "[]");
+  CHECK(shape{2, 3}.to_string() == "[2,3]");
+  CHECK(shape{2, dim(), dim::symbol("n")}.to_string() == "[2,?,n]");
+  CHECK(shape::unknown_dims(2).to_string() == "[?,?]");
+  CHECK(shape::of({4, -1}).to_string() == "[4,?]");
+  CHECK(shape{dim::symbol("n") * 2 + 1}.to_string() == "[2*n+1]");
+}
+
+TEST_CASE("core.shape.rank_and_sizes") {
+  shape s{2, 3};
+  CHECK(s.has_rank());
+  CHECK(s.rank() == 2);
+  CHECK(s.is_fully_known());
+  CHECK(s.sizes() == std::vector<std::int64_t>{2, 3});
+  CHECK(s[1] == dim(3));
+  s[1] = dim::symbol("n");
+  CHECK(!s.is_fully_known());
+  CHECK(!shape().has_rank());
+  CHECK(!shape().is_fully_known());
+  shape scalar(std::vector<dim>{});
+  CHECK(scalar.has_rank());
+  CHECK(scalar.rank() == 0);
+  CHECK(scalar.is_fully_known());
+}
+
+TEST_CASE("core.shape.num_elements") {
+  dim n = dim::symbol("n");
+  CHECK(shape{2, 3}.num_elements() == dim(6));
+  CHECK(shape(std::vector<dim>{}).num_elements() == dim(1));
+  CHECK(shape{2, n}.num_elements() == 2 * n);
+  CHECK(shape{2, n}.num_elements().to_string() == "2*n");
+  CHECK(shape{n, dim::symbol("m")}.num_elements().is_unknown());
+  CHECK(shape{2, dim()}.num_elements().is_unknown());
+  CHECK(shape().num_elements().is_unknown());
+  CHECK(shape{0, n}.num_elements() == dim(0));
+  CHECK(gpass::num_elements({2, 3, 4}) == 24);
+  CHECK(gpass::num_elements({}) == 1);
+  CHECK(gpass::num_elements({5, 0}) == 0);
+}
+
+TEST_CASE("core.shape.equality") {
+  CHECK(shape() == shape());
+  CHECK(shape() != shape(std::vector<dim>{}));
+  CHECK(shape{2, 3} == shape::of({2, 3}));
+  CHECK(shape{2, 3} != shape{3, 2});
+  CHECK(shape{2} != shape{2, 1});
+  CHECK(shape{dim::symbol("n")} == shape{dim::symbol("n")});
+}
