@@ -2,9 +2,9 @@
 # End-to-end checks of the gpass-opt command-line tool: bundled example, text-IR files,
 # --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, and a crash
 # reproducer that gpass-opt reads back.
-#   gpass_opt.sh <gpass-opt> <tests/data dir> <scratch dir>
+#   gpass_opt.sh <gpass-opt> <tests/data dir> <scratch dir> [ONNX model, when built with ONNX]
 set -u
-opt=$1 data=$2 tmp=$3
+opt=$1 data=$2 tmp=$3 model=${4:-}
 rm -rf "$tmp" && mkdir -p "$tmp"
 fails=0 passes=0
 check() {  # check NAME CONDITION...
@@ -56,6 +56,15 @@ check "error names pass and node" grep -q "pass 'infer-shapes'.*node 'sum' (op A
 check "error names reproducer" grep -q "reproducer written to $tmp/repro/infer-shapes.reproducer.gir" "$tmp/e5.txt"
 "$opt" --passes=infer-shapes "$tmp/repro/infer-shapes.reproducer.gir" >/dev/null 2>"$tmp/e6.txt"
 check "reproducer re-fails" grep -q "node 'sum' (op Add)" "$tmp/e6.txt"
+
+# 6. ONNX in and out (when gpass-opt has ONNX support)
+if [[ -n "$model" ]]; then
+  "$opt" --passes=infer-shapes,dce "$model" -o "$tmp/out.onnx" 2>"$tmp/e7.txt"
+  check "onnx in/out exit 0" test $? -eq 0
+  "$opt" "$tmp/out.onnx" >"$tmp/from_onnx.gir"
+  check "exported onnx reads back" grep -q 'return(' "$tmp/from_onnx.gir"
+  check "inferred types exported" grep -q -- '-> (f32\[' "$tmp/from_onnx.gir"
+fi
 
 echo "$passes passed, $fails failed"
 test "$fails" -eq 0
