@@ -15,44 +15,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_passes.hpp"
+
 namespace {
 using G = gpass::graph<>;
 namespace ft = gpass::fact_tags;
 
-/// Records its name (and label) as a note, so tests can see the order passes ran in.
-template <class Derived>
-struct recorder {
-  template <class Graph>
-  void operator()(Graph&, gpass::pass_context& ctx) const {
-    ctx.note(std::string(Derived::name));
-  }
-};
-
-struct infer_types_fn : recorder<infer_types_fn> {
-  static constexpr std::string_view name = "infer-types";
-  static constexpr std::string_view description = "provides types";
-  using provides_facts = gpass::facts<ft::types_inferred>;
-};
-struct needs_types_fn : recorder<needs_types_fn> {
-  static constexpr std::string_view name = "needs-types";
-  static constexpr std::string_view description = "requires types";
-  using requires_facts = gpass::facts<ft::types_inferred>;
-};
-struct breaks_types_fn : recorder<breaks_types_fn> {
-  static constexpr std::string_view name = "breaks-types";
-  static constexpr std::string_view description = "invalidates types";
-  using invalidates_facts = gpass::facts<ft::types_inferred>;
-};
-struct shapes_fn : recorder<shapes_fn> {
-  static constexpr std::string_view name = "shapes";
-  static constexpr std::string_view description = "types -> shapes";
-  using requires_facts = gpass::facts<ft::types_inferred>;
-  using provides_facts = gpass::facts<ft::shapes_inferred>;
-};
-struct plain_fn : recorder<plain_fn> {
-  static constexpr std::string_view name = "plain";
-  static constexpr std::string_view description = "declares nothing";
-};
+using namespace test_passes;
 
 /// Adds a node and counts it; has an immutable option member.
 struct add_node_fn {

@@ -12,37 +12,14 @@
 #include <thread>
 #include <vector>
 
+#include "test_passes.hpp"
+
 namespace {
 using G = gpass::graph<>;
 using registry = gpass::pass_registry<G>;
 namespace ft = gpass::fact_tags;
 
-template <class Derived>
-struct recorder {
-  template <class Graph>
-  void operator()(Graph&, gpass::pass_context& ctx) const {
-    ctx.note(std::string(Derived::name));
-  }
-};
-struct infer_types_fn : recorder<infer_types_fn> {
-  static constexpr std::string_view name = "infer-types";
-  static constexpr std::string_view description = "provides types";
-  using provides_facts = gpass::facts<ft::types_inferred>;
-};
-struct needs_types_fn : recorder<needs_types_fn> {
-  static constexpr std::string_view name = "needs-types";
-  static constexpr std::string_view description = "requires types";
-  using requires_facts = gpass::facts<ft::types_inferred>;
-};
-struct breaks_types_fn : recorder<breaks_types_fn> {
-  static constexpr std::string_view name = "breaks-types";
-  static constexpr std::string_view description = "invalidates types";
-  using invalidates_facts = gpass::facts<ft::types_inferred>;
-};
-struct plain_fn : recorder<plain_fn> {
-  static constexpr std::string_view name = "plain";
-  static constexpr std::string_view description = "declares nothing";
-};
+using namespace test_passes;
 /// Notes every option it sees whose key starts with "opt."
 struct opt_fn {
   static constexpr std::string_view name = "opt";
