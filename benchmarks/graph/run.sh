@@ -15,23 +15,30 @@ cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" --target gpass_bench_graph -j "${JOBS:-1}"
 
 json="$build/bench_graph.json"
-"$build/gpass_bench_graph" --benchmark_out="$json" --benchmark_out_format=json "$@"
+# 3 repetitions; the table shows their median (extra flags given to run.sh override these)
+"$build/gpass_bench_graph" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  --benchmark_out="$json" --benchmark_out_format=json "$@"
 
 python3 - "$json" <<'PY'
 import json, re, sys
 data = json.load(open(sys.argv[1]))
-rows = {}
+rows, medians = {}, {}
 for b in data["benchmarks"]:
     if b.get("error_occurred"):
         continue
     m = re.match(r"bm_(\w+?)/(\d+)", b["name"])
     op, n = m.group(1).replace("_", "-"), int(m.group(2))
-    rows[(op, n)] = b["ns/node"] * 1e9
+    if b.get("run_type") == "aggregate":
+        if b.get("aggregate_name") == "median":
+            medians[(op, n)] = b["ns/node"] * 1e9
+    else:
+        rows.setdefault((op, n), b["ns/node"] * 1e9)
+rows.update(medians)  # the median of the repetitions when there are several
 ctx = data["context"]
 print()
 print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, "
       f"library build: {ctx.get('library_build_type', '?')}")
-print(f"{'op':<22}{'nodes':>10}{'ns/node':>10}")
+print(f"{'op':<22}{'nodes':>10}{'ns/node':>10}" + ("   (median of repetitions)" if medians else ""))
 ops = []
 for (op, n) in rows:
     if op not in ops:

@@ -5,6 +5,7 @@
 #include <gpass/graph/subgraph.hpp>
 #include <gpass/graph/topological_order.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -252,4 +253,76 @@ TEST_CASE("graph.graph.remove_nodes_if_bulk") {
   CHECK(g.num_nodes() == 1);
   CHECK(g.num_edges() == 0);
   CHECK(!g.has_consumers(hub));
+}
+
+TEST_CASE("graph.name_index.random_against_reference") {
+  // Random adds, renames and removals (single and bulk) on a graph, checked against a
+  // std::map after every step: find() and at() agree, and erased names are gone.
+  gpass::graph<> g;
+  std::map<std::string, gpass::graph<>::node_id> ref;
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  auto check = [&] {
+    REQUIRE(g.num_nodes() == ref.size());
+    for (const auto& [name, v] : ref) {
+      auto f = g.find(name);
+      REQUIRE(f.has_value());
+      CHECK(*f == v);
+      CHECK(g[v].name == name);
+    }
+  };
+  for (int step = 0; step < 4000; ++step) {
+    const auto r = next() % 10;
+    const std::string name = "n" + std::to_string(next() % 700);
+    if (r < 5) {
+      if (ref.contains(name)) {
+        CHECK_THROWS_AS(g.add_node({.name = name, .op = "Relu"}), gpass::error);
+      } else {
+        ref[name] = g.add_node({.name = name, .op = "Relu"});
+      }
+    } else if (r < 7 && !ref.empty()) {
+      auto it = ref.lower_bound(name);
+      if (it == ref.end()) it = ref.begin();
+      g.remove_node(it->second);
+      ref.erase(it);
+      CHECK_FALSE(g.find(name).has_value() != ref.contains(name));
+    } else if (r < 9 && !ref.empty()) {
+      auto it = ref.lower_bound(name);
+      if (it == ref.end()) it = ref.begin();
+      const std::string to = "m" + std::to_string(next() % 700);
+      if (ref.contains(to)) {
+        CHECK_THROWS_AS(g.rename(it->second, to), gpass::error);
+      } else {
+        auto v = it->second;
+        g.rename(v, to);
+        ref.erase(it);
+        ref[to] = v;
+      }
+    } else {
+      // bulk: remove every node whose name ends in the drawn digit
+      const char d = static_cast<char>('0' + next() % 10);
+      std::vector<gpass::graph<>::node_id> doomed;
+      for (auto it = ref.begin(); it != ref.end();)
+        if (it->first.back() == d) {
+          doomed.push_back(it->second);
+          it = ref.erase(it);
+        } else {
+          ++it;
+        }
+      g.remove_nodes(doomed);
+    }
+    if (step % 50 == 0) check();
+  }
+  check();
+  for (int i = 0; i < 700; ++i) {
+    const std::string n = "n" + std::to_string(i), m = "m" + std::to_string(i);
+    CHECK(g.find(n).has_value() == ref.contains(n));
+    CHECK(g.find(m).has_value() == ref.contains(m));
+  }
+  // A copy has its own index, equal in content.
+  gpass::graph<> c(g);
+  for (const auto& [name, v] : ref) CHECK(c[c.at(name)].name == name);
 }

@@ -433,6 +433,24 @@ TEST_CASE("passes.dce.shared_producer_with_many_dead_consumers") {
   CHECK(stat(ctx, "dce.removed-nodes") == n + 1);
 }
 
+TEST_CASE("passes.dce.live_and_dead_consumers_of_one_producer") {
+  // Removing dead consumers one by one searches the producer's use list each time: with many
+  // live uses listed first that is quadratic. The pass must stay linear (this would take
+  // minutes otherwise).
+  G g;
+  auto x = add(g, "x", "arg");
+  constexpr int n = 50000;
+  auto sum = add(g, "sum", "Sum");
+  for (int i = 0; i < n; ++i) g.add_input(sum, x);  // live uses first
+  ret(g, {sum});
+  for (int i = 0; i < n; ++i) add(g, "d" + std::to_string(i), "Neg", {x});  // then dead ones
+  gpass::pass_context ctx;
+  gpass::dce(g, ctx);
+  CHECK(names(g) == S{"x", "sum", "ret"});
+  CHECK(g.uses(x).size() == static_cast<std::size_t>(n));
+  CHECK(stat(ctx, "dce.removed-nodes") == n);
+}
+
 TEST_CASE("passes.dce.deep_chains_do_not_overflow_the_stack") {
   // One chain of 10^6 nodes: the first half feeds the return, the second half is dead.
   G g;

