@@ -87,6 +87,45 @@ class tensor {
     allocate();
   }
 
+  /// A numeric tensor whose elements are not initialized (for outputs a kernel fills in
+  /// completely: saves the zero fill).
+  static tensor uninitialized(dtype t, std::vector<std::int64_t> sizes) {
+    tensor r;
+    r.dtype_ = t;
+    r.sizes_ = std::move(sizes);
+    for (auto s : r.sizes_)
+      if (s < 0) throw error("tensor size must be non-negative, got " + std::to_string(s));
+    r.allocate(false);
+    return r;
+  }
+
+  /// A numeric tensor over an existing buffer of at least `nbytes()` bytes, sharing its
+  /// ownership (an execution plan's arena; the aliasing `std::shared_ptr` constructor gives
+  /// a pointer into a larger block that keeps the block alive).
+  static tensor wrap(dtype t, std::vector<std::int64_t> sizes, std::shared_ptr<std::byte[]> bytes) {
+    if (t == dtype::string || (!is_trivial(t) && t != dtype::undefined))
+      throw error("tensor::wrap: dtype " + std::string(to_string(t)) + " has no flat buffer");
+    tensor r;
+    r.dtype_ = t;
+    r.sizes_ = std::move(sizes);
+    r.bytes_ = std::move(bytes);
+    return r;
+  }
+
+  /// The same elements (shared buffer) seen with other sizes of the same element count
+  /// (a reshape that copies nothing).
+  tensor reshaped(std::vector<std::int64_t> sizes) const {
+    if (num_elements(sizes) != size())
+      throw error("tensor::reshaped: " + std::to_string(num_elements(sizes)) + " elements for " +
+                  std::to_string(size()));
+    tensor r = *this;
+    r.sizes_ = std::move(sizes);
+    return r;
+  }
+
+  /// The shared buffer (null for string tensors and empty ones).
+  const std::shared_ptr<std::byte[]>& buffer() const noexcept { return bytes_; }
+
   /// A tensor holding `values` with the given sizes (default: a vector of all values).
   template <class T>
   static tensor from(std::vector<T> values, std::vector<std::int64_t> sizes) {
@@ -166,7 +205,7 @@ class tensor {
     tensor t;
     t.dtype_ = dtype_;
     t.sizes_ = sizes_;
-    t.allocate();
+    t.allocate(dtype_ == dtype::string);
     if (dtype_ == dtype::string) *t.strings_ = *strings_;
     else if (nbytes()) std::memcpy(t.bytes_.get(), bytes_.get(), nbytes());
     return t;
@@ -191,7 +230,7 @@ class tensor {
                   std::string(to_string(dtype_of_v<T>)));
   }
 
-  void allocate() {
+  void allocate(bool zero = true) {
     if (dtype_ == dtype::string) {
       strings_ = std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(size()));
       return;
@@ -201,7 +240,7 @@ class tensor {
     std::size_t n = nbytes();
     if (n == 0) return;
     auto* p = static_cast<std::byte*>(::operator new[](n, std::align_val_t{64}));
-    std::memset(p, 0, n);
+    if (zero) std::memset(p, 0, n);
     bytes_ = std::shared_ptr<std::byte[]>(p, aligned_delete{});
   }
 

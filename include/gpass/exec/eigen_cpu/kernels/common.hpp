@@ -1,0 +1,153 @@
+#pragma once
+/// \file common.hpp
+/// Helpers shared by the Eigen CPU kernel families: dtype groups and dispatch, broadcasting,
+/// axis normalization, attribute reading. Private (`gpass::exec::cpu_detail`).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gpass/core/dtype.hpp>
+#include <gpass/core/error.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/exec/eigen_cpu/policy.hpp>
+#include <gpass/exec/kernel.hpp>
+
+namespace gpass::exec::cpu_detail {
+
+using context = kernel_context<eigen_cpu>;
+using registry = kernel_registry<eigen_cpu>;
+using def = kernel_def<eigen_cpu>;
+using fn = kernel_fn<eigen_cpu>;
+
+/// A list of C++ element types; `dispatch<L>(t, f)` calls `f.template operator()<T>()` for
+/// the `T` in `L` whose dtype is `t`, and fails naming the node otherwise.
+template <class... T>
+struct type_list {
+  static std::vector<dtype> dtypes() { return {dtype_of_v<T>...}; }
+};
+using float_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+using signed_int_types = type_list<std::int8_t, std::int16_t, std::int32_t, std::int64_t>;
+using unsigned_int_types = type_list<std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t>;
+using int_types = type_list<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
+                            std::uint32_t, std::uint64_t>;
+using numeric_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t,
+                                std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t>;
+using all_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t,
+                            std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool,
+                            std::string>;
+
+template <class L>
+struct dispatcher;
+template <class... T>
+struct dispatcher<type_list<T...>> {
+  template <class F>
+  static void run(dtype t, const kernel_node& n, F&& f) {
+    bool done = ((t == dtype_of_v<T> ? (f.template operator()<T>(), true) : false) || ...);
+    if (!done) n.fail("element type " + std::string(to_string(t)) + " is not supported by this kernel");
+  }
+};
+/// Calls `f.template operator()<T>()` with the element type `T` of dtype `t` among `L`.
+template <class L, class F>
+void dispatch(dtype t, const kernel_node& n, F&& f) {
+  dispatcher<L>::run(t, n, std::forward<F>(f));
+}
+
+/// Computation type for an element type: f16/bf16 compute in float.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
+
+/// `axis` in [-rank, rank) made non-negative; out of range fails naming the node.
+inline std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const kernel_node& n) {
+  if (axis < -rank || axis >= std::max<std::int64_t>(rank, 1))
+    n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Row-major strides of `sizes` (in elements).
+inline std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& sizes) {
+  std::vector<std::int64_t> s(sizes.size(), 1);
+  for (std::size_t i = sizes.size(); i-- > 1;) s[i - 1] = s[i] * sizes[i];
+  return s;
+}
+
+/// The multidirectional (numpy) broadcast of `a` and `b`; incompatible sizes fail naming the node.
+inline std::vector<std::int64_t> broadcast_sizes(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b,
+                                                 const kernel_node& n) {
+  const std::size_t r = std::max(a.size(), b.size());
+  std::vector<std::int64_t> out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const std::int64_t y = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (x != y && x != 1 && y != 1)
+      n.fail("cannot broadcast sizes " + shape::of(a).to_string() + " and " + shape::of(b).to_string());
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// Strides (in elements) for reading a tensor of `sizes` broadcast to `out` (rank of `out`):
+/// 0 on broadcast dimensions.
+inline std::vector<std::int64_t> broadcast_strides(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& out) {
+  std::vector<std::int64_t> s(out.size(), 0);
+  const auto own = strides_of(sizes);
+  const std::size_t off = out.size() - sizes.size();
+  for (std::size_t i = 0; i < sizes.size(); ++i) s[off + i] = sizes[i] == 1 ? 0 : own[i];
+  return s;
+}
+
+/// Walks the elements of a row-major index space of `sizes` in order, keeping for each of
+/// `N` operands the element offset given by its strides (broadcast strides are 0). Cheap per
+/// step: an increment of the innermost index, a carry now and then.
+template <std::size_t N>
+class strided_walker {
+ public:
+  strided_walker(const std::vector<std::int64_t>& sizes, std::array<std::vector<std::int64_t>, N> strides)
+      : sizes_(sizes), strides_(std::move(strides)), index_(sizes.size(), 0) {}
+  /// Moves to flat position `pos` (for a thread starting in the middle).
+  void seek(std::int64_t pos) {
+    offsets_.fill(0);
+    for (std::size_t d = sizes_.size(); d-- > 0;) {
+      index_[d] = sizes_[d] ? pos % sizes_[d] : 0;
+      pos = sizes_[d] ? pos / sizes_[d] : 0;
+      for (std::size_t k = 0; k < N; ++k) offsets_[k] += index_[d] * strides_[k][d];
+    }
+  }
+  std::int64_t offset(std::size_t k) const noexcept { return offsets_[k]; }
+  void next() noexcept {
+    for (std::size_t d = sizes_.size(); d-- > 0;) {
+      for (std::size_t k = 0; k < N; ++k) offsets_[k] += strides_[k][d];
+      if (++index_[d] < sizes_[d]) return;
+      for (std::size_t k = 0; k < N; ++k) offsets_[k] -= strides_[k][d] * sizes_[d];
+      index_[d] = 0;
+    }
+  }
+
+ private:
+  std::vector<std::int64_t> sizes_;
+  std::array<std::vector<std::int64_t>, N> strides_;
+  std::vector<std::int64_t> index_;
+  std::array<std::int64_t, N> offsets_{};
+};
+
+/// The int64 values of a 0-D or 1-D integer tensor (int32 or int64), e.g. a shape input.
+inline std::vector<std::int64_t> int_values(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  std::vector<std::int64_t> r;
+  if (t.element_type() == dtype::int64) {
+    auto v = t.values<std::int64_t>();
+    r.assign(v.begin(), v.end());
+  } else if (t.element_type() == dtype::int32) {
+    auto v = t.values<std::int32_t>();
+    r.assign(v.begin(), v.end());
+  } else {
+    n.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
+  }
+  return r;
+}
+
+}  // namespace gpass::exec::cpu_detail

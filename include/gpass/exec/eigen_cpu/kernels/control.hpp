@@ -1,0 +1,448 @@
+#pragma once
+/// \file control.hpp
+/// Eigen CPU kernels: constants, control flow (ONNX `If`, `Loop`, `Scan`, `SequenceMap`),
+/// sequences and optionals. Control flow runs the nested plans of its functions through
+/// `kernel_context::call`; captures made explicit by the importer (`_captures` trailing
+/// inputs) are passed after the formal inputs.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+
+namespace gpass::exec::cpu_detail {
+
+namespace control {
+
+/// Number of trailing inputs that are captures.
+inline std::size_t num_captures(const kernel_node& n) {
+  return static_cast<std::size_t>(n.attr<std::int64_t>("_captures", 0));
+}
+
+inline std::string function_attr(const kernel_node& n, const char* a) {
+  auto it = n.attrs.find(a);
+  if (it == n.attrs.end() || !it->second.is<function_ref>()) n.fail(std::string("attribute '") + a + "' must name a function");
+  return it->second.as<function_ref>().name;
+}
+
+/// Copies `count` elements of the element type of `src` from `src[so...]` to `dst[do...]`.
+inline void copy_elements(const gpass::tensor& src, std::int64_t so, gpass::tensor& dst, std::int64_t d0, std::int64_t count) {
+  if (count <= 0) return;
+  if (src.element_type() == dtype::string) {
+    const auto* s = src.data<std::string>();
+    auto* d = dst.data<std::string>();
+    std::copy(s + so, s + so + count, d + d0);
+    return;
+  }
+  const std::size_t es = size_of(src.element_type());
+  std::memcpy(dst.raw() + d0 * es, src.raw() + so * es, static_cast<std::size_t>(count) * es);
+}
+
+/// A new tensor of `t` and `sizes` (zeroed; strings empty).
+inline gpass::tensor make(dtype t, std::vector<std::int64_t> sizes) { return gpass::tensor(t, std::move(sizes)); }
+
+/// Stacks equally shaped tensors along a new axis `axis` (0 .. rank).
+inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n, dtype empty_type,
+                           const std::vector<std::int64_t>& empty_sizes) {
+  if (parts.empty()) {
+    std::vector<std::int64_t> s = empty_sizes;
+    s.insert(s.begin() + std::min<std::int64_t>(axis, static_cast<std::int64_t>(s.size())), 0);
+    return make(empty_type == dtype::undefined ? dtype::f32 : empty_type, s);
+  }
+  const auto& first = parts.front();
+  for (const auto& p : parts)
+    if (p.sizes() != first.sizes() || p.element_type() != first.element_type())
+      n.fail("cannot stack " + std::string(to_string(p.element_type())) + shape::of(p.sizes()).to_string() + " with " +
+             std::string(to_string(first.element_type())) + shape::of(first.sizes()).to_string());
+  const auto& es = first.sizes();
+  if (axis < 0 || axis > static_cast<std::int64_t>(es.size())) n.fail("stack axis " + std::to_string(axis) + " out of range");
+  std::vector<std::int64_t> out_sizes = es;
+  out_sizes.insert(out_sizes.begin() + axis, static_cast<std::int64_t>(parts.size()));
+  gpass::tensor out = make(first.element_type(), out_sizes);
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < axis; ++d) outer *= es[d];
+  for (std::size_t d = static_cast<std::size_t>(axis); d < es.size(); ++d) inner *= es[d];
+  const auto count = static_cast<std::int64_t>(parts.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t k = 0; k < count; ++k) copy_elements(parts[k], o * inner, out, (o * count + k) * inner, inner);
+  return out;
+}
+
+/// Slice `index` of `t` along `axis` (the axis removed).
+inline gpass::tensor take(const gpass::tensor& t, std::int64_t axis, std::int64_t index) {
+  const auto& s = t.sizes();
+  std::vector<std::int64_t> out_sizes = s;
+  out_sizes.erase(out_sizes.begin() + axis);
+  gpass::tensor out = make(t.element_type(), out_sizes);
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < axis; ++d) outer *= s[d];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+  for (std::int64_t o = 0; o < outer; ++o) copy_elements(t, (o * s[axis] + index) * inner, out, o * inner, inner);
+  return out;
+}
+
+/// Concatenates tensors along an existing `axis`.
+inline gpass::tensor concat(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n) {
+  const auto& first = parts.front();
+  const auto rank = static_cast<std::int64_t>(first.rank());
+  std::vector<std::int64_t> out_sizes = first.sizes();
+  out_sizes[axis] = 0;
+  for (const auto& p : parts) {
+    if (static_cast<std::int64_t>(p.rank()) != rank || p.element_type() != first.element_type())
+      n.fail("cannot concatenate " + std::string(to_string(p.element_type())) + shape::of(p.sizes()).to_string() +
+             " with " + std::string(to_string(first.element_type())) + shape::of(first.sizes()).to_string());
+    for (std::int64_t d = 0; d < rank; ++d)
+      if (d != axis && p.sizes()[d] != first.sizes()[d])
+        n.fail("cannot concatenate sizes " + shape::of(p.sizes()).to_string() + " and " + shape::of(first.sizes()).to_string() +
+               " along axis " + std::to_string(axis));
+    out_sizes[axis] += p.sizes()[axis];
+  }
+  gpass::tensor out = make(first.element_type(), out_sizes);
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < axis; ++d) outer *= out_sizes[d];
+  for (std::int64_t d = axis + 1; d < rank; ++d) inner *= out_sizes[d];
+  const std::int64_t row = out_sizes[axis] * inner;
+  std::int64_t at = 0;
+  for (const auto& p : parts) {
+    const std::int64_t chunk = p.sizes()[axis] * inner;
+    for (std::int64_t o = 0; o < outer; ++o) copy_elements(p, o * chunk, out, o * row + at, chunk);
+    at += chunk;
+  }
+  return out;
+}
+
+/// The dtype and sizes an output type promises, for empty results (zero iterations).
+inline std::pair<dtype, std::vector<std::int64_t>> element_hint(const type& t) {
+  if (!t.is_tensor()) return {dtype::undefined, {}};
+  const auto& tt = t.tensor();
+  std::vector<std::int64_t> s;
+  if (tt.shape.has_rank())
+    for (std::size_t d = 1; d < tt.shape.rank(); ++d) s.push_back(tt.shape[d].is_known() ? tt.shape[d].value() : 0);
+  return {tt.element, s};
+}
+
+inline bool truthy(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  if (t.size() != 1) n.fail(std::string(what) + " must have one element, has " + std::to_string(t.size()));
+  bool r = false;
+  dispatch<type_list<bool, std::int8_t, std::int32_t, std::int64_t, std::uint8_t, float, double>>(
+      t.element_type(), n, [&]<class T>() { r = t.data<T>()[0] != T(0); });
+  return r;
+}
+
+inline std::int64_t scalar_int(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  auto v = int_values(t, n, what);
+  if (v.size() != 1) n.fail(std::string(what) + " must have one element");
+  return v[0];
+}
+
+}  // namespace control
+
+/// Registers the control kernels in `r`. A template: control flow runs on the host for any
+/// policy whose tensors are host tensors (`gpass::tensor`).
+template <class P = eigen_cpu>
+void register_control(kernel_registry<P>& r) {
+  using context = kernel_context<P>;
+  using fn = kernel_fn<P>;
+  using namespace control;
+
+  // ---- Constant --------------------------------------------------------------------
+  r.add({.op = "Constant", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    gpass::tensor v;
+    if (n.has_attr("value")) v = n.attr<gpass::tensor>("value");
+    else if (n.has_attr("value_float")) v = gpass::tensor::scalar(n.attr<float>("value_float"));
+    else if (n.has_attr("value_floats")) v = gpass::tensor::from<float>(n.attr<std::vector<float>>("value_floats"));
+    else if (n.has_attr("value_int")) v = gpass::tensor::scalar<std::int64_t>(n.attr<std::int64_t>("value_int"));
+    else if (n.has_attr("value_ints")) v = gpass::tensor::from<std::int64_t>(n.attr<std::vector<std::int64_t>>("value_ints"));
+    else if (n.has_attr("value_string")) v = gpass::tensor::scalar<std::string>(n.attr<std::string>("value_string"));
+    else if (n.has_attr("value_strings")) v = gpass::tensor::from<std::string>(n.attr<std::vector<std::string>>("value_strings"));
+    else n.fail("Constant has no value attribute");
+    return [v](context& ctx) { ctx.set_output(0, v); };
+  }});
+
+  // ---- If --------------------------------------------------------------------------
+  r.add({.op = "If", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string then_f = function_attr(n, "then_branch"), else_f = function_attr(n, "else_branch");
+    const std::size_t caps = num_captures(n);
+    return [then_f, else_f, caps](context& ctx) {
+      const bool c = truthy(ctx.input(0), ctx.node(), "the If condition");
+      std::vector<value> args;
+      for (std::size_t i = ctx.num_inputs() - caps; i < ctx.num_inputs(); ++i) args.push_back(ctx.input_value(i));
+      auto out = ctx.call(c ? then_f : else_f, std::move(args));
+      if (out.size() != ctx.num_outputs())
+        ctx.fail("branch '" + (c ? then_f : else_f) + "' returned " + std::to_string(out.size()) + " values for " +
+                 std::to_string(ctx.num_outputs()) + " outputs");
+      for (std::size_t k = 0; k < out.size(); ++k) ctx.set_output(k, std::move(out[k]));
+    };
+  }});
+
+  // ---- Loop ------------------------------------------------------------------------
+  r.add({.op = "Loop", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string body = function_attr(n, "body");
+    const std::size_t caps = num_captures(n);
+    if (n.num_inputs() < 2 + caps) n.fail("Loop needs M and cond inputs");
+    const std::size_t carried = n.num_inputs() - 2 - caps;
+    if (carried > n.num_outputs()) n.fail("Loop has fewer outputs than loop-carried values");
+    std::vector<std::pair<dtype, std::vector<std::int64_t>>> hints;
+    for (std::size_t k = carried; k < n.num_outputs(); ++k) hints.push_back(element_hint(n.output_types[k]));
+    return [body, caps, carried, hints](context& ctx) {
+      const auto& nd = ctx.node();
+      std::int64_t max_trip = -1;
+      if (ctx.has_input(0)) max_trip = scalar_int(ctx.input(0), nd, "the trip count M");
+      bool cond = true;
+      if (ctx.has_input(1)) cond = truthy(ctx.input(1), nd, "the loop condition");
+      std::vector<value> state;
+      for (std::size_t k = 0; k < carried; ++k) state.push_back(ctx.input_value(2 + k));
+      std::vector<value> captured;
+      for (std::size_t i = ctx.num_inputs() - caps; i < ctx.num_inputs(); ++i) captured.push_back(ctx.input_value(i));
+      const std::size_t num_scan = ctx.num_outputs() - carried;
+      std::vector<std::vector<gpass::tensor>> scans(num_scan);
+      for (std::int64_t i = 0; (max_trip < 0 || i < max_trip) && cond; ++i) {
+        std::vector<value> args;
+        args.reserve(2 + carried + caps);
+        args.emplace_back(gpass::tensor::scalar<std::int64_t>(i));
+        args.emplace_back(gpass::tensor::scalar<bool>(cond));
+        for (auto& s : state) args.push_back(std::move(s));
+        for (const auto& c : captured) args.push_back(c);
+        auto out = ctx.call(body, std::move(args));
+        if (out.size() != 1 + carried + num_scan)
+          ctx.fail("loop body returned " + std::to_string(out.size()) + " values, expected " + std::to_string(1 + carried + num_scan));
+        cond = truthy(out[0].tensor(), nd, "the body's condition output");
+        for (std::size_t k = 0; k < carried; ++k) state[k] = std::move(out[1 + k]);
+        for (std::size_t k = 0; k < num_scan; ++k) scans[k].push_back(out[1 + carried + k].tensor());
+      }
+      for (std::size_t k = 0; k < carried; ++k) ctx.set_output(k, std::move(state[k]));
+      for (std::size_t k = 0; k < num_scan; ++k)
+        ctx.set_output(carried + k, stack(scans[k], 0, nd, hints[k].first, hints[k].second));
+    };
+  }});
+
+  // ---- Scan (opset 9+: no batch axis; opset 8: batch axis and sequence_lens) --------
+  r.add({.op = "Scan", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string body = function_attr(n, "body");
+    const std::size_t caps = num_captures(n);
+    const auto num_scan_in = static_cast<std::size_t>(n.attr<std::int64_t>("num_scan_inputs"));
+    const bool v8 = n.opset > 0 && n.opset < 9;
+    const std::size_t first = v8 ? 1 : 0;  // Scan-8: sequence_lens first
+    if (n.num_inputs() < first + num_scan_in + caps) n.fail("Scan has fewer inputs than num_scan_inputs");
+    const std::size_t num_state = n.num_inputs() - first - num_scan_in - caps;
+    if (num_state > n.num_outputs()) n.fail("Scan has fewer outputs than states");
+    const std::size_t num_scan_out = n.num_outputs() - num_state;
+    auto axes_of = [&](const char* a, std::size_t count) {
+      auto v = n.attr<std::vector<std::int64_t>>(a, std::vector<std::int64_t>(count, 0));
+      if (v.size() != count) n.fail(std::string("attribute '") + a + "' has the wrong length");
+      return v;
+    };
+    const auto in_axes = axes_of(v8 ? "__none__" : "scan_input_axes", num_scan_in);
+    const auto in_dirs = axes_of(v8 ? "directions" : "scan_input_directions", num_scan_in);
+    const auto out_axes = axes_of(v8 ? "__none__" : "scan_output_axes", num_scan_out);
+    const auto out_dirs = axes_of(v8 ? "__none__" : "scan_output_directions", num_scan_out);
+    return [=](context& ctx) {
+      const auto& nd = ctx.node();
+      // Scan-8 has a leading batch axis: run each batch entry as its own scan
+      std::vector<gpass::tensor> state_in, scan_in;
+      for (std::size_t k = 0; k < num_state; ++k) state_in.push_back(ctx.input(first + k));
+      for (std::size_t k = 0; k < num_scan_in; ++k) scan_in.push_back(ctx.input(first + num_state + k));
+      std::vector<value> captured;
+      for (std::size_t i = ctx.num_inputs() - caps; i < ctx.num_inputs(); ++i) captured.push_back(ctx.input_value(i));
+      const std::int64_t batches = v8 ? (num_state ? state_in[0].sizes()[0] : scan_in[0].sizes()[0]) : 1;
+      std::vector<std::vector<gpass::tensor>> state_out(num_state), scan_out(num_scan_out);
+      for (std::int64_t b = 0; b < batches; ++b) {
+        std::vector<gpass::tensor> st, sc;
+        for (auto& s : state_in) st.push_back(v8 ? take(s, 0, b) : s);
+        for (auto& s : scan_in) sc.push_back(v8 ? take(s, 0, b) : s);
+        std::vector<std::int64_t> axis(num_scan_in);
+        std::int64_t len = -1;
+        for (std::size_t k = 0; k < num_scan_in; ++k) {
+          axis[k] = normalize_axis(in_axes[k], static_cast<std::int64_t>(sc[k].rank()), nd);
+          const std::int64_t l = sc[k].sizes()[axis[k]];
+          if (len >= 0 && l != len) ctx.fail("scan inputs have different lengths");
+          len = l;
+        }
+        if (v8 && ctx.has_input(0)) {
+          auto lens = int_values(ctx.input(0), nd, "sequence_lens");
+          if (static_cast<std::int64_t>(lens.size()) > b) len = std::min(len, lens[b]);
+        }
+        std::vector<std::vector<gpass::tensor>> outs(num_scan_out);
+        for (std::int64_t i = 0; i < std::max<std::int64_t>(len, 0); ++i) {
+          std::vector<value> args;
+          for (auto& s : st) args.emplace_back(s);
+          for (std::size_t k = 0; k < num_scan_in; ++k)
+            args.emplace_back(take(sc[k], axis[k], in_dirs[k] ? len - 1 - i : i));
+          for (const auto& c : captured) args.push_back(c);
+          auto out = ctx.call(body, std::move(args));
+          if (out.size() != num_state + num_scan_out) ctx.fail("scan body returned the wrong number of values");
+          for (std::size_t k = 0; k < num_state; ++k) st[k] = out[k].tensor();
+          for (std::size_t k = 0; k < num_scan_out; ++k) outs[k].push_back(out[num_state + k].tensor());
+        }
+        for (std::size_t k = 0; k < num_state; ++k) state_out[k].push_back(st[k]);
+        for (std::size_t k = 0; k < num_scan_out; ++k) {
+          auto& parts = outs[k];
+          if (out_dirs[k]) std::reverse(parts.begin(), parts.end());
+          const std::int64_t rank = parts.empty() ? 1 : static_cast<std::int64_t>(parts[0].rank()) + 1;
+          const std::int64_t ax = normalize_axis(out_axes[k], rank, nd);
+          scan_out[k].push_back(stack(parts, ax, nd, dtype::f32, {}));
+        }
+      }
+      for (std::size_t k = 0; k < num_state; ++k)
+        ctx.set_output(k, v8 ? stack(state_out[k], 0, nd, dtype::f32, {}) : state_out[k][0]);
+      for (std::size_t k = 0; k < num_scan_out; ++k)
+        ctx.set_output(num_state + k, v8 ? stack(scan_out[k], 0, nd, dtype::f32, {}) : scan_out[k][0]);
+    };
+  }});
+
+  // ---- sequences -------------------------------------------------------------------
+  r.add({.op = "SequenceEmpty", .type_input = -1, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) { ctx.set_output(0, value::sequence_type{}); };
+  }});
+  r.add({.op = "SequenceConstruct", .type_input = -1, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      value::sequence_type s;
+      for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+        s.push_back(ctx.input(i));
+        if (s.back().element_type() != s.front().element_type()) ctx.fail("sequence elements have different element types");
+      }
+      ctx.set_output(0, std::move(s));
+    };
+  }});
+  auto position = [](context& ctx, std::size_t input, std::int64_t size, bool insert) {
+    std::int64_t p = insert ? size : size - 1;
+    if (ctx.has_input(input)) p = scalar_int(ctx.input(input), ctx.node(), "position");
+    const std::int64_t hi = insert ? size : size - 1;
+    if (p < -size || p > hi) ctx.fail("position " + std::to_string(p) + " out of range for a sequence of " + std::to_string(size));
+    return p < 0 ? p + size : p;
+  };
+  r.add({.op = "SequenceInsert", .type_input = -1, .make = [position](const kernel_node&) -> fn {
+    return [position](context& ctx) {
+      value::sequence_type s = ctx.input_value(0).sequence();
+      const auto p = position(ctx, 2, static_cast<std::int64_t>(s.size()), true);
+      s.insert(s.begin() + p, ctx.input(1));
+      ctx.set_output(0, std::move(s));
+    };
+  }});
+  r.add({.op = "SequenceErase", .type_input = -1, .make = [position](const kernel_node&) -> fn {
+    return [position](context& ctx) {
+      value::sequence_type s = ctx.input_value(0).sequence();
+      if (s.empty()) ctx.fail("cannot erase from an empty sequence");
+      const auto p = position(ctx, 1, static_cast<std::int64_t>(s.size()), false);
+      s.erase(s.begin() + p);
+      ctx.set_output(0, std::move(s));
+    };
+  }});
+  r.add({.op = "SequenceAt", .type_input = -1, .make = [position](const kernel_node&) -> fn {
+    return [position](context& ctx) {
+      const auto& s = ctx.input_value(0).sequence();
+      if (!ctx.has_input(1)) ctx.fail("SequenceAt needs a position");
+      const auto p = position(ctx, 1, static_cast<std::int64_t>(s.size()), false);
+      ctx.set_output(0, s[static_cast<std::size_t>(p)]);
+    };
+  }});
+  r.add({.op = "SequenceLength", .type_input = -1, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      ctx.set_output(0, gpass::tensor::scalar<std::int64_t>(static_cast<std::int64_t>(ctx.input_value(0).sequence().size())));
+    };
+  }});
+  r.add({.op = "SplitToSequence", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::int64_t axis_attr = n.attr<std::int64_t>("axis", 0);
+    const bool keepdims = n.attr<std::int64_t>("keepdims", 1) != 0;
+    return [axis_attr, keepdims](context& ctx) {
+      const auto& x = ctx.input(0);
+      const auto& nd = ctx.node();
+      const auto axis = normalize_axis(axis_attr, static_cast<std::int64_t>(x.rank()), nd);
+      const std::int64_t dim = x.sizes()[axis];
+      std::vector<std::int64_t> lens;
+      bool split_given = ctx.has_input(1);
+      if (split_given) {
+        const auto& sp = ctx.input(1);
+        auto v = int_values(sp, nd, "split");
+        if (sp.rank() == 0) {
+          if (v[0] <= 0) ctx.fail("split must be positive");
+          for (std::int64_t at = 0; at < dim; at += v[0]) lens.push_back(std::min(v[0], dim - at));
+        } else {
+          lens = v;
+          std::int64_t total = 0;
+          for (auto l : lens) total += l;
+          if (total != dim) ctx.fail("split lengths sum to " + std::to_string(total) + ", axis has " + std::to_string(dim));
+        }
+      } else {
+        lens.assign(static_cast<std::size_t>(dim), 1);
+      }
+      value::sequence_type out;
+      std::vector<gpass::tensor> one{x};
+      std::int64_t at = 0;
+      const auto& s = x.sizes();
+      std::int64_t outer = 1, inner = 1;
+      for (std::int64_t d = 0; d < axis; ++d) outer *= s[d];
+      for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+      for (auto l : lens) {
+        std::vector<std::int64_t> ps = s;
+        ps[axis] = l;
+        gpass::tensor p = make(x.element_type(), ps);
+        for (std::int64_t o = 0; o < outer; ++o) copy_elements(x, (o * dim + at) * inner, p, o * l * inner, l * inner);
+        if (!split_given && !keepdims) {
+          ps.erase(ps.begin() + axis);
+          p = p.element_type() == dtype::string ? take(p, axis, 0) : p.reshaped(ps);
+        }
+        out.push_back(std::move(p));
+        at += l;
+      }
+      ctx.set_output(0, std::move(out));
+    };
+  }});
+  r.add({.op = "ConcatFromSequence", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::int64_t axis_attr = n.attr<std::int64_t>("axis");
+    const bool new_axis = n.attr<std::int64_t>("new_axis", 0) != 0;
+    return [axis_attr, new_axis](context& ctx) {
+      const auto& s = ctx.input_value(0).sequence();
+      if (s.empty()) ctx.fail("cannot concatenate an empty sequence");
+      const auto rank = static_cast<std::int64_t>(s[0].rank()) + (new_axis ? 1 : 0);
+      const auto axis = normalize_axis(axis_attr, rank, ctx.node());
+      ctx.set_output(0, new_axis ? stack(s, axis, ctx.node(), dtype::f32, {}) : concat(s, axis, ctx.node()));
+    };
+  }});
+  r.add({.op = "SequenceMap", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string body = function_attr(n, "body");
+    const std::size_t caps = num_captures(n);
+    return [body, caps](context& ctx) {
+      const std::size_t formal = ctx.num_inputs() - caps;
+      const auto& s0 = ctx.input_value(0).sequence();
+      const std::size_t len = s0.size();
+      for (std::size_t i = 1; i < formal; ++i)
+        if (ctx.input_value(i).is_sequence() && ctx.input_value(i).sequence().size() != len)
+          ctx.fail("sequence inputs have different lengths");
+      std::vector<value::sequence_type> outs(ctx.num_outputs());
+      for (std::size_t j = 0; j < len; ++j) {
+        std::vector<value> args;
+        for (std::size_t i = 0; i < formal; ++i) {
+          const auto& v = ctx.input_value(i);
+          args.emplace_back(v.is_sequence() ? value(v.sequence()[j]) : v);
+        }
+        for (std::size_t i = formal; i < ctx.num_inputs(); ++i) args.push_back(ctx.input_value(i));
+        auto out = ctx.call(body, std::move(args));
+        if (out.size() != outs.size()) ctx.fail("SequenceMap body returned the wrong number of values");
+        for (std::size_t k = 0; k < out.size(); ++k) outs[k].push_back(out[k].tensor());
+      }
+      for (std::size_t k = 0; k < outs.size(); ++k) ctx.set_output(k, std::move(outs[k]));
+    };
+  }});
+
+  // ---- optionals: an empty optional is a `none` value --------------------------------
+  r.add({.op = "Optional", .type_input = -1, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
+  }});
+  r.add({.op = "OptionalHasElement", .type_input = -1, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) { ctx.set_output(0, gpass::tensor::scalar<bool>(!ctx.input_value(0).is_none())); };
+  }});
+  r.add({.op = "OptionalGetElement", .type_input = -1, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      if (ctx.input_value(0).is_none()) ctx.fail("the optional is empty");
+      ctx.set_output(0, ctx.input_value(0));
+    };
+  }});
+}
+
+}  // namespace gpass::exec::cpu_detail

@@ -1,0 +1,1588 @@
+#pragma once
+/// \file linalg.hpp
+/// Eigen CPU kernels: the linalg family: matrix products (MatMul, Gemm, Einsum, Det,
+/// MatMulInteger, QLinearMatMul), convolutions (Conv, ConvTranspose, ConvInteger,
+/// QLinearConv) and pooling (MaxPool, AveragePool, LpPool, their Global forms, MaxUnpool).
+///
+/// Products go through Eigen's GEMM on row-major `Eigen::Map`s of the tensors (no copies;
+/// transposes are views); with more than one thread the output is cut into row or column
+/// blocks, one Eigen product per block, run with `eigen_cpu::parallel_for`. Convolutions
+/// are im2col (per block of output positions, into a scratch buffer) + GEMM, with a direct
+/// GEMM for 1x1 stride-1 unpadded kernels; ConvTranspose is GEMM + col2im.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+
+namespace gpass::exec::cpu_detail {
+
+namespace linalg {
+
+using i64 = std::int64_t;
+
+template <class T>
+using row_matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using const_map = Eigen::Map<const row_matrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <class T>
+using mut_map = Eigen::Map<row_matrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+/// Rough cost of one multiply-add in a GEMM, in `parallel_for` cost units (about ns).
+inline constexpr double mac_cost = 0.04;
+/// Total cost below which a product runs on one thread (measured: splitting a 512x512 GEMV
+/// over two threads gains nothing; a 64x512x512 GEMM halves).
+inline constexpr double parallel_threshold = 40000.0;
+
+inline i64 product(std::span<const i64> v) {
+  i64 p = 1;
+  for (i64 x : v) p *= x;
+  return p;
+}
+
+/// Element types computed by Eigen's GEMM (others go through a plain loop).
+template <class T>
+inline constexpr bool eigen_gemm_type = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// C[r0:r1, c0:c1] (=|+=) alpha * op(A)[r0:r1, :] * op(B)[:, c0:c1], where op(A) is M x K
+/// (A stored row-major M x K with row stride lda, or K x M when `ta`), op(B) K x N.
+template <class T>
+struct gemm_args {
+  i64 M = 0, N = 0, K = 0;
+  const T* a = nullptr;
+  i64 lda = 0;
+  bool ta = false;
+  const T* b = nullptr;
+  i64 ldb = 0;
+  bool tb = false;
+  T* c = nullptr;
+  i64 ldc = 0;
+  T alpha = T(1);
+  bool accumulate = false;  ///< add to C (which the init callback filled) instead of overwriting
+};
+
+template <class T>
+void gemm_block(const gemm_args<T>& g, i64 r0, i64 r1, i64 c0, i64 c1) {
+  const i64 m = r1 - r0, n = c1 - c0, K = g.K;
+  if (m <= 0 || n <= 0) return;
+  if constexpr (eigen_gemm_type<T>) {
+    mut_map<T> C(g.c + r0 * g.ldc + c0, m, n, Eigen::OuterStride<>(g.ldc));
+    auto run = [&](const auto& A, const auto& B) {
+      if (g.accumulate) C.noalias() += g.alpha * A * B;
+      else if (g.alpha == T(1)) C.noalias() = A * B;
+      else C.noalias() = g.alpha * A * B;
+    };
+    auto with_b = [&](const auto& A) {
+      if (!g.tb) run(A, const_map<T>(g.b + c0, K, n, Eigen::OuterStride<>(g.ldb)));
+      else run(A, const_map<T>(g.b + c0 * g.ldb, n, K, Eigen::OuterStride<>(g.ldb)).transpose());
+    };
+    if (!g.ta) with_b(const_map<T>(g.a + r0 * g.lda, m, K, Eigen::OuterStride<>(g.lda)));
+    else with_b(const_map<T>(g.a + r0, K, m, Eigen::OuterStride<>(g.lda)).transpose());
+  } else {
+    // plain loop (integer types): i-k-j order so the inner loop runs along rows of B and C
+    for (i64 i = r0; i < r1; ++i) {
+      T* crow = g.c + i * g.ldc;
+      if (!g.accumulate)
+        for (i64 j = c0; j < c1; ++j) crow[j] = T(0);
+      for (i64 k = 0; k < K; ++k) {
+        const T av = g.alpha * (g.ta ? g.a[k * g.lda + i] : g.a[i * g.lda + k]);
+        if (av == T(0)) continue;
+        if (!g.tb) {
+          const T* brow = g.b + k * g.ldb;
+          for (i64 j = c0; j < c1; ++j) crow[j] += av * brow[j];
+        } else {
+          for (i64 j = c0; j < c1; ++j) crow[j] += av * g.b[j * g.ldb + k];
+        }
+      }
+    }
+  }
+}
+
+/// Runs the product of `g`, split into row or column blocks over the policy's threads when
+/// it is big enough; `init(r0, r1, c0, c1)` prepares each block of C first (when accumulating).
+template <class T, class Init>
+void gemm(const eigen_cpu& pol, const gemm_args<T>& g, Init&& init, bool allow_parallel = true) {
+  const i64 M = g.M, N = g.N;
+  if (M <= 0 || N <= 0) return;
+  const int threads = allow_parallel ? pol.threads() : 1;
+  const double total = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(std::max<i64>(g.K, 1)) * mac_cost;
+  if (threads <= 1 || total < parallel_threshold) {
+    init(0, M, 0, N);
+    gemm_block(g, 0, M, 0, N);
+    return;
+  }
+  // split the longer side; column blocks are multiples of 16, row blocks of 8
+  const bool by_cols = N >= M;
+  const i64 len = by_cols ? N : M;
+  const i64 unit = by_cols ? 16 : 8;
+  const i64 units = (len + unit - 1) / unit;
+  const i64 blocks = std::min<i64>(units, threads);
+  const i64 per = (units + blocks - 1) / blocks * unit;  // elements per block
+  const i64 nblocks = (len + per - 1) / per;
+  pol.parallel_for(nblocks, total / static_cast<double>(nblocks), [&](i64 b, i64 e) {
+    const i64 s = b * per, t = std::min(len, e * per);
+    if (by_cols) {
+      init(0, M, s, t);
+      gemm_block(g, 0, M, s, t);
+    } else {
+      init(s, t, 0, N);
+      gemm_block(g, s, t, 0, N);
+    }
+  });
+}
+
+template <class T>
+void gemm(const eigen_cpu& pol, const gemm_args<T>& g, bool allow_parallel = true) {
+  gemm(pol, g, [](i64, i64, i64, i64) {}, allow_parallel);
+}
+
+/// Copies a tensor of element type `From` into a new tensor of element type `To`.
+template <class To, class From>
+gpass::tensor convert_tensor(const gpass::tensor& t) {
+  gpass::tensor r = gpass::tensor::uninitialized(dtype_of_v<To>, t.sizes());
+  const From* s = t.data<From>();
+  To* d = r.data<To>();
+  const i64 n = t.size();
+  for (i64 i = 0; i < n; ++i) d[i] = static_cast<To>(static_cast<float>(s[i]));
+  return r;
+}
+
+// ------------------------------------------------------------------------------------------
+// MatMul shapes (numpy semantics)
+
+struct matmul_shape {
+  i64 M = 0, N = 0, K = 0;
+  std::vector<i64> out;
+  i64 batches = 1;
+  bool fold = false;                           ///< b has no batch: fold a's batches into M
+  std::vector<std::pair<i64, i64>> offsets;    ///< per batch: matrix index in a, in b
+};
+
+inline matmul_shape matmul_shapes(const std::vector<i64>& sa, const std::vector<i64>& sb, const kernel_node& n) {
+  if (sa.empty() || sb.empty()) n.fail("MatMul inputs must have rank >= 1");
+  std::vector<i64> a2 = sa, b2 = sb;
+  if (sa.size() == 1) a2 = {1, sa[0]};
+  if (sb.size() == 1) b2 = {sb[0], 1};
+  matmul_shape r;
+  r.M = a2[a2.size() - 2];
+  r.K = a2.back();
+  r.N = b2.back();
+  if (b2[b2.size() - 2] != r.K)
+    n.fail("MatMul inner dimensions differ: " + shape::of(sa).to_string() + " x " + shape::of(sb).to_string());
+  std::vector<i64> ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+  std::vector<i64> batch = broadcast_sizes(ba, bb, n);
+  r.out = batch;
+  if (sa.size() > 1) r.out.push_back(r.M);
+  if (sb.size() > 1) r.out.push_back(r.N);
+  r.batches = product(batch);
+  if (product(bb) == 1 && ba == batch) {
+    r.fold = true;
+    return r;
+  }
+  r.offsets.reserve(static_cast<std::size_t>(r.batches));
+  strided_walker<2> w(batch, {broadcast_strides(ba, batch), broadcast_strides(bb, batch)});
+  w.seek(0);
+  for (i64 i = 0; i < r.batches; ++i, w.next()) r.offsets.emplace_back(w.offset(0), w.offset(1));
+  return r;
+}
+
+/// Batched product c[i] = a[oa] * b[ob] for every batch of `s` (row-major contiguous matrices).
+template <class T>
+void batched_matmul(const eigen_cpu& pol, const matmul_shape& s, const T* a, const T* b, T* c) {
+  const i64 M = s.M, N = s.N, K = s.K;
+  if (s.fold) {
+    gemm<T>(pol, {.M = s.batches * M, .N = N, .K = K, .a = a, .lda = K, .b = b, .ldb = N, .c = c, .ldc = N});
+    return;
+  }
+  auto one = [&](i64 i, bool par) {
+    gemm<T>(pol,
+            {.M = M, .N = N, .K = K, .a = a + s.offsets[i].first * M * K, .lda = K, .b = b + s.offsets[i].second * K * N,
+             .ldb = N, .c = c + i * M * N, .ldc = N},
+            par);
+  };
+  if (pol.threads() > 1 && s.batches >= pol.threads()) {
+    pol.parallel_for(s.batches, static_cast<double>(M * N * std::max<i64>(K, 1)) * mac_cost, [&](i64 b0, i64 e0) {
+      for (i64 i = b0; i < e0; ++i) one(i, false);
+    });
+  } else {
+    for (i64 i = 0; i < s.batches; ++i) one(i, true);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Window geometry (Conv, ConvTranspose, pooling)
+
+/// Window attributes as read from a node (checked once when the kernel is made).
+struct window_attrs {
+  std::vector<i64> kernel, strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  bool ceil_mode = false;
+
+  static window_attrs read(const kernel_node& n) {
+    window_attrs a;
+    a.kernel = n.attr<std::vector<i64>>("kernel_shape", {});
+    a.strides = n.attr<std::vector<i64>>("strides", {});
+    a.dilations = n.attr<std::vector<i64>>("dilations", {});
+    a.pads = n.attr<std::vector<i64>>("pads", {});
+    a.auto_pad = n.attr<std::string>("auto_pad", "NOTSET");
+    if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
+    a.ceil_mode = n.attr<i64>("ceil_mode", 0) != 0;
+    if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER")
+      n.fail("unknown auto_pad '" + a.auto_pad + "'");
+    for (i64 v : a.kernel)
+      if (v <= 0) n.fail("kernel_shape must be positive");
+    for (i64 v : a.strides)
+      if (v <= 0) n.fail("strides must be positive");
+    for (i64 v : a.dilations)
+      if (v <= 0) n.fail("dilations must be positive");
+    for (i64 v : a.pads)
+      if (v < 0) n.fail("pads must be non-negative");
+    return a;
+  }
+};
+
+/// Resolved geometry of a sliding window over `in` spatial sizes.
+struct window_geometry {
+  std::vector<i64> in, kernel, strides, dilations, pad_begin, pad_end, out;
+  i64 effective(std::size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
+};
+
+inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in, std::vector<i64> kernel,
+                                      const kernel_node& n) {
+  const std::size_t r = in.size();
+  window_geometry g;
+  g.in = std::move(in);
+  g.kernel = std::move(kernel);
+  if (g.kernel.size() != r) n.fail("kernel_shape has " + std::to_string(g.kernel.size()) + " values for " + std::to_string(r) + " spatial dimensions");
+  auto list = [&](const std::vector<i64>& v, std::size_t want, const char* what) {
+    if (v.empty()) return std::vector<i64>(want, what[0] == 'p' ? 0 : 1);
+    if (v.size() != want) n.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
+    return v;
+  };
+  g.strides = list(a.strides, r, "strides");
+  g.dilations = list(a.dilations, r, "dilations");
+  std::vector<i64> pads = list(a.pads, 2 * r, "pads");
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
+  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
+  g.out.resize(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    const i64 eff = g.effective(d), s = g.strides[d], x = g.in[d];
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      const i64 o = (x + s - 1) / s;
+      const i64 total = std::max<i64>(0, (o - 1) * s + eff - x);
+      const i64 small = total / 2, big = total - small;
+      g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? small : big;
+      g.pad_end[d] = a.auto_pad == "SAME_UPPER" ? big : small;
+      g.out[d] = o;
+      continue;
+    }
+    if (a.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
+    const i64 span = x + g.pad_begin[d] + g.pad_end[d] - eff;
+    if (span < 0)
+      n.fail("window of size " + std::to_string(eff) + " does not fit input size " + std::to_string(x) + " (with padding)");
+    i64 o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (a.ceil_mode && (o - 1) * s >= x + g.pad_begin[d]) --o;
+    g.out[d] = o;
+  }
+  return g;
+}
+
+// ------------------------------------------------------------------------------------------
+// Convolution: im2col + GEMM
+
+/// Fills `dst` ([CK, c1 - c0] row-major) with the im2col columns [c0, c1) of one image-group
+/// `x` ([Cg, in...]).
+template <class T>
+void im2col(const T* x, const window_geometry& g, i64 Cg, i64 c0, i64 c1, T* dst) {
+  const std::size_t r = g.in.size();
+  const i64 Kk = product(g.kernel), P_in = product(g.in);
+  const i64 width = c1 - c0, last = static_cast<i64>(r) - 1;
+  std::vector<i64> kidx(r), o(r);
+  const i64 s_last = g.strides[last], d_last = g.dilations[last], in_last = g.in[last], pb_last = g.pad_begin[last];
+  for (i64 row = 0; row < Cg * Kk; ++row, dst += width) {
+    const i64 c = row / Kk;
+    i64 kr = row % Kk;
+    for (std::size_t d = r; d-- > 0;) {
+      kidx[d] = kr % g.kernel[d];
+      kr /= g.kernel[d];
+    }
+    const T* xc = x + c * P_in;
+    i64 p = c0;
+    for (std::size_t d = r, q = c0; d-- > 0;) {
+      o[d] = static_cast<i64>(q) % g.out[d];
+      q /= static_cast<std::size_t>(g.out[d]);
+    }
+    T* out = dst;
+    while (p < c1) {
+      const i64 run = std::min(g.out[last] - o[last], c1 - p);
+      bool ok = true;
+      i64 off = 0;
+      for (i64 d = 0; d < last; ++d) {
+        const i64 i = o[d] * g.strides[d] - g.pad_begin[d] + kidx[d] * g.dilations[d];
+        if (i < 0 || i >= g.in[d]) {
+          ok = false;
+          break;
+        }
+        off = off * g.in[d] + i;
+      }
+      if (!ok) {
+        std::fill(out, out + run, T(0));
+      } else {
+        const T* xr = xc + off * in_last;
+        const i64 i0 = o[last] * s_last - pb_last + kidx[last] * d_last;
+        // valid j: 0 <= i0 + j*s < in_last
+        i64 jlo = i0 >= 0 ? 0 : (-i0 + s_last - 1) / s_last;
+        i64 jhi = i0 >= in_last ? 0 : (in_last - i0 + s_last - 1) / s_last;
+        jlo = std::min(jlo, run);
+        jhi = std::clamp(jhi, jlo, run);
+        std::fill(out, out + jlo, T(0));
+        if (s_last == 1) {
+          std::copy(xr + i0 + jlo, xr + i0 + jhi, out + jlo);
+        } else {
+          for (i64 j = jlo; j < jhi; ++j) out[j] = xr[i0 + j * s_last];
+        }
+        std::fill(out + jhi, out + run, T(0));
+      }
+      out += run;
+      p += run;
+      o[last] += run;
+      if (o[last] == g.out[last]) {
+        o[last] = 0;
+        for (i64 d = last - 1; d >= 0; --d) {
+          if (++o[d] < g.out[d]) break;
+          o[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+struct pool_setup;
+template <class T>
+void conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
+                    const T* bias, T* y);
+
+/// y[N, M, out...] = conv(x[N, C, in...], w[M, C/G, k...]) + bias[M] (bias may be null).
+template <class T>
+void conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G, const T* x, const T* w,
+                  const T* bias, T* y) {
+  const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
+  const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
+  if (N == 0 || M == 0 || P == 0) return;
+  if (Cg == 1 && G > 1 && g.in.size() <= 3) {
+    conv_depthwise(pol, g, N, C, M, x, w, bias, y);
+    return;
+  }
+  bool pointwise = true;
+  for (std::size_t d = 0; d < g.in.size(); ++d)
+    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
+  // columns (output positions) per task; rows (output channels) per task
+  i64 cb = pointwise ? P : std::clamp<i64>((i64{1} << 17) / std::max<i64>(CK, 1), 64, std::max<i64>(P, 1));
+  if (cb < P) cb = (cb + 15) / 16 * 16;
+  i64 CB = (P + cb - 1) / cb;
+  const int threads = pol.threads();
+  const double total = static_cast<double>(N * M * P) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
+  i64 RB = 1;
+  if (threads > 1 && total > parallel_threshold && N * G * CB < threads) {
+    if (P >= Mg && P >= 32) {
+      cb = std::max<i64>(16, ((P + threads - 1) / threads + 15) / 16 * 16);
+      CB = (P + cb - 1) / cb;
+    }
+    if (N * G * CB < threads) RB = std::min<i64>(threads, std::max<i64>(1, Mg / 8));
+  }
+  const i64 rb = (Mg + RB - 1) / RB;
+  const i64 tasks = N * G * RB * CB;
+  pol.parallel_for(tasks, total / static_cast<double>(tasks), [&](i64 b, i64 e) {
+    std::unique_ptr<T[]> scratch;
+    if (!pointwise) scratch.reset(new T[static_cast<std::size_t>(CK * std::min(cb, P))]);
+    for (i64 t = b; t < e; ++t) {
+      const i64 cbi = t % CB;
+      const i64 rbi = (t / CB) % RB;
+      const i64 gi = (t / (CB * RB)) % G;
+      const i64 ni = t / (CB * RB * G);
+      const i64 c0 = cbi * cb, c1 = std::min(P, c0 + cb), r0 = rbi * rb, r1 = std::min(Mg, r0 + rb);
+      if (r0 >= r1) continue;
+      const T* xg = x + (ni * C + gi * Cg) * P_in;
+      T* yg = y + (ni * M + gi * Mg) * P;
+      const T* bmat;
+      i64 ldb;
+      if (pointwise) {
+        bmat = xg + c0;
+        ldb = P_in;
+      } else {
+        im2col(xg, g, Cg, c0, c1, scratch.get());
+        bmat = scratch.get();
+        ldb = c1 - c0;
+      }
+      const gemm_args<T> ga{.M = r1 - r0, .N = c1 - c0, .K = CK, .a = w + (gi * Mg + r0) * CK, .lda = CK, .b = bmat,
+                            .ldb = ldb, .c = yg + r0 * P + c0, .ldc = P};
+      gemm_block(ga, 0, r1 - r0, 0, c1 - c0);
+      if (bias) {
+        for (i64 m = r0; m < r1; ++m) {
+          const T bv = bias[gi * Mg + m];
+          T* row = yg + m * P;
+          for (i64 j = c0; j < c1; ++j) row[j] += bv;
+        }
+      }
+    }
+  });
+}
+
+/// y[N, M, out...] = conv_transpose(x[N, C, in...], w[C, M/G, k...]) + bias; output
+/// position o_d = i_d * s_d + k_d * dil_d - pad_begin_d (outside the computed range: bias).
+template <class T>
+void conv_transpose_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G, const T* x,
+                            const T* w, const T* bias, T* y) {
+  const std::size_t r = g.in.size();
+  const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
+  const i64 Cg = C / G, Mg = M / G;
+  if (N == 0 || M == 0 || P == 0) return;
+  const int threads = pol.threads();
+  const i64 MB = (threads > 1 && N * G < threads) ? std::min<i64>(threads, Mg) : 1;
+  const i64 mb = (Mg + MB - 1) / MB;
+  const i64 pcols = std::clamp<i64>((i64{1} << 17) / std::max<i64>(mb * Kk, 1), 16, std::max<i64>(P_in, 1));
+  const i64 tasks = N * G * MB;
+  const double cost = static_cast<double>(mb * Kk * P_in) * static_cast<double>(std::max<i64>(Cg, 1)) * mac_cost;
+  pol.parallel_for(tasks, cost, [&](i64 b, i64 e) {
+    std::unique_ptr<T[]> col(new T[static_cast<std::size_t>(std::max<i64>(1, mb * Kk * pcols))]);
+    std::vector<i64> kidx(r), ii(r);
+    for (i64 t = b; t < e; ++t) {
+      const i64 mbi = t % MB, gi = (t / MB) % G, ni = t / (MB * G);
+      const i64 m0 = mbi * mb, m1 = std::min(Mg, m0 + mb);
+      if (m0 >= m1) continue;
+      T* yg = y + (ni * M + gi * Mg) * P;
+      for (i64 m = m0; m < m1; ++m) std::fill(yg + m * P, yg + (m + 1) * P, bias ? bias[gi * Mg + m] : T(0));
+      const T* xg = x + (ni * C + gi * Cg) * P_in;
+      const T* wg = w + gi * Cg * Mg * Kk;
+      for (i64 p0 = 0; p0 < P_in; p0 += pcols) {
+        const i64 p1 = std::min(P_in, p0 + pcols), width = p1 - p0;
+        // col[(m1-m0)*Kk, width] = wg[:, m0*Kk:m1*Kk]^T * xg[:, p0:p1]
+        const gemm_args<T> ga{.M = (m1 - m0) * Kk, .N = width, .K = Cg, .a = wg + m0 * Kk, .lda = Mg * Kk, .ta = true,
+                              .b = xg + p0, .ldb = P_in, .c = col.get(), .ldc = width};
+        gemm_block(ga, 0, ga.M, 0, width);
+        for (i64 row = 0; row < (m1 - m0) * Kk; ++row) {
+          const i64 m = m0 + row / Kk;
+          i64 kr = row % Kk;
+          for (std::size_t d = r; d-- > 0;) {
+            kidx[d] = kr % g.kernel[d];
+            kr /= g.kernel[d];
+          }
+          T* ym = yg + m * P;
+          const T* src = col.get() + row * width;
+          i64 q = p0;
+          for (std::size_t d = r; d-- > 0;) {
+            ii[d] = q % g.in[d];
+            q /= g.in[d];
+          }
+          for (i64 j = 0; j < width; ++j) {
+            i64 off = 0;
+            bool ok = true;
+            for (std::size_t d = 0; d < r; ++d) {
+              const i64 o = ii[d] * g.strides[d] + kidx[d] * g.dilations[d] - g.pad_begin[d];
+              if (o < 0 || o >= g.out[d]) {
+                ok = false;
+                break;
+              }
+              off = off * g.out[d] + o;
+            }
+            if (ok) ym[off] += src[j];
+            for (std::size_t d = r; d-- > 0;) {
+              if (++ii[d] < g.in[d]) break;
+              ii[d] = 0;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+/// Checks Conv input shapes; returns (N, C, M).
+inline void check_conv_shapes(const std::vector<i64>& xs, const std::vector<i64>& ws, i64 G, bool transpose,
+                              const kernel_node& n) {
+  if (xs.size() < 3) n.fail("input must have rank >= 3 (N, C, spatial...), got " + shape::of(xs).to_string());
+  if (ws.size() != xs.size())
+    n.fail("weight rank " + std::to_string(ws.size()) + " differs from input rank " + std::to_string(xs.size()));
+  if (G <= 0) n.fail("group must be positive");
+  if (!transpose) {
+    if (ws[1] * G != xs[1])
+      n.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
+    if (ws[0] % G != 0) n.fail("output channels " + std::to_string(ws[0]) + " not divisible by group " + std::to_string(G));
+  } else {
+    if (ws[0] != xs[1]) n.fail("input has " + std::to_string(xs[1]) + " channels but weight has " + std::to_string(ws[0]));
+    if (xs[1] % G != 0) n.fail("input channels not divisible by group " + std::to_string(G));
+  }
+}
+
+inline std::vector<i64> kernel_of(const window_attrs& a, const std::vector<i64>& ws, const kernel_node& n) {
+  std::vector<i64> k(ws.begin() + 2, ws.end());
+  for (i64 v : k)
+    if (v <= 0) n.fail("weight has an empty spatial dimension: " + shape::of(ws).to_string());
+  if (!a.kernel.empty() && a.kernel != k)
+    n.fail("kernel_shape " + shape::of(a.kernel).to_string() + " differs from the weight's " + shape::of(k).to_string());
+  return k;
+}
+
+template <class T>
+const T* bias_of(const context& ctx, std::size_t i, i64 M) {
+  if (!ctx.has_input(i)) return nullptr;
+  const gpass::tensor& b = ctx.input(i);
+  if (b.size() != M) ctx.fail("bias has " + std::to_string(b.size()) + " elements, expected " + std::to_string(M));
+  return b.data<T>();
+}
+
+// ------------------------------------------------------------------------------------------
+// Pooling
+
+enum class pool_kind { max, average, lp };
+
+/// A window geometry padded to 3 spatial dimensions (leading size-1 dimensions) with, per
+/// dimension and output index, the first tap position, the range of taps [lo, hi) inside the
+/// input, and the count of taps inside the padded input (for count_include_pad).
+struct pool_setup {
+  std::array<i64, 3> in{}, out{}, dil{}, kernel{}, stride{}, pad{};
+  std::array<std::vector<i64>, 3> start, lo, hi, padded;
+  i64 inner_begin = 0, inner_end = 0;  ///< outputs along the last dimension whose taps are all inside
+
+  explicit pool_setup(const window_geometry& g) {
+    const std::size_t r = g.in.size(), lead = 3 - r;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const bool real = d >= lead;
+      const std::size_t e = real ? d - lead : 0;
+      in[d] = real ? g.in[e] : 1;
+      out[d] = real ? g.out[e] : 1;
+      dil[d] = real ? g.dilations[e] : 1;
+      const i64 k = real ? g.kernel[e] : 1, s = real ? g.strides[e] : 1, pb = real ? g.pad_begin[e] : 0,
+                pe = real ? g.pad_end[e] : 0;
+      kernel[d] = k;
+      stride[d] = s;
+      pad[d] = pb;
+      for (i64 o = 0; o < out[d]; ++o) {
+        const i64 first = o * s - pb;
+        i64 l = 0, h = 0, pad = 0;
+        bool seen = false;
+        for (i64 t = 0; t < k; ++t) {
+          const i64 pos = first + t * dil[d];
+          if (pos >= -pb && pos < in[d] + pe) ++pad;
+          if (pos >= 0 && pos < in[d]) {
+            if (!seen) l = t;
+            seen = true;
+            h = t + 1;
+          }
+        }
+        start[d].push_back(first);
+        lo[d].push_back(l);
+        hi[d].push_back(seen ? h : l);
+        padded[d].push_back(pad);
+      }
+    }
+    inner_begin = 0;
+    while (inner_begin < out[2] && (lo[2][inner_begin] != 0 || hi[2][inner_begin] != kernel[2])) ++inner_begin;
+    inner_end = inner_begin;
+    while (inner_end < out[2] && lo[2][inner_end] == 0 && hi[2][inner_end] == kernel[2]) ++inner_end;
+  }
+};
+
+/// Max (without indices) or average pooling of one plane, a row of outputs at a time: the
+/// interior outputs of a row take each tap in a tight loop over outputs.
+template <class T, pool_kind K>
+void pool_plane_rows(const pool_setup& s, bool count_include_pad, const T* xp, T* yp, std::vector<compute_t<T>>& acc) {
+  using C = compute_t<T>;
+  const i64 in1 = s.in[1], in2 = s.in[2], out2 = s.out[2], d2 = s.dil[2], s2 = s.stride[2], k2n = s.kernel[2];
+  const i64 ib = s.inner_begin, ie = s.inner_end;
+  const i64 *st2 = s.start[2].data(), *lo2 = s.lo[2].data(), *hi2 = s.hi[2].data();
+  const C init = K == pool_kind::max ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                                            : std::numeric_limits<C>::lowest())
+                                     : C(0);
+  acc.resize(static_cast<std::size_t>(out2));
+  C* a = acc.data();
+  for (i64 o0 = 0; o0 < s.out[0]; ++o0)
+    for (i64 o1 = 0; o1 < s.out[1]; ++o1, yp += out2) {
+      std::fill(a, a + out2, init);
+      i64 rows = 0;
+      for (i64 k0 = s.lo[0][o0]; k0 < s.hi[0][o0]; ++k0) {
+        const i64 i0 = s.start[0][o0] + k0 * s.dil[0];
+        for (i64 k1 = s.lo[1][o1]; k1 < s.hi[1][o1]; ++k1, ++rows) {
+          const i64 i1 = s.start[1][o1] + k1 * s.dil[1];
+          const T* row = xp + (i0 * in1 + i1) * in2;
+          auto edge = [&](i64 o2) {
+            for (i64 k2 = lo2[o2]; k2 < hi2[o2]; ++k2) {
+              const C v = static_cast<C>(row[st2[o2] + k2 * d2]);
+              if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], v);
+              else a[o2] += v;
+            }
+          };
+          for (i64 o2 = 0; o2 < ib; ++o2) edge(o2);
+          for (i64 o2 = ie; o2 < out2; ++o2) edge(o2);
+          for (i64 k2 = 0; k2 < k2n; ++k2) {
+            const T* r = row + k2 * d2 - s.pad[2];
+            if (s2 == 1) {
+              for (i64 o2 = ib; o2 < ie; ++o2) {
+                if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], static_cast<C>(r[o2]));
+                else a[o2] += static_cast<C>(r[o2]);
+              }
+            } else {
+              for (i64 o2 = ib; o2 < ie; ++o2) {
+                if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], static_cast<C>(r[o2 * s2]));
+                else a[o2] += static_cast<C>(r[o2 * s2]);
+              }
+            }
+          }
+        }
+      }
+      for (i64 o2 = 0; o2 < out2; ++o2) {
+        const i64 count = rows * (hi2[o2] - lo2[o2]);
+        C v = a[o2];
+        if constexpr (K == pool_kind::max) {
+          if (count == 0) v = C(0);
+        } else {
+          const i64 div = count_include_pad ? s.padded[0][o0] * s.padded[1][o1] * s.padded[2][o2] : count;
+          v = div > 0 ? static_cast<C>(v / static_cast<C>(div)) : C(0);
+        }
+        yp[o2] = static_cast<T>(v);
+      }
+    }
+}
+
+/// Pools one (n, c) plane: `xp` [in...] -> `yp` [out...]; `ip` (Indices, may be null) gets
+/// `base` + the spatial position of each maximum.
+template <class T, pool_kind K>
+void pool_plane(const pool_setup& s, bool count_include_pad, double p, const T* xp, T* yp, std::int64_t* ip, i64 base,
+                bool col_major) {
+  using C = compute_t<T>;
+  const i64 in0 = s.in[0], in1 = s.in[1], in2 = s.in[2], d0 = s.dil[0], d1 = s.dil[1], d2 = s.dil[2];
+  const i64 *st0 = s.start[0].data(), *st1 = s.start[1].data(), *st2 = s.start[2].data();
+  const i64 *lo0 = s.lo[0].data(), *lo1 = s.lo[1].data(), *lo2 = s.lo[2].data();
+  const i64 *hi0 = s.hi[0].data(), *hi1 = s.hi[1].data(), *hi2 = s.hi[2].data();
+  const C pc = static_cast<C>(p);
+  i64 q = 0;
+  for (i64 o0 = 0; o0 < s.out[0]; ++o0)
+    for (i64 o1 = 0; o1 < s.out[1]; ++o1)
+      for (i64 o2 = 0; o2 < s.out[2]; ++o2, ++q) {
+        const i64 a2 = st2[o2], l2 = lo2[o2], h2 = hi2[o2];
+        C acc = C(0);
+        if constexpr (K == pool_kind::max)
+          acc = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+        i64 best = -1, count = 0;
+        for (i64 k0 = lo0[o0]; k0 < hi0[o0]; ++k0) {
+          const i64 i0 = st0[o0] + k0 * d0;
+          for (i64 k1 = lo1[o1]; k1 < hi1[o1]; ++k1) {
+            const i64 i1 = st1[o1] + k1 * d1;
+            const T* row = xp + (i0 * in1 + i1) * in2 + a2;
+            if constexpr (K == pool_kind::max) {
+              if (!ip) {
+                for (i64 k2 = l2; k2 < h2; ++k2) acc = std::max(acc, static_cast<C>(row[k2 * d2]));
+                count += h2 - l2;
+              } else {
+                for (i64 k2 = l2; k2 < h2; ++k2) {
+                  const C v = static_cast<C>(row[k2 * d2]);
+                  if (v > acc || best < 0) {
+                    acc = v;
+                    const i64 i2 = a2 + k2 * d2;
+                    best = col_major ? i0 + in0 * (i1 + in1 * i2) : (i0 * in1 + i1) * in2 + i2;
+                  }
+                }
+              }
+            } else if constexpr (K == pool_kind::average) {
+              for (i64 k2 = l2; k2 < h2; ++k2) acc += static_cast<C>(row[k2 * d2]);
+              count += h2 - l2;
+            } else {
+              for (i64 k2 = l2; k2 < h2; ++k2) acc += static_cast<C>(std::pow(std::abs(static_cast<C>(row[k2 * d2])), pc));
+            }
+          }
+        }
+        if constexpr (K == pool_kind::average) {
+          const i64 div = count_include_pad ? s.padded[0][o0] * s.padded[1][o1] * s.padded[2][o2] : count;
+          acc = div > 0 ? static_cast<C>(acc / static_cast<C>(div)) : C(0);
+        } else if constexpr (K == pool_kind::lp) {
+          acc = static_cast<C>(std::pow(static_cast<double>(acc), 1.0 / p));
+        } else {
+          if (ip ? best < 0 : count == 0) {
+            acc = C(0);  // window entirely in padding
+            best = 0;
+          }
+        }
+        yp[q] = static_cast<T>(acc);
+        if constexpr (K == pool_kind::max)
+          if (ip) ip[q] = base + best;
+      }
+}
+
+/// Pools every (n, c) plane of x [N, C, in...] into y [N, C, out...] (up to 3 spatial
+/// dimensions), in parallel over planes.
+template <class T>
+void pool_forward(const eigen_cpu& pol, const window_geometry& g, pool_kind kind, bool count_include_pad, double p,
+                  i64 planes, const T* x, T* y, std::int64_t* indices, bool col_major_indices) {
+  const pool_setup s(g);
+  const i64 Pin = s.in[0] * s.in[1] * s.in[2], Pout = s.out[0] * s.out[1] * s.out[2];
+  const i64 win = product(g.kernel);
+  pol.parallel_for(planes, static_cast<double>(Pout * win) * 0.5 + 1.0, [&](i64 b, i64 e) {
+    std::vector<compute_t<T>> acc;
+    for (i64 pl = b; pl < e; ++pl) {
+      const T* xp = x + pl * Pin;
+      T* yp = y + pl * Pout;
+      std::int64_t* ip = indices ? indices + pl * Pout : nullptr;
+      if (kind == pool_kind::max && !ip) pool_plane_rows<T, pool_kind::max>(s, count_include_pad, xp, yp, acc);
+      else if (kind == pool_kind::average) pool_plane_rows<T, pool_kind::average>(s, count_include_pad, xp, yp, acc);
+      else if (kind == pool_kind::max) pool_plane<T, pool_kind::max>(s, count_include_pad, p, xp, yp, ip, pl * Pin, col_major_indices);
+      else if (kind == pool_kind::average) pool_plane<T, pool_kind::average>(s, count_include_pad, p, xp, yp, ip, pl * Pin, false);
+      else pool_plane<T, pool_kind::lp>(s, count_include_pad, p, xp, yp, ip, pl * Pin, false);
+    }
+  });
+}
+
+/// Depthwise convolution (one input channel per group): each output plane is a weighted
+/// sum of shifted input planes, a row of outputs at a time (the interior in tight loops).
+template <class T>
+void conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
+                    const T* bias, T* y) {
+  const pool_setup s(g);
+  const i64 Pin = s.in[0] * s.in[1] * s.in[2], Pout = s.out[0] * s.out[1] * s.out[2];
+  const i64 K0 = s.kernel[0], K1 = s.kernel[1], K2 = s.kernel[2], Kk = K0 * K1 * K2;
+  const i64 Mg = M / C;
+  pol.parallel_for(N * M, static_cast<double>(Pout * Kk) * 0.3 + 1.0, [&](i64 b, i64 e) {
+    const i64 in1 = s.in[1], in2 = s.in[2], out2 = s.out[2], d2 = s.dil[2], s2 = s.stride[2];
+    const i64 ib = s.inner_begin, ie = s.inner_end;
+    const i64 *st2 = s.start[2].data(), *lo2 = s.lo[2].data(), *hi2 = s.hi[2].data();
+    for (i64 pl = b; pl < e; ++pl) {
+      const i64 m = pl % M, n = pl / M;
+      const T* xp = x + (n * C + m / Mg) * Pin;
+      const T* wm = w + m * Kk;
+      T* yp = y + pl * Pout;
+      const T bv = bias ? bias[m] : T(0);
+      for (i64 o0 = 0; o0 < s.out[0]; ++o0)
+        for (i64 o1 = 0; o1 < s.out[1]; ++o1, yp += out2) {
+          std::fill(yp, yp + out2, bv);
+          for (i64 k0 = s.lo[0][o0]; k0 < s.hi[0][o0]; ++k0) {
+            const i64 i0 = s.start[0][o0] + k0 * s.dil[0];
+            for (i64 k1 = s.lo[1][o1]; k1 < s.hi[1][o1]; ++k1) {
+              const i64 i1 = s.start[1][o1] + k1 * s.dil[1];
+              const T* row = xp + (i0 * in1 + i1) * in2;
+              const T* wk = wm + (k0 * K1 + k1) * K2;
+              auto edge = [&](i64 o2) {
+                T acc = T(0);
+                for (i64 k2 = lo2[o2]; k2 < hi2[o2]; ++k2) acc += wk[k2] * row[st2[o2] + k2 * d2];
+                yp[o2] += acc;
+              };
+              for (i64 o2 = 0; o2 < ib; ++o2) edge(o2);
+              for (i64 o2 = ie; o2 < out2; ++o2) edge(o2);
+              if (ie <= ib) continue;
+              using vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+              Eigen::Map<vec> out(yp + ib, ie - ib);
+              const T* r = row + ib * s2 - s.pad[2];
+              if (s2 == 1) {
+                using in_map = Eigen::Map<const vec>;
+                if (K2 == 3) {
+                  out += wk[0] * in_map(r, ie - ib) + wk[1] * in_map(r + d2, ie - ib) + wk[2] * in_map(r + 2 * d2, ie - ib);
+                } else {
+                  for (i64 k2 = 0; k2 < K2; ++k2) out += wk[k2] * in_map(r + k2 * d2, ie - ib);
+                }
+              } else {
+                using in_map = Eigen::Map<const vec, Eigen::Unaligned, Eigen::InnerStride<>>;
+                const Eigen::InnerStride<> st(s2);
+                if (K2 == 3) {
+                  out += wk[0] * in_map(r, ie - ib, st) + wk[1] * in_map(r + d2, ie - ib, st) +
+                         wk[2] * in_map(r + 2 * d2, ie - ib, st);
+                } else {
+                  for (i64 k2 = 0; k2 < K2; ++k2) out += wk[k2] * in_map(r + k2 * d2, ie - ib, st);
+                }
+              }
+            }
+          }
+        }
+    }
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Quantized helpers
+
+/// The values of a zero point / scale input as a vector (broadcast per row/column/channel).
+template <class R>
+std::vector<R> values_as(const context& ctx, std::size_t i, R fallback) {
+  if (!ctx.has_input(i)) return {fallback};
+  const gpass::tensor& t = ctx.input(i);
+  std::vector<R> r(static_cast<std::size_t>(t.size()));
+  visit_dtype(t.element_type(), [&]<class S>() {
+    if constexpr (std::is_arithmetic_v<S>) {
+      const S* p = t.data<S>();
+      for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(p[k]);
+    } else {
+      ctx.fail("input " + std::to_string(i) + " has unsupported type " + std::string(to_string(t.element_type())));
+    }
+  });
+  if (r.empty()) ctx.fail("input " + std::to_string(i) + " is empty");
+  return r;
+}
+
+/// int32 copy of an 8-bit tensor minus a zero point (scalar, or one per `group` of `inner`
+/// consecutive elements: per row / per channel), or per `inner`-periodic element (per column).
+inline std::vector<std::int32_t> shifted_int32(const context& ctx, const gpass::tensor& t, const std::vector<std::int32_t>& zp,
+                                               i64 outer_block, i64 period) {
+  std::vector<std::int32_t> r(static_cast<std::size_t>(t.size()));
+  auto run = [&]<class S>() {
+    const S* p = t.data<S>();
+    const i64 n = t.size();
+    for (i64 k = 0; k < n; ++k) {
+      std::int32_t z = zp[0];
+      if (zp.size() > 1) z = period > 0 ? zp[static_cast<std::size_t>(k % period)] : zp[static_cast<std::size_t>((k / outer_block) % static_cast<i64>(zp.size()))];
+      r[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(p[k]) - z;
+    }
+  };
+  if (t.element_type() == dtype::uint8) run.template operator()<std::uint8_t>();
+  else if (t.element_type() == dtype::int8) run.template operator()<std::int8_t>();
+  else ctx.fail("expected an int8 or uint8 tensor, got " + std::string(to_string(t.element_type())));
+  return r;
+}
+
+/// Writes saturate(round_half_even(acc * scale) + zero_point) into `out` of type uint8/int8.
+template <class Q>
+Q requantize(float v, std::int32_t zp) {
+  const float r = std::nearbyint(v) + static_cast<float>(zp);
+  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest()), hi = static_cast<float>(std::numeric_limits<Q>::max());
+  return static_cast<Q>(std::clamp(r, lo, hi));
+}
+
+// ------------------------------------------------------------------------------------------
+// Einsum
+
+struct einsum_plan {
+  std::vector<std::vector<int>> operands;  ///< labels of each operand's dimensions
+  std::vector<int> output;                 ///< labels of the output dimensions
+  int ellipsis_rank = 0;
+};
+
+/// Parses an equation given the operand ranks; labels 0..51 are letters, 52+ ellipsis dims.
+inline einsum_plan parse_einsum(const std::string& eq0, const std::vector<std::size_t>& ranks, const kernel_node& n) {
+  std::string eq;
+  for (char ch : eq0)
+    if (ch != ' ') eq += ch;
+  const auto arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms(1);
+  for (char ch : lhs) {
+    if (ch == ',') terms.emplace_back();
+    else terms.back() += ch;
+  }
+  if (terms.size() != ranks.size())
+    n.fail("equation '" + eq0 + "' has " + std::to_string(terms.size()) + " operands, got " + std::to_string(ranks.size()) + " inputs");
+  auto letter = [&](char ch) -> int {
+    if (ch >= 'a' && ch <= 'z') return ch - 'a';
+    if (ch >= 'A' && ch <= 'Z') return 26 + (ch - 'A');
+    n.fail(std::string("bad character '") + ch + "' in equation '" + eq0 + "'");
+  };
+  struct term_info {
+    std::vector<int> before, after;
+    bool ellipsis = false;
+  };
+  auto split_term = [&](const std::string& s) {
+    term_info ti;
+    for (std::size_t i = 0; i < s.size();) {
+      if (s.compare(i, 3, "...") == 0) {
+        if (ti.ellipsis) n.fail("more than one ellipsis in a term of '" + eq0 + "'");
+        ti.ellipsis = true;
+        i += 3;
+        continue;
+      }
+      (ti.ellipsis ? ti.after : ti.before).push_back(letter(s[i]));
+      ++i;
+    }
+    return ti;
+  };
+  einsum_plan p;
+  std::vector<term_info> infos;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    infos.push_back(split_term(terms[k]));
+    const auto& ti = infos.back();
+    const std::size_t letters = ti.before.size() + ti.after.size();
+    if (letters > ranks[k] || (!ti.ellipsis && letters != ranks[k]))
+      n.fail("term '" + terms[k] + "' does not match input " + std::to_string(k) + " of rank " + std::to_string(ranks[k]));
+    if (ti.ellipsis) p.ellipsis_rank = std::max(p.ellipsis_rank, static_cast<int>(ranks[k] - letters));
+  }
+  auto ell = [&](int e, int E) {
+    std::vector<int> r;
+    for (int i = p.ellipsis_rank - e; i < p.ellipsis_rank; ++i) r.push_back(52 + i);
+    (void)E;
+    return r;
+  };
+  std::array<int, 52> count{};
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    const auto& ti = infos[k];
+    std::vector<int> labels = ti.before;
+    if (ti.ellipsis) {
+      auto e = ell(static_cast<int>(ranks[k] - ti.before.size() - ti.after.size()), p.ellipsis_rank);
+      labels.insert(labels.end(), e.begin(), e.end());
+    }
+    labels.insert(labels.end(), ti.after.begin(), ti.after.end());
+    for (int l : labels)
+      if (l < 52) ++count[static_cast<std::size_t>(l)];
+    p.operands.push_back(std::move(labels));
+  }
+  if (arrow != std::string::npos) {
+    term_info to = split_term(eq.substr(arrow + 2));
+    p.output = to.before;
+    if (to.ellipsis) {
+      auto e = ell(p.ellipsis_rank, p.ellipsis_rank);
+      p.output.insert(p.output.end(), e.begin(), e.end());
+    }
+    p.output.insert(p.output.end(), to.after.begin(), to.after.end());
+    for (std::size_t i = 0; i < p.output.size(); ++i) {
+      if (p.output[i] < 52 && count[static_cast<std::size_t>(p.output[i])] == 0)
+        n.fail("output label of '" + eq0 + "' does not appear in the inputs");
+      for (std::size_t j = 0; j < i; ++j)
+        if (p.output[j] == p.output[i]) n.fail("repeated output label in '" + eq0 + "'");
+    }
+  } else {
+    p.output = ell(p.ellipsis_rank, p.ellipsis_rank);
+    for (int l = 0; l < 52; ++l)
+      if (count[static_cast<std::size_t>(l)] == 1) p.output.push_back(l);
+  }
+  return p;
+}
+
+/// Determinant of an n x n row-major matrix (LU with partial pivoting, in double).
+inline double determinant(std::vector<double>& a, i64 n) {
+  double det = 1.0;
+  for (i64 c = 0; c < n; ++c) {
+    i64 piv = c;
+    for (i64 r = c + 1; r < n; ++r)
+      if (std::abs(a[r * n + c]) > std::abs(a[piv * n + c])) piv = r;
+    if (a[piv * n + c] == 0.0) return 0.0;
+    if (piv != c) {
+      for (i64 k = 0; k < n; ++k) std::swap(a[c * n + k], a[piv * n + k]);
+      det = -det;
+    }
+    const double d = a[c * n + c];
+    det *= d;
+    for (i64 r = c + 1; r < n; ++r) {
+      const double f = a[r * n + c] / d;
+      if (f == 0.0) continue;
+      for (i64 k = c + 1; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
+    }
+  }
+  return det;
+}
+
+using gemm_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t,
+                             std::uint64_t>;
+using conv_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+using maxpool_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::uint8_t>;
+using einsum_types = type_list<float, double, Eigen::half, std::int32_t, std::int64_t, std::uint32_t, std::uint64_t>;
+
+template <class T>
+inline constexpr bool half_like = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+// ---- kernels --------------------------------------------------------------------------------
+
+inline void add_matmul(registry& r) {
+  r.add({.op = "MatMul", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& a = ctx.input(0);
+             const gpass::tensor& b = ctx.input(1);
+             if (a.element_type() != b.element_type()) ctx.fail("MatMul inputs have different element types");
+             const matmul_shape s = matmul_shapes(a.sizes(), b.sizes(), ctx.node());
+             dispatch<gemm_types>(a.element_type(), ctx.node(), [&]<class T>() {
+               if (s.K == 0) {
+                 ctx.allocate_output_zeroed(0, a.element_type(), s.out);
+                 return;
+               }
+               gpass::tensor& y = ctx.allocate_output(0, a.element_type(), s.out);
+               if (y.size() == 0) return;
+               if constexpr (half_like<T>) {
+                 gpass::tensor af = convert_tensor<float, T>(a), bf = convert_tensor<float, T>(b);
+                 gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, s.out);
+                 batched_matmul<float>(ctx.policy(), s, af.data<float>(), bf.data<float>(), yf.data<float>());
+                 const float* src = yf.data<float>();
+                 T* dst = y.data<T>();
+                 for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
+               } else {
+                 batched_matmul<T>(ctx.policy(), s, a.data<T>(), b.data<T>(), y.data<T>());
+               }
+             });
+           };
+         }});
+}
+
+inline void add_gemm(registry& r) {
+  r.add({.op = "Gemm", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
+           const double alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 1.0);
+           return [=](context& ctx) {
+             const gpass::tensor& a = ctx.input(0);
+             const gpass::tensor& b = ctx.input(1);
+             if (a.rank() != 2 || b.rank() != 2)
+               ctx.fail("Gemm inputs must be matrices, got " + a.shape().to_string() + " and " + b.shape().to_string());
+             if (a.element_type() != b.element_type()) ctx.fail("Gemm inputs have different element types");
+             const i64 M = ta ? a.sizes()[1] : a.sizes()[0], K = ta ? a.sizes()[0] : a.sizes()[1];
+             const i64 Kb = tb ? b.sizes()[1] : b.sizes()[0], N = tb ? b.sizes()[0] : b.sizes()[1];
+             if (K != Kb) ctx.fail("Gemm inner dimensions differ: " + std::to_string(K) + " vs " + std::to_string(Kb));
+             const gpass::tensor* c = ctx.has_input(2) && beta != 0.0 ? &ctx.input(2) : nullptr;
+             i64 crs = 0, ccs = 0;  // C strides over Y's rows and columns (0: broadcast)
+             if (c) {
+               if (c->element_type() != a.element_type()) ctx.fail("Gemm C has a different element type");
+               const auto& cs = c->sizes();
+               if (cs.size() > 2) ctx.fail("Gemm C must have rank <= 2, got " + c->shape().to_string());
+               const i64 cr = cs.size() == 2 ? cs[0] : 1, cc = cs.empty() ? 1 : cs.back();
+               if ((cr != 1 && cr != M) || (cc != 1 && cc != N))
+                 ctx.fail("Gemm C of shape " + c->shape().to_string() + " does not broadcast to [" + std::to_string(M) + "," + std::to_string(N) + "]");
+               crs = cr == 1 ? 0 : cc;
+               ccs = cc == 1 ? 0 : 1;
+             }
+             dispatch<gemm_types>(a.element_type(), ctx.node(), [&]<class T>() {
+               gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {M, N});
+               if (y.size() == 0) return;
+               using W = std::conditional_t<half_like<T>, float, T>;
+               gpass::tensor af, bf, cf, yf;
+               const W *ap, *bp, *cp = nullptr;
+               W* yp;
+               if constexpr (half_like<T>) {
+                 af = convert_tensor<float, T>(a);
+                 bf = convert_tensor<float, T>(b);
+                 if (c) cf = convert_tensor<float, T>(*c);
+                 yf = gpass::tensor::uninitialized(dtype::f32, {M, N});
+                 ap = af.data<float>();
+                 bp = bf.data<float>();
+                 if (c) cp = cf.data<float>();
+                 yp = yf.data<float>();
+               } else {
+                 ap = a.data<T>();
+                 bp = b.data<T>();
+                 if (c) cp = c->data<T>();
+                 yp = y.data<T>();
+               }
+               const W wbeta = static_cast<W>(beta);
+               const gemm_args<W> g{.M = M, .N = N, .K = K, .a = ap, .lda = a.sizes()[1], .ta = ta, .b = bp,
+                                    .ldb = b.sizes()[1], .tb = tb, .c = yp, .ldc = N, .alpha = static_cast<W>(alpha),
+                                    .accumulate = cp != nullptr};
+               gemm<W>(ctx.policy(), g, [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+                 if (!cp) return;
+                 for (i64 i = r0; i < r1; ++i) {
+                   W* row = yp + i * N;
+                   const W* crow = cp + i * crs;
+                   if (ccs == 0) {
+                     const W v = wbeta * crow[0];
+                     for (i64 j = c0; j < c1; ++j) row[j] = v;
+                   } else {
+                     for (i64 j = c0; j < c1; ++j) row[j] = wbeta * crow[j];
+                   }
+                 }
+               });
+               if constexpr (half_like<T>) {
+                 T* dst = y.data<T>();
+                 for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(yp[i]);
+               }
+             });
+           };
+         }});
+}
+
+inline void add_conv(registry& r) {
+  r.add({.op = "Conv", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const window_attrs wa = window_attrs::read(n);
+           const i64 G = n.attr<i64>("group", 1);
+           return [=](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const gpass::tensor& w = ctx.input(1);
+             if (w.element_type() != x.element_type()) ctx.fail("Conv X and W have different element types");
+             check_conv_shapes(x.sizes(), w.sizes(), G, false, ctx.node());
+             const auto& xs = x.sizes();
+             const window_geometry g = resolve_window(wa, {xs.begin() + 2, xs.end()}, kernel_of(wa, w.sizes(), ctx.node()), ctx.node());
+             const i64 N = xs[0], C = xs[1], M = w.sizes()[0];
+             std::vector<i64> ys{N, M};
+             ys.insert(ys.end(), g.out.begin(), g.out.end());
+             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               if (ctx.has_input(2) && ctx.input(2).element_type() != x.element_type()) ctx.fail("Conv B has a different element type");
+               const T* bias = bias_of<T>(ctx, 2, M);
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
+               if (y.size() == 0) return;
+               if constexpr (half_like<T>) {
+                 gpass::tensor xf = convert_tensor<float, T>(x), wf = convert_tensor<float, T>(w), bf;
+                 if (bias) bf = convert_tensor<float, T>(ctx.input(2));
+                 gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, ys);
+                 conv_forward<float>(ctx.policy(), g, N, C, M, G, xf.data<float>(), wf.data<float>(),
+                                     bias ? bf.data<float>() : nullptr, yf.data<float>());
+                 const float* src = yf.data<float>();
+                 T* dst = y.data<T>();
+                 for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
+               } else {
+                 conv_forward<T>(ctx.policy(), g, N, C, M, G, x.data<T>(), w.data<T>(), bias, y.data<T>());
+               }
+             });
+           };
+         }});
+}
+
+inline void add_conv_transpose(registry& r) {
+  r.add({.op = "ConvTranspose", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           window_attrs wa = window_attrs::read(n);
+           wa.ceil_mode = false;
+           const i64 G = n.attr<i64>("group", 1);
+           const std::vector<i64> output_padding = n.attr<std::vector<i64>>("output_padding", {});
+           const std::vector<i64> output_shape = n.attr<std::vector<i64>>("output_shape", {});
+           return [=](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const gpass::tensor& w = ctx.input(1);
+             if (w.element_type() != x.element_type()) ctx.fail("ConvTranspose X and W have different element types");
+             check_conv_shapes(x.sizes(), w.sizes(), G, true, ctx.node());
+             const auto& xs = x.sizes();
+             const std::size_t rk = xs.size() - 2;
+             window_geometry g;
+             g.in.assign(xs.begin() + 2, xs.end());
+             g.kernel = kernel_of(wa, w.sizes(), ctx.node());
+             auto list = [&](const std::vector<i64>& v, std::size_t want, i64 dflt, const char* what) {
+               if (v.empty()) return std::vector<i64>(want, dflt);
+               if (v.size() != want) ctx.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
+               return v;
+             };
+             g.strides = list(wa.strides, rk, 1, "strides");
+             g.dilations = list(wa.dilations, rk, 1, "dilations");
+             const std::vector<i64> op = list(output_padding, rk, 0, "output_padding");
+             std::vector<i64> pads = list(wa.pads, 2 * rk, 0, "pads");
+             g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rk));
+             g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rk), pads.end());
+             g.out.resize(rk);
+             std::vector<i64> oshape = output_shape;
+             if (oshape.size() == rk + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
+             if (!oshape.empty() && oshape.size() != rk) ctx.fail("output_shape has " + std::to_string(oshape.size()) + " values for " + std::to_string(rk) + " spatial dimensions");
+             const bool same = wa.auto_pad == "SAME_UPPER" || wa.auto_pad == "SAME_LOWER";
+             for (std::size_t d = 0; d < rk; ++d) {
+               const i64 full = g.strides[d] * (g.in[d] - 1) + op[d] + g.effective(d);
+               if (!oshape.empty() || same) {
+                 const i64 target = !oshape.empty() ? oshape[d] : g.in[d] * g.strides[d];
+                 const i64 total = full - target;
+                 // floor division for a negative total
+                 const i64 half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+                 if (wa.auto_pad == "SAME_UPPER") {
+                   g.pad_begin[d] = half;
+                   g.pad_end[d] = total - half;
+                 } else {
+                   g.pad_begin[d] = total - half;
+                   g.pad_end[d] = half;
+                 }
+                 g.out[d] = target;
+               } else {
+                 if (wa.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
+                 g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
+               }
+               if (g.out[d] < 0) ctx.fail("negative output size");
+             }
+             const i64 N = xs[0], C = xs[1], M = w.sizes()[1] * G;
+             std::vector<i64> ys{N, M};
+             ys.insert(ys.end(), g.out.begin(), g.out.end());
+             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               if (ctx.has_input(2) && ctx.input(2).element_type() != x.element_type()) ctx.fail("ConvTranspose B has a different element type");
+               const T* bias = bias_of<T>(ctx, 2, M);
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
+               if (y.size() == 0) return;
+               if constexpr (half_like<T>) {
+                 gpass::tensor xf = convert_tensor<float, T>(x), wf = convert_tensor<float, T>(w), bf;
+                 if (bias) bf = convert_tensor<float, T>(ctx.input(2));
+                 gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, ys);
+                 conv_transpose_forward<float>(ctx.policy(), g, N, C, M, G, xf.data<float>(), wf.data<float>(),
+                                               bias ? bf.data<float>() : nullptr, yf.data<float>());
+                 const float* src = yf.data<float>();
+                 T* dst = y.data<T>();
+                 for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
+               } else {
+                 conv_transpose_forward<T>(ctx.policy(), g, N, C, M, G, x.data<T>(), w.data<T>(), bias, y.data<T>());
+               }
+             });
+           };
+         }});
+}
+
+/// MaxPool, AveragePool, LpPool.
+inline void add_pool(registry& r, const char* op, pool_kind kind, std::vector<dtype> dtypes) {
+  r.add({.op = op, .dtypes = std::move(dtypes), .make = [kind](const kernel_node& n) -> fn {
+           const window_attrs wa = window_attrs::read(n);
+           if (wa.kernel.empty()) n.fail("missing attribute 'kernel_shape'");
+           const bool include_pad = n.attr<i64>("count_include_pad", 0) != 0;
+           const i64 storage_order = n.attr<i64>("storage_order", 0);
+           const double p = static_cast<double>(n.attr<i64>("p", 2));
+           if (kind == pool_kind::lp && p <= 0) n.fail("p must be positive");
+           return [=](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto& xs = x.sizes();
+             if (xs.size() < 3) ctx.fail("input must have rank >= 3, got " + x.shape().to_string());
+             if (xs.size() > 5) ctx.fail("pooling supports up to 3 spatial dimensions");
+             const window_geometry g = resolve_window(wa, {xs.begin() + 2, xs.end()}, wa.kernel, ctx.node());
+             std::vector<i64> ys{xs[0], xs[1]};
+             ys.insert(ys.end(), g.out.begin(), g.out.end());
+             auto run = [&]<class T>() {
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
+               std::int64_t* idx = nullptr;
+               if (kind == pool_kind::max && ctx.num_outputs() > 1 && ctx.output_wanted(1))
+                 idx = ctx.allocate_output(1, dtype::int64, ys).template data<std::int64_t>();
+               if (y.size() == 0) return;
+               pool_forward<T>(ctx.policy(), g, kind, include_pad, p, xs[0] * xs[1], x.data<T>(), y.data<T>(), idx,
+                               storage_order != 0);
+             };
+             if (kind == pool_kind::max) dispatch<maxpool_types>(x.element_type(), ctx.node(), run);
+             else dispatch<conv_types>(x.element_type(), ctx.node(), run);
+           };
+         }});
+}
+
+inline void add_global_pool(registry& r, const char* op, pool_kind kind) {
+  r.add({.op = op, .dtypes = conv_types::dtypes(), .make = [kind](const kernel_node& n) -> fn {
+           const double p = static_cast<double>(n.attr<i64>("p", 2));
+           if (kind == pool_kind::lp && p <= 0) n.fail("p must be positive");
+           return [=](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto& xs = x.sizes();
+             if (xs.size() < 2) ctx.fail("input must have rank >= 2, got " + x.shape().to_string());
+             std::vector<i64> ys(xs.size(), 1);
+             ys[0] = xs[0];
+             ys[1] = xs[1];
+             const i64 planes = xs[0] * xs[1], P = product(std::span<const i64>(xs).subspan(2));
+             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               using C = compute_t<T>;
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
+               const T* xp = x.data<T>();
+               T* yp = y.data<T>();
+               ctx.policy().parallel_for(planes, static_cast<double>(P) + 1.0, [&](i64 b, i64 e) {
+                 for (i64 pl = b; pl < e; ++pl) {
+                   const T* s = xp + pl * P;
+                   C acc;
+                   if constexpr (std::is_same_v<C, T>) {
+                     Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> v(s, P);
+                     if (kind == pool_kind::max) acc = P ? v.maxCoeff() : C(0);
+                     else if (kind == pool_kind::average) acc = P ? v.sum() / static_cast<C>(P) : C(0);
+                     else acc = static_cast<C>(std::pow(static_cast<double>(v.abs().pow(static_cast<C>(p)).sum()), 1.0 / p));
+                   } else {
+                     acc = kind == pool_kind::max ? -std::numeric_limits<C>::infinity() : C(0);
+                     for (i64 i = 0; i < P; ++i) {
+                       const C v = static_cast<C>(s[i]);
+                       if (kind == pool_kind::max) acc = std::max(acc, v);
+                       else if (kind == pool_kind::average) acc += v;
+                       else acc += static_cast<C>(std::pow(std::abs(static_cast<double>(v)), p));
+                     }
+                     if (kind == pool_kind::average) acc = P ? acc / static_cast<C>(P) : C(0);
+                     if (kind == pool_kind::lp) acc = static_cast<C>(std::pow(static_cast<double>(acc), 1.0 / p));
+                     if (kind == pool_kind::max && P == 0) acc = C(0);
+                   }
+                   yp[pl] = static_cast<T>(acc);
+                 }
+               });
+             });
+           };
+         }});
+}
+
+inline void add_max_unpool(registry& r) {
+  r.add({.op = "MaxUnpool", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const window_attrs wa = window_attrs::read(n);
+           if (wa.kernel.empty()) n.fail("missing attribute 'kernel_shape'");
+           return [=](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const gpass::tensor& ind = ctx.input(1);
+             const auto& xs = x.sizes();
+             if (xs.size() < 3) ctx.fail("input must have rank >= 3, got " + x.shape().to_string());
+             if (ind.sizes() != xs) ctx.fail("indices shape " + ind.shape().to_string() + " differs from X's " + x.shape().to_string());
+             const std::size_t rk = xs.size() - 2;
+             if (wa.kernel.size() != rk) ctx.fail("kernel_shape does not match the spatial rank");
+             // the shape MaxPool's input had (indices are flat positions in it)
+             std::vector<i64> inferred{xs[0], xs[1]};
+             for (std::size_t d = 0; d < rk; ++d) {
+               const i64 s = wa.strides.empty() ? 1 : wa.strides[d];
+               const i64 pb = wa.pads.empty() ? 0 : wa.pads[d], pe = wa.pads.empty() ? 0 : wa.pads[d + rk];
+               inferred.push_back(std::max<i64>(0, (xs[d + 2] - 1) * s + wa.kernel[d] - pb - pe));
+             }
+             std::vector<i64> ys = inferred;
+             if (ctx.has_input(2)) {
+               ys = int_values(ctx.input(2), ctx.node(), "output_shape");
+               if (ys.size() != xs.size()) ctx.fail("output_shape has " + std::to_string(ys.size()) + " values for rank " + std::to_string(xs.size()));
+               if (ys[0] != xs[0] || ys[1] != xs[1]) ctx.fail("output_shape must keep N and C");
+               for (i64 v : ys)
+                 if (v < 0) ctx.fail("output_shape must be non-negative");
+             }
+             const std::vector<i64> idx = int_values(ind.reshaped({ind.size()}), ctx.node(), "indices");
+             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), ys);
+               const T* xp = x.data<T>();
+               T* yp = y.data<T>();
+               const i64 total = product(inferred);
+               // an index is a flat position in the inferred shape; it lands at the same
+               // coordinates of the (possibly larger) output shape
+               const bool same = ys == inferred;
+               for (i64 i = 0; i < x.size(); ++i) {
+                 const i64 k = idx[static_cast<std::size_t>(i)];
+                 if (k < 0 || k >= total) ctx.fail("index " + std::to_string(k) + " out of range [0, " + std::to_string(total) + ")");
+                 if (same) {
+                   yp[k] = xp[i];
+                   continue;
+                 }
+                 i64 rem = k, off = 0, mul = 1;
+                 bool inside = true;
+                 for (std::size_t d = ys.size(); d-- > 0;) {
+                   const i64 c = rem % inferred[d];
+                   rem /= inferred[d];
+                   if (c >= ys[d]) inside = false;
+                   off += c * mul;
+                   mul *= ys[d];
+                 }
+                 if (!inside) ctx.fail("index " + std::to_string(k) + " falls outside output_shape");
+                 yp[off] = xp[i];
+               }
+             });
+           };
+         }});
+}
+
+inline void add_einsum(registry& r) {
+  r.add({.op = "Einsum", .dtypes = einsum_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const std::string equation = n.attr<std::string>("equation");
+           return [=](context& ctx) {
+             const std::size_t nin = ctx.num_inputs();
+             if (nin == 0) ctx.fail("Einsum needs at least one input");
+             std::vector<const gpass::tensor*> ins;
+             std::vector<std::size_t> ranks;
+             for (std::size_t i = 0; i < nin; ++i) {
+               ins.push_back(&ctx.input(i));
+               ranks.push_back(ins.back()->rank());
+               if (ins.back()->element_type() != ins[0]->element_type()) ctx.fail("Einsum inputs have different element types");
+             }
+             const einsum_plan plan = parse_einsum(equation, ranks, ctx.node());
+             const int L = 52 + plan.ellipsis_rank;
+             std::vector<i64> size(static_cast<std::size_t>(L), -1);
+             for (std::size_t k = 0; k < nin; ++k)
+               for (std::size_t d = 0; d < plan.operands[k].size(); ++d) {
+                 i64& s = size[static_cast<std::size_t>(plan.operands[k][d])];
+                 const i64 v = ins[k]->sizes()[d];
+                 if (s == -1 || s == 1) s = v;
+                 else if (v != s && v != 1) ctx.fail("Einsum dimension sizes " + std::to_string(s) + " and " + std::to_string(v) + " of one label differ");
+               }
+             std::vector<char> in_out(static_cast<std::size_t>(L), 0);
+             for (int l : plan.output) in_out[static_cast<std::size_t>(l)] = 1;
+             std::vector<int> sum_labels;
+             for (int l = 0; l < L; ++l)
+               if (size[static_cast<std::size_t>(l)] >= 0 && !in_out[static_cast<std::size_t>(l)]) sum_labels.push_back(l);
+             std::vector<i64> ys, ss;
+             for (int l : plan.output) ys.push_back(size[static_cast<std::size_t>(l)]);
+             for (int l : sum_labels) ss.push_back(size[static_cast<std::size_t>(l)]);
+             // per operand: stride of each output label and each summed label
+             std::vector<std::vector<i64>> ostr(nin, std::vector<i64>(ys.size(), 0)), sstr(nin, std::vector<i64>(ss.size(), 0));
+             for (std::size_t k = 0; k < nin; ++k) {
+               const auto st = strides_of(ins[k]->sizes());
+               for (std::size_t d = 0; d < plan.operands[k].size(); ++d) {
+                 const int l = plan.operands[k][d];
+                 if (ins[k]->sizes()[d] == 1 && size[static_cast<std::size_t>(l)] != 1) continue;
+                 for (std::size_t j = 0; j < plan.output.size(); ++j)
+                   if (plan.output[j] == l) ostr[k][j] += st[d];
+                 for (std::size_t j = 0; j < sum_labels.size(); ++j)
+                   if (sum_labels[j] == l) sstr[k][j] += st[d];
+               }
+             }
+             dispatch<einsum_types>(ins[0]->element_type(), ctx.node(), [&]<class T>() {
+               using C = compute_t<T>;
+               gpass::tensor& y = ctx.allocate_output(0, ins[0]->element_type(), ys);
+               T* yp = y.data<T>();
+               std::vector<const T*> ip;
+               for (auto* t : ins) ip.push_back(t->data<T>());
+               const i64 nout = y.size(), nsum = product(ss);
+               std::vector<i64> oi(ys.size(), 0), si(ss.size(), 0), base(nin, 0), off(nin, 0);
+               for (i64 q = 0; q < nout; ++q) {
+                 C acc = C(0);
+                 std::fill(si.begin(), si.end(), 0);
+                 off = base;
+                 for (i64 s = 0; s < nsum; ++s) {
+                   C prod = C(1);
+                   for (std::size_t k = 0; k < nin; ++k) prod *= static_cast<C>(ip[k][off[k]]);
+                   acc += prod;
+                   for (std::size_t d = ss.size(); d-- > 0;) {
+                     for (std::size_t k = 0; k < nin; ++k) off[k] += sstr[k][d];
+                     if (++si[d] < ss[d]) break;
+                     for (std::size_t k = 0; k < nin; ++k) off[k] -= sstr[k][d] * ss[d];
+                     si[d] = 0;
+                   }
+                 }
+                 yp[q] = static_cast<T>(acc);
+                 for (std::size_t d = ys.size(); d-- > 0;) {
+                   for (std::size_t k = 0; k < nin; ++k) base[k] += ostr[k][d];
+                   if (++oi[d] < ys[d]) break;
+                   for (std::size_t k = 0; k < nin; ++k) base[k] -= ostr[k][d] * ys[d];
+                   oi[d] = 0;
+                 }
+               }
+             });
+           };
+         }});
+}
+
+inline void add_det(registry& r) {
+  r.add({.op = "Det", .dtypes = conv_types::dtypes(), .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto& xs = x.sizes();
+             if (xs.size() < 2 || xs[xs.size() - 1] != xs[xs.size() - 2])
+               ctx.fail("Det needs square matrices [..., M, M], got " + x.shape().to_string());
+             const i64 m = xs.back();
+             std::vector<i64> ys(xs.begin(), xs.end() - 2);
+             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
+               const T* xp = x.data<T>();
+               T* yp = y.data<T>();
+               std::vector<double> a(static_cast<std::size_t>(m * m));
+               for (i64 b = 0; b < y.size(); ++b) {
+                 for (i64 i = 0; i < m * m; ++i) a[static_cast<std::size_t>(i)] = static_cast<double>(static_cast<compute_t<T>>(xp[b * m * m + i]));
+                 yp[b] = static_cast<T>(static_cast<compute_t<T>>(determinant(a, m)));
+               }
+             });
+           };
+         }});
+}
+
+/// Integer product of MatMulInteger / QLinearMatMul: int32 accumulators of (a - azp)(b - bzp).
+inline std::vector<std::int32_t> integer_matmul(const context& ctx, const gpass::tensor& a, const gpass::tensor& b,
+                                                const std::vector<std::int32_t>& azp, const std::vector<std::int32_t>& bzp,
+                                                matmul_shape& s) {
+  s = matmul_shapes(a.sizes(), b.sizes(), ctx.node());
+  if (azp.size() > 1 && static_cast<i64>(azp.size()) != s.M) ctx.fail("a zero point must be a scalar or have M values");
+  if (bzp.size() > 1 && static_cast<i64>(bzp.size()) != s.N) ctx.fail("b zero point must be a scalar or have N values");
+  const std::vector<std::int32_t> a32 = shifted_int32(ctx, a, azp, s.K, 0);
+  const std::vector<std::int32_t> b32 = shifted_int32(ctx, b, bzp, 1, s.N);
+  std::vector<std::int32_t> y(static_cast<std::size_t>(product(s.out)));
+  if (!y.empty()) batched_matmul<std::int32_t>(ctx.policy(), s, a32.data(), b32.data(), y.data());
+  return y;
+}
+
+inline void add_quantized(registry& r) {
+  const std::vector<dtype> q8{dtype::uint8, dtype::int8};
+  r.add({.op = "MatMulInteger", .since_version = 10, .dtypes = q8, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             matmul_shape s;
+             const auto azp = values_as<std::int32_t>(ctx, 2, 0), bzp = values_as<std::int32_t>(ctx, 3, 0);
+             std::vector<std::int32_t> acc = integer_matmul(ctx, ctx.input(0), ctx.input(1), azp, bzp, s);
+             gpass::tensor& y = ctx.allocate_output(0, dtype::int32, s.out);
+             std::copy(acc.begin(), acc.end(), y.data<std::int32_t>());
+           };
+         }});
+  r.add({.op = "QLinearMatMul", .since_version = 10, .dtypes = q8, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             matmul_shape s;
+             const auto azp = values_as<std::int32_t>(ctx, 2, 0), bzp = values_as<std::int32_t>(ctx, 5, 0);
+             const auto as = values_as<float>(ctx, 1, 1.f), bs = values_as<float>(ctx, 4, 1.f), ysc = values_as<float>(ctx, 6, 1.f);
+             const auto yzp = values_as<std::int32_t>(ctx, 7, 0);
+             std::vector<std::int32_t> acc = integer_matmul(ctx, ctx.input(0), ctx.input(3), azp, bzp, s);
+             if (ysc.size() != 1 || yzp.size() != 1) ctx.fail("y_scale and y_zero_point must be scalars");
+             if (as.size() > 1 && static_cast<i64>(as.size()) != s.M) ctx.fail("a_scale must be a scalar or have M values");
+             if (bs.size() > 1 && static_cast<i64>(bs.size()) != s.N) ctx.fail("b_scale must be a scalar or have N values");
+             const dtype yt = ctx.has_input(7) ? ctx.input(7).element_type() : ctx.input(0).element_type();
+             gpass::tensor& y = ctx.allocate_output(0, yt, s.out);
+             auto run = [&]<class Q>() {
+               Q* yp = y.data<Q>();
+               for (std::size_t i = 0; i < acc.size(); ++i) {
+                 const i64 col = static_cast<i64>(i) % s.N, row = (static_cast<i64>(i) / s.N) % s.M;
+                 const float scale = as[as.size() > 1 ? static_cast<std::size_t>(row) : 0] * bs[bs.size() > 1 ? static_cast<std::size_t>(col) : 0] / ysc[0];
+                 yp[i] = requantize<Q>(static_cast<float>(acc[i]) * scale, yzp[0]);
+               }
+             };
+             if (yt == dtype::uint8) run.template operator()<std::uint8_t>();
+             else if (yt == dtype::int8) run.template operator()<std::int8_t>();
+             else ctx.fail("y_zero_point must be int8 or uint8");
+           };
+         }});
+  auto conv_int = [](context& ctx, const window_attrs& wa, i64 G, std::size_t xi, std::size_t xzi, std::size_t wi,
+                     std::size_t wzi, std::size_t bi, std::vector<i64>& ys) {
+    const gpass::tensor& x = ctx.input(xi);
+    const gpass::tensor& w = ctx.input(wi);
+    check_conv_shapes(x.sizes(), w.sizes(), G, false, ctx.node());
+    const auto& xs = x.sizes();
+    const window_geometry g = resolve_window(wa, {xs.begin() + 2, xs.end()}, kernel_of(wa, w.sizes(), ctx.node()), ctx.node());
+    const i64 N = xs[0], C = xs[1], M = w.sizes()[0];
+    ys = {N, M};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    const auto xzp = values_as<std::int32_t>(ctx, xzi, 0), wzp = values_as<std::int32_t>(ctx, wzi, 0);
+    if (xzp.size() != 1) ctx.fail("x zero point must be a scalar");
+    if (wzp.size() > 1 && static_cast<i64>(wzp.size()) != M) ctx.fail("w zero point must be a scalar or have M values");
+    const std::vector<std::int32_t> x32 = shifted_int32(ctx, x, xzp, 1, 0);
+    const std::vector<std::int32_t> w32 = shifted_int32(ctx, w, wzp, M ? w.size() / M : 1, 0);
+    std::vector<std::int32_t> bias;
+    if (bi != 0 && ctx.has_input(bi)) {
+      const gpass::tensor& b = ctx.input(bi);
+      if (b.element_type() != dtype::int32 || b.size() != M) ctx.fail("bias must be int32 with M values");
+      bias.assign(b.data<std::int32_t>(), b.data<std::int32_t>() + M);
+    }
+    std::vector<std::int32_t> y(static_cast<std::size_t>(product(ys)));
+    if (!y.empty())
+      conv_forward<std::int32_t>(ctx.policy(), g, N, C, M, G, x32.data(), w32.data(), bias.empty() ? nullptr : bias.data(), y.data());
+    return y;
+  };
+  r.add({.op = "ConvInteger", .since_version = 10, .dtypes = q8, .make = [conv_int](const kernel_node& n) -> fn {
+           const window_attrs wa = window_attrs::read(n);
+           const i64 G = n.attr<i64>("group", 1);
+           return [=](context& ctx) {
+             std::vector<i64> ys;
+             std::vector<std::int32_t> acc = conv_int(ctx, wa, G, 0, 2, 1, 3, 0, ys);
+             gpass::tensor& y = ctx.allocate_output(0, dtype::int32, ys);
+             std::copy(acc.begin(), acc.end(), y.data<std::int32_t>());
+           };
+         }});
+  r.add({.op = "QLinearConv", .since_version = 10, .dtypes = q8, .make = [conv_int](const kernel_node& n) -> fn {
+           const window_attrs wa = window_attrs::read(n);
+           const i64 G = n.attr<i64>("group", 1);
+           return [=](context& ctx) {
+             std::vector<i64> ys;
+             std::vector<std::int32_t> acc = conv_int(ctx, wa, G, 0, 2, 3, 5, 8, ys);
+             const auto xs = values_as<float>(ctx, 1, 1.f), ws = values_as<float>(ctx, 4, 1.f), ysc = values_as<float>(ctx, 6, 1.f);
+             const auto yzp = values_as<std::int32_t>(ctx, 7, 0);
+             const i64 M = ys[1], P = product(std::span<const i64>(ys).subspan(2));
+             if (xs.size() != 1 || ysc.size() != 1 || yzp.size() != 1) ctx.fail("x_scale, y_scale and y_zero_point must be scalars");
+             if (ws.size() > 1 && static_cast<i64>(ws.size()) != M) ctx.fail("w_scale must be a scalar or have M values");
+             const dtype yt = ctx.has_input(7) ? ctx.input(7).element_type() : ctx.input(0).element_type();
+             gpass::tensor& y = ctx.allocate_output(0, yt, ys);
+             auto run = [&]<class Q>() {
+               Q* yp = y.data<Q>();
+               for (std::size_t i = 0; i < acc.size(); ++i) {
+                 const i64 m = (static_cast<i64>(i) / std::max<i64>(P, 1)) % std::max<i64>(M, 1);
+                 const float scale = xs[0] * ws[ws.size() > 1 ? static_cast<std::size_t>(m) : 0] / ysc[0];
+                 yp[i] = requantize<Q>(static_cast<float>(acc[i]) * scale, yzp[0]);
+               }
+             };
+             if (yt == dtype::uint8) run.template operator()<std::uint8_t>();
+             else if (yt == dtype::int8) run.template operator()<std::int8_t>();
+             else ctx.fail("y_zero_point must be int8 or uint8");
+           };
+         }});
+}
+
+}  // namespace linalg
+
+/// Registers the kernels of this family: MatMul, Gemm, Conv, ConvTranspose, MaxPool,
+/// AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool, MaxUnpool, Einsum,
+/// Det, MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv.
+/// \code
+///   gpass::exec::kernel_registry<gpass::exec::eigen_cpu> reg;
+///   gpass::exec::cpu_detail::register_linalg(reg);
+/// \endcode
+inline void register_linalg(registry& r) {
+  using namespace linalg;
+  add_matmul(r);
+  add_gemm(r);
+  add_conv(r);
+  add_conv_transpose(r);
+  add_pool(r, "MaxPool", pool_kind::max, maxpool_types::dtypes());
+  add_pool(r, "AveragePool", pool_kind::average, conv_types::dtypes());
+  add_pool(r, "LpPool", pool_kind::lp, conv_types::dtypes());
+  add_global_pool(r, "GlobalMaxPool", pool_kind::max);
+  add_global_pool(r, "GlobalAveragePool", pool_kind::average);
+  add_global_pool(r, "GlobalLpPool", pool_kind::lp);
+  add_max_unpool(r);
+  add_einsum(r);
+  add_det(r);
+  add_quantized(r);
+}
+
+}  // namespace gpass::exec::cpu_detail

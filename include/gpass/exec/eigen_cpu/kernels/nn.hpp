@@ -1,0 +1,1222 @@
+#pragma once
+/// \file nn.hpp
+/// Eigen CPU kernels: nn family (ONNX semantics): Softmax, LogSoftmax, Hardmax (opset < 13
+/// coerce-to-2-D and opset >= 13 single-axis forms), BatchNormalization,
+/// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, the recurrent
+/// layers LSTM, GRU and RNN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, GridSample
+/// and RoiAlign. Floating-point element types (f32, f64; f16 and bf16 compute in float).
+/// Private (`gpass::exec::cpu_detail`); `register_nn` adds them to a registry.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+
+namespace gpass::exec::cpu_detail {
+
+namespace nn_impl {
+
+using i64 = std::int64_t;
+
+template <class C>
+using arr = Eigen::Array<C, Eigen::Dynamic, 1>;
+template <class C>
+using arr_map = Eigen::Map<arr<C>>;
+template <class C>
+using carr_map = Eigen::Map<const arr<C>>;
+template <class C>
+using rmat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Element types the family accepts.
+using nn_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+
+template <class T>
+inline constexpr bool is_low_v = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+/// `v` (a compute value) as element type `T`.
+template <class T, class C>
+inline T to_elem(C v) {
+  if constexpr (is_low_v<T>) return T(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+
+/// The elements of a floating-point tensor (any of nn_types) converted to `C`.
+template <class C>
+std::vector<C> to_compute(const gpass::tensor& t, const kernel_node& n) {
+  std::vector<C> r(static_cast<std::size_t>(t.size()));
+  dispatch<nn_types>(t.element_type(), n, [&]<class S>() {
+    const S* p = t.data<S>();
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<C>(static_cast<compute_t<S>>(p[i]));
+  });
+  return r;
+}
+
+/// Writes compute values `v` into a tensor of element type `T`.
+template <class T, class C>
+void from_compute(const C* v, gpass::tensor& y) {
+  T* p = y.data<T>();
+  const i64 n = y.size();
+  for (i64 i = 0; i < n; ++i) p[i] = to_elem<T>(v[i]);
+}
+
+/// Runs `core(const C* x, C* y)` on the elements of `x` and `y` (same element type `T`)
+/// in the compute type: directly for f32/f64, through float copies for f16/bf16.
+template <class T, class F>
+void with_compute(const gpass::tensor& x, gpass::tensor& y, F&& core) {
+  using C = compute_t<T>;
+  if constexpr (std::is_same_v<T, C>) {
+    core(x.data<T>(), y.data<T>());
+  } else {
+    std::vector<C> xi(static_cast<std::size_t>(x.size())), yo(static_cast<std::size_t>(y.size()));
+    const T* px = x.data<T>();
+    for (std::size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<C>(px[i]);
+    core(static_cast<const C*>(xi.data()), yo.data());
+    from_compute<T>(yo.data(), y);
+  }
+}
+
+inline i64 prod(const std::vector<i64>& s, std::size_t b, std::size_t e) {
+  i64 p = 1;
+  for (std::size_t i = b; i < e && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+inline void check_float(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  const dtype d = t.element_type();
+  if (d != dtype::f32 && d != dtype::f64 && d != dtype::f16 && d != dtype::bf16)
+    n.fail(std::string(what) + " must be a floating-point tensor, got " + std::string(to_string(d)));
+}
+
+// ---------------------------------------------------------------------------------------
+// Softmax, LogSoftmax, Hardmax
+
+enum class smax { softmax, log_softmax, hardmax };
+
+/// One contiguous row of `n` elements.
+template <class C>
+void smax_row(const C* x, C* y, i64 n, smax k) {
+  if (n == 0) return;
+  carr_map<C> xr(x, n);
+  arr_map<C> yr(y, n);
+  if (k == smax::hardmax) {
+    i64 best = 0;
+    for (i64 i = 1; i < n; ++i)
+      if (x[i] > x[best]) best = i;
+    yr.setZero();
+    y[best] = C(1);
+    return;
+  }
+  const C m = xr.maxCoeff();
+  if (k == smax::softmax) {
+    yr = (xr - m).exp();
+    const C s = yr.sum();
+    yr *= C(1) / s;
+  } else {
+    const C s = (xr - m).exp().sum();
+    yr = xr - (m + std::log(s));
+  }
+}
+
+/// A block of `n` rows of stride `inner`, columns [j0, j1): the reduction runs down the rows.
+template <class C>
+void smax_block(const C* x, C* y, i64 n, i64 inner, i64 j0, i64 j1, smax k, arr<C>& mx, arr<C>& sum) {
+  const i64 w = j1 - j0;
+  if (w <= 0 || n == 0) return;
+  mx.resize(w);
+  sum.resize(w);
+  auto row = [&](const C* base, i64 r) { return carr_map<C>(base + r * inner + j0, w); };
+  auto orow = [&](i64 r) { return arr_map<C>(y + r * inner + j0, w); };
+  if (k == smax::hardmax) {
+    for (i64 j = j0; j < j1; ++j) {
+      i64 best = 0;
+      for (i64 r = 1; r < n; ++r)
+        if (x[r * inner + j] > x[best * inner + j]) best = r;
+      for (i64 r = 0; r < n; ++r) y[r * inner + j] = r == best ? C(1) : C(0);
+    }
+    return;
+  }
+  mx = row(x, 0);
+  for (i64 r = 1; r < n; ++r) mx = mx.max(row(x, r));
+  sum.setZero();
+  if (k == smax::softmax) {
+    for (i64 r = 0; r < n; ++r) {
+      auto o = orow(r);
+      o = (row(x, r) - mx).exp();
+      sum += o;
+    }
+    sum = sum.inverse();
+    for (i64 r = 0; r < n; ++r) orow(r) *= sum;
+  } else {
+    for (i64 r = 0; r < n; ++r) sum += (row(x, r) - mx).exp();
+    mx += sum.log();
+    for (i64 r = 0; r < n; ++r) orow(r) = row(x, r) - mx;
+  }
+}
+
+/// Softmax-like reduction of a tensor viewed as [outer, n, inner] along the middle axis.
+template <class C>
+void smax_run(const eigen_cpu& cpu, const C* x, C* y, i64 outer, i64 n, i64 inner, smax k) {
+  if (outer == 0 || n == 0 || inner == 0) return;
+  if (inner == 1) {
+    cpu.parallel_for(outer, static_cast<double>(n) * 8.0, [&](i64 b, i64 e) {
+      for (i64 o = b; o < e; ++o) smax_row(x + o * n, y + o * n, n, k);
+    });
+    return;
+  }
+  constexpr i64 chunk = 256;
+  const i64 chunks = (inner + chunk - 1) / chunk;
+  cpu.parallel_for(outer * chunks, static_cast<double>(n * std::min(inner, chunk)) * 8.0, [&](i64 b, i64 e) {
+    arr<C> mx, sum;
+    for (i64 u = b; u < e; ++u) {
+      const i64 o = u / chunks, c = u % chunks;
+      const i64 j0 = c * chunk, j1 = std::min(inner, j0 + chunk);
+      smax_block(x + o * n * inner, y + o * n * inner, n, inner, j0, j1, k, mx, sum);
+    }
+  });
+}
+
+inline void register_softmax(registry& r, const char* op, smax k) {
+  auto make = [k](const kernel_node& n) -> fn {
+    const bool legacy = n.opset > 0 && n.opset < 13;
+    const i64 axis_attr = n.attr<i64>("axis", legacy ? 1 : -1);
+    return [k, legacy, axis_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      const i64 rank = static_cast<i64>(s.size());
+      i64 outer = 1, len = 1, inner = 1;
+      if (rank == 0) {
+        // a scalar: one row of one element
+      } else {
+        const i64 a = normalize_axis(axis_attr, rank, ctx.node());
+        if (legacy) {
+          outer = prod(s, 0, static_cast<std::size_t>(a));
+          len = prod(s, static_cast<std::size_t>(a), s.size());
+        } else {
+          outer = prod(s, 0, static_cast<std::size_t>(a));
+          len = s[static_cast<std::size_t>(a)];
+          inner = prod(s, static_cast<std::size_t>(a) + 1, s.size());
+        }
+      }
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const auto* xi, auto* yo) { smax_run(ctx.policy(), xi, yo, outer, len, inner, k); });
+      });
+    };
+  };
+  r.add({.domain = "", .op = op, .since_version = 1, .dtypes = nn_types::dtypes(), .make = make});
+}
+
+// ---------------------------------------------------------------------------------------
+// BatchNormalization
+
+inline void register_batch_norm(registry& r) {
+  r.add({.domain = "", .op = "BatchNormalization", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const double eps = n.attr<double>("epsilon", 1e-5);
+    const double momentum = n.attr<double>("momentum", 0.9);
+    const int opset = n.opset;
+    bool training = false;
+    if (opset >= 14) training = n.attr<i64>("training_mode", 0) != 0;
+    else if (opset > 0 && opset < 7) training = n.attr<i64>("is_test", 0) == 0 && n.num_outputs() > 1;
+    else training = n.num_outputs() > 1;
+    const bool spatial = opset >= 9 || opset == 0 ? true : n.attr<i64>("spatial", 1) != 0;
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      if (s.size() < 2) ctx.fail("X must have rank >= 2 (N x C x ...), got rank " + std::to_string(s.size()));
+      const i64 N = s[0];
+      // channels: C, or C*D1*... for the per-activation (non-spatial) form of old opsets
+      const i64 C = spatial ? s[1] : prod(s, 1, s.size());
+      const i64 inner = spatial ? prod(s, 2, s.size()) : 1;
+      for (std::size_t k = 1; k < 5; ++k) {
+        const gpass::tensor& p = ctx.input(k);
+        check_float(p, ctx.node(), "scale, B, mean and var");
+        if (p.size() != C)
+          ctx.fail("input " + std::to_string(k) + " has " + std::to_string(p.size()) + " elements, expected " + std::to_string(C));
+      }
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        using D = double;
+        const auto scale = to_compute<D>(ctx.input(1), ctx.node());
+        const auto bias = to_compute<D>(ctx.input(2), ctx.node());
+        auto mean = to_compute<D>(ctx.input(3), ctx.node());
+        auto var = to_compute<D>(ctx.input(4), ctx.node());
+        std::vector<D> cur_mean, cur_var;
+        if (training) {
+          cur_mean.assign(static_cast<std::size_t>(C), 0.0);
+          cur_var.assign(static_cast<std::size_t>(C), 0.0);
+          auto xs = to_compute<D>(x, ctx.node());
+          const D cnt = static_cast<D>(N * inner);
+          for (i64 c = 0; c < C; ++c) {
+            D sum = 0;
+            for (i64 b = 0; b < N; ++b)
+              for (i64 i = 0; i < inner; ++i) sum += xs[static_cast<std::size_t>((b * C + c) * inner + i)];
+            const D m = cnt > 0 ? sum / cnt : 0;
+            D sq = 0;
+            for (i64 b = 0; b < N; ++b)
+              for (i64 i = 0; i < inner; ++i) {
+                const D d = xs[static_cast<std::size_t>((b * C + c) * inner + i)] - m;
+                sq += d * d;
+              }
+            cur_mean[c] = m;
+            cur_var[c] = cnt > 0 ? sq / cnt : 0;
+          }
+        }
+        const std::vector<D>& um = training ? cur_mean : mean;
+        const std::vector<D>& uv = training ? cur_var : var;
+        std::vector<CT> a(static_cast<std::size_t>(C)), b(static_cast<std::size_t>(C));
+        for (i64 c = 0; c < C; ++c) {
+          const D k = scale[c] / std::sqrt(uv[c] + eps);
+          a[c] = static_cast<CT>(k);
+          b[c] = static_cast<CT>(bias[c] - um[c] * k);
+        }
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(N * C, static_cast<double>(inner) * 2.0, [&](i64 bb, i64 e) {
+            for (i64 u = bb; u < e; ++u) {
+              const i64 c = u % C;
+              arr_map<CT>(yo + u * inner, inner) = carr_map<CT>(xi + u * inner, inner) * a[c] + b[c];
+            }
+          });
+        });
+        if (training) {
+          auto put = [&](std::size_t port, const std::vector<D>& v, dtype t, const std::vector<i64>& sizes) {
+            if (port >= ctx.num_outputs()) return;
+            gpass::tensor& o = ctx.allocate_output(port, t, sizes);
+            dispatch<nn_types>(t, ctx.node(), [&]<class U>() {
+              U* p = o.data<U>();
+              for (std::size_t i = 0; i < v.size(); ++i) p[i] = to_elem<U>(v[i]);
+            });
+          };
+          std::vector<D> run_mean(static_cast<std::size_t>(C)), run_var(static_cast<std::size_t>(C));
+          for (i64 c = 0; c < C; ++c) {
+            run_mean[c] = mean[c] * momentum + cur_mean[c] * (1 - momentum);
+            run_var[c] = var[c] * momentum + cur_var[c] * (1 - momentum);
+          }
+          put(1, run_mean, ctx.input(3).element_type(), ctx.input(3).sizes());
+          put(2, run_var, ctx.input(4).element_type(), ctx.input(4).sizes());
+          put(3, cur_mean, ctx.input(3).element_type(), ctx.input(3).sizes());
+          put(4, cur_var, ctx.input(4).element_type(), ctx.input(4).sizes());
+        }
+      });
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization
+
+inline void register_instance_norm(registry& r) {
+  r.add({.domain = "", .op = "InstanceNormalization", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const double eps = n.attr<double>("epsilon", 1e-5);
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      if (s.size() < 2) ctx.fail("input must have rank >= 2 (N x C x ...), got rank " + std::to_string(s.size()));
+      const i64 N = s[0], C = s[1], inner = prod(s, 2, s.size());
+      for (std::size_t k = 1; k < 3; ++k) {
+        check_float(ctx.input(k), ctx.node(), "scale and B");
+        if (ctx.input(k).size() != C) ctx.fail("scale and B must have C = " + std::to_string(C) + " elements");
+      }
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        const auto scale = to_compute<CT>(ctx.input(1), ctx.node());
+        const auto bias = to_compute<CT>(ctx.input(2), ctx.node());
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(N * C, static_cast<double>(inner) * 4.0, [&](i64 b, i64 e) {
+            for (i64 u = b; u < e; ++u) {
+              const i64 c = u % C;
+              carr_map<CT> xr(xi + u * inner, inner);
+              arr_map<CT> yr(yo + u * inner, inner);
+              const CT m = inner ? xr.sum() / static_cast<CT>(inner) : CT(0);
+              const CT v = inner ? (xr - m).square().sum() / static_cast<CT>(inner) : CT(0);
+              const CT k = scale[c] / std::sqrt(v + static_cast<CT>(eps));
+              yr = (xr - m) * k + bias[c];
+            }
+          });
+        });
+      });
+    };
+  }});
+}
+
+inline void register_layer_norm(registry& r) {
+  r.add({.domain = "", .op = "LayerNormalization", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const double eps = n.attr<double>("epsilon", 1e-5);
+    const i64 axis_attr = n.attr<i64>("axis", -1);
+    // Mean and InvStdDev have the stash type (ONNX type inference: U = stash_type); an
+    // inferred output type wins when there is one.
+    const i64 stash = n.attr<i64>("stash_type", 1);
+    dtype stat_type = stash == 11 ? dtype::f64 : stash == 10 ? dtype::f16 : stash == 16 ? dtype::bf16 : dtype::f32;
+    if (n.num_outputs() > 1 && n.output_types[1].is_tensor()) {
+      const dtype t = n.output_types[1].tensor().element;
+      if (t == dtype::f32 || t == dtype::f64 || t == dtype::f16 || t == dtype::bf16) stat_type = t;
+    }
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      const i64 rank = static_cast<i64>(s.size());
+      if (rank == 0) ctx.fail("X must have rank >= 1");
+      const std::size_t a = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      const i64 outer = prod(s, 0, a), inner = prod(s, a, s.size());
+      const std::vector<i64> norm_sizes(s.begin() + static_cast<std::ptrdiff_t>(a), s.end());
+      // Scale and B broadcast (unidirectionally) to X's normalized dimensions.
+      auto expand = [&](const gpass::tensor& p, const char* what) {
+        check_float(p, ctx.node(), what);
+        std::vector<double> v = to_compute<double>(p, ctx.node());
+        if (p.size() == inner && (p.rank() == norm_sizes.size() || p.rank() <= 1)) return v;
+        if (p.rank() > norm_sizes.size())
+          ctx.fail(std::string(what) + " of shape " + p.shape().to_string() + " does not broadcast to " +
+                   shape::of(norm_sizes).to_string());
+        const auto ps = p.sizes();
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+          const i64 want = norm_sizes[norm_sizes.size() - ps.size() + i];
+          if (ps[i] != 1 && ps[i] != want)
+            ctx.fail(std::string(what) + " of shape " + p.shape().to_string() + " does not broadcast to " +
+                     shape::of(norm_sizes).to_string());
+        }
+        std::vector<double> out(static_cast<std::size_t>(inner));
+        strided_walker<1> w(norm_sizes, {broadcast_strides(ps, norm_sizes)});
+        w.seek(0);
+        for (i64 i = 0; i < inner; ++i, w.next()) out[static_cast<std::size_t>(i)] = v[static_cast<std::size_t>(w.offset(0))];
+        return out;
+      };
+      const std::vector<double> scale = expand(ctx.input(1), "Scale");
+      const std::vector<double> bias = ctx.has_input(2) ? expand(ctx.input(2), "B") : std::vector<double>(static_cast<std::size_t>(inner), 0.0);
+      std::vector<i64> stat_sizes = s;
+      for (std::size_t i = a; i < stat_sizes.size(); ++i) stat_sizes[i] = 1;
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        arr<CT> sc(inner), bi(inner);
+        for (i64 i = 0; i < inner; ++i) {
+          sc[i] = static_cast<CT>(scale[static_cast<std::size_t>(i)]);
+          bi[i] = static_cast<CT>(bias[static_cast<std::size_t>(i)]);
+        }
+        std::vector<CT> means(static_cast<std::size_t>(outer)), invs(static_cast<std::size_t>(outer));
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(outer, static_cast<double>(inner) * 5.0, [&](i64 b, i64 e) {
+            for (i64 o = b; o < e; ++o) {
+              carr_map<CT> xr(xi + o * inner, inner);
+              arr_map<CT> yr(yo + o * inner, inner);
+              const CT m = inner ? xr.sum() / static_cast<CT>(inner) : CT(0);
+              const CT v = inner ? (xr - m).square().sum() / static_cast<CT>(inner) : CT(0);
+              const CT inv = CT(1) / std::sqrt(v + static_cast<CT>(eps));
+              yr = (xr - m) * inv * sc + bi;
+              means[static_cast<std::size_t>(o)] = m;
+              invs[static_cast<std::size_t>(o)] = inv;
+            }
+          });
+        });
+        const dtype st = stat_type;
+        for (std::size_t port = 1; port < 3 && port < ctx.num_outputs(); ++port) {
+          if (!ctx.output_wanted(port)) continue;
+          const auto& v = port == 1 ? means : invs;
+          gpass::tensor& o = ctx.allocate_output(port, st, stat_sizes);
+          dispatch<nn_types>(st, ctx.node(), [&]<class U>() {
+            U* p = o.data<U>();
+            for (std::size_t i = 0; i < v.size(); ++i) p[i] = to_elem<U>(v[i]);
+          });
+        }
+      });
+    };
+  }});
+}
+
+inline void register_lrn(registry& r) {
+  r.add({.domain = "", .op = "LRN", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const double alpha = n.attr<double>("alpha", 1e-4);
+    const double beta = n.attr<double>("beta", 0.75);
+    const double bias = n.attr<double>("bias", 1.0);
+    const i64 size = n.attr<i64>("size");
+    if (size <= 0) n.fail("size must be positive, got " + std::to_string(size));
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      if (s.size() < 2) ctx.fail("input must have rank >= 2 (N x C x ...), got rank " + std::to_string(s.size()));
+      const i64 N = s[0], C = s[1], inner = prod(s, 2, s.size());
+      const i64 lo = (size - 1) / 2, hi = size - 1 - lo;  // floor / ceil of (size-1)/2
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(N * C, static_cast<double>(inner * size) * 2.0, [&](i64 b, i64 e) {
+            arr<CT> acc(inner);
+            for (i64 u = b; u < e; ++u) {
+              const i64 nn = u / C, c = u % C;
+              acc.setZero();
+              for (i64 k = std::max<i64>(0, c - lo); k <= std::min(C - 1, c + hi); ++k)
+                acc += carr_map<CT>(xi + (nn * C + k) * inner, inner).square();
+              arr_map<CT>(yo + u * inner, inner) =
+                  carr_map<CT>(xi + u * inner, inner) *
+                  (static_cast<CT>(bias) + static_cast<CT>(alpha / static_cast<double>(size)) * acc).pow(static_cast<CT>(-beta));
+            }
+          });
+        });
+      });
+    };
+  }});
+}
+
+inline void register_mvn(registry& r) {
+  r.add({.domain = "", .op = "MeanVarianceNormalization", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const std::vector<i64> axes_attr = n.attr<std::vector<i64>>("axes", std::vector<i64>{0, 2, 3});
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      const i64 rank = static_cast<i64>(s.size());
+      std::vector<char> reduced(s.size(), 0);
+      for (i64 a : axes_attr) reduced[static_cast<std::size_t>(normalize_axis(a, rank, ctx.node()))] = 1;
+      // kept-index of each element: strides over the kept dimensions only
+      std::vector<i64> kept_sizes(s.size(), 1);
+      i64 groups = 1;
+      for (std::size_t i = 0; i < s.size(); ++i)
+        if (!reduced[i]) {
+          kept_sizes[i] = s[i];
+          groups *= s[i];
+        }
+      const auto ks = broadcast_strides(kept_sizes, s);
+      const i64 total = x.size();
+      const i64 per = groups ? total / groups : 0;
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          std::vector<double> sum(static_cast<std::size_t>(groups), 0.0), sq(static_cast<std::size_t>(groups), 0.0);
+          strided_walker<1> w(s, {ks});
+          w.seek(0);
+          for (i64 i = 0; i < total; ++i, w.next()) sum[static_cast<std::size_t>(w.offset(0))] += xi[i];
+          for (auto& v : sum) v /= static_cast<double>(per);
+          w.seek(0);
+          for (i64 i = 0; i < total; ++i, w.next()) {
+            const double d = xi[i] - sum[static_cast<std::size_t>(w.offset(0))];
+            sq[static_cast<std::size_t>(w.offset(0))] += d * d;
+          }
+          for (auto& v : sq) v = 1.0 / (std::sqrt(v / static_cast<double>(per)) + 1e-9);
+          w.seek(0);
+          for (i64 i = 0; i < total; ++i, w.next()) {
+            const auto g = static_cast<std::size_t>(w.offset(0));
+            yo[i] = static_cast<CT>((xi[i] - sum[g]) * sq[g]);
+          }
+        });
+      });
+    };
+  }});
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Recurrent layers: RNN, GRU, LSTM
+
+enum class act_kind { relu, tanh, sigmoid, affine, leaky_relu, thresholded_relu, scaled_tanh, hard_sigmoid, elu, softsign, softplus };
+
+/// One activation function of a recurrent layer with its alpha and beta.
+struct activation {
+  act_kind kind = act_kind::tanh;
+  double alpha = 0, beta = 0;
+};
+
+inline std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// Parses the `activations` (+ `activation_alpha`, `activation_beta`) attributes: `per_dir`
+/// functions per direction, `defaults` when absent. Alpha and beta values are consumed in
+/// order by the functions that take them.
+inline std::vector<activation> parse_activations(const kernel_node& n, int dirs, const std::vector<std::string>& defaults) {
+  std::vector<std::string> names = n.attr<std::vector<std::string>>("activations", std::vector<std::string>{});
+  const std::vector<double> alphas = n.attr<std::vector<double>>("activation_alpha", std::vector<double>{});
+  const std::vector<double> betas = n.attr<std::vector<double>>("activation_beta", std::vector<double>{});
+  const std::size_t per_dir = defaults.size();
+  if (names.empty()) {
+    for (int d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  } else if (names.size() == per_dir && dirs == 2) {
+    const auto first = names;
+    names.insert(names.end(), first.begin(), first.end());
+  }
+  if (names.size() != per_dir * static_cast<std::size_t>(dirs))
+    n.fail("activations lists " + std::to_string(names.size()) + " functions, expected " +
+           std::to_string(per_dir * static_cast<std::size_t>(dirs)));
+  std::vector<activation> r;
+  std::size_t ai = 0, bi = 0;
+  auto take = [&](const std::vector<double>& v, std::size_t& i, double fallback) { return i < v.size() ? v[i++] : fallback; };
+  for (const auto& name : names) {
+    const std::string l = lower(name);
+    activation a;
+    if (l == "relu") a.kind = act_kind::relu;
+    else if (l == "tanh") a.kind = act_kind::tanh;
+    else if (l == "sigmoid") a.kind = act_kind::sigmoid;
+    else if (l == "affine") { a.kind = act_kind::affine; a.alpha = take(alphas, ai, 1.0); a.beta = take(betas, bi, 0.0); }
+    else if (l == "leakyrelu") { a.kind = act_kind::leaky_relu; a.alpha = take(alphas, ai, 0.01); }
+    else if (l == "thresholdedrelu") { a.kind = act_kind::thresholded_relu; a.alpha = take(alphas, ai, 1.0); }
+    else if (l == "scaledtanh") { a.kind = act_kind::scaled_tanh; a.alpha = take(alphas, ai, 1.0); a.beta = take(betas, bi, 1.0); }
+    else if (l == "hardsigmoid") { a.kind = act_kind::hard_sigmoid; a.alpha = take(alphas, ai, 0.2); a.beta = take(betas, bi, 0.5); }
+    else if (l == "elu") { a.kind = act_kind::elu; a.alpha = take(alphas, ai, 1.0); }
+    else if (l == "softsign") a.kind = act_kind::softsign;
+    else if (l == "softplus") a.kind = act_kind::softplus;
+    else n.fail("unknown activation function '" + name + "'");
+    r.push_back(a);
+  }
+  return r;
+}
+
+/// Applies `a` in place to `n` contiguous values.
+template <class C>
+void apply_activation(const activation& a, C* p, i64 n) {
+  arr_map<C> v(p, n);
+  const C al = static_cast<C>(a.alpha), be = static_cast<C>(a.beta);
+  switch (a.kind) {
+    case act_kind::relu: v = v.max(C(0)); break;
+    case act_kind::tanh: v = v.tanh(); break;
+    case act_kind::sigmoid: v = (C(1) + (-v).exp()).inverse(); break;
+    case act_kind::affine: v = v * al + be; break;
+    case act_kind::leaky_relu: v = (v >= C(0)).select(v, v * al); break;
+    case act_kind::thresholded_relu: v = (v > al).select(v, C(0)); break;
+    case act_kind::scaled_tanh: v = al * (v * be).tanh(); break;
+    case act_kind::hard_sigmoid: v = (v * al + be).max(C(0)).min(C(1)); break;
+    case act_kind::elu: v = (v >= C(0)).select(v, al * (v.exp() - C(1))); break;
+    case act_kind::softsign: v = v / (C(1) + v.abs()); break;
+    case act_kind::softplus: v = (v > C(20)).select(v, (C(1) + v.exp()).log()); break;
+  }
+}
+
+enum class cell { rnn, gru, lstm };
+
+/// What a recurrent node's attributes say.
+struct rnn_config {
+  cell kind = cell::rnn;
+  i64 gates = 1;
+  i64 hidden = 0;  ///< 0: from R
+  int dirs = 1;
+  bool reverse = false;  ///< the single direction is "reverse"
+  std::vector<activation> acts;
+  double clip = 0;  ///< <= 0: none
+  bool linear_before_reset = false;
+  bool input_forget = false;
+  i64 layout = 0;
+};
+
+/// The layer's inputs in the compute type, in layout 0.
+template <class C>
+struct rnn_inputs {
+  i64 S = 0, B = 0, I = 0, H = 0;
+  std::vector<C> x;       ///< [S, B, I]
+  std::vector<C> w, r;    ///< [D, G*H, I], [D, G*H, H]
+  std::vector<C> bias;    ///< [D, 2*G*H] (zeros when absent)
+  std::vector<C> h0, c0;  ///< [D, B, H]
+  std::vector<C> peep;    ///< [D, 3*H] (zeros when absent)
+  std::vector<i64> lens;  ///< [B]
+};
+
+/// Runs every direction; fills y [S, D, B, H], yh and yc [D, B, H].
+template <class C>
+void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& in, std::vector<C>& y, std::vector<C>& yh,
+              std::vector<C>& yc) {
+  const i64 S = in.S, B = in.B, I = in.I, H = in.H, G = cfg.gates, D = cfg.dirs, GH = G * H;
+  y.assign(static_cast<std::size_t>(S * D * B * H), C(0));
+  yh.assign(static_cast<std::size_t>(D * B * H), C(0));
+  yc.assign(static_cast<std::size_t>(D * B * H), C(0));
+  using cmap = Eigen::Map<const rmat<C>>;
+  cpu.parallel_for(D, 1e9, [&](i64 d0, i64 d1) {
+    for (i64 d = d0; d < d1; ++d) {
+      const bool rev = D == 2 ? d == 1 : cfg.reverse;
+      const activation* act = cfg.acts.data() + d * (cfg.kind == cell::lstm ? 3 : cfg.kind == cell::gru ? 2 : 1);
+      cmap W(in.w.data() + d * GH * I, GH, I), R(in.r.data() + d * GH * H, GH, H);
+      const C* wb = in.bias.data() + d * 2 * GH;
+      const C* rb = wb + GH;
+      // input projections of every step at once: [S*B, G*H]
+      rmat<C> xw(S * B, GH);
+      if (S * B > 0) xw.noalias() = cmap(in.x.data(), S * B, I) * W.transpose();
+      arr<C> bsum(GH);
+      for (i64 j = 0; j < GH; ++j) {
+        const bool keep_rb_apart = cfg.kind == cell::gru && cfg.linear_before_reset && j >= 2 * H;
+        bsum[j] = wb[j] + (keep_rb_apart ? C(0) : rb[j]);
+      }
+      for (i64 row = 0; row < S * B; ++row) xw.row(row).array() += bsum.transpose();
+      rmat<C> h = cmap(in.h0.data() + d * B * H, B, H);
+      rmat<C> c = cmap(in.c0.data() + d * B * H, B, H);
+      rmat<C> g(B, GH), hn(B, H), cn(B, H), tmp(B, H);
+      const C* P = in.peep.data() + d * 3 * H;
+      carr_map<C> Pi(P, H), Po(P + H, H), Pf(P + 2 * H, H);
+      const C clip = static_cast<C>(cfg.clip);
+      auto clipped = [&](C* p, i64 n) {
+        if (cfg.clip > 0) arr_map<C>(p, n) = arr_map<C>(p, n).max(-clip).min(clip);
+      };
+      for (i64 step = 0; step < S; ++step) {
+        const i64 t = rev ? S - 1 - step : step;
+        g = xw.middleRows(t * B, B);
+        if (cfg.kind == cell::gru) {
+          g.leftCols(2 * H).noalias() += h * R.topRows(2 * H).transpose();
+          for (i64 b = 0; b < B; ++b) {
+            C* gr = g.row(b).data();
+            clipped(gr, 2 * H);
+            apply_activation(act[0], gr, 2 * H);  // z and r
+          }
+          if (cfg.linear_before_reset) {
+            tmp.noalias() = h * R.bottomRows(H).transpose();
+            for (i64 b = 0; b < B; ++b) {
+              arr_map<C> hr(g.row(b).data() + 2 * H, H);
+              hr += arr_map<C>(g.row(b).data() + H, H) * (arr_map<C>(tmp.row(b).data(), H) + carr_map<C>(rb + 2 * H, H));
+            }
+          } else {
+            for (i64 b = 0; b < B; ++b)
+              arr_map<C>(tmp.row(b).data(), H) = arr_map<C>(g.row(b).data() + H, H) * arr_map<C>(h.row(b).data(), H);
+            g.rightCols(H).noalias() += tmp * R.bottomRows(H).transpose();
+          }
+          for (i64 b = 0; b < B; ++b) {
+            C* gr = g.row(b).data();
+            clipped(gr + 2 * H, H);
+            apply_activation(act[1], gr + 2 * H, H);
+            arr_map<C> z(gr, H), hh(gr + 2 * H, H);
+            arr_map<C>(hn.row(b).data(), H) = (C(1) - z) * hh + z * arr_map<C>(h.row(b).data(), H);
+          }
+        } else if (cfg.kind == cell::lstm) {
+          g.noalias() += h * R.transpose();
+          for (i64 b = 0; b < B; ++b) {
+            C* gr = g.row(b).data();
+            arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H), gc(gr + 3 * H, H);
+            arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
+            gi += Pi * cp;
+            gf += Pf * cp;
+            clipped(gr, H);
+            clipped(gr + 2 * H, H);
+            clipped(gr + 3 * H, H);
+            apply_activation(act[0], gr, H);
+            if (cfg.input_forget) gf = C(1) - gi;
+            else apply_activation(act[0], gr + 2 * H, H);
+            apply_activation(act[1], gr + 3 * H, H);
+            cnew = gf * cp + gi * gc;
+            go += Po * cnew;
+            clipped(gr + H, H);
+            apply_activation(act[0], gr + H, H);
+            arr_map<C> hv(hn.row(b).data(), H);
+            hv = cnew;
+            apply_activation(act[2], hv.data(), H);
+            hv *= go;
+          }
+        } else {
+          g.noalias() += h * R.transpose();
+          for (i64 b = 0; b < B; ++b) {
+            C* gr = g.row(b).data();
+            clipped(gr, H);
+            apply_activation(act[0], gr, H);
+            arr_map<C>(hn.row(b).data(), H) = arr_map<C>(gr, H);
+          }
+        }
+        for (i64 b = 0; b < B; ++b) {
+          if (t >= in.lens[static_cast<std::size_t>(b)]) continue;  // past this sequence's end
+          h.row(b) = hn.row(b);
+          if (cfg.kind == cell::lstm) c.row(b) = cn.row(b);
+          std::copy_n(hn.row(b).data(), H, y.data() + ((t * D + d) * B + b) * H);
+        }
+      }
+      std::copy_n(h.data(), B * H, yh.data() + d * B * H);
+      std::copy_n(c.data(), B * H, yc.data() + d * B * H);
+    }
+  });
+}
+
+inline void register_rnn(registry& r, const char* op, cell kind) {
+  r.add({.domain = "", .op = op, .since_version = 1, .dtypes = nn_types::dtypes(), .make = [kind](const kernel_node& n) -> fn {
+    rnn_config cfg;
+    cfg.kind = kind;
+    cfg.gates = kind == cell::lstm ? 4 : kind == cell::gru ? 3 : 1;
+    cfg.hidden = n.attr<i64>("hidden_size", 0);
+    if (cfg.hidden < 0) n.fail("hidden_size must be positive");
+    const std::string dir = n.attr<std::string>("direction", "forward");
+    if (dir == "bidirectional") cfg.dirs = 2;
+    else if (dir == "reverse") cfg.reverse = true;
+    else if (dir != "forward") n.fail("direction must be forward, reverse or bidirectional, got '" + dir + "'");
+    const std::vector<std::string> defaults = kind == cell::lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                              : kind == cell::gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                                  : std::vector<std::string>{"Tanh"};
+    cfg.acts = parse_activations(n, cfg.dirs, defaults);
+    cfg.clip = n.attr<double>("clip", 0.0);
+    cfg.linear_before_reset = n.attr<i64>("linear_before_reset", 0) != 0;
+    cfg.input_forget = n.attr<i64>("input_forget", 0) != 0;
+    cfg.layout = n.attr<i64>("layout", 0);
+    if (cfg.layout != 0 && cfg.layout != 1) n.fail("layout must be 0 or 1");
+    return [cfg](context& ctx) {
+      const gpass::tensor& X = ctx.input(0);
+      const gpass::tensor& Wt = ctx.input(1);
+      const gpass::tensor& Rt = ctx.input(2);
+      const i64 D = cfg.dirs, G = cfg.gates;
+      if (X.rank() != 3) ctx.fail("X must have rank 3, got shape " + X.shape().to_string());
+      if (Wt.rank() != 3 || Rt.rank() != 3) ctx.fail("W and R must have rank 3");
+      check_float(Wt, ctx.node(), "W");
+      check_float(Rt, ctx.node(), "R");
+      const i64 S = cfg.layout ? X.sizes()[1] : X.sizes()[0];
+      const i64 B = cfg.layout ? X.sizes()[0] : X.sizes()[1];
+      const i64 I = X.sizes()[2];
+      const i64 H = cfg.hidden ? cfg.hidden : Rt.sizes()[2];
+      if (Wt.sizes() != std::vector<i64>{D, G * H, I})
+        ctx.fail("W has shape " + Wt.shape().to_string() + ", expected " + shape::of({D, G * H, I}).to_string());
+      if (Rt.sizes() != std::vector<i64>{D, G * H, H})
+        ctx.fail("R has shape " + Rt.shape().to_string() + ", expected " + shape::of({D, G * H, H}).to_string());
+      const std::vector<i64> state_sizes = cfg.layout ? std::vector<i64>{B, D, H} : std::vector<i64>{D, B, H};
+      dispatch<nn_types>(X.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        rnn_inputs<C> in;
+        in.S = S, in.B = B, in.I = I, in.H = H;
+        in.x = to_compute<C>(X, ctx.node());
+        if (cfg.layout) {  // [B, S, I] -> [S, B, I]
+          std::vector<C> t(in.x.size());
+          for (i64 s = 0; s < S; ++s)
+            for (i64 b = 0; b < B; ++b) std::copy_n(in.x.data() + (b * S + s) * I, I, t.data() + (s * B + b) * I);
+          in.x.swap(t);
+        }
+        in.w = to_compute<C>(Wt, ctx.node());
+        in.r = to_compute<C>(Rt, ctx.node());
+        if (ctx.has_input(3)) {
+          const auto& bt = ctx.input(3);
+          if (bt.sizes() != std::vector<i64>{D, 2 * G * H})
+            ctx.fail("B has shape " + bt.shape().to_string() + ", expected " + shape::of({D, 2 * G * H}).to_string());
+          in.bias = to_compute<C>(bt, ctx.node());
+        } else {
+          in.bias.assign(static_cast<std::size_t>(D * 2 * G * H), C(0));
+        }
+        in.lens.assign(static_cast<std::size_t>(B), S);
+        if (ctx.has_input(4)) {
+          const auto lens = int_values(ctx.input(4), ctx.node(), "sequence_lens");
+          if (static_cast<i64>(lens.size()) != B) ctx.fail("sequence_lens must have batch_size elements");
+          for (i64 v : lens)
+            if (v < 0 || v > S) ctx.fail("sequence_lens value " + std::to_string(v) + " is out of range [0, " + std::to_string(S) + "]");
+          in.lens = lens;
+        }
+        auto state = [&](std::size_t port, const char* what) {
+          if (!ctx.has_input(port)) return std::vector<C>(static_cast<std::size_t>(D * B * H), C(0));
+          const auto& st = ctx.input(port);
+          if (st.sizes() != state_sizes)
+            ctx.fail(std::string(what) + " has shape " + st.shape().to_string() + ", expected " + shape::of(state_sizes).to_string());
+          std::vector<C> v = to_compute<C>(st, ctx.node());
+          if (cfg.layout) {  // [B, D, H] -> [D, B, H]
+            std::vector<C> t(v.size());
+            for (i64 b = 0; b < B; ++b)
+              for (i64 d = 0; d < D; ++d) std::copy_n(v.data() + (b * D + d) * H, H, t.data() + (d * B + b) * H);
+            v.swap(t);
+          }
+          return v;
+        };
+        in.h0 = state(5, "initial_h");
+        in.c0 = cfg.kind == cell::lstm ? state(6, "initial_c") : std::vector<C>(static_cast<std::size_t>(D * B * H), C(0));
+        if (cfg.kind == cell::lstm && ctx.has_input(7)) {
+          const auto& pt = ctx.input(7);
+          if (pt.sizes() != std::vector<i64>{D, 3 * H})
+            ctx.fail("P has shape " + pt.shape().to_string() + ", expected " + shape::of({D, 3 * H}).to_string());
+          in.peep = to_compute<C>(pt, ctx.node());
+        } else {
+          in.peep.assign(static_cast<std::size_t>(D * 3 * H), C(0));
+        }
+        std::vector<C> y, yh, yc;
+        rnn_core(ctx.policy(), cfg, in, y, yh, yc);
+        const dtype dt = X.element_type();
+        if (ctx.num_outputs() > 0 && ctx.output_wanted(0)) {
+          if (cfg.layout) {  // [S, D, B, H] -> [B, S, D, H]
+            gpass::tensor& o = ctx.allocate_output(0, dt, {B, S, D, H});
+            T* p = o.data<T>();
+            for (i64 s = 0; s < S; ++s)
+              for (i64 d = 0; d < D; ++d)
+                for (i64 b = 0; b < B; ++b)
+                  for (i64 k = 0; k < H; ++k) p[((b * S + s) * D + d) * H + k] = to_elem<T>(y[static_cast<std::size_t>(((s * D + d) * B + b) * H + k)]);
+          } else {
+            from_compute<T>(y.data(), ctx.allocate_output(0, dt, {S, D, B, H}));
+          }
+        }
+        auto put_state = [&](std::size_t port, const std::vector<C>& v) {
+          if (ctx.num_outputs() <= port || !ctx.output_wanted(port)) return;
+          gpass::tensor& o = ctx.allocate_output(port, dt, state_sizes);
+          T* p = o.data<T>();
+          for (i64 d = 0; d < D; ++d)
+            for (i64 b = 0; b < B; ++b)
+              for (i64 k = 0; k < H; ++k)
+                p[(cfg.layout ? (b * D + d) : (d * B + b)) * H + k] = to_elem<T>(v[static_cast<std::size_t>((d * B + b) * H + k)]);
+        };
+        put_state(1, yh);
+        if (cfg.kind == cell::lstm) put_state(2, yc);
+      });
+    };
+  }});
+}
+
+
+// ---------------------------------------------------------------------------------------
+// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+
+enum class reduction { none, sum, mean };
+
+inline reduction parse_reduction(const kernel_node& n) {
+  const std::string r = n.attr<std::string>("reduction", "mean");
+  if (r == "none") return reduction::none;
+  if (r == "sum") return reduction::sum;
+  if (r == "mean") return reduction::mean;
+  n.fail("reduction must be none, sum or mean, got '" + r + "'");
+}
+
+/// The loss of log-probabilities `lp` ([N, C, D] flattened) against `target` ([N, D]) into
+/// output 0 of element type `T`.
+template <class T, class C>
+void nll_output(context& ctx, const C* lp, const gpass::tensor& x, std::size_t target_port, std::size_t weight_port,
+                reduction red, bool has_ignore, i64 ignore) {
+  const auto& s = x.sizes();
+  if (s.size() < 2) ctx.fail("input must have rank >= 2 (N x C x ...), got rank " + std::to_string(s.size()));
+  const gpass::tensor& tt = ctx.input(target_port);
+  std::vector<i64> want_t{s[0]};
+  want_t.insert(want_t.end(), s.begin() + 2, s.end());
+  if (tt.sizes() != want_t)
+    ctx.fail("target has shape " + tt.shape().to_string() + ", expected " + shape::of(want_t).to_string());
+  const auto target = int_values(tt, ctx.node(), "target");
+  const i64 N = s[0], Cn = s[1], D = prod(s, 2, s.size());
+  std::vector<double> weight;
+  if (ctx.has_input(weight_port)) {
+    const gpass::tensor& wt = ctx.input(weight_port);
+    check_float(wt, ctx.node(), "weight");
+    if (wt.sizes() != std::vector<i64>{Cn}) ctx.fail("weight must have shape [C] = [" + std::to_string(Cn) + "]");
+    weight = to_compute<double>(wt, ctx.node());
+  }
+  std::vector<double> loss(static_cast<std::size_t>(N * D));
+  double wsum = 0, lsum = 0;
+  for (i64 b = 0; b < N; ++b)
+    for (i64 d = 0; d < D; ++d) {
+      const i64 t = target[static_cast<std::size_t>(b * D + d)];
+      double l = 0, w = 0;
+      if (!(has_ignore && t == ignore)) {
+        if (t < 0 || t >= Cn) ctx.fail("target value " + std::to_string(t) + " is out of range [0, " + std::to_string(Cn) + ")");
+        w = weight.empty() ? 1.0 : weight[static_cast<std::size_t>(t)];
+        l = -static_cast<double>(lp[(b * Cn + t) * D + d]) * w;
+      }
+      loss[static_cast<std::size_t>(b * D + d)] = l;
+      wsum += w;
+      lsum += l;
+    }
+  if (red == reduction::none) {
+    gpass::tensor& o = ctx.allocate_output(0, x.element_type(), want_t);
+    from_compute<T>(loss.data(), o);
+  } else {
+    gpass::tensor& o = ctx.allocate_output(0, x.element_type(), {});
+    o.data<T>()[0] = to_elem<T>(red == reduction::sum ? lsum : lsum / wsum);
+  }
+}
+
+inline void register_losses(registry& r) {
+  r.add({.domain = "", .op = "NegativeLogLikelihoodLoss", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const reduction red = parse_reduction(n);
+    const bool has_ignore = n.has_attr("ignore_index");
+    const i64 ignore = n.attr<i64>("ignore_index", 0);
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        if constexpr (std::is_same_v<T, C>) {
+          nll_output<T>(ctx, x.data<T>(), x, 1, 2, red, has_ignore, ignore);
+        } else {
+          const auto xs = to_compute<C>(x, ctx.node());
+          nll_output<T>(ctx, xs.data(), x, 1, 2, red, has_ignore, ignore);
+        }
+      });
+    };
+  }});
+  r.add({.domain = "", .op = "SoftmaxCrossEntropyLoss", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const reduction red = parse_reduction(n);
+    const bool has_ignore = n.has_attr("ignore_index");
+    const i64 ignore = n.attr<i64>("ignore_index", 0);
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      if (s.size() < 2) ctx.fail("scores must have rank >= 2 (N x C x ...), got rank " + std::to_string(s.size()));
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        const i64 N = s[0], Cn = s[1], D = prod(s, 2, s.size());
+        std::vector<C> lp(static_cast<std::size_t>(x.size()));
+        if constexpr (std::is_same_v<T, C>) {
+          smax_run(ctx.policy(), x.data<T>(), lp.data(), N, Cn, D, smax::log_softmax);
+        } else {
+          const auto xs = to_compute<C>(x, ctx.node());
+          smax_run(ctx.policy(), xs.data(), lp.data(), N, Cn, D, smax::log_softmax);
+        }
+        nll_output<T>(ctx, lp.data(), x, 1, 2, red, has_ignore, ignore);
+        if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) from_compute<T>(lp.data(), ctx.allocate_output(1, x.element_type(), s));
+      });
+    };
+  }});
+}
+
+
+// ---------------------------------------------------------------------------------------
+// GridSample, RoiAlign
+
+enum class gs_mode { nearest, linear, cubic };
+enum class gs_pad { zeros, border, reflection };
+
+/// Reflects `x` into [lo, hi] by folding at the borders.
+inline double gs_reflect(double x, double lo, double hi) {
+  const double rng = hi - lo;
+  if (rng <= 0 || !(x == x)) return lo;
+  if (x < lo || x > hi) {
+    const double dx = x < lo ? lo - x : x - hi;
+    const double k = std::floor(dx / rng);
+    const double r = std::clamp(dx - k * rng, 0.0, rng);
+    const bool even = std::fmod(k, 2.0) == 0;
+    return x < lo ? (even ? lo + r : hi - r) : (even ? hi - r : lo + r);
+  }
+  return x;
+}
+
+inline void cubic_coeffs(double f, double* c) {
+  constexpr double A = -0.75;
+  const double x = std::abs(f);
+  c[0] = ((A * (x + 1) - 5 * A) * (x + 1) + 8 * A) * (x + 1) - 4 * A;
+  c[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
+  c[2] = ((A + 2) * (1 - x) - (A + 3)) * (1 - x) * (1 - x) + 1;
+  c[3] = ((A * (2 - x) - 5 * A) * (2 - x) + 8 * A) * (2 - x) - 4 * A;
+}
+
+inline void register_grid_sample(registry& r) {
+  r.add({.domain = "", .op = "GridSample", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const std::string m = n.attr<std::string>("mode", n.opset >= 20 ? "linear" : "bilinear");
+    gs_mode mode;
+    if (m == "nearest") mode = gs_mode::nearest;
+    else if (m == "bilinear" || m == "linear") mode = gs_mode::linear;
+    else if (m == "bicubic" || m == "cubic") mode = gs_mode::cubic;
+    else n.fail("mode must be nearest, linear or cubic, got '" + m + "'");
+    const std::string pm = n.attr<std::string>("padding_mode", "zeros");
+    gs_pad pad;
+    if (pm == "zeros") pad = gs_pad::zeros;
+    else if (pm == "border") pad = gs_pad::border;
+    else if (pm == "reflection") pad = gs_pad::reflection;
+    else n.fail("padding_mode must be zeros, border or reflection, got '" + pm + "'");
+    const bool align = n.attr<i64>("align_corners", 0) != 0;
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& grid = ctx.input(1);
+      check_float(grid, ctx.node(), "grid");
+      const auto& xs = x.sizes();
+      const auto& gsz = grid.sizes();
+      if (xs.size() < 3) ctx.fail("X must have rank >= 3 (N x C x spatial...), got rank " + std::to_string(xs.size()));
+      const std::size_t k = xs.size() - 2;
+      if (gsz.size() != k + 2 || gsz[0] != xs[0] || gsz.back() != static_cast<i64>(k))
+        ctx.fail("grid has shape " + grid.shape().to_string() + ", expected [N, out spatial..., " + std::to_string(k) + "] for X of shape " +
+                 x.shape().to_string());
+      const i64 N = xs[0], Cn = xs[1], plane = prod(xs, 2, xs.size());
+      const i64 points = prod(gsz, 1, gsz.size() - 1);
+      if (plane == 0 && N * Cn * points > 0) ctx.fail("cannot sample from an empty spatial extent " + x.shape().to_string());
+      std::vector<i64> out_sizes{N, Cn};
+      out_sizes.insert(out_sizes.end(), gsz.begin() + 1, gsz.end() - 1);
+      const std::vector<double> g = to_compute<double>(grid, ctx.node());
+      std::vector<i64> dims(xs.begin() + 2, xs.end());
+      const auto pstr = strides_of(dims);
+      const int taps = mode == gs_mode::nearest ? 1 : mode == gs_mode::linear ? 2 : 4;
+      i64 combos = 1;
+      for (std::size_t i = 0; i < k; ++i) combos *= taps;
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(N * points, static_cast<double>(Cn * combos) * 2.0 + 50.0, [&](i64 b, i64 e) {
+            std::vector<i64> idx(k * 4);
+            std::vector<double> wt(k * 4);
+            std::vector<i64> off(static_cast<std::size_t>(combos));
+            std::vector<CT> cw(static_cast<std::size_t>(combos));
+            for (i64 u = b; u < e; ++u) {
+              const i64 nn = u / points, p = u % points;
+              for (std::size_t i = 0; i < k; ++i) {
+                const double v = g[static_cast<std::size_t>(u * static_cast<i64>(k) + static_cast<i64>(k - 1 - i))];
+                const double len = static_cast<double>(dims[i]);
+                double c = align ? (v + 1) / 2 * (len - 1) : ((v + 1) * len - 1) / 2;
+                const double lo = align ? 0.0 : -0.5, hi = align ? len - 1 : len - 0.5;
+                if (mode == gs_mode::nearest) c = std::nearbyint(c);
+                if (c < lo || c > hi) {
+                  if (pad == gs_pad::border) c = std::clamp(c, 0.0, len - 1);
+                  else if (pad == gs_pad::reflection) c = gs_reflect(c, lo, hi);
+                }
+                // far outside (or NaN): every tap is outside, keep the index arithmetic finite
+                if (!(c >= lo - 4)) c = lo - 4;
+                if (!(c <= hi + 4)) c = hi + 4;
+                i64* ix = idx.data() + i * 4;
+                double* w = wt.data() + i * 4;
+                if (mode == gs_mode::nearest) {
+                  ix[0] = static_cast<i64>(c);
+                  w[0] = 1;
+                } else {
+                  const double f0 = std::floor(c);
+                  const double f = c - f0;
+                  const auto x0 = static_cast<i64>(f0);
+                  if (mode == gs_mode::linear) {
+                    ix[0] = x0, ix[1] = x0 + 1;
+                    w[0] = 1 - f, w[1] = f;
+                  } else {
+                    for (int t = 0; t < 4; ++t) ix[t] = x0 - 1 + t;
+                    cubic_coeffs(f, w);
+                  }
+                }
+                for (int t = 0; t < taps; ++t) {  // padding of each sampled index
+                  i64& q = ix[t];
+                  if (q >= 0 && q < dims[i]) continue;
+                  if (pad == gs_pad::zeros) q = -1;
+                  else if (pad == gs_pad::border) q = std::clamp<i64>(q, 0, dims[i] - 1);
+                  else q = std::clamp<i64>(static_cast<i64>(gs_reflect(static_cast<double>(q), lo, hi)), 0, dims[i] - 1);
+                }
+              }
+              for (i64 cmb = 0; cmb < combos; ++cmb) {
+                i64 rest = cmb, o = 0;
+                double w = 1;
+                for (std::size_t i = k; i-- > 0;) {
+                  const int t = static_cast<int>(rest % taps);
+                  rest /= taps;
+                  const i64 q = idx[i * 4 + static_cast<std::size_t>(t)];
+                  if (q < 0) o = -1;
+                  if (o >= 0) o += q * pstr[i];
+                  w *= wt[i * 4 + static_cast<std::size_t>(t)];
+                }
+                off[static_cast<std::size_t>(cmb)] = o;
+                cw[static_cast<std::size_t>(cmb)] = static_cast<CT>(w);
+              }
+              for (i64 c = 0; c < Cn; ++c) {
+                const CT* src = xi + (nn * Cn + c) * plane;
+                CT acc = 0;
+                for (i64 cmb = 0; cmb < combos; ++cmb)
+                  if (off[static_cast<std::size_t>(cmb)] >= 0) acc += cw[static_cast<std::size_t>(cmb)] * src[off[static_cast<std::size_t>(cmb)]];
+                yo[(nn * Cn + c) * points + p] = acc;
+              }
+            }
+          });
+        });
+      });
+    };
+  }});
+}
+
+inline void register_roi_align(registry& r) {
+  r.add({.domain = "", .op = "RoiAlign", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const std::string m = n.attr<std::string>("mode", "avg");
+    if (m != "avg" && m != "max") n.fail("mode must be avg or max, got '" + m + "'");
+    const bool avg = m == "avg";
+    const i64 oh = n.attr<i64>("output_height", 1), ow = n.attr<i64>("output_width", 1);
+    if (oh <= 0 || ow <= 0) n.fail("output_height and output_width must be positive");
+    const i64 ratio = n.attr<i64>("sampling_ratio", 0);
+    const double scale = n.attr<double>("spatial_scale", 1.0);
+    const std::string ct = n.attr<std::string>("coordinate_transformation_mode", n.opset > 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel");
+    if (ct != "half_pixel" && ct != "output_half_pixel") n.fail("coordinate_transformation_mode must be half_pixel or output_half_pixel");
+    const bool half = ct == "half_pixel";
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& rois_t = ctx.input(1);
+      check_float(rois_t, ctx.node(), "rois");
+      if (x.rank() != 4) ctx.fail("X must have rank 4 (N x C x H x W), got shape " + x.shape().to_string());
+      if (rois_t.rank() != 2 || rois_t.sizes()[1] != 4) ctx.fail("rois must have shape [num_rois, 4], got " + rois_t.shape().to_string());
+      const i64 R = rois_t.sizes()[0];
+      const auto bidx = int_values(ctx.input(2), ctx.node(), "batch_indices");
+      if (static_cast<i64>(bidx.size()) != R) ctx.fail("batch_indices must have num_rois elements");
+      const i64 N = x.sizes()[0], Cn = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+      if ((H == 0 || W == 0) && R * Cn > 0) ctx.fail("cannot pool from an empty feature map " + x.shape().to_string());
+      for (i64 b : bidx)
+        if (b < 0 || b >= N) ctx.fail("batch index " + std::to_string(b) + " is out of range [0, " + std::to_string(N) + ")");
+      const std::vector<double> rois = to_compute<double>(rois_t, ctx.node());
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {R, Cn, oh, ow});
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(R, static_cast<double>(Cn * oh * ow) * 40.0, [&](i64 b, i64 e) {
+            struct sample { i64 p[4]; double w[4]; };
+            std::vector<sample> pre;
+            for (i64 rr = b; rr < e; ++rr) {
+              const double* q = rois.data() + rr * 4;
+              const double off = half ? 0.5 : 0.0;
+              const double sw = q[0] * scale - off, sh = q[1] * scale - off;
+              double rw = q[2] * scale - off - sw, rh = q[3] * scale - off - sh;
+              if (!half) {
+                rw = std::max(rw, 1.0);
+                rh = std::max(rh, 1.0);
+              }
+              const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+              const i64 gh = ratio > 0 ? ratio : static_cast<i64>(std::ceil(rh / static_cast<double>(oh)));
+              const i64 gw = ratio > 0 ? ratio : static_cast<i64>(std::ceil(rw / static_cast<double>(ow)));
+              const double count = static_cast<double>(std::max<i64>(gh * gw, 1));
+              pre.clear();
+              for (i64 ph = 0; ph < oh; ++ph)
+                for (i64 pw = 0; pw < ow; ++pw)
+                  for (i64 iy = 0; iy < gh; ++iy) {
+                    const double yy = sh + static_cast<double>(ph) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+                    for (i64 ix = 0; ix < gw; ++ix) {
+                      const double xx = sw + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+                      sample s{};
+                      if (yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) {
+                        pre.push_back(s);
+                        continue;
+                      }
+                      double yv = std::max(yy, 0.0), xv = std::max(xx, 0.0);
+                      i64 yl = static_cast<i64>(yv), xl = static_cast<i64>(xv), yh, xh;
+                      if (yl >= H - 1) {
+                        yh = yl = H - 1;
+                        yv = static_cast<double>(yl);
+                      } else {
+                        yh = yl + 1;
+                      }
+                      if (xl >= W - 1) {
+                        xh = xl = W - 1;
+                        xv = static_cast<double>(xl);
+                      } else {
+                        xh = xl + 1;
+                      }
+                      const double ly = yv - static_cast<double>(yl), lx = xv - static_cast<double>(xl), hy = 1 - ly, hx = 1 - lx;
+                      s = sample{{yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh}, {hy * hx, hy * lx, ly * hx, ly * lx}};
+                      pre.push_back(s);
+                    }
+                  }
+              const i64 per = gh * gw;
+              for (i64 c = 0; c < Cn; ++c) {
+                const CT* src = xi + (bidx[static_cast<std::size_t>(rr)] * Cn + c) * H * W;
+                CT* dst = yo + (rr * Cn + c) * oh * ow;
+                for (i64 bin = 0; bin < oh * ow; ++bin) {
+                  double acc = 0;
+                  bool first = true;
+                  for (i64 t = 0; t < per; ++t) {
+                    const sample& s = pre[static_cast<std::size_t>(bin * per + t)];
+                    if (avg) {
+                      for (int j = 0; j < 4; ++j) acc += s.w[j] * static_cast<double>(src[s.p[j]]);
+                    } else {
+                      double v = s.w[0] * static_cast<double>(src[s.p[0]]);
+                      for (int j = 1; j < 4; ++j) v = std::max(v, s.w[j] * static_cast<double>(src[s.p[j]]));
+                      acc = first ? v : std::max(acc, v);
+                      first = false;
+                    }
+                  }
+                  dst[bin] = static_cast<CT>(avg ? acc / count : acc);
+                }
+              }
+            }
+          });
+        });
+      });
+    };
+  }});
+}
+
+}  // namespace nn_impl
+
+/// Registers the kernels of this family.
+inline void register_nn(registry& r) {
+  nn_impl::register_softmax(r, "Softmax", nn_impl::smax::softmax);
+  nn_impl::register_softmax(r, "LogSoftmax", nn_impl::smax::log_softmax);
+  nn_impl::register_softmax(r, "Hardmax", nn_impl::smax::hardmax);
+  nn_impl::register_batch_norm(r);
+  nn_impl::register_instance_norm(r);
+  nn_impl::register_layer_norm(r);
+  nn_impl::register_lrn(r);
+  nn_impl::register_mvn(r);
+  nn_impl::register_rnn(r, "RNN", nn_impl::cell::rnn);
+  nn_impl::register_rnn(r, "GRU", nn_impl::cell::gru);
+  nn_impl::register_rnn(r, "LSTM", nn_impl::cell::lstm);
+  nn_impl::register_losses(r);
+  nn_impl::register_grid_sample(r);
+  nn_impl::register_roi_align(r);
+}
+
+}  // namespace gpass::exec::cpu_detail

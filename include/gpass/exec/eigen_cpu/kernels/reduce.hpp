@@ -1,0 +1,1132 @@
+#pragma once
+/// \file reduce.hpp
+/// Eigen CPU kernels: the reduce family: reductions (ReduceSum ... ReduceLogSumExp), ArgMax /
+/// ArgMin, CumSum; signal ops (window functions, DFT, STFT, MelWeightMatrix); and a few
+/// miscellaneous ops (NonMaxSuppression, TfIdfVectorizer, StringNormalizer, the random
+/// generators). Private (`gpass::exec::cpu_detail`); `register_reduce` adds them to a registry.
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <numbers>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+
+namespace gpass::exec::cpu_detail {
+
+namespace reduce_detail {
+
+// ---------------------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------------------
+
+/// What a Reduce* op computes.
+enum class rkind { sum, mean, max, min, prod, l1, l2, log_sum, log_sum_exp, sum_square };
+
+/// How partial results combine: every kind accumulates a sum, a product, a max or a min.
+enum class acc_kind { sum, prod, max, min };
+
+inline acc_kind accumulation_of(rkind k) {
+  switch (k) {
+    case rkind::max: return acc_kind::max;
+    case rkind::min: return acc_kind::min;
+    case rkind::prod: return acc_kind::prod;
+    default: return acc_kind::sum;
+  }
+}
+
+/// The accumulator's starting value (the result of an empty reduction before finishing).
+template <class C>
+C acc_init(acc_kind a) {
+  switch (a) {
+    case acc_kind::sum: return C(0);
+    case acc_kind::prod: return C(1);
+    case acc_kind::max:
+      if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
+      else return std::numeric_limits<C>::lowest();
+    case acc_kind::min:
+      if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
+      else return std::numeric_limits<C>::max();
+  }
+  return C(0);
+}
+
+template <class C>
+C acc_combine(acc_kind a, C x, C y) {
+  switch (a) {
+    case acc_kind::sum: return x + y;
+    case acc_kind::prod: return x * y;
+    case acc_kind::max: return y > x ? y : x;
+    case acc_kind::min: return y < x ? y : x;
+  }
+  return x;
+}
+
+/// `|x|` for signed and unsigned element types.
+template <class C>
+C abs_of(C x) {
+  if constexpr (std::is_unsigned_v<C>) return x;
+  else return x < C(0) ? C(-x) : x;
+}
+
+/// The exp shift for LogSumExp from the maximum: the maximum when finite, else 0.
+template <class C>
+C lse_shift(C mx) {
+  if constexpr (std::is_floating_point_v<C>) return std::isfinite(mx) ? mx : C(0);
+  else return C(0);
+}
+
+/// The accumulated value turned into the result (`count` elements were reduced).
+template <class T, class C>
+T finish(rkind k, C acc, std::int64_t count, C shift) {
+  switch (k) {
+    case rkind::mean:
+      if constexpr (std::is_floating_point_v<C>) return static_cast<T>(acc / static_cast<C>(count));
+      else return count ? static_cast<T>(acc / static_cast<C>(count)) : T(0);
+    case rkind::l2: return static_cast<T>(static_cast<C>(std::sqrt(static_cast<double>(acc))));
+    case rkind::log_sum: return static_cast<T>(static_cast<C>(std::log(static_cast<double>(acc))));
+    case rkind::log_sum_exp:
+      if constexpr (std::is_floating_point_v<C>) return static_cast<T>(std::log(acc) + shift);
+      else return static_cast<T>(acc);
+    default: return static_cast<T>(acc);
+  }
+}
+
+/// Accumulates `n` contiguous elements at `p` (mapped for `k`), vectorized with Eigen.
+template <class T, class C = compute_t<T>>
+C reduce_contiguous(const T* p, std::int64_t n, rkind k, C shift) {
+  if (n == 0) return acc_init<C>(accumulation_of(k));
+  Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> a(p, static_cast<Eigen::Index>(n));
+  auto x = a.template cast<C>();
+  switch (k) {
+    case rkind::sum:
+    case rkind::mean:
+    case rkind::log_sum: return x.sum();
+    case rkind::l1:
+      if constexpr (std::is_unsigned_v<C>) return x.sum();
+      else return x.abs().sum();
+    case rkind::l2:
+    case rkind::sum_square: return x.square().sum();
+    case rkind::prod: return x.prod();
+    case rkind::max: return x.maxCoeff();
+    case rkind::min: return x.minCoeff();
+    case rkind::log_sum_exp:
+      if constexpr (std::is_floating_point_v<C>) return (x - shift).exp().sum();
+      else return x.sum();
+  }
+  return C(0);
+}
+
+/// Accumulates `rows` rows of `w` elements (`stride` apart, starting at `base`) into `acc_p`
+/// (mapped for `k`; LogSumExp subtracts `shift_p`), vectorized with Eigen.
+template <class T, class C = compute_t<T>>
+void accumulate_rows(rkind k, C* acc_p, const C* shift_p, const T* base, Eigen::Index w, std::int64_t rows,
+                     std::int64_t stride) {
+  Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>> acc(acc_p, w);
+  auto each = [&](auto&& step) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> row(base + r * stride, w);
+      step(row.template cast<C>());
+    }
+  };
+  switch (k) {
+    case rkind::sum:
+    case rkind::mean:
+    case rkind::log_sum: each([&](const auto& v) { acc += v; }); break;
+    case rkind::l1:
+      if constexpr (std::is_unsigned_v<C>) each([&](const auto& v) { acc += v; });
+      else each([&](const auto& v) { acc += v.abs(); });
+      break;
+    case rkind::l2:
+    case rkind::sum_square: each([&](const auto& v) { acc += v.square(); }); break;
+    case rkind::prod: each([&](const auto& v) { acc *= v; }); break;
+    case rkind::max: each([&](const auto& v) { acc = acc.max(v); }); break;
+    case rkind::min: each([&](const auto& v) { acc = acc.min(v); }); break;
+    case rkind::log_sum_exp:
+      if constexpr (std::is_floating_point_v<C>) {
+        const Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, 1>> shift(shift_p, w);
+        each([&](const auto& v) { acc += (v - shift).exp(); });
+      }
+      break;
+  }
+}
+
+/// A reduction's index space with size-1 dimensions dropped and neighbours of the same kind
+/// (reduced or kept) merged.
+struct reduce_layout {
+  std::vector<std::int64_t> out_sizes;  ///< the output's sizes (keepdims applied)
+  std::vector<std::int64_t> dims;       ///< coalesced dimensions
+  std::vector<char> reduced;            ///< per coalesced dimension: reduced?
+  std::int64_t out_count = 1;
+  std::int64_t red_count = 1;
+};
+
+inline reduce_layout make_layout(const std::vector<std::int64_t>& sizes, const std::vector<char>& mask, bool keepdims) {
+  reduce_layout l;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (mask[d]) {
+      l.red_count *= sizes[d];
+      if (keepdims) l.out_sizes.push_back(1);
+    } else {
+      l.out_count *= sizes[d];
+      l.out_sizes.push_back(sizes[d]);
+    }
+    if (sizes[d] == 1) continue;
+    if (!l.dims.empty() && l.reduced.back() == mask[d]) {
+      l.dims.back() *= sizes[d];
+    } else {
+      l.dims.push_back(sizes[d]);
+      l.reduced.push_back(mask[d]);
+    }
+  }
+  return l;
+}
+
+/// Reduces `x` into `y` (already allocated with `l.out_sizes`).
+template <class T>
+void run_reduce(const eigen_cpu& cpu, const gpass::tensor& x, gpass::tensor& y, const reduce_layout& l, rkind k) {
+  using C = compute_t<T>;
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  const acc_kind ak = accumulation_of(k);
+  const bool lse = k == rkind::log_sum_exp;
+  if (l.out_count == 0) return;
+  const std::size_t g = l.dims.size();
+  const std::int64_t R = l.red_count;
+  if (R == 0) {  // empty reductions: the identity of the accumulation, finished
+    const T v = finish<T>(k, acc_init<C>(ak), 0, C(0));
+    std::fill(out, out + l.out_count, v);
+    return;
+  }
+  // ---- [K, R]: contiguous inner reduction (also a full reduction and a no-op one) --------
+  if (g == 0 || (l.reduced.back() && g <= 2)) {
+    const std::int64_t K = l.out_count;
+    if (K == 1 && R >= 65536 && cpu.threads() > 1) {
+      // one big reduction: partial results of chunks, then combined
+      const std::int64_t chunk = 16384, nchunks = (R + chunk - 1) / chunk;
+      auto partial = [&](rkind kk, C shift) {
+        std::vector<C> parts(static_cast<std::size_t>(nchunks));
+        cpu.parallel_for(nchunks, 2.0 * chunk, [&](std::int64_t b, std::int64_t e) {
+          for (std::int64_t c = b; c < e; ++c)
+            parts[c] = reduce_contiguous<T>(in + c * chunk, std::min(chunk, R - c * chunk), kk, shift);
+        });
+        const acc_kind a = accumulation_of(kk);
+        C acc = acc_init<C>(a);
+        for (C p : parts) acc = acc_combine(a, acc, p);
+        return acc;
+      };
+      const C shift = lse ? lse_shift(partial(rkind::max, C(0))) : C(0);
+      out[0] = finish<T>(k, partial(k, shift), R, shift);
+      return;
+    }
+    cpu.parallel_for(K, 1.0 + 1.5 * static_cast<double>(R), [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t o = b; o < e; ++o) {
+        const T* p = in + o * R;
+        const C shift = lse ? lse_shift(reduce_contiguous<T>(p, R, rkind::max, C(0))) : C(0);
+        out[o] = finish<T>(k, reduce_contiguous<T>(p, R, k, shift), R, shift);
+      }
+    });
+    return;
+  }
+  // ---- [K1, R, K2] (K1 may be absent; a no-op reduction is [K2] with R = 1) --------------
+  if (!l.reduced.back() && (g == 1 || (g == 2 && l.reduced[0]) || (g == 3 && l.reduced[1]))) {
+    const std::int64_t K2 = l.dims.back();
+    const std::int64_t K1 = l.out_count / K2;
+    const std::int64_t block = 1024;
+    const std::int64_t nblocks = (K2 + block - 1) / block;
+    cpu.parallel_for(K1 * nblocks, 2.0 * static_cast<double>(R) * static_cast<double>(std::min(block, K2)),
+                     [&](std::int64_t b, std::int64_t e) {
+      Eigen::Array<C, Eigen::Dynamic, 1> acc, shift;
+      for (std::int64_t item = b; item < e; ++item) {
+        const std::int64_t k1 = item / nblocks, c0 = (item % nblocks) * block;
+        const Eigen::Index w = static_cast<Eigen::Index>(std::min(block, K2 - c0));
+        const T* base = in + k1 * R * K2 + c0;
+        shift.setZero(w);
+        if (lse) {
+          acc.setConstant(w, acc_init<C>(acc_kind::max));
+          accumulate_rows<T>(rkind::max, acc.data(), shift.data(), base, w, R, K2);
+          for (Eigen::Index j = 0; j < w; ++j) shift[j] = lse_shift(acc[j]);
+        }
+        acc.setConstant(w, acc_init<C>(ak));
+        accumulate_rows<T>(k, acc.data(), shift.data(), base, w, R, K2);
+        T* o = out + k1 * K2 + c0;
+        for (Eigen::Index j = 0; j < w; ++j) o[j] = finish<T>(k, acc[j], R, shift[j]);
+      }
+    });
+    return;
+  }
+  // ---- general (several reduced groups, or [R, K, R]): accumulate each innermost row into
+  // its output element (a reduced row) or output row (a kept row) -----------------------------
+  const std::int64_t last = l.dims.back();
+  const bool last_reduced = l.reduced.back() != 0;
+  const std::int64_t N = x.size() / last;  // outer rows
+  std::vector<std::int64_t> outer_dims(l.dims.begin(), l.dims.end() - 1), outer_strides(g - 1, 0);
+  {
+    std::int64_t stride = last_reduced ? 1 : last;
+    for (std::size_t d = g - 1; d-- > 0;)
+      if (!l.reduced[d]) {
+        outer_strides[d] = stride;
+        stride *= l.dims[d];
+      }
+  }
+  std::vector<C> acc(static_cast<std::size_t>(l.out_count)), shift(static_cast<std::size_t>(l.out_count), C(0));
+  auto pass = [&](rkind kk, std::vector<C>& a) {
+    const acc_kind ka = accumulation_of(kk);
+    std::fill(a.begin(), a.end(), acc_init<C>(ka));
+    auto range = [&](std::int64_t b, std::int64_t e, C* ap) {
+      strided_walker<1> w(outer_dims, {outer_strides});
+      w.seek(b);
+      for (std::int64_t i = b; i < e; ++i, w.next()) {
+        const T* p = in + i * last;
+        const std::int64_t o = w.offset(0);
+        if (last_reduced) ap[o] = acc_combine(ka, ap[o], reduce_contiguous<T>(p, last, kk, shift[o]));
+        else accumulate_rows<T>(kk, ap + o, shift.data() + o, p, static_cast<Eigen::Index>(last), 1, 0);
+      }
+    };
+    const double row_cost = 2.0 + 1.5 * static_cast<double>(last);
+    if (!l.reduced[0]) {
+      // the outermost group is kept: its slices write disjoint outputs
+      const std::int64_t K0 = l.dims[0], per = N / K0;
+      cpu.parallel_for(K0, row_cost * static_cast<double>(per),
+                       [&](std::int64_t b, std::int64_t e) { range(b * per, e * per, a.data()); });
+      return;
+    }
+    std::int64_t chunks = std::min<std::int64_t>(cpu.threads(), N);
+    if (static_cast<double>(N) * row_cost < 40000.0 || l.out_count * chunks > x.size() / 2) chunks = 1;
+    if (chunks <= 1) {
+      range(0, N, a.data());
+      return;
+    }
+    std::vector<std::vector<C>> parts(static_cast<std::size_t>(chunks - 1), std::vector<C>(a.size(), acc_init<C>(ka)));
+    cpu.parallel_for(chunks, 1e9, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t c = b; c < e; ++c)
+        range(c * N / chunks, (c + 1) * N / chunks, c == 0 ? a.data() : parts[c - 1].data());
+    });
+    for (const auto& part : parts)
+      for (std::size_t o = 0; o < a.size(); ++o) a[o] = acc_combine(ka, a[o], part[o]);
+  };
+  if (lse) {
+    pass(rkind::max, acc);
+    for (std::size_t o = 0; o < acc.size(); ++o) shift[o] = lse_shift(acc[o]);
+  }
+  pass(k, acc);
+  for (std::int64_t o = 0; o < l.out_count; ++o) out[o] = finish<T>(k, acc[o], R, shift[o]);
+}
+
+using reduce_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t,
+                               std::uint64_t, std::int8_t, std::uint8_t>;
+using reduce_float_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+
+/// The kernel of one Reduce* op: axes from the attribute (older opsets) or input 1 (ReduceSum
+/// since 13, all since 18), keepdims, noop_with_empty_axes.
+inline fn make_reduce(const kernel_node& n, rkind k) {
+  const bool keepdims = n.attr<std::int64_t>("keepdims", 1) != 0;
+  const bool noop = n.attr<std::int64_t>("noop_with_empty_axes", 0) != 0;
+  const bool has_attr_axes = n.has_attr("axes");
+  const std::vector<std::int64_t> attr_axes =
+      has_attr_axes ? n.attr<std::vector<std::int64_t>>("axes") : std::vector<std::int64_t>{};
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+    std::vector<std::int64_t> axes = attr_axes;
+    if (!has_attr_axes && ctx.has_input(1)) axes = int_values(ctx.input(1), ctx.node(), "axes");
+    std::vector<char> mask(static_cast<std::size_t>(rank), 0);
+    if (axes.empty()) {
+      if (!noop) std::fill(mask.begin(), mask.end(), char{1});
+    } else {
+      for (std::int64_t a : axes) {
+        const std::int64_t d = normalize_axis(a, rank, ctx.node());
+        if (rank == 0) continue;
+        if (mask[d]) ctx.fail("axis " + std::to_string(a) + " is repeated in axes");
+        mask[d] = 1;
+      }
+    }
+    const reduce_layout l = make_layout(x.sizes(), mask, keepdims);
+    auto body = [&]<class T>() {
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), l.out_sizes);
+      run_reduce<T>(ctx.policy(), x, y, l, k);
+    };
+    if (k == rkind::log_sum_exp) dispatch<reduce_float_types>(x.element_type(), ctx.node(), body);
+    else dispatch<reduce_types>(x.element_type(), ctx.node(), body);
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// ArgMax / ArgMin, CumSum
+// ---------------------------------------------------------------------------------------
+
+/// Sizes around `axis`: outer (K1), the axis (R), inner (K2).
+struct axis_split {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+inline axis_split split_at(const std::vector<std::int64_t>& sizes, std::int64_t axis) {
+  axis_split s;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(sizes.size()); ++d) {
+    if (d < axis) s.outer *= sizes[d];
+    else if (d == axis) s.len = sizes[d];
+    else s.inner *= sizes[d];
+  }
+  return s;
+}
+
+inline fn make_arg(const kernel_node& n, bool is_max) {
+  const std::int64_t axis_attr = n.attr<std::int64_t>("axis", 0);
+  const bool keepdims = n.attr<std::int64_t>("keepdims", 1) != 0;
+  const bool last = n.attr<std::int64_t>("select_last_index", 0) != 0;
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+    const std::int64_t axis = normalize_axis(axis_attr, rank, ctx.node());
+    std::vector<std::int64_t> out_sizes;
+    for (std::int64_t d = 0; d < rank; ++d) {
+      if (d != axis) out_sizes.push_back(x.sizes()[d]);
+      else if (keepdims) out_sizes.push_back(1);
+    }
+    const axis_split s = rank == 0 ? axis_split{} : split_at(x.sizes(), axis);
+    if (s.len == 0 && s.outer * s.inner != 0) ctx.fail("cannot take the arg of an empty axis");
+    gpass::tensor& y = ctx.allocate_output(0, dtype::int64, out_sizes);
+    std::int64_t* out = y.data<std::int64_t>();
+    dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+      using C = compute_t<T>;
+      const T* in = x.data<T>();
+      // better(v, best): v replaces the current best
+      auto better = [&](C v, C best) {
+        if (is_max) return last ? !(v < best) : v > best;
+        return last ? !(v > best) : v < best;
+      };
+      ctx.policy().parallel_for(s.outer, 2.0 * static_cast<double>(s.len * s.inner), [&](std::int64_t b, std::int64_t e) {
+        std::vector<C> best(static_cast<std::size_t>(s.inner));
+        for (std::int64_t o = b; o < e; ++o) {
+          const T* p = in + o * s.len * s.inner;
+          std::int64_t* q = out + o * s.inner;
+          for (std::int64_t j = 0; j < s.inner; ++j) {
+            best[j] = static_cast<C>(p[j]);
+            q[j] = 0;
+          }
+          for (std::int64_t r = 1; r < s.len; ++r) {
+            const T* row = p + r * s.inner;
+            for (std::int64_t j = 0; j < s.inner; ++j) {
+              const C v = static_cast<C>(row[j]);
+              if (better(v, best[j])) {
+                best[j] = v;
+                q[j] = r;
+              }
+            }
+          }
+        }
+      });
+    });
+  };
+}
+
+using cumsum_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t,
+                               std::uint64_t>;
+
+inline fn make_cumsum(const kernel_node& n) {
+  const bool exclusive = n.attr<std::int64_t>("exclusive", 0) != 0;
+  const bool reverse = n.attr<std::int64_t>("reverse", 0) != 0;
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    const auto av = int_values(ctx.input(1), ctx.node(), "axis");
+    if (av.size() != 1) ctx.fail("axis must hold one value");
+    const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+    if (rank == 0) ctx.fail("CumSum needs an input of rank >= 1");
+    const std::int64_t axis = normalize_axis(av[0], rank, ctx.node());
+    const axis_split s = split_at(x.sizes(), axis);
+    dispatch<cumsum_types>(x.element_type(), ctx.node(), [&]<class T>() {
+      using C = compute_t<T>;
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      const Eigen::Index w = static_cast<Eigen::Index>(s.inner);
+      ctx.policy().parallel_for(s.outer, 2.0 * static_cast<double>(s.len * s.inner), [&](std::int64_t b, std::int64_t e) {
+        Eigen::Array<C, Eigen::Dynamic, 1> acc(w);
+        for (std::int64_t o = b; o < e; ++o) {
+          acc.setZero();
+          for (std::int64_t i = 0; i < s.len; ++i) {
+            const std::int64_t r = reverse ? s.len - 1 - i : i;
+            const std::int64_t off = (o * s.len + r) * s.inner;
+            Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> src(in + off, w);
+            Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> dst(out + off, w);
+            if (exclusive) {
+              dst = acc.template cast<T>();
+              acc += src.template cast<C>();
+            } else {
+              acc += src.template cast<C>();
+              dst = acc.template cast<T>();
+            }
+          }
+        }
+      });
+    });
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Attribute helpers
+// ---------------------------------------------------------------------------------------
+
+/// A dtype attribute: a `gpass::dtype`, an ONNX TensorProto.DataType number, or a short name.
+inline dtype dtype_attr(const kernel_node& n, std::string_view name, dtype fallback) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return fallback;
+  const attribute& a = it->second;
+  if (a.is<dtype>()) return a.as<dtype>();
+  if (a.is<std::int64_t>()) {
+    switch (a.as<std::int64_t>()) {
+      case 1: return dtype::f32;
+      case 2: return dtype::uint8;
+      case 3: return dtype::int8;
+      case 4: return dtype::uint16;
+      case 5: return dtype::int16;
+      case 6: return dtype::int32;
+      case 7: return dtype::int64;
+      case 8: return dtype::string;
+      case 9: return dtype::bool_;
+      case 10: return dtype::f16;
+      case 11: return dtype::f64;
+      case 12: return dtype::uint32;
+      case 13: return dtype::uint64;
+      case 16: return dtype::bf16;
+      default: break;
+    }
+    n.fail("attribute '" + std::string(name) + "': unsupported data type " + std::to_string(a.as<std::int64_t>()));
+  }
+  if (a.is<std::string>())
+    if (auto d = parse_dtype(a.as<std::string>())) return *d;
+  n.fail("attribute '" + std::string(name) + "' is a " + std::string(a.kind_name()) + ", expected a data type");
+}
+
+/// The single integer of a scalar (or one-element) int32/int64 input.
+inline std::int64_t scalar_int(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  const auto v = int_values(t, n, what);
+  if (v.size() != 1) n.fail(std::string(what) + " must hold one value, got " + std::to_string(v.size()));
+  return v[0];
+}
+
+/// The single value of a scalar (or one-element) numeric input, as a double.
+inline double scalar_double(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  if (t.size() != 1) n.fail(std::string(what) + " must hold one value, got " + std::to_string(t.size()));
+  double r = 0;
+  dispatch<numeric_types>(t.element_type(), n, [&]<class T>() { r = static_cast<double>(static_cast<compute_t<T>>(t.data<T>()[0])); });
+  return r;
+}
+
+/// The values of a numeric tensor as doubles.
+inline std::vector<double> double_values(const gpass::tensor& t, const kernel_node& n) {
+  std::vector<double> r(static_cast<std::size_t>(t.size()));
+  dispatch<numeric_types>(t.element_type(), n, [&]<class T>() {
+    const T* p = t.data<T>();
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+  });
+  return r;
+}
+
+/// Fills a new output of dtype `t` from doubles (cast per element).
+inline void write_doubles(context& ctx, std::size_t port, dtype t, std::vector<std::int64_t> sizes, const std::vector<double>& v) {
+  gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
+  dispatch<numeric_types>(t, ctx.node(), [&]<class T>() {
+    T* p = y.data<T>();
+    for (std::size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Signal: windows, FFT, DFT, STFT, MelWeightMatrix
+// ---------------------------------------------------------------------------------------
+
+enum class window_kind { hann, hamming, blackman };
+
+inline fn make_window(const kernel_node& n, window_kind w) {
+  const dtype out = dtype_attr(n, "output_datatype", dtype::f32);
+  const bool periodic = n.attr<std::int64_t>("periodic", 1) != 0;
+  if (!is_floating(out) && !is_integer(out)) n.fail("output_datatype must be numeric");
+  return [=](context& ctx) {
+    const std::int64_t size = scalar_int(ctx.input(0), ctx.node(), "size");
+    if (size < 0) ctx.fail("window size must be non-negative, got " + std::to_string(size));
+    const double N = static_cast<double>(periodic ? size : size - 1);
+    std::vector<double> v(static_cast<std::size_t>(size));
+    const double pi = std::numbers::pi;
+    for (std::int64_t i = 0; i < size; ++i) {
+      if (N <= 0) {
+        v[i] = 1.0;
+        continue;
+      }
+      const double a = 2.0 * pi * static_cast<double>(i) / N;
+      switch (w) {
+        case window_kind::hann: v[i] = 0.5 - 0.5 * std::cos(a); break;
+        case window_kind::hamming: v[i] = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a); break;
+        case window_kind::blackman: v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2.0 * a); break;
+      }
+    }
+    write_doubles(ctx, 0, out, {size}, v);
+  };
+}
+
+using cplx = std::complex<double>;
+
+/// In-place radix-2 FFT of `m` (a power of two) points; `sign` -1: forward, +1: inverse
+/// (unnormalized).
+inline void fft_pow2(cplx* a, std::size_t m, int sign) {
+  for (std::size_t i = 1, j = 0; i < m; ++i) {
+    std::size_t bit = m >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  std::vector<cplx> tw;
+  for (std::size_t len = 2; len <= m; len <<= 1) {
+    const std::size_t half = len / 2;
+    tw.resize(half);
+    const double ang = sign * 2.0 * std::numbers::pi / static_cast<double>(len);
+    for (std::size_t j = 0; j < half; ++j) tw[j] = std::polar(1.0, ang * static_cast<double>(j));
+    for (std::size_t i = 0; i < m; i += len)
+      for (std::size_t j = 0; j < half; ++j) {
+        const cplx u = a[i + j], v = a[i + j + half] * tw[j];
+        a[i + j] = u + v;
+        a[i + j + half] = u - v;
+      }
+  }
+}
+
+/// A discrete Fourier transform of `n` points (any n >= 1): radix 2 when n is a power of two,
+/// otherwise Bluestein's chirp-z algorithm on a power-of-two convolution. Immutable once
+/// made; `run` needs a scratch buffer per thread.
+class fft_plan {
+ public:
+  fft_plan(std::size_t n, int sign) : n_(n), sign_(sign) {
+    if ((n & (n - 1)) == 0) return;
+    m_ = 1;
+    while (m_ < 2 * n - 1) m_ <<= 1;
+    chirp_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      // k^2 mod 2n keeps the angle small and exact
+      const std::uint64_t k2 = (static_cast<std::uint64_t>(k) * k) % (2 * static_cast<std::uint64_t>(n));
+      chirp_[k] = std::polar(1.0, sign * std::numbers::pi * static_cast<double>(k2) / static_cast<double>(n));
+    }
+    kernel_.assign(m_, cplx(0));
+    kernel_[0] = std::conj(chirp_[0]);
+    for (std::size_t k = 1; k < n; ++k) kernel_[k] = kernel_[m_ - k] = std::conj(chirp_[k]);
+    fft_pow2(kernel_.data(), m_, -1);
+  }
+  std::size_t size() const noexcept { return n_; }
+  /// Transforms `a` (n points) in place; `scratch` is reused between calls.
+  void run(cplx* a, std::vector<cplx>& scratch) const {
+    if (m_ == 0) {
+      fft_pow2(a, n_, sign_);
+      return;
+    }
+    scratch.assign(m_, cplx(0));
+    for (std::size_t k = 0; k < n_; ++k) scratch[k] = a[k] * chirp_[k];
+    fft_pow2(scratch.data(), m_, -1);
+    for (std::size_t k = 0; k < m_; ++k) scratch[k] *= kernel_[k];
+    fft_pow2(scratch.data(), m_, +1);
+    const double inv = 1.0 / static_cast<double>(m_);
+    for (std::size_t k = 0; k < n_; ++k) a[k] = scratch[k] * chirp_[k] * inv;
+  }
+
+ private:
+  std::size_t n_;
+  int sign_;
+  std::size_t m_ = 0;
+  std::vector<cplx> chirp_, kernel_;
+};
+
+/// DFT (opset 17: axis attribute; opset 20: axis input 2, default -2). Real ([..., 1]) or
+/// complex ([..., 2]) input; onesided forward keeps n/2+1 bins; onesided inverse is a
+/// complex-to-real inverse.
+inline fn make_dft(const kernel_node& n) {
+  const bool inverse = n.attr<std::int64_t>("inverse", 0) != 0;
+  const bool onesided = n.attr<std::int64_t>("onesided", 0) != 0;
+  const std::int64_t axis_attr = n.attr<std::int64_t>("axis", n.opset >= 20 ? -2 : 1);
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    const std::int64_t r = static_cast<std::int64_t>(x.rank());
+    if (r < 2) ctx.fail("DFT input needs rank >= 2 (the last dimension holds real/imaginary parts)");
+    const std::int64_t C = x.sizes().back();
+    if (C != 1 && C != 2) ctx.fail("DFT input's last dimension must be 1 (real) or 2 (complex), got " + std::to_string(C));
+    std::int64_t axis = ctx.has_input(2) ? scalar_int(ctx.input(2), ctx.node(), "axis") : axis_attr;
+    if (axis < -r || axis >= r - 1 || axis == -1) ctx.fail("DFT axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0) axis += r;
+    const std::int64_t L = x.sizes()[axis];
+    std::int64_t len = inverse && onesided ? 2 * (L - 1) : L;
+    if (ctx.has_input(1)) len = scalar_int(ctx.input(1), ctx.node(), "dft_length");
+    if (len < 1) ctx.fail("dft_length must be positive, got " + std::to_string(len));
+    const bool c2r = inverse && onesided;
+    const std::int64_t Lout = !inverse && onesided ? len / 2 + 1 : len;
+    const std::int64_t Cout = c2r ? 1 : 2;
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t d = 0; d < axis; ++d) outer *= x.sizes()[d];
+    for (std::int64_t d = axis + 1; d < r - 1; ++d) inner *= x.sizes()[d];
+    std::vector<std::int64_t> out_sizes = x.sizes();
+    out_sizes[axis] = Lout;
+    out_sizes.back() = Cout;
+    const fft_plan plan(static_cast<std::size_t>(len), inverse ? +1 : -1);
+    dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
+      using CT = compute_t<T>;
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      const double scale = inverse ? 1.0 / static_cast<double>(len) : 1.0;
+      ctx.policy().parallel_for(outer * inner, 20.0 * static_cast<double>(len) * std::log2(static_cast<double>(len) + 1),
+                                [&](std::int64_t b, std::int64_t e) {
+        std::vector<cplx> buf(static_cast<std::size_t>(len)), scratch;
+        for (std::int64_t line = b; line < e; ++line) {
+          const std::int64_t o = line / inner, i = line % inner;
+          auto at = [&](std::int64_t j) {
+            const T* p = in + ((o * L + j) * inner + i) * C;
+            return cplx(static_cast<double>(static_cast<CT>(p[0])), C == 2 ? static_cast<double>(static_cast<CT>(p[1])) : 0.0);
+          };
+          if (c2r) {
+            // Hermitian spectrum from its first len/2+1 bins
+            const std::int64_t half = len / 2 + 1;
+            for (std::int64_t k = 0; k < len; ++k) {
+              const std::int64_t src = k < half ? k : len - k;
+              const cplx v = src < L ? at(src) : cplx(0);
+              buf[k] = k < half ? v : std::conj(v);
+            }
+          } else {
+            for (std::int64_t j = 0; j < len; ++j) buf[j] = j < L ? at(j) : cplx(0);
+          }
+          plan.run(buf.data(), scratch);
+          for (std::int64_t k = 0; k < Lout; ++k) {
+            T* q = out + ((o * Lout + k) * inner + i) * Cout;
+            q[0] = static_cast<T>(static_cast<CT>(buf[k].real() * scale));
+            if (Cout == 2) q[1] = static_cast<T>(static_cast<CT>(buf[k].imag() * scale));
+          }
+        }
+      });
+    });
+  };
+}
+
+/// STFT: signal [batch, length, 1 or 2], frame_step, optional window [frame_length], optional
+/// frame_length; output [batch, frames, bins, 2].
+inline fn make_stft(const kernel_node& n) {
+  const bool onesided = n.attr<std::int64_t>("onesided", 1) != 0;
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    if (x.rank() != 3) ctx.fail("STFT signal must have rank 3 [batch, length, 1 or 2]");
+    const std::int64_t B = x.sizes()[0], S = x.sizes()[1], C = x.sizes()[2];
+    if (C != 1 && C != 2) ctx.fail("STFT signal's last dimension must be 1 or 2");
+    const std::int64_t step = scalar_int(ctx.input(1), ctx.node(), "frame_step");
+    if (step < 1) ctx.fail("frame_step must be positive");
+    std::vector<double> window;
+    if (ctx.has_input(2)) {
+      if (ctx.input(2).rank() != 1) ctx.fail("window must have rank 1");
+      window = double_values(ctx.input(2), ctx.node());
+    }
+    std::int64_t fl = ctx.has_input(2) ? static_cast<std::int64_t>(window.size()) : S;
+    if (ctx.has_input(3)) {
+      fl = scalar_int(ctx.input(3), ctx.node(), "frame_length");
+      if (ctx.has_input(2) && fl != static_cast<std::int64_t>(window.size()))
+        ctx.fail("frame_length " + std::to_string(fl) + " differs from the window's length " + std::to_string(window.size()));
+    }
+    if (fl < 1 || fl > S) ctx.fail("frame_length " + std::to_string(fl) + " must be in [1, " + std::to_string(S) + "]");
+    if (window.empty()) window.assign(static_cast<std::size_t>(fl), 1.0);
+    const std::int64_t frames = 1 + (S - fl) / step;
+    const std::int64_t bins = onesided ? fl / 2 + 1 : fl;
+    const fft_plan plan(static_cast<std::size_t>(fl), -1);
+    dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
+      using CT = compute_t<T>;
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, frames, bins, 2});
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      ctx.policy().parallel_for(B * frames, 20.0 * static_cast<double>(fl) * std::log2(static_cast<double>(fl) + 1),
+                                [&](std::int64_t b0, std::int64_t e0) {
+        std::vector<cplx> buf(static_cast<std::size_t>(fl)), scratch;
+        for (std::int64_t item = b0; item < e0; ++item) {
+          const std::int64_t b = item / frames, f = item % frames;
+          const T* p = in + (b * S + f * step) * C;
+          for (std::int64_t j = 0; j < fl; ++j)
+            buf[j] = cplx(static_cast<double>(static_cast<CT>(p[j * C])) * window[j],
+                          C == 2 ? static_cast<double>(static_cast<CT>(p[j * C + 1])) * window[j] : 0.0);
+          plan.run(buf.data(), scratch);
+          T* q = out + item * bins * 2;
+          for (std::int64_t k = 0; k < bins; ++k) {
+            q[2 * k] = static_cast<T>(static_cast<CT>(buf[k].real()));
+            q[2 * k + 1] = static_cast<T>(static_cast<CT>(buf[k].imag()));
+          }
+        }
+      });
+    });
+  };
+}
+
+/// MelWeightMatrix: [dft_length/2+1, num_mel_bins] triangular filters (as ONNX's reference).
+inline fn make_mel(const kernel_node& n) {
+  const dtype out = dtype_attr(n, "output_datatype", dtype::f32);
+  return [=](context& ctx) {
+    const std::int64_t mels = scalar_int(ctx.input(0), ctx.node(), "num_mel_bins");
+    const std::int64_t dft = scalar_int(ctx.input(1), ctx.node(), "dft_length");
+    const std::int64_t rate = scalar_int(ctx.input(2), ctx.node(), "sample_rate");
+    const double lo = scalar_double(ctx.input(3), ctx.node(), "lower_edge_hertz");
+    const double hi = scalar_double(ctx.input(4), ctx.node(), "upper_edge_hertz");
+    if (mels < 1 || dft < 1 || rate < 1) ctx.fail("num_mel_bins, dft_length and sample_rate must be positive");
+    if (lo < 0 || hi <= lo || hi > static_cast<double>(rate) / 2 + 1e-9)
+      ctx.fail("need 0 <= lower_edge_hertz < upper_edge_hertz <= sample_rate / 2");
+    const std::int64_t nbins = dft / 2 + 1;
+    auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+    const double lo_mel = to_mel(lo), step = (to_mel(hi) - lo_mel) / static_cast<double>(mels + 2);
+    std::vector<std::int64_t> fb(static_cast<std::size_t>(mels + 2));
+    for (std::int64_t i = 0; i < mels + 2; ++i) {
+      const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595.0) - 1.0);
+      fb[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+    }
+    std::vector<double> w(static_cast<std::size_t>(nbins * mels), 0.0);
+    auto set = [&](std::int64_t j, std::int64_t i, double v) {
+      if (j < 0 || j >= nbins) ctx.fail("mel filter bin out of range");
+      w[j * mels + i] = v;
+    };
+    for (std::int64_t i = 0; i < mels; ++i) {
+      const std::int64_t l = fb[i], c = fb[i + 1], h = fb[i + 2];
+      if (c == l) set(c, i, 1.0);
+      else
+        for (std::int64_t j = l; j <= c; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l));
+      if (h > c)
+        for (std::int64_t j = c; j < h; ++j) set(j, i, static_cast<double>(h - j) / static_cast<double>(h - c));
+    }
+    write_doubles(ctx, 0, out, {nbins, mels}, w);
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// NonMaxSuppression
+// ---------------------------------------------------------------------------------------
+
+/// NonMaxSuppression: boxes [batches, boxes, 4], scores [batches, classes, boxes], optional
+/// max_output_boxes_per_class (default 0), iou_threshold (0), score_threshold (none); output
+/// [selected, 3] rows (batch, class, box), per class by decreasing score (ties: lower index).
+inline fn make_nms(const kernel_node& n) {
+  const bool center = n.attr<std::int64_t>("center_point_box", 0) != 0;
+  return [=](context& ctx) {
+    const gpass::tensor& boxes_t = ctx.input(0);
+    const gpass::tensor& scores_t = ctx.input(1);
+    if (boxes_t.rank() != 3 || boxes_t.sizes()[2] != 4) ctx.fail("boxes must have shape [batches, boxes, 4]");
+    if (scores_t.rank() != 3) ctx.fail("scores must have shape [batches, classes, boxes]");
+    const std::int64_t nb = boxes_t.sizes()[0], nbox = boxes_t.sizes()[1], nc = scores_t.sizes()[1];
+    if (scores_t.sizes()[0] != nb || scores_t.sizes()[2] != nbox)
+      ctx.fail("scores " + scores_t.shape().to_string() + " do not match boxes " + boxes_t.shape().to_string());
+    std::int64_t max_out = 0;
+    if (ctx.has_input(2) && ctx.input(2).size() > 0) max_out = std::max<std::int64_t>(0, int_values(ctx.input(2), ctx.node(), "max_output_boxes_per_class").at(0));
+    double iou = 0;
+    if (ctx.has_input(3) && ctx.input(3).size() > 0) iou = double_values(ctx.input(3), ctx.node()).at(0);
+    const bool has_score = ctx.has_input(4) && ctx.input(4).size() > 0;
+    const double score_thr = has_score ? double_values(ctx.input(4), ctx.node()).at(0) : 0.0;
+    if (iou < 0 || iou > 1) ctx.fail("iou_threshold must be in [0, 1]");
+    const std::vector<double> boxes = double_values(boxes_t, ctx.node());
+    const std::vector<double> scores = double_values(scores_t, ctx.node());
+    // each box as (ymin, xmin, ymax, xmax)
+    struct rect {
+      double y0, x0, y1, x1;
+    };
+    auto rect_of = [&](std::int64_t b, std::int64_t i) {
+      const double* p = boxes.data() + (b * nbox + i) * 4;
+      if (center) return rect{p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+      return rect{std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+    };
+    auto suppress = [&](const rect& a, const rect& b) {
+      const double ix = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
+      const double iy = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+      if (ix <= 0 || iy <= 0) return false;
+      const double inter = ix * iy;
+      const double area_a = (a.x1 - a.x0) * (a.y1 - a.y0), area_b = (b.x1 - b.x0) * (b.y1 - b.y0);
+      const double uni = area_a + area_b - inter;
+      if (area_a <= 0 || area_b <= 0 || uni <= 0) return false;
+      return inter / uni > iou;
+    };
+    std::vector<std::int64_t> selected;  // triples
+    std::vector<std::int64_t> order;
+    std::vector<rect> kept;
+    for (std::int64_t b = 0; b < nb && max_out > 0; ++b) {
+      for (std::int64_t c = 0; c < nc; ++c) {
+        const double* s = scores.data() + (b * nc + c) * nbox;
+        order.clear();
+        for (std::int64_t i = 0; i < nbox; ++i)
+          if (!has_score || s[i] > score_thr) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) { return s[i] > s[j]; });
+        kept.clear();
+        for (std::int64_t i : order) {
+          if (static_cast<std::int64_t>(kept.size()) >= max_out) break;
+          const rect r = rect_of(b, i);
+          bool ok = true;
+          for (const rect& k : kept)
+            if (suppress(r, k)) {
+              ok = false;
+              break;
+            }
+          if (!ok) continue;
+          kept.push_back(r);
+          selected.insert(selected.end(), {b, c, i});
+        }
+      }
+    }
+    const std::int64_t count = static_cast<std::int64_t>(selected.size() / 3);
+    gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {count, 3});
+    std::copy(selected.begin(), selected.end(), y.data<std::int64_t>());
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// TfIdfVectorizer, StringNormalizer
+// ---------------------------------------------------------------------------------------
+
+/// TfIdfVectorizer: counts the pool's n-grams (sizes min_gram_length..max_gram_length, with
+/// up to max_skip_count skipped items between neighbours) in each row of X ([C] or [B, C]);
+/// output f32 [output_size] or [B, output_size] weighted by mode TF / IDF / TFIDF.
+inline fn make_tfidf(const kernel_node& n) {
+  const std::int64_t min_gram = n.attr<std::int64_t>("min_gram_length");
+  const std::int64_t max_gram = n.attr<std::int64_t>("max_gram_length");
+  const std::int64_t max_skip = n.attr<std::int64_t>("max_skip_count");
+  const std::string mode = n.attr<std::string>("mode");
+  const auto counts = n.attr<std::vector<std::int64_t>>("ngram_counts");
+  const auto indexes = n.attr<std::vector<std::int64_t>>("ngram_indexes");
+  const auto pool_ints = n.attr<std::vector<std::int64_t>>("pool_int64s", {});
+  const auto pool_strings = n.attr<std::vector<std::string>>("pool_strings", {});
+  const auto weights = n.attr<std::vector<float>>("weights", {});
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") n.fail("mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  if (min_gram < 1 || max_gram < min_gram) n.fail("need 1 <= min_gram_length <= max_gram_length");
+  if (max_skip < 0) n.fail("max_skip_count must be non-negative");
+  if (!pool_ints.empty() && !pool_strings.empty()) n.fail("give pool_int64s or pool_strings, not both");
+  const bool strings = !pool_strings.empty();
+  // words: pool strings to ids (their first position)
+  std::unordered_map<std::string, std::int64_t> word_ids;
+  std::vector<std::int64_t> pool;
+  if (strings) {
+    for (const auto& s : pool_strings) pool.push_back(word_ids.emplace(s, static_cast<std::int64_t>(word_ids.size())).first->second);
+  } else {
+    pool = pool_ints;
+  }
+  const std::int64_t total = static_cast<std::int64_t>(pool.size());
+  std::int64_t out_size = 0;
+  for (std::int64_t i : indexes) {
+    if (i < 0) n.fail("ngram_indexes must be non-negative");
+    out_size = std::max(out_size, i + 1);
+  }
+  // n-gram -> output index
+  std::map<std::vector<std::int64_t>, std::int64_t> grams;
+  std::int64_t gram_no = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const std::int64_t size = static_cast<std::int64_t>(k) + 1;
+    const std::int64_t begin = counts[k], end = k + 1 < counts.size() ? counts[k + 1] : total;
+    if (begin < 0 || end < begin || end > total || (end - begin) % size != 0) n.fail("ngram_counts does not fit the pool");
+    for (std::int64_t p = begin; p < end; p += size, ++gram_no) {
+      if (gram_no >= static_cast<std::int64_t>(indexes.size())) n.fail("ngram_indexes has fewer entries than the pool's n-grams");
+      if (size < min_gram || size > max_gram) continue;
+      grams.emplace(std::vector<std::int64_t>(pool.begin() + p, pool.begin() + p + size), indexes[gram_no]);
+    }
+  }
+  if (!weights.empty() && static_cast<std::int64_t>(weights.size()) < out_size) n.fail("weights has fewer entries than the output");
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    if (x.rank() > 2) ctx.fail("TfIdfVectorizer input must have rank 1 or 2");
+    const std::int64_t rows = x.rank() == 2 ? x.sizes()[0] : 1;
+    const std::int64_t C = x.rank() == 0 ? 1 : x.sizes().back();
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(x.size()));
+    if (x.element_type() == dtype::string) {
+      if (!strings) ctx.fail("string input needs pool_strings");
+      const std::string* p = x.data<std::string>();
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        auto it = word_ids.find(p[i]);
+        ids[i] = it == word_ids.end() ? -1 : it->second;
+      }
+    } else {
+      if (strings) ctx.fail("integer input needs pool_int64s");
+      ids = int_values(x.reshaped({x.size()}), ctx.node(), "X");
+    }
+    std::vector<double> freq(static_cast<std::size_t>(rows * out_size), 0.0);
+    std::vector<std::int64_t> key;
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t* p = ids.data() + row * C;
+      for (std::int64_t start = 0; start < C; ++start)
+        for (std::int64_t skip = 1; skip <= max_skip + 1; ++skip)
+          for (std::int64_t size = std::max<std::int64_t>(min_gram, skip > 1 ? 2 : 1); size <= max_gram; ++size) {
+            if (start + skip * (size - 1) >= C) break;
+            key.clear();
+            for (std::int64_t j = 0; j < size; ++j) key.push_back(p[start + j * skip]);
+            auto it = grams.find(key);
+            if (it != grams.end()) freq[row * out_size + it->second] += 1.0;
+          }
+    }
+    for (std::int64_t row = 0; row < rows; ++row)
+      for (std::int64_t i = 0; i < out_size; ++i) {
+        double& f = freq[row * out_size + i];
+        if (mode == "IDF") f = f > 0 ? (weights.empty() ? 1.0 : weights[i]) : 0.0;
+        else if (mode == "TFIDF" && !weights.empty()) f *= weights[i];
+      }
+    std::vector<std::int64_t> out_sizes = x.rank() == 2 ? std::vector<std::int64_t>{rows, out_size} : std::vector<std::int64_t>{out_size};
+    write_doubles(ctx, 0, dtype::f32, out_sizes, freq);
+  };
+}
+
+/// StringNormalizer: drops the elements equal to a stopword (ignoring ASCII case unless
+/// is_case_sensitive), then changes ASCII case (LOWER / UPPER / NONE). Input [C] or [1, C];
+/// all dropped gives [""] (shape [1] or [1, 1]).
+inline fn make_string_normalizer(const kernel_node& n) {
+  const std::string action = n.attr<std::string>("case_change_action", "NONE");
+  const bool sensitive = n.attr<std::int64_t>("is_case_sensitive", 0) != 0;
+  const auto stop_list = n.attr<std::vector<std::string>>("stopwords", {});
+  if (action != "NONE" && action != "LOWER" && action != "UPPER")
+    n.fail("case_change_action must be NONE, LOWER or UPPER, got '" + action + "'");
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::set<std::string> stops;
+  for (const auto& s : stop_list) stops.insert(sensitive ? s : lower(s));
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    if (!(x.rank() == 1 || (x.rank() == 2 && x.sizes()[0] == 1))) ctx.fail("StringNormalizer input must be [C] or [1, C]");
+    std::vector<std::string> kept;
+    for (const std::string& s : x.values<std::string>()) {
+      if (!stops.empty() && stops.count(sensitive ? s : lower(s))) continue;
+      std::string t = s;
+      if (action == "LOWER") t = lower(t);
+      else if (action == "UPPER")
+        for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      kept.push_back(std::move(t));
+    }
+    if (kept.empty()) kept.emplace_back();
+    const std::int64_t k = static_cast<std::int64_t>(kept.size());
+    gpass::tensor& y = ctx.allocate_output(0, dtype::string, x.rank() == 2 ? std::vector<std::int64_t>{1, k} : std::vector<std::int64_t>{k});
+    std::move(kept.begin(), kept.end(), y.data<std::string>());
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Random generators (seeded: the same seed gives the same values; no seed: fresh each run)
+// ---------------------------------------------------------------------------------------
+
+enum class random_kind { uniform, normal, bernoulli };
+
+/// A generator for one run: from the `seed` attribute when present, else nondeterministic.
+inline std::mt19937_64 make_engine(bool seeded, double seed) {
+  if (seeded) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &seed, sizeof bits);
+    std::seed_seq s{static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32)};
+    return std::mt19937_64(s);
+  }
+  std::random_device rd;
+  std::seed_seq s{rd(), rd(), rd(), rd()};
+  return std::mt19937_64(s);
+}
+
+/// RandomUniform / RandomNormal (shape attribute), RandomUniformLike / RandomNormalLike
+/// (shape of input 0), Bernoulli (probabilities in input 0).
+inline fn make_random(const kernel_node& n, random_kind k, bool like) {
+  const bool seeded = n.has_attr("seed");
+  const double seed = n.attr<double>("seed", 0.0);
+  const double a = k == random_kind::normal ? n.attr<double>("mean", 0.0) : n.attr<double>("low", 0.0);
+  const double b = k == random_kind::normal ? n.attr<double>("scale", 1.0) : n.attr<double>("high", 1.0);
+  const bool has_dtype = n.has_attr("dtype");
+  const dtype attr_t = dtype_attr(n, "dtype", dtype::f32);
+  std::vector<std::int64_t> shape_attr;
+  if (!like) {
+    shape_attr = n.attr<std::vector<std::int64_t>>("shape");
+    for (std::int64_t s : shape_attr)
+      if (s < 0) n.fail("shape must not have negative sizes");
+  }
+  if (k == random_kind::uniform && !(a <= b)) n.fail("need low <= high");
+  if (k == random_kind::normal && !(b >= 0)) n.fail("scale must be non-negative");
+  return [=](context& ctx) {
+    std::vector<std::int64_t> sizes = shape_attr;
+    dtype t = attr_t;
+    const gpass::tensor* in = nullptr;
+    if (like) {
+      in = &ctx.input(0);
+      sizes = in->sizes();
+      if (!has_dtype) t = in->element_type();
+    }
+    auto eng = make_engine(seeded, seed);
+    const std::int64_t count = num_elements(sizes);
+    std::vector<double> v(static_cast<std::size_t>(count));
+    if (k == random_kind::bernoulli) {
+      const std::vector<double> p = double_values(*in, ctx.node());
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      for (std::int64_t i = 0; i < count; ++i) v[i] = u(eng) < p[i] ? 1.0 : 0.0;
+      gpass::tensor& y = ctx.allocate_output(0, t, sizes);
+      if (t == dtype::bool_) {
+        for (std::int64_t i = 0; i < count; ++i) y.data<bool>()[i] = v[i] != 0;
+        return;
+      }
+      dispatch<numeric_types>(t, ctx.node(), [&]<class T>() {
+        for (std::int64_t i = 0; i < count; ++i) y.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
+      });
+      return;
+    }
+    if (!is_floating(t)) ctx.fail("random values need a floating-point dtype, got " + std::string(to_string(t)));
+    if (k == random_kind::uniform) {
+      std::uniform_real_distribution<double> u(a, b);
+      for (double& x : v) x = u(eng);
+    } else {
+      std::normal_distribution<double> d(a, b);
+      for (double& x : v) x = d(eng);
+    }
+    write_doubles(ctx, 0, t, sizes, v);
+  };
+}
+
+}  // namespace reduce_detail
+
+/// Registers the kernels of this family.
+inline void register_reduce(registry& r) {
+  using namespace reduce_detail;
+  const std::pair<const char*, rkind> reductions[] = {
+      {"ReduceSum", rkind::sum},         {"ReduceMean", rkind::mean},
+      {"ReduceMax", rkind::max},         {"ReduceMin", rkind::min},
+      {"ReduceProd", rkind::prod},       {"ReduceL1", rkind::l1},
+      {"ReduceL2", rkind::l2},           {"ReduceLogSum", rkind::log_sum},
+      {"ReduceLogSumExp", rkind::log_sum_exp}, {"ReduceSumSquare", rkind::sum_square},
+  };
+  for (const auto& [name, k] : reductions) {
+    const rkind kind = k;
+    r.add({.op = name,
+           .dtypes = kind == rkind::log_sum_exp ? reduce_float_types::dtypes() : reduce_types::dtypes(),
+           .make = [kind](const kernel_node& n) -> fn { return make_reduce(n, kind); }});
+  }
+  r.add({.op = "ArgMax", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_arg(n, true); }});
+  r.add({.op = "ArgMin", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_arg(n, false); }});
+  r.add({.op = "CumSum", .dtypes = cumsum_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_cumsum(n); }});
+  r.add({.op = "HannWindow", .since_version = 17, .dtypes = {dtype::int32, dtype::int64},
+         .make = [](const kernel_node& n) -> fn { return make_window(n, window_kind::hann); }});
+  r.add({.op = "HammingWindow", .since_version = 17, .dtypes = {dtype::int32, dtype::int64},
+         .make = [](const kernel_node& n) -> fn { return make_window(n, window_kind::hamming); }});
+  r.add({.op = "BlackmanWindow", .since_version = 17, .dtypes = {dtype::int32, dtype::int64},
+         .make = [](const kernel_node& n) -> fn { return make_window(n, window_kind::blackman); }});
+  r.add({.op = "DFT", .since_version = 17, .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_dft(n); }});
+  r.add({.op = "STFT", .since_version = 17, .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_stft(n); }});
+  r.add({.op = "MelWeightMatrix", .since_version = 17, .dtypes = {dtype::int32, dtype::int64},
+         .make = [](const kernel_node& n) -> fn { return make_mel(n); }});
+  r.add({.op = "NonMaxSuppression", .since_version = 10, .dtypes = {dtype::f32, dtype::f64, dtype::f16},
+         .make = [](const kernel_node& n) -> fn { return make_nms(n); }});
+  r.add({.op = "TfIdfVectorizer", .since_version = 9, .dtypes = {dtype::int32, dtype::int64, dtype::string},
+         .make = [](const kernel_node& n) -> fn { return make_tfidf(n); }});
+  r.add({.op = "StringNormalizer", .since_version = 10, .dtypes = {dtype::string},
+         .make = [](const kernel_node& n) -> fn { return make_string_normalizer(n); }});
+  r.add({.op = "RandomUniform", .type_input = -1,
+         .make = [](const kernel_node& n) -> fn { return make_random(n, random_kind::uniform, false); }});
+  r.add({.op = "RandomNormal", .type_input = -1,
+         .make = [](const kernel_node& n) -> fn { return make_random(n, random_kind::normal, false); }});
+  r.add({.op = "RandomUniformLike", .make = [](const kernel_node& n) -> fn { return make_random(n, random_kind::uniform, true); }});
+  r.add({.op = "RandomNormalLike", .make = [](const kernel_node& n) -> fn { return make_random(n, random_kind::normal, true); }});
+  r.add({.op = "Bernoulli", .since_version = 15, .dtypes = float_types::dtypes(),
+         .make = [](const kernel_node& n) -> fn { return make_random(n, random_kind::bernoulli, true); }});
+}
+
+}  // namespace gpass::exec::cpu_detail

@@ -1,0 +1,125 @@
+#pragma once
+/// \file memory_plan.hpp
+/// `gpass::exec::plan_memory`: offsets in one arena for buffers with known sizes and
+/// lifetimes, so that buffers whose lifetimes do not overlap share memory.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <vector>
+
+namespace gpass::exec {
+
+/// A buffer to place: `size` bytes, written at step `first` and last read at step `last`
+/// (`first <= last`; a buffer read and written by the same step must not share memory with
+/// another one live at that step, which the steps make sure of).
+struct buffer_request {
+  std::size_t size = 0;
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+};
+
+/// Where the buffers went: `offsets[i]` for request `i`, and the arena size (the peak).
+struct buffer_layout {
+  std::vector<std::size_t> offsets;
+  std::size_t arena_bytes = 0;  ///< planned peak
+  std::size_t naive_bytes = 0;  ///< the sum of all sizes (no reuse)
+};
+
+/// Places the buffers: a sweep over the steps that frees the buffers whose last use has
+/// passed, then places the new ones best-fit in the free blocks (coalesced), growing the
+/// arena only when nothing fits. Sizes are rounded up to `alignment`. O(n log n).
+/// \code
+///   auto layout = gpass::exec::plan_memory({{1024, 0, 1}, {1024, 2, 3}});
+///   layout.arena_bytes == 1024;   // the second buffer reuses the first one's memory
+/// \endcode
+inline buffer_layout plan_memory(const std::vector<buffer_request>& requests, std::size_t alignment = 64) {
+  buffer_layout out;
+  out.offsets.assign(requests.size(), 0);
+  const std::size_t n = requests.size();
+  std::vector<std::size_t> by_first(n), by_last(n);
+  for (std::size_t i = 0; i < n; ++i) by_first[i] = by_last[i] = i;
+  auto sorter = [&](auto key) {
+    return [&, key](std::size_t a, std::size_t b) {
+      const auto ka = key(requests[a]), kb = key(requests[b]);
+      return ka != kb ? ka < kb : a < b;
+    };
+  };
+  std::sort(by_first.begin(), by_first.end(), sorter([](const buffer_request& r) { return r.first; }));
+  std::sort(by_last.begin(), by_last.end(), sorter([](const buffer_request& r) { return r.last; }));
+  auto rounded = [&](std::size_t s) { return (s + alignment - 1) / alignment * alignment; };
+
+  std::size_t top = 0;  // end of the used part of the arena (free blocks lie below it)
+  std::map<std::size_t, std::size_t> free_by_offset;          // offset -> size
+  std::multimap<std::size_t, std::size_t> free_by_size;       // size -> offset
+  auto erase_free = [&](std::map<std::size_t, std::size_t>::iterator it) {
+    auto range = free_by_size.equal_range(it->second);
+    for (auto s = range.first; s != range.second; ++s)
+      if (s->second == it->first) {
+        free_by_size.erase(s);
+        break;
+      }
+    return free_by_offset.erase(it);
+  };
+  auto add_free = [&](std::size_t off, std::size_t size) {
+    // coalesce with the neighbours
+    auto next = free_by_offset.lower_bound(off);
+    if (next != free_by_offset.end() && off + size == next->first) {
+      size += next->second;
+      next = erase_free(next);
+    }
+    if (next != free_by_offset.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        off = prev->first;
+        size += prev->second;
+        erase_free(prev);
+      }
+    }
+    if (off + size == top) {  // the top of the used part: lower it instead
+      top = off;
+      return;
+    }
+    free_by_offset.emplace(off, size);
+    free_by_size.emplace(size, off);
+  };
+  std::size_t peak = 0;
+  std::size_t li = 0;
+  for (std::size_t fi = 0; fi < n;) {
+    const std::int64_t step = requests[by_first[fi]].first;
+    // free what was last used before this step
+    for (; li < n && requests[by_last[li]].last < step; ++li) {
+      const auto& r = requests[by_last[li]];
+      if (r.size == 0) continue;
+      add_free(out.offsets[by_last[li]], rounded(r.size));
+    }
+    for (; fi < n && requests[by_first[fi]].first == step; ++fi) {
+      const std::size_t i = by_first[fi];
+      const std::size_t size = rounded(requests[i].size);
+      out.naive_bytes += size;
+      if (size == 0) continue;
+      auto best = free_by_size.lower_bound(size);
+      if (best != free_by_size.end()) {
+        const std::size_t off = best->second, block = best->first;
+        free_by_size.erase(best);
+        free_by_offset.erase(off);
+        out.offsets[i] = off;
+        if (block > size) {
+          free_by_offset.emplace(off + size, block - size);
+          free_by_size.emplace(block - size, off + size);
+        }
+      } else {
+        // nothing fits: grow (a free block ending at `top` was already merged into it)
+        out.offsets[i] = top;
+        top += size;
+      }
+      peak = std::max(peak, top);
+    }
+  }
+  out.arena_bytes = peak;
+  return out;
+}
+
+}  // namespace gpass::exec

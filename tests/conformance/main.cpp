@@ -1,0 +1,103 @@
+// gpass_conformance: runs ONNX's backend test data on the Eigen CPU executor.
+//
+//   gpass_conformance DATA_DIR [--suite=node,simple,...] [--filter=SUBSTRING]
+//                     [--expected=FILE] [--threads=N] [--quiet]
+//
+// Prints one line per test (pass / FAIL with max error / unsupported op / ERROR) and a
+// summary per suite. With --expected, only the tests listed there (one `suite/test` per line,
+// `#` comments) must pass: the exit status is 1 when any of them does not, 0 otherwise; the
+// tests that pass but are not listed are printed as "newly passing" (add them to the list).
+#include "runner.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gc = gpass_conformance;
+
+int main(int argc, char** argv) {
+  std::string data, filter, expected_file;
+  std::vector<std::string> suites{"node", "pytorch-converted", "pytorch-operator", "simple"};
+  int threads = 1;
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&](const char* k) { return a.substr(std::string(k).size()); };
+    if (a.rfind("--suite=", 0) == 0) {
+      suites.clear();
+      std::stringstream ss(val("--suite="));
+      for (std::string s; std::getline(ss, s, ',');) suites.push_back(s);
+    } else if (a.rfind("--filter=", 0) == 0) filter = val("--filter=");
+    else if (a.rfind("--expected=", 0) == 0) expected_file = val("--expected=");
+    else if (a.rfind("--threads=", 0) == 0) threads = std::stoi(val("--threads="));
+    else if (a == "--quiet") quiet = true;
+    else if (!a.empty() && a[0] != '-') data = a;
+    else {
+      std::cerr << "gpass_conformance: unknown option '" << a << "'\n";
+      return 2;
+    }
+  }
+  if (data.empty()) {
+    std::cerr << "usage: gpass_conformance DATA_DIR [--suite=a,b] [--filter=S] [--expected=FILE] [--threads=N]\n";
+    return 2;
+  }
+  std::set<std::string> expected;
+  if (!expected_file.empty()) {
+    std::ifstream in(expected_file);
+    if (!in) {
+      std::cerr << "gpass_conformance: cannot read " << expected_file << "\n";
+      return 2;
+    }
+    for (std::string line; std::getline(in, line);) {
+      line = line.substr(0, line.find('#'));
+      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+      if (!line.empty()) expected.insert(line);
+    }
+  }
+  gpass::exec::eigen_cpu cpu({.threads = threads});
+  int regressions = 0;
+  std::vector<std::string> newly;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& suite : suites) {
+    const gc::fs::path root = gc::fs::path(data) / suite;
+    if (!gc::fs::is_directory(root)) {
+      std::cerr << "gpass_conformance: no folder " << root << "\n";
+      return 2;
+    }
+    std::vector<gc::fs::path> tests;
+    for (const auto& d : gc::fs::directory_iterator(root))
+      if (d.is_directory() && gc::fs::exists(d.path() / "model.onnx")) tests.push_back(d.path());
+    std::sort(tests.begin(), tests.end());
+    std::map<gc::status, int> count;
+    int total = 0;
+    for (const auto& t : tests) {
+      const std::string id = suite + "/" + t.filename().string();
+      if (!filter.empty() && id.find(filter) == std::string::npos) continue;
+      ++total;
+      auto r = gc::run_test(t, cpu, {});
+      ++count[r.st];
+      const bool want = expected.count(id) > 0;
+      if (want && r.st != gc::status::pass) ++regressions;
+      if (!want && r.st == gc::status::pass && !expected_file.empty()) newly.push_back(id);
+      if (!quiet || (want && r.st != gc::status::pass)) {
+        std::cout << gc::status_name(r.st) << "  " << id;
+        if (r.st == gc::status::fail) std::cout << "  max error " << r.max_abs_error;
+        if (!r.message.empty()) std::cout << "  " << r.message;
+        if (want && r.st != gc::status::pass) std::cout << "  [EXPECTED TO PASS]";
+        std::cout << "\n";
+      }
+    }
+    std::cout << "== " << suite << ": " << total << " tests, " << count[gc::status::pass] << " pass, "
+              << count[gc::status::fail] << " fail, " << count[gc::status::unsupported] << " unsupported, "
+              << count[gc::status::error] << " error\n";
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& n : newly) std::cout << "newly passing (add to the expected list): " << n << "\n";
+  std::cout << "== " << secs << " s";
+  if (!expected_file.empty()) std::cout << ", " << regressions << " expected test(s) not passing";
+  std::cout << "\n";
+  return regressions ? 1 : 0;
+}

@@ -1,0 +1,239 @@
+#pragma once
+// The ONNX backend conformance runner: runs one test folder of ONNX's backend test data
+// (model.onnx + test_data_set_*/input_*.pb -> output_*.pb) on gpass's Eigen CPU executor.
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gpass/passes/common/infer_shapes.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/plan.hpp>
+#include <gpass/io/onnx.hpp>
+#include <gpass/io/onnx_tensor_file.hpp>
+
+namespace gpass_conformance {
+
+namespace fs = std::filesystem;
+namespace ex = gpass::exec;
+
+enum class status { pass, fail, unsupported, error };
+
+inline const char* status_name(status s) {
+  switch (s) {
+    case status::pass: return "pass";
+    case status::fail: return "FAIL";
+    case status::unsupported: return "unsupported";
+    default: return "ERROR";
+  }
+}
+
+struct result {
+  status st = status::pass;
+  double max_abs_error = 0;
+  std::string message;
+};
+
+struct tolerance {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+};
+
+// Compares one output with ONNX's rule |actual - expected| <= atol + rtol * |expected|
+// (NaN equals NaN). Returns an empty string when equal, else a description.
+inline std::string compare(const gpass::tensor& got, const gpass::tensor& want, tolerance tol, double& max_err) {
+  if (got.element_type() != want.element_type())
+    return "element type " + std::string(gpass::to_string(got.element_type())) + ", expected " +
+           std::string(gpass::to_string(want.element_type()));
+  if (got.sizes() != want.sizes())
+    return "sizes " + gpass::shape::of(got.sizes()).to_string() + ", expected " + gpass::shape::of(want.sizes()).to_string();
+  std::string bad;
+  auto check_real = [&](double a, double e, std::int64_t i) {
+    if (std::isnan(a) && std::isnan(e)) return;
+    if (std::isinf(e) && a == e) return;
+    const double d = std::abs(a - e);
+    if (!(d <= tol.atol + tol.rtol * std::abs(e))) {
+      if (std::isnan(d) || d > max_err) max_err = std::isnan(d) ? INFINITY : d;
+      if (bad.empty()) bad = "element " + std::to_string(i) + ": " + std::to_string(a) + ", expected " + std::to_string(e);
+    }
+  };
+  const auto n = got.size();
+  switch (got.element_type()) {
+    case gpass::dtype::string:
+      for (std::int64_t i = 0; i < n; ++i)
+        if (got.data<std::string>()[i] != want.data<std::string>()[i])
+          return "element " + std::to_string(i) + ": \"" + got.data<std::string>()[i] + "\", expected \"" +
+                 want.data<std::string>()[i] + "\"";
+      return {};
+    case gpass::dtype::complex64:
+      for (std::int64_t i = 0; i < n; ++i) {
+        check_real(got.data<std::complex<float>>()[i].real(), want.data<std::complex<float>>()[i].real(), i);
+        check_real(got.data<std::complex<float>>()[i].imag(), want.data<std::complex<float>>()[i].imag(), i);
+      }
+      return bad;
+    case gpass::dtype::complex128:
+      for (std::int64_t i = 0; i < n; ++i) {
+        check_real(got.data<std::complex<double>>()[i].real(), want.data<std::complex<double>>()[i].real(), i);
+        check_real(got.data<std::complex<double>>()[i].imag(), want.data<std::complex<double>>()[i].imag(), i);
+      }
+      return bad;
+    default:
+      gpass::visit_dtype(got.element_type(), [&]<class T>() {
+        if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, std::complex<float>> &&
+                      !std::is_same_v<T, std::complex<double>>) {
+          const T* a = got.data<T>();
+          const T* e = want.data<T>();
+          for (std::int64_t i = 0; i < n; ++i) check_real(static_cast<double>(a[i]), static_cast<double>(e[i]), i);
+        }
+      });
+      return bad;
+  }
+}
+
+// What a graph input or output holds, from the model's declared type.
+enum class kind { tensor, sequence, optional_tensor, optional_sequence };
+
+inline kind kind_of(const onnx::TypeProto& t) {
+  if (t.has_sequence_type()) return kind::sequence;
+  if (t.has_optional_type())
+    return t.optional_type().elem_type().has_sequence_type() ? kind::optional_sequence : kind::optional_tensor;
+  return kind::tensor;
+}
+
+inline std::vector<gpass::tensor> sequence_of(const onnx::SequenceProto& s, const fs::path& dir) {
+  std::vector<gpass::tensor> r;
+  for (const auto& t : s.tensor_values()) r.push_back(gpass::detail::onnx_io::tensor_from_onnx(t, dir));
+  return r;
+}
+
+// ONNX's test data stores bfloat16 tensors as uint16 bit patterns: reinterpret them.
+inline ex::value as_declared(ex::value v, gpass::dtype declared) {
+  if (declared == gpass::dtype::bf16 && v.is_tensor() && v.tensor().element_type() == gpass::dtype::uint16) {
+    const auto& t = v.tensor();
+    return gpass::tensor::wrap(gpass::dtype::bf16, t.sizes(), t.buffer());
+  }
+  return v;
+}
+
+inline gpass::dtype declared_dtype(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type()) return gpass::dtype::undefined;
+  return t.tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 ? gpass::dtype::bf16 : gpass::dtype::undefined;
+}
+
+// Reads input/output file `p` (TensorProto, SequenceProto or OptionalProto) as `k` says.
+inline ex::value read_value(const fs::path& p, kind k) {
+  using namespace gpass::detail::onnx_io;
+  switch (k) {
+    case kind::tensor: return gpass::read_onnx_tensor_file(p);
+    case kind::sequence: return gpass::read_onnx_sequence_file(p);
+    default: {
+      auto o = parse_proto_file<onnx::OptionalProto>(p, "OptionalProto");
+      if (o.has_tensor_value()) return tensor_from_onnx(o.tensor_value(), p.parent_path());
+      if (o.has_sequence_value()) return sequence_of(o.sequence_value(), p.parent_path());
+      return ex::value{};  // an empty optional
+    }
+  }
+}
+
+// Runs every test_data_set_* of the test in `dir`.
+inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol) {
+  result r;
+  gpass::graph<> g;
+  try {
+    g = gpass::read_onnx_file(dir / "model.onnx");
+  } catch (const std::exception& e) {
+    return {status::error, 0, std::string("import: ") + e.what()};
+  }
+  try {
+    gpass::pass_context ctx;
+    gpass::infer_shapes(g, ctx);
+  } catch (const std::exception&) {
+    // run without static types (no buffer plan); the kernels check at run time
+  }
+  std::vector<kind> in_kind, out_kind;
+  std::vector<gpass::dtype> in_dtype, out_dtype;
+  {
+    onnx::ModelProto m;
+    try {
+      m = gpass::detail::onnx_io::parse_proto_file<onnx::ModelProto>(dir / "model.onnx", "ModelProto");
+    } catch (const std::exception& e) {
+      return {status::error, 0, e.what()};
+    }
+    for (const auto& v : m.graph().input()) {
+      in_kind.push_back(kind_of(v.type()));
+      in_dtype.push_back(declared_dtype(v.type()));
+    }
+    for (const auto& v : m.graph().output()) {
+      out_kind.push_back(kind_of(v.type()));
+      out_dtype.push_back(declared_dtype(v.type()));
+    }
+  }
+  std::unique_ptr<ex::plan<ex::eigen_cpu>> p;
+  try {
+    p = std::make_unique<ex::plan<ex::eigen_cpu>>(g, cpu);
+  } catch (const gpass::error& e) {
+    const bool unsupported = e.message().find("unsupported") != std::string::npos;
+    return {unsupported ? status::unsupported : status::error, 0, e.what()};
+  }
+  std::vector<fs::path> sets;
+  for (const auto& d : fs::directory_iterator(dir))
+    if (d.is_directory() && d.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(d.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return {status::error, 0, "no test_data_set_* folder"};
+  for (const auto& s : sets) {
+    std::vector<ex::value> inputs(p->input_names().size());
+    // input_k.pb feed the graph inputs in order (inputs with initializers may be left out)
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const fs::path f = s / ("input_" + std::to_string(k) + ".pb");
+      if (!fs::exists(f)) continue;
+      try {
+        inputs[k] = read_value(f, k < in_kind.size() ? in_kind[k] : kind::tensor);
+        if (k < in_dtype.size()) inputs[k] = as_declared(std::move(inputs[k]), in_dtype[k]);
+      } catch (const std::exception& e) {
+        return {status::error, 0, std::string("reading ") + f.string() + ": " + e.what()};
+      }
+    }
+    std::vector<ex::value> outputs;
+    try {
+      outputs = p->run(std::move(inputs));
+    } catch (const std::exception& e) {
+      return {status::error, 0, std::string("run: ") + e.what()};
+    }
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const fs::path f = s / ("output_" + std::to_string(k) + ".pb");
+      if (!fs::exists(f)) continue;
+      ex::value want;
+      try {
+        want = read_value(f, k < out_kind.size() ? out_kind[k] : kind::tensor);
+        if (k < out_dtype.size()) want = as_declared(std::move(want), out_dtype[k]);
+      } catch (const std::exception& e) {
+        return {status::error, 0, std::string("reading ") + f.string() + ": " + e.what()};
+      }
+      std::string diff;
+      const auto& got = outputs[k];
+      if (want.is_none() || got.is_none()) {
+        if (want.is_none() != got.is_none()) diff = std::string("a ") + got.kind_name() + ", expected a " + want.kind_name();
+      } else if (want.is_tensor() && got.is_tensor()) {
+        diff = compare(got.tensor(), want.tensor(), tol, r.max_abs_error);
+      } else if (want.is_sequence() && got.is_sequence()) {
+        if (got.sequence().size() != want.sequence().size())
+          diff = "sequence of " + std::to_string(got.sequence().size()) + ", expected " + std::to_string(want.sequence().size());
+        for (std::size_t j = 0; diff.empty() && j < got.sequence().size(); ++j)
+          diff = compare(got.sequence()[j], want.sequence()[j], tol, r.max_abs_error);
+      } else {
+        diff = std::string("a ") + got.kind_name() + ", expected a " + want.kind_name();
+      }
+      if (!diff.empty()) {
+        r.st = status::fail;
+        r.message = s.filename().string() + " output " + std::to_string(k) + " ('" + p->output_names()[k] + "'): " + diff;
+        return r;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace gpass_conformance

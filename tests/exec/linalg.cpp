@@ -1,0 +1,422 @@
+// Tests of the Eigen CPU linalg kernels (MatMul, Gemm, Conv, ConvTranspose, pooling,
+// Einsum, Det, quantized products).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+
+namespace {
+
+using gpass::tensor;
+using gpass::exec::eigen_cpu;
+using gpass::exec::kernel_node;
+using gpass::exec::kernel_registry;
+using gpass::exec::value;
+using i64 = std::int64_t;
+
+const kernel_registry<eigen_cpu>& linalg_registry() {
+  static const kernel_registry<eigen_cpu> r = [] {
+    kernel_registry<eigen_cpu> k;
+    gpass::exec::cpu_detail::register_linalg(k);
+    return k;
+  }();
+  return r;
+}
+
+kernel_node make_node(std::string op, std::size_t inputs, gpass::attribute_map attrs = {}, int opset = 17,
+                      std::size_t outputs = 1) {
+  kernel_node n{.name = "n", .op = std::move(op), .attrs = std::move(attrs), .opset = opset};
+  n.input_types.resize(inputs);
+  n.output_types.resize(outputs);
+  return n;
+}
+
+std::vector<value> run(const kernel_node& n, std::vector<value> in, int threads = 1) {
+  eigen_cpu cpu({.threads = threads});
+  return gpass::exec::run_kernel(cpu, linalg_registry(), n, std::move(in));
+}
+
+tensor run1(const kernel_node& n, std::vector<value> in, int threads = 1) { return run(n, std::move(in), threads)[0].tensor(); }
+
+template <class T>
+void check_close(const tensor& got, const std::vector<T>& want, const std::vector<i64>& sizes, double tol = 1e-4) {
+  REQUIRE(got.sizes() == sizes);
+  REQUIRE(got.size() == static_cast<i64>(want.size()));
+  const T* p = got.data<T>();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i);
+    CHECK(std::abs(static_cast<double>(p[i]) - static_cast<double>(want[i])) <= tol * (1.0 + std::abs(static_cast<double>(want[i]))));
+  }
+}
+
+std::vector<float> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+tensor random_tensor(std::vector<i64> sizes, unsigned seed) {
+  i64 n = 1;
+  for (i64 s : sizes) n *= s;
+  return tensor::from<float>(random_values(static_cast<std::size_t>(n), seed), sizes);
+}
+
+std::vector<float> values_of(const tensor& t) { return {t.data<float>(), t.data<float>() + t.size()}; }
+
+// Reference 2-D convolution (NCHW), direct loops.
+std::vector<float> ref_conv2d(const tensor& x, const tensor& w, const float* bias, i64 G, std::array<i64, 2> s,
+                              std::array<i64, 2> d, std::array<i64, 4> pads, std::vector<i64>& ys) {
+  const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+  const i64 M = w.sizes()[0], Cg = w.sizes()[1], KH = w.sizes()[2], KW = w.sizes()[3];
+  const i64 OH = (H + pads[0] + pads[2] - ((KH - 1) * d[0] + 1)) / s[0] + 1;
+  const i64 OW = (W + pads[1] + pads[3] - ((KW - 1) * d[1] + 1)) / s[1] + 1;
+  ys = {N, M, OH, OW};
+  std::vector<float> y(static_cast<std::size_t>(N * M * OH * OW));
+  const float* xp = x.data<float>();
+  const float* wp = w.data<float>();
+  const i64 Mg = M / G;
+  (void)C;
+  for (i64 n = 0; n < N; ++n)
+    for (i64 m = 0; m < M; ++m)
+      for (i64 oh = 0; oh < OH; ++oh)
+        for (i64 ow = 0; ow < OW; ++ow) {
+          double acc = bias ? bias[m] : 0.0;
+          const i64 g = m / Mg;
+          for (i64 c = 0; c < Cg; ++c)
+            for (i64 kh = 0; kh < KH; ++kh)
+              for (i64 kw = 0; kw < KW; ++kw) {
+                const i64 ih = oh * s[0] - pads[0] + kh * d[0], iw = ow * s[1] - pads[1] + kw * d[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += static_cast<double>(xp[((n * C + g * Cg + c) * H + ih) * W + iw]) *
+                       wp[((m * Cg + c) * KH + kh) * KW + kw];
+              }
+          y[static_cast<std::size_t>(((n * M + m) * OH + oh) * OW + ow)] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("exec.linalg.matmul_2d_and_vectors") {
+  auto a = tensor::from<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto b = tensor::from<float>({1, 0, 0, 1, 1, 1}, {3, 2});
+  auto n = make_node("MatMul", 2);
+  check_close<float>(run1(n, {a, b}), {4, 5, 10, 11}, {2, 2});
+  // 1-D promotion on either side
+  check_close<float>(run1(n, {tensor::from<float>({1, 1, 1}), b}), {2, 2}, {2});
+  check_close<float>(run1(n, {a, tensor::from<float>({1, 1, 1})}), {6, 15}, {2});
+  check_close<float>(run1(n, {tensor::from<float>({1, 2}), tensor::from<float>({3, 4})}), {11}, {});
+  // f64 and int
+  auto ad = tensor::from<double>({1, 2, 3, 4}, {2, 2});
+  check_close<double>(run1(n, {ad, ad}), {7, 10, 15, 22}, {2, 2});
+  auto ai = tensor::from<std::int32_t>({1, 2, 3, 4}, {2, 2});
+  check_close<std::int32_t>(run1(n, {ai, ai}), {7, 10, 15, 22}, {2, 2});
+  auto ah = tensor::from<Eigen::half>({Eigen::half(1), Eigen::half(2), Eigen::half(3), Eigen::half(4)}, {2, 2});
+  auto yh = run1(n, {ah, ah});
+  CHECK(static_cast<float>(yh.data<Eigen::half>()[3]) == 22.f);
+}
+
+TEST_CASE("exec.linalg.matmul_batched_broadcast") {
+  auto n = make_node("MatMul", 2);
+  // a [2,1,2,2] x b [3,2,2] -> [2,3,2,2]
+  auto a = tensor::from<float>({1, 0, 0, 1, 2, 0, 0, 2}, {2, 1, 2, 2});
+  auto b = tensor::from<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 2, 2});
+  auto y = run1(n, {a, b});
+  REQUIRE(y.sizes() == std::vector<i64>{2, 3, 2, 2});
+  const float* p = y.data<float>();
+  for (int i = 0; i < 12; ++i) CHECK(p[i] == static_cast<float>(i + 1));
+  for (int i = 0; i < 12; ++i) CHECK(p[12 + i] == static_cast<float>(2 * (i + 1)));
+  // folded batch: [2,2,3] x [3,1]
+  auto y2 = run1(n, {tensor::from<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3}), tensor::from<float>({1, 1, 1}, {3, 1})});
+  check_close<float>(y2, {6, 15, 24, 33}, {2, 2, 1});
+  // empty inner dimension gives zeros
+  auto y3 = run1(n, {tensor(gpass::dtype::f32, {2, 0}), tensor(gpass::dtype::f32, {0, 3})});
+  check_close<float>(y3, {0, 0, 0, 0, 0, 0}, {2, 3});
+  // errors
+  CHECK_THROWS_AS(run1(n, {tensor::from<float>({1, 2, 3}, {1, 3}), tensor::from<float>({1, 2}, {2, 1})}), gpass::error);
+  CHECK_THROWS_AS(run1(n, {tensor(gpass::dtype::f32, {2, 2, 2}), tensor(gpass::dtype::f32, {3, 2, 2})}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.matmul_parallel_matches_serial") {
+  auto n = make_node("MatMul", 2);
+  for (auto [M, K, N] : std::vector<std::array<i64, 3>>{{64, 200, 300}, {1, 512, 700}, {300, 64, 40}, {5, 7, 3}}) {
+    auto a = random_tensor({M, K}, 1), b = random_tensor({K, N}, 2);
+    auto y1 = run1(n, {a, b}, 1), y2 = run1(n, {a, b}, 2);
+    check_close<float>(y2, values_of(y1), {M, N}, 1e-5);
+    // spot check against a dot product
+    const float* ap = a.data<float>();
+    const float* bp = b.data<float>();
+    double acc = 0;
+    for (i64 k = 0; k < K; ++k) acc += static_cast<double>(ap[(M - 1) * K + k]) * bp[k * N + N - 1];
+    CHECK(std::abs(y1.data<float>()[M * N - 1] - acc) < 1e-3);
+  }
+  // many batches in parallel
+  auto a = random_tensor({8, 16, 32}, 3), b = random_tensor({8, 32, 24}, 4);
+  check_close<float>(run1(n, {a, b}, 2), values_of(run1(n, {a, b}, 1)), {8, 16, 24}, 1e-5);
+}
+
+TEST_CASE("exec.linalg.gemm") {
+  auto a = tensor::from<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto b = tensor::from<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  // A*B = [[22,28],[49,64]]
+  check_close<float>(run1(make_node("Gemm", 2), {a, b}), {22, 28, 49, 64}, {2, 2});
+  check_close<float>(run1(make_node("Gemm", 3), {a, b, tensor::scalar(1.f)}), {23, 29, 50, 65}, {2, 2});
+  check_close<float>(run1(make_node("Gemm", 3), {a, b, tensor::from<float>({1, 2})}), {23, 30, 50, 66}, {2, 2});
+  check_close<float>(run1(make_node("Gemm", 3), {a, b, tensor::from<float>({1, 2}, {2, 1})}), {23, 29, 51, 66}, {2, 2});
+  gpass::attribute_map at{{"alpha", 0.5}, {"beta", 2.0}, {"transA", std::int64_t{1}}, {"transB", std::int64_t{1}}};
+  // A^T [3,2] * B^T [2,3] with A=[2,3]: A^T*B^T = (B*A)^T ; B*A with B [3,2], A [2,3]
+  auto at_ = tensor::from<float>({1, 2, 3, 4}, {2, 2});
+  auto bt_ = tensor::from<float>({1, 0, 0, 1}, {2, 2});
+  // A^T = [[1,3],[2,4]], B^T = I -> 0.5*A^T + 2*C, C = [[1,1],[1,1]]
+  check_close<float>(run1(make_node("Gemm", 3, at), {at_, bt_, tensor::from<float>({1, 1, 1, 1}, {2, 2})}),
+                     {2.5f, 3.5f, 3.f, 4.f}, {2, 2});
+  // C omitted as an empty optional
+  check_close<float>(run1(make_node("Gemm", 3), {a, b, value{}}), {22, 28, 49, 64}, {2, 2});
+  CHECK_THROWS_AS(run1(make_node("Gemm", 3), {a, b, tensor::from<float>({1, 2, 3})}), gpass::error);
+  CHECK_THROWS_AS(run1(make_node("Gemm", 2), {a, a}), gpass::error);
+  // parallel with bias, transB (the usual Linear layer)
+  auto x = random_tensor({64, 300}, 5), w = random_tensor({200, 300}, 6), c = random_tensor({200}, 7);
+  auto lin = make_node("Gemm", 3, {{"transB", std::int64_t{1}}});
+  auto y1 = run1(lin, {x, w, c}, 1);
+  check_close<float>(run1(lin, {x, w, c}, 2), values_of(y1), {64, 200}, 1e-5);
+  double acc = c.data<float>()[7];
+  for (i64 k = 0; k < 300; ++k) acc += static_cast<double>(x.data<float>()[3 * 300 + k]) * w.data<float>()[7 * 300 + k];
+  CHECK(std::abs(y1.data<float>()[3 * 200 + 7] - acc) < 1e-3);
+  auto x1 = random_tensor({1, 300}, 8);
+  check_close<float>(run1(lin, {x1, w, c}, 2), values_of(run1(lin, {x1, w, c}, 1)), {1, 200}, 1e-5);
+}
+
+TEST_CASE("exec.linalg.conv") {
+  // the ONNX basic example: 5x5 input 0..24, 3x3 ones kernel
+  std::vector<float> xv(25);
+  for (int i = 0; i < 25; ++i) xv[i] = static_cast<float>(i);
+  auto x = tensor::from<float>(xv, {1, 1, 5, 5});
+  auto w = tensor::from<float>(std::vector<float>(9, 1.f), {1, 1, 3, 3});
+  check_close<float>(run1(make_node("Conv", 2, {{"pads", std::vector<i64>{1, 1, 1, 1}}}), {x, w}),
+                     {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84},
+                     {1, 1, 5, 5});
+  check_close<float>(run1(make_node("Conv", 2), {x, w}), {54, 63, 72, 99, 108, 117, 144, 153, 162}, {1, 1, 3, 3});
+  // SAME_LOWER, stride 2
+  check_close<float>(run1(make_node("Conv", 2, {{"auto_pad", std::string("SAME_LOWER")}, {"strides", std::vector<i64>{2, 2}}}), {x, w}),
+                     {12, 27, 24, 63, 108, 81, 72, 117, 84}, {1, 1, 3, 3});
+  // errors
+  CHECK_THROWS_AS(run1(make_node("Conv", 2), {x, tensor(gpass::dtype::f32, {1, 2, 3, 3})}), gpass::error);
+  CHECK_THROWS_AS(run1(make_node("Conv", 2, {{"auto_pad", std::string("BOGUS")}}), {x, w}), gpass::error);
+  CHECK_THROWS_AS(run1(make_node("Conv", 2), {x, tensor(gpass::dtype::f32, {1, 1, 7, 7})}), gpass::error);
+  CHECK_THROWS_AS(run1(make_node("Conv", 2), {x, tensor(gpass::dtype::f32, {1, 1, 0, 3})}), gpass::error);
+  CHECK_THROWS_AS(run1(make_node("Conv", 2, {{"kernel_shape", std::vector<i64>{2, 2}}}), {x, w}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.conv_against_reference") {
+  struct cfg {
+    i64 N, C, H, W, M, G, KH, KW;
+    std::array<i64, 2> s, d;
+    std::array<i64, 4> pads;
+  };
+  for (const cfg& c : std::vector<cfg>{{2, 4, 9, 11, 6, 2, 3, 3, {2, 1}, {1, 1}, {1, 0, 2, 1}},
+                                       {1, 3, 8, 8, 4, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                                       {1, 8, 20, 20, 8, 8, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                       {1, 3, 10, 12, 5, 1, 3, 2, {1, 2}, {2, 2}, {2, 1, 0, 3}},
+                                       {1, 16, 40, 40, 32, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                       {1, 64, 7, 7, 128, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                                       {2, 6, 5, 5, 6, 3, 2, 2, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+                                       // depthwise (direct path), with a channel multiplier, strides, dilations
+                                       {2, 8, 13, 17, 8, 8, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                       {1, 4, 12, 11, 8, 4, 3, 3, {2, 2}, {1, 1}, {1, 0, 1, 1}},
+                                       {1, 3, 9, 10, 3, 3, 2, 5, {1, 3}, {2, 1}, {0, 2, 1, 2}},
+                                       {1, 16, 30, 30, 16, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}}}) {
+    auto x = random_tensor({c.N, c.C, c.H, c.W}, 11), w = random_tensor({c.M, c.C / c.G, c.KH, c.KW}, 12),
+         b = random_tensor({c.M}, 13);
+    std::vector<i64> ys;
+    auto want = ref_conv2d(x, w, b.data<float>(), c.G, c.s, c.d, c.pads, ys);
+    gpass::attribute_map at{{"group", c.G},
+                            {"strides", std::vector<i64>{c.s[0], c.s[1]}},
+                            {"dilations", std::vector<i64>{c.d[0], c.d[1]}},
+                            {"pads", std::vector<i64>{c.pads[0], c.pads[1], c.pads[2], c.pads[3]}},
+                            {"kernel_shape", std::vector<i64>{c.KH, c.KW}}};
+    auto n = make_node("Conv", 3, at);
+    check_close<float>(run1(n, {x, w, b}, 1), want, ys, 1e-4);
+    check_close<float>(run1(n, {x, w, b}, 2), want, ys, 1e-4);
+  }
+  // 1-D and 3-D convolutions agree with 2-D ones with a unit dimension
+  auto x = random_tensor({1, 2, 9}, 21), w = random_tensor({3, 2, 3}, 22);
+  auto y1 = run1(make_node("Conv", 2, {{"pads", std::vector<i64>{1, 0}}}), {x, w});
+  auto y2 = run1(make_node("Conv", 2, {{"pads", std::vector<i64>{0, 1, 0, 0}}}), {x.reshaped({1, 2, 1, 9}), w.reshaped({3, 2, 1, 3})});
+  check_close<float>(y1, values_of(y2), {1, 3, 8});
+  auto y3 = run1(make_node("Conv", 2, {{"pads", std::vector<i64>{0, 0, 1, 0, 0, 0}}}),
+                 {x.reshaped({1, 2, 1, 1, 9}), w.reshaped({3, 2, 1, 1, 3})});
+  check_close<float>(y3, values_of(y2), {1, 3, 1, 1, 8});
+}
+
+TEST_CASE("exec.linalg.conv_transpose") {
+  // ONNX example: x 3x3 of 0..8, w ones [1,2,3,3] -> [1,2,5,5]
+  auto x = tensor::from<float>({0, 1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 3, 3});
+  auto w = tensor::from<float>(std::vector<float>(18, 1.f), {1, 2, 3, 3});
+  const std::vector<float> plane{0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15, 9, 20, 33, 24, 13, 6, 13, 21, 15, 8};
+  std::vector<float> want = plane;
+  want.insert(want.end(), plane.begin(), plane.end());
+  check_close<float>(run1(make_node("ConvTranspose", 2), {x, w}), want, {1, 2, 5, 5});
+  // pads crop the border; output_shape pads the end with zeros; bias added everywhere
+  auto cropped = run1(make_node("ConvTranspose", 2, {{"pads", std::vector<i64>{1, 1, 1, 1}}}), {x, w});
+  check_close<float>(cropped, {8, 15, 12, 21, 36, 27, 20, 33, 24, 8, 15, 12, 21, 36, 27, 20, 33, 24}, {1, 2, 3, 3});
+  auto big = run1(make_node("ConvTranspose", 3, {{"output_shape", std::vector<i64>{6, 5}}}), {x, w, tensor::from<float>({1, 2})});
+  REQUIRE(big.sizes() == std::vector<i64>{1, 2, 6, 5});
+  CHECK(big.data<float>()[0] == 1.f);
+  CHECK(big.data<float>()[12] == 37.f);
+  CHECK(big.data<float>()[29] == 1.f);  // extra row: bias only
+  CHECK(big.data<float>()[30 + 29] == 2.f);
+  // a 1x1 stride-1 transpose is a channel mix (same as Conv with transposed weights)
+  auto xr = random_tensor({2, 4, 6, 6}, 31), wr = random_tensor({4, 3, 1, 1}, 32);
+  std::vector<float> wt(12);
+  for (int c = 0; c < 4; ++c)
+    for (int m = 0; m < 3; ++m) wt[m * 4 + c] = wr.data<float>()[c * 3 + m];
+  auto conv = run1(make_node("Conv", 2), {xr, tensor::from<float>(wt, {3, 4, 1, 1})});
+  check_close<float>(run1(make_node("ConvTranspose", 2), {xr, wr}, 2), values_of(conv), {2, 3, 6, 6});
+  CHECK_THROWS_AS(run1(make_node("ConvTranspose", 2), {x, tensor(gpass::dtype::f32, {2, 1, 3, 3})}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.pooling") {
+  std::vector<float> xv(16);
+  for (int i = 0; i < 16; ++i) xv[i] = static_cast<float>(i + 1);
+  auto x = tensor::from<float>(xv, {1, 1, 4, 4});
+  gpass::attribute_map k2{{"kernel_shape", std::vector<i64>{2, 2}}, {"strides", std::vector<i64>{2, 2}}};
+  check_close<float>(run1(make_node("MaxPool", 1, k2), {x}), {6, 8, 14, 16}, {1, 1, 2, 2});
+  check_close<float>(run1(make_node("AveragePool", 1, k2), {x}), {3.5f, 5.5f, 11.5f, 13.5f}, {1, 1, 2, 2});
+  // ceil mode: 3x3 windows, stride 2 on 4x4 -> 2x2 with partial windows
+  gpass::attribute_map ceil{{"kernel_shape", std::vector<i64>{3, 3}}, {"strides", std::vector<i64>{2, 2}}, {"ceil_mode", std::int64_t{1}}};
+  check_close<float>(run1(make_node("MaxPool", 1, ceil), {x}), {11, 12, 15, 16}, {1, 1, 2, 2});
+  check_close<float>(run1(make_node("AveragePool", 1, ceil), {x}), {6, 7.5f, 12, 13.5f}, {1, 1, 2, 2});
+  // pads with and without count_include_pad
+  gpass::attribute_map pad{{"kernel_shape", std::vector<i64>{3, 3}}, {"pads", std::vector<i64>{1, 1, 1, 1}}, {"strides", std::vector<i64>{3, 3}}};
+  check_close<float>(run1(make_node("AveragePool", 1, pad), {x}), {3.5f, 5.5f, 11.5f, 13.5f}, {1, 1, 2, 2});
+  pad["count_include_pad"] = std::int64_t{1};
+  check_close<float>(run1(make_node("AveragePool", 1, pad), {x}), {14.f / 9, 22.f / 9, 46.f / 9, 54.f / 9}, {1, 1, 2, 2});
+  // indices, row- and column-major
+  auto out = run(make_node("MaxPool", 1, k2, 12, 2), {x});
+  check_close<std::int64_t>(out[1].tensor(), {5, 7, 13, 15}, {1, 1, 2, 2});
+  k2["storage_order"] = std::int64_t{1};
+  out = run(make_node("MaxPool", 1, k2, 12, 2), {x});
+  check_close<std::int64_t>(out[1].tensor(), {5, 13, 7, 15}, {1, 1, 2, 2});
+  // dilations
+  check_close<float>(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2, 2}}, {"dilations", std::vector<i64>{2, 2}}}), {x}),
+                     {11, 12, 15, 16}, {1, 1, 2, 2});
+  // uint8 max pool, SAME_UPPER
+  auto xu = tensor::from<std::uint8_t>({1, 9, 3, 4}, {1, 1, 2, 2});
+  check_close<std::uint8_t>(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}), {xu}),
+                            {9, 9, 4, 4}, {1, 1, 2, 2});
+  // LpPool p=2 over the whole plane
+  auto x2 = tensor::from<float>({3, 4, 0, 0}, {1, 1, 2, 2});
+  check_close<float>(run1(make_node("LpPool", 1, {{"kernel_shape", std::vector<i64>{2, 2}}}), {x2}), {5}, {1, 1, 1, 1});
+  // global pools
+  check_close<float>(run1(make_node("GlobalAveragePool", 1), {x}), {8.5f}, {1, 1, 1, 1});
+  check_close<float>(run1(make_node("GlobalMaxPool", 1), {x}), {16}, {1, 1, 1, 1});
+  check_close<float>(run1(make_node("GlobalLpPool", 1), {x2}), {5}, {1, 1, 1, 1});
+  // 1-D and 3-D
+  check_close<float>(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2}}}), {tensor::from<float>({1, 3, 2}, {1, 1, 3})}), {3, 3}, {1, 1, 2});
+  check_close<float>(run1(make_node("AveragePool", 1, {{"kernel_shape", std::vector<i64>{2, 2, 2}}}), {x.reshaped({1, 1, 2, 2, 4})}),
+                     {7.5f, 8.5f, 9.5f}, {1, 1, 1, 1, 3});
+  // parallel over planes
+  auto big = random_tensor({2, 16, 30, 30}, 41);
+  gpass::attribute_map k3{{"kernel_shape", std::vector<i64>{3, 3}}, {"strides", std::vector<i64>{2, 2}}, {"pads", std::vector<i64>{1, 1, 1, 1}}};
+  check_close<float>(run1(make_node("MaxPool", 1, k3), {big}, 2), values_of(run1(make_node("MaxPool", 1, k3), {big}, 1)), {2, 16, 15, 15});
+  // the row-wise paths (max without indices, average) agree with the per-window path
+  for (const auto& at : std::vector<gpass::attribute_map>{
+           {{"kernel_shape", std::vector<i64>{3, 3}}, {"pads", std::vector<i64>{1, 2, 2, 1}}, {"strides", std::vector<i64>{2, 1}}},
+           {{"kernel_shape", std::vector<i64>{2, 3}}, {"dilations", std::vector<i64>{2, 2}}, {"ceil_mode", std::int64_t{1}}, {"strides", std::vector<i64>{2, 2}}},
+           {{"kernel_shape", std::vector<i64>{4, 4}}, {"auto_pad", std::string("SAME_LOWER")}}}) {
+    auto r = random_tensor({1, 3, 11, 9}, 43);
+    auto with_idx = run(make_node("MaxPool", 1, at, 12, 2), {r});
+    auto plain = run1(make_node("MaxPool", 1, at), {r});
+    check_close<float>(plain, values_of(with_idx[0].tensor()), with_idx[0].tensor().sizes(), 0);
+    const float* rp = r.data<float>();
+    const std::int64_t* ip = with_idx[1].tensor().data<std::int64_t>();
+    for (i64 i = 0; i < plain.size(); ++i) CHECK(rp[ip[i]] == plain.data<float>()[i]);
+    // average of ones (pads not counted) is one everywhere; LpPool p=1 of ones counts the taps
+    auto ones = tensor::from<float>(std::vector<float>(3 * 11 * 9, 1.f), {1, 3, 11, 9});
+    auto ra = run1(make_node("AveragePool", 1, at), {ones});
+    CHECK(ra.sizes() == plain.sizes());
+    for (i64 i = 0; i < ra.size(); ++i) CHECK(ra.data<float>()[i] == 1.f);
+    auto lp_at = at;
+    lp_at["p"] = std::int64_t{1};
+    auto taps = run1(make_node("LpPool", 1, lp_at), {ones});
+    CHECK(taps.sizes() == plain.sizes());
+    CHECK(taps.data<float>()[0] >= 1.f);
+  }
+  // errors
+  CHECK_THROWS_AS(run1(make_node("MaxPool", 1), {x}), gpass::error);  // no kernel_shape
+  CHECK_THROWS_AS(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{5, 5}}}), {x}), gpass::error);
+  CHECK_THROWS_AS(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2}}}), {x}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.max_unpool") {
+  gpass::attribute_map k2{{"kernel_shape", std::vector<i64>{2, 2}}, {"strides", std::vector<i64>{2, 2}}};
+  auto x = tensor::from<float>({5, 6, 7, 8}, {1, 1, 2, 2});
+  auto idx = tensor::from<std::int64_t>({5, 7, 13, 15}, {1, 1, 2, 2});
+  check_close<float>(run1(make_node("MaxUnpool", 2, k2), {x, idx}), {0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8}, {1, 1, 4, 4});
+  auto y = run1(make_node("MaxUnpool", 3, k2), {x, idx, tensor::from<std::int64_t>({1, 1, 5, 5})});
+  CHECK(y.sizes() == std::vector<i64>{1, 1, 5, 5});
+  CHECK(y.data<float>()[18] == 8.f);  // (3,3) of the 4x4 inferred shape, placed at (3,3) of 5x5
+  CHECK(y.data<float>()[6] == 5.f);
+  CHECK_THROWS_AS(run1(make_node("MaxUnpool", 2, k2), {x, tensor::from<std::int64_t>({5, 7, 13, 99}, {1, 1, 2, 2})}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.einsum") {
+  auto a = tensor::from<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto e = [](const char* eq, std::size_t n) { return make_node("Einsum", n, {{"equation", std::string(eq)}}); };
+  check_close<double>(run1(e("ij->ji", 1), {a}), {1, 4, 2, 5, 3, 6}, {3, 2});
+  check_close<double>(run1(e("ij->i", 1), {a}), {6, 15}, {2});
+  check_close<double>(run1(e("ij", 1), {a}), {1, 2, 3, 4, 5, 6}, {2, 3});
+  check_close<double>(run1(e("ji", 1), {a}), {1, 4, 2, 5, 3, 6}, {3, 2});  // implicit: sorted labels
+  check_close<double>(run1(e("i,i", 2), {tensor::from<double>({1, 2, 3}), tensor::from<double>({4, 5, 6})}), {32}, {});
+  check_close<double>(run1(e("ij, jk -> ik", 2), {a, tensor::from<double>({1, 0, 0, 1, 1, 1}, {3, 2})}), {4, 5, 10, 11}, {2, 2});
+  auto sq = tensor::from<double>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 3, 3});
+  check_close<double>(run1(e("...ii ->...i", 1), {sq}), {1, 5, 9}, {1, 3});
+  check_close<double>(run1(e("bii->b", 1), {sq}), {15}, {1});
+  check_close<double>(run1(e("...j,j->...", 2), {a, tensor::from<double>({1, 1, 1})}), {6, 15}, {2});
+  check_close<float>(run1(e("bij,bjk->bik", 2), {tensor::from<float>({1, 2}, {1, 1, 2}), tensor::from<float>({3, 4}, {1, 2, 1})}), {11}, {1, 1, 1});
+  CHECK_THROWS_AS(run1(e("ij,jk", 1), {a}), gpass::error);
+  CHECK_THROWS_AS(run1(e("ijk", 1), {a}), gpass::error);
+  CHECK_THROWS_AS(run1(e("ij->k", 1), {a}), gpass::error);
+  CHECK_THROWS_AS(run1(e("ij,jk->ik", 2), {a, a}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.det") {
+  check_close<float>(run1(make_node("Det", 1), {tensor::from<float>({1, 2, 3, 4}, {2, 2})}), {-2}, {});
+  check_close<double>(run1(make_node("Det", 1), {tensor::from<double>({2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 1, 0, 1, 0, 0, 0, 0, 1}, {2, 3, 3})}),
+                      {24, -1}, {2});
+  check_close<float>(run1(make_node("Det", 1), {tensor::from<float>({1, 2, 2, 4}, {2, 2})}), {0}, {});
+  CHECK_THROWS_AS(run1(make_node("Det", 1), {tensor(gpass::dtype::f32, {2, 3})}), gpass::error);
+}
+
+TEST_CASE("exec.linalg.quantized") {
+  // MatMulInteger with per-tensor zero points
+  auto a = tensor::from<std::uint8_t>({11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}, {4, 3});
+  auto b = tensor::from<std::uint8_t>({1, 4, 2, 5, 3, 6}, {3, 2});
+  auto y = run1(make_node("MatMulInteger", 4, {}, 10),
+                {a, b, tensor::from<std::uint8_t>({12}), tensor::from<std::uint8_t>({0})});
+  check_close<std::int32_t>(y, {-38, -83, -44, -98, -50, -113, -56, -128}, {4, 2});
+  // QLinearMatMul (the ONNX 2-D example)
+  auto qa = tensor::from<std::uint8_t>({208, 236, 0, 238, 3, 214, 255, 29}, {2, 4});
+  auto qb = tensor::from<std::uint8_t>({152, 51, 244, 60, 26, 255, 0, 127, 246, 127, 254, 247}, {4, 3});
+  auto qy = run1(make_node("QLinearMatMul", 8, {}, 10),
+                 {qa, tensor::from<float>({0.0066f}), tensor::from<std::uint8_t>({113}), qb, tensor::from<float>({0.00705f}),
+                  tensor::from<std::uint8_t>({114}), tensor::from<float>({0.0107f}), tensor::from<std::uint8_t>({118})});
+  check_close<std::uint8_t>(qy, {168, 115, 255, 1, 66, 151}, {2, 3}, 0);
+  // ConvInteger: x 3x3 of 2..10, zero point 1, w ones -> sums of 2x2 windows of 1..9
+  auto cx = tensor::from<std::uint8_t>({2, 3, 4, 5, 6, 7, 8, 9, 10}, {1, 1, 3, 3});
+  auto cw = tensor::from<std::uint8_t>({1, 1, 1, 1}, {1, 1, 2, 2});
+  check_close<std::int32_t>(run1(make_node("ConvInteger", 3, {}, 10), {cx, cw, tensor::scalar<std::uint8_t>(1)}), {12, 16, 24, 28}, {1, 1, 2, 2});
+  // QLinearConv 1x1: y = round(x * 0.5 * 2 / 1) with zero points 0
+  auto qc = run1(make_node("QLinearConv", 8, {}, 10),
+                 {tensor::from<std::uint8_t>({1, 2, 3, 200}, {1, 1, 2, 2}), tensor::scalar(0.5f), tensor::scalar<std::uint8_t>(0),
+                  tensor::from<std::uint8_t>({2}, {1, 1, 1, 1}), tensor::from<float>({2.f}), tensor::from<std::uint8_t>({0}),
+                  tensor::scalar(1.f), tensor::scalar<std::uint8_t>(0)});
+  check_close<std::uint8_t>(qc, {2, 4, 6, 255}, {1, 1, 2, 2}, 0);
+}

@@ -1,0 +1,478 @@
+// Tests of the Eigen CPU nn kernels: softmax family, normalizations, recurrent layers,
+// losses, GridSample and RoiAlign. Expected values are computed by hand or by small
+// independent reference loops written here from the ONNX operator definitions.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gpass/core/error.hpp>
+#include <gpass/exec/eigen_cpu/kernels/nn.hpp>
+
+namespace {
+
+using gpass::attribute;
+using gpass::attribute_map;
+using gpass::tensor;
+using gpass::exec::eigen_cpu;
+using gpass::exec::kernel_node;
+using gpass::exec::value;
+using i64 = std::int64_t;
+
+struct nn_fixture {
+  eigen_cpu cpu;
+  gpass::exec::kernel_registry<eigen_cpu> reg;
+  explicit nn_fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::cpu_detail::register_nn(reg); }
+  std::vector<value> run(const kernel_node& n, std::vector<value> in) { return gpass::exec::run_kernel(cpu, reg, n, std::move(in)); }
+};
+
+kernel_node node(const char* op, int opset, std::size_t outputs = 1, attribute_map attrs = {}) {
+  kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
+  n.output_types.resize(outputs);
+  return n;
+}
+
+attribute_map attrs(std::initializer_list<std::pair<const char*, attribute>> kv) {
+  attribute_map m;
+  for (const auto& [k, v] : kv) m[k] = v;
+  return m;
+}
+
+void check_close(const tensor& t, const std::vector<double>& want, double tol = 1e-5) {
+  REQUIRE(t.size() == static_cast<i64>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    double got = 0;
+    if (t.element_type() == gpass::dtype::f32) got = t.values<float>()[i];
+    else if (t.element_type() == gpass::dtype::f64) got = t.values<double>()[i];
+    else if (t.element_type() == gpass::dtype::f16) got = static_cast<float>(t.values<Eigen::half>()[i]);
+    else FAIL("unexpected dtype");
+    INFO("element " << i);
+    CHECK(got == doctest::Approx(want[i]).epsilon(tol).scale(1.0));
+  }
+}
+
+std::vector<double> softmax_ref(std::vector<double> x) {
+  double m = x[0];
+  for (double v : x) m = std::max(m, v);
+  double s = 0;
+  for (double& v : x) s += (v = std::exp(v - m));
+  for (double& v : x) v /= s;
+  return x;
+}
+
+std::vector<float> iota_f(i64 n, float scale = 1.0f, float shift = 0.0f) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = std::sin(static_cast<float>(i) * 0.37f) * scale + shift;
+  return v;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+}  // namespace
+
+// ---- softmax family -------------------------------------------------------------------
+
+TEST_CASE("exec.nn.softmax.last_axis_and_stability") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 2, 3, 1000, 1001, 1002}, {2, 3});
+  auto r = softmax_ref({1, 2, 3});
+  check_close(f.run(node("Softmax", 13), {x})[0].tensor(), {r[0], r[1], r[2], r[0], r[1], r[2]});
+  check_close(f.run(node("LogSoftmax", 13), {x})[0].tensor(),
+              {std::log(r[0]), std::log(r[1]), std::log(r[2]), std::log(r[0]), std::log(r[1]), std::log(r[2])});
+  check_close(f.run(node("Hardmax", 13), {x})[0].tensor(), {0, 0, 1, 0, 0, 1});
+}
+
+TEST_CASE("exec.nn.softmax.opset13_axis_vs_legacy_coercion") {
+  nn_fixture f;
+  // x: [2, 2, 2]; axis 1
+  auto x = tensor::from<float>({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
+  // opset 13: along axis 1 only: pairs (0,2), (1,3), (4,6), (5,7)
+  auto a = softmax_ref({0, 2});
+  auto y13 = f.run(node("Softmax", 13, 1, attrs({{"axis", i64{1}}})), {x})[0].tensor();
+  check_close(y13, {a[0], a[0], a[1], a[1], a[0], a[0], a[1], a[1]});
+  // opset 11: coerced to [2, 4]: softmax over each row of 4
+  auto b = softmax_ref({0, 1, 2, 3});
+  auto y11 = f.run(node("Softmax", 11, 1, attrs({{"axis", i64{1}}})), {x})[0].tensor();
+  check_close(y11, {b[0], b[1], b[2], b[3], b[0], b[1], b[2], b[3]});
+  // legacy default axis is 1, new default is -1
+  auto d11 = f.run(node("LogSoftmax", 11), {x})[0].tensor();
+  check_close(d11, {std::log(b[0]), std::log(b[1]), std::log(b[2]), std::log(b[3]), std::log(b[0]), std::log(b[1]),
+                    std::log(b[2]), std::log(b[3])});
+  auto c = softmax_ref({0, 1});
+  check_close(f.run(node("Softmax", 13), {x})[0].tensor(), {c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1]});
+  // negative axis, axis 0 (inner > 1 path)
+  check_close(f.run(node("Softmax", 13, 1, attrs({{"axis", i64{-3}}})), {x})[0].tensor(),
+              {softmax_ref({0, 4})[0], softmax_ref({1, 5})[0], softmax_ref({2, 6})[0], softmax_ref({3, 7})[0],
+               softmax_ref({0, 4})[1], softmax_ref({1, 5})[1], softmax_ref({2, 6})[1], softmax_ref({3, 7})[1]});
+}
+
+TEST_CASE("exec.nn.hardmax.first_maximum_wins") {
+  nn_fixture f;
+  auto x = tensor::from<float>({3, 1, 3, 2, 2, 2}, {2, 3});
+  check_close(f.run(node("Hardmax", 13), {x})[0].tensor(), {1, 0, 0, 1, 0, 0});
+  // along axis 0 (strided path): columns (3,2), (1,2), (3,2)
+  check_close(f.run(node("Hardmax", 13, 1, attrs({{"axis", i64{0}}})), {x})[0].tensor(), {1, 0, 1, 0, 1, 0});
+  // legacy: whole tensor flattened from axis 0
+  check_close(f.run(node("Hardmax", 11, 1, attrs({{"axis", i64{0}}})), {x})[0].tensor(), {1, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("exec.nn.softmax.dtypes") {
+  nn_fixture f;
+  auto r = softmax_ref({0.5, -1, 2});
+  check_close(f.run(node("Softmax", 13), {tensor::from<double>({0.5, -1, 2})})[0].tensor(), r, 1e-12);
+  auto h = f.run(node("Softmax", 13), {tensor::from<Eigen::half>({Eigen::half(0.5f), Eigen::half(-1.0f), Eigen::half(2.0f)})})[0].tensor();
+  CHECK(h.element_type() == gpass::dtype::f16);
+  check_close(h, r, 2e-3);
+  CHECK_THROWS_AS(f.run(node("Softmax", 13), {tensor::from<std::int32_t>({1, 2})}), gpass::error);
+}
+
+TEST_CASE("exec.nn.softmax.errors_and_empty") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 2, 3, 4}, {2, 2});
+  CHECK_THROWS_AS(f.run(node("Softmax", 13, 1, attrs({{"axis", i64{2}}})), {x}), gpass::error);
+  CHECK_THROWS_AS(f.run(node("LogSoftmax", 11, 1, attrs({{"axis", i64{-3}}})), {x}), gpass::error);
+  auto e = f.run(node("Softmax", 13), {tensor(gpass::dtype::f32, {0, 3})})[0].tensor();
+  CHECK(e.sizes() == std::vector<i64>{0, 3});
+}
+
+TEST_CASE("exec.nn.softmax.parallel_matches_serial") {
+  nn_fixture one(1), two(2);
+  for (i64 axis : {i64{-1}, i64{1}, i64{0}}) {
+    auto x = tensor::from<float>(iota_f(64 * 300 * 5, 10.0f), {64, 300, 5});
+    for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+      auto n = node(op, 13, 1, attrs({{"axis", axis}}));
+      auto a = one.run(n, {x})[0].tensor();
+      auto b = two.run(n, {x})[0].tensor();
+      CHECK(a == b);
+    }
+  }
+  // rows sum to one
+  auto x = tensor::from<float>(iota_f(512 * 1000, 5.0f), {512, 1000});
+  auto y = two.run(node("Softmax", 13), {x})[0].tensor();
+  auto v = y.values<float>();
+  for (i64 r = 0; r < 512; r += 97) {
+    double s = 0;
+    for (i64 j = 0; j < 1000; ++j) s += v[static_cast<std::size_t>(r * 1000 + j)];
+    CHECK(s == doctest::Approx(1.0).epsilon(1e-4));
+  }
+}
+
+// ---- normalizations -------------------------------------------------------------------
+
+TEST_CASE("exec.nn.batch_norm.inference") {
+  nn_fixture f;
+  // X [1, 2, 2]: channel 0 = {1, 2}, channel 1 = {3, 4}
+  auto x = tensor::from<float>({1, 2, 3, 4}, {1, 2, 2});
+  auto scale = tensor::from<float>({2, 1});
+  auto bias = tensor::from<float>({0, 1});
+  auto mean = tensor::from<float>({1, 3});
+  auto var = tensor::from<float>({4, 1});
+  auto n = node("BatchNormalization", 15, 1, attrs({{"epsilon", 0.0}}));
+  auto y = f.run(n, {x, scale, bias, mean, var})[0].tensor();
+  check_close(y, {0, 1, 1, 2});
+  // opset 7 spatial = 0: per-activation statistics of shape [C, D]
+  auto n7 = node("BatchNormalization", 7, 1, attrs({{"epsilon", 0.0}, {"spatial", i64{0}}}));
+  auto y7 = f.run(n7, {x, tensor::from<float>({1, 1, 1, 1}, {2, 2}), tensor::from<float>({0, 0, 0, 0}, {2, 2}),
+                       tensor::from<float>({1, 1, 1, 1}, {2, 2}), tensor::from<float>({1, 1, 1, 1}, {2, 2})})[0]
+                .tensor();
+  check_close(y7, {0, 1, 2, 3});
+  CHECK_THROWS_AS(f.run(n, {x, tensor::from<float>({1, 2, 3}), bias, mean, var}), gpass::error);
+  CHECK_THROWS_AS(f.run(n, {x, scale, bias, mean}), gpass::error);
+}
+
+TEST_CASE("exec.nn.batch_norm.training_mode") {
+  nn_fixture f;
+  // X [2, 1, 2]: channel 0 values {0, 2, 4, 6}: mean 3, var 5
+  auto x = tensor::from<float>({0, 2, 4, 6}, {2, 1, 2});
+  auto n = node("BatchNormalization", 15, 3, attrs({{"epsilon", 0.0}, {"momentum", 0.5}, {"training_mode", i64{1}}}));
+  auto out = f.run(n, {x, tensor::from<float>({1}), tensor::from<float>({0}), tensor::from<float>({1}), tensor::from<float>({1})});
+  const double s = std::sqrt(5.0);
+  check_close(out[0].tensor(), {-3 / s, -1 / s, 1 / s, 3 / s});
+  check_close(out[1].tensor(), {0.5 * 1 + 0.5 * 3});
+  check_close(out[2].tensor(), {0.5 * 1 + 0.5 * 5});
+}
+
+TEST_CASE("exec.nn.instance_norm") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 3, 4, 6}, {1, 2, 2});
+  auto n = node("InstanceNormalization", 6, 1, attrs({{"epsilon", 0.0}}));
+  auto y = f.run(n, {x, tensor::from<float>({2, 1}), tensor::from<float>({0, 5})})[0].tensor();
+  check_close(y, {-2, 2, 4, 6});
+  // epsilon keeps a constant channel finite
+  auto c = f.run(node("InstanceNormalization", 6), {tensor::from<float>({7, 7}, {1, 1, 2}), tensor::from<float>({1}), tensor::from<float>({0.5f})})[0].tensor();
+  check_close(c, {0.5, 0.5});
+  CHECK_THROWS_AS(f.run(n, {x, tensor::from<float>({2}), tensor::from<float>({0})}), gpass::error);
+}
+
+TEST_CASE("exec.nn.layer_norm.outputs_and_axis") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 3, 2, 2, 0, 4, 6, 6}, {2, 2, 2});
+  auto scale = tensor::from<float>({1, 2, 1, 2}, {2, 2});
+  auto bias = tensor::from<float>({0, 0, 1, 1}, {2, 2});
+  auto n = node("LayerNormalization", 17, 3, attrs({{"axis", i64{1}}, {"epsilon", 0.0}}));
+  auto out = f.run(n, {x, scale, bias});
+  // row 0 = {1,3,2,2}: mean 2, var 0.5; row 1 = {0,4,6,6}: mean 4, var 6
+  const double a = 1 / std::sqrt(0.5), b = 1 / std::sqrt(6.0);
+  check_close(out[0].tensor(), {-1 * a, 2 * a, 1, 1, -4 * b, 0, 2 * b + 1, 4 * b + 1});
+  CHECK(out[1].tensor().sizes() == std::vector<i64>{2, 1, 1});
+  check_close(out[1].tensor(), {2, 4});
+  check_close(out[2].tensor(), {a, b});
+  // default axis -1, no bias, scale broadcast from [1]
+  auto y = f.run(node("LayerNormalization", 17, 1, attrs({{"epsilon", 0.0}})), {tensor::from<float>({1, 3}, {1, 2}), tensor::from<float>({3})})[0].tensor();
+  check_close(y, {-3, 3});
+  CHECK_THROWS_AS(f.run(n, {x, tensor::from<float>({1, 2, 3})}), gpass::error);
+  // f64 input: Y is f64, Mean and InvStdDev have the stash type (f32 by default)
+  auto d = f.run(node("LayerNormalization", 17, 3, attrs({{"epsilon", 0.0}})), {tensor::from<double>({1, 3}, {1, 2}), tensor::from<double>({1})});
+  CHECK(d[0].tensor().element_type() == gpass::dtype::f64);
+  CHECK(d[1].tensor().element_type() == gpass::dtype::f32);
+  check_close(d[0].tensor(), {-1, 1});
+  check_close(d[1].tensor(), {2});
+}
+
+TEST_CASE("exec.nn.lrn") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 2, 3}, {1, 3, 1, 1});
+  auto n = node("LRN", 13, 1, attrs({{"size", i64{2}}, {"alpha", 2.0}, {"beta", 1.0}, {"bias", 1.0}}));
+  // size 2: window [c, c+1]; denominator 1 + (2/2) * sum of squares
+  check_close(f.run(n, {x})[0].tensor(), {1.0 / (1 + 1 + 4), 2.0 / (1 + 4 + 9), 3.0 / (1 + 9)});
+  CHECK_THROWS_AS(f.run(node("LRN", 13), {x}), gpass::error);  // size is required
+}
+
+TEST_CASE("exec.nn.mean_variance_normalization") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 3, 5, 5, 2, 2}, {3, 2});
+  auto y = f.run(node("MeanVarianceNormalization", 13, 1, attrs({{"axes", std::vector<i64>{0}}})), {x})[0].tensor();
+  // column 0 = {1, 5, 2}: mean 8/3; column 1 = {3, 5, 2}: mean 10/3
+  auto norm = [](std::vector<double> c) {
+    double m = 0, v = 0;
+    for (double e : c) m += e / 3;
+    for (double e : c) v += (e - m) * (e - m) / 3;
+    for (double& e : c) e = (e - m) / (std::sqrt(v) + 1e-9);
+    return c;
+  };
+  auto c0 = norm({1, 5, 2}), c1 = norm({3, 5, 2});
+  check_close(y, {c0[0], c1[0], c0[1], c1[1], c0[2], c1[2]});
+  CHECK_THROWS_AS(f.run(node("MeanVarianceNormalization", 13), {x}), gpass::error);  // default axes need rank 4
+}
+
+// ---- recurrent layers -----------------------------------------------------------------
+
+TEST_CASE("exec.nn.rnn.single_step_by_hand") {
+  nn_fixture f;
+  // one step, batch 1, input 1, hidden 1
+  auto x = tensor::from<float>({0.5f}, {1, 1, 1});
+  SUBCASE("RNN") {
+    auto y = f.run(node("RNN", 14, 2, attrs({{"hidden_size", i64{1}}})),
+                   {x, tensor::from<float>({2}, {1, 1, 1}), tensor::from<float>({3}, {1, 1, 1}), tensor::from<float>({0.1f, 0.2f}, {1, 2}),
+                    value{}, tensor::from<float>({0.4f}, {1, 1, 1})});
+    const double h = std::tanh(2 * 0.5 + 3 * 0.4 + 0.3);
+    check_close(y[0].tensor(), {h});
+    check_close(y[1].tensor(), {h});
+    CHECK(y[0].tensor().sizes() == std::vector<i64>{1, 1, 1, 1});
+  }
+  SUBCASE("GRU") {
+    // W = [wz, wr, wh], R = [rz, rr, rh], B = [wbz wbr wbh rbz rbr rbh]
+    auto W = tensor::from<float>({1, 2, 3}, {1, 3, 1});
+    auto R = tensor::from<float>({0.5f, -1, 2}, {1, 3, 1});
+    auto B = tensor::from<float>({0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f}, {1, 6});
+    auto h0 = tensor::from<float>({0.7f}, {1, 1, 1});
+    const double xv = 0.5, hp = 0.7;
+    const double z = sigmoid(1 * xv + 0.5 * hp + 0.1 + 0.4), r = sigmoid(2 * xv - 1 * hp + 0.2 + 0.5);
+    for (i64 lbr : {i64{0}, i64{1}}) {
+      const double hh = lbr ? std::tanh(3 * xv + r * (2 * hp + 0.6) + 0.3) : std::tanh(3 * xv + (r * hp) * 2 + 0.6 + 0.3);
+      const double h = (1 - z) * hh + z * hp;
+      auto y = f.run(node("GRU", 14, 2, attrs({{"hidden_size", i64{1}}, {"linear_before_reset", lbr}})), {x, W, R, B, value{}, h0});
+      check_close(y[0].tensor(), {h});
+      check_close(y[1].tensor(), {h});
+    }
+  }
+  SUBCASE("LSTM with peepholes and clip") {
+    // gates i, o, f, c
+    auto W = tensor::from<float>({1, 2, 3, 4}, {1, 4, 1});
+    auto R = tensor::from<float>({0.5f, -1, 2, 0.25f}, {1, 4, 1});
+    auto B = tensor::from<float>({0.1f, 0.2f, 0.3f, 0.4f, 0, 0, 0, 0}, {1, 8});
+    auto h0 = tensor::from<float>({0.7f}, {1, 1, 1});
+    auto c0 = tensor::from<float>({-0.3f}, {1, 1, 1});
+    auto P = tensor::from<float>({0.2f, 0.3f, 0.4f}, {1, 3});  // Pi, Po, Pf
+    const double xv = 0.5, hp = 0.7, cp = -0.3, clip = 2.5;
+    auto cl = [&](double v) { return std::clamp(v, -clip, clip); };
+    const double i = sigmoid(cl(1 * xv + 0.5 * hp + 0.1 + 0.2 * cp));
+    const double fg = sigmoid(cl(3 * xv + 2 * hp + 0.3 + 0.4 * cp));
+    const double cc = std::tanh(cl(4 * xv + 0.25 * hp + 0.4));
+    const double c = fg * cp + i * cc;
+    const double o = sigmoid(cl(2 * xv - 1 * hp + 0.2 + 0.3 * c));
+    const double h = o * std::tanh(c);
+    auto y = f.run(node("LSTM", 14, 3, attrs({{"hidden_size", i64{1}}, {"clip", clip}})), {x, W, R, B, value{}, h0, c0, P});
+    check_close(y[0].tensor(), {h});
+    check_close(y[1].tensor(), {h});
+    check_close(y[2].tensor(), {c});
+  }
+}
+
+namespace {
+// An independent scalar-loop reference of a forward single-direction RNN (tanh) over
+// X [S, B, I] with per-batch lengths, for checking directions, masking and layout.
+std::vector<double> rnn_ref(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& r, i64 S, i64 B, i64 I,
+                            i64 H, const std::vector<i64>& lens, bool reverse, std::vector<double>& yh) {
+  std::vector<double> y(static_cast<std::size_t>(S * B * H), 0.0);
+  yh.assign(static_cast<std::size_t>(B * H), 0.0);
+  for (i64 b = 0; b < B; ++b) {
+    std::vector<double> h(static_cast<std::size_t>(H), 0.0);
+    for (i64 s = 0; s < lens[static_cast<std::size_t>(b)]; ++s) {
+      const i64 t = reverse ? lens[static_cast<std::size_t>(b)] - 1 - s : s;
+      std::vector<double> hn(static_cast<std::size_t>(H));
+      for (i64 j = 0; j < H; ++j) {
+        double a = 0;
+        for (i64 k = 0; k < I; ++k) a += w[static_cast<std::size_t>(j * I + k)] * x[static_cast<std::size_t>((t * B + b) * I + k)];
+        for (i64 k = 0; k < H; ++k) a += r[static_cast<std::size_t>(j * H + k)] * h[static_cast<std::size_t>(k)];
+        hn[static_cast<std::size_t>(j)] = std::tanh(a);
+      }
+      h = hn;
+      for (i64 j = 0; j < H; ++j) y[static_cast<std::size_t>((t * B + b) * H + j)] = h[static_cast<std::size_t>(j)];
+    }
+    for (i64 j = 0; j < H; ++j) yh[static_cast<std::size_t>(b * H + j)] = h[static_cast<std::size_t>(j)];
+  }
+  return y;
+}
+}  // namespace
+
+TEST_CASE("exec.nn.rnn.bidirectional_sequence_lens_layout") {
+  nn_fixture f;
+  const i64 S = 4, B = 3, I = 2, H = 3;
+  const auto xv = iota_f(S * B * I);
+  const auto w0 = iota_f(H * I, 0.5f, 0.1f), w1 = iota_f(H * I, -0.4f, 0.05f);
+  const auto r0 = iota_f(H * H, 0.3f), r1 = iota_f(H * H, 0.2f, -0.1f);
+  std::vector<float> w = w0, r = r0;
+  w.insert(w.end(), w1.begin(), w1.end());
+  r.insert(r.end(), r1.begin(), r1.end());
+  const std::vector<i64> lens{4, 2, 0};
+  std::vector<double> yhf, yhr;
+  auto yf = rnn_ref(xv, w0, r0, S, B, I, H, lens, false, yhf);
+  auto yr = rnn_ref(xv, w1, r1, S, B, I, H, lens, true, yhr);
+  std::vector<double> want_y, want_yh = yhf;
+  want_yh.insert(want_yh.end(), yhr.begin(), yhr.end());
+  for (i64 t = 0; t < S; ++t)
+    for (const auto* src : {&yf, &yr})
+      for (i64 i = 0; i < B * H; ++i) want_y.push_back((*src)[static_cast<std::size_t>(t * B * H + i)]);
+  auto n = node("RNN", 14, 2, attrs({{"hidden_size", H}, {"direction", std::string("bidirectional")}}));
+  auto out = f.run(n, {tensor::from<float>(xv, {S, B, I}), tensor::from<float>(w, {2, H, I}), tensor::from<float>(r, {2, H, H}), value{},
+                       tensor::from<std::int32_t>({4, 2, 0})});
+  CHECK(out[0].tensor().sizes() == std::vector<i64>{S, 2, B, H});
+  check_close(out[0].tensor(), want_y);
+  check_close(out[1].tensor(), want_yh);
+
+  // layout 1: X [B, S, I], Y [B, S, D, H], Y_h [B, D, H]
+  std::vector<float> xb(xv.size());
+  for (i64 s = 0; s < S; ++s)
+    for (i64 b = 0; b < B; ++b)
+      for (i64 k = 0; k < I; ++k) xb[static_cast<std::size_t>((b * S + s) * I + k)] = xv[static_cast<std::size_t>((s * B + b) * I + k)];
+  auto n1 = n;
+  n1.attrs["layout"] = i64{1};
+  auto out1 = f.run(n1, {tensor::from<float>(xb, {B, S, I}), tensor::from<float>(w, {2, H, I}), tensor::from<float>(r, {2, H, H}),
+                         value{}, tensor::from<std::int64_t>({4, 2, 0})});
+  CHECK(out1[0].tensor().sizes() == std::vector<i64>{B, S, 2, H});
+  CHECK(out1[1].tensor().sizes() == std::vector<i64>{B, 2, H});
+  std::vector<double> want_y1, want_yh1;
+  for (i64 b = 0; b < B; ++b)
+    for (i64 s = 0; s < S; ++s)
+      for (i64 d = 0; d < 2; ++d)
+        for (i64 j = 0; j < H; ++j) want_y1.push_back(want_y[static_cast<std::size_t>(((s * 2 + d) * B + b) * H + j)]);
+  for (i64 b = 0; b < B; ++b)
+    for (i64 d = 0; d < 2; ++d)
+      for (i64 j = 0; j < H; ++j) want_yh1.push_back(want_yh[static_cast<std::size_t>((d * B + b) * H + j)]);
+  check_close(out1[0].tensor(), want_y1);
+  check_close(out1[1].tensor(), want_yh1);
+}
+
+TEST_CASE("exec.nn.rnn.activations_and_errors") {
+  nn_fixture f;
+  auto x = tensor::from<float>({-0.5f}, {1, 1, 1});
+  auto w = tensor::from<float>({2}, {1, 1, 1});
+  auto r = tensor::from<float>({0}, {1, 1, 1});
+  auto run = [&](attribute_map a) { return f.run(node("RNN", 14, 1, std::move(a)), {x, w, r})[0].tensor(); };
+  check_close(run(attrs({{"activations", std::vector<std::string>{"Relu"}}})), {0});
+  check_close(run(attrs({{"activations", std::vector<std::string>{"LeakyRelu"}}, {"activation_alpha", std::vector<double>{0.5}}})), {-0.5});
+  check_close(run(attrs({{"activations", std::vector<std::string>{"Affine"}}, {"activation_alpha", std::vector<double>{3.0}},
+                         {"activation_beta", std::vector<double>{1.0}}})),
+              {-2});
+  check_close(run(attrs({{"activations", std::vector<std::string>{"HardSigmoid"}}})), {0.3});  // 0.2 * -1 + 0.5 = 0.3
+  CHECK_THROWS_AS(run(attrs({{"activations", std::vector<std::string>{"Nope"}}})), gpass::error);
+  CHECK_THROWS_AS(run(attrs({{"direction", std::string("sideways")}})), gpass::error);
+  // W of the wrong shape, sequence_lens out of range
+  CHECK_THROWS_AS(f.run(node("RNN", 14), {x, tensor::from<float>({1, 2}, {1, 1, 2}), r}), gpass::error);
+  CHECK_THROWS_AS(f.run(node("GRU", 14), {x, w, r}), gpass::error);  // GRU needs 3 gates
+  CHECK_THROWS_AS(f.run(node("RNN", 14), {x, w, r, value{}, tensor::from<std::int32_t>({2})}), gpass::error);
+}
+
+// ---- losses ---------------------------------------------------------------------------
+
+TEST_CASE("exec.nn.nll_loss") {
+  nn_fixture f;
+  // input [N=2, C=3]
+  auto x = tensor::from<float>({-1, -2, -3, -4, -5, -6}, {2, 3});
+  auto t = tensor::from<std::int64_t>({2, 0});
+  auto w = tensor::from<float>({0.5f, 1, 2});
+  check_close(f.run(node("NegativeLogLikelihoodLoss", 13), {x, t})[0].tensor(), {(3 + 4) / 2.0});
+  check_close(f.run(node("NegativeLogLikelihoodLoss", 13, 1, attrs({{"reduction", std::string("none")}})), {x, t})[0].tensor(), {3, 4});
+  check_close(f.run(node("NegativeLogLikelihoodLoss", 13), {x, t, w})[0].tensor(), {(3 * 2 + 4 * 0.5) / 2.5});
+  check_close(f.run(node("NegativeLogLikelihoodLoss", 13, 1, attrs({{"reduction", std::string("sum")}})), {x, t, w})[0].tensor(), {8});
+  auto ii = node("NegativeLogLikelihoodLoss", 13, 1, attrs({{"ignore_index", i64{0}}}));
+  check_close(f.run(ii, {x, t, w})[0].tensor(), {3});
+  auto scalar = f.run(node("NegativeLogLikelihoodLoss", 13), {x, t})[0].tensor();
+  CHECK(scalar.rank() == 0);
+  CHECK_THROWS_AS(f.run(node("NegativeLogLikelihoodLoss", 13), {x, tensor::from<std::int64_t>({3, 0})}), gpass::error);
+  CHECK_THROWS_AS(f.run(node("NegativeLogLikelihoodLoss", 13), {x, tensor::from<std::int64_t>({1, 0, 1})}), gpass::error);
+  CHECK_THROWS_AS(f.run(node("NegativeLogLikelihoodLoss", 13, 1, attrs({{"reduction", std::string("avg")}})), {x, t}), gpass::error);
+}
+
+TEST_CASE("exec.nn.softmax_cross_entropy_loss") {
+  nn_fixture f;
+  // scores [N=1, C=2, D=2], labels [1, 2]
+  auto x = tensor::from<float>({1, 3, 2, 0}, {1, 2, 2});
+  auto t = tensor::from<std::int64_t>({0, 1}, {1, 2});
+  auto out = f.run(node("SoftmaxCrossEntropyLoss", 13, 2, attrs({{"reduction", std::string("none")}})), {x, t});
+  auto p0 = softmax_ref({1, 2}), p1 = softmax_ref({3, 0});
+  check_close(out[0].tensor(), {-std::log(p0[0]), -std::log(p1[1])});
+  check_close(out[1].tensor(), {std::log(p0[0]), std::log(p1[0]), std::log(p0[1]), std::log(p1[1])});
+  auto m = f.run(node("SoftmaxCrossEntropyLoss", 13), {x, t})[0].tensor();
+  check_close(m, {(-std::log(p0[0]) - std::log(p1[1])) / 2});
+}
+
+// ---- sampling -------------------------------------------------------------------------
+
+TEST_CASE("exec.nn.grid_sample") {
+  nn_fixture f;
+  auto x = tensor::from<float>({1, 2, 3, 4}, {1, 1, 2, 2});
+  // grid points (x, y): corners with align_corners = 1, plus the center and a far-away point
+  auto grid = tensor::from<float>({-1, -1, 1, -1, -1, 1, 1, 1, 0, 0, 5, 5}, {1, 1, 6, 2});
+  auto y = f.run(node("GridSample", 16, 1, attrs({{"align_corners", i64{1}}})), {x, grid})[0].tensor();
+  CHECK(y.sizes() == std::vector<i64>{1, 1, 1, 6});
+  check_close(y, {1, 2, 3, 4, 2.5, 0});
+  auto yb = f.run(node("GridSample", 16, 1, attrs({{"align_corners", i64{1}}, {"padding_mode", std::string("border")}})), {x, grid})[0].tensor();
+  check_close(yb, {1, 2, 3, 4, 2.5, 4});
+  auto yn = f.run(node("GridSample", 16, 1, attrs({{"mode", std::string("nearest")}, {"align_corners", i64{1}}})), {x, grid})[0].tensor();
+  check_close(yn, {1, 2, 3, 4, 1, 0});  // center rounds half to even: (0.5, 0.5) -> (0, 0)
+  CHECK_THROWS_AS(f.run(node("GridSample", 16, 1, attrs({{"mode", std::string("area")}})), {x, grid}), gpass::error);
+  CHECK_THROWS_AS(f.run(node("GridSample", 16), {x, tensor::from<float>({0, 0, 0}, {1, 1, 1, 3})}), gpass::error);
+}
+
+TEST_CASE("exec.nn.roi_align") {
+  nn_fixture f;
+  auto x = tensor::from<float>(std::vector<float>(2 * 1 * 4 * 4, 3.0f), {2, 1, 4, 4});
+  auto rois = tensor::from<float>({0, 0, 3, 3, 1, 1, 2, 2}, {2, 4});
+  auto bi = tensor::from<std::int64_t>({0, 1});
+  auto y = f.run(node("RoiAlign", 16, 1, attrs({{"output_height", i64{2}}, {"output_width", i64{2}}})), {x, rois, bi})[0].tensor();
+  CHECK(y.sizes() == std::vector<i64>{2, 1, 2, 2});
+  check_close(y, std::vector<double>(8, 3.0));
+  // a linear ramp along W is reproduced at the sample centres
+  std::vector<float> ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[static_cast<std::size_t>(i)] = static_cast<float>(i % 4);
+  auto r = f.run(node("RoiAlign", 16, 1, attrs({{"output_height", i64{1}}, {"output_width", i64{2}}, {"sampling_ratio", i64{1}}})),
+                 {tensor::from<float>(ramp, {1, 1, 4, 4}), tensor::from<float>({0.5f, 0.5f, 3.5f, 3.5f}, {1, 4}), tensor::from<std::int64_t>({0})})[0]
+               .tensor();
+  check_close(r, {0.75, 2.25});
+  CHECK_THROWS_AS(f.run(node("RoiAlign", 16), {x, rois, tensor::from<std::int64_t>({0, 2})}), gpass::error);
+  CHECK_THROWS_AS(f.run(node("RoiAlign", 16), {x, tensor::from<float>({0, 0, 1}, {1, 3}), tensor::from<std::int64_t>({0})}), gpass::error);
+}
