@@ -1,23 +1,34 @@
-// gpass-opt: reads a graph, runs a pass pipeline on it, writes the result.
+// gpass-opt: reads a graph, runs a pass pipeline on it, writes the result; with --run, also
+// executes the result on the Eigen CPU executor.
 //
 //   gpass-opt [options] [INPUT]
 //
 // INPUT is a text-IR file (.gir) — or an ONNX model (.onnx) when built with gpass::onnx —
-// and defaults to a bundled example graph. Exit status: 0 on success, 1 when the input or a
-// pass fails (the message names the file, pass, node and op), 2 on a usage error.
+// and defaults to a bundled example graph. Exit status: 0 on success, 1 when the input, a
+// pass or the run fails (the message names the file, pass, node and op), 2 on a usage error.
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <gpass/all.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/plan.hpp>
 #ifdef GPASS_OPT_WITH_ONNX
 #include <gpass/io/onnx.hpp>
+#include <gpass/io/onnx_tensor_file.hpp>
 #endif
 
 #include "example_graph.hpp"
@@ -44,6 +55,22 @@ options:
   --reproducer-dir=DIR    when a pass fails, write its input graph into DIR
   --dot=FILE              also write the result as Graphviz DOT
   -o FILE                 write the result to FILE (.gir, or .onnx with ONNX support)
+
+running (Eigen CPU executor; after the passes, on the resulting graph):
+  --run                   infer shapes, plan and run the graph once; print the plan's
+                          statistics and one line per output:
+                            NAME DTYPE[SHAPE] checksum=SUM [mean_abs=M]
+                          (SUM: sum of the elements as double; mean_abs for float outputs).
+                          The text IR is then written only with -o.
+  --input=FILE.pb         an input as an ONNX TensorProto file (repeatable, in graph-input
+                          order; inputs with a default may be left out at the end)
+  --seed=N                without --input: random inputs from std::mt19937_64 seeded N
+                          (default 0): floats uniform in [-1,1), integers in [0,10);
+                          unknown dims of a declared shape are taken as 1
+  --save-outputs=DIR      write output K as DIR/output_K.pb (ONNX TensorProto)
+  --threads=N             intra-op threads (default 1)
+  --print-tensor=FILE.pb  print FILE's NAME DTYPE[SHAPE] checksum=... line (same format as
+                          --run; repeatable), then exit
   --version               print the version
   -h, --help              this text
 )";
@@ -64,10 +91,27 @@ struct options {
   std::string reproducer_dir;
   std::string dot_file;
   std::string output;
+  // --run
+  bool run = false;
+  std::vector<std::string> run_inputs;
+  std::uint64_t seed = 0;
+  std::string save_outputs;
+  int threads = 1;
+  std::vector<std::string> print_tensors;
 };
 
 bool has_extension(const std::string& path, std::string_view ext) {
   return std::filesystem::path(path).extension() == ext;
+}
+
+template <class T>
+T parse_number(const std::string& s, std::string_view flag) {
+  T v{};
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc{} || p != end)
+    throw usage_error{std::string(flag) + " needs a number, got '" + s + "'"};
+  return v;
 }
 
 options parse_args(int argc, char** argv) {
@@ -105,6 +149,19 @@ options parse_args(int argc, char** argv) {
       o.reproducer_dir = *v4;
     } else if (auto v5 = value_of(a, "--dot")) {
       o.dot_file = *v5;
+    } else if (a == "--run") {
+      o.run = true;
+    } else if (auto v6 = value_of(a, "--input")) {
+      o.run_inputs.push_back(*v6);
+    } else if (auto v7 = value_of(a, "--seed")) {
+      o.seed = parse_number<std::uint64_t>(*v7, "--seed");
+    } else if (auto v8 = value_of(a, "--save-outputs")) {
+      o.save_outputs = *v8;
+    } else if (auto v9 = value_of(a, "--threads")) {
+      o.threads = parse_number<int>(*v9, "--threads");
+      if (o.threads < 1) throw usage_error{"--threads needs a number >= 1, got '" + *v9 + "'"};
+    } else if (auto v10 = value_of(a, "--print-tensor")) {
+      o.print_tensors.push_back(*v10);
     } else if (a == "-o") {
       if (i + 1 >= argc) throw usage_error{"-o needs a file name"};
       o.output = argv[++i];
@@ -115,6 +172,8 @@ options parse_args(int argc, char** argv) {
       o.input = std::string(a);
     }
   }
+  if (!o.run && (!o.run_inputs.empty() || !o.save_outputs.empty()))
+    throw usage_error{"--input and --save-outputs need --run"};
   return o;
 }
 
@@ -168,9 +227,199 @@ void list_passes() {
   }
 }
 
+// ---- --run: execute the graph on the Eigen CPU executor ----
+
+namespace ex = gpass::exec;
+
+[[noreturn]] void no_onnx(std::string_view what) {
+  throw gpass::error(std::string(what) + ": this gpass-opt was built without ONNX support (needed for .pb tensor files)");
+}
+
+std::string format_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// "NAME DTYPE[SHAPE] checksum=SUM[ mean_abs=M]": SUM is the sum of the elements as double
+// (bool: the number of trues; complex: real plus imaginary parts; string: total length).
+std::string describe_tensor(const std::string& name, const gpass::tensor& t) {
+  std::string line = (name.empty() ? std::string("<unnamed>") : name) + ' ' + std::string(gpass::to_string(t.element_type())) +
+                     gpass::shape::of(t.sizes()).to_string();
+  double sum = 0, abs_sum = 0;
+  const std::int64_t n = t.size();
+  gpass::visit_dtype(t.element_type(), [&]<class T>() {
+    const T* p = t.data<T>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, std::string>) {
+        sum += static_cast<double>(p[i].size());
+      } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        sum += static_cast<double>(p[i].real()) + static_cast<double>(p[i].imag());
+      } else {
+        const double v = static_cast<double>(p[i]);
+        sum += v;
+        abs_sum += std::abs(v);
+      }
+    }
+  });
+  line += " checksum=" + format_g(sum);
+  if (gpass::is_floating(t.element_type())) line += " mean_abs=" + format_g(n ? abs_sum / static_cast<double>(n) : 0.0);
+  return line;
+}
+
+std::string describe_value(const std::string& name, const ex::value& v) {
+  if (v.is_tensor()) return describe_tensor(name, v.tensor());
+  if (v.is_sequence()) {
+    std::string line = name + " sequence(" + std::to_string(v.sequence().size()) + ")";
+    for (std::size_t k = 0; k < v.sequence().size(); ++k)
+      line += "\n  " + describe_tensor(name + "[" + std::to_string(k) + "]", v.sequence()[k]);
+    return line;
+  }
+  return name + " none";
+}
+
+void print_tensor_files(const options& o) {
+#ifdef GPASS_OPT_WITH_ONNX
+  for (const auto& f : o.print_tensors) {
+    if (!std::filesystem::exists(f)) throw gpass::error("cannot open '" + f + "': no such file");
+    const auto proto = gpass::detail::onnx_io::parse_proto_file<onnx::TensorProto>(f, "TensorProto");
+    std::cout << describe_tensor(proto.name(), gpass::read_onnx_tensor_file(f)) << '\n';
+  }
+#else
+  no_onnx("--print-tensor=" + o.print_tensors.front());
+#endif
+}
+
+// A random tensor for input `name` of declared type `t`.
+gpass::tensor random_input(const std::string& name, const gpass::type& t, std::mt19937_64& rng) {
+  if (!t.is_tensor() || t.tensor().element == gpass::dtype::undefined || !t.tensor().shape.has_rank())
+    throw gpass::error("--run: input '" + name + "' has type " + t.to_string() +
+                           ": cannot make a random value for it (give its values with --input=FILE.pb)",
+                       gpass::error_context{.node = name, .op = "arg"});
+  const auto& tt = t.tensor();
+  std::vector<std::int64_t> sizes;
+  for (std::size_t d = 0; d < tt.shape.rank(); ++d) sizes.push_back(tt.shape[d].is_known() ? tt.shape[d].value() : 1);
+  const gpass::dtype dt = tt.element;
+  if (!gpass::is_floating(dt) && !gpass::is_integer(dt) && dt != gpass::dtype::bool_)
+    throw gpass::error("--run: input '" + name + "': no random values for element type " + std::string(gpass::to_string(dt)) +
+                           " (give its values with --input=FILE.pb)",
+                       gpass::error_context{.node = name, .op = "arg"});
+  gpass::tensor x(dt, sizes);
+  gpass::visit_dtype(dt, [&]<class T>() {
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::complex<float>> ||
+                  std::is_same_v<T, std::complex<double>>) {
+      // excluded above
+    } else {
+      T* p = x.data<T>();
+      const std::int64_t n = x.size();
+      if (gpass::is_floating(dt)) {
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<float>(u(rng)));
+      } else if (dt == gpass::dtype::bool_) {
+        std::uniform_int_distribution<int> u(0, 1);
+        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(u(rng) != 0);
+      } else {
+        std::uniform_int_distribution<int> u(0, 9);
+        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(u(rng));
+      }
+    }
+  });
+  return x;
+}
+
+bool has_default(const graph_t& g, const std::string& input) {
+  auto v = g.find(input);
+  if (!v) return false;
+  auto it = g[*v].attrs.find("default");
+  return it != g[*v].attrs.end() && it->second.template is<gpass::tensor>();
+}
+
+// Reads --input files (in graph-input order) or makes random inputs.
+std::vector<ex::value> make_inputs(const options& o, const graph_t& g, const ex::plan<ex::eigen_cpu>& p) {
+  const auto& names = p.input_names();
+  const auto& types = p.input_types();
+  std::vector<ex::value> in(names.size());
+  if (!o.run_inputs.empty()) {
+    std::size_t needed = names.size();
+    while (needed > 0 && has_default(g, names[needed - 1])) --needed;
+    if (o.run_inputs.size() < needed || o.run_inputs.size() > names.size()) {
+      std::string list;
+      for (std::size_t i = 0; i < names.size(); ++i) list += (i ? ", '" : "'") + names[i] + "'";
+      const std::string want = needed == names.size() ? std::to_string(needed)
+                                                       : std::to_string(needed) + " to " + std::to_string(names.size());
+      throw gpass::error("--run: the graph has " + std::to_string(names.size()) + " input(s) (" + list + "): expected " + want +
+                         " --input file(s), got " + std::to_string(o.run_inputs.size()));
+    }
+#ifdef GPASS_OPT_WITH_ONNX
+    for (std::size_t i = 0; i < o.run_inputs.size(); ++i) {
+      const auto& f = o.run_inputs[i];
+      if (!std::filesystem::exists(f)) throw gpass::error("cannot open '" + f + "': no such file");
+      gpass::tensor x = gpass::read_onnx_tensor_file(f);
+      // ONNX test data stores bfloat16 as uint16 bit patterns
+      if (types[i].is_tensor() && types[i].tensor().element == gpass::dtype::bf16 && x.element_type() == gpass::dtype::uint16)
+        x = gpass::tensor::wrap(gpass::dtype::bf16, x.sizes(), x.buffer());
+      in[i] = std::move(x);
+    }
+#else
+    no_onnx("--input=" + o.run_inputs.front());
+#endif
+  } else {
+    std::mt19937_64 rng(o.seed);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (has_default(g, names[i])) continue;  // none: the input's default
+      in[i] = random_input(names[i], types[i], rng);
+    }
+  }
+  return in;
+}
+
+void run_graph(const options& o, graph_t& g) {
+#ifndef GPASS_OPT_WITH_ONNX
+  if (!o.save_outputs.empty()) no_onnx("--save-outputs=" + o.save_outputs);
+#endif
+  try {
+    gpass::pass_context ictx;
+    gpass::infer_shapes(g, ictx);
+  } catch (const std::exception&) {
+    // run without static sizes: no buffer plan, the kernels check at run time
+  }
+  ex::eigen_cpu cpu({.threads = o.threads});
+  ex::plan<ex::eigen_cpu> p(g, cpu);
+  std::vector<ex::value> in = make_inputs(o, g, p);
+  const auto& st = p.stats();
+  std::cout << "plan: " << st.steps << " steps, " << st.pruned << " pruned, " << st.planned_buffers << " planned buffers ("
+            << st.planned_peak_bytes << " peak bytes, " << st.naive_bytes << " naive bytes), " << st.dynamic_buffers
+            << " dynamic buffers, " << st.functions << " functions\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<ex::value> out = p.run(std::move(in));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (o.timing) std::cerr << "run: " << format_g(ms) << " ms\n";
+  const auto& names = p.output_names();
+  for (std::size_t k = 0; k < out.size(); ++k) std::cout << describe_value(k < names.size() ? names[k] : std::string(), out[k]) << '\n';
+  if (!o.save_outputs.empty()) {
+#ifdef GPASS_OPT_WITH_ONNX
+    std::error_code ec;
+    std::filesystem::create_directories(o.save_outputs, ec);
+    if (ec) throw gpass::error("cannot create '" + o.save_outputs + "': " + ec.message());
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const std::string name = k < names.size() ? names[k] : std::string();
+      if (!out[k].is_tensor())
+        throw gpass::error("--save-outputs: output " + std::to_string(k) + " ('" + name + "') is a " + out[k].kind_name() +
+                           ", not a tensor: cannot write it as a TensorProto");
+      gpass::write_onnx_tensor_file(std::filesystem::path(o.save_outputs) / ("output_" + std::to_string(k) + ".pb"),
+                                    out[k].tensor(), name);
+    }
+#endif
+  }
+}
+
 int run(const options& o) {
   if (o.list_passes) {
     list_passes();
+    return 0;
+  }
+  if (!o.print_tensors.empty()) {
+    print_tensor_files(o);
     return 0;
   }
   graph_t g = read_input(o);
@@ -201,6 +450,11 @@ int run(const options& o) {
     gpass::write_dot(f, g);
     f.flush();
     if (!f) throw gpass::error("cannot write '" + o.dot_file + "'");
+  }
+  if (o.run) {
+    run_graph(o, g);
+    if (!o.output.empty()) write_output(o, g);
+    return 0;
   }
   write_output(o, g);
   return 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of the gpass-opt command-line tool: bundled example, text-IR files,
-# --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, and a crash
-# reproducer that gpass-opt reads back.
+# --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, a crash
+# reproducer that gpass-opt reads back, and --run (random and .pb inputs, --save-outputs,
+# --print-tensor).
 #   gpass_opt.sh <gpass-opt> <tests/data dir> <scratch dir> [ONNX model, when built with ONNX]
 set -u
 opt=$1 data=$2 tmp=$3 model=${4:-}
@@ -64,6 +65,56 @@ if [[ -n "$model" ]]; then
   "$opt" "$tmp/out.onnx" >"$tmp/from_onnx.gir"
   check "exported onnx reads back" grep -q 'return(' "$tmp/from_onnx.gir"
   check "inferred types exported" grep -q -- '-> (f32\[' "$tmp/from_onnx.gir"
+fi
+
+# 7. --run: execute the result on the Eigen CPU executor
+"$opt" --run >"$tmp/run1.txt" 2>"$tmp/e8.txt"
+check "run bundled example exit 0" test $? -eq 0
+check "run prints plan stats" grep -Eq '^plan: [0-9]+ steps, .*[0-9]+ peak bytes, [0-9]+ naive bytes' "$tmp/run1.txt"
+check "run prints output line" grep -Eq '^y f32\[1,2\] checksum=[-0-9.e+]+ mean_abs=[0-9.e+-]+$' "$tmp/run1.txt"
+"$opt" --run --seed=7 >"$tmp/run2.txt" && "$opt" --run --seed=7 --threads=2 >"$tmp/run3.txt"
+check "same seed same outputs" cmp -s "$tmp/run2.txt" "$tmp/run3.txt"
+"$opt" --run --seed=8 >"$tmp/run4.txt"
+check "other seed other outputs" bash -c "! cmp -s '$tmp/run2.txt' '$tmp/run4.txt'"
+"$opt" --run --threads=0 >/dev/null 2>&1
+check "bad --threads exit 2" test $? -eq 2
+"$opt" --seed=1 --input=x.pb >/dev/null 2>&1
+check "--input without --run exit 2" test $? -eq 2
+printf 'graph {\n  %%x = arg() {index = 0}\n  %%r:0 = return(%%x)\n}\n' >"$tmp/untyped.gir"
+"$opt" --run "$tmp/untyped.gir" >/dev/null 2>"$tmp/e9.txt"
+check "untyped input exit 1" test $? -eq 1
+check "untyped input named" grep -q "input 'x'" "$tmp/e9.txt"
+printf 'graph {\n  %%x = arg() {index = 0} -> (f32[2])\n  %%y = NoSuchOp(%%x)\n  %%r:0 = return(%%y)\n}\n' >"$tmp/unsupported.gir"
+"$opt" --no-verify --run "$tmp/unsupported.gir" >/dev/null 2>"$tmp/e10.txt"
+check "unsupported op exit 1" test $? -eq 1
+check "unsupported op named" grep -q "NoSuchOp" "$tmp/e10.txt"
+
+# 8. --run on ONNX test data: .pb inputs, saved outputs, --print-tensor
+add=/usr/share/libonnx-testdata/data/node/test_add
+if [[ -n "$model" && -f "$add/model.onnx" ]]; then
+  set0=$add/test_data_set_0
+  "$opt" --run "$add/model.onnx" --input="$set0/input_0.pb" --input="$set0/input_1.pb" \
+    --save-outputs="$tmp/saved" >"$tmp/run_add.txt" 2>"$tmp/e11.txt"
+  check "run add exit 0" test $? -eq 0
+  check "saved output written" test -s "$tmp/saved/output_0.pb"
+  "$opt" --print-tensor="$set0/output_0.pb" >"$tmp/want.txt"
+  check "print-tensor exit 0" test $? -eq 0
+  check "print-tensor format" grep -Eq '^sum f32\[3,4,5\] checksum=[-0-9.e+]+ mean_abs=[0-9.e+-]+$' "$tmp/want.txt"
+  "$opt" --print-tensor="$tmp/saved/output_0.pb" >"$tmp/got.txt"
+  check "saved output matches expected" cmp -s "$tmp/want.txt" "$tmp/got.txt"
+  check "printed output matches expected" bash -c "grep -v '^plan:' '$tmp/run_add.txt' | cmp -s - '$tmp/want.txt'"
+  "$opt" --run "$add/model.onnx" --input="$set0/input_0.pb" >/dev/null 2>"$tmp/e12.txt"
+  check "too few inputs exit 1" test $? -eq 1
+  check "too few inputs message" grep -q "expected 2 --input file(s), got 1" "$tmp/e12.txt"
+  "$opt" --run "$add/model.onnx" --input="$set0/input_0.pb" --input="$set0/input_1.pb" --input="$set0/input_1.pb" >/dev/null 2>&1
+  check "too many inputs exit 1" test $? -eq 1
+  "$opt" --run "$add/model.onnx" --input="$set0/input_0.pb" --input="$add/../test_add_bcast/test_data_set_0/input_1.pb" >/dev/null 2>"$tmp/e13.txt"
+  check "wrong input shape exit 1" test $? -eq 1
+  check "wrong input shape message" grep -q "input 'y'" "$tmp/e13.txt"
+  "$opt" --run "$add/model.onnx" --seed=5 >"$tmp/r5a.txt" && "$opt" --run "$add/model.onnx" --seed=5 >"$tmp/r5b.txt"
+  check "onnx same seed same outputs" cmp -s "$tmp/r5a.txt" "$tmp/r5b.txt"
+  "$opt" --run "$add/model.onnx" --input="$tmp/missing.pb" --input="$set0/input_1.pb" >/dev/null 2>&1
+  check "missing .pb exit 1" test $? -eq 1
 fi
 
 echo "$passes passed, $fails failed"
