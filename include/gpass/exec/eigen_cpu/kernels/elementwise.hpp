@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -535,6 +536,19 @@ void add_binary(registry& r, const char* op, F f, double cost = 1.0) {
 template <class X>
 using scalar_of = typename std::decay_t<X>::Scalar;
 
+/// Coefficient-wise max / min of an array expression and a scalar that propagate NaN (like
+/// the scalar forms, `std::max(x, s)` with a NaN `x`).
+template <class X>
+auto amax(const X& x, scalar_of<X> s) {
+  using S = scalar_of<X>;
+  return x.binaryExpr(array_of<S>::Constant(x.size(), s), Eigen::internal::scalar_max_op<S, S, Eigen::PropagateNaN>());
+}
+template <class X>
+auto amin(const X& x, scalar_of<X> s) {
+  using S = scalar_of<X>;
+  return x.binaryExpr(array_of<S>::Constant(x.size(), s), Eigen::internal::scalar_min_op<S, S, Eigen::PropagateNaN>());
+}
+
 // ---- Cast ----------------------------------------------------------------------------------
 
 /// The dtype an ONNX `TensorProto.DataType` number names (undefined when none).
@@ -866,8 +880,8 @@ inline void register_elementwise(registry& r) {
   add_unary<bool_types>(r, "Not", sf{[](bool x) { return !x; }});
 
   // ---- activations --------------------------------------------------------------------------
-  add_unary<signed_numeric_types>(r, "Relu", uf{[](auto x) { return x > decltype(x)(0) ? x : decltype(x)(0); },
-                                                [](const auto& x) { return x.max(scalar_of<decltype(x)>(0)); }});
+  add_unary<signed_numeric_types>(r, "Relu", uf{[](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; },
+                                                [](const auto& x) { return amax(x, 0); }});
   r.add({.op = "LeakyRelu", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const double alpha = n.attr<double>("alpha", 0.01);
            return unary_kernel<float_types, false>(
@@ -910,13 +924,13 @@ inline void register_elementwise(registry& r) {
   r.add({.op = "HardSigmoid", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const double alpha = n.attr<double>("alpha", 0.2), beta = n.attr<double>("beta", 0.5);
            return unary_kernel<float_types, false>(
-               uf{[alpha, beta](auto x) { using C = decltype(x); return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta))); },
-                  [alpha, beta](const auto& x) { using S = scalar_of<decltype(x)>; return (S(alpha) * x + S(beta)).min(S(1)).max(S(0)); }},
+               uf{[alpha, beta](auto x) { using C = decltype(x); return std::max(std::min(C(alpha) * x + C(beta), C(1)), C(0)); },
+                  [alpha, beta](const auto& x) { using S = scalar_of<decltype(x)>; return amax(amin(S(alpha) * x + S(beta), S(1)), S(0)); }},
                2.0);
          }});
   add_unary<float_types>(r, "HardSwish",
-                         uf{[](auto x) { using C = decltype(x); return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5))); },
-                            [](const auto& x) { using S = scalar_of<decltype(x)>; return x * (x * S(1.0 / 6) + S(0.5)).min(S(1)).max(S(0)); }},
+                         uf{[](auto x) { using C = decltype(x); return x * std::max(std::min(x * C(1.0 / 6) + C(0.5), C(1)), C(0)); },
+                            [](const auto& x) { using S = scalar_of<decltype(x)>; return x * amax(amin(x * S(1.0 / 6) + S(0.5), S(1)), S(0)); }},
                          2.0);
   add_unary<float_types>(r, "Softplus", sf{[](auto x) {
                                              using C = decltype(x);
@@ -1012,9 +1026,9 @@ inline void register_elementwise(registry& r) {
          }});
   r.add({.op = "Clip", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const bool attrs = n.opset > 0 && n.opset < 11;
-           const double amin = n.attr<double>("min", -std::numeric_limits<double>::infinity());
-           const double amax = n.attr<double>("max", std::numeric_limits<double>::infinity());
-           return [attrs, amin, amax](context& ctx) {
+           const double attr_min = n.attr<double>("min", -std::numeric_limits<double>::infinity());
+           const double attr_max = n.attr<double>("max", std::numeric_limits<double>::infinity());
+           return [attrs, attr_min, attr_max](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
                using C = compute_t<T>;
@@ -1034,11 +1048,11 @@ inline void register_elementwise(registry& r) {
                };
                if (attrs) {
                  if constexpr (std::is_floating_point_v<C>) {
-                   lo = static_cast<C>(amin);
-                   hi = static_cast<C>(amax);
+                   lo = static_cast<C>(attr_min);
+                   hi = static_cast<C>(attr_max);
                  } else {
-                   if (std::isfinite(amin)) lo = static_cast<C>(amin);
-                   if (std::isfinite(amax)) hi = static_cast<C>(amax);
+                   if (std::isfinite(attr_min)) lo = static_cast<C>(attr_min);
+                   if (std::isfinite(attr_max)) hi = static_cast<C>(attr_max);
                  }
                } else {
                  lo = bound(1, lo);
@@ -1048,7 +1062,7 @@ inline void register_elementwise(registry& r) {
                // ONNX: min > max gives max everywhere (numpy clip order: max(min(...)))
                unary_into<T, T>(ctx, x.data<T>(), y.data<T>(), x.size(),
                                 uf{[lo, hi](auto v) { using V = decltype(v); return std::min(std::max(v, V(lo)), V(hi)); },
-                                   [lo, hi](const auto& v) { using S = scalar_of<decltype(v)>; return v.max(S(lo)).min(S(hi)); }},
+                                   [lo, hi](const auto& v) { using S = scalar_of<decltype(v)>; return amin(amax(v, S(lo)), S(hi)); }},
                                 1.0);
              });
            };

@@ -1,0 +1,416 @@
+// Tests of the Eigen CPU elementwise kernels (exec/eigen_cpu/kernels/elementwise.hpp).
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
+
+namespace {
+
+using gpass::tensor;
+using gpass::exec::value;
+namespace ex = gpass::exec;
+
+struct fixture {
+  ex::eigen_cpu cpu;
+  ex::kernel_registry<ex::eigen_cpu> reg;
+  fixture() : fixture(1) {}
+  explicit fixture(int threads) : cpu({.threads = threads}) { ex::cpu_detail::register_elementwise(reg); }
+
+  std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 17,
+                         std::size_t outputs = 1) {
+    ex::kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
+    n.input_types.resize(in.size());
+    n.output_types.resize(outputs);
+    return ex::run_kernel(cpu, reg, n, std::move(in));
+  }
+  tensor run1(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 17) {
+    return run(op, std::move(in), std::move(attrs), opset).at(0).tensor();
+  }
+};
+
+template <class T>
+std::vector<T> vals(const tensor& t) {
+  auto v = t.values<T>();
+  return {v.begin(), v.end()};
+}
+
+template <class T>
+tensor t(std::vector<T> v, std::vector<std::int64_t> sizes) {
+  return tensor::from<T>(std::move(v), std::move(sizes));
+}
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      CHECK(std::isnan(got[i]));
+    } else if (std::isinf(want[i])) {
+      CHECK(got[i] == want[i]);
+    } else {
+      CHECK(got[i] == doctest::Approx(want[i]).epsilon(tol));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("exec.elementwise.add_broadcast_paths") {
+  fixture f;
+  // same shape
+  auto y = f.run1("Add", {t<float>({1, 2, 3, 4}, {2, 2}), t<float>({10, 20, 30, 40}, {2, 2})});
+  CHECK(y.sizes() == std::vector<std::int64_t>{2, 2});
+  CHECK(vals<float>(y) == std::vector<float>{11, 22, 33, 44});
+  // scalar on either side
+  CHECK(vals<float>(f.run1("Sub", {t<float>({1, 2, 3}, {3}), tensor::scalar(1.0f)})) == std::vector<float>{0, 1, 2});
+  CHECK(vals<float>(f.run1("Sub", {tensor::scalar(1.0f), t<float>({1, 2, 3}, {3})})) == std::vector<float>{0, -1, -2});
+  // row vector
+  y = f.run1("Mul", {t<float>({1, 2, 3, 4, 5, 6}, {2, 3}), t<float>({1, 10, 100}, {3})});
+  CHECK(vals<float>(y) == std::vector<float>{1, 20, 300, 4, 50, 600});
+  // column vector
+  y = f.run1("Add", {t<float>({1, 2, 3, 4, 5, 6}, {2, 3}), t<float>({10, 20}, {2, 1})});
+  CHECK(vals<float>(y) == std::vector<float>{11, 12, 13, 24, 25, 26});
+  // both sides broadcast (outer product) and rank extension
+  y = f.run1("Add", {t<float>({1, 2}, {2, 1, 1}), t<float>({10, 20, 30}, {1, 3})});
+  CHECK(y.sizes() == std::vector<std::int64_t>{2, 1, 3});
+  CHECK(vals<float>(y) == std::vector<float>{11, 21, 31, 12, 22, 32});
+  // generic middle broadcast [2,3,2] + [3,1]
+  y = f.run1("Add", {t<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {2, 3, 2}), t<float>({100, 200, 300}, {3, 1})});
+  CHECK(vals<float>(y) == std::vector<float>{100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311});
+  // int types go through the scalar loops
+  auto yi = f.run1("Add", {t<std::uint8_t>({250, 1}, {2}), t<std::uint8_t>({10, 2}, {2})});
+  CHECK(vals<std::uint8_t>(yi) == std::vector<std::uint8_t>{4, 3});
+  auto y32 = f.run1("Add", {t<std::int32_t>({std::numeric_limits<std::int32_t>::max()}, {1}), tensor::scalar<std::int32_t>(1)});
+  CHECK(vals<std::int32_t>(y32) == std::vector<std::int32_t>{std::numeric_limits<std::int32_t>::min()});
+  // f16
+  auto yh = f.run1("Add", {t<Eigen::half>({Eigen::half(1.5f)}, {1}), t<Eigen::half>({Eigen::half(2.0f)}, {1})});
+  CHECK(static_cast<float>(vals<Eigen::half>(yh)[0]) == 3.5f);
+  // empty
+  y = f.run1("Add", {t<float>({}, {0, 3}), t<float>({1, 2, 3}, {3})});
+  CHECK(y.sizes() == std::vector<std::int64_t>{0, 3});
+}
+
+TEST_CASE("exec.elementwise.binary_errors") {
+  fixture f;
+  CHECK_THROWS_WITH_AS(f.run1("Add", {t<float>({1, 2, 3}, {3}), t<float>({1, 2}, {2})}),
+                       doctest::Contains("cannot broadcast"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Add", {t<float>({1}, {1}), t<double>({1}, {1})}), doctest::Contains("different element types"),
+                       gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Div", {t<std::int32_t>({1, 2}, {2}), t<std::int32_t>({1, 0}, {2})}),
+                       doctest::Contains("division by zero"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Mod", {t<std::int64_t>({1}, {1}), t<std::int64_t>({0}, {1})}), doctest::Contains("by zero"),
+                       gpass::error);
+  CHECK_THROWS_AS(f.run1("And", {t<float>({1}, {1}), t<float>({1}, {1})}), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("BitShift", {t<std::uint8_t>({1}, {1}), t<std::uint8_t>({1}, {1})}, {{"direction", std::string("UP")}}),
+                       doctest::Contains("direction"), gpass::error);
+}
+
+TEST_CASE("exec.elementwise.div_mod_pow") {
+  fixture f;
+  CHECK(vals<std::int32_t>(f.run1("Div", {t<std::int32_t>({7, -7, 7, std::numeric_limits<std::int32_t>::min()}, {4}),
+                                          t<std::int32_t>({2, 2, -2, -1}, {4})})) ==
+        std::vector<std::int32_t>{3, -3, -3, std::numeric_limits<std::int32_t>::min()});
+  CHECK(vals<float>(f.run1("Div", {t<float>({1, 3}, {2}), t<float>({2, 4}, {2})})) == std::vector<float>{0.5f, 0.75f});
+  // Mod: Python sign by default, C fmod with fmod=1
+  auto a = t<std::int32_t>({-4, 7, 5, -7}, {4});
+  auto b = t<std::int32_t>({3, -3, 2, -2}, {4});
+  CHECK(vals<std::int32_t>(f.run1("Mod", {a, b})) == std::vector<std::int32_t>{2, -2, 1, -1});
+  CHECK(vals<std::int32_t>(f.run1("Mod", {a, b}, {{"fmod", std::int64_t{1}}})) == std::vector<std::int32_t>{-1, 1, 1, -1});
+  check_close(vals<float>(f.run1("Mod", {t<float>({-4.5f, 7.5f}, {2}), t<float>({3, -3}, {2})}, {{"fmod", std::int64_t{1}}})),
+              {-1.5f, 1.5f});
+  CHECK(vals<std::uint8_t>(f.run1("Mod", {t<std::uint8_t>({7, 9}, {2}), tensor::scalar<std::uint8_t>(4)})) ==
+        std::vector<std::uint8_t>{3, 1});
+  // Pow with mixed types
+  check_close(vals<float>(f.run1("Pow", {t<float>({2, 3}, {2}), t<std::int64_t>({3, 2}, {2})})), {8, 9});
+  CHECK(vals<std::int64_t>(f.run1("Pow", {t<std::int64_t>({2, 3}, {2}), t<float>({3, 0.5f}, {2})})) ==
+        std::vector<std::int64_t>{8, 1});
+  CHECK(vals<std::int32_t>(f.run1("Pow", {t<std::int32_t>({2, -3, 2}, {3}), t<std::int32_t>({10, 3, -1}, {3})})) ==
+        std::vector<std::int32_t>{1024, -27, 0});
+  check_close(vals<float>(f.run1("Pow", {t<float>({4, 9}, {2}), tensor::scalar(0.5f)})), {2, 3});
+  check_close(vals<float>(f.run1("Pow", {t<float>({2}, {1}), tensor::scalar<std::uint64_t>(4)})), {16});
+}
+
+TEST_CASE("exec.elementwise.bitshift_logic_compare") {
+  fixture f;
+  CHECK(vals<std::uint8_t>(f.run1("BitShift", {t<std::uint8_t>({1, 16, 255}, {3}), t<std::uint8_t>({1, 2, 9}, {3})},
+                                  {{"direction", std::string("LEFT")}})) == std::vector<std::uint8_t>{2, 64, 0});
+  CHECK(vals<std::uint32_t>(f.run1("BitShift", {t<std::uint32_t>({16, 4}, {2}), tensor::scalar<std::uint32_t>(2)},
+                                   {{"direction", std::string("RIGHT")}})) == std::vector<std::uint32_t>{4, 1});
+  auto p = t<bool>({true, true, false, false}, {2, 2});
+  auto q = t<bool>({true, false}, {2});
+  CHECK(vals<bool>(f.run1("And", {p, q})) == std::vector<bool>{true, false, false, false});
+  CHECK(vals<bool>(f.run1("Or", {p, q})) == std::vector<bool>{true, true, true, false});
+  CHECK(vals<bool>(f.run1("Xor", {p, q})) == std::vector<bool>{false, true, true, false});
+  CHECK(vals<bool>(f.run1("Not", {q})) == std::vector<bool>{false, true});
+  auto x = t<float>({1, 2, 3}, {3});
+  auto y = tensor::scalar(2.0f);
+  CHECK(vals<bool>(f.run1("Less", {x, y})) == std::vector<bool>{true, false, false});
+  CHECK(vals<bool>(f.run1("LessOrEqual", {x, y})) == std::vector<bool>{true, true, false});
+  CHECK(vals<bool>(f.run1("Greater", {x, y})) == std::vector<bool>{false, false, true});
+  CHECK(vals<bool>(f.run1("GreaterOrEqual", {x, y})) == std::vector<bool>{false, true, true});
+  CHECK(vals<bool>(f.run1("Equal", {x, y})) == std::vector<bool>{false, true, false});
+  CHECK(vals<bool>(f.run1("Equal", {t<std::string>({"a", "b"}, {2}), tensor::scalar(std::string("b"))})) ==
+        std::vector<bool>{false, true});
+  CHECK(vals<bool>(f.run1("Equal", {t<std::int32_t>({1, 2}, {2}), t<std::int32_t>({1, 3}, {2})})) == std::vector<bool>{true, false});
+}
+
+TEST_CASE("exec.elementwise.variadic") {
+  fixture f;
+  auto a = t<float>({3, 2, 1}, {3});
+  auto b = t<float>({1, 4, 4}, {3});
+  auto c = t<float>({2, 5, 3}, {3});
+  CHECK(vals<float>(f.run1("Max", {a, b, c})) == std::vector<float>{3, 5, 4});
+  CHECK(vals<float>(f.run1("Min", {a, b, c})) == std::vector<float>{1, 2, 1});
+  CHECK(vals<float>(f.run1("Sum", {a, b, c})) == std::vector<float>{6, 11, 8});
+  CHECK(vals<float>(f.run1("Mean", {a, b, c})) == std::vector<float>{2, 11.0f / 3, 8.0f / 3});
+  CHECK(vals<float>(f.run1("Max", {a})) == std::vector<float>{3, 2, 1});
+  CHECK(vals<float>(f.run1("Mean", {a})) == std::vector<float>{3, 2, 1});
+  // broadcast across all inputs
+  auto y = f.run1("Sum", {t<float>({1, 2}, {2, 1}), t<float>({10, 20, 30}, {3}), tensor::scalar(100.0f)});
+  CHECK(y.sizes() == std::vector<std::int64_t>{2, 3});
+  CHECK(vals<float>(y) == std::vector<float>{111, 121, 131, 112, 122, 132});
+  // NaN propagates
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto m = vals<float>(f.run1("Max", {t<float>({nan, 1}, {2}), t<float>({1, nan}, {2})}));
+  CHECK(std::isnan(m[0]));
+  CHECK(std::isnan(m[1]));
+  CHECK(vals<std::uint64_t>(f.run1("Min", {t<std::uint64_t>({5, 1}, {2}), t<std::uint64_t>({2, 3}, {2})})) ==
+        std::vector<std::uint64_t>{2, 1});
+  CHECK_THROWS_AS(f.run1("Max", {a, t<double>({1}, {1})}), gpass::error);
+}
+
+TEST_CASE("exec.elementwise.unary_math") {
+  fixture f;
+  auto x = t<float>({-1.5f, -0.5f, 0.5f, 1.5f, 2.5f}, {5});
+  CHECK(vals<float>(f.run1("Round", {x})) == std::vector<float>{-2, -0, 0, 2, 2});
+  CHECK(vals<float>(f.run1("Floor", {x})) == std::vector<float>{-2, -1, 0, 1, 2});
+  CHECK(vals<float>(f.run1("Ceil", {x})) == std::vector<float>{-1, -0, 1, 2, 3});
+  CHECK(vals<float>(f.run1("Abs", {x})) == std::vector<float>{1.5f, 0.5f, 0.5f, 1.5f, 2.5f});
+  CHECK(vals<float>(f.run1("Neg", {x})) == std::vector<float>{1.5f, 0.5f, -0.5f, -1.5f, -2.5f});
+  CHECK(vals<float>(f.run1("Sign", {t<float>({-3, 0, 2}, {3})})) == std::vector<float>{-1, 0, 1});
+  CHECK(vals<std::int32_t>(f.run1("Abs", {t<std::int32_t>({-3, 4}, {2})})) == std::vector<std::int32_t>{3, 4});
+  CHECK(vals<std::int64_t>(f.run1("Sign", {t<std::int64_t>({-3, 0, 4}, {3})})) == std::vector<std::int64_t>{-1, 0, 1});
+  auto p = t<float>({0.25f, 0.5f, 1.0f}, {3});
+  check_close(vals<float>(f.run1("Exp", {p})), {std::exp(0.25f), std::exp(0.5f), std::exp(1.0f)});
+  check_close(vals<float>(f.run1("Log", {p})), {std::log(0.25f), std::log(0.5f), 0});
+  check_close(vals<float>(f.run1("Sqrt", {p})), {0.5f, std::sqrt(0.5f), 1});
+  check_close(vals<float>(f.run1("Reciprocal", {p})), {4, 2, 1});
+  check_close(vals<float>(f.run1("Sin", {p})), {std::sin(0.25f), std::sin(0.5f), std::sin(1.0f)});
+  check_close(vals<float>(f.run1("Cos", {p})), {std::cos(0.25f), std::cos(0.5f), std::cos(1.0f)});
+  check_close(vals<float>(f.run1("Tan", {p})), {std::tan(0.25f), std::tan(0.5f), std::tan(1.0f)});
+  check_close(vals<float>(f.run1("Asin", {p})), {std::asin(0.25f), std::asin(0.5f), std::asin(1.0f)});
+  check_close(vals<float>(f.run1("Acos", {p})), {std::acos(0.25f), std::acos(0.5f), 0});
+  check_close(vals<float>(f.run1("Atan", {p})), {std::atan(0.25f), std::atan(0.5f), std::atan(1.0f)});
+  check_close(vals<float>(f.run1("Sinh", {p})), {std::sinh(0.25f), std::sinh(0.5f), std::sinh(1.0f)});
+  check_close(vals<float>(f.run1("Cosh", {p})), {std::cosh(0.25f), std::cosh(0.5f), std::cosh(1.0f)});
+  check_close(vals<float>(f.run1("Tanh", {p})), {std::tanh(0.25f), std::tanh(0.5f), std::tanh(1.0f)});
+  check_close(vals<float>(f.run1("Asinh", {p})), {std::asinh(0.25f), std::asinh(0.5f), std::asinh(1.0f)});
+  check_close(vals<float>(f.run1("Acosh", {t<float>({1, 2}, {2})})), {0, std::acosh(2.0f)});
+  check_close(vals<float>(f.run1("Atanh", {p})), {std::atanh(0.25f), std::atanh(0.5f), INFINITY});
+  check_close(vals<float>(f.run1("Erf", {p})), {std::erf(0.25f), std::erf(0.5f), std::erf(1.0f)});
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  auto s = t<float>({-inf, 0, inf, nan}, {4});
+  CHECK(vals<bool>(f.run1("IsNaN", {s})) == std::vector<bool>{false, false, false, true});
+  CHECK(vals<bool>(f.run1("IsInf", {s})) == std::vector<bool>{true, false, true, false});
+  CHECK(vals<bool>(f.run1("IsInf", {s}, {{"detect_negative", std::int64_t{0}}})) == std::vector<bool>{false, false, true, false});
+  CHECK(vals<bool>(f.run1("IsInf", {s}, {{"detect_positive", std::int64_t{0}}})) == std::vector<bool>{true, false, false, false});
+  // double and f16 take their own paths
+  CHECK(vals<double>(f.run1("Sqrt", {t<double>({4, 9}, {2})})) == std::vector<double>{2, 3});
+  CHECK(static_cast<float>(vals<Eigen::half>(f.run1("Exp", {t<Eigen::half>({Eigen::half(0.0f)}, {1})}))[0]) == 1.0f);
+  CHECK_THROWS_AS(f.run1("Sqrt", {t<std::int32_t>({4}, {1})}), gpass::error);
+}
+
+TEST_CASE("exec.elementwise.activations") {
+  fixture f;
+  auto x = t<float>({-2, -0.5f, 0, 1, 3}, {5});
+  CHECK(vals<float>(f.run1("Relu", {x})) == std::vector<float>{0, 0, 0, 1, 3});
+  CHECK(vals<std::int32_t>(f.run1("Relu", {t<std::int32_t>({-2, 5}, {2})})) == std::vector<std::int32_t>{0, 5});
+  check_close(vals<float>(f.run1("LeakyRelu", {x}, {{"alpha", 0.1}})), {-0.2f, -0.05f, 0, 1, 3});
+  check_close(vals<float>(f.run1("LeakyRelu", {x})), {-0.02f, -0.005f, 0, 1, 3});
+  check_close(vals<float>(f.run1("Elu", {x}, {{"alpha", 2.0}})), {2 * (std::exp(-2.0f) - 1), 2 * (std::exp(-0.5f) - 1), 0, 1, 3});
+  const float sa = 1.67326319217681884765625f, sg = 1.05070102062225341796875f;
+  check_close(vals<float>(f.run1("Selu", {x})), {sg * sa * (std::exp(-2.0f) - 1), sg * sa * (std::exp(-0.5f) - 1), 0, sg, 3 * sg});
+  check_close(vals<float>(f.run1("Celu", {x}, {{"alpha", 2.0}})), {2 * (std::exp(-1.0f) - 1), 2 * (std::exp(-0.25f) - 1), 0, 1, 3});
+  auto sig = [](float v) { return 1.0f / (1.0f + std::exp(-v)); };
+  check_close(vals<float>(f.run1("Sigmoid", {x})), {sig(-2), sig(-0.5f), 0.5f, sig(1), sig(3)});
+  check_close(vals<float>(f.run1("HardSigmoid", {x})), {0.1f, 0.4f, 0.5f, 0.7f, 1});
+  check_close(vals<float>(f.run1("HardSwish", {x})), {-2 * (1.0f / 6), -0.5f * (0.5f - 0.5f / 6), 0, 1 * (0.5f + 1.0f / 6), 3});
+  check_close(vals<float>(f.run1("Softplus", {x})), {std::log1p(std::exp(-2.0f)), std::log1p(std::exp(-0.5f)), std::log(2.0f),
+                                                    std::log1p(std::exp(1.0f)), std::log1p(std::exp(3.0f))});
+  check_close(vals<float>(f.run1("Softsign", {x})), {-2.0f / 3, -0.5f / 1.5f, 0, 0.5f, 0.75f});
+  CHECK(vals<float>(f.run1("ThresholdedRelu", {x}, {{"alpha", 0.5}})) == std::vector<float>{0, 0, 0, 1, 3});
+  check_close(vals<float>(f.run1("Shrink", {x}, {{"lambd", 1.0}, {"bias", 0.5}})), {-1.5f, 0, 0, 0, 2.5f});
+  check_close(vals<float>(f.run1("Gelu", {t<float>({0, 1}, {2})})), {0, 0.5f * (1 + std::erf(1 / std::sqrt(2.0f)))});
+  check_close(vals<float>(f.run1("Gelu", {t<float>({1}, {1})}, {{"approximate", std::string("tanh")}})), {0.841192f}, 1e-4f);
+  // PRelu: slope broadcast to X (unidirectional)
+  auto px = t<float>({-1, 2, -3, 4, -5, 6}, {2, 3});
+  check_close(vals<float>(f.run1("PRelu", {px, t<float>({0.1f, 0.2f, 0.3f}, {3})})), {-0.1f, 2, -0.9f, 4, -1.0f, 6});
+  CHECK(vals<float>(f.run1("PRelu", {px, tensor::scalar(0.5f)})) == std::vector<float>{-0.5f, 2, -1.5f, 4, -2.5f, 6});
+  CHECK_THROWS_AS(f.run1("PRelu", {t<float>({1, 2, 3}, {3}), t<float>({1, 2, 3, 4, 5, 6}, {2, 3})}), gpass::error);
+  // opset 6: a 1-D slope of the channel count applies along axis 1
+  auto x4 = t<float>({-1, -1, -1, -1}, {1, 2, 2, 1});
+  CHECK(vals<float>(f.run1("PRelu", {x4, t<float>({0.5f, 2}, {2})}, {}, 6)) == std::vector<float>{-0.5f, -0.5f, -2, -2});
+}
+
+TEST_CASE("exec.elementwise.where_clip") {
+  fixture f;
+  auto c = t<bool>({true, false}, {2});
+  auto y = f.run1("Where", {c, t<float>({1, 2, 3, 4}, {2, 2}), tensor::scalar(0.0f)});
+  CHECK(vals<float>(y) == std::vector<float>{1, 0, 3, 0});
+  auto ys = f.run1("Where", {t<bool>({true, false}, {2, 1}), tensor::scalar(std::string("a")), t<std::string>({"x", "y"}, {2})});
+  CHECK(ys.sizes() == std::vector<std::int64_t>{2, 2});
+  CHECK(vals<std::string>(ys) == std::vector<std::string>{"a", "a", "x", "y"});
+  CHECK_THROWS_AS(f.run1("Where", {t<float>({1}, {1}), tensor::scalar(1.0f), tensor::scalar(1.0f)}), gpass::error);
+  auto x = t<float>({-3, -1, 0, 2, 5}, {5});
+  CHECK(vals<float>(f.run1("Clip", {x, tensor::scalar(-1.0f), tensor::scalar(2.0f)})) == std::vector<float>{-1, -1, 0, 2, 2});
+  CHECK(vals<float>(f.run1("Clip", {x, value{}, tensor::scalar(1.0f)})) == std::vector<float>{-3, -1, 0, 1, 1});
+  CHECK(vals<float>(f.run1("Clip", {x})) == std::vector<float>{-3, -1, 0, 2, 5});
+  CHECK(vals<float>(f.run1("Clip", {x}, {{"min", -2.0}, {"max", 1.0}}, 6)) == std::vector<float>{-2, -1, 0, 1, 1});
+  CHECK(vals<std::int8_t>(f.run1("Clip", {t<std::int8_t>({-100, 5, 100}, {3}), tensor::scalar<std::int8_t>(0)})) ==
+        std::vector<std::int8_t>{0, 5, 100});
+  CHECK_THROWS_AS(f.run1("Clip", {x, t<float>({1, 2}, {2})}), gpass::error);
+  // NaN passes through Clip and Relu on the vectorized rows and the scalar tails alike
+  std::vector<float> nv(19, std::numeric_limits<float>::quiet_NaN());
+  for (float v : vals<float>(f.run1("Clip", {t<float>(nv, {19}), tensor::scalar(0.0f), tensor::scalar(1.0f)}))) CHECK(std::isnan(v));
+  for (float v : vals<float>(f.run1("Relu", {t<float>(nv, {19})}))) CHECK(std::isnan(v));
+  for (float v : vals<float>(f.run1("HardSigmoid", {t<float>(nv, {19})}))) CHECK(std::isnan(v));
+}
+
+TEST_CASE("exec.elementwise.cast") {
+  fixture f;
+  auto to = [](std::int64_t onnx_type) { return gpass::attribute_map{{"to", onnx_type}}; };
+  CHECK(vals<std::int32_t>(f.run1("Cast", {t<float>({1.7f, -1.7f, 3}, {3})}, to(6))) == std::vector<std::int32_t>{1, -1, 3});
+  CHECK(vals<bool>(f.run1("Cast", {t<float>({0, -0.0f, 2}, {3})}, to(9))) == std::vector<bool>{false, false, true});
+  CHECK(vals<float>(f.run1("Cast", {t<bool>({true, false}, {2})}, to(1))) == std::vector<float>{1, 0});
+  CHECK(vals<std::int8_t>(f.run1("Cast", {t<std::int16_t>({200, -1}, {2})}, to(3))) == std::vector<std::int8_t>{-56, -1});
+  CHECK(vals<double>(f.run1("Cast", {t<Eigen::half>({Eigen::half(0.5f)}, {1})}, to(11))) == std::vector<double>{0.5});
+  CHECK(static_cast<float>(vals<Eigen::half>(f.run1("Cast", {t<double>({0.25}, {1})}, to(10)))[0]) == 0.25f);
+  // f32 -> bf16 truncates (as the ONNX reference data does)
+  auto bf = vals<Eigen::bfloat16>(f.run1("Cast", {t<float>({0.48033667f}, {1})}, to(16)));
+  CHECK(Eigen::numext::bit_cast<std::uint16_t>(bf[0]) == 16117);
+  // strings
+  CHECK(vals<std::string>(f.run1("Cast", {t<float>({0.039187793f, 1.5f, -2}, {3})}, to(8))) ==
+        std::vector<std::string>{"0.039187793", "1.5", "-2"});
+  CHECK(vals<std::string>(f.run1("Cast", {t<std::int64_t>({-42}, {1})}, to(8))) == std::vector<std::string>{"-42"});
+  auto sf = vals<float>(f.run1("Cast", {t<std::string>({"0.5", "1e2", "+INF", "-inf", "NaN", " 3 "}, {6})}, to(1)));
+  CHECK(sf[0] == 0.5f);
+  CHECK(sf[1] == 100.0f);
+  CHECK(std::isinf(sf[2]));
+  CHECK(sf[2] > 0);
+  CHECK(sf[3] < 0);
+  CHECK(std::isnan(sf[4]));
+  CHECK(sf[5] == 3.0f);
+  CHECK(vals<std::int64_t>(f.run1("Cast", {t<std::string>({"9007199254740993", "-7", "2.9"}, {3})}, to(7))) ==
+        std::vector<std::int64_t>{9007199254740993LL, -7, 2});
+  CHECK_THROWS_WITH_AS(f.run1("Cast", {t<std::string>({"hello"}, {1})}, to(1)), doctest::Contains("hello"), gpass::error);
+  // a dtype attribute works too; NaN to int is 0
+  CHECK(vals<std::int32_t>(f.run1("Cast", {t<float>({std::numeric_limits<float>::quiet_NaN()}, {1})},
+                                  {{"to", gpass::dtype::int32}})) == std::vector<std::int32_t>{0});
+  CHECK_THROWS_AS(f.run1("Cast", {t<float>({1}, {1})}, to(99)), gpass::error);
+  // CastLike takes the type of input 1
+  CHECK(vals<double>(f.run1("CastLike", {t<float>({1.5f}, {1}), t<double>({}, {0})})) == std::vector<double>{1.5});
+}
+
+TEST_CASE("exec.elementwise.identity_dropout") {
+  fixture f;
+  auto x = t<float>({1, 2, 3}, {3});
+  auto y = f.run1("Identity", {x});
+  CHECK(y == x);
+  std::vector<tensor> seq{x, t<float>({4}, {1})};
+  auto out = f.run("Identity", {value(seq)});
+  REQUIRE(out[0].is_sequence());
+  CHECK(out[0].sequence().size() == 2);
+  CHECK(f.run("Identity", {value{}})[0].is_none());
+  // Dropout: inference passes through, mask all true
+  auto d = f.run("Dropout", {x}, {}, 13, 2);
+  CHECK(d[0].tensor() == x);
+  CHECK(vals<bool>(d[1].tensor()) == std::vector<bool>{true, true, true});
+  d = f.run("Dropout", {x, tensor::scalar(0.0f), tensor::scalar(true)}, {}, 13, 2);
+  CHECK(d[0].tensor() == x);
+  d = f.run("Dropout", {x}, {{"ratio", 0.2}}, 7, 2);
+  CHECK(vals<float>(d[1].tensor()) == std::vector<float>{1, 1, 1});
+  CHECK_THROWS_WITH_AS(f.run("Dropout", {x, tensor::scalar(0.5f), tensor::scalar(true)}, {}, 13, 1),
+                       doctest::Contains("not supported"), gpass::error);
+}
+
+TEST_CASE("exec.elementwise.quantize") {
+  fixture f;
+  auto x = t<float>({0, 2, 3, 1000, -254, -1000}, {6});
+  auto q = f.run1("QuantizeLinear", {x, tensor::scalar(2.0f), tensor::scalar<std::uint8_t>(128)});
+  CHECK(vals<std::uint8_t>(q) == std::vector<std::uint8_t>{128, 129, 130, 255, 1, 0});
+  // round half to even: 3/2 = 1.5 -> 2, 5/2 = 2.5 -> 2
+  q = f.run1("QuantizeLinear", {t<float>({3, 5, -3}, {3}), tensor::scalar(2.0f), tensor::scalar<std::int8_t>(0)});
+  CHECK(vals<std::int8_t>(q) == std::vector<std::int8_t>{2, 2, -2});
+  // default zero point: uint8 0
+  CHECK(vals<std::uint8_t>(f.run1("QuantizeLinear", {t<float>({-1, 4}, {2}), tensor::scalar(1.0f)})) == std::vector<std::uint8_t>{0, 4});
+  // per axis
+  auto xa = t<float>({1, 2, 3, 4, 5, 6}, {1, 2, 3});
+  q = f.run1("QuantizeLinear", {xa, t<float>({1, 2}, {2}), t<std::uint8_t>({0, 10}, {2})});
+  CHECK(vals<std::uint8_t>(q) == std::vector<std::uint8_t>{1, 2, 3, 12, 12, 13});
+  auto dq = f.run1("DequantizeLinear", {t<std::uint8_t>({1, 2, 3, 12, 12, 14}, {1, 2, 3}), t<float>({1, 2}, {2}),
+                                         t<std::uint8_t>({0, 10}, {2})});
+  CHECK(vals<float>(dq) == std::vector<float>{1, 2, 3, 4, 4, 8});
+  dq = f.run1("DequantizeLinear", {t<std::int8_t>({-128, 0, 127}, {3}), tensor::scalar(0.5f), tensor::scalar<std::int8_t>(-1)});
+  CHECK(vals<float>(dq) == std::vector<float>{-63.5f, 0.5f, 64});
+  dq = f.run1("DequantizeLinear", {t<std::int32_t>({-4, 6}, {2}), tensor::scalar(0.5f)});
+  CHECK(vals<float>(dq) == std::vector<float>{-2, 3});
+  CHECK_THROWS_AS(f.run1("QuantizeLinear", {xa, t<float>({1, 2, 3}, {3})}), gpass::error);
+  CHECK_THROWS_AS(f.run1("QuantizeLinear", {xa, tensor::scalar(0.0f)}), gpass::error);
+  // DynamicQuantizeLinear: range [min(0, x), max(0, x)] over 255 steps
+  auto r = f.run("DynamicQuantizeLinear", {t<float>({0, 2, -3, -2.5f, 3.34f, -6}, {6})}, {}, 11, 3);
+  const float scale = (3.34f + 6) / 255;
+  CHECK(vals<float>(r[1].tensor())[0] == doctest::Approx(scale));
+  CHECK(vals<std::uint8_t>(r[2].tensor())[0] == 164);
+  CHECK(vals<std::uint8_t>(r[0].tensor()) == std::vector<std::uint8_t>{164, 219, 82, 96, 255, 0});
+  r = f.run("DynamicQuantizeLinear", {t<float>({0, 0}, {2})}, {}, 11, 3);
+  CHECK(vals<std::uint8_t>(r[0].tensor()) == std::vector<std::uint8_t>{0, 0});
+}
+
+TEST_CASE("exec.elementwise.legacy_broadcast") {
+  fixture f;
+  // opset 6 broadcast=1 axis=1: B of [3] aligns with dimension 1 of A [2,3,2]
+  auto a = t<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {2, 3, 2});
+  auto y = f.run1("Add", {a, t<float>({100, 200, 300}, {3})}, {{"broadcast", std::int64_t{1}}, {"axis", std::int64_t{1}}}, 6);
+  CHECK(vals<float>(y) == std::vector<float>{100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311});
+  CHECK_THROWS_AS(f.run1("Add", {a, t<float>({1, 2, 3}, {3})}, {{"broadcast", std::int64_t{1}}, {"axis", std::int64_t{2}}}, 6),
+                  gpass::error);
+}
+
+TEST_CASE("exec.elementwise.parallel") {
+  fixture serial(1), par(3);
+  const std::int64_t n = 64, m = 4097;
+  std::vector<float> av(static_cast<std::size_t>(n * m)), bv(static_cast<std::size_t>(m)), cv(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 101) - 50.0f;
+  for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 7);
+  for (std::size_t i = 0; i < cv.size(); ++i) cv[i] = static_cast<float>(i);
+  auto a = t<float>(av, {n, m});
+  auto b = t<float>(bv, {m});
+  auto c = t<float>(cv, {n, 1});
+  for (const char* op : {"Add", "Mul", "Max"}) {
+    CAPTURE(op);
+    auto s = serial.run1(op, {a, b});
+    auto p = par.run1(op, {a, b});
+    CHECK(s == p);
+    // a row and a column broadcast together: rows split across threads mid-row
+    auto s2 = serial.run1(op, {b, c});
+    auto p2 = par.run1(op, {b, c});
+    CHECK(s2 == p2);
+    CHECK(vals<float>(s2)[static_cast<std::size_t>(3 * m + 5)] ==
+          (std::string(op) == "Add" ? 3.0f + 5 : std::string(op) == "Mul" ? 3.0f * 5 : 5.0f));
+  }
+  auto s = serial.run1("Tanh", {a});
+  CHECK(s == par.run1("Tanh", {a}));
+  auto w = par.run1("Where", {par.run1("Less", {a, tensor::scalar(0.0f)}), a, c});
+  CHECK(w == serial.run1("Where", {serial.run1("Less", {a, tensor::scalar(0.0f)}), a, c}));
+  CHECK(vals<float>(w)[1] == -49.0f);  // a[1] = -49 < 0: taken from a
+  CHECK(vals<float>(w)[60] == 0.0f);   // a[60] = 10: taken from c, row 0
+  // an error in one thread's range reaches the caller
+  std::vector<std::int32_t> zi(static_cast<std::size_t>(n * m), 1);
+  zi.back() = 0;
+  CHECK_THROWS_AS(par.run1("Div", {t<std::int32_t>(zi, {n, m}), t<std::int32_t>(zi, {n, m})}), gpass::error);
+}
