@@ -410,6 +410,8 @@ class body_plan {
     std::vector<int> req_slot;
     for (std::size_t si = 0; si < steps_.size(); ++si) {
       const auto& s = steps_[si];
+      // constants hand out their attribute's buffer: nothing to place
+      if (nodes_[s.node].domain.empty() && nodes_[s.node].op == "Constant") continue;
       for (std::size_t k = 0; k < s.num_out; ++k) {
         const int slot = s.out_first + static_cast<int>(k);
         const std::size_t bytes = static_bytes(slot_type[slot]);
