@@ -17,6 +17,8 @@
 #include <gpass/io/detail/onnx_proto.hpp>
 #include <gpass/io/detail/onnx_tensor.hpp>
 
+#include <onnx/onnx-data_pb.h>  // SequenceProto, OptionalProto
+
 namespace gpass {
 
 namespace detail::onnx_io {

@@ -1,12 +1,1606 @@
 #pragma once
 /// \file array.hpp
-/// Eigen CPU kernels: array family. (being written)
+/// Eigen CPU kernels: the array family (shape and data-movement ops of the ONNX default domain).
+///
+/// Reshape Shape Size Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather
+/// GatherElements GatherND ScatterElements Scatter ScatterND Expand Tile Pad ConstantOfShape
+/// Range OneHot Trilu EyeLike Compress NonZero Unique TopK ReverseSequence DepthToSpace
+/// SpaceToDepth Resize Upsample.
+///
+/// Data movement is dispatched by element size (1/2/4/8/16-byte raw moves, plus a
+/// `std::string` path), so every dtype (bool and string included) goes through a handful of
+/// instantiations. Attribute-vs-input changes across opsets (Split `split`, Slice, Squeeze /
+/// Unsqueeze `axes`, Pad `pads`, Upsample / Resize scales) are handled by what the node has.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 
 namespace gpass::exec::cpu_detail {
 
-/// Registers the kernels of this family.
-inline void register_array(registry& r) { (void)r; }
+namespace array_detail {
+
+using i64 = std::int64_t;
+
+/// 16-byte element (complex128) moved as raw bytes.
+struct raw16 {
+  std::uint64_t lo, hi;
+};
+
+/// Calls `f.template operator()<U>()` with a move type for dtype `t`: an unsigned integer (or
+/// `raw16`) of the element's size, or `std::string`.
+template <class F>
+void dispatch_move(dtype t, const kernel_node& n, F&& f) {
+  if (t == dtype::string) return f.template operator()<std::string>();
+  switch (size_of(t)) {
+    case 1: return f.template operator()<std::uint8_t>();
+    case 2: return f.template operator()<std::uint16_t>();
+    case 4: return f.template operator()<std::uint32_t>();
+    case 8: return f.template operator()<std::uint64_t>();
+    case 16: return f.template operator()<raw16>();
+    default: break;
+  }
+  n.fail("element type " + std::string(to_string(t)) + " is not supported by this kernel");
+}
+
+/// Element pointer of `t` as move type `U`.
+template <class U>
+U* elems(gpass::tensor& t) {
+  if constexpr (std::is_same_v<U, std::string>) return t.data<std::string>();
+  else return reinterpret_cast<U*>(t.raw());
+}
+template <class U>
+const U* elems(const gpass::tensor& t) {
+  if constexpr (std::is_same_v<U, std::string>) return t.data<std::string>();
+  else return reinterpret_cast<const U*>(t.raw());
+}
+
+/// Copies `n` contiguous elements.
+template <class U>
+inline void copy_n(const U* src, i64 n, U* dst) {
+  if (n <= 0) return;
+  if constexpr (std::is_same_v<U, std::string>) std::copy(src, src + n, dst);
+  else std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(U));
+}
+
+inline i64 prod(const std::vector<i64>& s, std::size_t b, std::size_t e) {
+  i64 p = 1;
+  for (std::size_t i = b; i < e; ++i) p *= s[i];
+  return p;
+}
+
+inline std::string sizes_str(const std::vector<i64>& s) { return shape::of(s).to_string(); }
+
+/// Copies the strided view (`src` base, `sizes`, element `strides`: any sign, 0 for
+/// broadcast) into contiguous row-major `dst`. Merges contiguous dimensions, copies rows
+/// with memcpy when the innermost stride is 1, transposes in tiles when the two innermost
+/// dimensions are swapped, and splits rows over the policy's threads.
+template <class U>
+void strided_copy(const eigen_cpu& pol, U* dst, const U* src, const std::vector<i64>& sizes,
+                  const std::vector<i64>& strides) {
+  const i64 total = num_elements(sizes);
+  if (total == 0) return;
+  std::vector<i64> sz, st;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 1) continue;
+    if (!sz.empty() && st.back() == strides[i] * sizes[i]) {
+      sz.back() *= sizes[i];
+      st.back() = strides[i];
+    } else {
+      sz.push_back(sizes[i]);
+      st.push_back(strides[i]);
+    }
+  }
+  if (sz.empty()) {
+    dst[0] = src[0];
+    return;
+  }
+  const std::size_t r = sz.size();
+  // tiled transpose of the two innermost dimensions (outer ones are batches)
+  if (r >= 2 && st[r - 2] == 1 && st[r - 1] != 1 && st[r - 1] != 0 && sz[r - 2] >= 8 && sz[r - 1] >= 8) {
+    const i64 n0 = sz[r - 2], n1 = sz[r - 1], s1 = st[r - 1];
+    const i64 batches = total / (n0 * n1);
+    constexpr i64 tile = 32;
+    const i64 row_tiles = (n0 + tile - 1) / tile;
+    pol.parallel_for(batches * row_tiles, static_cast<double>(tile * n1), [&](i64 b, i64 e) {
+      for (i64 w = b; w < e; ++w) {
+        const i64 batch = w / row_tiles, rt = w % row_tiles;
+        i64 off = 0, rem = batch;
+        for (std::size_t d = r - 2; d-- > 0;) {
+          off += (rem % sz[d]) * st[d];
+          rem /= sz[d];
+        }
+        const U* s = src + off;
+        U* o = dst + batch * n0 * n1;
+        const i64 i0 = rt * tile, i1 = std::min(n0, i0 + tile);
+        for (i64 j0 = 0; j0 < n1; j0 += tile) {
+          const i64 j1 = std::min(n1, j0 + tile);
+          for (i64 i = i0; i < i1; ++i)
+            for (i64 j = j0; j < j1; ++j) o[i * n1 + j] = s[i + j * s1];
+        }
+      }
+    });
+    return;
+  }
+  const i64 inner = sz[r - 1], is = st[r - 1];
+  const i64 rows = total / inner;
+  pol.parallel_for(rows, static_cast<double>(inner) + 4.0, [&](i64 b, i64 e) {
+    std::vector<i64> idx(r, 0);
+    i64 off = 0, rem = b;
+    for (std::size_t d = r - 1; d-- > 0;) {
+      idx[d] = rem % sz[d];
+      rem /= sz[d];
+      off += idx[d] * st[d];
+    }
+    for (i64 row = b; row < e; ++row) {
+      U* o = dst + row * inner;
+      const U* s = src + off;
+      if (is == 1) copy_n(s, inner, o);
+      else if (is == 0) std::fill(o, o + inner, s[0]);
+      else
+        for (i64 j = 0; j < inner; ++j) o[j] = s[j * is];
+      for (std::size_t d = r - 1; d-- > 0;) {
+        off += st[d];
+        if (++idx[d] < sz[d]) break;
+        off -= st[d] * sz[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+/// Output 0 = the strided view of input `x` (sizes, strides, base offset), same dtype.
+inline void copy_view(context& ctx, const gpass::tensor& x, std::vector<i64> out_sizes, const std::vector<i64>& view_sizes,
+                      const std::vector<i64>& view_strides, i64 offset, std::size_t out = 0) {
+  gpass::tensor& y = ctx.allocate_output(out, x.element_type(), std::move(out_sizes));
+  if (y.size() == 0) return;
+  dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+    strided_copy<U>(ctx.policy(), elems<U>(y), elems<U>(x) + offset, view_sizes, view_strides);
+  });
+}
+
+/// Index values (int32 / int64) of a tensor of any rank.
+inline std::vector<i64> index_values(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  return int_values(t, n, what);
+}
+
+/// An index in [-dim, dim) made non-negative; out of range fails naming the node.
+inline i64 fix_index(i64 v, i64 dim, const kernel_node& n, const char* what) {
+  if (v < -dim || v >= dim)
+    n.fail(std::string(what) + " " + std::to_string(v) + " is out of range [" + std::to_string(-dim) + ", " +
+           std::to_string(dim) + ")");
+  return v < 0 ? v + dim : v;
+}
+
+/// Axes from attribute `name` when present, else from input `input` when given, else nothing.
+inline std::optional<std::vector<i64>> axes_of(const context& ctx, const char* name, std::size_t input) {
+  const kernel_node& n = ctx.node();
+  if (n.has_attr(name)) return n.attr<std::vector<i64>>(name);
+  if (ctx.has_input(input)) return int_values(ctx.input(input), n, name);
+  return std::nullopt;
+}
+
+/// The dtype an ONNX `dtype` / `to` attribute names (a dtype or an ONNX TensorProto number).
+inline dtype onnx_dtype_attr(const kernel_node& n, const char* name, dtype fallback) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return fallback;
+  if (it->second.is<dtype>()) return it->second.as<dtype>();
+  if (it->second.is<i64>()) {
+    static constexpr dtype table[] = {dtype::undefined, dtype::f32,    dtype::uint8,  dtype::int8,   dtype::uint16,
+                                      dtype::int16,     dtype::int32,  dtype::int64,  dtype::string, dtype::bool_,
+                                      dtype::f16,       dtype::f64,    dtype::uint32, dtype::uint64, dtype::complex64,
+                                      dtype::complex128, dtype::bf16};
+    const i64 v = it->second.as<i64>();
+    if (v > 0 && v < static_cast<i64>(std::size(table))) return table[v];
+  }
+  n.fail(std::string("attribute '") + name + "' does not name a known element type");
+}
+
+/// A scalar of dtype `t` holding `v` (numeric and bool).
+inline gpass::tensor scalar_of(dtype t, double v, const kernel_node& n) {
+  gpass::tensor r;
+  using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                      std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
+  dispatch<L>(t, n, [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) r = gpass::tensor::scalar<bool>(v != 0);
+    else r = gpass::tensor::scalar<T>(static_cast<T>(static_cast<compute_t<T>>(v)));
+  });
+  return r;
+}
+
+/// The first element of a numeric tensor as double (depth, k, scalars of any numeric type).
+inline double first_as_double(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  if (t.size() < 1) n.fail(std::string(what) + " is empty");
+  double r = 0;
+  dispatch<numeric_types>(t.element_type(), n, [&]<class T>() { r = static_cast<double>(static_cast<compute_t<T>>(t.data<T>()[0])); });
+  return r;
+}
+
+/// Shape of a reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
+inline std::vector<i64> reshape_sizes(const std::vector<i64>& in, std::vector<i64> req, bool allowzero, const kernel_node& n) {
+  i64 known = 1;
+  int infer = -1;
+  for (std::size_t i = 0; i < req.size(); ++i) {
+    if (req[i] == 0 && !allowzero) {
+      if (i >= in.size()) n.fail("shape has 0 at position " + std::to_string(i) + " beyond the input rank");
+      req[i] = in[i];
+    }
+    if (req[i] == -1) {
+      if (infer >= 0) n.fail("shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (req[i] < 0) {
+      n.fail("shape has invalid size " + std::to_string(req[i]));
+    } else {
+      known *= req[i];
+    }
+  }
+  const i64 total = num_elements(in);
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0)
+      n.fail("cannot reshape " + sizes_str(in) + " to " + sizes_str(req) + " (cannot infer -1)");
+    req[static_cast<std::size_t>(infer)] = total / known;
+  } else if (known != total) {
+    n.fail("cannot reshape " + sizes_str(in) + " (" + std::to_string(total) + " elements) to " + sizes_str(req));
+  }
+  return req;
+}
+
+inline int opset_of(const kernel_node& n) { return n.opset > 0 ? n.opset : 1000; }
+
+}  // namespace array_detail
+
+/// Registers the shape ops (Reshape, Shape, Size, Flatten, Squeeze, Unsqueeze).
+inline void register_array_shape(registry& r) {
+  using namespace array_detail;
+  r.add({.op = "Reshape", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+    const bool allowzero = n.attr<i64>("allowzero", 0) != 0;
+    std::optional<std::vector<i64>> attr_shape;
+    if (n.has_attr("shape")) attr_shape = n.attr<std::vector<i64>>("shape");
+    return [allowzero, attr_shape](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      std::vector<i64> req = attr_shape ? *attr_shape : int_values(ctx.input(1), ctx.node(), "shape");
+      ctx.set_output(0, x.reshaped(reshape_sizes(x.sizes(), std::move(req), allowzero, ctx.node())));
+    };
+  }});
+  r.add({.op = "Shape", .make = [](const kernel_node& n) -> fn {
+    const i64 start = n.attr<i64>("start", 0);
+    const std::optional<i64> end = n.has_attr("end") ? std::optional<i64>(n.attr<i64>("end")) : std::nullopt;
+    return [start, end](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      auto clampi = [&](i64 v) { return std::clamp(v < 0 ? v + rank : v, i64{0}, rank); };
+      const i64 b = clampi(start), e = clampi(end.value_or(rank));
+      const i64 len = std::max<i64>(0, e - b);
+      gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {len});
+      for (i64 i = 0; i < len; ++i) y.data<i64>()[i] = x.sizes()[static_cast<std::size_t>(b + i)];
+    };
+  }});
+  r.add({.op = "Size", .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {});
+      y.data<i64>()[0] = ctx.input(0).size();
+    };
+  }});
+  r.add({.op = "Flatten", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+    const i64 axis = n.attr<i64>("axis", 1);
+    return [axis](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      if (axis < -rank || axis > rank)
+        ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+      const std::size_t a = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+      ctx.set_output(0, x.reshaped({prod(x.sizes(), 0, a), prod(x.sizes(), a, x.rank())}));
+    };
+  }});
+  r.add({.op = "Squeeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      auto axes = axes_of(ctx, "axes", 1);
+      std::vector<char> drop(x.rank(), 0);
+      if (axes) {
+        for (i64 a : *axes) {
+          const i64 k = normalize_axis(a, rank, ctx.node());
+          if (x.sizes()[static_cast<std::size_t>(k)] != 1)
+            ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " +
+                     std::to_string(x.sizes()[static_cast<std::size_t>(k)]) + " (input " + sizes_str(x.sizes()) + ")");
+          drop[static_cast<std::size_t>(k)] = 1;
+        }
+      } else {
+        for (std::size_t i = 0; i < x.rank(); ++i) drop[i] = x.sizes()[i] == 1;
+      }
+      std::vector<i64> s;
+      for (std::size_t i = 0; i < x.rank(); ++i)
+        if (!drop[i]) s.push_back(x.sizes()[i]);
+      ctx.set_output(0, x.reshaped(std::move(s)));
+    };
+  }});
+  r.add({.op = "Unsqueeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      auto axes = axes_of(ctx, "axes", 1);
+      if (!axes) ctx.fail("axes are missing");
+      const i64 out_rank = static_cast<i64>(x.rank() + axes->size());
+      std::vector<char> ins(static_cast<std::size_t>(out_rank), 0);
+      for (i64 a : *axes) {
+        const i64 k = normalize_axis(a, out_rank, ctx.node());
+        if (ins[static_cast<std::size_t>(k)]) ctx.fail("axis " + std::to_string(a) + " is repeated");
+        ins[static_cast<std::size_t>(k)] = 1;
+      }
+      std::vector<i64> s;
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < ins.size(); ++i) s.push_back(ins[i] ? 1 : x.sizes()[j++]);
+      ctx.set_output(0, x.reshaped(std::move(s)));
+    };
+  }});
+}
+
+/// Registers Transpose, Concat, Split, Slice, Expand, Tile, DepthToSpace, SpaceToDepth.
+inline void register_array_move(registry& r) {
+  using namespace array_detail;
+  r.add({.op = "Transpose", .make = [](const kernel_node& n) -> fn {
+    std::optional<std::vector<i64>> perm;
+    if (n.has_attr("perm")) perm = n.attr<std::vector<i64>>("perm");
+    return [perm](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const std::size_t rank = x.rank();
+      std::vector<i64> p(rank);
+      if (perm) {
+        if (perm->size() != rank)
+          ctx.fail("perm has " + std::to_string(perm->size()) + " entries for rank " + std::to_string(rank));
+        std::vector<char> seen(rank, 0);
+        for (std::size_t i = 0; i < rank; ++i) {
+          const i64 a = normalize_axis((*perm)[i], static_cast<i64>(rank), ctx.node());
+          if (seen[static_cast<std::size_t>(a)]) ctx.fail("perm is not a permutation");
+          seen[static_cast<std::size_t>(a)] = 1;
+          p[i] = a;
+        }
+      } else {
+        for (std::size_t i = 0; i < rank; ++i) p[i] = static_cast<i64>(rank - 1 - i);
+      }
+      const auto st = strides_of(x.sizes());
+      std::vector<i64> os(rank), ost(rank);
+      for (std::size_t i = 0; i < rank; ++i) {
+        os[i] = x.sizes()[static_cast<std::size_t>(p[i])];
+        ost[i] = st[static_cast<std::size_t>(p[i])];
+      }
+      copy_view(ctx, x, os, os, ost, 0);
+    };
+  }});
+  r.add({.op = "Concat", .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", n.opset > 0 && n.opset < 4 ? 1 : 0);
+    if (!n.has_attr("axis") && n.opset >= 4) n.fail("missing attribute 'axis'");
+    return [axis_attr](context& ctx) {
+      std::vector<const gpass::tensor*> xs;
+      for (std::size_t i = 0; i < ctx.num_inputs(); ++i)
+        if (ctx.has_input(i)) xs.push_back(&ctx.input(i));
+      if (xs.empty()) ctx.fail("no inputs");
+      const gpass::tensor& x0 = *xs[0];
+      const i64 rank = static_cast<i64>(x0.rank());
+      if (rank == 0) ctx.fail("cannot concatenate scalars");
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      std::vector<i64> out = x0.sizes();
+      out[axis] = 0;
+      for (const auto* x : xs) {
+        if (x->element_type() != x0.element_type()) ctx.fail("inputs have different element types");
+        if (x->rank() != x0.rank()) ctx.fail("inputs have different ranks");
+        for (std::size_t d = 0; d < x0.rank(); ++d)
+          if (d != axis && x->sizes()[d] != x0.sizes()[d])
+            ctx.fail("input sizes " + sizes_str(x->sizes()) + " and " + sizes_str(x0.sizes()) + " differ off the axis");
+        out[axis] += x->sizes()[axis];
+      }
+      gpass::tensor& y = ctx.allocate_output(0, x0.element_type(), out);
+      if (y.size() == 0) return;
+      const i64 outer = prod(out, 0, axis);
+      const i64 row = prod(out, axis, out.size());
+      dispatch_move(x0.element_type(), ctx.node(), [&]<class U>() {
+        U* o = elems<U>(y);
+        ctx.policy().parallel_for(outer, static_cast<double>(row), [&](i64 b, i64 e) {
+          for (i64 k = b; k < e; ++k) {
+            U* dst = o + k * row;
+            for (const auto* x : xs) {
+              const i64 chunk = prod(x->sizes(), axis, x->rank());
+              copy_n(elems<U>(*x) + k * chunk, chunk, dst);
+              dst += chunk;
+            }
+          }
+        });
+      });
+    };
+  }});
+  r.add({.op = "Split", .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", 0);
+    std::optional<std::vector<i64>> split_attr;
+    if (n.has_attr("split")) split_attr = n.attr<std::vector<i64>>("split");
+    const std::optional<i64> num_outputs =
+        n.has_attr("num_outputs") ? std::optional<i64>(n.attr<i64>("num_outputs")) : std::nullopt;
+    return [axis_attr, split_attr, num_outputs](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      const i64 dim = x.sizes()[axis];
+      const std::size_t nout = ctx.num_outputs();
+      std::vector<i64> parts;
+      if (split_attr) parts = *split_attr;
+      else if (ctx.has_input(1)) parts = int_values(ctx.input(1), ctx.node(), "split");
+      if (parts.empty()) {
+        if (num_outputs && static_cast<std::size_t>(*num_outputs) != nout)
+          ctx.fail("num_outputs is " + std::to_string(*num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
+        if (nout == 0) ctx.fail("no outputs");
+        const i64 k = static_cast<i64>(nout);
+        if (num_outputs) {
+          const i64 chunk = (dim + k - 1) / k;
+          for (i64 i = 0; i < k; ++i) parts.push_back(std::clamp<i64>(dim - i * chunk, 0, chunk));
+        } else {
+          if (dim % k != 0)
+            ctx.fail("axis size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) + " equal parts");
+          parts.assign(nout, dim / k);
+        }
+      }
+      if (parts.size() != nout)
+        ctx.fail("split has " + std::to_string(parts.size()) + " entries for " + std::to_string(nout) + " outputs");
+      i64 sum = 0;
+      for (i64 p : parts) {
+        if (p < 0) ctx.fail("split has a negative entry");
+        sum += p;
+      }
+      if (sum != dim) ctx.fail("split sums to " + std::to_string(sum) + ", the axis has size " + std::to_string(dim));
+      const auto st = strides_of(x.sizes());
+      i64 start = 0;
+      for (std::size_t i = 0; i < nout; ++i) {
+        std::vector<i64> s = x.sizes();
+        s[axis] = parts[i];
+        copy_view(ctx, x, s, s, st, start * st[axis], i);
+        start += parts[i];
+      }
+    };
+  }});
+  r.add({.op = "Slice", .make = [](const kernel_node& n) -> fn {
+    struct attrs_t {
+      std::vector<i64> starts, ends;
+      std::optional<std::vector<i64>> axes;
+    };
+    std::optional<attrs_t> at;
+    if (n.has_attr("starts")) {
+      at = attrs_t{n.attr<std::vector<i64>>("starts"), n.attr<std::vector<i64>>("ends"), std::nullopt};
+      if (n.has_attr("axes")) at->axes = n.attr<std::vector<i64>>("axes");
+    }
+    return [at](context& ctx) {
+      const kernel_node& nd = ctx.node();
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      std::vector<i64> starts, ends, steps;
+      std::optional<std::vector<i64>> axes;
+      if (at) {
+        starts = at->starts;
+        ends = at->ends;
+        axes = at->axes;
+      } else {
+        starts = int_values(ctx.input(1), nd, "starts");
+        ends = int_values(ctx.input(2), nd, "ends");
+        if (ctx.has_input(3)) axes = int_values(ctx.input(3), nd, "axes");
+        if (ctx.has_input(4)) steps = int_values(ctx.input(4), nd, "steps");
+      }
+      if (starts.size() != ends.size()) ctx.fail("starts and ends have different lengths");
+      if (axes && axes->size() != starts.size()) ctx.fail("axes and starts have different lengths");
+      if (!steps.empty() && steps.size() != starts.size()) ctx.fail("steps and starts have different lengths");
+      if (!axes) {
+        if (static_cast<i64>(starts.size()) > rank) ctx.fail("more starts than dimensions");
+        axes.emplace(starts.size());
+        std::iota(axes->begin(), axes->end(), i64{0});
+      }
+      const auto st = strides_of(x.sizes());
+      std::vector<i64> os = x.sizes(), ost = st;
+      std::vector<char> seen(x.rank(), 0);
+      i64 offset = 0;
+      for (std::size_t i = 0; i < starts.size(); ++i) {
+        const std::size_t a = static_cast<std::size_t>(normalize_axis((*axes)[i], rank, nd));
+        if (seen[a]) ctx.fail("axis " + std::to_string((*axes)[i]) + " is repeated");
+        seen[a] = 1;
+        const i64 step = steps.empty() ? 1 : steps[i];
+        if (step == 0) ctx.fail("step is 0");
+        const i64 dim = x.sizes()[a];
+        i64 s = starts[i], e = ends[i];
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        i64 count;
+        if (step > 0) {
+          s = std::clamp<i64>(s, 0, dim);
+          e = std::clamp<i64>(e, 0, dim);
+          count = e > s ? (e - s + step - 1) / step : 0;
+        } else {
+          s = std::clamp<i64>(s, 0, dim - 1);
+          e = std::clamp<i64>(e, -1, dim - 1);
+          count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        }
+        os[a] = count;
+        ost[a] = st[a] * step;
+        if (count > 0) offset += s * st[a];
+      }
+      copy_view(ctx, x, os, os, ost, offset);
+    };
+  }});
+  r.add({.op = "Expand", .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto req = int_values(ctx.input(1), ctx.node(), "shape");
+      for (i64 v : req)
+        if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
+      const auto out = broadcast_sizes(x.sizes(), req, ctx.node());
+      copy_view(ctx, x, out, out, broadcast_strides(x.sizes(), out), 0);
+    };
+  }});
+  r.add({.op = "Tile", .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto reps = int_values(ctx.input(1), ctx.node(), "repeats");
+      if (reps.size() != x.rank())
+        ctx.fail("repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.rank()));
+      const auto st = strides_of(x.sizes());
+      std::vector<i64> out, vs, vst;
+      for (std::size_t d = 0; d < x.rank(); ++d) {
+        if (reps[d] < 0) ctx.fail("repeats has a negative entry");
+        out.push_back(x.sizes()[d] * reps[d]);
+        vs.insert(vs.end(), {reps[d], x.sizes()[d]});
+        vst.insert(vst.end(), {0, st[d]});
+      }
+      copy_view(ctx, x, out, vs, vst, 0);
+    };
+  }});
+  r.add({.op = "DepthToSpace", .make = [](const kernel_node& n) -> fn {
+    const i64 b = n.attr<i64>("blocksize");
+    const std::string mode = n.attr<std::string>("mode", "DCR");
+    if (b <= 0) n.fail("blocksize must be positive");
+    if (mode != "DCR" && mode != "CRD") n.fail("mode must be DCR or CRD, got '" + mode + "'");
+    return [b, crd = mode == "CRD"](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
+      const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+      if (C % (b * b) != 0) ctx.fail("channels " + std::to_string(C) + " are not a multiple of blocksize^2");
+      const i64 c2 = C / (b * b), sC = H * W;
+      const std::vector<i64> vs{N, c2, H, b, W, b};
+      const std::vector<i64> vst = crd ? std::vector<i64>{C * sC, b * b * sC, W, b * sC, 1, sC}
+                                       : std::vector<i64>{C * sC, sC, W, b * c2 * sC, 1, c2 * sC};
+      copy_view(ctx, x, {N, c2, H * b, W * b}, vs, vst, 0);
+    };
+  }});
+  r.add({.op = "SpaceToDepth", .make = [](const kernel_node& n) -> fn {
+    const i64 b = n.attr<i64>("blocksize");
+    if (b <= 0) n.fail("blocksize must be positive");
+    return [b](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
+      const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+      if (H % b != 0 || W % b != 0) ctx.fail("spatial sizes are not multiples of blocksize");
+      const std::vector<i64> vs{N, b, b, C, H / b, W / b};
+      const std::vector<i64> vst{C * H * W, W, 1, H * W, b * W, b};
+      copy_view(ctx, x, {N, C * b * b, H / b, W / b}, vs, vst, 0);
+    };
+  }});
+}
+
+/// Registers Gather, GatherElements, GatherND, ScatterElements, Scatter, ScatterND.
+inline void register_array_index(registry& r) {
+  using namespace array_detail;
+  r.add({.op = "Gather", .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", 0);
+    return [axis_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& it = ctx.input(1);
+      const i64 rank = static_cast<i64>(x.rank());
+      if (rank == 0) ctx.fail("data must have rank >= 1");
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      auto idx = index_values(it, ctx.node(), "indices");
+      const i64 dim = x.sizes()[axis];
+      for (auto& v : idx) v = fix_index(v, dim, ctx.node(), "index");
+      std::vector<i64> out(x.sizes().begin(), x.sizes().begin() + static_cast<std::ptrdiff_t>(axis));
+      out.insert(out.end(), it.sizes().begin(), it.sizes().end());
+      out.insert(out.end(), x.sizes().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.sizes().end());
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+      if (y.size() == 0) return;
+      const i64 outer = prod(x.sizes(), 0, axis), inner = prod(x.sizes(), axis + 1, x.rank());
+      const i64 ni = static_cast<i64>(idx.size());
+      dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        ctx.policy().parallel_for(outer * ni, static_cast<double>(inner) + 2.0, [&](i64 b, i64 e) {
+          for (i64 w = b; w < e; ++w) {
+            const i64 k = w / ni, j = w % ni;
+            const U* src = s + (k * dim + idx[static_cast<std::size_t>(j)]) * inner;
+            if (inner == 1) o[w] = *src;
+            else copy_n(src, inner, o + w * inner);
+          }
+        });
+      });
+    };
+  }});
+  r.add({.op = "GatherElements", .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", 0);
+    return [axis_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& it = ctx.input(1);
+      const i64 rank = static_cast<i64>(x.rank());
+      if (rank == 0 || it.rank() != x.rank()) ctx.fail("data and indices must have the same rank >= 1");
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      for (std::size_t d = 0; d < x.rank(); ++d)
+        if (d != axis && it.sizes()[d] > x.sizes()[d])
+          ctx.fail("indices " + sizes_str(it.sizes()) + " exceed data " + sizes_str(x.sizes()) + " off the axis");
+      auto idx = index_values(it, ctx.node(), "indices");
+      const i64 dim = x.sizes()[axis];
+      for (auto& v : idx) v = fix_index(v, dim, ctx.node(), "index");
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), it.sizes());
+      if (y.size() == 0) return;
+      auto st = strides_of(x.sizes());
+      const i64 sa = st[axis];
+      st[axis] = 0;
+      dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        strided_walker<1> w(it.sizes(), {st});
+        w.seek(0);
+        for (i64 i = 0, n = y.size(); i < n; ++i, w.next()) o[i] = s[w.offset(0) + idx[static_cast<std::size_t>(i)] * sa];
+      });
+    };
+  }});
+  r.add({.op = "GatherND", .make = [](const kernel_node& n) -> fn {
+    const i64 batch = n.attr<i64>("batch_dims", 0);
+    return [batch](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& it = ctx.input(1);
+      const std::size_t b = static_cast<std::size_t>(batch);
+      if (batch < 0 || it.rank() < 1 || b >= it.rank() || b >= x.rank())
+        ctx.fail("batch_dims " + std::to_string(batch) + " does not fit data " + sizes_str(x.sizes()) + " and indices " +
+                 sizes_str(it.sizes()));
+      for (std::size_t d = 0; d < b; ++d)
+        if (x.sizes()[d] != it.sizes()[d]) ctx.fail("batch dimensions of data and indices differ");
+      const i64 k = it.sizes().back();
+      if (k < 1 || static_cast<std::size_t>(k) + b > x.rank())
+        ctx.fail("index tuples of length " + std::to_string(k) + " do not fit data " + sizes_str(x.sizes()));
+      std::vector<i64> out(it.sizes().begin(), it.sizes().end() - 1);
+      out.insert(out.end(), x.sizes().begin() + static_cast<std::ptrdiff_t>(b + static_cast<std::size_t>(k)), x.sizes().end());
+      auto idx = index_values(it, ctx.node(), "indices");
+      const i64 nb = prod(x.sizes(), 0, b);
+      const i64 tuples = prod(it.sizes(), b, it.rank() - 1);  // per batch
+      const i64 block = prod(x.sizes(), b + static_cast<std::size_t>(k), x.rank());
+      const i64 batch_stride = prod(x.sizes(), b, x.rank());
+      const auto st = strides_of(x.sizes());
+      std::vector<i64> offs(static_cast<std::size_t>(nb * tuples));
+      for (i64 bi = 0; bi < nb; ++bi)
+        for (i64 t = 0; t < tuples; ++t) {
+          i64 off = bi * batch_stride;
+          const std::size_t base = static_cast<std::size_t>((bi * tuples + t) * k);
+          for (i64 j = 0; j < k; ++j) {
+            const std::size_t d = b + static_cast<std::size_t>(j);
+            off += fix_index(idx[base + static_cast<std::size_t>(j)], x.sizes()[d], ctx.node(), "index") * st[d];
+          }
+          offs[static_cast<std::size_t>(bi * tuples + t)] = off;
+        }
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+      if (y.size() == 0) return;
+      dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        for (std::size_t i = 0; i < offs.size(); ++i) copy_n(s + offs[i], block, o + static_cast<i64>(i) * block);
+      });
+    };
+  }});
+  // scatter: copy data, then write updates at the (validated) offsets with a reduction
+  auto scatter_make = [](bool nd) {
+    return [nd](const kernel_node& n) -> fn {
+      const std::string red = n.attr<std::string>("reduction", "none");
+      if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
+        n.fail("unknown reduction '" + red + "'");
+      const i64 axis_attr = n.attr<i64>("axis", 0);
+      return [nd, red, axis_attr](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& it = ctx.input(1);
+        const gpass::tensor& up = ctx.input(2);
+        if (up.element_type() != x.element_type()) ctx.fail("updates and data have different element types");
+        auto idx = index_values(it, ctx.node(), "indices");
+        std::vector<i64> offs;  // destination offset of each update block
+        i64 block = 1;
+        if (!nd) {
+          const i64 rank = static_cast<i64>(x.rank());
+          if (rank == 0 || it.rank() != x.rank() || up.sizes() != it.sizes())
+            ctx.fail("data, indices and updates must have the same rank, indices and updates the same sizes");
+          const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+          for (std::size_t d = 0; d < x.rank(); ++d)
+            if (d != axis && it.sizes()[d] > x.sizes()[d])
+              ctx.fail("indices " + sizes_str(it.sizes()) + " exceed data " + sizes_str(x.sizes()) + " off the axis");
+          auto st = strides_of(x.sizes());
+          const i64 sa = st[axis];
+          st[axis] = 0;
+          strided_walker<1> w(it.sizes(), {st});
+          w.seek(0);
+          offs.resize(idx.size());
+          for (std::size_t i = 0; i < idx.size(); ++i, w.next())
+            offs[i] = w.offset(0) + fix_index(idx[i], x.sizes()[axis], ctx.node(), "index") * sa;
+        } else {
+          if (it.rank() < 1) ctx.fail("indices must have rank >= 1");
+          const i64 k = it.sizes().back();
+          if (k < 0 || static_cast<std::size_t>(k) > x.rank()) ctx.fail("index tuples are longer than the data rank");
+          std::vector<i64> want(it.sizes().begin(), it.sizes().end() - 1);
+          want.insert(want.end(), x.sizes().begin() + k, x.sizes().end());
+          if (up.sizes() != want)
+            ctx.fail("updates have sizes " + sizes_str(up.sizes()) + ", expected " + sizes_str(want));
+          const auto st = strides_of(x.sizes());
+          block = prod(x.sizes(), static_cast<std::size_t>(k), x.rank());
+          const i64 tuples = prod(it.sizes(), 0, it.rank() - 1);
+          offs.resize(static_cast<std::size_t>(tuples));
+          for (i64 t = 0; t < tuples; ++t) {
+            i64 off = 0;
+            for (i64 j = 0; j < k; ++j)
+              off += fix_index(idx[static_cast<std::size_t>(t * k + j)], x.sizes()[static_cast<std::size_t>(j)], ctx.node(),
+                               "index") * st[static_cast<std::size_t>(j)];
+            offs[static_cast<std::size_t>(t)] = off;
+          }
+        }
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+        if (red == "none") {
+          dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+            copy_n(elems<U>(x), x.size(), elems<U>(y));
+            const U* u = elems<U>(up);
+            U* o = elems<U>(y);
+            for (std::size_t i = 0; i < offs.size(); ++i) copy_n(u + static_cast<i64>(i) * block, block, o + offs[i]);
+          });
+          return;
+        }
+        using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                            std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
+        const int op = red == "add" ? 0 : red == "mul" ? 1 : red == "max" ? 2 : 3;
+        dispatch<L>(x.element_type(), ctx.node(), [&]<class T>() {
+          copy_n(x.data<T>(), x.size(), y.data<T>());
+          const T* u = up.data<T>();
+          T* o = y.data<T>();
+          for (std::size_t i = 0; i < offs.size(); ++i)
+            for (i64 j = 0; j < block; ++j) {
+              T& d = o[offs[i] + j];
+              const T v = u[static_cast<i64>(i) * block + j];
+              if constexpr (std::is_same_v<T, bool>) {
+                d = op == 0 || op == 2 ? (d || v) : (d && v);
+              } else {
+                using C = compute_t<T>;
+                const C a = static_cast<C>(d), c = static_cast<C>(v);
+                d = static_cast<T>(op == 0 ? static_cast<C>(a + c) : op == 1 ? static_cast<C>(a * c) : op == 2 ? std::max(a, c) : std::min(a, c));
+              }
+            }
+        });
+      };
+    };
+  };
+  r.add({.op = "ScatterElements", .make = scatter_make(false)});
+  r.add({.op = "Scatter", .make = scatter_make(false)});
+  r.add({.op = "ScatterND", .make = scatter_make(true)});
+}
+
+/// Registers Pad, ConstantOfShape, Range, OneHot, Trilu, EyeLike.
+inline void register_array_make(registry& r) {
+  using namespace array_detail;
+  r.add({.op = "Pad", .make = [](const kernel_node& n) -> fn {
+    const std::string mode = n.attr<std::string>("mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+      n.fail("unknown mode '" + mode + "'");
+    std::optional<std::vector<i64>> pads_attr;
+    if (n.has_attr("pads")) pads_attr = n.attr<std::vector<i64>>("pads");
+    else if (n.has_attr("paddings")) pads_attr = n.attr<std::vector<i64>>("paddings");
+    const double value_attr = n.attr<double>("value", 0.0);
+    const int m = mode == "constant" ? 0 : mode == "reflect" ? 1 : mode == "edge" ? 2 : 3;
+    return [m, pads_attr, value_attr](context& ctx) {
+      const kernel_node& nd = ctx.node();
+      const gpass::tensor& x = ctx.input(0);
+      const std::size_t rank = x.rank();
+      std::vector<i64> pads = pads_attr ? *pads_attr : int_values(ctx.input(1), nd, "pads");
+      std::vector<i64> begin(rank, 0), end(rank, 0);
+      if (!pads_attr && ctx.has_input(3)) {
+        const auto axes = int_values(ctx.input(3), nd, "axes");
+        if (pads.size() != 2 * axes.size())
+          ctx.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+        for (std::size_t i = 0; i < axes.size(); ++i) {
+          const std::size_t a = static_cast<std::size_t>(normalize_axis(axes[i], static_cast<i64>(rank), nd));
+          begin[a] = pads[i];
+          end[a] = pads[i + axes.size()];
+        }
+      } else {
+        if (pads.size() != 2 * rank)
+          ctx.fail("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(rank));
+        for (std::size_t i = 0; i < rank; ++i) {
+          begin[i] = pads[i];
+          end[i] = pads[i + rank];
+        }
+      }
+      std::vector<i64> out(rank);
+      std::vector<std::vector<i64>> maps(rank);  // output index -> input index, -1: the constant
+      for (std::size_t d = 0; d < rank; ++d) {
+        const i64 in = x.sizes()[d];
+        out[d] = in + begin[d] + end[d];
+        if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
+        maps[d].resize(static_cast<std::size_t>(out[d]));
+        for (i64 o = 0; o < out[d]; ++o) {
+          i64 i = o - begin[d];
+          if (i < 0 || i >= in) {
+            if (m != 0 && in == 0) ctx.fail("cannot pad an empty axis in this mode");
+            if (m == 0) i = -1;
+            else if (m == 2) i = std::clamp<i64>(i, 0, in - 1);
+            else if (m == 3) i = ((i % in) + in) % in;
+            else if (in == 1) i = 0;
+            else {
+              const i64 period = 2 * (in - 1);
+              i = ((i % period) + period) % period;
+              if (i >= in) i = period - i;
+            }
+          }
+          maps[d][static_cast<std::size_t>(o)] = i;
+        }
+      }
+      gpass::tensor cval;
+      if (!pads_attr && ctx.has_input(2)) {
+        cval = ctx.input(2);
+        if (cval.element_type() != x.element_type()) ctx.fail("constant_value has another element type than data");
+        if (cval.size() < 1) ctx.fail("constant_value is empty");
+      } else if (x.element_type() != dtype::string && !pads_attr) {
+        cval = scalar_of(x.element_type(), 0.0, nd);
+      } else if (x.element_type() != dtype::string) {
+        cval = scalar_of(x.element_type(), value_attr, nd);
+      }
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+      if (y.size() == 0) return;
+      const auto st = strides_of(x.sizes());
+      dispatch_move(x.element_type(), nd, [&]<class U>() {
+        const U c = cval.empty() ? U{} : elems<U>(cval)[0];
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        if (rank == 0) {
+          o[0] = s[0];
+          return;
+        }
+        const i64 inner = out[rank - 1];
+        const auto& im = maps[rank - 1];
+        const i64 rows = y.size() / inner;
+        // the run of the inner axis copied as a block: o in [lo, hi) reads o - begin
+        const i64 lo = std::clamp<i64>(begin[rank - 1], 0, inner);
+        const i64 hi = std::clamp<i64>(begin[rank - 1] + x.sizes()[rank - 1], lo, inner);
+        ctx.policy().parallel_for(rows, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
+          for (i64 row = b; row < e; ++row) {
+            U* orow = o + row * inner;
+            i64 off = 0, rem = row;
+            bool constant = false;
+            for (std::size_t d = rank - 1; d-- > 0;) {
+              const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
+              rem /= out[d];
+              if (src < 0) constant = true;
+              off += src * st[d];
+            }
+            if (constant) {
+              std::fill(orow, orow + inner, c);
+              continue;
+            }
+            const U* srow = s + off;
+            for (i64 j = 0; j < lo; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
+            copy_n(srow + (lo - begin[rank - 1]), hi - lo, orow + lo);
+            for (i64 j = hi; j < inner; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
+          }
+        });
+      });
+    };
+  }});
+  r.add({.op = "ConstantOfShape", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    gpass::tensor value = gpass::tensor::scalar<float>(0.0f);
+    if (n.has_attr("value")) value = n.attr<gpass::tensor>("value");
+    if (value.size() != 1) n.fail("value must have one element");
+    return [value](context& ctx) {
+      const auto s = int_values(ctx.input(0), ctx.node(), "shape");
+      for (i64 v : s)
+        if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
+      gpass::tensor& y = ctx.allocate_output(0, value.element_type(), s);
+      dispatch_move(value.element_type(), ctx.node(), [&]<class U>() {
+        U* o = elems<U>(y);
+        std::fill(o, o + y.size(), elems<U>(value)[0]);
+      });
+    };
+  }});
+  r.add({.op = "Range", .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor &a = ctx.input(0), &l = ctx.input(1), &d = ctx.input(2);
+      if (l.element_type() != a.element_type() || d.element_type() != a.element_type())
+        ctx.fail("start, limit and delta must have the same element type");
+      if (a.size() != 1 || l.size() != 1 || d.size() != 1) ctx.fail("start, limit and delta must be scalars");
+      using L = type_list<float, double, std::int16_t, std::int32_t, std::int64_t>;
+      dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
+        const T start = a.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
+        if (delta == T(0)) ctx.fail("delta is 0");
+        i64 count;
+        if constexpr (std::is_floating_point_v<T>) {
+          count = static_cast<i64>(std::max(0.0, std::ceil((static_cast<double>(limit) - start) / delta)));
+        } else {
+          const i64 span = static_cast<i64>(limit) - start, dl = delta;
+          count = span / dl + ((span % dl != 0) && ((span < 0) == (dl < 0)) ? 1 : 0);
+          count = std::max<i64>(0, count);
+        }
+        gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
+        T* o = y.data<T>();
+        for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+      });
+    };
+  }});
+  r.add({.op = "OneHot", .type_input = 2, .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", -1);
+    return [axis_attr](context& ctx) {
+      const gpass::tensor &ind = ctx.input(0), &dep = ctx.input(1), &vals = ctx.input(2);
+      const i64 depth = static_cast<i64>(first_as_double(dep, ctx.node(), "depth"));
+      if (depth < 1) ctx.fail("depth must be positive, got " + std::to_string(depth));
+      if (vals.size() != 2) ctx.fail("values must have 2 elements (off, on)");
+      const i64 rank = static_cast<i64>(ind.rank()) + 1;
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      std::vector<i64> idx(static_cast<std::size_t>(ind.size()));
+      dispatch<numeric_types>(ind.element_type(), ctx.node(), [&]<class T>() {
+        const T* p = ind.data<T>();
+        for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<i64>(static_cast<compute_t<T>>(p[i]));
+      });
+      std::vector<i64> out = ind.sizes();
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), depth);
+      gpass::tensor& y = ctx.allocate_output(0, vals.element_type(), out);
+      const i64 outer = prod(ind.sizes(), 0, axis), inner = prod(ind.sizes(), axis, ind.rank());
+      dispatch_move(vals.element_type(), ctx.node(), [&]<class U>() {
+        const U off = elems<U>(vals)[0], on = elems<U>(vals)[1];
+        U* o = elems<U>(y);
+        std::fill(o, o + y.size(), off);
+        for (i64 k = 0; k < outer; ++k)
+          for (i64 j = 0; j < inner; ++j) {
+            i64 v = idx[static_cast<std::size_t>(k * inner + j)];
+            if (v < 0) v += depth;
+            if (v >= 0 && v < depth) o[(k * depth + v) * inner + j] = on;
+          }
+      });
+    };
+  }});
+  r.add({.op = "Trilu", .make = [](const kernel_node& n) -> fn {
+    const bool upper = n.attr<i64>("upper", 1) != 0;
+    return [upper](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      if (x.rank() < 2) ctx.fail("input must have rank >= 2");
+      const i64 k = ctx.has_input(1) ? static_cast<i64>(first_as_double(ctx.input(1), ctx.node(), "k")) : 0;
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+      const i64 R = x.sizes()[x.rank() - 2], C = x.sizes()[x.rank() - 1];
+      const i64 mats = R * C == 0 ? 0 : x.size() / (R * C);
+      dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+        copy_n(elems<U>(x), x.size(), elems<U>(y));
+        U* o = elems<U>(y);
+        for (i64 m = 0; m < mats; ++m)
+          for (i64 i = 0; i < R; ++i) {
+            U* row = o + (m * R + i) * C;
+            // upper keeps j >= i + k, lower keeps j <= i + k
+            const i64 b = upper ? 0 : std::clamp<i64>(i + k + 1, 0, C);
+            const i64 e = upper ? std::clamp<i64>(i + k, 0, C) : C;
+            std::fill(row + b, row + e, U{});
+          }
+      });
+    };
+  }});
+  r.add({.op = "EyeLike", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const i64 k = n.attr<i64>("k", 0);
+    const dtype to = n.has_attr("dtype") ? onnx_dtype_attr(n, "dtype", dtype::undefined) : dtype::undefined;
+    return [k, to](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      if (x.rank() != 2) ctx.fail("input must have rank 2, got " + sizes_str(x.sizes()));
+      const dtype t = to == dtype::undefined ? x.element_type() : to;
+      gpass::tensor& y = ctx.allocate_output_zeroed(0, t, x.sizes());
+      const i64 R = x.sizes()[0], C = x.sizes()[1];
+      const gpass::tensor one = scalar_of(t, 1.0, ctx.node());
+      dispatch_move(t, ctx.node(), [&]<class U>() {
+        U* o = elems<U>(y);
+        for (i64 i = std::max<i64>(0, -k); i < R && i + k < C; ++i) o[i * C + i + k] = elems<U>(one)[0];
+      });
+    };
+  }});
+}
+
+/// Registers Compress, NonZero, Unique, TopK, ReverseSequence.
+inline void register_array_select(registry& r) {
+  using namespace array_detail;
+  r.add({.op = "Compress", .make = [](const kernel_node& n) -> fn {
+    const std::optional<i64> axis_attr = n.has_attr("axis") ? std::optional<i64>(n.attr<i64>("axis")) : std::nullopt;
+    return [axis_attr](context& ctx) {
+      const gpass::tensor& x0 = ctx.input(0);
+      const gpass::tensor& cond = ctx.input(1);
+      if (cond.element_type() != dtype::bool_ || cond.rank() != 1) ctx.fail("condition must be a 1-D bool tensor");
+      const gpass::tensor x = axis_attr ? x0 : x0.reshaped({x0.size()});
+      const std::size_t axis =
+          axis_attr ? static_cast<std::size_t>(normalize_axis(*axis_attr, static_cast<i64>(x.rank()), ctx.node())) : 0;
+      const i64 dim = x.sizes()[axis];
+      std::vector<i64> sel;
+      const bool* c = cond.data<bool>();
+      for (i64 i = 0; i < cond.size(); ++i)
+        if (c[i]) {
+          if (i >= dim) ctx.fail("condition selects index " + std::to_string(i) + " beyond the axis size " + std::to_string(dim));
+          sel.push_back(i);
+        }
+      std::vector<i64> out = x.sizes();
+      out[axis] = static_cast<i64>(sel.size());
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+      if (y.size() == 0) return;
+      const i64 outer = prod(x.sizes(), 0, axis), inner = prod(x.sizes(), axis + 1, x.rank());
+      dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        for (i64 k = 0; k < outer; ++k)
+          for (i64 j : sel) {
+            copy_n(s + (k * dim + j) * inner, inner, o);
+            o += inner;
+          }
+      });
+    };
+  }});
+  r.add({.op = "NonZero", .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      std::vector<i64> hits;
+      using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                          std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
+      dispatch<L>(x.element_type(), ctx.node(), [&]<class T>() {
+        const T* p = x.data<T>();
+        for (i64 i = 0; i < x.size(); ++i)
+          if (static_cast<compute_t<T>>(p[i]) != compute_t<T>(0)) hits.push_back(i);
+      });
+      const i64 nnz = static_cast<i64>(hits.size());
+      const std::size_t rank = x.rank();
+      gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {static_cast<i64>(rank), nnz});
+      i64* o = y.data<i64>();
+      for (i64 j = 0; j < nnz; ++j) {
+        i64 rem = hits[static_cast<std::size_t>(j)];
+        for (std::size_t d = rank; d-- > 0;) {
+          o[static_cast<i64>(d) * nnz + j] = rem % x.sizes()[d];
+          rem /= x.sizes()[d];
+        }
+      }
+    };
+  }});
+  r.add({.op = "Unique", .make = [](const kernel_node& n) -> fn {
+    const bool sorted = n.attr<i64>("sorted", 1) != 0;
+    const std::optional<i64> axis_attr = n.has_attr("axis") ? std::optional<i64>(n.attr<i64>("axis")) : std::nullopt;
+    return [sorted, axis_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const std::size_t rank = x.rank();
+      std::size_t axis = 0;
+      i64 nrows = x.size(), m = 1;
+      // rows laid out contiguously: the axis moved to the front
+      gpass::tensor rows = x;
+      std::vector<i64> rest;
+      if (axis_attr) {
+        axis = static_cast<std::size_t>(normalize_axis(*axis_attr, static_cast<i64>(rank), ctx.node()));
+        nrows = x.sizes()[axis];
+        const auto st = strides_of(x.sizes());
+        std::vector<i64> vs{nrows}, vst{st[axis]};
+        for (std::size_t d = 0; d < rank; ++d)
+          if (d != axis) {
+            vs.push_back(x.sizes()[d]);
+            vst.push_back(st[d]);
+            rest.push_back(x.sizes()[d]);
+          }
+        m = prod(rest, 0, rest.size());
+        rows = x.element_type() == dtype::string ? gpass::tensor(x.element_type(), vs) : gpass::tensor::uninitialized(x.element_type(), vs);
+        dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+          strided_copy<U>(ctx.policy(), elems<U>(rows), elems<U>(x), vs, vst);
+        });
+      }
+      std::vector<i64> order(static_cast<std::size_t>(nrows));
+      std::iota(order.begin(), order.end(), i64{0});
+      std::vector<i64> group(static_cast<std::size_t>(nrows));  // row -> unique slot (in sorted order)
+      std::vector<i64> firsts;                                    // per slot: first row index
+      dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        const T* p = rows.data<T>();
+        auto less = [&](i64 a, i64 b) {
+          const T *ra = p + a * m, *rb = p + b * m;
+          for (i64 j = 0; j < m; ++j) {
+            if (ra[j] < rb[j]) return true;
+            if (rb[j] < ra[j]) return false;
+          }
+          return false;
+        };
+        std::stable_sort(order.begin(), order.end(), less);
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          if (i == 0 || less(order[i - 1], order[i])) firsts.push_back(order[i]);
+          group[static_cast<std::size_t>(order[i])] = static_cast<i64>(firsts.size()) - 1;
+        }
+      });
+      const i64 k = static_cast<i64>(firsts.size());
+      // slot order: sorted (as found) or by first occurrence
+      std::vector<i64> slot_of(static_cast<std::size_t>(k));  // sorted slot -> output position
+      std::iota(slot_of.begin(), slot_of.end(), i64{0});
+      if (!sorted) {
+        std::vector<i64> by_first(static_cast<std::size_t>(k));
+        std::iota(by_first.begin(), by_first.end(), i64{0});
+        std::sort(by_first.begin(), by_first.end(), [&](i64 a, i64 b) { return firsts[static_cast<std::size_t>(a)] < firsts[static_cast<std::size_t>(b)]; });
+        for (i64 pos = 0; pos < k; ++pos) slot_of[static_cast<std::size_t>(by_first[static_cast<std::size_t>(pos)])] = pos;
+      }
+      std::vector<i64> first_at(static_cast<std::size_t>(k)), counts(static_cast<std::size_t>(k), 0);
+      for (i64 s = 0; s < k; ++s) first_at[static_cast<std::size_t>(slot_of[static_cast<std::size_t>(s)])] = firsts[static_cast<std::size_t>(s)];
+      std::vector<i64> inverse(static_cast<std::size_t>(nrows));
+      for (i64 i = 0; i < nrows; ++i) {
+        inverse[static_cast<std::size_t>(i)] = slot_of[static_cast<std::size_t>(group[static_cast<std::size_t>(i)])];
+        ++counts[static_cast<std::size_t>(inverse[static_cast<std::size_t>(i)])];
+      }
+      // Y
+      std::vector<i64> ysz = axis_attr ? x.sizes() : std::vector<i64>{k};
+      if (axis_attr) ysz[axis] = k;
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ysz);
+      if (y.size() != 0) {
+        dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+          // gather the unique rows, then move the axis back
+          const U* p = elems<U>(rows);
+          if (!axis_attr) {
+            U* o = elems<U>(y);
+            for (i64 j = 0; j < k; ++j) o[j] = p[first_at[static_cast<std::size_t>(j)]];
+            return;
+          }
+          std::vector<i64> us{k};
+          us.insert(us.end(), rest.begin(), rest.end());
+          gpass::tensor u = x.element_type() == dtype::string ? gpass::tensor(x.element_type(), us) : gpass::tensor::uninitialized(x.element_type(), us);
+          U* q = elems<U>(u);
+          for (i64 j = 0; j < k; ++j) copy_n(p + first_at[static_cast<std::size_t>(j)] * m, m, q + j * m);
+          const auto rst = strides_of(rest);
+          std::vector<i64> vst(rank);
+          for (std::size_t d = 0, rd = 0; d < rank; ++d) vst[d] = d == axis ? m : rst[rd++];
+          strided_copy<U>(ctx.policy(), elems<U>(y), q, ysz, vst);
+        });
+      }
+      auto put = [&](std::size_t out, const std::vector<i64>& v) {
+        if (out >= ctx.num_outputs()) return;
+        gpass::tensor& t = ctx.allocate_output(out, dtype::int64, {static_cast<i64>(v.size())});
+        std::copy(v.begin(), v.end(), t.data<i64>());
+      };
+      put(1, first_at);
+      put(2, inverse);
+      put(3, counts);
+    };
+  }});
+  r.add({.op = "TopK", .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", -1);
+    const bool largest = n.attr<i64>("largest", 1) != 0;
+    const std::optional<i64> k_attr = n.has_attr("k") ? std::optional<i64>(n.attr<i64>("k")) : std::nullopt;
+    return [axis_attr, largest, k_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      if (rank == 0) ctx.fail("input must have rank >= 1");
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      const i64 k = k_attr ? *k_attr : [&] {
+        const auto kv = int_values(ctx.input(1), ctx.node(), "K");
+        if (kv.size() != 1) ctx.fail("K must have one element");
+        return kv[0];
+      }();
+      const i64 dim = x.sizes()[axis];
+      if (k < 0 || k > dim) ctx.fail("k " + std::to_string(k) + " is out of range for axis size " + std::to_string(dim));
+      std::vector<i64> out = x.sizes();
+      out[axis] = k;
+      gpass::tensor& yv = ctx.allocate_output(0, x.element_type(), out);
+      gpass::tensor& yi = ctx.allocate_output(1, dtype::int64, out);
+      const i64 outer = prod(x.sizes(), 0, axis), inner = prod(x.sizes(), axis + 1, x.rank());
+      if (yv.size() == 0) return;
+      dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        const T* s = x.data<T>();
+        T* ov = yv.data<T>();
+        i64* oi = yi.data<i64>();
+        ctx.policy().parallel_for(outer * inner, static_cast<double>(dim) * 8.0, [&](i64 b, i64 e) {
+          std::vector<std::pair<C, i64>> line(static_cast<std::size_t>(dim));
+          for (i64 w = b; w < e; ++w) {
+            const i64 o = w / inner, j = w % inner;
+            const T* base = s + o * dim * inner + j;
+            for (i64 t = 0; t < dim; ++t) line[static_cast<std::size_t>(t)] = {static_cast<C>(base[t * inner]), t};
+            auto cmp = [largest](const std::pair<C, i64>& a, const std::pair<C, i64>& c) {
+              if constexpr (std::is_floating_point_v<C>) {  // NaN counts as the largest value
+                const bool an = std::isnan(a.first), cn = std::isnan(c.first);
+                if (an || cn) {
+                  if (an && cn) return a.second < c.second;
+                  return largest ? an : cn;
+                }
+              }
+              if (a.first != c.first) return largest ? a.first > c.first : a.first < c.first;
+              return a.second < c.second;
+            };
+            std::partial_sort(line.begin(), line.begin() + k, line.end(), cmp);
+            for (i64 t = 0; t < k; ++t) {
+              const i64 at = (o * k + t) * inner + j;
+              ov[at] = static_cast<T>(line[static_cast<std::size_t>(t)].first);
+              oi[at] = line[static_cast<std::size_t>(t)].second;
+            }
+          }
+        });
+      });
+    };
+  }});
+  r.add({.op = "ReverseSequence", .make = [](const kernel_node& n) -> fn {
+    const i64 batch_attr = n.attr<i64>("batch_axis", 1), time_attr = n.attr<i64>("time_axis", 0);
+    return [batch_attr, time_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      if (rank < 2) ctx.fail("input must have rank >= 2");
+      const std::size_t ba = static_cast<std::size_t>(normalize_axis(batch_attr, rank, ctx.node()));
+      const std::size_t ta = static_cast<std::size_t>(normalize_axis(time_attr, rank, ctx.node()));
+      if (ba == ta) ctx.fail("batch_axis and time_axis are the same");
+      const auto lens = int_values(ctx.input(1), ctx.node(), "sequence_lens");
+      const i64 B = x.sizes()[ba], T = x.sizes()[ta];
+      if (static_cast<i64>(lens.size()) != B) ctx.fail("sequence_lens must have one entry per batch");
+      for (i64 l : lens)
+        if (l < 0 || l > T) ctx.fail("sequence length " + std::to_string(l) + " is out of range [0, " + std::to_string(T) + "]");
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+      if (y.size() == 0) return;
+      const auto st = strides_of(x.sizes());
+      dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        std::vector<i64> idx(x.rank(), 0);
+        for (i64 i = 0, n = y.size(); i < n; ++i) {
+          const i64 b = idx[ba], t = idx[ta], l = lens[static_cast<std::size_t>(b)];
+          o[i] = t < l ? s[i + (l - 1 - 2 * t) * st[ta]] : s[i];
+          for (std::size_t d = x.rank(); d-- > 0;) {
+            if (++idx[d] < x.sizes()[d]) break;
+            idx[d] = 0;
+          }
+        }
+      });
+    };
+  }});
+}
+
+namespace array_detail {
+
+/// Resize / Upsample settings read once from the attributes.
+struct resize_options {
+  int mode = 0;        ///< 0 nearest, 1 linear, 2 cubic
+  std::string coord;   ///< coordinate_transformation_mode
+  std::string nearest; ///< nearest_mode ("simple": the pre-11 rule)
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+  bool antialias = false;
+  std::optional<std::vector<i64>> axes;
+  std::string keep_aspect;
+  std::optional<std::vector<float>> scales_attr;  ///< Upsample-7
+  bool upsample = false;                           ///< Upsample: inputs (X, scales)
+  bool v10 = false;                                ///< Resize-10: inputs (X, scales)
+};
+
+/// One axis of a resize: for each output position, `n` source indices and weights (or
+/// extrapolated).
+struct resize_axis {
+  i64 in = 0, out = 0;
+  int n = 0;
+  std::vector<i64> idx;
+  std::vector<double> w;
+  std::vector<char> extrap;
+};
+
+inline double cubic_weight(double x, double a) {
+  x = std::abs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+/// Source coordinate of output position `y`.
+inline double resize_coord(const resize_options& o, double y, double scale, i64 in, i64 out_int, double roi0, double roi1) {
+  const double out = scale * static_cast<double>(in);
+  const std::string& c = o.coord;
+  if (c == "align_corners") return out == 1 ? 0.0 : y * static_cast<double>(in - 1) / (out - 1);
+  if (c == "asymmetric") return y / scale;
+  if (c == "tf_crop_and_resize") {
+    const double x = out == 1 ? (roi1 - roi0) * static_cast<double>(in - 1) / 2
+                              : y * (roi1 - roi0) * static_cast<double>(in - 1) / (out - 1);
+    return x + roi0 * static_cast<double>(in - 1);
+  }
+  if (c == "tf_half_pixel_for_nn") return (y + 0.5) / scale;  // Resize-11
+  if (c == "pytorch_half_pixel") return out == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
+  if (c == "half_pixel_symmetric") {
+    const double adjustment = static_cast<double>(out_int) / out;
+    const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
+    return offset + (y + 0.5) / scale - 0.5;
+  }
+  return (y + 0.5) / scale - 0.5;  // half_pixel
+}
+
+inline resize_axis plan_resize_axis(const resize_options& o, i64 in, i64 out, double scale, double roi0, double roi1) {
+  resize_axis a;
+  a.in = in;
+  a.out = out;
+  a.extrap.assign(static_cast<std::size_t>(out), 0);
+  // kernel offsets k relative to i0 (x = i0 + r, r in (0, 1]) and weight function
+  i64 k0 = 0, k1 = 1;
+  const double s = std::min(scale, 1.0);
+  if (o.mode == 1) {
+    k0 = o.antialias ? static_cast<i64>(std::floor(-1 / s)) + 1 : 0;
+    k1 = 2 - k0;
+  } else if (o.mode == 2) {
+    if (o.antialias) {
+      k0 = static_cast<i64>(std::floor(-2 / s)) + 1;
+      k1 = 2 - k0;
+    } else {
+      k0 = -1;
+      k1 = 3;
+    }
+  }
+  a.n = o.mode == 0 ? 1 : static_cast<int>(k1 - k0);
+  a.idx.resize(static_cast<std::size_t>(out * a.n));
+  a.w.resize(static_cast<std::size_t>(out * a.n));
+  for (i64 y = 0; y < out; ++y) {
+    const double x = resize_coord(o, static_cast<double>(y), scale, in, out, roi0, roi1);
+    if (o.coord == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) a.extrap[static_cast<std::size_t>(y)] = 1;
+    const std::size_t base = static_cast<std::size_t>(y * a.n);
+    if (o.mode == 0) {
+      i64 i;
+      const double f = std::floor(x), r = x - f;
+      if (o.nearest == "simple") i = static_cast<i64>(scale < 1 ? std::ceil(x) : std::floor(x));
+      else if (r == 0) i = static_cast<i64>(f);
+      else if (o.nearest == "round_prefer_ceil") i = static_cast<i64>(r < 0.5 ? f : f + 1);
+      else if (o.nearest == "floor") i = static_cast<i64>(f);
+      else if (o.nearest == "ceil") i = static_cast<i64>(f + 1);
+      else i = static_cast<i64>(r <= 0.5 ? f : f + 1);  // round_prefer_floor
+      a.idx[base] = std::clamp<i64>(i, 0, in - 1);
+      a.w[base] = 1;
+      continue;
+    }
+    i64 i0 = static_cast<i64>(std::floor(x));
+    double r = x - static_cast<double>(i0);
+    if (r == 0) {
+      i0 -= 1;
+      r = 1;
+    }
+    double sum = 0;
+    for (i64 k = k0; k < k1; ++k) {
+      const double d = static_cast<double>(k) - r;
+      double w;
+      if (o.mode == 1) w = o.antialias ? std::clamp(1 - std::abs(d * s), 0.0, 1.0) : 1 - std::abs(d);
+      else w = cubic_weight(o.antialias ? d * s : d, o.cubic_a);
+      const i64 src = i0 + k;
+      if (o.exclude_outside && (src < 0 || src >= in)) w = 0;
+      a.idx[base + static_cast<std::size_t>(k - k0)] = std::clamp<i64>(src, 0, in - 1);
+      a.w[base + static_cast<std::size_t>(k - k0)] = w;
+      sum += w;
+    }
+    if ((o.antialias || o.exclude_outside) && sum != 0)
+      for (int k = 0; k < a.n; ++k) a.w[base + static_cast<std::size_t>(k)] /= sum;
+  }
+  return a;
+}
+
+inline fn make_resize(resize_options opt) {
+  return [opt](context& ctx) {
+    const kernel_node& nd = ctx.node();
+    const gpass::tensor& x = ctx.input(0);
+    const std::size_t rank = x.rank();
+    // scales / sizes / roi by opset layout
+    std::vector<double> scales;
+    std::vector<i64> sizes;
+    std::vector<double> roi;
+    auto float_values = [&](const gpass::tensor& t, const char* what) {
+      std::vector<double> v;
+      if (t.element_type() == dtype::f32) for (float f : t.values<float>()) v.push_back(f);
+      else if (t.element_type() == dtype::f64) for (double f : t.values<double>()) v.push_back(f);
+      else ctx.fail(std::string(what) + " must be float or double");
+      return v;
+    };
+    if (opt.scales_attr) {
+      scales.assign(opt.scales_attr->begin(), opt.scales_attr->end());
+    } else if (opt.upsample || opt.v10) {
+      scales = float_values(ctx.input(1), "scales");
+    } else {
+      if (ctx.has_input(1) && ctx.input(1).size() > 0) roi = float_values(ctx.input(1), "roi");
+      if (ctx.has_input(2) && ctx.input(2).size() > 0) scales = float_values(ctx.input(2), "scales");
+      if (ctx.has_input(3) && ctx.input(3).size() > 0) sizes = int_values(ctx.input(3), nd, "sizes");
+    }
+    if (scales.empty() == sizes.empty()) ctx.fail("exactly one of scales and sizes must be given");
+    std::vector<i64> axes;
+    if (opt.axes) {
+      std::vector<char> seen(rank, 0);
+      for (i64 a : *opt.axes) {
+        const i64 k = normalize_axis(a, static_cast<i64>(rank), nd);
+        if (seen[static_cast<std::size_t>(k)]) ctx.fail("axes repeat axis " + std::to_string(a));
+        seen[static_cast<std::size_t>(k)] = 1;
+        axes.push_back(k);
+      }
+    } else {
+      for (std::size_t d = 0; d < rank; ++d) axes.push_back(static_cast<i64>(d));
+    }
+    const std::size_t na = axes.size();
+    if (!scales.empty() && scales.size() != na)
+      ctx.fail("scales has " + std::to_string(scales.size()) + " entries for " + std::to_string(na) + " axes");
+    if (!sizes.empty() && sizes.size() != na)
+      ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for " + std::to_string(na) + " axes");
+    if (!roi.empty() && roi.size() != 2 * na)
+      ctx.fail("roi has " + std::to_string(roi.size()) + " entries for " + std::to_string(na) + " axes");
+    if (opt.coord == "tf_crop_and_resize" && roi.empty()) ctx.fail("tf_crop_and_resize needs roi");
+    std::vector<double> sc(rank, 1.0), r0(rank, 0.0), r1(rank, 1.0);
+    std::vector<i64> out = x.sizes();
+    for (std::size_t i = 0; i < na; ++i) {
+      const std::size_t d = static_cast<std::size_t>(axes[i]);
+      if (!roi.empty()) {
+        r0[d] = roi[i];
+        r1[d] = roi[na + i];
+      }
+      if (!scales.empty()) {
+        if (!(scales[i] > 0)) ctx.fail("scales must be positive");
+        sc[d] = scales[i];
+        out[d] = static_cast<i64>(std::floor(scales[i] * static_cast<double>(x.sizes()[d])));
+      } else {
+        if (sizes[i] < 0) ctx.fail("sizes must be non-negative");
+        out[d] = sizes[i];
+        sc[d] = x.sizes()[d] ? static_cast<double>(sizes[i]) / static_cast<double>(x.sizes()[d]) : 1.0;
+      }
+    }
+    if (!sizes.empty() && !opt.keep_aspect.empty() && opt.keep_aspect != "stretch") {
+      double s = opt.keep_aspect == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (i64 a : axes) s = opt.keep_aspect == "not_larger" ? std::min(s, sc[static_cast<std::size_t>(a)]) : std::max(s, sc[static_cast<std::size_t>(a)]);
+      for (i64 a : axes) {
+        sc[static_cast<std::size_t>(a)] = s;
+        out[static_cast<std::size_t>(a)] = static_cast<i64>(s * static_cast<double>(x.sizes()[static_cast<std::size_t>(a)]) + 0.5);
+      }
+    }
+    for (std::size_t d = 0; d < rank; ++d)
+      if (x.sizes()[d] == 0 && out[d] != 0) ctx.fail("cannot resize an empty axis to a non-empty one");
+    gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+    if (y.size() == 0) return;
+    std::vector<resize_axis> plans(rank);
+    std::vector<char> active(rank, 0);
+    for (std::size_t d = 0; d < rank; ++d) {
+      const bool identity = out[d] == x.sizes()[d] && std::abs(sc[d] - 1.0) < 1e-12 && r0[d] == 0.0 && r1[d] == 1.0;
+      if (identity && opt.coord != "tf_crop_and_resize") continue;
+      active[d] = 1;
+      plans[d] = plan_resize_axis(opt, x.sizes()[d], out[d], sc[d], r0[d], r1[d]);
+    }
+    if (opt.mode == 0) {
+      // nearest: a gather by per-axis index maps (any element type, exact)
+      gpass::tensor ev;
+      if (x.element_type() != dtype::string) ev = scalar_of(x.element_type(), opt.extrapolation, nd);
+      const auto st = strides_of(x.sizes());
+      std::vector<std::vector<i64>> maps(rank);
+      for (std::size_t d = 0; d < rank; ++d) {
+        maps[d].resize(static_cast<std::size_t>(out[d]));
+        for (i64 o = 0; o < out[d]; ++o)
+          maps[d][static_cast<std::size_t>(o)] =
+              !active[d] ? o : plans[d].extrap[static_cast<std::size_t>(o)] ? -1 : plans[d].idx[static_cast<std::size_t>(o)];
+      }
+      dispatch_move(x.element_type(), nd, [&]<class U>() {
+        const U c = ev.empty() ? U{} : elems<U>(ev)[0];
+        const U* s = elems<U>(x);
+        U* o = elems<U>(y);
+        if (rank == 0) {
+          o[0] = s[0];
+          return;
+        }
+        const i64 inner = out[rank - 1];
+        const auto& im = maps[rank - 1];
+        ctx.policy().parallel_for(y.size() / inner, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
+          for (i64 row = b; row < e; ++row) {
+            U* orow = o + row * inner;
+            i64 off = 0, rem = row;
+            bool ext = false;
+            for (std::size_t d = rank - 1; d-- > 0;) {
+              const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
+              rem /= out[d];
+              if (src < 0) ext = true;
+              off += src * st[d];
+            }
+            if (ext) {
+              std::fill(orow, orow + inner, c);
+              continue;
+            }
+            const U* srow = s + off;
+            for (i64 j = 0; j < inner; ++j) {
+              const i64 m = im[static_cast<std::size_t>(j)];
+              orow[j] = m < 0 ? c : srow[m];
+            }
+          }
+        });
+      });
+      return;
+    }
+    // linear / cubic: separable passes in double, the last axis first
+    using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::uint8_t, std::int32_t, std::int64_t>;
+    dispatch<L>(x.element_type(), nd, [&]<class T>() {
+      std::vector<i64> cur = x.sizes();
+      std::vector<double> buf(static_cast<std::size_t>(x.size()));
+      const T* s = x.data<T>();
+      for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<double>(static_cast<compute_t<T>>(s[i]));
+      std::vector<double> next;
+      for (std::size_t d = rank; d-- > 0;) {
+        if (!active[d]) continue;
+        const resize_axis& p = plans[d];
+        const i64 outer = prod(cur, 0, d), inner = prod(cur, d + 1, rank);
+        next.assign(static_cast<std::size_t>(outer * p.out * inner), 0.0);
+        ctx.policy().parallel_for(outer * p.out, static_cast<double>(inner * p.n) + 4.0, [&](i64 b, i64 e) {
+          for (i64 w = b; w < e; ++w) {
+            const i64 o = w / p.out, yy = w % p.out;
+            double* dst = next.data() + w * inner;
+            if (p.extrap[static_cast<std::size_t>(yy)]) {
+              std::fill(dst, dst + inner, opt.extrapolation);
+              continue;
+            }
+            for (int k = 0; k < p.n; ++k) {
+              const double wt = p.w[static_cast<std::size_t>(yy * p.n + k)];
+              if (wt == 0) continue;
+              const double* src = buf.data() + (o * p.in + p.idx[static_cast<std::size_t>(yy * p.n + k)]) * inner;
+              for (i64 j = 0; j < inner; ++j) dst[j] += wt * src[j];
+            }
+          }
+        });
+        cur[d] = p.out;
+        buf.swap(next);
+      }
+      T* o = y.data<T>();
+      for (std::size_t i = 0; i < buf.size(); ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          const double v = std::nearbyint(buf[i]);
+          o[i] = static_cast<T>(std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
+                                           static_cast<double>(std::numeric_limits<T>::max())));
+        } else {
+          o[i] = static_cast<T>(static_cast<compute_t<T>>(buf[i]));
+        }
+      }
+    });
+  };
+}
+
+inline resize_options read_resize_options(const kernel_node& n, bool upsample) {
+  resize_options o;
+  const std::string mode = n.attr<std::string>("mode", "nearest");
+  if (mode == "nearest") o.mode = 0;
+  else if (mode == "linear" || mode == "bilinear") o.mode = 1;
+  else if (mode == "cubic" && !upsample) o.mode = 2;
+  else n.fail("unknown mode '" + mode + "'");
+  o.upsample = upsample;
+  o.v10 = !upsample && opset_of(n) < 11;
+  if (upsample || o.v10) {
+    o.coord = "asymmetric";
+    o.nearest = "simple";
+    if (upsample && n.has_attr("scales")) o.scales_attr = n.attr<std::vector<float>>("scales");
+    return o;
+  }
+  o.coord = n.attr<std::string>("coordinate_transformation_mode", "half_pixel");
+  static const char* coords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                 "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"};
+  if (std::find_if(std::begin(coords), std::end(coords), [&](const char* c) { return o.coord == c; }) == std::end(coords))
+    n.fail("unknown coordinate_transformation_mode '" + o.coord + "'");
+  o.nearest = n.attr<std::string>("nearest_mode", "round_prefer_floor");
+  if (o.nearest != "round_prefer_floor" && o.nearest != "round_prefer_ceil" && o.nearest != "floor" && o.nearest != "ceil")
+    n.fail("unknown nearest_mode '" + o.nearest + "'");
+  o.cubic_a = n.attr<double>("cubic_coeff_a", -0.75);
+  o.exclude_outside = n.attr<i64>("exclude_outside", 0) != 0;
+  o.extrapolation = n.attr<double>("extrapolation_value", 0.0);
+  o.antialias = n.attr<i64>("antialias", 0) != 0;
+  if (n.has_attr("axes")) o.axes = n.attr<std::vector<i64>>("axes");
+  o.keep_aspect = n.attr<std::string>("keep_aspect_ratio_policy", "stretch");
+  if (o.keep_aspect != "stretch" && o.keep_aspect != "not_larger" && o.keep_aspect != "not_smaller")
+    n.fail("unknown keep_aspect_ratio_policy '" + o.keep_aspect + "'");
+  return o;
+}
+
+}  // namespace array_detail
+
+/// Registers Resize and Upsample.
+inline void register_array_resize(registry& r) {
+  using namespace array_detail;
+  r.add({.op = "Resize", .make = [](const kernel_node& n) -> fn { return make_resize(read_resize_options(n, false)); }});
+  r.add({.op = "Upsample", .make = [](const kernel_node& n) -> fn { return make_resize(read_resize_options(n, true)); }});
+}
+
+/// Registers the array family.
+inline void register_array(registry& r) {
+  register_array_shape(r);
+  register_array_move(r);
+  register_array_index(r);
+  register_array_make(r);
+  register_array_select(r);
+  register_array_resize(r);
+}
 
 }  // namespace gpass::exec::cpu_detail
