@@ -59,6 +59,31 @@ constexpr std::string_view to_string(dtype t) noexcept {
   return detail::dtype_table[static_cast<std::size_t>(t)].name;
 }
 
+
+/// The dtype of an ONNX `TensorProto.DataType` number (1 = FLOAT ... 16 = BFLOAT16), the form
+/// in which imported ONNX attributes such as Cast's `to` carry a type; empty for numbers gpass
+/// has no dtype for.
+constexpr std::optional<dtype> dtype_from_onnx_code(std::int64_t code) noexcept {
+  switch (code) {
+    case 1: return dtype::f32;
+    case 2: return dtype::uint8;
+    case 3: return dtype::int8;
+    case 4: return dtype::uint16;
+    case 5: return dtype::int16;
+    case 6: return dtype::int32;
+    case 7: return dtype::int64;
+    case 8: return dtype::string;
+    case 9: return dtype::bool_;
+    case 10: return dtype::f16;
+    case 11: return dtype::f64;
+    case 12: return dtype::uint32;
+    case 13: return dtype::uint64;
+    case 14: return dtype::complex64;
+    case 15: return dtype::complex128;
+    case 16: return dtype::bf16;
+    default: return std::nullopt;
+  }
+}
 /// Parses a short dtype name; `std::nullopt` when it is not one.
 constexpr std::optional<dtype> parse_dtype(std::string_view s) noexcept {
   for (const auto& i : detail::dtype_table)

@@ -350,26 +350,8 @@ inline std::optional<gpass::dtype> gpass::infer_context::attr_dtype(std::string_
   if (!a) return std::nullopt;
   if (a->is<dtype>()) return a->as<dtype>();
   if (a->is<std::int64_t>()) {
-    // ONNX TensorProto.DataType numbering
-    switch (a->as<std::int64_t>()) {
-      case 1: return dtype::f32;
-      case 2: return dtype::uint8;
-      case 3: return dtype::int8;
-      case 4: return dtype::uint16;
-      case 5: return dtype::int16;
-      case 6: return dtype::int32;
-      case 7: return dtype::int64;
-      case 8: return dtype::string;
-      case 9: return dtype::bool_;
-      case 10: return dtype::f16;
-      case 11: return dtype::f64;
-      case 12: return dtype::uint32;
-      case 13: return dtype::uint64;
-      case 14: return dtype::complex64;
-      case 15: return dtype::complex128;
-      case 16: return dtype::bf16;
-      default: fail("attribute '" + std::string(n) + "': unknown data type " + std::to_string(a->as<std::int64_t>()));
-    }
+    if (auto d = dtype_from_onnx_code(a->as<std::int64_t>())) return *d;
+    fail("attribute '" + std::string(n) + "': unknown data type " + std::to_string(a->as<std::int64_t>()));
   }
   if (a->is<std::string>()) {
     if (auto d = parse_dtype(a->as<std::string>())) return *d;

@@ -552,27 +552,7 @@ auto amin(const X& x, scalar_of<X> s) {
 // ---- Cast ----------------------------------------------------------------------------------
 
 /// The dtype an ONNX `TensorProto.DataType` number names (undefined when none).
-inline dtype onnx_dtype_number(i64 v) {
-  switch (v) {
-    case 1: return dtype::f32;
-    case 2: return dtype::uint8;
-    case 3: return dtype::int8;
-    case 4: return dtype::uint16;
-    case 5: return dtype::int16;
-    case 6: return dtype::int32;
-    case 7: return dtype::int64;
-    case 8: return dtype::string;
-    case 9: return dtype::bool_;
-    case 10: return dtype::f16;
-    case 11: return dtype::f64;
-    case 12: return dtype::uint32;
-    case 13: return dtype::uint64;
-    case 14: return dtype::complex64;
-    case 15: return dtype::complex128;
-    case 16: return dtype::bf16;
-    default: return dtype::undefined;
-  }
-}
+inline dtype onnx_dtype_number(i64 v) { return dtype_from_onnx_code(v).value_or(dtype::undefined); }
 
 /// The dtype a Cast `to` attribute names: a dtype, an ONNX data type number, or (Cast-1) an
 /// ONNX type name such as "FLOAT".

@@ -488,23 +488,7 @@ inline dtype dtype_attr(const kernel_node& n, std::string_view name, dtype fallb
   const attribute& a = it->second;
   if (a.is<dtype>()) return a.as<dtype>();
   if (a.is<std::int64_t>()) {
-    switch (a.as<std::int64_t>()) {
-      case 1: return dtype::f32;
-      case 2: return dtype::uint8;
-      case 3: return dtype::int8;
-      case 4: return dtype::uint16;
-      case 5: return dtype::int16;
-      case 6: return dtype::int32;
-      case 7: return dtype::int64;
-      case 8: return dtype::string;
-      case 9: return dtype::bool_;
-      case 10: return dtype::f16;
-      case 11: return dtype::f64;
-      case 12: return dtype::uint32;
-      case 13: return dtype::uint64;
-      case 16: return dtype::bf16;
-      default: break;
-    }
+    if (auto d = dtype_from_onnx_code(a.as<std::int64_t>())) return *d;
     n.fail("attribute '" + std::string(name) + "': unsupported data type " + std::to_string(a.as<std::int64_t>()));
   }
   if (a.is<std::string>())
