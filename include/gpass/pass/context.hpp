@@ -128,4 +128,29 @@ class pass_context {
   std::vector<std::string> timing_;
 };
 
+/// Names a pass in `ctx.current_pass()` for the duration of a scope when the pass runs
+/// outside a pipeline (so that its statistics and diagnostics carry its name); inside a
+/// pipeline, which has already named it, it does nothing.
+/// \code
+///   void operator()(G& g, gpass::pass_context& ctx) const {
+///     gpass::pass_name_scope scope(ctx, name);
+///     ctx.add_statistic("removed-nodes", 3);   // "dce.removed-nodes" either way
+///   }
+/// \endcode
+class pass_name_scope {
+ public:
+  pass_name_scope(pass_context& ctx, std::string_view name) : ctx_(ctx), set_(ctx.current_pass().empty()) {
+    if (set_) ctx_.set_current_pass(std::string(name));
+  }
+  ~pass_name_scope() {
+    if (set_) ctx_.set_current_pass({});
+  }
+  pass_name_scope(const pass_name_scope&) = delete;
+  pass_name_scope& operator=(const pass_name_scope&) = delete;
+
+ private:
+  pass_context& ctx_;
+  bool set_;
+};
+
 }  // namespace gpass

@@ -135,21 +135,7 @@ struct dce_fn {
     requires graph_type<G>
   void operator()(G& g, pass_context& ctx) const {
     using node_id = typename G::node_id;
-    class name_scope {  // see delete_disconnected: name the pass when run outside a pipeline
-     public:
-      name_scope(pass_context& c, std::string_view n) : c_(c), set_(c.current_pass().empty()) {
-        if (set_) c_.set_current_pass(std::string(n));
-      }
-      ~name_scope() {
-        if (set_) c_.set_current_pass({});
-      }
-      name_scope(const name_scope&) = delete;
-      name_scope& operator=(const name_scope&) = delete;
-
-     private:
-      pass_context& c_;
-      bool set_;
-    } scope(ctx, name);
+    pass_name_scope scope(ctx, name);
 
     // dce.keep is validated before anything changes.
     std::vector<node_id> keep;

@@ -26,24 +26,6 @@ bool disconnected_pinned(const Node& n) {
   return s && (s->traits.interface || s->traits.side_effects || s->traits.terminator);
 }
 
-/// Sets `ctx.current_pass()` to `name` while a pass runs outside a pipeline (so that its
-/// statistics and diagnostics carry its name), and restores the empty name afterwards.
-class disconnected_name_scope {
- public:
-  disconnected_name_scope(pass_context& ctx, std::string_view name) : ctx_(ctx), set_(ctx.current_pass().empty()) {
-    if (set_) ctx_.set_current_pass(std::string(name));
-  }
-  ~disconnected_name_scope() {
-    if (set_) ctx_.set_current_pass({});
-  }
-  disconnected_name_scope(const disconnected_name_scope&) = delete;
-  disconnected_name_scope& operator=(const disconnected_name_scope&) = delete;
-
- private:
-  pass_context& ctx_;
-  bool set_;
-};
-
 }  // namespace detail
 
 /// Pass `delete-disconnected` (seed 000): deletes every node that has no inputs and no
@@ -79,7 +61,7 @@ struct delete_disconnected_fn {
   template <class G>
     requires graph_type<G>
   void operator()(G& g, pass_context& ctx) const {
-    detail::disconnected_name_scope scope(ctx, name);
+    pass_name_scope scope(ctx, name);
     std::int64_t removed = 0;
     std::vector<G*> work{&g};  // every graph: the top one and all (nested) functions
     std::vector<typename G::node_id> doomed;
