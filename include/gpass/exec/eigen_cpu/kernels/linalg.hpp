@@ -984,6 +984,33 @@ using einsum_types = type_list<float, double, Eigen::half, std::int32_t, std::in
 template <class T>
 inline constexpr bool half_like = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
 
+/// The common part of Conv and ConvTranspose: checks the bias type, allocates output 0 of
+/// `ys`, and calls `forward.template operator()<U>(x, w, bias, y)` on the element pointers
+/// (bias null when absent); f16/bf16 run in float on converted copies.
+template <class F>
+void run_conv_like(context& ctx, const gpass::tensor& x, const gpass::tensor& w, const std::vector<i64>& ys, i64 M,
+                   const char* op, F&& forward) {
+  dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+    if (ctx.has_input(2) && ctx.input(2).element_type() != x.element_type())
+      ctx.fail(std::string(op) + " B has a different element type");
+    const T* bias = bias_of<T>(ctx, 2, M);
+    gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
+    if (y.size() == 0) return;
+    if constexpr (half_like<T>) {
+      gpass::tensor xf = convert_tensor<float, T>(x), wf = convert_tensor<float, T>(w), bf;
+      if (bias) bf = convert_tensor<float, T>(ctx.input(2));
+      gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, ys);
+      forward.template operator()<float>(xf.data<float>(), wf.data<float>(), bias ? bf.data<float>() : nullptr,
+                                         yf.data<float>());
+      const float* src = yf.data<float>();
+      T* dst = y.data<T>();
+      for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
+    } else {
+      forward.template operator()<T>(x.data<T>(), w.data<T>(), bias, y.data<T>());
+    }
+  });
+}
+
 // ---- kernels --------------------------------------------------------------------------------
 
 inline void add_matmul(registry& r) {
@@ -1102,23 +1129,8 @@ inline void add_conv(registry& r) {
              const i64 N = xs[0], C = xs[1], M = w.sizes()[0];
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
-             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               if (ctx.has_input(2) && ctx.input(2).element_type() != x.element_type()) ctx.fail("Conv B has a different element type");
-               const T* bias = bias_of<T>(ctx, 2, M);
-               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
-               if (y.size() == 0) return;
-               if constexpr (half_like<T>) {
-                 gpass::tensor xf = convert_tensor<float, T>(x), wf = convert_tensor<float, T>(w), bf;
-                 if (bias) bf = convert_tensor<float, T>(ctx.input(2));
-                 gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, ys);
-                 conv_forward<float>(ctx.policy(), g, N, C, M, G, xf.data<float>(), wf.data<float>(),
-                                     bias ? bf.data<float>() : nullptr, yf.data<float>());
-                 const float* src = yf.data<float>();
-                 T* dst = y.data<T>();
-                 for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
-               } else {
-                 conv_forward<T>(ctx.policy(), g, N, C, M, G, x.data<T>(), w.data<T>(), bias, y.data<T>());
-               }
+             run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U* wp, const U* bp, U* yp) {
+               conv_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp);
              });
            };
          }});
@@ -1181,23 +1193,8 @@ inline void add_conv_transpose(registry& r) {
              const i64 N = xs[0], C = xs[1], M = w.sizes()[1] * G;
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
-             dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               if (ctx.has_input(2) && ctx.input(2).element_type() != x.element_type()) ctx.fail("ConvTranspose B has a different element type");
-               const T* bias = bias_of<T>(ctx, 2, M);
-               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), ys);
-               if (y.size() == 0) return;
-               if constexpr (half_like<T>) {
-                 gpass::tensor xf = convert_tensor<float, T>(x), wf = convert_tensor<float, T>(w), bf;
-                 if (bias) bf = convert_tensor<float, T>(ctx.input(2));
-                 gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, ys);
-                 conv_transpose_forward<float>(ctx.policy(), g, N, C, M, G, xf.data<float>(), wf.data<float>(),
-                                               bias ? bf.data<float>() : nullptr, yf.data<float>());
-                 const float* src = yf.data<float>();
-                 T* dst = y.data<T>();
-                 for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
-               } else {
-                 conv_transpose_forward<T>(ctx.policy(), g, N, C, M, G, x.data<T>(), w.data<T>(), bias, y.data<T>());
-               }
+             run_conv_like(ctx, x, w, ys, M, "ConvTranspose", [&]<class U>(const U* xp, const U* wp, const U* bp, U* yp) {
+               conv_transpose_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp);
              });
            };
          }});
