@@ -205,7 +205,6 @@ func @same {
   %e = function_entry() -> (f32[2])
   %r:0 = return(%e)
 })");
-  ex::eigen_cpu base;
   test_cpu cpu;
   ex::plan<test_cpu> p(g, cpu);
   CHECK(p.stats().functions == 3);

@@ -175,20 +175,14 @@ class kernel_context {
           return outputs_[i].tensor();
         }
       }
-      outputs_[i] = t == dtype::string ? gpass::tensor(t, std::move(sizes)) : gpass::tensor::uninitialized(t, std::move(sizes));
-    } else {
-      outputs_[i] = policy_->allocate_tensor(t, std::move(sizes), *stream_);
     }
+    outputs_[i] = policy_->allocate_tensor(t, std::move(sizes), *stream_);
     return outputs_[i].tensor();
   }
   /// Like `allocate_output`, with every element zero (false, "").
   tensor_type& allocate_output_zeroed(std::size_t i, dtype t, std::vector<std::int64_t> sizes) {
     auto& r = allocate_output(i, t, std::move(sizes));
-    if constexpr (std::is_same_v<tensor_type, gpass::tensor>) {
-      if (t != dtype::string && r.nbytes()) std::memset(r.raw(), 0, r.nbytes());
-    } else {
-      policy_->fill_zero(r, *stream_);
-    }
+    policy_->fill_zero(r, *stream_);
     return r;
   }
   /// Sets output `i` to `v` (a tensor made by the kernel, a view of an input, a sequence).

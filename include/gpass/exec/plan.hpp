@@ -388,13 +388,12 @@ class body_plan {
       steps_.push_back(std::move(s));
     }
     const auto end_step = static_cast<std::int64_t>(steps_.size());
-    std::vector<char> is_output(num_slots_, 0), is_input(num_slots_, 0);
+    std::vector<char> is_output(num_slots_, 0);
     for (int o : output_slots_)
       if (o >= 0) {
         is_output[o] = 1;
         last_use[o] = end_step;
       }
-    for (int i : input_slots_) is_input[i] = 1;
 
     // buffer roots: an output that may alias an input shares that input's buffer lifetime
     root_.resize(num_slots_);

@@ -372,7 +372,6 @@ void register_control(kernel_registry<P>& r) {
         lens.assign(static_cast<std::size_t>(dim), 1);
       }
       value::sequence_type out;
-      std::vector<gpass::tensor> one{x};
       std::int64_t at = 0;
       const auto& s = x.sizes();
       std::int64_t outer = 1, inner = 1;
