@@ -117,6 +117,19 @@ struct shapes_inferred { static constexpr std::string_view name = "shapes-inferr
 struct get_tuple_inserted { static constexpr std::string_view name = "get-tuple-inserted"; };
 /// No TF v1 control-flow op (Enter/Exit/Merge/Switch/NextIteration/LoopCond) is left.
 struct loops_functionalized { static constexpr std::string_view name = "loops-functionalized"; };
+/// No TF v1 conditional (Switch/Merge pairs outside loops, from `tf.cond`) is left: they are functional `if`s.
+struct conds_functionalized { static constexpr std::string_view name = "conds-functionalized"; };
+/// No TF variable op (VariableV2/Assign/`/read`, VarHandleOp/ReadVariableOp/AssignVariableOp) is left:
+/// variables are globals (`get_global` / `set_global`) with their initial values kept.
+struct variables_lowered { static constexpr std::string_view name = "variables-lowered"; };
+/// No TensorArrayV3-family op is left: TensorArrays are `list` values handled by gpass list ops.
+struct tensor_arrays_lowered { static constexpr std::string_view name = "tensor-arrays-lowered"; };
+/// Every subgraph without a Placeholder/variable/stateful ancestor (within the size limit) is a constant.
+struct constants_propagated { static constexpr std::string_view name = "constants-propagated"; };
+/// Known values (`value`) and partly known ones (`incomplete_value`) were propagated by inference.
+struct values_inferred { static constexpr std::string_view name = "values-inferred"; };
+/// No node is left whose only role is to compute the input of a node whose value is known.
+struct constant_ancestors_deleted { static constexpr std::string_view name = "constant-ancestors-deleted"; };
 /// No node without inputs and outputs is left.
 struct no_disconnected { static constexpr std::string_view name = "no-disconnected"; };
 /// No node is dead (every node feeds a result or has side effects).
