@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Generate the real-TensorFlow fixtures of gpass's TensorFlow frontend (issue 5).
+
+Every fixture is built in TF1 graph mode with v1 control flow (Enter/Merge/Switch/Exit/
+NextIteration/LoopCond frames, Switch/Merge conditionals, TensorArrayV3), run once in a
+TensorFlow session to get the reference outputs, frozen (variables -> Const, graph pruned
+to the ancestors of the fetches) unless the fixture is about variables, and written to
+tests/data/tf/<name>/:
+
+  graph.pb      binary GraphDef
+  graph.pbtxt   the same GraphDef in protobuf text format
+  fixture.txt   one item per line:
+                  tf_version <v>
+                  target <node_name>           ops run (each in its own Session.run, in order)
+                                               before the fetches, e.g. an initializer
+                  feed <node:port> <file>      a fed tensor
+                  fetch <node:port> <file>     TensorFlow's value of a fetched tensor
+  feed_<i>.pb / output_<i>.pb   TensorProto messages (binary, tf.make_tensor_proto)
+
+Usage:  python3 tests/data/tf/make_fixtures.py [--out DIR] [--only name,name]
+
+Needs tensorflow-cpu and tf_keras (the legacy Keras 2 that still ships
+tf.compat.v1.nn.rnn_cell.LSTMCell; Keras 3 dropped it). Deterministic: fixed graph and op
+seeds, one intra/inter-op thread, fixed numpy inputs, deterministic serialization.
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # LSTMCell lives in tf_keras
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # bit-stable float results
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from google.protobuf import text_format  # noqa: E402
+
+tf.compat.v1.disable_eager_execution()
+tf.compat.v1.disable_control_flow_v2()
+
+v1 = tf.compat.v1
+HERE = pathlib.Path(__file__).resolve().parent
+SEED = 1234
+
+
+class Spec:
+    """What a builder returns: feeds {placeholder tensor: numpy array}, fetches [tensor],
+    targets [op] run before the fetches (each in its own Session.run)."""
+
+    def __init__(self, feeds, fetches, targets=(), freeze=True, add_shapes=False):
+        self.feeds = feeds
+        self.fetches = fetches
+        self.targets = list(targets)
+        self.freeze = freeze
+        self.add_shapes = add_shapes
+
+
+def rng(salt):
+    return np.random.RandomState(SEED + salt)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+def while_one_var():
+    """Single loop variable: i = x; while i < 10: i = i + 1."""
+    x = v1.placeholder(tf.int32, [], name="x")
+    r = v1.while_loop(lambda i: i < 10, lambda i: i + 1, [x], name="loop")
+    out = tf.identity(r, name="out")
+    twice = tf.multiply(r, 2, name="twice")
+    return Spec({x: np.array(3, np.int32)}, [out, twice])
+
+
+def while_two_vars():
+    """Two loop variables: a counter and a float vector of dynamic length."""
+    n = v1.placeholder(tf.int32, [], name="n")
+    acc0 = v1.placeholder(tf.float32, [None], name="acc")
+
+    def body(i, acc):
+        return i + 1, acc * 1.5 + tf.cast(i, tf.float32)
+
+    i, acc = v1.while_loop(lambda i, acc: i < n, body, [tf.constant(0), acc0], name="loop")
+    return Spec({n: np.array(4, np.int32), acc0: rng(1).randn(5).astype(np.float32)},
+                [tf.identity(i, name="i_out"), tf.identity(acc, name="acc_out")])
+
+
+def while_invariant():
+    """A loop reading an outer tensor in its body (is_constant Enter) and a constant; only
+    the matrix is fetched, so the counter's Exit is pruned (a Switch without an Exit)."""
+    w = v1.placeholder(tf.float32, [None, 3], name="w")
+    x0 = v1.placeholder(tf.float32, [None, 3], name="x")
+
+    def body(i, x):
+        return i + 1, tf.tanh(x * w + tf.constant([0.5, -0.25, 1.0]))
+
+    _, x = v1.while_loop(lambda i, x: i < 4, body, [tf.constant(0), x0], name="loop")
+    r = rng(2)
+    return Spec({w: r.randn(2, 3).astype(np.float32), x0: r.randn(2, 3).astype(np.float32)},
+                [tf.identity(x, name="out")])
+
+
+def nested_loops():
+    """Outer loop i < n; inner loop j < i (its bound is the outer loop variable); the inner
+    body reads an outer placeholder (an invariant crossing two frames)."""
+    n = v1.placeholder(tf.int32, [], name="n")
+    v = v1.placeholder(tf.float32, [None], name="v")
+
+    def outer_body(i, acc):
+        def inner_body(j, a):
+            return j + 1, a * 0.5 + tf.cast(i + j, tf.float32) * v
+
+        _, acc2 = v1.while_loop(lambda j, a: j < i, inner_body, [tf.constant(0), acc],
+                                name="inner")
+        return i + 1, acc2
+
+    i, acc = v1.while_loop(lambda i, acc: i < n, outer_body, [tf.constant(0), tf.zeros_like(v)],
+                           name="outer")
+    return Spec({n: np.array(4, np.int32), v: rng(3).randn(3).astype(np.float32)},
+                [tf.identity(i, name="i_out"), tf.identity(acc, name="acc_out")])
+
+
+def while_growing():
+    """A tensor that doubles its first dimension every iteration (ConcatV2 in the body,
+    shape invariant [None, 2])."""
+    x0 = v1.placeholder(tf.float32, [None, 2], name="x")
+
+    def body(i, x):
+        return i + 1, tf.concat([x, x * 0.5 + 1.0], axis=0)
+
+    _, x = v1.while_loop(lambda i, x: i < 3, body, [tf.constant(0), x0],
+                         shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 2])],
+                         name="loop")
+    return Spec({x0: rng(4).randn(2, 2).astype(np.float32)},
+                [tf.identity(x, name="out"), tf.shape(x, name="out_shape")])
+
+
+def tensor_array_loop():
+    """TensorArrayV3: unstack (Scatter) the input along time, Read/compute/Write in a loop
+    with a carried accumulator, then Stack, Gather and Size outside the loop."""
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    steps = tf.shape(x)[0]
+    ta_in = tf.TensorArray(tf.float32, size=steps, name="ta_in").unstack(x)
+    ta_out0 = tf.TensorArray(tf.float32, size=steps, clear_after_read=False, name="ta_out")
+
+    def body(i, acc, ta):
+        e = ta_in.read(i)
+        acc = acc + e
+        return i + 1, acc, ta.write(i, tf.tanh(e) * 2.0 + acc)
+
+    _, acc, ta_out = v1.while_loop(lambda i, acc, ta: i < steps, body,
+                                   [tf.constant(0), tf.zeros([3]), ta_out0], name="loop")
+    stacked = tf.identity(ta_out.stack(), name="stacked")
+    gathered = tf.identity(ta_out.gather([0, 2]), name="gathered")
+    size = tf.identity(ta_out.size(), name="size")
+    return Spec({x: rng(5).randn(4, 3).astype(np.float32)},
+                [stacked, gathered, size, tf.identity(acc, name="acc_out")], add_shapes=True)
+
+
+def dynamic_rnn_lstm():
+    """tf.compat.v1.nn.dynamic_rnn over an LSTMCell (batch 2, time 3, input 4, units 5);
+    batch and time are None in the placeholder; weights frozen to Const."""
+    x = v1.placeholder(tf.float32, [None, None, 4], name="x")
+    cell = v1.nn.rnn_cell.LSTMCell(5, initializer=v1.glorot_uniform_initializer(seed=7),
+                                   name="lstm")
+    outputs, state = v1.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope="rnn")
+    init = v1.global_variables_initializer()
+    return Spec({x: rng(6).randn(2, 3, 4).astype(np.float32)},
+                [tf.identity(outputs, name="outputs"), tf.identity(state.c, name="state_c"),
+                 tf.identity(state.h, name="state_h")],
+                targets=[init], add_shapes=True)
+
+
+def cond():
+    """tf.cond (v1: Switch/Merge) on a placeholder predicate, twice: once on p and once on
+    not p, so both branches of some cond are taken whatever p is. The second returns two
+    values."""
+    p = v1.placeholder(tf.bool, [], name="p")
+    x = v1.placeholder(tf.float32, [None], name="x")
+    c1 = tf.cond(p, lambda: x * 2.0 + 1.0, lambda: tf.reduce_sum(x) * x, name="cond1")
+    c2a, c2b = tf.cond(tf.logical_not(p),
+                       lambda: (tf.exp(x), tf.reduce_max(x)),
+                       lambda: (tf.square(x) - 1.0, tf.reduce_min(x)), name="cond2")
+    return Spec({p: np.array(True), x: rng(7).randn(4).astype(np.float32)},
+                [tf.identity(c1, name="out1"), tf.identity(c2a, name="out2"),
+                 tf.identity(c2b, name="out3")])
+
+
+def variables():
+    """Not frozen. A VariableV2 (ref variable: VariableV2, Assign, Identity '/read') and a
+    resource variable (VarHandleOp, AssignVariableOp, ReadVariableOp, AssignAddVariableOp).
+
+    Reference semantics: TensorFlow ran, each in its own Session.run and in this order,
+      1. target `init`   (global_variables_initializer: both variables get their initial values)
+      2. target `update` (v_ref := v_ref * 2  via Assign;
+                          v_res := v_res + 1   via AssignVariableOp, then
+                          v_res := v_res + d   via AssignAddVariableOp, d a Const)
+      3. the fetches with the feed x: y = x @ v_ref + v_res, and v_ref, v_res as read then.
+    So the fetched values are those after one `update`.
+    """
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    r = rng(8)
+    v_ref = v1.Variable(r.randn(3, 2).astype(np.float32), use_resource=False, name="v_ref")
+    v_res = v1.Variable(r.randn(2).astype(np.float32), use_resource=True, name="v_res")
+    a_ref = v1.assign(v_ref, v_ref * 2.0, name="assign_ref")
+    a_res = v_res.assign(v_res.read_value() + 1.0, name="assign_res", read_value=False)
+    with tf.control_dependencies([a_res]):
+        a_add = v_res.assign_add(tf.constant([0.25, -0.5]), name="assign_add_res",
+                                 read_value=False)
+    update = tf.group(a_ref, a_add, name="update")
+    init = v1.global_variables_initializer()
+    y = tf.add(tf.matmul(x, v_ref), v_res.read_value(), name="y")
+    return Spec({x: r.randn(2, 3).astype(np.float32)},
+                [y, tf.identity(v_ref, name="v_ref_value"),
+                 tf.identity(v_res.read_value(), name="v_res_value")],
+                targets=[init, update], freeze=False)
+
+
+def shape_ops():
+    """Shape arithmetic on a placeholder with a None batch: Fill(Shape(x)), Range over the
+    batch, StridedSlice of a shape, Pack/Reshape/Tile/ExpandDims with computed shapes."""
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    sh = tf.shape(x, name="sh")
+    filled = tf.fill(sh, 2.0, name="filled")
+    out_fill = tf.add(filled, x, name="out_fill")
+    batch = sh[0]
+    rng_ = tf.range(0, batch, 1, name="rng")
+    out_range = tf.cast(rng_, tf.float32, name="out_range")
+    tail = sh[1:]
+    flat = tf.reshape(x, tf.stack([batch * tail[0]]), name="flat")
+    zeros = tf.zeros(tf.stack([batch, 2]), name="zeros")
+    tiled = tf.tile(tf.expand_dims(out_range, 1), tf.stack([1, tail[0]]), name="tiled")
+    out_tile = tf.add(tiled, x, name="out_tile")
+    return Spec({x: rng(9).randn(5, 3).astype(np.float32)},
+                [out_fill, out_range, tf.identity(tail, name="tail"), flat, zeros, out_tile,
+                 tf.identity(tf.size(x), name="size")], add_shapes=True)
+
+
+def multi_output():
+    """Ops with several outputs whose ports feed different consumers: Split, SplitV, Unpack
+    (one output unused), TopKV2 (values and indices)."""
+    x = v1.placeholder(tf.float32, [None, 6], name="x")
+    a, b = tf.split(x, 2, axis=1, name="split")
+    p, q, s = tf.split(x, [1, 2, 3], axis=1, name="splitv")
+    u0, _, u2 = tf.unstack(a, axis=1, name="unpack")
+    values, indices = tf.nn.top_k(x, k=2, name="topk")
+    out_ab = tf.multiply(a, b, name="out_ab")
+    out_u = tf.add(u0, u2, name="out_u")
+    out_pqs = tf.concat([s, q, p], axis=1, name="out_pqs")
+    out_v = tf.identity(values, name="out_v")
+    out_i = tf.cast(indices, tf.float32, name="out_i")
+    return Spec({x: rng(10).randn(3, 6).astype(np.float32)},
+                [out_ab, out_u, out_pqs, out_v, out_i, indices], add_shapes=True)
+
+
+def control_deps():
+    """tf.control_dependencies around ops, an Identity with a ^control input, a NoOp
+    barrier (tf.group), all pruned to what the fetches depend on."""
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    a = tf.multiply(x, 2.0, name="a")
+    with tf.control_dependencies([a]):
+        b = tf.add(x, 1.0, name="b")
+    with tf.control_dependencies([b]):
+        c = tf.identity(a, name="c")
+    barrier = tf.group(b, c, name="barrier")
+    with tf.control_dependencies([barrier]):
+        d = tf.multiply(c, b, name="d")
+        e = tf.reduce_sum(d, axis=1, name="e")
+    return Spec({x: rng(11).randn(2, 3).astype(np.float32)}, [c, d, e])
+
+
+def while_ctrl():
+    """A loop whose body has control dependencies (an op gated by another inside the
+    frame) and whose result is gated after the loop."""
+    x0 = v1.placeholder(tf.float32, [None], name="x")
+
+    def body(i, x):
+        t = tf.multiply(x, 1.5, name="t")
+        with tf.control_dependencies([t]):
+            i2 = tf.add(i, 1, name="i2")
+        with tf.control_dependencies([i2]):
+            x2 = tf.subtract(t, 0.25, name="x2")
+        return i2, x2
+
+    i, x = v1.while_loop(lambda i, x: i < 3, body, [tf.constant(0), x0], name="loop")
+    with tf.control_dependencies([i]):
+        out = tf.identity(x, name="out")
+    return Spec({x0: rng(12).randn(4).astype(np.float32)}, [out, tf.identity(i, name="i_out")])
+
+
+FIXTURES = [
+    while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
+    tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
+    control_deps, while_ctrl,
+]
+
+
+# --------------------------------------------------------------------------- writer
+
+def tensor_name(t):
+    return t.name  # "node:port"
+
+
+def make(fn, out_root):
+    name = fn.__name__
+    g = tf.Graph()
+    with g.as_default():
+        v1.set_random_seed(SEED)
+        spec = fn()
+        config = v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+        with v1.Session(graph=g, config=config) as sess:
+            for t in spec.targets:
+                sess.run(t)
+            values = sess.run(spec.fetches, feed_dict=spec.feeds)
+            gd = g.as_graph_def(add_shapes=spec.add_shapes)
+            if spec.freeze:
+                keep = sorted({t.op.name for t in spec.fetches})
+                gd = v1.graph_util.convert_variables_to_constants(sess, gd, keep)
+    # A frozen graph has no initializer left to run.
+    targets = [t.name for t in spec.targets] if not spec.freeze else []
+
+    d = out_root / name
+    d.mkdir(parents=True, exist_ok=True)
+    for f in d.iterdir():
+        if f.is_file():
+            f.unlink()
+    (d / "graph.pb").write_bytes(gd.SerializeToString(deterministic=True))
+    (d / "graph.pbtxt").write_text(text_format.MessageToString(gd))
+    lines = [f"tf_version {tf.__version__}"]
+    lines += [f"target {t}" for t in targets]
+    for i, (ph, arr) in enumerate(spec.feeds.items()):
+        fname = f"feed_{i}.pb"
+        (d / fname).write_bytes(tf.make_tensor_proto(arr).SerializeToString())
+        lines.append(f"feed {tensor_name(ph)} {fname}")
+    for i, (t, val) in enumerate(zip(spec.fetches, values)):
+        fname = f"output_{i}.pb"
+        (d / fname).write_bytes(tf.make_tensor_proto(np.asarray(val)).SerializeToString())
+        lines.append(f"fetch {tensor_name(t)} {fname}")
+    (d / "fixture.txt").write_text("\n".join(lines) + "\n")
+    size = sum(f.stat().st_size for f in d.iterdir())
+    print(f"{name}: {len(gd.node)} nodes, {size} bytes", file=sys.stderr)
+
+
+def check(d):
+    """Re-run the stored graph.pb in a fresh TensorFlow session from fixture.txt alone
+    (targets in order, then feeds -> fetches) and compare with the stored outputs. Returns
+    the largest absolute difference (exact 0 expected)."""
+    gd = tf.compat.v1.GraphDef()
+    gd.ParseFromString((d / "graph.pb").read_bytes())
+    items = [line.split() for line in (d / "fixture.txt").read_text().splitlines() if line]
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+        with v1.Session(graph=g) as sess:
+            for it in items:
+                if it[0] == "target":
+                    sess.run(g.get_operation_by_name(it[1]))
+            feeds = {g.get_tensor_by_name(it[1]): tf.make_ndarray(load_tensor(d / it[2]))
+                     for it in items if it[0] == "feed"}
+            fetches = [it for it in items if it[0] == "fetch"]
+            got = sess.run([g.get_tensor_by_name(it[1]) for it in fetches], feed_dict=feeds)
+    worst = 0.0
+    for it, val in zip(fetches, got):
+        ref = tf.make_ndarray(load_tensor(d / it[2]))
+        if ref.shape != np.shape(val) or ref.dtype != np.asarray(val).dtype:
+            raise SystemExit(f"{d.name}: {it[1]} shape/dtype mismatch")
+        worst = max(worst, float(np.max(np.abs(ref.astype(np.float64) - val), initial=0.0)))
+    return worst
+
+
+def load_tensor(path):
+    t = tf.compat.v1.make_tensor_proto(0)  # a TensorProto instance
+    t.ParseFromString(path.read_bytes())
+    return t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(HERE))
+    ap.add_argument("--only", default="")
+    ap.add_argument("--check", action="store_true",
+                    help="only re-run the stored fixtures in TensorFlow and compare")
+    args = ap.parse_args()
+    only = {s for s in args.only.split(",") if s}
+    for fn in FIXTURES:
+        if only and fn.__name__ not in only:
+            continue
+        if args.check:
+            print(f"{fn.__name__}: max abs diff {check(pathlib.Path(args.out) / fn.__name__)}")
+        else:
+            make(fn, pathlib.Path(args.out))
+
+
+if __name__ == "__main__":
+    main()
