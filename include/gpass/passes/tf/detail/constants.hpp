@@ -1,0 +1,97 @@
+#pragma once
+/// \file constants.hpp
+/// Private helpers of the TensorFlow constant passes (`constant_propagation`,
+/// `delete_constant_ancestors`): recognising constant nodes and making new ones.
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <gpass/core/attribute.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/core/type.hpp>
+#include <gpass/ops/registry.hpp>
+
+namespace gpass::detail {
+
+/// True for a constant node: TensorFlow `Const` (domain "tf", or the default domain as in
+/// hand-written graphs) or ONNX `Constant`, with a tensor `value` attribute.
+template <class Node>
+bool is_constant_node(const Node& n) {
+  if (!(n.domain == "tf" || n.domain.empty())) return false;
+  if (n.op != "Const" && !(n.op == "Constant" && n.domain.empty())) return false;
+  auto it = n.attrs.find("value");
+  return it != n.attrs.end() && it->second.template is<tensor>();
+}
+
+/// The `value` of a constant node (see `is_constant_node`).
+template <class Node>
+const tensor& constant_value(const Node& n) {
+  return n.attrs.find("value")->second.template as<tensor>();
+}
+
+/// True when constants replacing nodes of graph `g` are TensorFlow `Const` nodes: the node is
+/// of domain "tf", or the graph's string attribute `frontend` is "tensorflow".
+template <class G>
+bool tf_constants(const G& g, std::string_view node_domain) {
+  if (node_domain == "tf") return true;
+  if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) {
+    auto it = g.attrs().find("frontend");
+    if (it != g.attrs().end() && it->second.template is<std::string>()) return it->second.template as<std::string>() == "tensorflow";
+  }
+  return false;
+}
+
+/// A constant node holding `v`: `tf::Const {dtype, value}` when `tf`, ONNX `Constant {value}`
+/// otherwise; its output type is `v`'s. The name is left empty (the caller's `replace_node`
+/// gives it the replaced node's name); the device is kept.
+template <class Node>
+Node make_constant_node(const Node& like, tensor v, bool tf) {
+  Node n;
+  n.device = like.device;
+  n.outputs.assign(1, type(tensor_type{v.element_type(), v.shape()}));
+  if (tf) {
+    n.op = "Const";
+    n.domain = "tf";
+    n.attrs["dtype"] = v.element_type();
+  } else {
+    n.op = "Constant";
+  }
+  n.attrs["value"] = std::move(v);
+  return n;
+}
+
+/// Replaces node `v` of `g` by a constant node holding `value` (see `make_constant_node`)
+/// with the same name, device, control inputs and uses; its data inputs are dropped.
+/// Returns the new node.
+template <class G>
+typename G::node_id replace_by_constant(G& g, typename G::node_id v, tensor value) {
+  const bool tf = tf_constants(g, g[v].domain);
+  auto n = make_constant_node(g[v], std::move(value), tf);
+  std::string name = g[v].name;
+  auto controls = g.control_inputs(v);
+  g.rename(v, g.unique_name(name + ".folded"));
+  n.name = std::move(name);
+  auto c = g.add_node(std::move(n));
+  for (auto p : controls) g.add_control(p, c);
+  g.replace_all_uses(v, c);
+  g.remove_node(v);
+  return c;
+}
+
+/// How the constant passes may treat an op: never touched (effects, results, interface,
+/// v1 control flow, hidden state, random numbers), or pure. Ops unknown to the registry are
+/// pure, except random ones (`RandomUniform`, `TruncatedNormal`, ... by name: a schema may
+/// be missing while the op is being added).
+inline bool op_is_pure(std::string_view domain, std::string_view op) {
+  if (op.find("Random") != std::string_view::npos || op == "TruncatedNormal" || op == "Multinomial" ||
+      op == "Bernoulli" || op == "ParameterizedTruncatedNormal")
+    return false;
+  const op_schema* s = op_registry::global().find(domain, op);
+  if (!s) return true;
+  const op_traits& t = s->traits;
+  return !(t.side_effects || t.terminator || t.control_flow || t.stateful || t.interface);
+}
+
+}  // namespace gpass::detail
