@@ -25,6 +25,7 @@ seeds, one intra/inter-op thread, fixed numpy inputs, deterministic serializatio
 """
 
 import argparse
+import collections
 import os
 import pathlib
 import sys
@@ -231,14 +232,15 @@ def shape_ops():
     zeros = tf.zeros(tf.stack([batch, 2]), name="zeros")
     tiled = tf.tile(tf.expand_dims(out_range, 1), tf.stack([1, tail[0]]), name="tiled")
     out_tile = tf.add(tiled, x, name="out_tile")
+    squeezed = tf.squeeze(tf.expand_dims(x, 1), axis=[1], name="squeezed")  # list(int) attr
     return Spec({x: rng(9).randn(5, 3).astype(np.float32)},
                 [out_fill, out_range, tf.identity(tail, name="tail"), flat, zeros, out_tile,
-                 tf.identity(tf.size(x), name="size")], add_shapes=True)
+                 tf.identity(tf.size(x), name="size"), squeezed], add_shapes=True)
 
 
 def multi_output():
     """Ops with several outputs whose ports feed different consumers: Split, SplitV, Unpack
-    (one output unused), TopKV2 (values and indices)."""
+    (one output unused), TopKV2 (values and indices), IdentityN."""
     x = v1.placeholder(tf.float32, [None, 6], name="x")
     a, b = tf.split(x, 2, axis=1, name="split")
     p, q, s = tf.split(x, [1, 2, 3], axis=1, name="splitv")
@@ -249,15 +251,18 @@ def multi_output():
     out_pqs = tf.concat([s, q, p], axis=1, name="out_pqs")
     out_v = tf.identity(values, name="out_v")
     out_i = tf.cast(indices, tf.float32, name="out_i")
+    ida, idi = tf.identity_n([a, indices], name="idn")  # list(type) attr, two outputs
+    out_idn = tf.add(ida, tf.cast(idi[:, :1], tf.float32), name="out_idn")
     return Spec({x: rng(10).randn(3, 6).astype(np.float32)},
-                [out_ab, out_u, out_pqs, out_v, out_i, indices], add_shapes=True)
+                [out_ab, out_u, out_pqs, out_v, out_i, indices, out_idn], add_shapes=True)
 
 
 def control_deps():
     """tf.control_dependencies around ops, an Identity with a ^control input, a NoOp
-    barrier (tf.group), all pruned to what the fetches depend on."""
+    barrier (tf.group), all pruned to what the fetches depend on; `a` has a device."""
     x = v1.placeholder(tf.float32, [None, 3], name="x")
-    a = tf.multiply(x, 2.0, name="a")
+    with tf.device("/device:CPU:0"):  # a NodeDef device string
+        a = tf.multiply(x, 2.0, name="a")
     with tf.control_dependencies([a]):
         b = tf.add(x, 1.0, name="b")
     with tf.control_dependencies([b]):
@@ -341,6 +346,98 @@ def make(fn, out_root):
     print(f"{name}: {len(gd.node)} nodes, {size} bytes", file=sys.stderr)
 
 
+# --------------------------------------------------------------------------- bad inputs
+
+_PLACEHOLDER = """node {
+  name: "x"
+  op: "Placeholder"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: 4 } dim { size: 6 } } } }
+}
+"""
+
+BAD_TEXT = {
+    # Line 10: the string never ends (and the message is never closed).
+    "malformed.pbtxt": _PLACEHOLDER + """node {
+  name: "y"
+  op: "Identity"
+  input: "x
+  attr { key: "T" value { type: DT_FLOAT } }
+}
+""",
+    "unknown_input.pbtxt": _PLACEHOLDER + """node {
+  name: "y"
+  op: "Identity"
+  input: "does_not_exist"
+  attr { key: "T" value { type: DT_FLOAT } }
+}
+""",
+    "bad_port.pbtxt": _PLACEHOLDER + """node {
+  name: "split/split_dim"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } }
+}
+node {
+  name: "split"
+  op: "Split"
+  input: "split/split_dim"
+  input: "x"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "num_split" value { i: 2 } }
+}
+node {
+  name: "y"
+  op: "Identity"
+  input: "split:5"
+  attr { key: "T" value { type: DT_FLOAT } }
+}
+""",
+}
+
+
+def _copy_node(gd, name, new_name, **inputs):
+    """Append a copy of node `name` named `new_name`; inputs[i] replaces input i."""
+    src = next(n for n in gd.node if n.name == name)
+    n = gd.node.add()
+    n.CopyFrom(src)
+    n.name = new_name
+    for i, v in inputs.items():
+        n.input[int(i[1:])] = v
+    return n
+
+
+def make_bad(out_root):
+    """tests/data/tf/bad/: inputs the importer / functionalize_loops must reject."""
+    d = out_root / "bad"
+    d.mkdir(parents=True, exist_ok=True)
+    for fname, text in BAD_TEXT.items():
+        (d / fname).write_text(text)
+    base = tf.compat.v1.GraphDef()
+    base.ParseFromString((out_root / "while_one_var" / "graph.pb").read_bytes())
+
+    # two_loopconds: a second loop variable in frame loop/while_context whose Switch takes
+    # its predicate from a second LoopCond (on the same Less).
+    gd = tf.compat.v1.GraphDef()
+    gd.CopyFrom(base)
+    _copy_node(gd, "loop/Enter", "loop/Enter_1")
+    _copy_node(gd, "loop/Merge", "loop/Merge_1", i0="loop/Enter_1", i1="loop/NextIteration_1")
+    _copy_node(gd, "loop/LoopCond", "loop/LoopCond_1")
+    _copy_node(gd, "loop/Switch", "loop/Switch_1", i0="loop/Merge_1", i1="loop/LoopCond_1")
+    _copy_node(gd, "loop/Identity", "loop/Identity_1", i0="loop/Switch_1:1")
+    _copy_node(gd, "loop/NextIteration", "loop/NextIteration_1", i0="loop/Identity_1")
+    _copy_node(gd, "loop/Exit", "loop/Exit_1", i0="loop/Switch_1")
+    _copy_node(gd, "out", "out_1", i0="loop/Exit_1")
+    (d / "two_loopconds.pbtxt").write_text(text_format.MessageToString(gd))
+
+    # nextiteration_without_merge: the loop is intact, plus a second NextIteration of the
+    # body's value whose output is consumed by nothing (no Merge takes it).
+    gd = tf.compat.v1.GraphDef()
+    gd.CopyFrom(base)
+    _copy_node(gd, "loop/NextIteration", "loop/NextIteration_1")
+    (d / "nextiteration_without_merge.pbtxt").write_text(text_format.MessageToString(gd))
+
+
 def check(d):
     """Re-run the stored graph.pb in a fresh TensorFlow session from fixture.txt alone
     (targets in order, then feeds -> fetches) and compare with the stored outputs. Returns
@@ -368,6 +465,20 @@ def check(d):
     return worst
 
 
+def print_op_counts(root, names):
+    total = collections.Counter()
+    for name in names:
+        gd = tf.compat.v1.GraphDef()
+        gd.ParseFromString((root / name / "graph.pb").read_bytes())
+        c = collections.Counter(n.op for n in gd.node)
+        total.update(c.keys())
+        print(f"- `{name}` ({len(gd.node)} nodes): "
+              + ", ".join(f"{op}: {k}" for op, k in sorted(c.items())))
+    print()
+    print("Fixtures using each op: "
+          + ", ".join(f"{op}: {k}" for op, k in sorted(total.items())))
+
+
 def load_tensor(path):
     t = tf.compat.v1.make_tensor_proto(0)  # a TensorProto instance
     t.ParseFromString(path.read_bytes())
@@ -380,8 +491,13 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--check", action="store_true",
                     help="only re-run the stored fixtures in TensorFlow and compare")
+    ap.add_argument("--op-counts", action="store_true",
+                    help="only print `op: count` per stored fixture (markdown, for README.md)")
     args = ap.parse_args()
     only = {s for s in args.only.split(",") if s}
+    if args.op_counts:
+        print_op_counts(pathlib.Path(args.out), [f.__name__ for f in FIXTURES])
+        return
     for fn in FIXTURES:
         if only and fn.__name__ not in only:
             continue
@@ -389,6 +505,8 @@ def main():
             print(f"{fn.__name__}: max abs diff {check(pathlib.Path(args.out) / fn.__name__)}")
         else:
             make(fn, pathlib.Path(args.out))
+    if not args.check and (not only or "bad" in only):
+        make_bad(pathlib.Path(args.out))
 
 
 if __name__ == "__main__":
