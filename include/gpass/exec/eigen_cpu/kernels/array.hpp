@@ -258,6 +258,163 @@ inline std::vector<i64> reshape_sizes(const std::vector<i64>& in, std::vector<i6
 
 inline int opset_of(const kernel_node& n) { return n.opset > 0 ? n.opset : 1000; }
 
+/// Output 0 = the tensors `xs` (same element type and rank, equal sizes off the axis)
+/// concatenated along `axis_attr` (negative counts from the end).
+inline void concat_into(context& ctx, const std::vector<const gpass::tensor*>& xs, i64 axis_attr) {
+  if (xs.empty()) ctx.fail("no inputs");
+  const gpass::tensor& x0 = *xs[0];
+  const i64 rank = static_cast<i64>(x0.rank());
+  if (rank == 0) ctx.fail("cannot concatenate scalars");
+  const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+  std::vector<i64> out = x0.sizes();
+  out[axis] = 0;
+  for (const auto* x : xs) {
+    if (x->element_type() != x0.element_type()) ctx.fail("inputs have different element types");
+    if (x->rank() != x0.rank()) ctx.fail("inputs have different ranks");
+    for (std::size_t d = 0; d < x0.rank(); ++d)
+      if (d != axis && x->sizes()[d] != x0.sizes()[d])
+        ctx.fail("input sizes " + sizes_str(x->sizes()) + " and " + sizes_str(x0.sizes()) + " differ off the axis");
+    out[axis] += x->sizes()[axis];
+  }
+  gpass::tensor& y = ctx.allocate_output(0, x0.element_type(), out);
+  if (y.size() == 0) return;
+  const i64 outer = prod(out, 0, axis);
+  const i64 row = prod(out, axis, out.size());
+  dispatch_move(x0.element_type(), ctx.node(), [&]<class U>() {
+    U* o = elems<U>(y);
+    ctx.policy().parallel_for(outer, static_cast<double>(row), [&](i64 b, i64 e) {
+      for (i64 k = b; k < e; ++k) {
+        U* dst = o + k * row;
+        for (const auto* x : xs) {
+          const i64 chunk = prod(x->sizes(), axis, x->rank());
+          copy_n(elems<U>(*x) + k * chunk, chunk, dst);
+          dst += chunk;
+        }
+      }
+    });
+  });
+}
+
+/// Outputs 0 and 1 = the `k` largest (`largest`) or smallest elements of `x` along axis
+/// `axis` (non-negative), sorted, ties by lower index (NaN counts as the largest), and their
+/// indices as `index_type` (int64 or int32).
+inline void topk_into(context& ctx, const gpass::tensor& x, i64 axis_i, i64 k, bool largest, dtype index_type = dtype::int64) {
+  const std::size_t axis = static_cast<std::size_t>(axis_i);
+  const i64 dim = x.sizes()[axis];
+  if (k < 0 || k > dim) ctx.fail("k " + std::to_string(k) + " is out of range for axis size " + std::to_string(dim));
+  std::vector<i64> out = x.sizes();
+  out[axis] = k;
+  gpass::tensor& yv = ctx.allocate_output(0, x.element_type(), out);
+  gpass::tensor& yi = ctx.allocate_output(1, index_type, out);
+  const i64 outer = prod(x.sizes(), 0, axis), inner = prod(x.sizes(), axis + 1, x.rank());
+  if (yv.size() == 0) return;
+  dispatch<type_list<i64, std::int32_t>>(index_type, ctx.node(), [&]<class I>() {
+    dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+      using C = compute_t<T>;
+      const T* s = x.data<T>();
+      T* ov = yv.data<T>();
+      I* oi = yi.data<I>();
+      ctx.policy().parallel_for(outer * inner, static_cast<double>(dim) * 8.0, [&](i64 b, i64 e) {
+        std::vector<std::pair<C, i64>> line(static_cast<std::size_t>(dim));
+        for (i64 w = b; w < e; ++w) {
+          const i64 o = w / inner, j = w % inner;
+          const T* base = s + o * dim * inner + j;
+          for (i64 t = 0; t < dim; ++t) line[static_cast<std::size_t>(t)] = {static_cast<C>(base[t * inner]), t};
+          auto cmp = [largest](const std::pair<C, i64>& a, const std::pair<C, i64>& c) {
+            if constexpr (std::is_floating_point_v<C>) {  // NaN counts as the largest value
+              const bool an = std::isnan(a.first), cn = std::isnan(c.first);
+              if (an || cn) {
+                if (an && cn) return a.second < c.second;
+                return largest ? an : cn;
+              }
+            }
+            if (a.first != c.first) return largest ? a.first > c.first : a.first < c.first;
+            return a.second < c.second;
+          };
+          std::partial_sort(line.begin(), line.begin() + k, line.end(), cmp);
+          for (i64 t = 0; t < k; ++t) {
+            const i64 at = (o * k + t) * inner + j;
+            ov[at] = static_cast<T>(line[static_cast<std::size_t>(t)].first);
+            oi[at] = static_cast<I>(line[static_cast<std::size_t>(t)].second);
+          }
+        }
+      });
+    });
+  });
+}
+
+/// Output 0 = `x` padded by `begin[d]` / `end[d]` elements (negative: cropped) on each axis;
+/// mode `m`: 0 constant (`cval`, a one-element tensor of x's type; empty: zero), 1 reflect,
+/// 2 edge, 3 wrap.
+inline void pad_into(context& ctx, const gpass::tensor& x, const std::vector<i64>& begin, const std::vector<i64>& end, int m,
+                     const gpass::tensor& cval) {
+  const kernel_node& nd = ctx.node();
+  const std::size_t rank = x.rank();
+  std::vector<i64> out(rank);
+  std::vector<std::vector<i64>> maps(rank);  // output index -> input index, -1: the constant
+  for (std::size_t d = 0; d < rank; ++d) {
+    const i64 in = x.sizes()[d];
+    out[d] = in + begin[d] + end[d];
+    if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
+    maps[d].resize(static_cast<std::size_t>(out[d]));
+    for (i64 o = 0; o < out[d]; ++o) {
+      i64 i = o - begin[d];
+      if (i < 0 || i >= in) {
+        if (m != 0 && in == 0) ctx.fail("cannot pad an empty axis in this mode");
+        if (m == 0) i = -1;
+        else if (m == 2) i = std::clamp<i64>(i, 0, in - 1);
+        else if (m == 3) i = ((i % in) + in) % in;
+        else if (in == 1) i = 0;
+        else {
+          const i64 period = 2 * (in - 1);
+          i = ((i % period) + period) % period;
+          if (i >= in) i = period - i;
+        }
+      }
+      maps[d][static_cast<std::size_t>(o)] = i;
+    }
+  }
+  gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+  if (y.size() == 0) return;
+  const auto st = strides_of(x.sizes());
+  dispatch_move(x.element_type(), nd, [&]<class U>() {
+    const U c = cval.empty() ? U{} : elems<U>(cval)[0];
+    const U* s = elems<U>(x);
+    U* o = elems<U>(y);
+    if (rank == 0) {
+      o[0] = s[0];
+      return;
+    }
+    const i64 inner = out[rank - 1];
+    const auto& im = maps[rank - 1];
+    const i64 rows = y.size() / inner;
+    // the run of the inner axis copied as a block: o in [lo, hi) reads o - begin
+    const i64 lo = std::clamp<i64>(begin[rank - 1], 0, inner);
+    const i64 hi = std::clamp<i64>(begin[rank - 1] + x.sizes()[rank - 1], lo, inner);
+    ctx.policy().parallel_for(rows, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
+      for (i64 row = b; row < e; ++row) {
+        U* orow = o + row * inner;
+        i64 off = 0, rem = row;
+        bool constant = false;
+        for (std::size_t d = rank - 1; d-- > 0;) {
+          const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
+          rem /= out[d];
+          if (src < 0) constant = true;
+          off += src * st[d];
+        }
+        if (constant) {
+          std::fill(orow, orow + inner, c);
+          continue;
+        }
+        const U* srow = s + off;
+        for (i64 j = 0; j < lo; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
+        copy_n(srow + (lo - begin[rank - 1]), hi - lo, orow + lo);
+        for (i64 j = hi; j < inner; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
+      }
+    });
+  });
+}
+
 }  // namespace array_detail
 
 /// Registers the shape ops (Reshape, Shape, Size, Flatten, Squeeze, Unsqueeze).
@@ -385,38 +542,7 @@ inline void register_array_move(registry& r) {
       std::vector<const gpass::tensor*> xs;
       for (std::size_t i = 0; i < ctx.num_inputs(); ++i)
         if (ctx.has_input(i)) xs.push_back(&ctx.input(i));
-      if (xs.empty()) ctx.fail("no inputs");
-      const gpass::tensor& x0 = *xs[0];
-      const i64 rank = static_cast<i64>(x0.rank());
-      if (rank == 0) ctx.fail("cannot concatenate scalars");
-      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-      std::vector<i64> out = x0.sizes();
-      out[axis] = 0;
-      for (const auto* x : xs) {
-        if (x->element_type() != x0.element_type()) ctx.fail("inputs have different element types");
-        if (x->rank() != x0.rank()) ctx.fail("inputs have different ranks");
-        for (std::size_t d = 0; d < x0.rank(); ++d)
-          if (d != axis && x->sizes()[d] != x0.sizes()[d])
-            ctx.fail("input sizes " + sizes_str(x->sizes()) + " and " + sizes_str(x0.sizes()) + " differ off the axis");
-        out[axis] += x->sizes()[axis];
-      }
-      gpass::tensor& y = ctx.allocate_output(0, x0.element_type(), out);
-      if (y.size() == 0) return;
-      const i64 outer = prod(out, 0, axis);
-      const i64 row = prod(out, axis, out.size());
-      dispatch_move(x0.element_type(), ctx.node(), [&]<class U>() {
-        U* o = elems<U>(y);
-        ctx.policy().parallel_for(outer, static_cast<double>(row), [&](i64 b, i64 e) {
-          for (i64 k = b; k < e; ++k) {
-            U* dst = o + k * row;
-            for (const auto* x : xs) {
-              const i64 chunk = prod(x->sizes(), axis, x->rank());
-              copy_n(elems<U>(*x) + k * chunk, chunk, dst);
-              dst += chunk;
-            }
-          }
-        });
-      });
+      concat_into(ctx, xs, axis_attr);
     };
   }});
   r.add({.op = "Split", .make = [](const kernel_node& n) -> fn {
@@ -819,30 +945,6 @@ inline void register_array_make(registry& r) {
           end[i] = pads[i + rank];
         }
       }
-      std::vector<i64> out(rank);
-      std::vector<std::vector<i64>> maps(rank);  // output index -> input index, -1: the constant
-      for (std::size_t d = 0; d < rank; ++d) {
-        const i64 in = x.sizes()[d];
-        out[d] = in + begin[d] + end[d];
-        if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
-        maps[d].resize(static_cast<std::size_t>(out[d]));
-        for (i64 o = 0; o < out[d]; ++o) {
-          i64 i = o - begin[d];
-          if (i < 0 || i >= in) {
-            if (m != 0 && in == 0) ctx.fail("cannot pad an empty axis in this mode");
-            if (m == 0) i = -1;
-            else if (m == 2) i = std::clamp<i64>(i, 0, in - 1);
-            else if (m == 3) i = ((i % in) + in) % in;
-            else if (in == 1) i = 0;
-            else {
-              const i64 period = 2 * (in - 1);
-              i = ((i % period) + period) % period;
-              if (i >= in) i = period - i;
-            }
-          }
-          maps[d][static_cast<std::size_t>(o)] = i;
-        }
-      }
       gpass::tensor cval;
       if (!pads_attr && ctx.has_input(2)) {
         cval = ctx.input(2);
@@ -853,45 +955,7 @@ inline void register_array_make(registry& r) {
       } else if (x.element_type() != dtype::string) {
         cval = scalar_of(x.element_type(), value_attr, nd);
       }
-      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
-      if (y.size() == 0) return;
-      const auto st = strides_of(x.sizes());
-      dispatch_move(x.element_type(), nd, [&]<class U>() {
-        const U c = cval.empty() ? U{} : elems<U>(cval)[0];
-        const U* s = elems<U>(x);
-        U* o = elems<U>(y);
-        if (rank == 0) {
-          o[0] = s[0];
-          return;
-        }
-        const i64 inner = out[rank - 1];
-        const auto& im = maps[rank - 1];
-        const i64 rows = y.size() / inner;
-        // the run of the inner axis copied as a block: o in [lo, hi) reads o - begin
-        const i64 lo = std::clamp<i64>(begin[rank - 1], 0, inner);
-        const i64 hi = std::clamp<i64>(begin[rank - 1] + x.sizes()[rank - 1], lo, inner);
-        ctx.policy().parallel_for(rows, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
-          for (i64 row = b; row < e; ++row) {
-            U* orow = o + row * inner;
-            i64 off = 0, rem = row;
-            bool constant = false;
-            for (std::size_t d = rank - 1; d-- > 0;) {
-              const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
-              rem /= out[d];
-              if (src < 0) constant = true;
-              off += src * st[d];
-            }
-            if (constant) {
-              std::fill(orow, orow + inner, c);
-              continue;
-            }
-            const U* srow = s + off;
-            for (i64 j = 0; j < lo; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
-            copy_n(srow + (lo - begin[rank - 1]), hi - lo, orow + lo);
-            for (i64 j = hi; j < inner; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
-          }
-        });
-      });
+      pad_into(ctx, x, begin, end, m, cval);
     };
   }});
   r.add({.op = "ConstantOfShape", .type_input = -1, .make = [](const kernel_node& n) -> fn {
@@ -1178,45 +1242,7 @@ inline void register_array_select(registry& r) {
         if (kv.size() != 1) ctx.fail("K must have one element");
         return kv[0];
       }();
-      const i64 dim = x.sizes()[axis];
-      if (k < 0 || k > dim) ctx.fail("k " + std::to_string(k) + " is out of range for axis size " + std::to_string(dim));
-      std::vector<i64> out = x.sizes();
-      out[axis] = k;
-      gpass::tensor& yv = ctx.allocate_output(0, x.element_type(), out);
-      gpass::tensor& yi = ctx.allocate_output(1, dtype::int64, out);
-      const i64 outer = prod(x.sizes(), 0, axis), inner = prod(x.sizes(), axis + 1, x.rank());
-      if (yv.size() == 0) return;
-      dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
-        using C = compute_t<T>;
-        const T* s = x.data<T>();
-        T* ov = yv.data<T>();
-        i64* oi = yi.data<i64>();
-        ctx.policy().parallel_for(outer * inner, static_cast<double>(dim) * 8.0, [&](i64 b, i64 e) {
-          std::vector<std::pair<C, i64>> line(static_cast<std::size_t>(dim));
-          for (i64 w = b; w < e; ++w) {
-            const i64 o = w / inner, j = w % inner;
-            const T* base = s + o * dim * inner + j;
-            for (i64 t = 0; t < dim; ++t) line[static_cast<std::size_t>(t)] = {static_cast<C>(base[t * inner]), t};
-            auto cmp = [largest](const std::pair<C, i64>& a, const std::pair<C, i64>& c) {
-              if constexpr (std::is_floating_point_v<C>) {  // NaN counts as the largest value
-                const bool an = std::isnan(a.first), cn = std::isnan(c.first);
-                if (an || cn) {
-                  if (an && cn) return a.second < c.second;
-                  return largest ? an : cn;
-                }
-              }
-              if (a.first != c.first) return largest ? a.first > c.first : a.first < c.first;
-              return a.second < c.second;
-            };
-            std::partial_sort(line.begin(), line.begin() + k, line.end(), cmp);
-            for (i64 t = 0; t < k; ++t) {
-              const i64 at = (o * k + t) * inner + j;
-              ov[at] = static_cast<T>(line[static_cast<std::size_t>(t)].first);
-              oi[at] = line[static_cast<std::size_t>(t)].second;
-            }
-          }
-        });
-      });
+      topk_into(ctx, x, static_cast<i64>(axis), k, largest);
     };
   }});
   r.add({.op = "ReverseSequence", .make = [](const kernel_node& n) -> fn {

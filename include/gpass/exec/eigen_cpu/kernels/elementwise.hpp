@@ -732,6 +732,33 @@ Q saturate_round(float v, float zp) {
   return static_cast<Q>(r);
 }
 
+/// Output 0 = `c ? x : y` elementwise, the three broadcast together (multidirectionally);
+/// `c` is bool, `x` and `y` have one element type.
+inline void where_into(context& ctx, const gpass::tensor& c, const gpass::tensor& x, const gpass::tensor& y) {
+  if (c.element_type() != dtype::bool_) ctx.fail("condition must be bool, got " + std::string(to_string(c.element_type())));
+  if (x.element_type() != y.element_type())
+    ctx.fail("X and Y have different element types (" + std::string(to_string(x.element_type())) + " and " +
+             std::string(to_string(y.element_type())) + ")");
+  const auto os = broadcast_sizes(broadcast_sizes(c.sizes(), x.sizes(), ctx.node()), y.sizes(), ctx.node());
+  dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
+    gpass::tensor& out = ctx.allocate_output(0, x.element_type(), os);
+    if (out.size() == 0) return;
+    const bool* cp = c.data<bool>();
+    const T* xp = x.data<T>();
+    const T* yp = y.data<T>();
+    T* op = out.data<T>();
+    const auto p = make_plan<3>(os, {&c.sizes(), &x.sizes(), &y.sizes()});
+    run_plan(ctx, p, std::is_same_v<T, std::string> ? 50.0 : 1.0, [&](const std::array<i64, 3>& at, i64 pos, i64 len) {
+      const bool* cr = cp + at[0];
+      const T* xr = xp + at[1];
+      const T* yr = yp + at[2];
+      const i64 sc = p.inner_stride[0], sx = p.inner_stride[1], sy = p.inner_stride[2];
+      T* o = op + pos;
+      for (i64 i = 0; i < len; ++i) o[i] = cr[i * sc] ? xr[i * sx] : yr[i * sy];
+    });
+  });
+}
+
 }  // namespace ew
 
 /// Registers the kernels of this family.
@@ -977,31 +1004,7 @@ inline void register_elementwise(registry& r) {
   // ---- Where, Clip ------------------------------------------------------------------------------
   r.add({.op = "Where", .dtypes = all_types::dtypes(), .type_input = 1, .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
-             const gpass::tensor& c = ctx.input(0);
-             const gpass::tensor& x = ctx.input(1);
-             const gpass::tensor& y = ctx.input(2);
-             if (c.element_type() != dtype::bool_) ctx.fail("condition must be bool, got " + std::string(to_string(c.element_type())));
-             if (x.element_type() != y.element_type())
-               ctx.fail("X and Y have different element types (" + std::string(to_string(x.element_type())) + " and " +
-                        std::string(to_string(y.element_type())) + ")");
-             const auto os = broadcast_sizes(broadcast_sizes(c.sizes(), x.sizes(), ctx.node()), y.sizes(), ctx.node());
-             dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               gpass::tensor& out = ctx.allocate_output(0, x.element_type(), os);
-               if (out.size() == 0) return;
-               const bool* cp = c.data<bool>();
-               const T* xp = x.data<T>();
-               const T* yp = y.data<T>();
-               T* op = out.data<T>();
-               const auto p = make_plan<3>(os, {&c.sizes(), &x.sizes(), &y.sizes()});
-               run_plan(ctx, p, std::is_same_v<T, std::string> ? 50.0 : 1.0, [&](const std::array<i64, 3>& at, i64 pos, i64 len) {
-                 const bool* cr = cp + at[0];
-                 const T* xr = xp + at[1];
-                 const T* yr = yp + at[2];
-                 const i64 sc = p.inner_stride[0], sx = p.inner_stride[1], sy = p.inner_stride[2];
-                 T* o = op + pos;
-                 for (i64 i = 0; i < len; ++i) o[i] = cr[i * sc] ? xr[i * sx] : yr[i * sy];
-               });
-             });
+             where_into(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
            };
          }});
   r.add({.op = "Clip", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn {

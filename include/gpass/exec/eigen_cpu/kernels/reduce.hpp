@@ -384,23 +384,22 @@ inline axis_split split_at(const std::vector<std::int64_t>& sizes, std::int64_t 
   return s;
 }
 
-inline fn make_arg(const kernel_node& n, bool is_max) {
-  const std::int64_t axis_attr = n.attr<std::int64_t>("axis", 0);
-  const bool keepdims = n.attr<std::int64_t>("keepdims", 1) != 0;
-  const bool last = n.attr<std::int64_t>("select_last_index", 0) != 0;
-  return [=](context& ctx) {
-    const gpass::tensor& x = ctx.input(0);
-    const std::int64_t rank = static_cast<std::int64_t>(x.rank());
-    const std::int64_t axis = normalize_axis(axis_attr, rank, ctx.node());
-    std::vector<std::int64_t> out_sizes;
-    for (std::int64_t d = 0; d < rank; ++d) {
-      if (d != axis) out_sizes.push_back(x.sizes()[d]);
-      else if (keepdims) out_sizes.push_back(1);
-    }
-    const axis_split s = rank == 0 ? axis_split{} : split_at(x.sizes(), axis);
-    if (s.len == 0 && s.outer * s.inner != 0) ctx.fail("cannot take the arg of an empty axis");
-    gpass::tensor& y = ctx.allocate_output(0, dtype::int64, out_sizes);
-    std::int64_t* out = y.data<std::int64_t>();
+/// Output 0 = the index (of type `index_type`: int64 or int32) of the largest (`is_max`) or
+/// smallest element of `x` along `axis_attr`; ties give the first index (the last when `last`).
+inline void arg_into(context& ctx, const gpass::tensor& x, std::int64_t axis_attr, bool keepdims, bool last, bool is_max,
+                     dtype index_type = dtype::int64) {
+  const std::int64_t rank = static_cast<std::int64_t>(x.rank());
+  const std::int64_t axis = normalize_axis(axis_attr, rank, ctx.node());
+  std::vector<std::int64_t> out_sizes;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    if (d != axis) out_sizes.push_back(x.sizes()[d]);
+    else if (keepdims) out_sizes.push_back(1);
+  }
+  const axis_split s = rank == 0 ? axis_split{} : split_at(x.sizes(), axis);
+  if (s.len == 0 && s.outer * s.inner != 0) ctx.fail("cannot take the arg of an empty axis");
+  gpass::tensor& y = ctx.allocate_output(0, index_type, out_sizes);
+  dispatch<type_list<std::int64_t, std::int32_t>>(index_type, ctx.node(), [&]<class I>() {
+    I* out = y.data<I>();
     dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
       using C = compute_t<T>;
       const T* in = x.data<T>();
@@ -413,7 +412,7 @@ inline fn make_arg(const kernel_node& n, bool is_max) {
         std::vector<C> best(static_cast<std::size_t>(s.inner));
         for (std::int64_t o = b; o < e; ++o) {
           const T* p = in + o * s.len * s.inner;
-          std::int64_t* q = out + o * s.inner;
+          I* q = out + o * s.inner;
           for (std::int64_t j = 0; j < s.inner; ++j) {
             best[j] = static_cast<C>(p[j]);
             q[j] = 0;
@@ -424,14 +423,21 @@ inline fn make_arg(const kernel_node& n, bool is_max) {
               const C v = static_cast<C>(row[j]);
               if (better(v, best[j])) {
                 best[j] = v;
-                q[j] = r;
+                q[j] = static_cast<I>(r);
               }
             }
           }
         }
       });
     });
-  };
+  });
+}
+
+inline fn make_arg(const kernel_node& n, bool is_max) {
+  const std::int64_t axis_attr = n.attr<std::int64_t>("axis", 0);
+  const bool keepdims = n.attr<std::int64_t>("keepdims", 1) != 0;
+  const bool last = n.attr<std::int64_t>("select_last_index", 0) != 0;
+  return [=](context& ctx) { arg_into(ctx, ctx.input(0), axis_attr, keepdims, last, is_max); };
 }
 
 using cumsum_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t,
