@@ -1,0 +1,155 @@
+#pragma once
+/// \file tf_tensor.hpp
+/// Private: TensorFlow `TensorShapeProto` -> `gpass::shape` and `TensorProto` ->
+/// `gpass::tensor` (from the decoded `pb_message`). `tensor_content` is raw little-endian
+/// data; the typed `*_val` fields may hold fewer values than the shape has elements, and then
+/// the last value is repeated (none: zeros), as TensorFlow does.
+
+#include <algorithm>
+#include <bit>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gpass/core/dtype.hpp>
+#include <gpass/core/error.hpp>
+#include <gpass/core/shape.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/io/detail/tf_schema.hpp>
+
+namespace gpass::detail::tf_io {
+
+/// A `TensorShapeProto` as a gpass shape: `unknown_rank` -> unknown rank, size -1 -> unknown
+/// dim. Sizes below -1 are errors. `m == nullptr` (field absent) is the scalar shape `[]`.
+inline shape shape_from_tf(const pb_message* m) {
+  if (!m) return shape::scalar();
+  if (m->boolean(fields::shape_unknown_rank)) {
+    if (m->has(fields::shape_dim)) throw error("shape has unknown_rank set and dims");
+    return shape::unknown_rank();
+  }
+  std::vector<dim> dims;
+  m->each(fields::shape_dim, [&](const pb_value& v) {
+    std::int64_t size = v.m->i64(fields::dim_size);
+    if (size < -1) throw error("shape has dim size " + std::to_string(size) + " (only -1 means unknown)");
+    dims.push_back(size == -1 ? dim() : dim(size));
+  });
+  return shape(std::move(dims));
+}
+
+/// The TensorProto field holding the values of DataType `dt` (base type), or 0.
+inline std::uint32_t value_field_of(dtype t) noexcept {
+  switch (t) {
+    case dtype::f32: return fields::float_val;
+    case dtype::f64: return fields::double_val;
+    case dtype::int32:
+    case dtype::int16:
+    case dtype::int8:
+    case dtype::uint8:
+    case dtype::uint16: return fields::int_val;
+    case dtype::int64: return fields::int64_val;
+    case dtype::uint32: return fields::uint32_val;
+    case dtype::uint64: return fields::uint64_val;
+    case dtype::bool_: return fields::bool_val;
+    case dtype::f16:
+    case dtype::bf16: return fields::half_val;
+    case dtype::complex64: return fields::scomplex_val;
+    case dtype::complex128: return fields::dcomplex_val;
+    case dtype::string: return fields::string_val;
+    default: return 0;
+  }
+}
+
+inline const char* value_field_name(std::uint32_t n) noexcept {
+  const field_schema* f = tensor_schema().find(n);
+  return f ? f->name.data() : "?";
+}
+
+/// A `TensorProto` as a gpass tensor. `max_bytes` bounds the size of the result (the values
+/// repeated from a short `*_val` list are not bounded by the input's size).
+inline tensor tensor_from_tf(const pb_message& m, std::uint64_t max_bytes) {
+  const std::int64_t code = m.i64(fields::tensor_dtype);
+  auto dt = dtype_from_tf(code);
+  const std::string tname = data_type_name(code);
+  if (!dt) throw error("tensor of dtype " + tname + ": no gpass dtype for it");
+  if (*dt == dtype::resource || *dt == dtype::variant)
+    throw error("tensor of dtype " + tname + ": resource and variant tensor values are not supported");
+  shape sh = shape_from_tf(m.msg(fields::tensor_shape));
+  if (!sh.has_rank()) throw error("tensor of dtype " + tname + " has a shape of unknown rank");
+  std::vector<std::int64_t> sizes;
+  std::uint64_t n = 1;
+  const std::uint64_t elem_bytes = *dt == dtype::string ? sizeof(std::string) : size_of(*dt);
+  for (const auto& d : sh.dims()) {
+    if (!d.is_known()) throw error("tensor of dtype " + tname + " has an unknown dim in its shape " + sh.to_string());
+    const auto s = static_cast<std::uint64_t>(d.value());
+    sizes.push_back(d.value());
+    if (s != 0 && n > (max_bytes / elem_bytes) / s)
+      throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " is larger than the limit of " +
+                  std::to_string(max_bytes) + " bytes");
+    n *= s;
+  }
+  const std::uint32_t vf = value_field_of(*dt);
+  // values in a field that does not belong to the dtype
+  for (std::uint32_t f : {fields::float_val, fields::double_val, fields::int_val, fields::string_val, fields::scomplex_val,
+                          fields::int64_val, fields::bool_val, fields::dcomplex_val, fields::half_val, fields::uint32_val,
+                          fields::uint64_val})
+    if (f != vf && m.has(f))
+      throw error("tensor of dtype " + tname + " has values in " + value_field_name(f) + " (expected " +
+                  (vf ? value_field_name(vf) : "none") + ")");
+  const pb_value* content = m.last(fields::tensor_content);
+  const bool has_content = content && !content->s.empty();
+  tensor t(*dt, sizes);
+  if (has_content) {
+    if (*dt == dtype::string) throw error("tensor of dtype DT_STRING in tensor_content is not supported");
+    if (m.has(vf))
+      throw error(std::string("tensor has both tensor_content and ") + value_field_name(vf));
+    if (content->s.size() != t.nbytes())
+      throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " needs " + std::to_string(t.nbytes()) +
+                  " bytes of tensor_content, got " + std::to_string(content->s.size()));
+    if (t.nbytes() != 0) std::memcpy(t.raw(), content->s.data(), t.nbytes());
+    if constexpr (std::endian::native == std::endian::big) {
+      std::size_t w = size_of(*dt);
+      if (*dt == dtype::complex64 || *dt == dtype::complex128) w /= 2;
+      for (std::size_t i = 0; i + w <= t.nbytes(); i += w) std::reverse(t.raw() + i, t.raw() + i + w);
+    }
+    return t;
+  }
+  // typed values: collect, check the count, broadcast the last one
+  std::vector<const pb_value*> vals;
+  m.each(vf, [&](const pb_value& v) { vals.push_back(&v); });
+  const bool complex = *dt == dtype::complex64 || *dt == dtype::complex128;
+  if (complex && vals.size() % 2 != 0)
+    throw error("tensor of dtype " + tname + " has an odd number (" + std::to_string(vals.size()) + ") of " +
+                value_field_name(vf) + " values (real and imaginary parts)");
+  const std::uint64_t given = complex ? vals.size() / 2 : vals.size();
+  if (given > n)
+    throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " has " + std::to_string(given) + " " +
+                value_field_name(vf) + " values for " + std::to_string(n) + " elements");
+  if (given == 0 || n == 0) return t;  // zeros
+  visit_dtype(*dt, [&]<class T>() {
+    T* p = t.data<T>();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t k = std::min(i, given - 1);
+      if constexpr (std::is_same_v<T, std::string>) {
+        p[i] = vals[k]->s;
+      } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+        using R = typename T::value_type;
+        p[i] = T(static_cast<R>(vals[2 * k]->d), static_cast<R>(vals[2 * k + 1]->d));
+      } else if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
+        const auto bits = static_cast<std::uint16_t>(vals[k]->u & 0xffff);
+        std::memcpy(static_cast<void*>(&p[i]), &bits, 2);
+      } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        p[i] = static_cast<T>(vals[k]->d);
+      } else if constexpr (std::is_same_v<T, bool>) {
+        p[i] = vals[k]->u != 0;
+      } else {
+        p[i] = static_cast<T>(vals[k]->u);
+      }
+    }
+  });
+  return t;
+}
+
+}  // namespace gpass::detail::tf_io
