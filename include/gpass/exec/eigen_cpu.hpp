@@ -11,6 +11,7 @@
 #include <gpass/exec/eigen_cpu/kernels/array.hpp>
 #include <gpass/exec/eigen_cpu/kernels/control.hpp>
 #include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
+#include <gpass/exec/eigen_cpu/kernels/globals.hpp>
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 #include <gpass/exec/eigen_cpu/kernels/reduce.hpp>
@@ -26,6 +27,7 @@ inline const kernel_registry<eigen_cpu>& eigen_cpu::kernels() const {
     cpu_detail::register_array(k);
     cpu_detail::register_reduce(k);
     cpu_detail::register_control(k);
+    cpu_detail::register_globals(k);
     return k;
   }();
   return r;

@@ -37,6 +37,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
+#include <gpass/exec/globals.hpp>
 #include <gpass/exec/policy.hpp>
 #include <gpass/exec/value.hpp>
 
@@ -109,6 +110,9 @@ struct run_services {
   /// Runs function `name` of the graph's library on `args`; returns its results.
   virtual std::vector<basic_value<typename P::tensor_type>> call(std::string_view name,
                                                                   std::vector<basic_value<typename P::tensor_type>> args) const = 0;
+  /// The globals of the running plan (`get_global` / `set_global`); null when there are none
+  /// (a kernel run on its own by `run_kernel`).
+  virtual global_store* run_globals() const { return nullptr; }
 };
 
 /// A planned buffer for an output: `size` bytes at `offset` in the run's arena.
@@ -196,6 +200,14 @@ class kernel_context {
   std::vector<value_type> call(std::string_view name, std::vector<value_type> args) const {
     if (!services_) fail("cannot call function '" + std::string(name) + "' here");
     return services_->call(name, std::move(args));
+  }
+
+  /// The globals of the running plan (`get_global` / `set_global`, see `global_store`);
+  /// fails naming the node when the kernel runs outside a plan (`run_kernel`).
+  global_store& globals() const {
+    global_store* g = services_ ? services_->run_globals() : nullptr;
+    if (!g) fail("no globals here (the kernel runs outside a plan)");
+    return *g;
   }
 
   /// Throws `gpass::error` naming the node and op.

@@ -14,12 +14,14 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
+#include <gpass/exec/globals.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/memory_plan.hpp>
 #include <gpass/exec/policy.hpp>
@@ -37,6 +39,11 @@ struct plan_options {
   /// between values whose lifetimes do not overlap (off: every output is allocated when
   /// its kernel runs).
   bool plan_memory = true;
+  /// The globals `get_global` / `set_global` use (TensorFlow variables): null gives the plan a
+  /// store of its own; plans given the same store share their globals. Either way the plan
+  /// gives the globals without a value the initial values of the graph's `global:<name>`
+  /// attributes when it is built (see `global_store`).
+  std::shared_ptr<global_store> globals;
 };
 
 /// What a plan did with its graph (the main graph; `functions` counts the nested plans).
@@ -496,6 +503,8 @@ class plan : private detail::run_services<P> {
   using value_type = basic_value<tensor_type>;
 
   plan(const G& g, P& policy, plan_options options = {}) : policy_(&policy) {
+    globals_ = options.globals ? options.globals : std::make_shared<global_store>();
+    if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) globals_->initialize_from(g.attrs());
     main_ = std::make_unique<detail::body_plan<P, G>>(g, g, policy, options, "graph");
     // nested plans for every function reachable from the main graph
     std::vector<std::string> work = main_->callees();
@@ -519,6 +528,9 @@ class plan : private detail::run_services<P> {
   const std::vector<std::string>& output_names() const noexcept { return main_->output_names(); }
   const std::vector<type>& output_types() const noexcept { return main_->output_types(); }
   const plan_statistics& stats() const noexcept { return stats_; }
+  /// The globals this plan's `get_global` / `set_global` read and write; they persist across
+  /// runs (inspect or change them between runs).
+  global_store& globals() const noexcept { return *globals_; }
 
   /// Runs the graph on `inputs` (one per input, in order; a `none` value uses the input's
   /// `default`) and returns the results in order.
@@ -549,8 +561,10 @@ class plan : private detail::run_services<P> {
     if (it == functions_.end()) throw error("function '" + std::string(name) + "' has no plan");
     return it->second->run(*policy_, std::move(args), this);
   }
+  global_store* run_globals() const override { return globals_.get(); }
 
   P* policy_;
+  std::shared_ptr<global_store> globals_;
   std::unique_ptr<detail::body_plan<P, G>> main_;
   std::map<std::string, std::unique_ptr<detail::body_plan<P, G>>, std::less<>> functions_;
   plan_statistics stats_;
