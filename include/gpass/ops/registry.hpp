@@ -70,8 +70,9 @@ class op_registry {
     return domain.empty() ? std::string(name) : std::string(domain) + "::" + std::string(name);
   }
 
-  /// The process-wide registry, with the core gpass ops and the ONNX default-domain ops
-  /// (`register_onnx_ops`) registered on first use.
+  /// The process-wide registry, with the core gpass ops, the ONNX default-domain ops
+  /// (`register_onnx_ops`) and the TensorFlow ops (domain `tf`, `register_tf_ops`) registered
+  /// on first use.
   static op_registry& global();
 
  private:
@@ -87,9 +88,11 @@ class op_registry {
 
 #include <gpass/ops/core_ops.hpp>
 #include <gpass/ops/onnx/register.hpp>
+#include <gpass/ops/tf/register.hpp>
 
 namespace gpass {
 void register_onnx_ops(op_registry& r);  // onnx/register.hpp (declared again for include cycles)
+void register_tf_ops(op_registry& r);    // tf/register.hpp (likewise)
 }  // namespace gpass
 
 inline gpass::op_registry& gpass::op_registry::global() {
@@ -98,6 +101,7 @@ inline gpass::op_registry& gpass::op_registry::global() {
     auto* reg = new op_registry;
     register_core_ops(*reg);
     register_onnx_ops(*reg);
+    register_tf_ops(*reg);
     return reg;
   }();
   return *r;

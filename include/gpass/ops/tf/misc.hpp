@@ -1,0 +1,99 @@
+#pragma once
+/// \file misc.hpp
+/// TensorFlow sources, identities and assertions: Const, Placeholder, PlaceholderWithDefault,
+/// Identity, IdentityN, StopGradient, PreventGradient, Snapshot, CheckNumerics, EnsureShape,
+/// NoOp, Assert. Const has its value; identities pass their input's value on; placeholders
+/// name their unknown dims with fresh symbols (`x_d0`), so fed values have symbolic shapes.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <gpass/ops/tf/common.hpp>
+
+namespace gpass {
+
+/// Registers the TensorFlow sources, identities and assertions into `r` (see the file comment).
+void register_tf_misc_ops(op_registry& r);
+
+namespace detail::tf_ops {
+
+using namespace gpass::onnx_shape;
+using namespace gpass::tf_shape;
+
+// Placeholder: the `shape` attribute (unknown rank when absent), unknown dims named.
+inline void placeholder_infer(infer_context& c) {
+  shape s;
+  if (const attribute* a = c.attr("shape"); a && a->is<shape>()) s = a->as<shape>();
+  c.set_shape(0, with_fresh_symbols(c, s));
+}
+
+// PlaceholderWithDefault: the `shape` attribute; the default must fit it.
+inline void placeholder_with_default_infer(infer_context& c) {
+  shape s;
+  if (const attribute* a = c.attr("shape"); a && a->is<shape>()) s = a->as<shape>();
+  shape in = c.input_shape(0);
+  if (s.has_rank() && in.has_rank()) {
+    if (s.rank() != in.rank())
+      c.fail("default value of shape " + in.to_string() + " does not have the rank of shape " + s.to_string());
+    for (std::size_t i = 0; i < s.rank(); ++i)
+      if (s[i].is_known()) c.unify(s[i], in[i], "(default value, dim " + std::to_string(i) + ")");
+  }
+  c.set_shape(0, with_fresh_symbols(c, s));
+}
+
+inline void ensure_shape_infer(infer_context& c) {
+  c.set_output(0, c.input_type(0));
+  const attribute* a = c.attr("shape");
+  if (!a || !a->is<shape>() || !a->as<shape>().has_rank()) return;
+  shape want = a->as<shape>();
+  shape in = c.input_shape(0);
+  if (!in.has_rank()) {
+    c.set_shape(0, want);
+    return;
+  }
+  if (in.rank() != want.rank()) c.fail("input shape " + in.to_string() + " is not " + want.to_string());
+  for (std::size_t i = 0; i < in.rank(); ++i) in[i] = c.unify(in[i], want[i], "(dim " + std::to_string(i) + ")");
+  c.set_shape(0, in);
+}
+
+inline void identity_n_infer(infer_context& c) {
+  for (std::size_t k = 0; k < c.num_outputs() && k < c.num_inputs(); ++k) c.set_output(k, c.input_type(k));
+}
+inline void identity_n_value(infer_context& c) {
+  for (std::size_t k = 0; k < c.num_outputs() && k < c.num_inputs(); ++k) c.set_value(k, c.input_value(k));
+}
+
+}  // namespace detail::tf_ops
+}  // namespace gpass
+
+inline void gpass::register_tf_misc_ops(op_registry& r) {
+  using namespace detail::tf_ops;
+  using detail::onnx_ops::constant_infer;
+
+  tf_op("Const").out("output:dtype").type_attr("dtype").req("value", "tensor").infer(constant_infer)
+      .doc("A constant tensor (attribute `value`).").add(r);
+  tf_op("Placeholder").out("output:dtype").type_attr("dtype").opt("shape", "shape").infer(placeholder_infer)
+      .traits(op_traits{.interface = true}).doc("A graph input fed at run time.").add(r);
+  tf_op("PlaceholderWithDefault").in("input:dtype").out("output:dtype").type_attr("dtype").opt("shape", "shape")
+      .infer(placeholder_with_default_infer).traits(op_traits{.interface = true})
+      .doc("A graph input that is its input unless fed.").add(r);
+
+  for (const char* n : {"Identity", "StopGradient", "PreventGradient", "Snapshot"})
+    tf_op(n).in("input:T").out("output:T").type_attr("T").infer(same_as_input0).propagate(detail::onnx_ops::identity_value)
+        .backward(same_as_output0_backward).doc("Its input (gradients aside).").add(r);
+  tf_op("CheckNumerics").in("tensor:T").out("output:T").type_attr("T").opt("message", "string").infer(same_as_input0)
+      .propagate(detail::onnx_ops::identity_value).backward(same_as_output0_backward)
+      .traits(op_traits{.side_effects = true}).doc("Its input; fails at run time on NaN or Inf.").add(r);
+  tf_op("EnsureShape").in("input:T").out("output:T").type_attr("T").opt("shape", "shape").infer(ensure_shape_infer)
+      .propagate(detail::onnx_ops::identity_value).doc("Its input, whose shape must be `shape`.").add(r);
+  tf_op("IdentityN").in("input~:T").out("output~:T").opt("T", "dtypes").infer(identity_n_infer)
+      .propagate(identity_n_value).doc("Its inputs, one output each.").add(r);
+  tf_op("NoOp").num_inputs(0, 0).num_outputs(0, 0).doc("Nothing (a target for control edges).").add(r);
+  tf_op("Assert").in("condition:bool").in("data~0:T").num_outputs(0, 0).opt("T", "dtypes").attr("summarize", "int", std::int64_t{3})
+      .traits(op_traits{.side_effects = true}).doc("Fails at run time when `condition` is false.").add(r);
+}
+
+// the definitions of the ONNX functions used above (see tf/detail/onnx_functions.hpp)
+#include <gpass/ops/onnx/shape_ops.hpp>
+#include <gpass/ops/onnx/elementwise.hpp>

@@ -1,0 +1,195 @@
+#pragma once
+/// \file nn.hpp
+/// TensorFlow neural-network ops: BiasAdd/BiasAddV1 (`data_format`), Softmax, LogSoftmax,
+/// TopKV2 (values and int32 indices), InTopKV2, Conv2D, DepthwiseConv2dNative, MaxPool and
+/// AvgPool (NHWC or NCHW, `SAME`/`VALID`/`EXPLICIT` padding, through ONNX's Conv and
+/// pooling shape functions), FusedBatchNorm/V2/V3, L2Loss.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gpass/ops/tf/common.hpp>
+
+namespace gpass {
+
+/// Registers the TensorFlow neural-network ops into `r` (see the file comment).
+void register_tf_nn_ops(op_registry& r);
+
+namespace detail::tf_ops {
+
+using namespace gpass::onnx_shape;
+
+// True when the data format puts channels second (NCHW, NCDHW).
+inline bool channels_first(infer_context& c) { return c.attr_string("data_format", "NHWC").rfind("NC", 0) == 0; }
+
+inline void bias_add_infer(infer_context& c) {
+  shape v = c.input_shape(0), b = c.input_shape(1);
+  if (b.has_rank() && b.rank() != 1) c.fail("bias must be 1-D, got " + b.to_string());
+  if (v.has_rank()) {
+    if (v.rank() < 2) c.fail("value must have rank >= 2, got " + v.to_string());
+    std::size_t ch = channels_first(c) && v.rank() >= 3 ? 1 : v.rank() - 1;
+    if (b.has_rank()) v[ch] = c.unify(v[ch], b[0], "(bias length vs channel dim " + std::to_string(ch) + ")");
+  }
+  c.set_shape(0, v);
+}
+
+inline void softmax_infer(infer_context& c) {
+  if (auto r = c.input_rank(0); r && *r == 0) c.fail("logits must have rank >= 1");
+  c.set_output(0, c.input_type(0));
+}
+
+// A per-dim attribute (`strides`, `ksize`, `dilations`: one value per input dim) as its
+// spatial part.
+inline std::vector<std::int64_t> spatial_attr(infer_context& c, const char* name, std::size_t rank, bool nchw) {
+  auto v = c.attr_ints(name).value_or(std::vector<std::int64_t>(rank, 1));
+  if (v.size() == 1) v.assign(rank, v[0]);
+  if (v.size() != rank) c.fail(std::string(name) + " has " + std::to_string(v.size()) + " values for rank " + std::to_string(rank));
+  return nchw ? std::vector<std::int64_t>(v.begin() + 2, v.end()) : std::vector<std::int64_t>(v.begin() + 1, v.end() - 1);
+}
+
+// A shape in TensorFlow's layout (`nchw` or channels last) in ONNX's [N, C, spatial...].
+inline shape to_nchw(const shape& s, bool nchw) {
+  if (nchw || !s.has_rank() || s.rank() < 3) return s;
+  std::vector<dim> d{s[0], s[s.rank() - 1]};
+  d.insert(d.end(), s.dims().begin() + 1, s.dims().end() - 1);
+  return shape(std::move(d));
+}
+inline shape from_nchw(const shape& s, bool nchw) {
+  if (nchw || !s.has_rank() || s.rank() < 3) return s;
+  std::vector<dim> d{s[0]};
+  d.insert(d.end(), s.dims().begin() + 2, s.dims().end());
+  d.push_back(s[1]);
+  return shape(std::move(d));
+}
+
+// Conv2D / DepthwiseConv2dNative / MaxPool / AvgPool: ONNX's Conv and pooling shape
+// functions on a view in ONNX's layout (filter [kh, kw, in, out] as [out, in, kh, kw];
+// `SAME` padding as `SAME_UPPER`; explicit paddings as `pads`).
+inline void window_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  const std::string op = c.op();
+  const bool pool = op == "MaxPool" || op == "AvgPool";
+  if (!x.has_rank()) return;
+  if (x.rank() < 3) c.fail("input must have rank >= 3, got " + x.to_string());
+  const std::size_t rank = x.rank(), k = rank - 2;
+  const bool nchw = channels_first(c);
+  attribute_map a;
+  a.emplace("strides", spatial_attr(c, "strides", rank, nchw));
+  for (auto s : a.at("strides").as<std::vector<std::int64_t>>())
+    if (s <= 0) c.fail("strides must be positive");
+  if (!pool) a.emplace("dilations", spatial_attr(c, "dilations", rank, nchw));
+  else a.emplace("kernel_shape", spatial_attr(c, "ksize", rank, nchw));
+  const std::string pad = c.attr_string("padding", "VALID");
+  if (pad == "SAME") a.emplace("auto_pad", std::string("SAME_UPPER"));
+  else if (pad == "VALID") a.emplace("auto_pad", std::string("VALID"));
+  else if (pad == "EXPLICIT") {
+    auto e = c.attr_ints("explicit_paddings").value_or(std::vector<std::int64_t>{});
+    if (e.size() != 2 * rank) c.fail("explicit_paddings has " + std::to_string(e.size()) + " values for rank " + std::to_string(rank));
+    std::vector<std::int64_t> pads(2 * k);
+    for (std::size_t i = 0; i < k; ++i) {
+      std::size_t d = nchw ? i + 2 : i + 1;
+      pads[i] = e[2 * d];
+      pads[i + k] = e[2 * d + 1];
+    }
+    a.emplace("pads", std::move(pads));
+  } else {
+    c.fail("unknown padding '" + pad + "'");
+  }
+  shape xv = to_nchw(x, nchw);
+  std::vector<port_info> ins{port_info{tensor_type{c.input_dtype(0), xv}, {}}};
+  if (!pool) {
+    shape f = c.input_shape(1);
+    if (f.has_rank() && f.rank() != rank) c.fail("filter " + f.to_string() + " must have rank " + std::to_string(rank));
+    shape w;  // ONNX weight [out, in / group, spatial...]
+    if (f.has_rank()) {
+      std::vector<dim> wd;
+      if (op == "DepthwiseConv2dNative") {
+        c.unify(xv[1], f[k], "(input channels vs filter dim " + std::to_string(k) + ")");
+        wd = {mul_dims(f[k], f[k + 1]), dim(1)};
+        if (f[k].is_known()) a.emplace("group", f[k].value());
+      } else {
+        wd = {f[k + 1], f[k]};
+        if (xv[1].is_known() && f[k].is_known() && f[k].value() > 0) {
+          if (xv[1].value() % f[k].value() != 0)
+            c.fail("input channels " + xv[1].to_string() + " not a multiple of the filter's " + f[k].to_string());
+          a.emplace("group", xv[1].value() / f[k].value());
+        }
+      }
+      wd.insert(wd.end(), f.dims().begin(), f.dims().begin() + static_cast<std::ptrdiff_t>(k));
+      w = shape(std::move(wd));
+    }
+    ins.push_back(port_info{tensor_type{c.input_dtype(1), w}, {}});
+  }
+  on_view(c, std::move(ins), a, pool ? detail::onnx_ops::pool_infer : detail::onnx_ops::conv_infer);
+  const type& t = c.output(0).type;
+  if (t.is_tensor()) c.set_shape(0, from_nchw(t.tensor().shape, nchw));
+}
+
+// FusedBatchNorm: y has x's shape; batch mean/variance (and V3's reserve space) the channels'.
+inline void fused_batch_norm_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  c.set_shape(0, x);
+  dim ch = c.input_rank(1) == std::optional<std::size_t>(1) ? c.input_shape(1)[0] : dim();
+  if (x.has_rank()) {
+    if (x.rank() < 2) c.fail("x must have rank >= 2, got " + x.to_string());
+    std::size_t k = channels_first(c) ? 1 : x.rank() - 1;
+    ch = c.unify(x[k], ch, "(channels vs scale)");
+  }
+  for (std::size_t k = 1; k < c.num_outputs(); ++k) c.set_shape(k, shape{ch});
+}
+
+}  // namespace detail::tf_ops
+}  // namespace gpass
+
+inline void gpass::register_tf_nn_ops(op_registry& r) {
+  using namespace detail::tf_ops;
+  tf_op("BiasAdd").in("value:T").in("bias:T").out("output:T").type_attr("T").attr("data_format", "string", "NHWC")
+      .infer(bias_add_infer).add(r);
+  tf_op("BiasAddV1").in("value:T").in("bias:T").out("output:T").type_attr("T").infer(bias_add_infer).add(r);
+  for (const char* n : {"Softmax", "LogSoftmax"})
+    tf_op(n).in("logits:T").out("output:T").type_attr("T").infer(softmax_infer).add(r);
+  tf_op("TopKV2").in("input:T").in("k:Tk").out("values:T").out("indices:index_type").type_attr("T")
+      .type_attr("Tk", dtype::int32).type_attr("index_type", dtype::int32).attr("sorted", "bool", true)
+      .infer(detail::onnx_ops::topk_infer).add(r);
+  tf_op("InTopKV2").in("predictions:f32").in("targets:T").in("k:T").out("precision:bool").type_attr("T", dtype::int32)
+      .infer([](infer_context& c) { c.set_shape(0, c.input_shape(1)); }).add(r);
+
+  auto window_op = [&](const char* n, bool filter) {
+    tf_op o(n);
+    o.in("input:T");
+    if (filter) o.in("filter:T");
+    o.out("output:T").type_attr("T").req("padding", "string").opt("strides", "ints")
+        .attr("data_format", "string", "NHWC").opt("explicit_paddings", "ints");
+    if (filter) o.opt("dilations", "ints");
+    else o.req("ksize", "ints");
+    o.infer(window_infer).add(r);
+  };
+  window_op("Conv2D", true);
+  window_op("DepthwiseConv2dNative", true);
+  window_op("MaxPool", false);
+  window_op("AvgPool", false);
+
+  for (const char* n : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"}) {
+    tf_op o(n);
+    std::string s = n;
+    const char* u = s == "FusedBatchNorm" ? "T" : "U";
+    o.in("x:T").in(std::string("scale:") + u).in(std::string("offset:") + u).in(std::string("mean:") + u)
+        .in(std::string("variance:") + u).out("y:T");
+    for (const char* k : {"batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"})
+      o.out(std::string(k) + ":" + u);
+    if (s == "FusedBatchNormV3") o.out(std::string("reserve_space_3:") + u);
+    o.type_attr("T");
+    if (s != "FusedBatchNorm") o.type_attr("U");
+    o.attr("epsilon", "float", 0.0001).attr("exponential_avg_factor", "float", 1.0)
+        .attr("data_format", "string", "NHWC").attr("is_training", "bool", true).infer(fused_batch_norm_infer).add(r);
+  }
+  tf_op("L2Loss").in("t:T").out("output:T").type_attr("T").infer([](infer_context& c) { c.set_shape(0, shape::scalar()); })
+      .add(r);
+}
+
+// the definitions of the ONNX functions used above (see tf/detail/onnx_functions.hpp)
+#include <gpass/ops/onnx/nn.hpp>
+#include <gpass/ops/onnx/shape_ops.hpp>

@@ -1,0 +1,421 @@
+// Shape and value functions of the TensorFlow op schemas (domain `tf`), family by family,
+// through the infer-shapes pass on text IR.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <gpass/io/text.hpp>
+#include <gpass/ops/registry.hpp>
+#include <gpass/passes/common/infer_shapes.hpp>
+
+namespace {
+
+using G = gpass::graph<>;
+
+// Runs infer-shapes on `body` (node lines) wrapped in a graph; returns the graph.
+G infer(std::string_view body) {
+  G g = gpass::parse_text("graph {\n" + std::string(body) + "\n}\n");
+  gpass::pass_context ctx;
+  gpass::infer_shapes(g, ctx);
+  return g;
+}
+
+std::string out(const G& g, std::string_view node, std::size_t port = 0) {
+  return g[g.at(node)].outputs.at(port).to_string();
+}
+
+std::string y_of(std::string_view body, std::size_t port = 0) { return out(infer(body), "y", port); }
+
+std::string error_of(std::string_view body) {
+  try {
+    infer(body);
+  } catch (const gpass::error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The recorded value of `node` port `port`: `[1,n,3]` (incomplete) or `{1,2,3}` (known).
+std::string value_of(const G& g, std::string_view node, std::size_t port = 0) {
+  const auto& a = g[g.at(node)].attrs;
+  std::string suffix = port == 0 ? "" : ":" + std::to_string(port);
+  if (auto it = a.find("_incomplete_value" + suffix); it != a.end()) return it->second.as<gpass::shape>().to_string();
+  if (auto it = a.find("_value" + suffix); it != a.end()) {
+    const auto& t = it->second.as<gpass::tensor>();
+    std::string s = "{";
+    for (std::int64_t i = 0; i < t.size(); ++i) {
+      if (i) s += ",";
+      gpass::visit_dtype(t.element_type(), [&]<class T>() {
+        if constexpr (std::is_arithmetic_v<T>) s += std::to_string(t.values<T>()[static_cast<std::size_t>(i)]);
+      });
+    }
+    return s + "}";
+  }
+  return "<none>";
+}
+
+bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("ops.tf.registry") {
+  const auto& r = gpass::op_registry::global();
+  for (const char* op : {"Const", "Placeholder", "Identity", "AddV2", "MatMul", "StridedSlice", "ConcatV2", "Sum"}) {
+    const gpass::op_schema* s = r.find("tf", op);
+    REQUIRE(s != nullptr);
+    CHECK(s->domain == "tf");
+    CHECK(s->frontend == "tensorflow");
+  }
+  // the v1 control-flow primitives are core ops, not TF ones
+  CHECK(r.find("tf", "Merge") == nullptr);
+  CHECK(r.find("", "Merge") != nullptr);
+  CHECK(r.find("tf", "NoOp")->max_outputs == 0);
+  CHECK(r.find("tf", "Shape")->find_attribute("out_type")->default_value->as<gpass::dtype>() == gpass::dtype::int32);
+}
+
+TEST_CASE("ops.tf.sources_and_identities") {
+  // Placeholder: unknown dims get the node's own symbols; declared names win by unification
+  G g = infer("%x = tf::Placeholder() {dtype = f32, shape = shape[?,3]}\n"
+              "%z = tf::Placeholder() {dtype = i32}\n"
+              "%n = tf::Placeholder() {dtype = f32, shape = shape[?,2]} -> (f32[n,2])\n"
+              "%c = tf::Const() {dtype = i32, value = tensor<i32[2]> [4, 5]}\n"
+              "%i = tf::Identity(%c) {T = i32}\n%s = tf::StopGradient(%x) {T = f32}\n"
+              "%d = tf::PlaceholderWithDefault(%c) {dtype = i32, shape = shape[2]}\n"
+              "%x2 = tf::Placeholder() {dtype = f32, shape = shape[?,?]}\n"
+              "%e = tf::EnsureShape(%x2) {T = f32, shape = shape[8,?]}\n"
+              "%y:2 = tf::IdentityN(%c, %x) {T = [i32, f32]}");
+  CHECK(out(g, "x") == "f32[x_d0,3]");
+  CHECK(out(g, "z") == "i32[*]");
+  CHECK(contains(out(g, "n"), ",2]"));
+  CHECK(out(g, "c") == "i32[2]");
+  CHECK(value_of(g, "i") == "{4,5}");
+  CHECK(out(g, "s") == out(g, "x"));
+  CHECK(out(g, "d") == "i32[2]");
+  CHECK(value_of(g, "d") == "<none>");  // may be fed
+  CHECK(out(g, "e") == "f32[8,x2_d1]");
+  CHECK(out(g, "x2") == "f32[8,x2_d1]");  // EnsureShape's shape is the input's from now on
+  CHECK(out(g, "y", 0) == "i32[2]");
+  CHECK(out(g, "y", 1) == "f32[x_d0,3]");
+  // type attributes: an input of another dtype is an error naming the node and op
+  CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[2])\n%y = tf::Identity(%a) {T = i32}"),
+                 "node 'y' (op Identity): input 0 ('input') is f32, attribute T is i32"));
+  CHECK(contains(error_of("%y = tf::PlaceholderWithDefault(%c) {dtype = i32, shape = shape[3]}\n"
+                          "%c = tf::Const() {dtype = i32, value = tensor<i32[2]> [4, 5]}"),
+                 "incompatible dims 3 and 2"));
+}
+
+TEST_CASE("ops.tf.elementwise") {
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,1,5])\n%b = arg() {index = 1} -> (f32[4,1])\n"
+             "%y = tf::AddV2(%a, %b) {T = f32}") == "f32[n,4,5]");
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,3])\n%y = tf::Rsqrt(%a) {T = f32}") == "f32[n,3]");
+  CHECK(y_of("%a = arg() {index = 0} -> (i32[n])\n%b = arg() {index = 1} -> (i32[1])\n%y = tf::Less(%a, %b) {T = i32}") ==
+        "bool[n]");
+  CHECK(y_of("%a = arg() {index = 0} -> (bool[2,1])\n%b = arg() {index = 1} -> (bool[3])\n%y = tf::LogicalOr(%a, %b)") ==
+        "bool[2,3]");
+  CHECK(y_of("%a = arg() {index = 0} -> (i32[n,3])\n%y = tf::Cast(%a) {DstT = f32, SrcT = i32}") == "f32[n,3]");
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,3])\n%b = arg() {index = 1} -> (f32[n,3])\n"
+             "%y = tf::AddN(%a, %b, %a) {N = 3, T = f32}") == "f32[n,3]");
+  // Select: a vector condition matches the first dim; SelectV2 broadcasts
+  CHECK(y_of("%c = arg() {index = 0} -> (bool[n])\n%a = arg() {index = 1} -> (f32[n,3])\n"
+             "%y = tf::Select(%c, %a, %a) {T = f32}") == "f32[n,3]");
+  CHECK(y_of("%c = arg() {index = 0} -> (bool[2,1])\n%a = arg() {index = 1} -> (f32[3])\n%b = arg() {index = 2} -> (f32[])\n"
+             "%y = tf::SelectV2(%c, %a, %b) {T = f32}") == "f32[2,3]");
+  CHECK(contains(error_of("%c = arg() {index = 0} -> (bool[2,2])\n%a = arg() {index = 1} -> (f32[2,3])\n"
+                          "%y = tf::Select(%c, %a, %a) {T = f32}"),
+                 "node 'y' (op Select): incompatible dims"));
+  CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[2,3])\n%b = arg() {index = 1} -> (f32[4])\n"
+                          "%y = tf::Mul(%a, %b) {T = f32}"),
+                 "node 'y' (op Mul): incompatible dims 3 and 4 in input 1"));
+  CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[2])\n%b = arg() {index = 1} -> (i32[2])\n"
+                          "%y = tf::Sub(%a, %b)"),
+                 "incompatible dtypes f32 and i32 for T"));
+  // values: integer arithmetic on shapes, FloorDiv floors, comparisons of symbols
+  G g = infer("%x = arg() {index = 0} -> (f32[n,6])\n%s = tf::Shape(%x) {T = f32}\n"
+              "%two = tf::Const() {dtype = i32, value = tensor<i32[]> [2]}\n"
+              "%m = tf::Mul(%s, %two) {T = i32}\n%f = tf::FloorDiv(%s, %two) {T = i32}\n"
+              "%neg = tf::Const() {dtype = i32, value = tensor<i32[2]> [-7, 7]}\n"
+              "%fd = tf::FloorDiv(%neg, %two) {T = i32}\n%fm = tf::FloorMod(%neg, %two) {T = i32}\n"
+              "%eq = tf::Equal(%s, %s) {T = i32}\n%ne = tf::NotEqual(%m, %s) {T = i32}\n"
+              "%c = tf::Cast(%s) {DstT = i64, SrcT = i32}\n%z = tf::ZerosLike(%neg) {T = i32}\n"
+              "%sq = tf::Square(%two) {T = i32}");
+  CHECK(value_of(g, "m") == "[2*n,12]");
+  CHECK(value_of(g, "f") == "[?,3]");
+  CHECK(value_of(g, "fd") == "{-4,3}");
+  CHECK(value_of(g, "fm") == "{1,1}");
+  CHECK(value_of(g, "eq") == "{1,1}");
+  CHECK(value_of(g, "ne") == "[?,1]");
+  CHECK(out(g, "c") == "i64[2]");
+  CHECK(value_of(g, "c") == "[n,6]");
+  CHECK(value_of(g, "z") == "{0,0}");
+  CHECK(value_of(g, "sq") == "{4}");
+}
+
+TEST_CASE("ops.tf.shape_size_rank") {
+  // seed 000: Shape of [1,?,3] is an incomplete value; StridedSlice keeps it
+  G g = infer("%X = tf::Placeholder() {dtype = f32, shape = shape[1,?,3]} -> (f32[1,n,3])\n"
+              "%Shape = tf::Shape(%X) {T = f32, out_type = i32}\n"
+              "%begin = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%end = tf::Const() {dtype = i32, value = tensor<i32[1]> [2]}\n"
+              "%strides = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%StridedSlice = tf::StridedSlice(%Shape, %begin, %end, %strides) {Index = i32, T = i32, shrink_axis_mask = 1}\n"
+              "%Size = tf::Size(%X) {T = f32}\n%Rank = tf::Rank(%X) {T = f32}\n"
+              "%S64 = tf::Shape(%X) {T = f32, out_type = i64}\n"
+              "%N:2 = tf::ShapeN(%X, %X2) {N = 2, T = f32}\n%X2 = arg() {index = 0} -> (f32[4])");
+  CHECK(out(g, "X") == "f32[1,n,3]");  // the declared name wins over the placeholder's own symbol
+  const std::string n = "n";
+  CHECK(out(g, "Shape") == "i32[3]");
+  CHECK(value_of(g, "Shape") == "[1," + n + ",3]");
+  CHECK(out(g, "StridedSlice") == "i32[]");
+  CHECK(value_of(g, "StridedSlice") == "[" + n + "]");
+  CHECK(out(g, "Size") == "i32[]");
+  CHECK(value_of(g, "Size") == "[3*" + n + "]");
+  CHECK(value_of(g, "Rank") == "{3}");
+  CHECK(out(g, "S64") == "i64[3]");
+  CHECK(out(g, "N", 1) == "i32[1]");
+  CHECK(value_of(g, "N", 1) == "{4}");
+  CHECK(value_of(g, "N", 0) == "[1," + n + ",3]");
+  // fully known: a value
+  G k = infer("%X = tf::Placeholder() {dtype = f32, shape = shape[1,2,3]}\n%Shape = tf::Shape(%X) {T = f32}\n"
+              "%begin = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%end = tf::Const() {dtype = i32, value = tensor<i32[1]> [2]}\n"
+              "%strides = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%ss = tf::StridedSlice(%Shape, %begin, %end, %strides) {Index = i32, T = i32, shrink_axis_mask = 1}");
+  CHECK(value_of(k, "Shape") == "{1,2,3}");
+  CHECK(value_of(k, "ss") == "{2}");
+}
+
+TEST_CASE("ops.tf.strided_slice") {
+  auto ss = [](std::string_view in, std::string_view b, std::string_view e, std::string_view s, std::string_view attrs) {
+    std::string body = "%x = arg() {index = 0} -> (" + std::string(in) + ")\n";
+    body += "%b = tf::Const() {dtype = i32, value = tensor<i32[" + std::to_string(std::count(b.begin(), b.end(), ',') + 1) +
+            "]> [" + std::string(b) + "]}\n";
+    body += "%e = tf::Const() {dtype = i32, value = tensor<i32[" + std::to_string(std::count(e.begin(), e.end(), ',') + 1) +
+            "]> [" + std::string(e) + "]}\n";
+    body += "%s = tf::Const() {dtype = i32, value = tensor<i32[" + std::to_string(std::count(s.begin(), s.end(), ',') + 1) +
+            "]> [" + std::string(s) + "]}\n";
+    body += "%y = tf::StridedSlice(%x, %b, %e, %s) {" + std::string(attrs) + "}";
+    return y_of(body);
+  };
+  CHECK(ss("f32[10,5]", "2", "8", "2", "T = f32") == "f32[3,5]");
+  CHECK(ss("f32[10,5]", "-3", "0", "-1", "T = f32") == "f32[7,5]");             // x[-3:0:-1]
+  CHECK(ss("f32[10,5]", "0", "0", "-1", "T = f32, begin_mask = 1, end_mask = 1") == "f32[10,5]");  // x[::-1]
+  CHECK(ss("f32[10,5]", "0, 1", "0, 4", "1, 1", "T = f32, begin_mask = 1, end_mask = 1") == "f32[10,3]");  // x[:, 1:4]
+  CHECK(ss("f32[10,5]", "0, 2", "0, 3", "1, 1", "T = f32, shrink_axis_mask = 2, begin_mask = 1, end_mask = 1") == "f32[10]");
+  // new axis and ellipsis: x[..., None, 1]
+  CHECK(ss("f32[2,3,4]", "0, 0, 1", "0, 0, 2", "1, 1, 1", "T = f32, ellipsis_mask = 1, new_axis_mask = 2, shrink_axis_mask = 4") ==
+        "f32[2,3,1]");
+  // x[None, 1:] on symbolic dims: n-1
+  CHECK(ss("f32[n,m]", "0, 1", "0, 0", "1, 1", "T = f32, new_axis_mask = 1, end_mask = 2") == "f32[1,n-1,m]");
+  CHECK(ss("f32[n,m]", "0", "-1", "1", "T = f32") == "f32[n-1,m]");  // x[:-1]
+  CHECK(ss("f32[n,m]", "0, 0", "0, 0", "1, -1", "T = f32, begin_mask = 3, end_mask = 3") == "f32[n,m]");
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[4])\n%b = tf::Const() {dtype = i32, value = tensor<i32[1]> [4]}\n"
+                          "%s = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+                          "%y = tf::StridedSlice(%x, %b, %b, %s) {T = f32, shrink_axis_mask = 1}"),
+                 "node 'y' (op StridedSlice): index 4 out of range for dim 0 of size 4"));
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[4])\n%b = tf::Const() {dtype = i32, value = tensor<i32[2]> [0, 0]}\n"
+                          "%s = tf::Const() {dtype = i32, value = tensor<i32[2]> [1, 1]}\n"
+                          "%y = tf::StridedSlice(%x, %b, %b, %s) {T = f32}"),
+                 "indexes more dims than the input's 1"));
+  // values: reversed and strided slices of a shape, and a 2-D slice of a known constant
+  G g = infer("%x = arg() {index = 0} -> (f32[a,b,c,d])\n%sh = tf::Shape(%x) {T = f32}\n"
+              "%z = tf::Const() {dtype = i32, value = tensor<i32[1]> [0]}\n"
+              "%m = tf::Const() {dtype = i32, value = tensor<i32[1]> [-1]}\n"
+              "%two = tf::Const() {dtype = i32, value = tensor<i32[1]> [2]}\n"
+              "%rev = tf::StridedSlice(%sh, %z, %z, %m) {T = i32, begin_mask = 1, end_mask = 1}\n"
+              "%odd = tf::StridedSlice(%sh, %z, %z, %two) {T = i32, begin_mask = 1, end_mask = 1}\n"
+              "%k = tf::Const() {dtype = i32, value = tensor<i32[2,3]> [1, 2, 3, 4, 5, 6]}\n"
+              "%b2 = tf::Const() {dtype = i32, value = tensor<i32[2]> [0, 1]}\n"
+              "%e2 = tf::Const() {dtype = i32, value = tensor<i32[2]> [2, 3]}\n"
+              "%s2 = tf::Const() {dtype = i32, value = tensor<i32[2]> [1, 1]}\n"
+              "%y = tf::StridedSlice(%k, %b2, %e2, %s2) {T = i32}");
+  CHECK(value_of(g, "rev") == "[d,c,b,a]");
+  CHECK(value_of(g, "odd") == "[a,c]");
+  CHECK(out(g, "y") == "i32[2,2]");
+  CHECK(value_of(g, "y") == "{2,3,5,6}");
+}
+
+TEST_CASE("ops.tf.fill_range_reshape") {
+  // Fill(Shape(x)) has x's symbolic shape
+  G g = infer("%x = arg() {index = 0} -> (f32[n,3])\n%s = tf::Shape(%x) {T = f32}\n"
+              "%v = tf::Const() {dtype = f32, value = tensor<f32[]> [1.5]}\n"
+              "%f = tf::Fill(%s, %v) {T = f32}\n"
+              "%s2 = tf::Const() {dtype = i32, value = tensor<i32[2]> [2, 2]}\n%k = tf::Fill(%s2, %v) {T = f32}\n"
+              "%st = tf::Const() {dtype = i32, value = tensor<i32[]> [2]}\n"
+              "%li = tf::Const() {dtype = i32, value = tensor<i32[]> [11]}\n"
+              "%de = tf::Const() {dtype = i32, value = tensor<i32[]> [3]}\n"
+              "%r = tf::Range(%st, %li, %de) {Tidx = i32}\n"
+              "%zero = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
+              "%one = tf::Const() {dtype = i32, value = tensor<i32[]> [1]}\n"
+              "%s0 = tf::StridedSlice(%s, %z1, %o1, %o1) {T = i32, shrink_axis_mask = 1}\n"
+              "%z1 = tf::Const() {dtype = i32, value = tensor<i32[1]> [0]}\n"
+              "%o1 = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%rn = tf::Range(%zero, %s0, %one) {Tidx = i32}\n"
+              "%m1 = tf::Const() {dtype = i32, value = tensor<i32[2]> [-1, 6]}\n"
+              "%x2 = arg() {index = 1} -> (f32[n,4,3])\n%re = tf::Reshape(%x2, %m1) {T = f32}\n"
+              "%re2 = tf::Reshape(%x2, %s) {T = f32}\n"
+              "%bt = tf::BroadcastTo(%v, %s) {T = f32}");
+  CHECK(out(g, "f") == "f32[n,3]");
+  CHECK(out(g, "k") == "f32[2,2]");
+  CHECK(value_of(g, "k") == "{1.500000,1.500000,1.500000,1.500000}");
+  CHECK(out(g, "r") == "i32[3]");
+  CHECK(value_of(g, "r") == "{2,5,8}");
+  CHECK(out(g, "rn") == "i32[n]");
+  CHECK(out(g, "re") == "f32[2*n,6]");
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[2,4,3])\n%s = arg() {index = 1} -> (f32[5,3])\n"
+                          "%t = tf::Shape(%s) {T = f32}\n%y = tf::Reshape(%x, %t) {T = f32}"),
+                 "node 'y' (op Reshape): cannot reshape [2,4,3] (24 elements) to [5,3]"));
+  CHECK(out(g, "bt") == "f32[n,3]");
+  // a TF 0 in the shape is a size, not ONNX's "copy this dim"
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[0,4])\n%s = tf::Const() {dtype = i32, value = tensor<i32[2]> [4, 0]}\n"
+             "%y = tf::Reshape(%x, %s) {T = f32}") == "f32[4,0]");
+  // values flow through Reshape
+  G v = infer("%x = arg() {index = 0} -> (f32[n,3])\n%s = tf::Shape(%x) {T = f32}\n"
+              "%t = tf::Const() {dtype = i32, value = tensor<i32[2]> [2, 1]}\n%y = tf::Reshape(%s, %t) {T = i32}");
+  CHECK(out(v, "y") == "i32[2,1]");
+  CHECK(value_of(v, "y") == "[n,3]");
+}
+
+TEST_CASE("ops.tf.concat_pack_unpack_split") {
+  G g = infer("%x = arg() {index = 0} -> (f32[n,3])\n%ax = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
+              "%c = tf::ConcatV2(%x, %x, %ax) {N = 2, T = f32, Tidx = i32}\n"
+              "%s = tf::Shape(%x) {T = f32}\n%s2 = tf::ConcatV2(%s, %s, %ax) {N = 2, T = i32}\n"
+              "%p = tf::Pack(%x, %x, %x) {N = 3, T = f32, axis = 1}\n"
+              "%five = tf::Const() {dtype = i32, value = tensor<i32[]> [5]}\n"
+              "%ps = tf::Pack(%five, %five) {N = 2, T = i32}\n"
+              "%d0 = tf::StridedSlice(%s, %b0, %b1, %b1) {T = i32, shrink_axis_mask = 1}\n"
+              "%b0 = tf::Const() {dtype = i32, value = tensor<i32[1]> [0]}\n"
+              "%b1 = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%pd = tf::Pack(%d0, %five) {N = 2, T = i32}\n"
+              "%u:3 = tf::Unpack(%x) {T = f32, axis = 1, num = 3}\n"
+              "%us:2 = tf::Unpack(%s) {T = i32, num = 2}\n"
+              "%one = tf::Const() {dtype = i32, value = tensor<i32[]> [1]}\n"
+              "%x6 = arg() {index = 1} -> (f32[n,6])\n"
+              "%sp:3 = tf::Split(%one, %x6) {T = f32, num_split = 3}\n"
+              "%sz = tf::Const() {dtype = i32, value = tensor<i32[2]> [1, -1]}\n"
+              "%sv:2 = tf::SplitV(%x6, %sz, %one) {T = f32, Tlen = i32, num_split = 2}\n"
+              "%svn:2 = tf::SplitV(%x6, %sz, %ax) {T = f32, Tlen = i32, num_split = 2}");
+  CHECK(out(g, "c") == "f32[2*n,3]");
+  CHECK(value_of(g, "s2") == "[n,3,n,3]");
+  CHECK(out(g, "p") == "f32[n,3,3]");
+  CHECK(out(g, "ps") == "i32[2]");
+  CHECK(value_of(g, "ps") == "{5,5}");
+  CHECK(value_of(g, "pd") == "[n,5]");
+  CHECK(out(g, "u", 2) == "f32[n]");
+  CHECK(value_of(g, "us", 0) == "[n]");
+  CHECK(value_of(g, "us", 1) == "{3}");
+  CHECK(out(g, "sp", 1) == "f32[n,2]");
+  CHECK(out(g, "sv", 1) == "f32[n,5]");
+  CHECK(out(g, "svn", 1) == "f32[n-1,6]");
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[2,3])\n%z = arg() {index = 1} -> (f32[2,4])\n"
+                          "%ax = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
+                          "%y = tf::ConcatV2(%x, %z, %ax) {N = 2, T = f32}"),
+                 "node 'y' (op ConcatV2): incompatible dims 3 and 4 in input 1"));
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[2,3])\n%y:2 = tf::Unpack(%x) {T = f32, num = 2, axis = 1}"),
+                 "node 'y' (op Unpack): incompatible dims 3 and 2"));
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[2,5])\n%one = tf::Const() {dtype = i32, value = tensor<i32[]> [1]}\n"
+                          "%y:2 = tf::Split(%one, %x) {T = f32, num_split = 2}"),
+                 "does not split evenly"));
+}
+
+TEST_CASE("ops.tf.indexing") {
+  G g = infer("%x = arg() {index = 0} -> (f32[n,5,7])\n"
+              "%i = arg() {index = 1} -> (i32[k])\n%ax = tf::Const() {dtype = i32, value = tensor<i32[]> [1]}\n"
+              "%g = tf::GatherV2(%x, %i, %ax) {Taxis = i32, Tindices = i32, Tparams = f32}\n"
+              "%s = tf::Shape(%x) {T = f32}\n%idx = tf::Const() {dtype = i32, value = tensor<i32[2]> [2, 0]}\n"
+              "%z = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
+              "%gs = tf::GatherV2(%s, %idx, %z) {Taxis = i32, Tindices = i32, Tparams = i32}\n"
+              "%b = tf::Const() {dtype = i32, value = tensor<i32[3]> [0, 1, 2]}\n"
+              "%sz = tf::Const() {dtype = i32, value = tensor<i32[3]> [-1, 3, 2]}\n"
+              "%sl = tf::Slice(%x, %b, %sz) {Index = i32, T = f32}\n"
+              "%b1 = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
+              "%m1 = tf::Const() {dtype = i32, value = tensor<i32[1]> [-1]}\n"
+              "%ssl = tf::Slice(%s, %b1, %m1) {Index = i32, T = i32}\n"
+              "%p = tf::Const() {dtype = i32, value = tensor<i32[3,2]> [0, 0, 1, 2, 3, 3]}\n"
+              "%pad = tf::Pad(%x, %p) {T = f32}\n"
+              "%perm = tf::Const() {dtype = i32, value = tensor<i32[3]> [2, 0, 1]}\n"
+              "%tr = tf::Transpose(%x, %perm) {T = f32}\n"
+              "%ed = tf::ExpandDims(%x, %m1s) {T = f32}\n%m1s = tf::Const() {dtype = i32, value = tensor<i32[]> [-1]}\n"
+              "%q = arg() {index = 2} -> (f32[1,n,1])\n%sq = tf::Squeeze(%q) {T = f32, squeeze_dims = [0]}\n"
+              "%sqa = tf::Squeeze(%x1) {T = f32}\n%x1 = arg() {index = 3} -> (f32[1,4,1])\n"
+              "%mul = tf::Const() {dtype = i32, value = tensor<i32[3]> [2, 1, 3]}\n%ti = tf::Tile(%x, %mul) {T = f32}\n"
+              "%kk = tf::Const() {dtype = i32, value = tensor<i32[]> [3]}\n"
+              "%tk:2 = tf::TopKV2(%x, %kk) {T = f32}\n"
+              "%c = arg() {index = 4} -> (bool[n,5])\n%w = tf::Where(%c) {T = bool}");
+  CHECK(out(g, "g") == "f32[n,k,7]");
+  CHECK(value_of(g, "gs") == "[7,n]");
+  CHECK(out(g, "sl") == "f32[n,3,2]");
+  CHECK(value_of(g, "ssl") == "{5,7}");
+  CHECK(out(g, "pad") == "f32[n,8,13]");
+  CHECK(out(g, "tr") == "f32[7,n,5]");
+  CHECK(out(g, "ed") == "f32[n,5,7,1]");
+  CHECK(out(g, "sq") == "f32[n,1]");
+  CHECK(out(g, "sqa") == "f32[4]");
+  CHECK(out(g, "ti") == "f32[2*n,5,21]");
+  CHECK(out(g, "tk", 0) == "f32[n,5,3]");
+  CHECK(out(g, "tk", 1) == "i32[n,5,3]");
+  CHECK(out(g, "w") == "i64[w_count,2]");
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[4,5])\n%b = tf::Const() {dtype = i32, value = tensor<i32[2]> [2, 0]}\n"
+                          "%s = tf::Const() {dtype = i32, value = tensor<i32[2]> [3, -1]}\n%y = tf::Slice(%x, %b, %s) {T = f32}"),
+                 "node 'y' (op Slice): slice [2, 5) out of range for dim 0 of size 4"));
+}
+
+TEST_CASE("ops.tf.reductions") {
+  G g = infer("%x = arg() {index = 0} -> (f32[n,3,4])\n"
+              "%a1 = tf::Const() {dtype = i32, value = tensor<i32[]> [1]}\n"
+              "%a2 = tf::Const() {dtype = i32, value = tensor<i32[2]> [-1, 0]}\n"
+              "%none = tf::Const() {dtype = i32, value = tensor<i32[0]> []}\n"
+              "%s = tf::Sum(%x, %a1) {T = f32, Tidx = i32}\n"
+              "%m = tf::Mean(%x, %a2) {T = f32, keep_dims = true}\n"
+              "%id = tf::Max(%x, %none) {T = f32}\n"
+              "%am = tf::ArgMax(%x, %a1) {T = f32}\n%am32 = tf::ArgMin(%x, %a1) {T = f32, output_type = i32}\n"
+              "%sh = tf::Shape(%x) {T = f32}\n%z = tf::Const() {dtype = i32, value = tensor<i32[1]> [0]}\n"
+              "%p = tf::Prod(%sh, %z) {T = i32}\n"
+              "%b = arg() {index = 1} -> (bool[n,2])\n%any = tf::Any(%b, %a1)");
+  CHECK(out(g, "s") == "f32[n,4]");
+  CHECK(out(g, "m") == "f32[1,3,1]");
+  CHECK(out(g, "id") == "f32[n,3,4]");  // an empty axis list reduces nothing
+  CHECK(out(g, "am") == "i64[n,4]");
+  CHECK(out(g, "am32") == "i32[n,4]");
+  CHECK(out(g, "p") == "i32[]");
+  CHECK(value_of(g, "p") == "[12*n]");
+  CHECK(out(g, "any") == "bool[n]");
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[2,3])\n%a = tf::Const() {dtype = i32, value = tensor<i32[]> [2]}\n"
+                          "%y = tf::Sum(%x, %a) {T = f32}"),
+                 "node 'y' (op Sum): reduction axis 2 out of range for rank 2"));
+}
+
+TEST_CASE("ops.tf.matmul_and_nn") {
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,3])\n%b = arg() {index = 1} -> (f32[5,3])\n"
+             "%y = tf::MatMul(%a, %b) {T = f32, transpose_b = true}") == "f32[n,5]");
+  CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[n,3])\n%b = arg() {index = 1} -> (f32[5,3])\n"
+                          "%y = tf::MatMul(%a, %b) {T = f32}"),
+                 "node 'y' (op MatMul): incompatible dims 3 and 5"));
+  CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[2,2,3])\n%y = tf::MatMul(%a, %a) {T = f32}"), "a must be 2-D"));
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[b,1,n,3])\n%c = arg() {index = 1} -> (f32[4,n,3])\n"
+             "%y = tf::BatchMatMulV2(%a, %c) {T = f32, adj_y = true}") == "f32[b,4,n,n]");
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,4])\n%b = arg() {index = 1} -> (f32[4])\n%y = tf::BiasAdd(%a, %b) {T = f32}") ==
+        "f32[n,4]");
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,4,8,8])\n%b = arg() {index = 1} -> (f32[4])\n"
+             "%y = tf::BiasAdd(%a, %b) {T = f32, data_format = \"NCHW\"}") == "f32[n,4,8,8]");
+  CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[n,4])\n%b = arg() {index = 1} -> (f32[3])\n"
+                          "%y = tf::BiasAdd(%a, %b) {T = f32}"),
+                 "node 'y' (op BiasAdd): incompatible dims 4 and 3"));
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,10])\n%y = tf::Softmax(%a) {T = f32}") == "f32[n,10]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[n,32,32,3])\n%f = arg() {index = 1} -> (f32[3,3,3,8])\n"
+             "%y = tf::Conv2D(%x, %f) {T = f32, padding = \"SAME\", strides = [1, 2, 2, 1]}") == "f32[n,16,16,8]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[n,3,h,w])\n%f = arg() {index = 1} -> (f32[3,3,3,8])\n"
+             "%y = tf::Conv2D(%x, %f) {T = f32, data_format = \"NCHW\", padding = \"VALID\"}") == "f32[n,8,h-2,w-2]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[n,7,7,4])\n%f = arg() {index = 1} -> (f32[3,3,4,2])\n"
+             "%y = tf::DepthwiseConv2dNative(%x, %f) {T = f32, padding = \"VALID\"}") == "f32[n,5,5,8]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[n,5,5,3])\n"
+             "%y = tf::MaxPool(%x) {T = f32, ksize = [1, 2, 2, 1], padding = \"VALID\", strides = [1, 2, 2, 1]}") ==
+        "f32[n,2,2,3]");
+  G g = infer("%x = arg() {index = 0} -> (f32[n,8,8,3])\n%s = arg() {index = 1} -> (f32[3])\n"
+              "%y:6 = tf::FusedBatchNormV3(%x, %s, %s, %s, %s) {T = f32, U = f32}");
+  CHECK(out(g, "y", 0) == "f32[n,8,8,3]");
+  CHECK(out(g, "y", 5) == "f32[3]");
+}
