@@ -15,6 +15,7 @@
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 #include <gpass/exec/eigen_cpu/kernels/reduce.hpp>
+#include <gpass/exec/eigen_cpu/kernels/tf.hpp>
 
 namespace gpass::exec {
 
@@ -28,6 +29,7 @@ inline const kernel_registry<eigen_cpu>& eigen_cpu::kernels() const {
     cpu_detail::register_reduce(k);
     cpu_detail::register_control(k);
     cpu_detail::register_globals(k);
+    cpu_detail::register_tf(k);
     return k;
   }();
   return r;

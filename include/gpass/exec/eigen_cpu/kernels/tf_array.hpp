@@ -1,0 +1,727 @@
+#pragma once
+/// \file tf_array.hpp
+/// Eigen CPU kernels of TensorFlow graph, shape and data-movement ops (domain "tf"), on the
+/// engines of the ONNX array family (strided copies, concat, pad, top-k).
+///
+/// Const Placeholder PlaceholderWithDefault Identity IdentityN StopGradient Snapshot
+/// PreventGradient CheckNumerics EnsureShape NoOp Assert Shape ShapeN Size Rank Reshape
+/// ExpandDims Squeeze Transpose ConjugateTranspose Concat ConcatV2 Pack Unpack Split SplitV
+/// Slice StridedSlice Fill ZerosLike OnesLike Range Tile GatherV2 Gather TopKV2 TopK
+/// BroadcastTo Pad PadV2 MirrorPad (REFLECT) ReverseV2 OneHot.
+///
+/// TF semantics: axes, shapes, begins and sizes arrive as int32/int64 input tensors;
+/// StridedSlice implements the five masks as TensorFlow's documentation describes them.
+/// Private (`gpass::exec::cpu_detail`).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/array.hpp>
+#include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+
+namespace gpass::exec::cpu_detail::tf_detail {
+
+// ---- graph plumbing ---------------------------------------------------------------------
+
+inline void register_tf_graph(registry& r) {
+  r.add({.domain = domain, .op = "Const", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+           const gpass::tensor value = n.attr<gpass::tensor>("value");
+           const dtype t = type_attr(n, "dtype", value.element_type());
+           if (t != value.element_type())
+             n.fail("value has element type " + std::string(to_string(value.element_type())) + ", dtype is " + std::string(to_string(t)));
+           return [value](context& ctx) { ctx.set_output(0, value); };
+         }});
+  r.add({.domain = domain, .op = "Placeholder", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+           return [name = n.name](context& ctx) {
+             ctx.fail("placeholder '" + name + "' was not fed (feed it, or rewrite it into a graph input `arg`)");
+           };
+         }});
+  auto forward = [](const kernel_node&) -> fn { return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); }; };
+  for (const char* op : {"PlaceholderWithDefault", "Identity", "StopGradient", "Snapshot", "PreventGradient"})
+    r.add({.domain = domain, .op = op, .alias_input = 0, .make = forward});
+  r.add({.domain = domain, .op = "CheckNumerics", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+           const std::string message = n.attr<std::string>("message", "");
+           return [message](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             dispatch<type_list<float, double, Eigen::half, Eigen::bfloat16>>(x.element_type(), ctx.node(), [&]<class T>() {
+               const T* p = x.data<T>();
+               for (i64 i = 0; i < x.size(); ++i) {
+                 const float v = static_cast<float>(static_cast<compute_t<T>>(p[i]));
+                 if (!std::isfinite(v)) ctx.fail(message + " : Tensor had " + (std::isnan(v) ? "NaN" : "Inf") + " values");
+               }
+             });
+             ctx.set_output(0, x);
+           };
+         }});
+  r.add({.domain = domain, .op = "EnsureShape", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+           const gpass::shape want = n.attr<gpass::shape>("shape", gpass::shape{});
+           const bool check = n.has_attr("shape");
+           return [want, check](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             if (check && want.has_rank()) {
+               bool ok = want.rank() == x.rank();
+               for (std::size_t d = 0; ok && d < x.rank(); ++d)
+                 if (want[d].is_known()) ok = want[d].value() == x.sizes()[d];
+               if (!ok) ctx.fail("shape of tensor " + x.shape().to_string() + " is not compatible with expected shape " + want.to_string());
+             }
+             ctx.set_output(0, x);
+           };
+         }});
+  r.add({.domain = domain, .op = "IdentityN", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             if (ctx.num_outputs() > ctx.num_inputs()) ctx.fail("more outputs than inputs");
+             for (std::size_t i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, ctx.input_value(i));
+           };
+         }});
+  r.add({.domain = domain, .op = "NoOp", .type_input = -1, .make = [](const kernel_node&) -> fn { return [](context&) {}; }});
+  r.add({.domain = domain, .op = "Assert", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& c = ctx.input(0);
+             if (c.element_type() != dtype::bool_ || c.size() != 1) ctx.fail("condition must be a bool scalar");
+             if (!c.data<bool>()[0]) {
+               std::string what;
+               for (std::size_t i = 1; i < ctx.num_inputs(); ++i)
+                 if (ctx.has_input(i) && ctx.input(i).element_type() == dtype::string && ctx.input(i).size() > 0)
+                   what += (what.empty() ? "" : " ") + ctx.input(i).data<std::string>()[0];
+               ctx.fail("assertion failed" + (what.empty() ? std::string() : ": " + what));
+             }
+           };
+         }});
+}
+
+// ---- shapes -----------------------------------------------------------------------------
+
+inline void register_tf_shape(registry& r) {
+  using namespace array_detail;
+  r.add({.domain = domain, .op = "Shape", .make = [](const kernel_node& n) -> fn {
+           const dtype t = type_attr(n, "out_type", dtype::int32);
+           return [t](context& ctx) {
+             const auto& s = ctx.input(0).sizes();
+             write_ints(ctx, 0, t, s, {static_cast<i64>(s.size())});
+           };
+         }});
+  r.add({.domain = domain, .op = "ShapeN", .make = [](const kernel_node& n) -> fn {
+           const dtype t = type_attr(n, "out_type", dtype::int32);
+           return [t](context& ctx) {
+             if (ctx.num_outputs() > ctx.num_inputs()) ctx.fail("more outputs than inputs");
+             for (std::size_t i = 0; i < ctx.num_outputs(); ++i) {
+               const auto& s = ctx.input(i).sizes();
+               write_ints(ctx, i, t, s, {static_cast<i64>(s.size())});
+             }
+           };
+         }});
+  r.add({.domain = domain, .op = "Size", .make = [](const kernel_node& n) -> fn {
+           const dtype t = type_attr(n, "out_type", dtype::int32);
+           return [t](context& ctx) { write_ints(ctx, 0, t, {ctx.input(0).size()}, {}); };
+         }});
+  r.add({.domain = domain, .op = "Rank", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) { write_ints(ctx, 0, dtype::int32, {static_cast<i64>(ctx.input(0).rank())}, {}); };
+         }});
+  r.add({.domain = domain, .op = "Reshape", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             ctx.set_output(0, x.reshaped(reshape_sizes(x.sizes(), vector_ints(ctx.input(1), ctx.node(), "shape"), true, ctx.node())));
+           };
+         }});
+  r.add({.domain = domain, .op = "ExpandDims", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const i64 rank = static_cast<i64>(x.rank());
+             const i64 a = tf_axis(scalar_int(ctx.input(1), ctx.node(), "dim"), rank + 1, ctx.node(), "dim");
+             std::vector<i64> s = x.sizes();
+             s.insert(s.begin() + a, 1);
+             ctx.set_output(0, x.reshaped(std::move(s)));
+           };
+         }});
+  r.add({.domain = domain, .op = "Squeeze", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+           std::vector<i64> dims = int_list(n, "squeeze_dims");
+           if (dims.empty()) dims = int_list(n, "axis");
+           return [dims](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const i64 rank = static_cast<i64>(x.rank());
+             std::vector<char> drop(x.rank(), 0);
+             for (i64 a : dims) {
+               const auto k = static_cast<std::size_t>(tf_axis(a, rank, ctx.node(), "squeeze dimension"));
+               if (x.sizes()[k] != 1)
+                 ctx.fail("cannot squeeze dimension " + std::to_string(a) + " of size " + std::to_string(x.sizes()[k]) + " (input " +
+                          x.shape().to_string() + ")");
+               drop[k] = 1;
+             }
+             std::vector<i64> s;
+             for (std::size_t i = 0; i < x.rank(); ++i)
+               if (!(dims.empty() ? x.sizes()[i] == 1 : drop[i])) s.push_back(x.sizes()[i]);
+             ctx.set_output(0, x.reshaped(std::move(s)));
+           };
+         }});
+}
+
+// ---- data movement ----------------------------------------------------------------------
+
+/// The permutation input of Transpose: a permutation of [0, rank).
+inline std::vector<i64> permutation(const gpass::tensor& p, std::size_t rank, const kernel_node& n) {
+  const auto perm = vector_ints(p, n, "perm");
+  if (perm.size() != rank) n.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  std::vector<char> seen(rank, 0);
+  for (i64 a : perm) {
+    if (a < 0 || a >= static_cast<i64>(rank) || seen[static_cast<std::size_t>(a)])
+      n.fail("perm is not a permutation of [0, " + std::to_string(rank) + ")");
+    seen[static_cast<std::size_t>(a)] = 1;
+  }
+  return perm;
+}
+
+/// Output `out` = the part [start, start + len) of `x` along `axis` (a strided copy).
+inline void copy_part(context& ctx, const gpass::tensor& x, std::size_t axis, i64 start, i64 len, std::size_t out,
+                      std::vector<i64> out_sizes) {
+  const auto st = strides_of(x.sizes());
+  std::vector<i64> s = x.sizes();
+  s[axis] = len;
+  array_detail::copy_view(ctx, x, std::move(out_sizes), s, st, len > 0 ? start * st[axis] : 0, out);
+}
+
+/// Outputs = `x` split along `axis` into parts of `sizes`.
+inline void split_parts(context& ctx, const gpass::tensor& x, std::size_t axis, const std::vector<i64>& sizes) {
+  if (sizes.size() != ctx.num_outputs())
+    ctx.fail(std::to_string(sizes.size()) + " parts for " + std::to_string(ctx.num_outputs()) + " outputs");
+  i64 start = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<i64> s = x.sizes();
+    s[axis] = sizes[i];
+    copy_part(ctx, x, axis, start, sizes[i], i, s);
+    start += sizes[i];
+  }
+}
+
+inline void register_tf_move(registry& r) {
+  using namespace array_detail;
+  auto transpose = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto p = permutation(ctx.input(1), x.rank(), ctx.node());
+      const auto st = strides_of(x.sizes());
+      std::vector<i64> os, ost;
+      for (i64 a : p) {
+        os.push_back(x.sizes()[static_cast<std::size_t>(a)]);
+        ost.push_back(st[static_cast<std::size_t>(a)]);
+      }
+      copy_view(ctx, x, os, os, ost, 0);
+    };
+  };
+  r.add({.domain = domain, .op = "Transpose", .make = transpose});
+  r.add({.domain = domain, .op = "ConjugateTranspose", .make = transpose});
+  r.add({.domain = domain, .op = "ConcatV2", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const std::size_t k = ctx.num_inputs();
+             if (k < 2) ctx.fail("needs values and an axis");
+             std::vector<const gpass::tensor*> xs;
+             for (std::size_t i = 0; i + 1 < k; ++i) xs.push_back(&ctx.input(i));
+             const i64 rank = static_cast<i64>(xs[0]->rank());
+             concat_into(ctx, xs, tf_axis(scalar_int(ctx.input(k - 1), ctx.node(), "axis"), rank, ctx.node()));
+           };
+         }});
+  r.add({.domain = domain, .op = "Concat", .type_input = 1, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const std::size_t k = ctx.num_inputs();
+             if (k < 2) ctx.fail("needs an axis and values");
+             std::vector<const gpass::tensor*> xs;
+             for (std::size_t i = 1; i < k; ++i) xs.push_back(&ctx.input(i));
+             const i64 rank = static_cast<i64>(xs[0]->rank());
+             concat_into(ctx, xs, tf_axis(scalar_int(ctx.input(0), ctx.node(), "concat_dim"), rank, ctx.node()));
+           };
+         }});
+  r.add({.domain = domain, .op = "Pack", .make = [](const kernel_node& n) -> fn {
+           const i64 axis_attr = n.attr<i64>("axis", 0);
+           return [axis_attr](context& ctx) {
+             if (ctx.num_inputs() == 0) ctx.fail("no values");
+             const gpass::tensor& x0 = ctx.input(0);
+             const i64 rank = static_cast<i64>(x0.rank());
+             const i64 axis = tf_axis(axis_attr, rank + 1, ctx.node());
+             std::vector<i64> s = x0.sizes();
+             s.insert(s.begin() + axis, 1);
+             std::vector<gpass::tensor> views;
+             std::vector<const gpass::tensor*> xs;
+             views.reserve(ctx.num_inputs());
+             for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+               const gpass::tensor& x = ctx.input(i);
+               if (x.sizes() != x0.sizes())
+                 ctx.fail("values have different sizes " + x0.shape().to_string() + " and " + x.shape().to_string());
+               views.push_back(x.reshaped(s));
+             }
+             for (const auto& v : views) xs.push_back(&v);
+             concat_into(ctx, xs, axis);
+           };
+         }});
+  r.add({.domain = domain, .op = "Unpack", .make = [](const kernel_node& n) -> fn {
+           const i64 axis_attr = n.attr<i64>("axis", 0);
+           const i64 num = n.attr<i64>("num", -1);
+           return [axis_attr, num](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const i64 rank = static_cast<i64>(x.rank());
+             if (rank == 0) ctx.fail("cannot unpack a scalar");
+             const auto axis = static_cast<std::size_t>(tf_axis(axis_attr, rank, ctx.node()));
+             const i64 dim = x.sizes()[axis];
+             if ((num >= 0 && num != dim) || static_cast<i64>(ctx.num_outputs()) != dim)
+               ctx.fail("dimension " + std::to_string(axis) + " has size " + std::to_string(dim) + ", the node unpacks " +
+                        std::to_string(ctx.num_outputs()));
+             std::vector<i64> s = x.sizes();
+             s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
+             for (i64 i = 0; i < dim; ++i) copy_part(ctx, x, axis, i, 1, static_cast<std::size_t>(i), s);
+           };
+         }});
+  r.add({.domain = domain, .op = "Split", .type_input = 1, .make = [](const kernel_node& n) -> fn {
+           const i64 num = n.attr<i64>("num_split", -1);
+           return [num](context& ctx) {
+             const gpass::tensor& x = ctx.input(1);
+             const auto axis = static_cast<std::size_t>(
+                 tf_axis(scalar_int(ctx.input(0), ctx.node(), "split_dim"), static_cast<i64>(x.rank()), ctx.node(), "split_dim"));
+             const i64 k = static_cast<i64>(ctx.num_outputs());
+             if (num >= 0 && num != k) ctx.fail("num_split is " + std::to_string(num) + ", the node has " + std::to_string(k) + " outputs");
+             const i64 dim = x.sizes()[axis];
+             if (k == 0 || dim % k != 0)
+               ctx.fail("dimension " + std::to_string(axis) + " of size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) +
+                        " equal parts");
+             split_parts(ctx, x, axis, std::vector<i64>(static_cast<std::size_t>(k), dim / k));
+           };
+         }});
+  r.add({.domain = domain, .op = "SplitV", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             auto sizes = vector_ints(ctx.input(1), ctx.node(), "size_splits");
+             const auto axis = static_cast<std::size_t>(
+                 tf_axis(scalar_int(ctx.input(2), ctx.node(), "split_dim"), static_cast<i64>(x.rank()), ctx.node(), "split_dim"));
+             const i64 dim = x.sizes()[axis];
+             i64 known = 0;
+             int infer = -1;
+             for (std::size_t i = 0; i < sizes.size(); ++i) {
+               if (sizes[i] == -1) {
+                 if (infer >= 0) ctx.fail("size_splits has more than one -1");
+                 infer = static_cast<int>(i);
+               } else if (sizes[i] < 0) {
+                 ctx.fail("size_splits has a negative entry " + std::to_string(sizes[i]));
+               } else {
+                 known += sizes[i];
+               }
+             }
+             if (infer >= 0) {
+               if (known > dim) ctx.fail("size_splits sum to more than the dimension size " + std::to_string(dim));
+               sizes[static_cast<std::size_t>(infer)] = dim - known;
+             } else if (known != dim) {
+               ctx.fail("size_splits sum to " + std::to_string(known) + ", dimension " + std::to_string(axis) + " has size " + std::to_string(dim));
+             }
+             split_parts(ctx, x, axis, sizes);
+           };
+         }});
+  r.add({.domain = domain, .op = "Tile", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto reps = vector_ints(ctx.input(1), ctx.node(), "multiples");
+             if (reps.size() != x.rank())
+               ctx.fail("multiples has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.rank()));
+             const auto st = strides_of(x.sizes());
+             std::vector<i64> out, vs, vst;
+             for (std::size_t d = 0; d < x.rank(); ++d) {
+               if (reps[d] < 0) ctx.fail("multiples has a negative entry");
+               out.push_back(x.sizes()[d] * reps[d]);
+               vs.insert(vs.end(), {reps[d], x.sizes()[d]});
+               vst.insert(vst.end(), {0, st[d]});
+             }
+             copy_view(ctx, x, out, vs, vst, 0);
+           };
+         }});
+  r.add({.domain = domain, .op = "BroadcastTo", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto s = vector_ints(ctx.input(1), ctx.node(), "shape");
+             for (i64 v : s)
+               if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
+             if (s.size() < x.rank() || broadcast_sizes(x.sizes(), s, ctx.node()) != s)
+               ctx.fail("cannot broadcast sizes " + x.shape().to_string() + " to " + shape::of(s).to_string());
+             copy_view(ctx, x, s, s, broadcast_strides(x.sizes(), s), 0);
+           };
+         }});
+  r.add({.domain = domain, .op = "ReverseV2", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const i64 rank = static_cast<i64>(x.rank());
+             auto st = strides_of(x.sizes());
+             std::vector<char> rev(x.rank(), 0);
+             for (i64 a : vector_ints(ctx.input(1), ctx.node(), "axis")) {
+               const auto k = static_cast<std::size_t>(tf_axis(a, rank, ctx.node()));
+               if (rev[k]) ctx.fail("axis " + std::to_string(a) + " is repeated");
+               rev[k] = 1;
+             }
+             i64 offset = 0;
+             for (std::size_t d = 0; d < x.rank(); ++d)
+               if (rev[d] && x.sizes()[d] > 0) {
+                 offset += (x.sizes()[d] - 1) * st[d];
+                 st[d] = -st[d];
+               }
+             copy_view(ctx, x, x.sizes(), x.sizes(), st, x.size() ? offset : 0);
+           };
+         }});
+}
+
+// ---- slicing ----------------------------------------------------------------------------
+
+/// Slice: begin[i] in [0, dim], size[i] = -1 (to the end) or begin + size <= dim.
+inline void slice(context& ctx) {
+  const gpass::tensor& x = ctx.input(0);
+  const auto b = vector_ints(ctx.input(1), ctx.node(), "begin");
+  const auto s = vector_ints(ctx.input(2), ctx.node(), "size");
+  if (b.size() != x.rank() || s.size() != x.rank())
+    ctx.fail("begin and size must have one entry per dimension of " + x.shape().to_string());
+  const auto st = strides_of(x.sizes());
+  std::vector<i64> out(x.rank());
+  i64 offset = 0;
+  for (std::size_t d = 0; d < x.rank(); ++d) {
+    const i64 dim = x.sizes()[d];
+    const i64 len = s[d] == -1 ? dim - b[d] : s[d];
+    if (b[d] < 0 || len < 0 || b[d] + len > dim)
+      ctx.fail("expected begin[" + std::to_string(d) + "] = " + std::to_string(b[d]) + " and size = " + std::to_string(s[d]) +
+               " to fit dimension size " + std::to_string(dim));
+    out[d] = len;
+    offset += b[d] * st[d];
+  }
+  array_detail::copy_view(ctx, x, out, out, st, num_elements(out) ? offset : 0);
+}
+
+/// What a StridedSlice does to an input of given sizes: the processing sizes, strides
+/// (in elements, of the input), base offset, and the final sizes.
+struct strided_slice_plan {
+  std::vector<i64> sizes, strides, final_sizes;
+  i64 offset = 0;
+};
+
+/// TF's StridedSlice semantics: the sparse spec (begin/end/strides with masks, one optional
+/// ellipsis, new axes) expanded to one entry per input dimension (an absent ellipsis is
+/// implied at the end), begin/end clamped like Python slices, shrink-axis entries taking
+/// exactly one element.
+inline strided_slice_plan plan_strided_slice(const std::vector<i64>& in, const std::vector<i64>& begin,
+                                             const std::vector<i64>& end, const std::vector<i64>& strides, i64 begin_mask,
+                                             i64 end_mask, i64 ellipsis_mask, i64 new_axis_mask, i64 shrink_mask,
+                                             const kernel_node& n) {
+  const std::size_t sparse = begin.size();
+  if (end.size() != sparse || strides.size() != sparse)
+    n.fail("begin, end and strides must have the same length, got " + std::to_string(begin.size()) + ", " +
+           std::to_string(end.size()) + " and " + std::to_string(strides.size()));
+  if (sparse > 62) n.fail("too many slice entries");
+  auto bit = [](i64 m, std::size_t i) { return ((m >> i) & 1) != 0; };
+  if (ellipsis_mask & (ellipsis_mask - 1)) n.fail("multiple ellipses in a slice spec are not allowed");
+  // an implicit ellipsis at the end when there is none
+  std::size_t sparse_dims = sparse;
+  i64 ellipsis = ellipsis_mask;
+  if (!ellipsis) {
+    ellipsis = i64{1} << sparse;
+    ++sparse_dims;
+  }
+  std::size_t new_after_ellipsis = 0;
+  {
+    bool seen = false;
+    for (std::size_t i = 0; i < sparse; ++i) {
+      if (seen && bit(new_axis_mask, i)) ++new_after_ellipsis;
+      if (bit(ellipsis, i)) seen = true;
+    }
+  }
+  const std::size_t dense = in.size();
+  struct entry {
+    i64 begin = 0, end = 0, stride = 1;
+    bool begin_masked = false, end_masked = false, shrink = false;
+  };
+  std::vector<entry> dn(dense);
+  constexpr i64 new_axis = -1, shrunk = -2;
+  std::vector<i64> gather;  // final dims: a dense index, new_axis or shrunk
+  std::size_t full = 0;
+  for (std::size_t i = 0; i < sparse_dims; ++i) {
+    if (bit(ellipsis, i)) {
+      const std::size_t next = std::min(dense, dense + 1 + new_after_ellipsis - (sparse_dims - i));
+      for (; full < next; ++full) {
+        dn[full] = entry{0, 0, 1, true, true, false};
+        gather.push_back(static_cast<i64>(full));
+      }
+    } else if (bit(new_axis_mask, i)) {
+      gather.push_back(new_axis);
+    } else {
+      if (full == dense) n.fail("index " + std::to_string(i) + " of the slice spec is out of range for rank " + std::to_string(dense));
+      dn[full] = entry{begin[i], end[i], strides[i], bit(begin_mask, i), bit(end_mask, i), bit(shrink_mask, i)};
+      gather.push_back(dn[full].shrink ? shrunk : static_cast<i64>(full));
+      ++full;
+    }
+  }
+  strided_slice_plan p;
+  const auto st = strides_of(in);
+  for (std::size_t d = 0; d < dense; ++d) {
+    const entry& e = dn[d];
+    const i64 dim = in[d];
+    if (e.stride == 0) n.fail("strides[" + std::to_string(d) + "] must be non-zero");
+    i64 b, en;
+    if (e.shrink) {
+      if (e.stride <= 0) n.fail("only stride 1 allowed on non-range indexing");
+      const i64 fwd = e.begin < 0 ? dim + e.begin : e.begin;
+      if (fwd < 0 || fwd >= dim)
+        n.fail("slice index " + std::to_string(e.begin) + " of dimension " + std::to_string(d) + " out of bounds (size " +
+               std::to_string(dim) + ")");
+      b = fwd;
+      en = fwd + 1;
+    } else {
+      const i64 lo = e.stride > 0 ? 0 : -1, hi = e.stride > 0 ? dim : dim - 1;
+      auto canonical = [&](i64 x, bool masked, bool is_begin) {
+        if (masked) return (e.stride > 0) == is_begin ? lo : hi;
+        const i64 fwd = x < 0 ? dim + x : x;
+        return std::clamp(fwd, lo, hi);
+      };
+      b = canonical(e.begin, e.begin_masked, true);
+      en = canonical(e.end, e.end_masked, false);
+    }
+    const i64 interval = e.shrink ? 1 : en - b;
+    i64 size = 0;
+    if (interval != 0 && (interval < 0) == (e.stride < 0))
+      size = interval / e.stride + (interval % e.stride != 0 ? 1 : 0);
+    p.sizes.push_back(size);
+    p.strides.push_back(st[d] * e.stride);
+    if (size > 0) p.offset += b * st[d];
+  }
+  for (i64 g : gather) {
+    if (g == shrunk) continue;
+    p.final_sizes.push_back(g == new_axis ? 1 : p.sizes[static_cast<std::size_t>(g)]);
+  }
+  if (num_elements(p.sizes) == 0) p.offset = 0;
+  return p;
+}
+
+inline void register_tf_slice(registry& r) {
+  r.add({.domain = domain, .op = "Slice", .make = [](const kernel_node&) -> fn { return slice; }});
+  r.add({.domain = domain, .op = "StridedSlice", .make = [](const kernel_node& n) -> fn {
+           const i64 bm = n.attr<i64>("begin_mask", 0), em = n.attr<i64>("end_mask", 0), el = n.attr<i64>("ellipsis_mask", 0),
+                     na = n.attr<i64>("new_axis_mask", 0), sm = n.attr<i64>("shrink_axis_mask", 0);
+           return [=](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const kernel_node& nd = ctx.node();
+             const auto p = plan_strided_slice(x.sizes(), vector_ints(ctx.input(1), nd, "begin"), vector_ints(ctx.input(2), nd, "end"),
+                                               vector_ints(ctx.input(3), nd, "strides"), bm, em, el, na, sm, nd);
+             array_detail::copy_view(ctx, x, p.final_sizes, p.sizes, p.strides, p.offset);
+           };
+         }});
+}
+
+// ---- making tensors -----------------------------------------------------------------------
+
+/// Output 0 = a tensor of `sizes` with every element `v[0]` (any element type).
+inline void fill_with(context& ctx, const gpass::tensor& v, std::vector<i64> sizes) {
+  gpass::tensor& y = ctx.allocate_output(0, v.element_type(), std::move(sizes));
+  if (y.size() == 0) return;
+  array_detail::dispatch_move(v.element_type(), ctx.node(), [&]<class U>() {
+    U* o = array_detail::elems<U>(y);
+    std::fill(o, o + y.size(), array_detail::elems<U>(v)[0]);
+  });
+}
+
+inline void register_tf_make(registry& r) {
+  using namespace array_detail;
+  r.add({.domain = domain, .op = "Fill", .type_input = 1, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const auto dims = vector_ints(ctx.input(0), ctx.node(), "dims");
+             const gpass::tensor& v = ctx.input(1);
+             if (v.rank() != 0 && v.size() != 1) ctx.fail("value must be a scalar, got sizes " + v.shape().to_string());
+             for (i64 d : dims)
+               if (d < 0) ctx.fail("dims has a negative size " + std::to_string(d));
+             fill_with(ctx, v, dims);
+           };
+         }});
+  r.add({.domain = domain, .op = "ZerosLike", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             ctx.allocate_output_zeroed(0, x.element_type(), x.sizes());
+           };
+         }});
+  r.add({.domain = domain, .op = "OnesLike", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             fill_with(ctx, scalar_of(x.element_type(), 1.0, ctx.node()), x.sizes());
+           };
+         }});
+  r.add({.domain = domain, .op = "Range", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor &a = ctx.input(0), &l = ctx.input(1), &d = ctx.input(2);
+             if (l.element_type() != a.element_type() || d.element_type() != a.element_type())
+               ctx.fail("start, limit and delta must have the same element type");
+             if (a.size() != 1 || l.size() != 1 || d.size() != 1 || a.rank() > 0 || l.rank() > 0 || d.rank() > 0)
+               ctx.fail("start, limit and delta must be scalars");
+             using L = type_list<float, double, std::int32_t, std::int64_t>;
+             dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
+               const T start = a.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
+               if (delta == T(0)) ctx.fail("requires delta != 0");
+               if (delta > T(0) && start > limit) ctx.fail("requires start <= limit when delta > 0");
+               if (delta < T(0) && start < limit) ctx.fail("requires start >= limit when delta < 0");
+               i64 count;
+               if constexpr (std::is_integral_v<T>) {
+                 const i64 span = static_cast<i64>(limit) - static_cast<i64>(start), dl = static_cast<i64>(delta);
+                 count = (std::abs(span) + std::abs(dl) - 1) / std::abs(dl);
+               } else {
+                 count = static_cast<i64>(std::ceil(std::abs((static_cast<double>(limit) - start) / delta)));
+               }
+               gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
+               T* o = y.data<T>();
+               for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+             });
+           };
+         }});
+  r.add({.domain = domain, .op = "OneHot", .type_input = 2, .make = [](const kernel_node& n) -> fn {
+           const i64 axis_attr = n.attr<i64>("axis", -1);
+           return [axis_attr](context& ctx) {
+             const gpass::tensor& ind = ctx.input(0);
+             const i64 depth = scalar_int(ctx.input(1), ctx.node(), "depth");
+             const gpass::tensor &on = ctx.input(2), &off = ctx.input(3);
+             if (depth < 0) ctx.fail("depth must be non-negative, got " + std::to_string(depth));
+             if (on.size() != 1 || off.size() != 1 || on.element_type() != off.element_type())
+               ctx.fail("on_value and off_value must be scalars of one element type");
+             const i64 rank = static_cast<i64>(ind.rank());
+             const i64 axis = axis_attr == -1 ? rank : tf_axis(axis_attr, rank + 1, ctx.node());
+             const auto idx = int_values(ind, ctx.node(), "indices");
+             std::vector<i64> out = ind.sizes();
+             out.insert(out.begin() + axis, depth);
+             const i64 outer = array_detail::prod(ind.sizes(), 0, static_cast<std::size_t>(axis));
+             const i64 inner = array_detail::prod(ind.sizes(), static_cast<std::size_t>(axis), ind.rank());
+             gpass::tensor& y = ctx.allocate_output(0, off.element_type(), out);
+             dispatch_move(on.element_type(), ctx.node(), [&]<class U>() {
+               U* o = elems<U>(y);
+               std::fill(o, o + y.size(), elems<U>(off)[0]);
+               const U v = elems<U>(on)[0];
+               for (i64 k = 0; k < outer; ++k)
+                 for (i64 j = 0; j < inner; ++j) {
+                   const i64 c = idx[static_cast<std::size_t>(k * inner + j)];
+                   if (c >= 0 && c < depth) o[(k * depth + c) * inner + j] = v;
+                 }
+             });
+           };
+         }});
+}
+
+// ---- indexing, selection, padding ------------------------------------------------------------
+
+/// GatherV2: out = params[:batch] + params[batch:axis] + indices[batch:] + params[axis+1:];
+/// indices must be in [0, params.shape[axis]).
+inline void gather(context& ctx, const gpass::tensor& x, const gpass::tensor& it, i64 axis_in, i64 batch_in) {
+  using namespace array_detail;
+  const i64 rank = static_cast<i64>(x.rank());
+  if (rank == 0) ctx.fail("params must have rank >= 1");
+  const i64 axis = tf_axis(axis_in, rank, ctx.node());
+  const i64 irank = static_cast<i64>(it.rank());
+  const i64 batch = batch_in < 0 ? batch_in + irank : batch_in;
+  if (batch < 0 || batch > irank || batch > axis)
+    ctx.fail("batch_dims " + std::to_string(batch_in) + " must be in [0, rank(indices)] and <= axis " + std::to_string(axis));
+  for (i64 d = 0; d < batch; ++d)
+    if (x.sizes()[static_cast<std::size_t>(d)] != it.sizes()[static_cast<std::size_t>(d)])
+      ctx.fail("batch dimension " + std::to_string(d) + " of params and indices differ");
+  const auto a = static_cast<std::size_t>(axis), b = static_cast<std::size_t>(batch);
+  auto idx = int_values(it, ctx.node(), "indices");
+  const i64 dim = x.sizes()[a];
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] < 0 || idx[i] >= dim)
+      ctx.fail("indices[" + std::to_string(i) + "] = " + std::to_string(idx[i]) + " is not in [0, " + std::to_string(dim) + ")");
+  std::vector<i64> out(x.sizes().begin(), x.sizes().begin() + static_cast<std::ptrdiff_t>(a));
+  out.insert(out.end(), it.sizes().begin() + static_cast<std::ptrdiff_t>(b), it.sizes().end());
+  out.insert(out.end(), x.sizes().begin() + static_cast<std::ptrdiff_t>(a) + 1, x.sizes().end());
+  gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+  if (y.size() == 0) return;
+  const i64 nb = prod(x.sizes(), 0, b);                 // batches
+  const i64 outer = prod(x.sizes(), b, a);              // per batch, before the axis
+  const i64 inner = prod(x.sizes(), a + 1, x.rank());   // after the axis
+  const i64 ni = prod(it.sizes(), b, it.rank());        // indices per batch
+  dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+    const U* s = elems<U>(x);
+    U* o = elems<U>(y);
+    ctx.policy().parallel_for(nb * outer * ni, static_cast<double>(inner) + 2.0, [&](i64 lo, i64 hi) {
+      for (i64 w = lo; w < hi; ++w) {
+        const i64 j = w % ni, k = (w / ni) % outer, bi = w / (ni * outer);
+        const U* src = s + ((bi * outer + k) * dim + idx[static_cast<std::size_t>(bi * ni + j)]) * inner;
+        copy_n(src, inner, o + w * inner);
+      }
+    });
+  });
+}
+
+inline void register_tf_index(registry& r) {
+  using namespace array_detail;
+  r.add({.domain = domain, .op = "GatherV2", .make = [](const kernel_node& n) -> fn {
+           const i64 batch = n.attr<i64>("batch_dims", 0);
+           return [batch](context& ctx) {
+             gather(ctx, ctx.input(0), ctx.input(1), scalar_int(ctx.input(2), ctx.node(), "axis"), batch);
+           };
+         }});
+  r.add({.domain = domain, .op = "Gather", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) { gather(ctx, ctx.input(0), ctx.input(1), 0, 0); };
+         }});
+  auto topk = [](bool v2) {
+    return [v2](const kernel_node& n) -> fn {
+      const i64 k_attr = v2 ? 0 : n.attr<i64>("k");
+      const dtype it = type_attr(n, "index_type", dtype::int32);
+      if (it != dtype::int32 && it != dtype::int64) n.fail("index_type must be int32 or int64");
+      return [v2, k_attr, it](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() < 1) ctx.fail("input must have rank >= 1");
+        const i64 k = v2 ? scalar_int(ctx.input(1), ctx.node(), "k") : k_attr;
+        if (k < 0) ctx.fail("k must be non-negative, got " + std::to_string(k));
+        if (k > x.sizes().back()) ctx.fail("input must have at least k = " + std::to_string(k) + " columns, got " + x.shape().to_string());
+        topk_into(ctx, x, static_cast<i64>(x.rank()) - 1, k, true, it);
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "TopKV2", .make = topk(true)});
+  r.add({.domain = domain, .op = "TopK", .make = topk(false)});
+  auto pad = [](int variant) {  // 0 Pad, 1 PadV2, 2 MirrorPad
+    return [variant](const kernel_node& n) -> fn {
+      int m = 0;
+      if (variant == 2) {
+        const std::string mode = n.attr<std::string>("mode");
+        if (mode != "REFLECT") n.fail("MirrorPad mode '" + mode + "' is not supported (only REFLECT)");
+        m = 1;
+      }
+      return [variant, m](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& p = ctx.input(1);
+        const std::size_t rank = x.rank();
+        if (p.rank() != 2 || p.sizes()[0] != static_cast<i64>(rank) || p.sizes()[1] != 2)
+          ctx.fail("paddings must have sizes [" + std::to_string(rank) + ", 2], got " + p.shape().to_string());
+        const auto pv = int_values(p, ctx.node(), "paddings");
+        std::vector<i64> begin(rank), end(rank);
+        for (std::size_t d = 0; d < rank; ++d) {
+          begin[d] = pv[2 * d];
+          end[d] = pv[2 * d + 1];
+          if (begin[d] < 0 || end[d] < 0) ctx.fail("paddings must be non-negative");
+          if (m == 1 && (begin[d] >= x.sizes()[d] || end[d] >= x.sizes()[d]))
+            ctx.fail("REFLECT paddings must be less than the dimension size " + std::to_string(x.sizes()[d]));
+        }
+        gpass::tensor c;
+        if (variant == 1) {
+          c = ctx.input(2);
+          if (c.element_type() != x.element_type() || c.size() != 1) ctx.fail("constant_values must be a scalar of the input type");
+        } else if (x.element_type() != dtype::string) {
+          c = scalar_of(x.element_type(), 0.0, ctx.node());
+        }
+        pad_into(ctx, x, begin, end, m, c);
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "Pad", .make = pad(0)});
+  r.add({.domain = domain, .op = "PadV2", .make = pad(1)});
+  r.add({.domain = domain, .op = "MirrorPad", .make = pad(2)});
+}
+
+}  // namespace gpass::exec::cpu_detail::tf_detail
+
+namespace gpass::exec::cpu_detail {
+
+/// Registers the TF graph, shape and data-movement kernels (domain "tf").
+inline void register_tf_array(registry& r) {
+  tf_detail::register_tf_graph(r);
+  tf_detail::register_tf_shape(r);
+  tf_detail::register_tf_move(r);
+  tf_detail::register_tf_slice(r);
+  tf_detail::register_tf_make(r);
+  tf_detail::register_tf_index(r);
+}
+
+}  // namespace gpass::exec::cpu_detail

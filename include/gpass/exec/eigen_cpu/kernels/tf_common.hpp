@@ -1,0 +1,94 @@
+#pragma once
+/// \file tf_common.hpp
+/// Helpers shared by the Eigen CPU kernels of TensorFlow ops (domain "tf"): reading TF
+/// attributes (bools, type attributes, int lists) and scalar/axis inputs, which TF passes as
+/// int32 or int64 tensors. Private (`gpass::exec::cpu_detail::tf_detail`).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gpass/core/attribute.hpp>
+#include <gpass/core/dtype.hpp>
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+
+namespace gpass::exec::cpu_detail::tf_detail {
+
+using i64 = std::int64_t;
+
+/// The TF domain name of every kernel here.
+inline constexpr const char* domain = "tf";
+
+/// Bool attribute `a` (a TF `b`; an int64 is accepted too), `fallback` when absent.
+inline bool flag(const kernel_node& n, std::string_view a, bool fallback) {
+  auto it = n.attrs.find(a);
+  if (it == n.attrs.end()) return fallback;
+  if (it->second.is<bool>()) return it->second.as<bool>();
+  if (it->second.is<i64>()) return it->second.as<i64>() != 0;
+  n.fail("attribute '" + std::string(a) + "' is a " + std::string(it->second.kind_name()) + ", expected a bool");
+}
+
+/// Type attribute `a` (T, dtype, DstT, out_type, Tidx, output_type...), `fallback` when absent.
+inline dtype type_attr(const kernel_node& n, std::string_view a, dtype fallback) {
+  auto it = n.attrs.find(a);
+  if (it == n.attrs.end()) return fallback;
+  if (it->second.is<dtype>()) return it->second.as<dtype>();
+  n.fail("attribute '" + std::string(a) + "' is a " + std::string(it->second.kind_name()) + ", expected a type");
+}
+
+/// Int-list attribute `a` (an empty list of any kind counts as empty), `{}` when absent.
+inline std::vector<i64> int_list(const kernel_node& n, std::string_view a) {
+  auto it = n.attrs.find(a);
+  if (it == n.attrs.end()) return {};
+  const attribute& v = it->second;
+  if (v.is<std::vector<i64>>()) return v.as<std::vector<i64>>();
+  if (v.is<i64>()) return {v.as<i64>()};
+  bool empty = false;
+  std::visit(
+      [&](const auto& x) {
+        if constexpr (requires { x.empty(); typename std::decay_t<decltype(x)>::value_type; }) empty = x.empty();
+      },
+      v.value());
+  if (empty) return {};
+  n.fail("attribute '" + std::string(a) + "' is a " + std::string(v.kind_name()) + ", expected a list of ints");
+}
+
+/// The one integer of a scalar (or one-element) int32/int64 input (an axis, k, num...).
+inline i64 scalar_int(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  if (t.size() != 1 || t.rank() > 1)
+    n.fail(std::string(what) + " must be a scalar, got sizes " + t.shape().to_string());
+  return int_values(t.rank() == 0 ? t : t.reshaped({}), n, what)[0];
+}
+
+/// The int64 values of a 1-D (or 0-D) int32/int64 input whose rank is checked.
+inline std::vector<i64> vector_ints(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  if (t.rank() > 1) n.fail(std::string(what) + " must be a vector, got sizes " + t.shape().to_string());
+  return int_values(t, n, what);
+}
+
+/// `axis` in [-rank, rank) made non-negative (TF's message on error).
+inline i64 tf_axis(i64 axis, i64 rank, const kernel_node& n, const char* what = "axis") {
+  if (axis < -rank || axis >= rank)
+    n.fail(std::string(what) + " " + std::to_string(axis) + " is out of range [" + std::to_string(-rank) + ", " +
+           std::to_string(rank) + ")");
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Writes the int64 values `v` to output `port` as a 1-D tensor of `t` (int32 or int64);
+/// values outside int32 fail when `t` is int32.
+inline void write_ints(context& ctx, std::size_t port, dtype t, const std::vector<i64>& v, std::vector<i64> sizes) {
+  gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
+  if (t == dtype::int64) {
+    for (std::size_t i = 0; i < v.size(); ++i) y.data<i64>()[i] = v[i];
+  } else if (t == dtype::int32) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] > INT32_MAX || v[i] < INT32_MIN) ctx.fail("value " + std::to_string(v[i]) + " does not fit in int32");
+      y.data<std::int32_t>()[i] = static_cast<std::int32_t>(v[i]);
+    }
+  } else {
+    ctx.fail("output type must be int32 or int64, got " + std::string(to_string(t)));
+  }
+}
+
+}  // namespace gpass::exec::cpu_detail::tf_detail

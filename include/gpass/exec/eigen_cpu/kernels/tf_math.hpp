@@ -1,0 +1,521 @@
+#pragma once
+/// \file tf_math.hpp
+/// Eigen CPU kernels of TensorFlow math ops (domain "tf"), on the engines of the ONNX
+/// families: broadcasting binary ops and unary math (elementwise.hpp), Eigen GEMM
+/// (linalg.hpp), reductions and ArgMax (reduce.hpp), softmax (nn.hpp).
+///
+/// - binary, broadcasting: Add AddV2 Sub Mul Div RealDiv TruncateDiv FloorDiv FloorMod
+///   TruncateMod Mod Maximum Minimum Pow SquaredDifference Atan2 DivNoNan MulNoNan, the
+///   comparisons Less LessEqual Greater GreaterEqual Equal NotEqual, LogicalAnd LogicalOr;
+/// - unary: Neg Abs Square Sqrt Rsqrt Exp Expm1 Log Log1p Tanh Sigmoid Relu Relu6 Elu Selu
+///   Softplus Softsign LeakyRelu Floor Ceil Round Rint Sign Reciprocal Inv Sin Cos Tan Asin
+///   Acos Atan Sinh Cosh Erf IsNan IsInf IsFinite LogicalNot;
+/// - AddN BiasAdd BiasAddV1 Cast Select SelectV2 ClipByValue MatMul BatchMatMul
+///   BatchMatMulV2 BatchMatMulV3 Sum Mean Max Min Prod All Any EuclideanNorm ArgMax ArgMin
+///   Softmax LogSoftmax.
+///
+/// TF semantics: axes arrive as int32/int64 input tensors (negative counts from the end),
+/// FloorDiv/FloorMod round toward negative infinity, Div truncates integers, integer
+/// division by zero is an error. Private (`gpass::exec::cpu_detail`).
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
+#include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+#include <gpass/exec/eigen_cpu/kernels/nn.hpp>
+#include <gpass/exec/eigen_cpu/kernels/reduce.hpp>
+#include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+
+namespace gpass::exec::cpu_detail::tf_detail {
+
+using float_only = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+using signed_numeric = ew::signed_numeric_types;
+using bool_only = type_list<bool>;
+
+/// Integer division rounding toward negative infinity; division by zero is an error.
+template <class C>
+C floor_div_int(C a, C b) {
+  const C q = ew::div_int(a, b);
+  if constexpr (std::is_signed_v<C>) {
+    if (b != -1 && a % b != 0 && ((a < 0) != (b < 0))) return static_cast<C>(q - 1);
+  }
+  return q;
+}
+
+template <class L, class F>
+void tf_binary(registry& r, const char* op, F f, double cost = 1.0) {
+  r.add({.domain = domain, .op = op, .dtypes = L::dtypes(), .make = [f, cost](const kernel_node& n) -> fn {
+           return ew::binary_kernel<L, false>(n, f, cost);
+         }});
+}
+template <class L, class F>
+void tf_compare(registry& r, const char* op, F f) {
+  r.add({.domain = domain, .op = op, .dtypes = L::dtypes(), .make = [f](const kernel_node& n) -> fn {
+           return ew::binary_kernel<L, true>(n, f, 1.0);
+         }});
+}
+template <class L, bool BoolOut = false, class F>
+void tf_unary(registry& r, const char* op, F f, double cost = 1.0) {
+  r.add({.domain = domain, .op = op, .dtypes = L::dtypes(), .make = [f, cost](const kernel_node&) -> fn {
+           return ew::unary_kernel<L, BoolOut>(f, cost);
+         }});
+}
+
+/// Binary elementwise ops.
+inline void register_tf_binary(registry& r) {
+  using namespace ew;
+  const auto add = bf{[](auto a, auto b) { return add_w(a, b); }, [](const auto& x, const auto& y) { return x + y; }};
+  tf_binary<numeric_types>(r, "Add", add);
+  tf_binary<numeric_types>(r, "AddV2", add);
+  tf_binary<numeric_types>(r, "Sub", bf{[](auto a, auto b) { return sub_w(a, b); }, [](const auto& x, const auto& y) { return x - y; }});
+  tf_binary<numeric_types>(r, "Mul", bf{[](auto a, auto b) { return mul_w(a, b); }, [](const auto& x, const auto& y) { return x * y; }});
+  const auto div = bsf{[](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) return div_int(a, b);
+    else return a / b;
+  }};
+  tf_binary<numeric_types>(r, "Div", div, 2.0);
+  tf_binary<numeric_types>(r, "TruncateDiv", div, 2.0);
+  tf_binary<float_only>(r, "RealDiv", bf{[](auto a, auto b) { return a / b; }, [](const auto& x, const auto& y) { return x / y; }}, 2.0);
+  tf_binary<numeric_types>(r, "FloorDiv", bsf{[](auto a, auto b) {
+                              if constexpr (std::is_integral_v<decltype(a)>) return floor_div_int(a, b);
+                              else return std::floor(a / b);
+                            }},
+                            4.0);
+  tf_binary<numeric_types>(r, "FloorMod", bsf{[](auto a, auto b) { return mod_op(a, b, false); }}, 4.0);
+  tf_binary<numeric_types>(r, "TruncateMod", bsf{[](auto a, auto b) { return mod_op(a, b, true); }}, 4.0);
+  tf_binary<numeric_types>(r, "Mod", bsf{[](auto a, auto b) { return mod_op(a, b, true); }}, 4.0);
+  tf_binary<numeric_types>(r, "Maximum", bf{[](auto a, auto b) { return max_nan(a, b); },
+                                             [](const auto& x, const auto& y) {
+                                               using S = scalar_of<decltype(x)>;
+                                               return x.binaryExpr(y, Eigen::internal::scalar_max_op<S, S, Eigen::PropagateNaN>());
+                                             }});
+  tf_binary<numeric_types>(r, "Minimum", bf{[](auto a, auto b) { return min_nan(a, b); },
+                                             [](const auto& x, const auto& y) {
+                                               using S = scalar_of<decltype(x)>;
+                                               return x.binaryExpr(y, Eigen::internal::scalar_min_op<S, S, Eigen::PropagateNaN>());
+                                             }});
+  tf_binary<pow_base_types>(r, "Pow", pow_f{}, 20.0);
+  tf_binary<numeric_types>(r, "SquaredDifference", bf{[](auto a, auto b) {
+                                                       const auto d = sub_w(a, b);
+                                                       return mul_w(d, d);
+                                                     },
+                                                     [](const auto& x, const auto& y) { return (x - y).square(); }});
+  tf_binary<float_only>(r, "Atan2", bsf{[](auto a, auto b) { return std::atan2(a, b); }}, 20.0);
+  tf_binary<float_only>(r, "DivNoNan", bsf{[](auto a, auto b) { return b == decltype(b)(0) ? decltype(a)(0) : a / b; }}, 2.0);
+  tf_binary<float_only>(r, "MulNoNan", bsf{[](auto a, auto b) { return b == decltype(b)(0) ? decltype(a)(0) : a * b; }}, 2.0);
+
+  tf_compare<numeric_types>(r, "Less", bsf{[](auto a, auto b) { return a < b; }});
+  tf_compare<numeric_types>(r, "LessEqual", bsf{[](auto a, auto b) { return a <= b; }});
+  tf_compare<numeric_types>(r, "Greater", bsf{[](auto a, auto b) { return a > b; }});
+  tf_compare<numeric_types>(r, "GreaterEqual", bsf{[](auto a, auto b) { return a >= b; }});
+  tf_compare<eq_types>(r, "Equal", bsf{[](const auto& a, const auto& b) { return a == b; }});
+  tf_compare<eq_types>(r, "NotEqual", bsf{[](const auto& a, const auto& b) { return a != b; }});
+  tf_binary<bool_only>(r, "LogicalAnd", bsf{[](bool a, bool b) { return a && b; }});
+  tf_binary<bool_only>(r, "LogicalOr", bsf{[](bool a, bool b) { return a || b; }});
+}
+
+/// Unary elementwise ops.
+inline void register_tf_unary(registry& r) {
+  using namespace ew;
+  tf_unary<signed_numeric>(r, "Neg", uf{[](auto x) { return sub_w(decltype(x)(0), x); }, [](const auto& x) { return -x; }});
+  tf_unary<signed_numeric>(r, "Abs", uf{[](auto x) {
+                                           using C = decltype(x);
+                                           if constexpr (std::is_integral_v<C>) return x < 0 ? sub_w(C(0), x) : x;
+                                           else return std::abs(x);
+                                         },
+                                         [](const auto& x) { return x.abs(); }});
+  tf_unary<numeric_types>(r, "Square", uf{[](auto x) { return mul_w(x, x); }, [](const auto& x) { return x.square(); }});
+  tf_unary<float_only>(r, "Sqrt", uf{[](auto x) { return std::sqrt(x); }, [](const auto& x) { return x.sqrt(); }}, 4.0);
+  tf_unary<float_only>(r, "Rsqrt", uf{[](auto x) { return decltype(x)(1) / std::sqrt(x); }, [](const auto& x) { return x.rsqrt(); }}, 4.0);
+  tf_unary<float_only>(r, "Exp", uf{[](auto x) { return std::exp(x); }, [](const auto& x) { return x.exp(); }}, 10.0);
+  tf_unary<float_only>(r, "Expm1", sf{[](auto x) { return std::expm1(x); }}, 10.0);
+  tf_unary<float_only>(r, "Log", uf{[](auto x) { return std::log(x); }, [](const auto& x) { return x.log(); }}, 10.0);
+  tf_unary<float_only>(r, "Log1p", sf{[](auto x) { return std::log1p(x); }}, 10.0);
+  tf_unary<float_only>(r, "Tanh", uf{[](auto x) { return std::tanh(x); }, [](const auto& x) { return x.tanh(); }}, 10.0);
+  tf_unary<float_only>(r, "Sigmoid",
+                        uf{[](auto x) {
+                             using C = decltype(x);
+                             return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
+                           },
+                           [](const auto& x) { return x.logistic(); }},
+                        10.0);
+  tf_unary<signed_numeric>(r, "Relu", uf{[](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; },
+                                          [](const auto& x) { return amax(x, 0); }});
+  tf_unary<signed_numeric>(r, "Relu6", sf{[](auto x) {
+                              using C = decltype(x);
+                              return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
+                            }});
+  tf_unary<float_only>(r, "Elu", sf{[](auto x) { using C = decltype(x); return x < C(0) ? std::expm1(x) : x; }}, 10.0);
+  tf_unary<float_only>(r, "Selu", sf{[](auto x) {
+                          using C = decltype(x);
+                          const C scale = C(1.0507009873554804934193349852946), alpha = C(1.6732632423543772848170429916717);
+                          return x < C(0) ? scale * alpha * std::expm1(x) : scale * x;
+                        }},
+                        10.0);
+  tf_unary<float_only>(r, "Softplus", sf{[](auto x) {
+                          using C = decltype(x);
+                          return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+                        }},
+                        20.0);
+  tf_unary<float_only>(r, "Softsign", uf{[](auto x) { return x / (decltype(x)(1) + std::abs(x)); },
+                                          [](const auto& x) { return x / (x.abs() + scalar_of<decltype(x)>(1)); }},
+                        2.0);
+  r.add({.domain = domain, .op = "LeakyRelu", .dtypes = float_only::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const double alpha = n.attr<double>("alpha", 0.2);
+           return unary_kernel<float_only, false>(sf{[alpha](auto x) { using C = decltype(x); return x < C(0) ? x * C(alpha) : x; }}, 2.0);
+         }});
+  tf_unary<float_only>(r, "Floor", uf{[](auto x) { return std::floor(x); }, [](const auto& x) { return x.floor(); }});
+  tf_unary<float_only>(r, "Ceil", uf{[](auto x) { return std::ceil(x); }, [](const auto& x) { return x.ceil(); }});
+  // TF Round and Rint: halves to even (the default floating-point rounding mode)
+  const auto rint = sf{[](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) return std::nearbyint(x);
+    else return x;
+  }};
+  tf_unary<signed_numeric>(r, "Round", rint);
+  tf_unary<float_only>(r, "Rint", rint);
+  tf_unary<signed_numeric>(r, "Sign", sf{[](auto x) {
+                              using C = decltype(x);
+                              if constexpr (std::is_floating_point_v<C>) {
+                                if (std::isnan(x)) return x;
+                              }
+                              return C(x > C(0) ? 1 : (x < C(0) ? -1 : 0));
+                            }});
+  const auto recip = uf{[](auto x) {
+                          if constexpr (std::is_integral_v<decltype(x)>) return div_int(decltype(x)(1), x);
+                          else return decltype(x)(1) / x;
+                        },
+                        [](const auto& x) { return x.inverse(); }};
+  tf_unary<signed_numeric>(r, "Reciprocal", recip, 2.0);
+  tf_unary<signed_numeric>(r, "Inv", recip, 2.0);
+  tf_unary<float_only>(r, "Sin", uf{[](auto x) { return std::sin(x); }, [](const auto& x) { return x.sin(); }}, 10.0);
+  tf_unary<float_only>(r, "Cos", uf{[](auto x) { return std::cos(x); }, [](const auto& x) { return x.cos(); }}, 10.0);
+  tf_unary<float_only>(r, "Tan", sf{[](auto x) { return std::tan(x); }}, 20.0);
+  tf_unary<float_only>(r, "Asin", sf{[](auto x) { return std::asin(x); }}, 20.0);
+  tf_unary<float_only>(r, "Acos", sf{[](auto x) { return std::acos(x); }}, 20.0);
+  tf_unary<float_only>(r, "Atan", sf{[](auto x) { return std::atan(x); }}, 20.0);
+  tf_unary<float_only>(r, "Sinh", sf{[](auto x) { return std::sinh(x); }}, 20.0);
+  tf_unary<float_only>(r, "Cosh", sf{[](auto x) { return std::cosh(x); }}, 20.0);
+  tf_unary<float_only>(r, "Erf", sf{[](auto x) { return std::erf(x); }}, 20.0);
+  tf_unary<float_only, true>(r, "IsNan", sf{[](auto x) { return std::isnan(x); }});
+  tf_unary<float_only, true>(r, "IsInf", sf{[](auto x) { return std::isinf(x); }});
+  tf_unary<float_only, true>(r, "IsFinite", sf{[](auto x) { return std::isfinite(x); }});
+  tf_unary<bool_only>(r, "LogicalNot", sf{[](bool x) { return !x; }});
+}
+
+/// Bias of `sizes` as a view broadcastable to `x` for BiasAdd (channels last, or dim 1 for NCHW).
+inline std::vector<i64> bias_sizes(const std::vector<i64>& xs, const std::vector<i64>& bs, bool nchw, const kernel_node& n) {
+  if (bs.size() != 1) n.fail("bias must be 1-D, got sizes " + shape::of(bs).to_string());
+  if (xs.size() < 2) n.fail("value must have rank >= 2, got sizes " + shape::of(xs).to_string());
+  const std::size_t c = nchw ? 1 : xs.size() - 1;
+  if (xs[c] != bs[0])
+    n.fail("bias has " + std::to_string(bs[0]) + " elements, the channel dimension of " + shape::of(xs).to_string() + " has " +
+           std::to_string(xs[c]));
+  std::vector<i64> r(xs.size() - c, 1);
+  r[0] = bs[0];
+  return r;
+}
+
+/// AddN, BiasAdd, Cast, Select, SelectV2, ClipByValue.
+inline void register_tf_misc(registry& r) {
+  using namespace ew;
+  r.add({.domain = domain, .op = "AddN", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node&) -> fn {
+           return variadic_kernel<numeric_types>(bf{[](auto a, auto b) { return add_w(a, b); }, [](const auto& x, const auto& y) { return x + y; }},
+                                                 false, 1.0);
+         }});
+  auto bias_add = [](bool v1) {
+    return [v1](const kernel_node& n) -> fn {
+      const std::string fmt = v1 ? "NHWC" : n.attr<std::string>("data_format", "NHWC");
+      if (fmt != "NHWC" && fmt != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
+      const bool nchw = fmt == "NCHW";
+      return [nchw](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& b = ctx.input(1);
+        if (x.element_type() != b.element_type()) ctx.fail("value and bias have different element types");
+        const auto bs = bias_sizes(x.sizes(), b.sizes(), nchw, ctx.node());
+        dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+          if (y.size() == 0) return;
+          binary_into<T, T, T>(ctx, x.data<T>(), x.sizes(), b.data<T>(), bs, y.data<T>(), x.sizes(),
+                               bf{[](auto p, auto q) { return add_w(p, q); }, [](const auto& p, const auto& q) { return p + q; }}, 1.0);
+        });
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "BiasAdd", .dtypes = numeric_types::dtypes(), .make = bias_add(false)});
+  r.add({.domain = domain, .op = "BiasAddV1", .dtypes = numeric_types::dtypes(), .make = bias_add(true)});
+  r.add({.domain = domain, .op = "Cast", .dtypes = all_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const dtype to = type_attr(n, "DstT", dtype::undefined);
+           if (to == dtype::undefined) n.fail("missing attribute 'DstT'");
+           const dtype from = type_attr(n, "SrcT", dtype::undefined);
+           return [to, from](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             if (from != dtype::undefined && x.element_type() != from)
+               ctx.fail("input has element type " + std::string(to_string(x.element_type())) + ", SrcT is " + std::string(to_string(from)));
+             cast_into(ctx, x, to);
+           };
+         }});
+  // Select (v1): the condition has the sizes of t and e, or is a scalar, or a vector that
+  // picks rows (the first dimension) of t and e.
+  r.add({.domain = domain, .op = "Select", .dtypes = all_types::dtypes(), .type_input = 1, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& c = ctx.input(0);
+             const gpass::tensor& t = ctx.input(1);
+             const gpass::tensor& e = ctx.input(2);
+             if (t.sizes() != e.sizes())
+               ctx.fail("t and e have different sizes " + t.shape().to_string() + " and " + e.shape().to_string());
+             if (c.sizes() == t.sizes() || c.rank() == 0) return where_into(ctx, c, t, e);
+             if (c.rank() == 1 && t.rank() >= 1 && c.sizes()[0] == t.sizes()[0]) {
+               std::vector<i64> cs(t.rank(), 1);
+               cs[0] = c.sizes()[0];
+               return where_into(ctx, c.reshaped(cs), t, e);
+             }
+             ctx.fail("condition of sizes " + c.shape().to_string() + " must be a scalar, a vector of the first dimension or of the sizes of t " +
+                      t.shape().to_string());
+           };
+         }});
+  r.add({.domain = domain, .op = "SelectV2", .dtypes = all_types::dtypes(), .type_input = 1, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) { where_into(ctx, ctx.input(0), ctx.input(1), ctx.input(2)); };
+         }});
+  r.add({.domain = domain, .op = "ClipByValue", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const gpass::tensor& lo = ctx.input(1);
+             const gpass::tensor& hi = ctx.input(2);
+             if (lo.element_type() != x.element_type() || hi.element_type() != x.element_type())
+               ctx.fail("clip values have another element type than t");
+             for (const gpass::tensor* b : {&lo, &hi})
+               if (b->size() != 1 && b->sizes() != x.sizes())
+                 ctx.fail("clip value of sizes " + b->shape().to_string() + " is neither a scalar nor of the sizes of t " + x.shape().to_string());
+             auto one = [](const gpass::tensor& b) { return b.size() == 1 ? std::vector<i64>{} : b.sizes(); };
+             dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+               if (y.size() == 0) return;
+               binary_into<T, T, T>(ctx, x.data<T>(), x.sizes(), lo.data<T>(), one(lo), y.data<T>(), x.sizes(),
+                                    bsf{[](auto a, auto b) { return max_nan(a, b); }}, 1.0);
+               binary_into<T, T, T>(ctx, y.data<T>(), x.sizes(), hi.data<T>(), one(hi), y.data<T>(), x.sizes(),
+                                    bsf{[](auto a, auto b) { return min_nan(a, b); }}, 1.0);
+             });
+           };
+         }});
+}
+
+// ---- matrix products ---------------------------------------------------------------------
+
+using matmul_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t>;
+
+/// c[b] = op(a[b]) * op(b[b]) for the broadcast batch of a [..., M, K] (or [..., K, M] when
+/// `ta`) and b [..., K, N] (or [..., N, K] when `tb`); `broadcast` false requires equal batch
+/// dimensions (BatchMatMul v1). Output 0 has element type `out` (the input type unless Tout).
+inline void batch_matmul(context& ctx, const gpass::tensor& a, const gpass::tensor& b, bool ta, bool tb, bool broadcast) {
+  if (a.rank() < 2 || b.rank() < 2)
+    ctx.fail("inputs must have rank >= 2, got sizes " + a.shape().to_string() + " and " + b.shape().to_string());
+  if (a.element_type() != b.element_type()) ctx.fail("inputs have different element types");
+  const auto& sa = a.sizes();
+  const auto& sb = b.sizes();
+  const i64 M = ta ? sa.back() : sa[sa.size() - 2], K = ta ? sa[sa.size() - 2] : sa.back();
+  const i64 Kb = tb ? sb.back() : sb[sb.size() - 2], N = tb ? sb[sb.size() - 2] : sb.back();
+  if (K != Kb)
+    ctx.fail("inner dimensions differ: " + a.shape().to_string() + (ta ? " (adjoint)" : "") + " x " + b.shape().to_string() +
+             (tb ? " (adjoint)" : ""));
+  const std::vector<i64> ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  if (!broadcast && ba != bb)
+    ctx.fail("batch dimensions differ: " + a.shape().to_string() + " and " + b.shape().to_string());
+  const std::vector<i64> batch = broadcast_sizes(ba, bb, ctx.node());
+  std::vector<i64> out = batch;
+  out.push_back(M);
+  out.push_back(N);
+  const i64 batches = num_elements(batch);
+  std::vector<std::pair<i64, i64>> offs(static_cast<std::size_t>(batches));
+  {
+    strided_walker<2> w(batch, {broadcast_strides(ba, batch), broadcast_strides(bb, batch)});
+    w.seek(0);
+    for (i64 i = 0; i < batches; ++i, w.next()) offs[static_cast<std::size_t>(i)] = {w.offset(0), w.offset(1)};
+  }
+  dispatch<matmul_types>(a.element_type(), ctx.node(), [&]<class T>() {
+    if (K == 0) {
+      ctx.allocate_output_zeroed(0, a.element_type(), out);
+      return;
+    }
+    gpass::tensor& y = ctx.allocate_output(0, a.element_type(), out);
+    if (y.size() == 0) return;
+    auto run = [&]<class U>(const U* pa, const U* pb, U* pc) {
+      auto one = [&](i64 i, bool par) {
+        const auto [oa, ob] = offs[static_cast<std::size_t>(i)];
+        linalg::gemm<U>(ctx.policy(),
+                        {.M = M, .N = N, .K = K, .a = pa + oa * M * K, .lda = ta ? M : K, .ta = ta, .b = pb + ob * K * N,
+                         .ldb = tb ? K : N, .tb = tb, .c = pc + i * M * N, .ldc = N},
+                        par);
+      };
+      if (ctx.policy().threads() > 1 && batches >= ctx.policy().threads()) {
+        ctx.policy().parallel_for(batches, static_cast<double>(M * N * K) * linalg::mac_cost, [&](i64 b0, i64 e0) {
+          for (i64 i = b0; i < e0; ++i) one(i, false);
+        });
+      } else {
+        for (i64 i = 0; i < batches; ++i) one(i, true);
+      }
+    };
+    if constexpr (linalg::half_like<T>) {
+      gpass::tensor af = linalg::convert_tensor<float, T>(a), bf = linalg::convert_tensor<float, T>(b);
+      gpass::tensor yf = gpass::tensor::uninitialized(dtype::f32, out);
+      run.template operator()<float>(af.data<float>(), bf.data<float>(), yf.data<float>());
+      const float* src = yf.data<float>();
+      T* dst = y.data<T>();
+      for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
+    } else {
+      run.template operator()<T>(a.data<T>(), b.data<T>(), y.data<T>());
+    }
+  });
+}
+
+inline void register_tf_matmul(registry& r) {
+  r.add({.domain = domain, .op = "MatMul", .dtypes = matmul_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const bool ta = flag(n, "transpose_a", false), tb = flag(n, "transpose_b", false);
+           return [ta, tb](context& ctx) {
+             const gpass::tensor& a = ctx.input(0);
+             const gpass::tensor& b = ctx.input(1);
+             if (a.rank() != 2 || b.rank() != 2)
+               ctx.fail("inputs must be matrices, got sizes " + a.shape().to_string() + " and " + b.shape().to_string());
+             batch_matmul(ctx, a, b, ta, tb, false);
+           };
+         }});
+  auto batched = [](bool broadcast) {
+    return [broadcast](const kernel_node& n) -> fn {
+      const bool ta = flag(n, "adj_x", false), tb = flag(n, "adj_y", false);
+      const dtype tout = type_attr(n, "Tout", dtype::undefined);
+      return [ta, tb, broadcast, tout](context& ctx) {
+        if (tout != dtype::undefined && tout != ctx.input(0).element_type())
+          ctx.fail("Tout " + std::string(to_string(tout)) + " differs from the input type (not supported)");
+        batch_matmul(ctx, ctx.input(0), ctx.input(1), ta, tb, broadcast);
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "BatchMatMul", .dtypes = matmul_types::dtypes(), .make = batched(false)});
+  r.add({.domain = domain, .op = "BatchMatMulV2", .dtypes = matmul_types::dtypes(), .make = batched(true)});
+  r.add({.domain = domain, .op = "BatchMatMulV3", .dtypes = matmul_types::dtypes(), .make = batched(true)});
+}
+
+// ---- reductions ----------------------------------------------------------------------------
+
+/// The reduced-dimension mask of TF reduction indices (duplicates allowed, negative from the end).
+inline std::vector<char> reduction_mask(const gpass::tensor& x, const gpass::tensor& axes, const kernel_node& n) {
+  const i64 rank = static_cast<i64>(x.rank());
+  std::vector<char> mask(static_cast<std::size_t>(rank), 0);
+  for (i64 a : vector_ints(axes, n, "reduction_indices")) {
+    if (rank == 0 && (a == 0 || a == -1)) continue;
+    mask[static_cast<std::size_t>(tf_axis(a, rank, n, "reduction index"))] = 1;
+  }
+  return mask;
+}
+
+inline fn make_reduction(const kernel_node& n, reduce_detail::rkind k) {
+  const bool keep = flag(n, "keep_dims", false);
+  return [keep, k](context& ctx) {
+    using namespace reduce_detail;
+    const gpass::tensor& x = ctx.input(0);
+    const reduce_layout l = make_layout(x.sizes(), reduction_mask(x, ctx.input(1), ctx.node()), keep);
+    auto body = [&]<class T>() {
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), l.out_sizes);
+      run_reduce<T>(ctx.policy(), x, y, l, k);
+    };
+    if (k == rkind::l2) dispatch<reduce_float_types>(x.element_type(), ctx.node(), body);
+    else dispatch<reduce_types>(x.element_type(), ctx.node(), body);
+  };
+}
+
+/// All / Any: logical and / or of bool elements over the reduced dimensions.
+inline fn make_logical_reduction(const kernel_node& n, bool all) {
+  const bool keep = flag(n, "keep_dims", false);
+  return [keep, all](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    if (x.element_type() != dtype::bool_) ctx.fail("input must be bool, got " + std::string(to_string(x.element_type())));
+    const auto mask = reduction_mask(x, ctx.input(1), ctx.node());
+    std::vector<i64> out, full;  // output sizes; the output seen with the input's rank
+    for (std::size_t d = 0; d < x.rank(); ++d) {
+      full.push_back(mask[d] ? 1 : x.sizes()[d]);
+      if (!mask[d] || keep) out.push_back(full.back());
+    }
+    gpass::tensor& y = ctx.allocate_output(0, dtype::bool_, out);
+    bool* o = y.data<bool>();
+    std::fill(o, o + y.size(), all);
+    if (x.size() == 0) return;
+    const bool* p = x.data<bool>();
+    strided_walker<1> w(x.sizes(), {broadcast_strides(full, x.sizes())});
+    w.seek(0);
+    for (i64 i = 0, e = x.size(); i < e; ++i, w.next()) {
+      bool& t = o[w.offset(0)];
+      t = all ? (t && p[i]) : (t || p[i]);
+    }
+  };
+}
+
+inline void register_tf_reduce(registry& r) {
+  using reduce_detail::rkind;
+  const std::pair<const char*, rkind> reductions[] = {{"Sum", rkind::sum}, {"Mean", rkind::mean}, {"Max", rkind::max},
+                                                      {"Min", rkind::min}, {"Prod", rkind::prod}, {"EuclideanNorm", rkind::l2}};
+  for (const auto& [name, k] : reductions) {
+    const rkind kind = k;
+    r.add({.domain = domain,
+           .op = name,
+           .dtypes = kind == rkind::l2 ? reduce_detail::reduce_float_types::dtypes() : reduce_detail::reduce_types::dtypes(),
+           .make = [kind](const kernel_node& n) -> fn { return make_reduction(n, kind); }});
+  }
+  r.add({.domain = domain, .op = "All", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) -> fn { return make_logical_reduction(n, true); }});
+  r.add({.domain = domain, .op = "Any", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) -> fn { return make_logical_reduction(n, false); }});
+  auto arg = [](bool is_max) {
+    return [is_max](const kernel_node& n) -> fn {
+      const dtype out = type_attr(n, "output_type", dtype::int64);
+      if (out != dtype::int64 && out != dtype::int32) n.fail("output_type must be int32 or int64, got " + std::string(to_string(out)));
+      return [is_max, out](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() == 0) ctx.fail("input must have rank >= 1");
+        const i64 axis = tf_axis(scalar_int(ctx.input(1), ctx.node(), "dimension"), static_cast<i64>(x.rank()), ctx.node(), "dimension");
+        if (x.sizes()[static_cast<std::size_t>(axis)] == 0) ctx.fail("cannot take the arg of an empty dimension");
+        reduce_detail::arg_into(ctx, x, axis, false, false, is_max, out);
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "ArgMax", .dtypes = numeric_types::dtypes(), .make = arg(true)});
+  r.add({.domain = domain, .op = "ArgMin", .dtypes = numeric_types::dtypes(), .make = arg(false)});
+}
+
+// ---- softmax -------------------------------------------------------------------------------
+
+inline void register_tf_softmax(registry& r) {
+  auto make = [](nn_impl::smax k) {
+    return [k](const kernel_node&) -> fn {
+      return [k](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() < 1) ctx.fail("logits must have rank >= 1");
+        const i64 len = x.sizes().back();
+        const i64 outer = len == 0 ? 0 : x.size() / len;
+        dispatch<nn_impl::nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+          nn_impl::with_compute<T>(x, y, [&](const auto* xi, auto* yo) { nn_impl::smax_run(ctx.policy(), xi, yo, outer, len, 1, k); });
+        });
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "Softmax", .dtypes = nn_impl::nn_types::dtypes(), .make = make(nn_impl::smax::softmax)});
+  r.add({.domain = domain, .op = "LogSoftmax", .dtypes = nn_impl::nn_types::dtypes(), .make = make(nn_impl::smax::log_softmax)});
+}
+
+}  // namespace gpass::exec::cpu_detail::tf_detail
+
+namespace gpass::exec::cpu_detail {
+
+/// Registers the TF math kernels (domain "tf").
+inline void register_tf_math(registry& r) {
+  tf_detail::register_tf_binary(r);
+  tf_detail::register_tf_unary(r);
+  tf_detail::register_tf_misc(r);
+  tf_detail::register_tf_matmul(r);
+  tf_detail::register_tf_reduce(r);
+  tf_detail::register_tf_softmax(r);
+}
+
+}  // namespace gpass::exec::cpu_detail
