@@ -18,7 +18,8 @@ class op_registry;
 ///   `recv_device`) used by the session;
 /// - TF v1 control flow: Enter, Exit, Merge, Switch, NextIteration, LoopCond (may form cycles).
 ///
-/// Type functions: `get_tuple` takes element `index` of its tuple input; `make_tuple` makes a
+/// Type functions: `get_tuple` takes element `index` of its tuple input (any other input: forwards
+/// its type and value, the port already selects the value); `make_tuple` makes a
 /// tuple type; `while` iterates `body` to a fixed point of the carried types
 /// (`loop_fixed_point`) and infers `cond`; `if` joins the results of both branches (only the
 /// taken branch when the predicate's value is known); `set_global` forwards its input's type;
@@ -42,6 +43,8 @@ inline void core_get_tuple(infer_context& c) {
     if (i < 0 || static_cast<std::size_t>(i) >= e.size())
       c.fail("index " + std::to_string(i) + " out of range for " + t.to_string());
     c.set_output(0, e[static_cast<std::size_t>(i)]);
+  } else if (!t.is_unknown()) {
+    c.output(0) = c.input(0);  // not a tuple: the value of the port it reads (TF `node:i`)
   }
 }
 

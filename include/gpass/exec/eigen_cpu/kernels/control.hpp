@@ -1,7 +1,7 @@
 #pragma once
 /// \file control.hpp
-/// Eigen CPU kernels: constants, control flow (ONNX `If`, `Loop`, `Scan`, `SequenceMap`),
-/// sequences and optionals. Control flow runs the nested plans of its functions through
+/// Eigen CPU kernels: constants, control flow (ONNX `If`, `Loop`, `Scan`, `SequenceMap`;
+/// gpass core `while`, `if`, `get_tuple`), sequences and optionals. Control flow runs the nested plans of its functions through
 /// `kernel_context::call`; captures made explicit by the importer (`_captures` trailing
 /// inputs) are passed after the formal inputs.
 
@@ -219,6 +219,54 @@ void register_control(kernel_registry<P>& r) {
       for (std::size_t k = 0; k < num_scan; ++k)
         ctx.set_output(carried + k, stack(scans[k], 0, nd, hints[k].first, hints[k].second));
     };
+  }});
+
+  // ---- core functional control flow: while, if, get_tuple ---------------------------
+  // while(v...) {cond, body}: as TensorFlow runs a loop: while cond(v) is true, v = body(v);
+  // no iteration limit. The condition must return one bool scalar.
+  r.add({.op = "while", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string cond = function_attr(n, "cond"), body = function_attr(n, "body");
+    if (n.num_outputs() > n.num_inputs()) n.fail("while has more outputs than loop-carried inputs");
+    return [cond, body](context& ctx) {
+      std::vector<value> state;
+      state.reserve(ctx.num_inputs());
+      for (std::size_t i = 0; i < ctx.num_inputs(); ++i) state.push_back(ctx.input_value(i));
+      while (true) {
+        auto c = ctx.call(cond, state);
+        if (c.size() != 1) ctx.fail("condition '" + cond + "' returned " + std::to_string(c.size()) + " values, expected 1");
+        if (!c[0].is_tensor() || c[0].tensor().element_type() != dtype::bool_ || c[0].tensor().rank() != 0)
+          ctx.fail("condition '" + cond + "' must return a bool scalar, returned " +
+                   (c[0].is_tensor() ? std::string(to_string(c[0].tensor().element_type())) + shape::of(c[0].tensor().sizes()).to_string()
+                                     : std::string(c[0].kind_name())));
+        if (!c[0].tensor().template data<bool>()[0]) break;
+        auto next = ctx.call(body, std::move(state));
+        if (next.size() != ctx.num_inputs())
+          ctx.fail("body '" + body + "' returned " + std::to_string(next.size()) + " values for " +
+                   std::to_string(ctx.num_inputs()) + " loop-carried values");
+        state = std::move(next);
+      }
+      for (std::size_t k = 0; k < ctx.num_outputs(); ++k) ctx.set_output(k, std::move(state[k]));
+    };
+  }});
+  // if(pred, x...) {then_branch, else_branch}: runs one branch on x...
+  r.add({.op = "if", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string then_f = function_attr(n, "then_branch"), else_f = function_attr(n, "else_branch");
+    return [then_f, else_f](context& ctx) {
+      const bool c = truthy(ctx.input(0), ctx.node(), "the if predicate");
+      std::vector<value> args;
+      for (std::size_t i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input_value(i));
+      const std::string& f = c ? then_f : else_f;
+      auto out = ctx.call(f, std::move(args));
+      if (out.size() != ctx.num_outputs())
+        ctx.fail("branch '" + f + "' returned " + std::to_string(out.size()) + " values for " + std::to_string(ctx.num_outputs()) +
+                 " outputs");
+      for (std::size_t k = 0; k < out.size(); ++k) ctx.set_output(k, std::move(out[k]));
+    };
+  }});
+  // get_tuple of a port (TF `node:i` made explicit): the value itself. Run-time values have
+  // no tuples, so a get_tuple of a real tuple (make_tuple) has no kernel here.
+  r.add({.op = "get_tuple", .type_input = -1, .alias_input = 0, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
   }});
 
   // ---- Scan (opset 9+: no batch axis; opset 8: batch axis and sequence_lens) --------

@@ -1,0 +1,147 @@
+#pragma once
+/// \file control_flow.hpp
+/// Private helpers of the TensorFlow control-flow passes (`insert_get_tuple`,
+/// `fold_get_tuple`, `functionalize_loops`, `functionalize_conds`): recognising v1
+/// control-flow nodes and constants, walking every graph of a library, and extracting a set
+/// of nodes into a function (a graph with a `function_entry` and a `return`).
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/error.hpp>
+#include <gpass/core/type.hpp>
+#include <gpass/graph/graph.hpp>
+
+namespace gpass::detail {
+
+/// True when `n` is the core (default-domain) op `op`.
+template <class Node>
+bool is_core_op(const Node& n, std::string_view op) {
+  return n.domain.empty() && n.op == op;
+}
+
+/// True for the TF v1 control-flow primitives (Enter, Exit, Merge, Switch, NextIteration,
+/// LoopCond), which the TensorFlow importer maps to core ops of the default domain.
+template <class Node>
+bool is_v1_control_flow(const Node& n) {
+  if (!n.domain.empty()) return false;
+  const std::string_view op = n.op;
+  return op == "Enter" || op == "Exit" || op == "Merge" || op == "Switch" || op == "NextIteration" || op == "LoopCond";
+}
+
+/// True for a constant op: TensorFlow `Const` (domain "tf" or the default domain, as in
+/// hand-written graphs) or ONNX `Constant`.
+template <class Node>
+bool is_constant_op(const Node& n) {
+  return (n.op == "Const" && (n.domain.empty() || n.domain == "tf")) || is_core_op(n, "Constant");
+}
+
+/// A constant with no edge into it: it belongs to no loop frame and no branch, so the
+/// control-flow passes copy it into every function that reads it.
+template <class G>
+bool is_free_constant(const G& g, typename G::node_id v) {
+  return g.in_degree(v) == 0 && is_constant_op(g[v]);
+}
+
+/// Every graph of `g`'s library tree, `g` first (pre-order, iterative).
+template <class G>
+std::vector<G*> all_graphs(G& g) {
+  std::vector<G*> out, stack{&g};
+  while (!stack.empty()) {
+    G* cur = stack.back();
+    stack.pop_back();
+    out.push_back(cur);
+    for (auto& [name, f] : cur->functions())
+      if (f) stack.push_back(f.get());
+  }
+  return out;
+}
+
+/// `gpass::error` of a control-flow pass about one node.
+[[noreturn]] inline void throw_cf_error(std::string_view pass, std::string message, std::string node, std::string op) {
+  error_context c;
+  c.pass = std::string(pass);
+  c.node = std::move(node);
+  c.op = std::move(op);
+  throw error(std::move(message), std::move(c));
+}
+
+/// Where a function being extracted gets a value its members read from a non-member: an
+/// argument (`arg >= 0`), or a copy of the (input-less) producer itself (`arg < 0`).
+struct outside_read {
+  int arg = -1;
+};
+
+/// Builds a function from nodes of `src`: a `function_entry` with one output per entry of
+/// `arg_types`, a copy of every node of `members` (in that order; names, ops, attributes,
+/// devices and output types kept), and a `return` whose inputs are `results`.
+///
+/// `is_member(v)` says whether `v` is in `members`. A data input of a member that comes from
+/// a non-member `u:port` asks `resolve(u, port)` (called for results too): an `outside_read`
+/// with `arg >= 0` reads that argument, `arg < 0` copies `u` (which must have no inputs: a
+/// free constant) once into the function. `resolve` throws for values the function cannot
+/// read. Control edges between members are kept when `keep_control(src_node, dst_node)`;
+/// every other control edge is dropped (the caller re-attaches what matters). Entry and
+/// return names are names `src` does not use (`args`, `return` when free).
+template <class G, class IsMember, class Resolve, class KeepControl>
+G extract_function(const G& src, const std::vector<typename G::node_id>& members, IsMember&& is_member,
+                   const std::vector<type>& arg_types, const std::vector<std::pair<typename G::node_id, int>>& results,
+                   Resolve&& resolve, KeepControl&& keep_control) {
+  using node_id = typename G::node_id;
+  G fn;
+  typename G::node_type e{};
+  e.name = src.unique_name("args");
+  e.op = "function_entry";
+  e.outputs = arg_types;
+  const node_id entry = fn.add_node(std::move(e));
+  std::unordered_map<std::uint64_t, node_id> copy;
+  copy.reserve(members.size() * 2 + 4);
+  for (auto m : members) copy.emplace(src.serial(m), fn.add_node(src[m]));
+  auto value_of = [&](node_id u, int port) -> std::pair<node_id, int> {
+    if (is_member(u)) return {copy.at(src.serial(u)), port};
+    outside_read r = resolve(u, port);
+    if (r.arg >= 0) return {entry, r.arg};
+    auto it = copy.find(src.serial(u));
+    if (it == copy.end()) it = copy.emplace(src.serial(u), fn.add_node(src[u])).first;
+    return {it->second, port};
+  };
+  for (auto m : members) {
+    const node_id cm = copy.at(src.serial(m));
+    for (std::size_t p = 0; p < src.num_inputs(m); ++p) {
+      auto in = src.input(m, static_cast<int>(p));
+      if (in.empty) {
+        fn.add_empty_input(cm);
+        continue;
+      }
+      auto [n, port] = value_of(in.node, in.port);
+      fn.connect(n, port, cm, static_cast<int>(p));
+    }
+    for (auto c : src.control_inputs(m))
+      if (is_member(c) && keep_control(c, m)) fn.add_control(copy.at(src.serial(c)), cm);
+  }
+  typename G::node_type r{};
+  r.name = src.unique_name("return");
+  r.op = "return";
+  r.outputs.clear();
+  const node_id ret = fn.add_node(std::move(r));
+  for (const auto& [u, port] : results) {
+    auto [n, p] = value_of(u, port);
+    fn.add_input(ret, n, p);
+  }
+  return fn;
+}
+
+/// The first known type among `candidates` (unknown when none is).
+inline type first_known(std::initializer_list<const type*> candidates) {
+  for (const type* t : candidates)
+    if (t && !t->is_unknown()) return *t;
+  return type{};
+}
+
+}  // namespace gpass::detail
