@@ -28,6 +28,7 @@ import argparse
 import collections
 import os
 import pathlib
+import re
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -50,7 +51,8 @@ class Spec:
     """What a builder returns: feeds {placeholder tensor: numpy array}, fetches [tensor],
     targets [op] run before the fetches (each in its own Session.run)."""
 
-    def __init__(self, feeds, fetches, targets=(), freeze=True, add_shapes=False):
+    def __init__(self, feeds, fetches, targets=(), freeze=True, add_shapes=False, post=None):
+        self.post = post  # GraphDef -> None, applied after freezing
         self.feeds = feeds
         self.fetches = fetches
         self.targets = list(targets)
@@ -293,11 +295,45 @@ def while_ctrl():
     return Spec({x0: rng(12).randn(4).astype(np.float32)}, [out, tf.identity(i, name="i_out")])
 
 
+def stable_function_names(gd):
+    """`__inference_f_<uid>` -> `__inference_f` (the uid depends on what the process built
+    before), in the library and in every `func` attribute."""
+    ren = {f.signature.name: re.sub(r"_\d+$", "", f.signature.name) for f in gd.library.function}
+    for f in gd.library.function:
+        f.signature.name = ren[f.signature.name]
+    nodes = list(gd.node) + [n for f in gd.library.function for n in f.node_def]
+    for n in nodes:
+        for a in n.attr.values():
+            if a.WhichOneof("value") == "func" and a.func.name in ren:
+                a.func.name = ren[a.func.name]
+
+
+def function_call():
+    """A tf.function called from the v1 graph: a PartitionedCall node (`f` func attr, Tin/Tout
+    list(type) attrs) and a FunctionDefLibrary with one two-result function whose NodeDef
+    inputs use the FunctionDef form `node:out_arg:index`. Import coverage; it lives in extra/
+    because the tf-frontend pipeline is not required to inline function calls."""
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    y = v1.placeholder(tf.float32, [None, 3], name="y")
+
+    @tf.function(autograph=False)
+    def f(a, b):
+        return a * b + 1.0, tf.tanh(a)
+
+    p, q = f(x, y)
+    r = rng(13)
+    return Spec({x: r.randn(2, 3).astype(np.float32), y: r.randn(2, 3).astype(np.float32)},
+                [tf.identity(p, name="o1"), tf.identity(q, name="o2")],
+                post=stable_function_names)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl,
 ]
+# Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
+EXTRA = [function_call]
 
 
 # --------------------------------------------------------------------------- writer
@@ -321,6 +357,8 @@ def make(fn, out_root):
             if spec.freeze:
                 keep = sorted({t.op.name for t in spec.fetches})
                 gd = v1.graph_util.convert_variables_to_constants(sess, gd, keep)
+    if spec.post:
+        spec.post(gd)
     # A frozen graph has no initializer left to run.
     targets = [t.name for t in spec.targets] if not spec.freeze else []
 
@@ -471,9 +509,12 @@ def print_op_counts(root, names):
         gd = tf.compat.v1.GraphDef()
         gd.ParseFromString((root / name / "graph.pb").read_bytes())
         c = collections.Counter(n.op for n in gd.node)
-        total.update(c.keys())
+        fn = collections.Counter(n.op for f in gd.library.function for n in f.node_def)
+        total.update(set(c) | set(fn))
         print(f"- `{name}` ({len(gd.node)} nodes): "
-              + ", ".join(f"{op}: {k}" for op, k in sorted(c.items())))
+              + ", ".join(f"{op}: {k}" for op, k in sorted(c.items()))
+              + ("; in its functions: " + ", ".join(f"{op}: {k}" for op, k in sorted(fn.items()))
+                 if fn else ""))
     print()
     print("Fixtures using each op: "
           + ", ".join(f"{op}: {k}" for op, k in sorted(total.items())))
@@ -496,15 +537,17 @@ def main():
     args = ap.parse_args()
     only = {s for s in args.only.split(",") if s}
     if args.op_counts:
-        print_op_counts(pathlib.Path(args.out), [f.__name__ for f in FIXTURES])
+        print_op_counts(pathlib.Path(args.out), [f.__name__ for f in FIXTURES]
+                        + [f"extra/{f.__name__}" for f in EXTRA])
         return
-    for fn in FIXTURES:
+    root = pathlib.Path(args.out)
+    for fn, where in [(f, root) for f in FIXTURES] + [(f, root / "extra") for f in EXTRA]:
         if only and fn.__name__ not in only:
             continue
         if args.check:
-            print(f"{fn.__name__}: max abs diff {check(pathlib.Path(args.out) / fn.__name__)}")
+            print(f"{fn.__name__}: max abs diff {check(where / fn.__name__)}")
         else:
-            make(fn, pathlib.Path(args.out))
+            make(fn, where)
     if not args.check and (not only or "bad" in only):
         make_bad(pathlib.Path(args.out))
 
