@@ -155,7 +155,7 @@ inline shape with_fresh_symbols(infer_context& c, shape s) {
 
 }  // namespace tf_shape
 
-/// A builder for TensorFlow op schemas (domain `tf`, frontend `tensorflow`), on top of
+/// A builder for TensorFlow op schemas (domain `tf`), on top of
 /// `onnx_op`'s formal specs (`name:Type`, `?` optional, `*` variadic, `~` heterogeneous).
 /// A formal's type is a TensorFlow type attribute (`T`, `Tidx`, `out_type`, `DstT`) or a
 /// dtype (`bool`, `i32`): inputs sharing an attribute must agree, and the attribute, when the
@@ -231,7 +231,7 @@ class tf_op {
   op_schema build() const {
     op_schema s = o_.build();
     s.domain = "tf";
-    s.frontend = "tensorflow";
+    s.frontend.clear();  // the domain tells TF ops apart: no graph `frontend` attribute hides them
     if (outputs_) std::tie(s.min_outputs, s.max_outputs) = *outputs_;
     if (inputs_) std::tie(s.min_inputs, s.max_inputs) = *inputs_;
     s.infer = [f = infer_](infer_context& c) {
