@@ -259,6 +259,13 @@ class symbol_table {
       const dim la = resolve(a.list().length), lb = resolve(b.list().length);
       if (la.is_known() && la.value() == 0) l.element = resolve(b.list().element);
       else if (lb.is_known() && lb.value() == 0) l.element = resolve(a.list().element);
+      // an element shape of unknown rank is not constrained yet (a TensorArray made without an
+      // element_shape, before its first write): the other list's elements hold, so writes in
+      // a loop body refine the element shape through the loop's fixed point
+      else if (!a.list().element.shape.has_rank() && compatible(a.list().element.element, b.list().element.element))
+        l.element = resolve(b.list().element), l.element.element = known_of(a.list().element.element, l.element.element);
+      else if (!b.list().element.shape.has_rank() && compatible(a.list().element.element, b.list().element.element))
+        l.element = resolve(a.list().element), l.element.element = known_of(b.list().element.element, l.element.element);
       else l.element = join(a.list().element, b.list().element, std::string(key) + ".e", base);
       l.length = join(a.list().length, b.list().length, std::string(key) + ".n", std::string(base) + "_len");
       if (a.list().same_length_as == b.list().same_length_as) l.same_length_as = a.list().same_length_as;
@@ -283,6 +290,10 @@ class symbol_table {
     r.shape = join(a.shape, b.shape, key, base);
     return r;
   }
+
+  // Element types of a list that may be joined as above (equal, or one not known).
+  static bool compatible(dtype a, dtype b) { return a == b || a == dtype::undefined || b == dtype::undefined; }
+  static dtype known_of(dtype a, dtype b) { return b == dtype::undefined ? a : b; }
 
   /// Replaces characters outside `[A-Za-z0-9_]` by `_` and makes the result start with a
   /// letter or `_` (a valid symbol name for the text IR).

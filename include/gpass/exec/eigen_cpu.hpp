@@ -13,6 +13,7 @@
 #include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
 #include <gpass/exec/eigen_cpu/kernels/globals.hpp>
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+#include <gpass/exec/eigen_cpu/kernels/lists.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 #include <gpass/exec/eigen_cpu/kernels/reduce.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf.hpp>
@@ -29,6 +30,7 @@ inline const kernel_registry<eigen_cpu>& eigen_cpu::kernels() const {
     cpu_detail::register_reduce(k);
     cpu_detail::register_control(k);
     cpu_detail::register_globals(k);
+    cpu_detail::register_lists(k);
     cpu_detail::register_tf(k);
     return k;
   }();

@@ -70,7 +70,7 @@ class op_registry {
     return domain.empty() ? std::string(name) : std::string(domain) + "::" + std::string(name);
   }
 
-  /// The process-wide registry, with the core gpass ops, the ONNX default-domain ops
+  /// The process-wide registry, with the core gpass ops and list ops (`register_list_ops`), the ONNX default-domain ops
   /// (`register_onnx_ops`) and the TensorFlow ops (domain `tf`, `register_tf_ops`) registered
   /// on first use.
   static op_registry& global();
@@ -87,6 +87,7 @@ class op_registry {
 }  // namespace gpass
 
 #include <gpass/ops/core_ops.hpp>
+#include <gpass/ops/list_ops.hpp>
 #include <gpass/ops/onnx/register.hpp>
 #include <gpass/ops/tf/register.hpp>
 
@@ -100,6 +101,7 @@ inline gpass::op_registry& gpass::op_registry::global() {
   static op_registry* r = [] {
     auto* reg = new op_registry;
     register_core_ops(*reg);
+    register_list_ops(*reg);
     register_onnx_ops(*reg);
     register_tf_ops(*reg);
     return reg;
