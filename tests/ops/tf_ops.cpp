@@ -212,6 +212,8 @@ TEST_CASE("ops.tf.strided_slice") {
   CHECK(ss("f32[n,m]", "0, 1", "0, 0", "1, 1", "T = f32, new_axis_mask = 1, end_mask = 2") == "f32[1,n-1,m]");
   CHECK(ss("f32[n,m]", "0", "-1", "1", "T = f32") == "f32[n-1,m]");  // x[:-1]
   CHECK(ss("f32[n,m]", "0, 0", "0, 0", "1, -1", "T = f32, begin_mask = 3, end_mask = 3") == "f32[n,m]");
+  CHECK(ss("f32[n,m]", "2", "5", "1", "T = f32") == "f32[y_d0,m]");  // x[2:5] of n: min(3, n-2), its own symbol
+  CHECK(ss("f32[n,m]", "0", "0", "1", "T = f32, begin_mask = 1, end_mask = 1") == "f32[n,m]");
   CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[4])\n%b = tf::Const() {dtype = i32, value = tensor<i32[1]> [4]}\n"
                           "%s = tf::Const() {dtype = i32, value = tensor<i32[1]> [1]}\n"
                           "%y = tf::StridedSlice(%x, %b, %b, %s) {T = f32, shrink_axis_mask = 1}"),
@@ -310,6 +312,11 @@ TEST_CASE("ops.tf.concat_pack_unpack_split") {
   CHECK(out(g, "sp", 1) == "f32[n,2]");
   CHECK(out(g, "sv", 1) == "f32[n,5]");
   CHECK(out(g, "svn", 1) == "f32[n-1,6]");
+  // a symbolic dim that does not split evenly as an affine dim: the parts get one symbol
+  G h = infer("%x = arg() {index = 0} -> (f32[n,3])\n%z = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
+              "%y:2 = tf::Split(%z, %x) {T = f32, num_split = 2}");
+  CHECK(out(h, "y", 0) == "f32[y_part,3]");
+  CHECK(out(h, "y", 1) == "f32[y_part,3]");
   CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[2,3])\n%z = arg() {index = 1} -> (f32[2,4])\n"
                           "%ax = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
                           "%y = tf::ConcatV2(%x, %z, %ax) {N = 2, T = f32}"),

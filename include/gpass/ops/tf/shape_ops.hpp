@@ -210,6 +210,17 @@ inline void split_infer(infer_context& c) {
   if (auto ax = c.input_int(0)) {
     attribute_map a{{"axis", *ax}};
     on_view(c, input_ports(c, 1, 2), a, ox::split_infer);
+    // a symbolic dim that does not divide evenly as an affine dim (n / 2): the parts' own size
+    shape s = c.input_shape(1);
+    std::size_t at = s.has_rank() && s.rank() > 0 ? axis(c, *ax, s.rank()) : 0;
+    if (s.has_rank() && s.rank() > 0 && s[at].is_symbolic())
+      for (std::size_t k = 0; k < c.num_outputs(); ++k) {
+        const type& t = c.output(k).type;
+        if (!t.is_tensor() || !t.tensor().shape.has_rank() || !t.tensor().shape[at].is_unknown()) continue;
+        shape o = t.tensor().shape;
+        o[at] = c.fresh_dim("part");
+        c.set_shape(k, o);
+      }
   } else if (auto r = c.input_rank(1)) {
     for (std::size_t k = 0; k < c.num_outputs(); ++k) c.set_shape(k, shape::unknown_dims(*r));
   }
@@ -449,7 +460,12 @@ inline void strided_slice_infer(infer_context& c) {
       }
       continue;
     }
-    out.push_back(strided_len(x, d));
+    dim len = strided_len(x, d);
+    // bounds known but the size not affine in the dim (x[:k] of a dim n is min(k, n)): a
+    // size of its own, named after the node
+    if (len.is_unknown() && !d.is_unknown() && x.stride && strided_bounds(x))
+      len = c.fresh_dim("d" + std::to_string(out.size()));
+    out.push_back(len);
   }
   c.set_shape(0, shape(std::move(out)));
 }
