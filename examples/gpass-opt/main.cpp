@@ -3,8 +3,9 @@
 //
 //   gpass-opt [options] [INPUT]
 //
-// INPUT is a text-IR file (.gir) — or an ONNX model (.onnx) when built with gpass::onnx —
-// and defaults to a bundled example graph. Exit status: 0 on success, 1 when the input, a
+// INPUT is a text-IR file (.gir), an ONNX model (.onnx, when built with gpass::onnx) or a
+// TensorFlow GraphDef (.pbtxt text, .pb binary, when built with gpass::tensorflow), and
+// defaults to a bundled example graph. Exit status: 0 on success, 1 when the input, a
 // pass or the run fails (the message names the file, pass, node and op), 2 on a usage error.
 #include <charconv>
 #include <chrono>
@@ -30,6 +31,9 @@
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
 #endif
+#ifdef GPASS_OPT_WITH_TENSORFLOW
+#include <gpass/io/tensorflow.hpp>
+#endif
 
 #include "example_graph.hpp"
 
@@ -39,10 +43,19 @@ using graph_t = gpass::graph<>;
 
 constexpr std::string_view usage_text = R"(usage: gpass-opt [options] [INPUT]
 
-Reads INPUT (text IR .gir, or ONNX .onnx when built with ONNX support; default: a bundled
-example graph), runs a pass pipeline and writes the resulting text IR to stdout or -o FILE.
+Reads INPUT (default: a bundled example graph), runs a pass pipeline and writes the
+resulting text IR to stdout or -o FILE. Input formats, by extension:
+  .gir                    gpass text IR (also any other extension)
+  .onnx                   ONNX model (when built with ONNX support)
+  .pbtxt .pbtx .prototxt  TensorFlow GraphDef, protobuf text format (when built with
+                          TensorFlow support)
+  .pb                     ONNX or TensorFlow, by the first byte: an ONNX ModelProto starts
+                          with its ir_version field (0x08), a GraphDef with a node (0x0a),
+                          library (0x12) or versions (0x22) field
+                          (ONNX tensor files are also .pb: they are read by --input only)
 
 options:
+  --input-format=FMT      read INPUT as FMT whatever its extension: gir, onnx, tf
   --passes=PIPELINE       passes to run, e.g. "delete-disconnected,dce" or "dce{keep=y}"
                           (named pipelines such as "default" expand)
   --pipeline=NAME         run a named pipeline (same as --passes=NAME)
@@ -81,6 +94,7 @@ struct usage_error {
 
 struct options {
   std::optional<std::string> input;
+  std::string input_format;  // "", "gir", "onnx", "tf"
   std::string passes;
   bool list_passes = false;
   bool print_after_all = false;
@@ -162,6 +176,10 @@ options parse_args(int argc, char** argv) {
       if (o.threads < 1) throw usage_error{"--threads needs a number >= 1, got '" + *v9 + "'"};
     } else if (auto v10 = value_of(a, "--print-tensor")) {
       o.print_tensors.push_back(*v10);
+    } else if (auto v11 = value_of(a, "--input-format")) {
+      if (*v11 != "gir" && *v11 != "onnx" && *v11 != "tf")
+        throw usage_error{"--input-format needs gir, onnx or tf, got '" + *v11 + "'"};
+      o.input_format = *v11;
     } else if (a == "-o") {
       if (i + 1 >= argc) throw usage_error{"-o needs a file name"};
       o.output = argv[++i];
@@ -177,14 +195,37 @@ options parse_args(int argc, char** argv) {
   return o;
 }
 
+// The format of the input file: --input-format, else by extension (see usage_text); a .pb
+// file is ONNX when its first byte is 0x08 (ModelProto.ir_version), TensorFlow otherwise.
+std::string input_format_of(const options& o) {
+  if (!o.input_format.empty()) return o.input_format;
+  const std::string& f = *o.input;
+  if (has_extension(f, ".onnx")) return "onnx";
+  if (has_extension(f, ".pbtxt") || has_extension(f, ".pbtx") || has_extension(f, ".prototxt")) return "tf";
+  if (has_extension(f, ".pb")) {
+    std::ifstream in(f, std::ios::binary);
+    const int first = in.get();
+    return first == 0x08 ? "onnx" : "tf";
+  }
+  return "gir";
+}
+
 graph_t read_input(const options& o) {
   if (!o.input) return gpass::parse_text<graph_t>(gpass_opt::example_graph, "<bundled example>");
   if (!std::filesystem::exists(*o.input)) throw gpass::error("cannot open '" + *o.input + "': no such file");
-  if (has_extension(*o.input, ".onnx")) {
+  const std::string format = input_format_of(o);
+  if (format == "onnx") {
 #ifdef GPASS_OPT_WITH_ONNX
     return gpass::read_onnx_file<graph_t>(*o.input);
 #else
     throw gpass::error("'" + *o.input + "': this gpass-opt was built without ONNX support");
+#endif
+  }
+  if (format == "tf") {
+#ifdef GPASS_OPT_WITH_TENSORFLOW
+    return gpass::read_tf_graph_file<graph_t>(*o.input);
+#else
+    throw gpass::error("'" + *o.input + "': this gpass-opt was built without TensorFlow support");
 #endif
   }
   return gpass::read_text_file<graph_t>(*o.input);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of the gpass-opt command-line tool: bundled example, text-IR files,
 # --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, a crash
-# reproducer that gpass-opt reads back, and --run (random and .pb inputs, --save-outputs,
-# --print-tensor).
+# reproducer that gpass-opt reads back, --run (random and .pb inputs, --save-outputs,
+# --print-tensor), and TensorFlow GraphDef input (when GPASS_OPT_WITH_TENSORFLOW is set).
 #   gpass_opt.sh <gpass-opt> <tests/data dir> <scratch dir> [ONNX model, when built with ONNX]
 set -u
 opt=$1 data=$2 tmp=$3 model=${4:-}
@@ -115,6 +115,41 @@ if [[ -n "$model" && -f "$add/model.onnx" ]]; then
   check "onnx same seed same outputs" cmp -s "$tmp/r5a.txt" "$tmp/r5b.txt"
   "$opt" --run "$add/model.onnx" --input="$tmp/missing.pb" --input="$set0/input_1.pb" >/dev/null 2>&1
   check "missing .pb exit 1" test $? -eq 1
+fi
+
+# 9. TensorFlow GraphDefs (.pbtxt text, .pb binary) when gpass-opt has TensorFlow support
+tfx=$data/tf/multi_output
+if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" && -f "$tfx/graph.pbtxt" ]]; then
+  "$opt" "$tfx/graph.pbtxt" --passes=delete-disconnected >"$tmp/tf_text.gir" 2>"$tmp/e14.txt"
+  check "tf pbtxt exit 0" test $? -eq 0
+  check "tf pbtxt prints text IR" grep -q '^  %split:2 = tf::Split(%split/split_dim, %x) {T = f32, num_split = 2} -> (f32\[?,3\], f32\[?,3\])$' "$tmp/tf_text.gir"
+  check "tf graph attributes" grep -q '^graph {frontend = "tf", ' "$tmp/tf_text.gir"
+  "$opt" "$tfx/graph.pb" --passes=delete-disconnected >"$tmp/tf_bin.gir" 2>/dev/null
+  check "tf pb same as pbtxt" cmp -s "$tmp/tf_text.gir" "$tmp/tf_bin.gir"
+  cp "$tfx/graph.pb" "$tmp/graph.bin"
+  "$opt" --input-format=tf "$tmp/graph.bin" --passes=delete-disconnected >"$tmp/tf_fmt.gir" 2>/dev/null
+  check "--input-format=tf" cmp -s "$tmp/tf_text.gir" "$tmp/tf_fmt.gir"
+  "$opt" "$tmp/tf_text.gir" >"$tmp/tf_reread.gir" 2>/dev/null
+  check "tf import re-reads as text IR" cmp -s "$tmp/tf_text.gir" "$tmp/tf_reread.gir"
+  "$opt" "$data/tf/while_one_var/graph.pb" >"$tmp/tf_loop.gir" 2>/dev/null
+  check "tf v1 loop verifies" grep -q '= NextIteration(' "$tmp/tf_loop.gir"
+  "$opt" "$data/tf/bad/bad_port.pbtxt" >/dev/null 2>"$tmp/e15.txt"
+  check "tf bad port exit 1" test $? -eq 1
+  check "tf bad port message" grep -q "node 'y' (op Identity): input 0 ('split:5'): output index 5 out of range" "$tmp/e15.txt"
+  "$opt" "$data/tf/bad/malformed.pbtxt" >/dev/null 2>"$tmp/e16.txt"
+  check "tf malformed exit 1" test $? -eq 1
+  check "tf malformed line:col" grep -q 'malformed.pbtxt:10:10: unterminated string' "$tmp/e16.txt"
+  "$opt" --input-format=pb "$tfx/graph.pb" >/dev/null 2>&1
+  check "bad --input-format exit 2" test $? -eq 2
+  head -c 100 "$tfx/graph.pb" >"$tmp/truncated.pb"
+  "$opt" "$tmp/truncated.pb" >/dev/null 2>"$tmp/e17.txt"
+  check "truncated tf pb exit 1" test $? -eq 1
+  check "truncated tf pb names offset" grep -q 'truncated.pb: byte offset' "$tmp/e17.txt"
+  if [[ -n "$model" ]]; then  # an ONNX model named .pb is still read as ONNX (first byte 0x08)
+    cp "$model" "$tmp/onnx_model.pb"
+    "$opt" "$tmp/onnx_model.pb" >"$tmp/onnx_pb.gir" 2>/dev/null
+    check "onnx .pb detected" grep -q 'return(' "$tmp/onnx_pb.gir"
+  fi
 fi
 
 echo "$passes passed, $fails failed"
