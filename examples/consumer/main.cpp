@@ -3,6 +3,9 @@
 // Exit status 0 when the result is right (the find_package consumer test relies on it).
 
 #include <gpass/all.hpp>
+#ifdef CONSUMER_WITH_TENSORFLOW
+#include <gpass/io/tensorflow.hpp>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
@@ -38,7 +41,18 @@ int main() {
   std::cout << "nodes: " << before << " -> " << g.num_nodes() << '\n';
   for (const auto& [name, value] : ctx.statistics()) std::cout << "  " << name << " = " << value << '\n';
 
-  const bool ok = before == 7 && g.num_nodes() == 4 && g.find("x") && g.find("c") && g.find("add") &&
+#ifdef CONSUMER_WITH_TENSORFLOW
+  // The tensorflow component: a GraphDef in protobuf text format.
+  auto tf = gpass::parse_tf_graph_def_text(R"(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } })");
+  std::cout << gpass::print_text(tf);
+  const bool tf_ok = tf.num_nodes() == 2 && tf[tf.at("y")].domain == "tf" && tf.input(tf.at("y"), 0).node == tf.at("x");
+#else
+  const bool tf_ok = true;
+#endif
+
+  const bool ok = tf_ok && before == 7 && g.num_nodes() == 4 && g.find("x") && g.find("c") && g.find("add") &&
                   g.find("r") && !g.find("dead_relu") && !g.find("dead_sigmoid") && !g.find("lonely");
   std::cout << (ok ? "consumer: OK" : "consumer: WRONG RESULT") << '\n';
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
