@@ -112,6 +112,11 @@ TEST_CASE("ops.tf.elementwise") {
   CHECK(y_of("%a = arg() {index = 0} -> (f32[n,1,5])\n%b = arg() {index = 1} -> (f32[4,1])\n"
              "%y = tf::AddV2(%a, %b) {T = f32}") == "f32[n,4,5]");
   CHECK(y_of("%a = arg() {index = 0} -> (f32[n,3])\n%y = tf::Rsqrt(%a) {T = f32}") == "f32[n,3]");
+  // different symbols broadcast to the node's own symbol (n or m, whichever is not 1)
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[n,3])\n%b = arg() {index = 1} -> (f32[m,1])\n%y = tf::Mul(%a, %b) {T = f32}") ==
+        "f32[y_b0,3]");
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[?,3])\n%b = arg() {index = 1} -> (f32[m,1])\n%y = tf::Mul(%a, %b) {T = f32}") ==
+        "f32[?,3]");
   CHECK(y_of("%a = arg() {index = 0} -> (i32[n])\n%b = arg() {index = 1} -> (i32[1])\n%y = tf::Less(%a, %b) {T = i32}") ==
         "bool[n]");
   CHECK(y_of("%a = arg() {index = 0} -> (bool[2,1])\n%b = arg() {index = 1} -> (bool[3])\n%y = tf::LogicalOr(%a, %b)") ==

@@ -1,7 +1,8 @@
 // Type inference with the TensorFlow op schemas (include/gpass/ops/tf) on the acyclic
 // real-TensorFlow fixtures: after import and infer-shapes every output of every node has a
 // dtype and a shape whose dims are known or symbolic, and shapes computed in the graph
-// (Fill(Shape(x)), Range(0, Shape(x)[0]), Reshape(x, [Size])) are followed.
+// (Fill(Shape(x)), Range(0, Shape(x)[0]), Reshape(x, [Size])) are followed; a
+// PartitionedCall is inferred through its library function.
 
 #include <cstdint>
 #include <filesystem>
@@ -38,7 +39,7 @@ std::string type_of(const gpass::graph<>& g, const std::string& node, std::size_
 }  // namespace
 
 TEST_CASE("tf.ops_infer.acyclic_fixtures_fully_typed") {
-  for (const char* name : {"shape_ops", "multi_output", "control_deps"}) {
+  for (const char* name : {"shape_ops", "multi_output", "control_deps", "extra/function_call"}) {
     auto g = inferred(name);
     std::size_t ports = 0;
     for (auto v : g.nodes())
@@ -47,7 +48,7 @@ TEST_CASE("tf.ops_infer.acyclic_fixtures_fully_typed") {
         CHECK_MESSAGE(fully_typed(t), name, ": ", g[v].name, " (", g[v].op, ") is ", t.to_string());
       }
     CHECK(ports + 1 >= g.num_nodes());  // every node but a NoOp has outputs
-    CHECK(g.num_nodes() >= 10);
+    CHECK(g.num_nodes() >= 5);
   }
 }
 
@@ -66,4 +67,14 @@ TEST_CASE("tf.ops_infer.shape_ops_fixture_follows_computed_shapes") {
   REQUIRE(sh.count("_incomplete_value") == 1);
   CHECK(sh.at("_incomplete_value").as<gpass::shape>().to_string() == "[" + n + ",3]");
   CHECK(g[g.at("tail")].attrs.at("_value").as<gpass::tensor>().values<std::int32_t>()[0] == 3);  // Shape(x)[1:]
+}
+
+TEST_CASE("tf.ops_infer.partitioned_call_through_its_function") {
+  auto g = inferred("extra/function_call");  // f(a, b) = (a * b + 1, tanh(a))
+  CHECK(type_of(g, "PartitionedCall", 1) == type_of(g, "x"));
+  CHECK(type_of(g, "o2") == type_of(g, "x"));
+  const std::string r0 = type_of(g, "PartitionedCall", 0);  // x * y: x's or y's rows, a symbol of its own
+  CHECK(r0.size() > 7);
+  CHECK(r0.substr(r0.size() - 3) == ",3]");
+  CHECK(r0 != type_of(g, "x"));
 }

@@ -72,6 +72,29 @@ inline void fill_type_attrs(infer_context& c) {
   }
 }
 
+/// Output 0's shape is the numpy broadcast of the inputs' (`onnx_shape::broadcast_inputs`);
+/// a dim where inputs have different symbols (`n` and `m`: either, or the other is 1) becomes
+/// a fresh symbol of the node (`<node>_b<i>`) instead of unknown, so that the value has a
+/// named size. Dims unknown in an input stay unknown.
+/// \code
+///   // x: f32[n,3], y: f32[m,3]  ->  AddV2(x, y): f32[add_b0,3]
+/// \endcode
+inline void numpy_broadcast_named(infer_context& c) {
+  shape out = onnx_shape::broadcast_inputs(c);
+  if (!out.has_rank()) return c.set_shape(0, out);
+  for (std::size_t i = 0; i < out.rank(); ++i) {
+    if (!out[i].is_unknown()) continue;
+    bool all_named = true;
+    for (std::size_t j = 0; j < c.num_inputs() && all_named; ++j) {
+      shape s = c.input_shape(j);
+      const std::size_t off = out.rank() - s.rank();
+      if (i >= off && s[i - off].is_unknown()) all_named = false;
+    }
+    if (all_named) out[i] = c.fresh_dim("b" + std::to_string(i));
+  }
+  c.set_shape(0, std::move(out));
+}
+
 /// A port holding the constant `t` (type and known value).
 inline port_info constant_port(tensor t) {
   type ty = tensor_type{t.element_type(), t.shape()};

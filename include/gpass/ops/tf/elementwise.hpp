@@ -2,7 +2,8 @@
 /// \file elementwise.hpp
 /// TensorFlow element-wise ops: unary math and activations, binary arithmetic with numpy
 /// broadcasting (Add, AddV2, Sub, Mul, RealDiv, Div, FloorDiv, FloorMod, Maximum, Minimum,
-/// Pow, SquaredDifference, ...), AddN, comparisons (bool outputs), LogicalAnd/Or/Not, Cast
+/// Pow, SquaredDifference, ...; a dim where the inputs have different symbols becomes the
+/// node's own symbol, `tf_shape::numpy_broadcast_named`), AddN, comparisons (bool outputs), LogicalAnd/Or/Not, Cast
 /// (`DstT`), Select (v1 rules: a scalar, first-dim vector or same-shape condition), SelectV2
 /// (broadcasting), ZerosLike and OnesLike. Integer arithmetic, comparisons, Cast and Select
 /// propagate known and symbolic values (`Shape(x)[0] * 2` stays `2*n`).
@@ -158,7 +159,7 @@ inline void gpass::register_tf_elementwise_ops(op_registry& r) {
                         binary{"Mod", nullptr}, binary{"TruncateMod", nullptr}, binary{"DivNoNan", nullptr},
                         binary{"MulNoNan", nullptr}, binary{"Atan2", nullptr}, binary{"BitwiseAnd", nullptr},
                         binary{"BitwiseOr", nullptr}, binary{"BitwiseXor", nullptr}})
-    tf_op(b.name).in("x:T").in("y:T").out("z:T").type_attr("T").infer(numpy_broadcast).propagate(b.value).add(r);
+    tf_op(b.name).in("x:T").in("y:T").out("z:T").type_attr("T").infer(numpy_broadcast_named).propagate(b.value).add(r);
 
   tf_op("AddN").in("inputs*:T").out("sum:T").type_attr("T").opt("N", "int").infer(ox::same_shapes)
       .propagate(add_n_value).doc("The sum of N tensors of one shape.").add(r);
@@ -176,13 +177,13 @@ inline void gpass::register_tf_elementwise_ops(op_registry& r) {
       else ox::compare_value(c, op);
     };
     tf_op o(x.name);
-    o.in("x:T").in("y:T").out("z:bool").type_attr("T").infer(numpy_broadcast).propagate(prop);
+    o.in("x:T").in("y:T").out("z:bool").type_attr("T").infer(numpy_broadcast_named).propagate(prop);
     if (op == '=' || op == '!') o.attr("incompatible_shape_error", "bool", true);
     o.add(r);
   }
   for (auto x : {cmp{"LogicalAnd", '&'}, cmp{"LogicalOr", '|'}}) {
     char op = x.op;
-    tf_op(x.name).in("x:bool").in("y:bool").out("z:bool").infer(numpy_broadcast)
+    tf_op(x.name).in("x:bool").in("y:bool").out("z:bool").infer(numpy_broadcast_named)
         .propagate([op](infer_context& c) { ox::logic_value(c, op); }).add(r);
   }
   tf_op("LogicalNot").in("x:bool").out("y:bool").infer(shape_as_input0)
@@ -195,7 +196,7 @@ inline void gpass::register_tf_elementwise_ops(op_registry& r) {
 
   tf_op("Select").in("condition:bool").in("t:T").in("e:T").out("output:T").type_attr("T").infer(select_infer)
       .propagate(select_value).add(r);
-  tf_op("SelectV2").in("condition:bool").in("t:T").in("e:T").out("output:T").type_attr("T").infer(numpy_broadcast)
+  tf_op("SelectV2").in("condition:bool").in("t:T").in("e:T").out("output:T").type_attr("T").infer(numpy_broadcast_named)
       .propagate(ox::where_value).add(r);
 }
 

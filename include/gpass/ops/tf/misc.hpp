@@ -2,12 +2,15 @@
 /// \file misc.hpp
 /// TensorFlow sources, identities and assertions: Const, Placeholder, PlaceholderWithDefault,
 /// Identity, IdentityN, StopGradient, PreventGradient, Snapshot, CheckNumerics, EnsureShape,
-/// NoOp, Assert. Const has its value; identities pass their input's value on; placeholders
+/// NoOp, Assert, PartitionedCall, StatefulPartitionedCall (inferred through the called
+/// function). Const has its value; identities pass their input's value on; placeholders
 /// name their unknown dims with fresh symbols (`x_d0`), so fed values have symbolic shapes.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <gpass/ops/tf/common.hpp>
 
@@ -64,6 +67,29 @@ inline void identity_n_value(infer_context& c) {
   for (std::size_t k = 0; k < c.num_outputs() && k < c.num_inputs(); ++k) c.set_value(k, c.input_value(k));
 }
 
+// PartitionedCall / StatefulPartitionedCall: the results of inferring function `f` on the
+// arguments; the dtypes of `Tout` when the function cannot be inferred.
+inline void call_infer(infer_context& c) {
+  auto f = c.attr_function("f");
+  std::vector<port_info> args;
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) args.push_back(c.input(i));
+  std::vector<port_info> r = f ? c.call(*f, std::move(args)) : std::vector<port_info>{};
+  if (!r.empty() && r.size() != c.num_outputs())
+    c.fail("function '" + *f + "' has " + std::to_string(r.size()) + " results, the node " +
+           std::to_string(c.num_outputs()) + " outputs");
+  for (std::size_t k = 0; k < r.size(); ++k) c.output(k) = r[k];
+  if (const attribute* a = c.attr("Tout"); a && a->is<std::vector<dtype>>()) {
+    const auto& ts = a->as<std::vector<dtype>>();
+    for (std::size_t k = 0; k < ts.size() && k < c.num_outputs(); ++k) {
+      const type& t = c.output(k).type;
+      if (t.is_unknown() || (t.is_tensor() && t.tensor().element == dtype::undefined)) c.set_dtype(k, ts[k]);
+      else if (t.is_tensor() && t.tensor().element != ts[k])
+        c.fail("result " + std::to_string(k) + " of '" + f.value_or("?") + "' is " + std::string(to_string(t.tensor().element)) +
+               ", Tout says " + std::string(to_string(ts[k])));
+    }
+  }
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -89,6 +115,14 @@ inline void gpass::register_tf_misc_ops(op_registry& r) {
       .propagate(detail::onnx_ops::identity_value).doc("Its input, whose shape must be `shape`.").add(r);
   tf_op("IdentityN").in("input~:T").out("output~:T").opt("T", "dtypes").infer(identity_n_infer)
       .propagate(identity_n_value).doc("Its inputs, one output each.").add(r);
+  for (const char* n : {"PartitionedCall", "StatefulPartitionedCall"}) {
+    const bool stateful = std::string_view(n) == "StatefulPartitionedCall";
+    tf_op(n).in("args~0:Tin").out("output~0:Tout").req("f", "func").opt("Tin", "dtypes").opt("Tout", "dtypes")
+        .attr("config", "string", std::string()).attr("config_proto", "string", std::string())
+        .attr("executor_type", "string", std::string()).infer(call_infer)
+        .traits(op_traits{.side_effects = stateful, .stateful = stateful})
+        .doc("A call of the library function `f` on the arguments; its results are the outputs.").add(r);
+  }
   tf_op("NoOp").num_inputs(0, 0).num_outputs(0, 0).doc("Nothing (a target for control edges).").add(r);
   tf_op("Assert").in("condition:bool").in("data~0:T").num_outputs(0, 0).opt("T", "dtypes").attr("summarize", "int", std::int64_t{3})
       .traits(op_traits{.side_effects = true}).doc("Fails at run time when `condition` is false.").add(r);
