@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -501,6 +502,12 @@ TEST_CASE("io.tensorflow.graph_errors") {
                                               ": node 'y' (op Identity): input 0 ('split:5'): output index 5 out of range "
                                               "(op Split has 2 outputs here)");
   }
+  // the bad/ graphs that are errors for the loop passes, not for the importer, import and verify
+  for (const char* name : {"two_loopconds.pbtxt", "nextiteration_without_merge.pbtxt"})
+    if (std::filesystem::exists(tf_data / "bad" / name)) {
+      CAPTURE(name);
+      CHECK_NOTHROW(gpass::verify(gpass::read_tf_graph_file(tf_data / "bad" / name)));
+    }
   CHECK(text_error("node { name: 's' op: 'Split' input: 'd' input: 'd' attr { key: 'num_split' value { i: 2 } } }"
                    "node { name: 'd' op: 'Const' }"
                    "node { name: 'y' op: 'Identity' input: 's:5' }") ==
@@ -619,6 +626,26 @@ TEST_CASE("io.tensorflow.fixtures") {
                       n.op == "LoopCond";
       CHECK_MESSAGE(n.domain == (cf ? "" : "tf"), n.name);
       CHECK(!n.attrs.contains("_output_shapes"));
+    }
+    // the op counts TensorFlow listed for this graph.pb (tests/data/tf/README.md)
+    const std::string readme = slurp(tf_data / "README.md");
+    const std::string key = "- `" + d.filename().string() + "` (";
+    if (auto at = readme.find(key); at != std::string::npos) {
+      std::string line = readme.substr(at, readme.find('\n', at) - at);
+      std::map<std::string, int> want, got;
+      const auto colon = line.find("): ");
+      const int nodes = std::stoi(line.substr(key.size()));
+      std::istringstream ops(line.substr(colon + 3));
+      std::string item;
+      while (std::getline(ops, item, ',')) {
+        const auto c = item.find(':');
+        std::string op = item.substr(0, c);
+        op.erase(0, op.find_first_not_of(' '));
+        want[op] = std::stoi(item.substr(c + 1));
+      }
+      for (auto v : gb.nodes()) ++got[gb[v].op];
+      CHECK(static_cast<int>(gb.num_nodes()) == nodes);
+      CHECK(got == want);
     }
     // every fetched and fed tensor names an existing port
     std::istringstream fx(slurp(d / "fixture.txt"));
