@@ -57,7 +57,7 @@ struct delete_constant_ancestors_fn {
     while (!work.empty()) {
       G* cur = work.back();
       work.pop_back();
-      run_one(*cur, replaced, deleted);
+      run_one(*cur, g, replaced, deleted);
       for (auto& [fname, f] : cur->functions())
         if (f) work.push_back(f.get());
     }
@@ -67,7 +67,7 @@ struct delete_constant_ancestors_fn {
 
  private:
   template <class G>
-  static void run_one(G& g, std::int64_t& replaced, std::int64_t& deleted) {
+  static void run_one(G& g, const G& top, std::int64_t& replaced, std::int64_t& deleted) {
     using node_id = typename G::node_id;
     std::vector<std::pair<node_id, tensor>> targets;
     for (auto v : g.nodes()) {
@@ -107,7 +107,7 @@ struct delete_constant_ancestors_fn {
     }
     for (auto& [v, value] : targets) {
       if (dead[v]) continue;
-      detail::replace_by_constant(g, v, std::move(value));
+      detail::replace_by_constant(g, v, std::move(value), detail::tf_constants(top, g[v].domain));
       ++replaced;
     }
     deleted += static_cast<std::int64_t>(gone.size());

@@ -176,7 +176,7 @@ struct variables_to_globals_fn {
     using node_type = typename G::node_type;
     const node_type vn = g[var];
     const bool resource = vn.op == "VarHandleOp";
-    const bool tf = detail::tf_constants(g, vn.domain);
+    const bool tf = detail::tf_constants(top, vn.domain);
     std::string gname = get_or<std::string>(vn.attrs, "shared_name", "");
     if (gname.empty()) gname = vn.name;
     tensor_type vt;
@@ -291,7 +291,7 @@ struct variables_to_globals_fn {
         doomed.push_back(cv);
       } else if (is_init_query) {
         done.insert(g.serial(cv));
-        detail::replace_by_constant(g, cv, tensor::scalar(true));
+        detail::replace_by_constant(g, cv, tensor::scalar(true), detail::tf_constants(top, cn.domain));
       } else if (detail::mutates_variable(cn.op) || resource) {
         fail("variable '" + gname + "' reaches an op that variables-to-globals does not lower", cn.name, cn.op);
       }

@@ -31,14 +31,18 @@ const tensor& constant_value(const Node& n) {
   return n.attrs.find("value")->second.template as<tensor>();
 }
 
-/// True when constants replacing nodes of graph `g` are TensorFlow `Const` nodes: the node is
-/// of domain "tf", or the graph's string attribute `frontend` is "tensorflow".
+/// True when constants replacing nodes of domain `node_domain` are TensorFlow `Const` nodes:
+/// the domain is "tf", or the main graph `g`'s string attribute `frontend` is "tf" (the
+/// TensorFlow importer's) or "tensorflow" (functions have no such attribute: pass the main graph).
 template <class G>
 bool tf_constants(const G& g, std::string_view node_domain) {
   if (node_domain == "tf") return true;
   if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) {
     auto it = g.attrs().find("frontend");
-    if (it != g.attrs().end() && it->second.template is<std::string>()) return it->second.template as<std::string>() == "tensorflow";
+    if (it != g.attrs().end() && it->second.template is<std::string>()) {
+      const auto& f = it->second.template as<std::string>();
+      return f == "tf" || f == "tensorflow";
+    }
   }
   return false;
 }
@@ -62,12 +66,11 @@ Node make_constant_node(const Node& like, tensor v, bool tf) {
   return n;
 }
 
-/// Replaces node `v` of `g` by a constant node holding `value` (see `make_constant_node`)
-/// with the same name, device, control inputs and uses; its data inputs are dropped.
-/// Returns the new node.
+/// Replaces node `v` of `g` by a constant node holding `value` (see `make_constant_node`; a
+/// `tf::Const` when `tf`) with the same name, device, control inputs and uses; its data inputs
+/// are dropped. Returns the new node.
 template <class G>
-typename G::node_id replace_by_constant(G& g, typename G::node_id v, tensor value) {
-  const bool tf = tf_constants(g, g[v].domain);
+typename G::node_id replace_by_constant(G& g, typename G::node_id v, tensor value, bool tf) {
   auto n = make_constant_node(g[v], std::move(value), tf);
   std::string name = g[v].name;
   auto controls = g.control_inputs(v);
