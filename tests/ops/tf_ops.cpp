@@ -370,6 +370,18 @@ TEST_CASE("ops.tf.indexing") {
   CHECK(out(g, "tk", 0) == "f32[n,5,3]");
   CHECK(out(g, "tk", 1) == "i32[n,5,3]");
   CHECK(out(g, "w") == "i64[w_count,2]");
+  G h = infer("%x = arg() {index = 0} -> (f32[n,5])\n%s = tf::Shape(%x) {T = f32}\n"
+              "%t = tf::Const() {dtype = i32, value = tensor<i32[3]> [4, 1, 5]}\n"
+              "%ba = tf::BroadcastArgs(%s, %t) {T = i32}\n"
+              "%v = arg() {index = 1} -> (i32[k])\n%u:2 = tf::Unique(%v) {T = i32}\n"
+              "%img = arg() {index = 2} -> (u8[n,8,8,3])\n%sz = tf::Const() {dtype = i32, value = tensor<i32[2]> [16, 12]}\n"
+              "%rb = tf::ResizeBilinear(%img, %sz) {T = u8}\n%rn = tf::ResizeNearestNeighbor(%img, %sz) {T = u8}");
+  CHECK(out(h, "ba") == "i32[3]");
+  CHECK(value_of(h, "ba") == "[4,n,5]");
+  CHECK(out(h, "u", 0) == "i32[u_count]");
+  CHECK(out(h, "u", 1) == "i32[k]");
+  CHECK(out(h, "rb") == "f32[n,16,12,3]");
+  CHECK(out(h, "rn") == "u8[n,16,12,3]");
   CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[4,5])\n%b = tf::Const() {dtype = i32, value = tensor<i32[2]> [2, 0]}\n"
                           "%s = tf::Const() {dtype = i32, value = tensor<i32[2]> [3, -1]}\n%y = tf::Slice(%x, %b, %s) {T = f32}"),
                  "node 'y' (op Slice): slice [2, 5) out of range for dim 0 of size 4"));

@@ -128,7 +128,7 @@ void on_view(infer_context& c, std::vector<port_info> inputs, const attribute_ma
   for (const auto& n : v.notes()) c.note(n);
 }
 
-/// The first `n` inputs of `c` as ports (for `on_view`).
+/// Inputs `first` to `last - 1` of `c` as ports (for `on_view`).
 inline std::vector<port_info> input_ports(const infer_context& c, std::size_t first, std::size_t last) {
   std::vector<port_info> r;
   for (std::size_t i = first; i < last && i < c.num_inputs(); ++i) r.push_back(c.input(i));
@@ -145,18 +145,6 @@ inline void dtype_from_inputs(infer_context& c, std::size_t first, std::size_t l
       c.set_dtype(0, c.input_dtype(i));
       return;
     }
-}
-
-/// The elements of `d` (dims) as integers when all are known.
-inline std::optional<std::vector<std::int64_t>> known_ints(const std::optional<std::vector<dim>>& d) {
-  if (!d) return std::nullopt;
-  std::vector<std::int64_t> r;
-  r.reserve(d->size());
-  for (const auto& x : *d) {
-    if (!x.is_known()) return std::nullopt;
-    r.push_back(x.value());
-  }
-  return r;
 }
 
 /// The length of a 1-D operand: its known contents' size, else its shape's only dim if known.

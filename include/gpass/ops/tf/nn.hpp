@@ -3,12 +3,14 @@
 /// TensorFlow neural-network ops: BiasAdd/BiasAddV1 (`data_format`), Softmax, LogSoftmax,
 /// TopKV2 (values and int32 indices), InTopKV2, Conv2D, DepthwiseConv2dNative, MaxPool and
 /// AvgPool (NHWC or NCHW, `SAME`/`VALID`/`EXPLICIT` padding, through ONNX's Conv and
-/// pooling shape functions), FusedBatchNorm/V2/V3, L2Loss.
+/// pooling shape functions), FusedBatchNorm/V2/V3, Resize{Bilinear,NearestNeighbor,Bicubic,Area},
+/// L2Loss.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gpass/ops/tf/common.hpp>
@@ -141,6 +143,17 @@ inline void fused_batch_norm_infer(infer_context& c) {
   for (std::size_t k = 1; k < c.num_outputs(); ++k) c.set_shape(k, shape{ch});
 }
 
+// Resize*(images [N, H, W, C], size [2]): [N, size[0], size[1], C] (f32 but for
+// ResizeNearestNeighbor, whose output has the input's dtype).
+inline void resize_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  if (x.has_rank() && x.rank() != 4) c.fail("images must be 4-D, got " + x.to_string());
+  auto sz = c.input_dims(1);
+  if (sz && sz->size() != 2) c.fail("size must have 2 elements, has " + std::to_string(sz->size()));
+  dim h = sz ? (*sz)[0] : dim(), w = sz ? (*sz)[1] : dim();
+  c.set_shape(0, shape{x.has_rank() ? x[0] : dim(), h, w, x.has_rank() ? x[3] : dim()});
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -186,6 +199,11 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
     o.attr("epsilon", "float", 0.0001).attr("exponential_avg_factor", "float", 1.0)
         .attr("data_format", "string", "NHWC").attr("is_training", "bool", true).infer(fused_batch_norm_infer).add(r);
   }
+  for (const char* n : {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea"})
+    tf_op(n).in("images:T").in("size:i32")
+        .out(std::string_view(n) == "ResizeNearestNeighbor" ? "resized_images:T" : "resized_images:f32")
+        .type_attr("T").attr("align_corners", "bool", false).attr("half_pixel_centers", "bool", false)
+        .infer(resize_infer).add(r);
   tf_op("L2Loss").in("t:T").out("output:T").type_attr("T").infer([](infer_context& c) { c.set_shape(0, shape::scalar()); })
       .add(r);
 }

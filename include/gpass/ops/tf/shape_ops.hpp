@@ -4,12 +4,13 @@
 /// ExpandDims, Squeeze, Transpose, ConcatV2, Concat, Pack, Unpack, Split, SplitV, Slice,
 /// StridedSlice (begin/end/ellipsis/new-axis/shrink masks, on known and symbolic dims),
 /// Fill, Range, Tile, Gather, GatherV2, GatherNd, BroadcastTo, Pad, PadV2, MirrorPad, Where,
-/// OneHot, ReverseV2, Cumsum.
+/// OneHot, ReverseV2, Cumsum, BroadcastArgs, Unique, InvertPermutation, ClipByValue,
+/// MatrixBandPart, TensorScatterUpdate/Add.
 ///
 /// Value propagation (seed 000, "constant propagation in type inference"): `Shape` of a
 /// fully known shape is a `value`, of a partly known one an incomplete value (`{1,n,3}`);
 /// StridedSlice, Slice, Pack, Unpack, ConcatV2, Gather, Split, Reshape, ExpandDims, Squeeze,
-/// Fill and Range compute on known and incomplete values; Fill, Reshape, BroadcastTo and
+/// Fill, Range and BroadcastArgs compute on known and incomplete values; Fill, Reshape, BroadcastTo and
 /// Range take their output shapes from them (`Fill(Shape(x), v)` has `x`'s symbolic shape).
 
 #include <algorithm>
@@ -597,6 +598,31 @@ inline void where_infer(infer_context& c) {
   c.set_tensor(0, dtype::int64, shape{count, r ? dim(static_cast<std::int64_t>(*r)) : dim()});
 }
 
+// BroadcastArgs(s0, s1): the broadcast of two shapes given as vectors; its value is the
+// broadcast of their (known or symbolic) elements.
+inline void broadcast_args_infer(infer_context& c) {
+  auto a = vector_length(c, 0), b = vector_length(c, 1);
+  c.set_shape(0, shape{a && b ? dim(static_cast<std::int64_t>(std::max(*a, *b))) : dim()});
+}
+inline void broadcast_args_value(infer_context& c) {
+  auto a = c.input_dims(0), b = c.input_dims(1);
+  if (!a || !b) return;
+  shape r;
+  try {
+    r = broadcast_shapes({shape(*a), shape(*b)}, c.symbols());
+  } catch (const error& e) {
+    c.fail(e.message() + " (shapes " + shape(*a).to_string() + " and " + shape(*b).to_string() + ")");
+  }
+  c.set_dims_value(0, r.dims());
+}
+
+// Unique(x): the distinct elements (a size of their own) and, per element, its index.
+inline void unique_infer(infer_context& c) {
+  if (auto r = c.input_rank(0); r && *r != 1) c.fail("x must be 1-D, got " + c.input_shape(0).to_string());
+  c.set_shape(0, shape{c.fresh_dim("count")});
+  c.set_shape(1, c.input_shape(0));
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -676,6 +702,18 @@ inline void gpass::register_tf_shape_ops(op_registry& r) {
   tf_op("GatherNd").in("params:Tparams").in("indices:Tindices").out("output:Tparams").type_attr("Tparams")
       .type_attr("Tindices").infer(ox::gather_nd_infer).add(r);
 
+  tf_op("BroadcastArgs").in("s0:T").in("s1:T").out("r0:T").type_attr("T", i32).infer(broadcast_args_infer)
+      .propagate(broadcast_args_value).add(r);
+  tf_op("Unique").in("x:T").out("y:T").out("idx:out_idx").type_attr("T").type_attr("out_idx", i32)
+      .infer(unique_infer).add(r);
+  tf_op("InvertPermutation").in("x:T").out("y:T").type_attr("T", i32).infer(shape_as_input0).add(r);
+  tf_op("ClipByValue").in("t:T").in("clip_value_min:T").in("clip_value_max:T").out("output:T").type_attr("T")
+      .infer(shape_as_input0).add(r);
+  tf_op("MatrixBandPart").in("input:T").in("num_lower:Tindex").in("num_upper:Tindex").out("band:T").type_attr("T")
+      .type_attr("Tindex", dtype::int64).infer(shape_as_input0).add(r);
+  for (const char* n : {"TensorScatterUpdate", "TensorScatterAdd"})
+    tf_op(n).in("tensor:T").in("indices:Tindices").in("updates:T").out("output:T").type_attr("T").type_attr("Tindices")
+        .infer(shape_as_input0).add(r);
   tf_op("Where").in("input:T").out("index:i64").type_attr("T").infer(where_infer).add(r);
   tf_op("OneHot").in("indices:TI").in("depth:i32").in("on_value:T").in("off_value:T").out("output:T").type_attr("T")
       .type_attr("TI", dtype::int64).attr("axis", "int", std::int64_t{-1}).infer(ox::onehot_infer).add(r);
