@@ -733,6 +733,13 @@ TEST_CASE("io.tensorflow.tensor_files") {
           "gpass: t.pb: byte offset 8: field 'double_val' (number 6) of TensorProto has wire type varint, expected fixed64");
   }
   try {
+    (void)gpass::read_tf_graph_file(tf_data / "no_such_graph.pb");
+    FAIL("no error");
+  } catch (const gpass::error& e) {
+    CHECK(std::string(e.what()) ==
+          "gpass: " + (tf_data / "no_such_graph.pb").string() + ": cannot open the TensorFlow GraphDef file");
+  }
+  try {
     (void)gpass::read_tf_tensor_file(tf_data / "no_such_file.pb");
     FAIL("no error");
   } catch (const gpass::error& e) {

@@ -206,18 +206,27 @@ class importer {
     try {
       std::vector<std::string> placeholders;
       std::vector<std::pair<std::string, const pb_message*>> entries;
-      std::unordered_map<std::string, std::size_t> seen;  // map semantics: the last entry of a key wins
       m.each(fields::node_attr, [&](const pb_value& e) {
         std::string key = e.m->str(fields::entry_key);
         if (key.empty()) throw error("an attribute has an empty name");
         const pb_message* val = e.m->msg(fields::entry_value);
         if (!val) throw error("attribute '" + key + "' has no value");
-        if (auto it = seen.find(key); it != seen.end()) entries[it->second].second = val;
-        else {
-          seen.emplace(key, entries.size());
-          entries.emplace_back(std::move(key), val);
-        }
+        entries.emplace_back(std::move(key), val);
       });
+      // map semantics: the last entry of a key wins (a stable sort keeps the entries of one
+      // key in file order)
+      std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::size_t kept = 0;
+      for (std::size_t k = 0; k < entries.size(); ++k)
+        if (k + 1 == entries.size() || entries[k].first != entries[k + 1].first) {
+          if (kept != k) entries[kept] = std::move(entries[k]);
+          ++kept;
+        }
+      entries.resize(kept);
+      auto is_key = [&](const std::string& k) {
+        return std::binary_search(entries.begin(), entries.end(), std::pair<std::string, const pb_message*>(k, nullptr),
+                                  [](const auto& a, const auto& b) { return a.first < b.first; });
+      };
       for (auto& [key, val] : entries) {
         if (key == attr_placeholders) throw error("attribute name '" + key + "' is reserved by the gpass TensorFlow importer");
         attr_extras extras;
@@ -230,7 +239,7 @@ class importer {
         }
         if (extras.placeholder) placeholders.push_back(key);
         for (auto& [k, v] : extras.func_attrs) {
-          if (r.attrs.contains(k) || seen.contains(k))
+          if (r.attrs.contains(k) || is_key(k))
             throw error("function attribute '" + k + "' clashes with an attribute of the same name");
           r.attrs.emplace(std::move(k), std::move(v));
         }
