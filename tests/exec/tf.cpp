@@ -160,6 +160,12 @@ TEST_CASE("exec.tf.addn_biasadd_cast_clip") {
   CHECK(vals<i32>(c) == std::vector<i32>{1, -1, 0});
   CHECK(vals<bool>(f.run1("Cast", {i32v({0, 5})}, {{"DstT", dtype::bool_}})) == std::vector<bool>{false, true});
   CHECK_THROWS_AS(f.run1("Cast", {i32v({0})}, {{"SrcT", dtype::f32}, {"DstT", dtype::bool_}}), gpass::error);
+  // to bfloat16 (7 fraction bits): 1 + 3 * 2^-9 rounds to the nearer 1 + 2^-7; Truncate gives 1
+  const float v = 1.0f + 3.0f / 512.0f;
+  auto bn = f.run1("Cast", {f32v({v})}, {{"DstT", dtype::bf16}});
+  CHECK(static_cast<float>(bn.data<Eigen::bfloat16>()[0]) == 1.0f + 1.0f / 128.0f);
+  auto bt = f.run1("Cast", {f32v({v})}, {{"DstT", dtype::bf16}, {"Truncate", true}});
+  CHECK(static_cast<float>(bt.data<Eigen::bfloat16>()[0]) == 1.0f);
   CHECK(vals<float>(f.run1("ClipByValue", {f32v({-5, 0.5f, 5}), tensor::scalar<float>(0), tensor::scalar<float>(1)})) ==
         std::vector<float>{0, 0.5f, 1});
 }
@@ -232,6 +238,14 @@ TEST_CASE("exec.tf.reductions_argmax_softmax") {
   CHECK(sm[5] == doctest::Approx(0.6));
   auto lsm = vals<float>(f.run1("LogSoftmax", {f32v({0, 0})}));
   CHECK(lsm[0] == doctest::Approx(std::log(0.5)));
+  // Cumsum (tf.math.cumsum docs): [a, b, c] -> [a, a+b, a+b+c]; exclusive [0, a, a+b]; reverse [a+b+c, b+c, c]
+  auto cs = f32v({1, 2, 4});
+  CHECK(vals<float>(f.run1("Cumsum", {cs, i32s(0)})) == std::vector<float>{1, 3, 7});
+  CHECK(vals<float>(f.run1("Cumsum", {cs, i32s(0)}, {{"exclusive", true}})) == std::vector<float>{0, 1, 3});
+  CHECK(vals<float>(f.run1("Cumsum", {cs, i32s(0)}, {{"reverse", true}})) == std::vector<float>{7, 6, 4});
+  // Einsum: a matrix product and a trace-free transpose
+  auto ein = f.run1("Einsum", {f32({1, 2, 3, 4}, {2, 2}), f32({5, 6, 7, 8}, {2, 2})}, {{"equation", std::string("ij,jk->ik")}});
+  CHECK(vals<float>(ein) == std::vector<float>{19, 22, 43, 50});
 }
 
 TEST_CASE("exec.tf.graph_ops") {
@@ -434,4 +448,11 @@ TEST_CASE("exec.tf.gather_topk") {
   CHECK(tk[1].tensor().element_type() == dtype::int32);
   CHECK(vals<i32>(tk[1].tensor()) == std::vector<i32>{1, 2, 0, 2});
   CHECK_THROWS_AS(f.run("TopKV2", {f32v({1, 2}), i32s(3)}, {}, 2), gpass::error);
+  // Where (one input): coordinates of the true elements in row-major order
+  auto w = f.run1("Where", {tensor::from<bool>({false, true, true, false, false, true}, {2, 3})});
+  CHECK(w.element_type() == dtype::int64);
+  CHECK(w.sizes() == sizes{3, 2});
+  CHECK(vals<i64>(w) == std::vector<i64>{0, 1, 0, 2, 1, 2});
+  CHECK(vals<i32>(f.run1("InvertPermutation", {i32v({3, 4, 0, 2, 1})})) == std::vector<i32>{2, 4, 3, 0, 1});
+  CHECK_THROWS_AS(f.run1("InvertPermutation", {i32v({0, 0})}), gpass::error);
 }

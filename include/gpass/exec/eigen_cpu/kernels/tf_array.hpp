@@ -6,8 +6,8 @@
 /// Const Placeholder PlaceholderWithDefault Identity IdentityN StopGradient Snapshot
 /// PreventGradient CheckNumerics EnsureShape NoOp Assert Shape ShapeN Size Rank Reshape
 /// ExpandDims Squeeze Transpose ConjugateTranspose Concat ConcatV2 Pack Unpack Split SplitV
-/// Slice StridedSlice Fill ZerosLike OnesLike Range Tile GatherV2 Gather TopKV2 TopK
-/// BroadcastTo Pad PadV2 MirrorPad (REFLECT) ReverseV2 OneHot.
+/// Slice StridedSlice Fill ZerosLike OnesLike Range Tile GatherV2 Gather Where (one input)
+/// InvertPermutation TopKV2 TopK BroadcastTo Pad PadV2 MirrorPad (REFLECT) ReverseV2 OneHot.
 ///
 /// TF semantics: axes, shapes, begins and sizes arrive as int32/int64 input tensors;
 /// StridedSlice implements the five masks as TensorFlow's documentation describes them.
@@ -15,8 +15,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/array.hpp>
@@ -70,10 +73,19 @@ inline void register_tf_graph(registry& r) {
              ctx.set_output(0, x);
            };
          }});
-  r.add({.domain = domain, .op = "IdentityN", .make = [](const kernel_node&) -> fn {
+  // IdentityN: output 0 shares input 0's buffer (the plan knows through alias_input); the
+  // other outputs are copies, since a plan may reuse the memory of inputs it did not see aliased
+  r.add({.domain = domain, .op = "IdentityN", .alias_input = 0, .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
              if (ctx.num_outputs() > ctx.num_inputs()) ctx.fail("more outputs than inputs");
-             for (std::size_t i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, ctx.input_value(i));
+             for (std::size_t i = 0; i < ctx.num_outputs(); ++i) {
+               if (i == 0 || !ctx.input_value(i).is_tensor()) {
+                 ctx.set_output(i, ctx.input_value(i));
+                 continue;
+               }
+               const gpass::tensor& x = ctx.input(i);
+               array_detail::copy_view(ctx, x, x.sizes(), x.sizes(), strides_of(x.sizes()), 0, i);
+             }
            };
          }});
   r.add({.domain = domain, .op = "NoOp", .type_input = -1, .make = [](const kernel_node&) -> fn { return [](context&) {}; }});
@@ -436,7 +448,8 @@ inline strided_slice_plan plan_strided_slice(const std::vector<i64>& in, const s
   std::size_t full = 0;
   for (std::size_t i = 0; i < sparse_dims; ++i) {
     if (bit(ellipsis, i)) {
-      const std::size_t next = std::min(dense, dense + 1 + new_after_ellipsis - (sparse_dims - i));
+      const i64 want = static_cast<i64>(dense + 1 + new_after_ellipsis) - static_cast<i64>(sparse_dims - i);
+      const std::size_t next = static_cast<std::size_t>(std::clamp<i64>(want, static_cast<i64>(full), static_cast<i64>(dense)));
       for (; full < next; ++full) {
         dn[full] = entry{0, 0, 1, true, true, false};
         gather.push_back(static_cast<i64>(full));
@@ -669,6 +682,44 @@ inline void register_tf_index(registry& r) {
       };
     };
   };
+  // Where (one input): the coordinates [n, rank] (int64, row-major order) of the true / non-zero elements
+  r.add({.domain = domain, .op = "Where", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             if (ctx.num_inputs() > 1) ctx.fail("Where with x and y is SelectV2; this Where takes one input");
+             std::vector<i64> hits;
+             using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                                 std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
+             dispatch<L>(x.element_type(), ctx.node(), [&]<class T>() {
+               const T* p = x.data<T>();
+               for (i64 i = 0; i < x.size(); ++i)
+                 if (static_cast<compute_t<T>>(p[i]) != compute_t<T>(0)) hits.push_back(i);
+             });
+             const auto rank = static_cast<i64>(x.rank());
+             gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {static_cast<i64>(hits.size()), rank});
+             i64* o = y.data<i64>();
+             for (std::size_t j = 0; j < hits.size(); ++j) {
+               i64 rem = hits[j];
+               for (i64 d = rank; d-- > 0;) {
+                 o[static_cast<i64>(j) * rank + d] = rem % x.sizes()[static_cast<std::size_t>(d)];
+                 rem /= x.sizes()[static_cast<std::size_t>(d)];
+               }
+             }
+           };
+         }});
+  r.add({.domain = domain, .op = "InvertPermutation", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto p = vector_ints(x, ctx.node(), "x");
+             std::vector<i64> inv(p.size(), -1);
+             for (std::size_t i = 0; i < p.size(); ++i) {
+               if (p[i] < 0 || p[i] >= static_cast<i64>(p.size()) || inv[static_cast<std::size_t>(p[i])] >= 0)
+                 ctx.fail("x is not a permutation of [0, " + std::to_string(p.size()) + ")");
+               inv[static_cast<std::size_t>(p[i])] = static_cast<i64>(i);
+             }
+             write_ints(ctx, 0, x.element_type(), inv, {static_cast<i64>(inv.size())});
+           };
+         }});
   r.add({.domain = domain, .op = "TopKV2", .make = topk(true)});
   r.add({.domain = domain, .op = "TopK", .make = topk(false)});
   auto pad = [](int variant) {  // 0 Pad, 1 PadV2, 2 MirrorPad

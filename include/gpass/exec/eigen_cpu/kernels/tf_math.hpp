@@ -11,8 +11,8 @@
 ///   Softplus Softsign LeakyRelu Floor Ceil Round Rint Sign Reciprocal Inv Sin Cos Tan Asin
 ///   Acos Atan Sinh Cosh Erf IsNan IsInf IsFinite LogicalNot;
 /// - AddN BiasAdd BiasAddV1 Cast Select SelectV2 ClipByValue MatMul BatchMatMul
-///   BatchMatMulV2 BatchMatMulV3 Sum Mean Max Min Prod All Any EuclideanNorm ArgMax ArgMin
-///   Softmax LogSoftmax.
+///   BatchMatMulV2 BatchMatMulV3 Einsum Sum Mean Max Min Prod All Any EuclideanNorm ArgMax
+///   ArgMin Cumsum Softmax LogSoftmax.
 ///
 /// TF semantics: axes arrive as int32/int64 input tensors (negative counts from the end),
 /// FloorDiv/FloorMod round toward negative infinity, Div truncates integers, integer
@@ -23,6 +23,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
@@ -252,10 +253,21 @@ inline void register_tf_misc(registry& r) {
            const dtype to = type_attr(n, "DstT", dtype::undefined);
            if (to == dtype::undefined) n.fail("missing attribute 'DstT'");
            const dtype from = type_attr(n, "SrcT", dtype::undefined);
-           return [to, from](context& ctx) {
+           const bool truncate = flag(n, "Truncate", false);
+           return [to, from, truncate](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              if (from != dtype::undefined && x.element_type() != from)
                ctx.fail("input has element type " + std::string(to_string(x.element_type())) + ", SrcT is " + std::string(to_string(from)));
+             // TF rounds to the nearest bfloat16 (ties to even) unless Truncate; ONNX's Cast truncates
+             if (to == dtype::bf16 && !truncate && (x.element_type() == dtype::f32 || x.element_type() == dtype::f64)) {
+               gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
+               Eigen::bfloat16* o = y.data<Eigen::bfloat16>();
+               dispatch<type_list<float, double>>(x.element_type(), ctx.node(), [&]<class S>() {
+                 const S* p = x.data<S>();
+                 for (i64 i = 0; i < x.size(); ++i) o[i] = Eigen::bfloat16(static_cast<float>(p[i]));
+               });
+               return;
+             }
              cast_into(ctx, x, to);
            };
          }});
@@ -481,6 +493,22 @@ inline void register_tf_reduce(registry& r) {
   };
   r.add({.domain = domain, .op = "ArgMax", .dtypes = numeric_types::dtypes(), .make = arg(true)});
   r.add({.domain = domain, .op = "ArgMin", .dtypes = numeric_types::dtypes(), .make = arg(false)});
+  // Cumsum (x, axis; exclusive, reverse) is ONNX's CumSum with bool attributes
+  r.add({.domain = domain, .op = "Cumsum", .dtypes = reduce_detail::cumsum_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+           kernel_node m = n;
+           m.attrs["exclusive"] = static_cast<i64>(flag(n, "exclusive", false));
+           m.attrs["reverse"] = static_cast<i64>(flag(n, "reverse", false));
+           return reduce_detail::make_cumsum(m);
+         }});
+}
+
+/// Einsum: the same equation language as ONNX's (numpy's), so ONNX's kernel.
+inline void register_tf_einsum(registry& r) {
+  registry onnx;
+  linalg::add_einsum(onnx);
+  const def* d = onnx.find("", "Einsum", 0, dtype::undefined);
+  if (!d) throw error("register_tf: the ONNX Einsum kernel is missing");
+  r.add({.domain = domain, .op = "Einsum", .dtypes = d->dtypes, .make = d->make});
 }
 
 // ---- softmax -------------------------------------------------------------------------------
@@ -516,6 +544,7 @@ inline void register_tf_math(registry& r) {
   tf_detail::register_tf_matmul(r);
   tf_detail::register_tf_reduce(r);
   tf_detail::register_tf_softmax(r);
+  tf_detail::register_tf_einsum(r);
 }
 
 }  // namespace gpass::exec::cpu_detail
