@@ -421,6 +421,8 @@ TEST_CASE("ops.tf.matmul_and_nn") {
   CHECK(contains(error_of("%a = arg() {index = 0} -> (f32[2,2,3])\n%y = tf::MatMul(%a, %a) {T = f32}"), "a must be 2-D"));
   CHECK(y_of("%a = arg() {index = 0} -> (f32[b,1,n,3])\n%c = arg() {index = 1} -> (f32[4,n,3])\n"
              "%y = tf::BatchMatMulV2(%a, %c) {T = f32, adj_y = true}") == "f32[b,4,n,n]");
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[b,n,3])\n%c = arg() {index = 1} -> (f32[b,3,5])\n"
+             "%y = tf::Einsum(%a, %c) {N = 2, T = f32, equation = \"bij,bjk->bik\"}") == "f32[b,n,5]");
   CHECK(y_of("%a = arg() {index = 0} -> (f32[n,4])\n%b = arg() {index = 1} -> (f32[4])\n%y = tf::BiasAdd(%a, %b) {T = f32}") ==
         "f32[n,4]");
   CHECK(y_of("%a = arg() {index = 0} -> (f32[n,4,8,8])\n%b = arg() {index = 1} -> (f32[4])\n"

@@ -2,7 +2,8 @@
 /// \file matmul.hpp
 /// TensorFlow matrix products: MatMul (2-D, `transpose_a`/`transpose_b`), BatchMatMul (equal
 /// batch dims), BatchMatMulV2 and BatchMatMulV3 (broadcast batch dims; `adj_x`/`adj_y`; V3's
-/// `Tout`), through ONNX's numpy matmul shape function.
+/// `Tout`), through ONNX's numpy matmul shape function; Einsum (`equation`, ONNX's Einsum
+/// shape function).
 
 #include <cstddef>
 #include <string>
@@ -52,6 +53,8 @@ inline void gpass::register_tf_matmul_ops(op_registry& r) {
   for (const char* n : {"BatchMatMul", "BatchMatMulV2"})
     tf_op(n).in("x:T").in("y:T").out("output:T").type_attr("T").attr("adj_x", "bool", false).attr("adj_y", "bool", false)
         .infer(matmul_infer).add(r);
+  tf_op("Einsum").in("inputs*:T").out("output:T").type_attr("T").req("equation", "string").opt("N", "int")
+      .infer(detail::onnx_ops::einsum_infer).add(r);
   tf_op("BatchMatMulV3").in("x:Ta").in("y:Tb").out("output:Tout").type_attr("Ta").type_attr("Tb").type_attr("Tout")
       .attr("adj_x", "bool", false).attr("adj_y", "bool", false).infer(matmul_infer).add(r);
 }

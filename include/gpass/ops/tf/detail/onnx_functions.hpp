@@ -35,6 +35,7 @@ inline void logic_value(infer_context& c, char op);
 inline void where_value(infer_context& c);
 // onnx/matmul.hpp
 inline void matmul_shapes(infer_context& c, shape a, shape b);
+inline void einsum_infer(infer_context& c);
 // onnx/nn.hpp
 inline void conv_infer(infer_context& c);
 inline void pool_infer(infer_context& c);
