@@ -544,6 +544,12 @@ TEST_CASE("io.tensorflow.graph_errors") {
                    "node { name: 'y' op: 'Identity' input: 'u:1' }") ==
         "gpass: test.pbtxt: node 'y' (op Identity): input 0 ('u:1'): output index 1 out of range (node 'u' has 1 outputs "
         "in _output_shapes)");
+  // output ports cost a few bytes of input each: their total is bounded
+  std::string many;
+  for (int i = 0; i < 10; ++i) many += "node { name: 'y" + std::to_string(i) + "' op: 'Identity' input: 'u:999999' }";
+  CHECK(text_error("node { name: 'u' op: 'Mystery' }" + many) ==
+        "gpass: test.pbtxt: node 'u' (op Mystery): the graph has more than 66240 output ports for 11 nodes (this node has "
+        "1000000): refused as corrupted or hostile input");
   CHECK(text_error("node { name: 'u' op: 'Mystery' attr { key: 'x' value { } } }") ==
         "gpass: test.pbtxt: node 'u' (op Mystery): attribute 'x' has no value");
   CHECK(text_error("node { name: 'u' op: 'Mystery' attr { key: 'x' value { list { i: 1 s: 'a' } } } }") ==

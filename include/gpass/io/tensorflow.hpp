@@ -413,10 +413,29 @@ class importer {
       entry = g.add_node(std::move(e));
     }
 
-    // create the nodes
-    for (auto& r : recs) {
+    // output counts, within a budget: ports are not bounded by the size of the input (a
+    // reference `a:900000` or `num_split` of a million cost a few bytes), so a graph gets at
+    // most 64 ports per NodeDef on average (real graphs have about one) plus 2^16
+    std::vector<std::int64_t> counts(recs.size());
+    std::int64_t total = 0;
+    const std::int64_t budget = 64 * static_cast<std::int64_t>(recs.size()) + (1 << 16);
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      const node_rec& r = recs[i];
       std::int64_t count = r.known_count;
-      if (count < 0) count = r.output_shapes ? static_cast<std::int64_t>(r.output_shapes->size()) : std::max<std::int64_t>(1, r.max_port + 1);
+      if (count < 0)
+        count = r.output_shapes ? static_cast<std::int64_t>(r.output_shapes->size()) : std::max<std::int64_t>(1, r.max_port + 1);
+      counts[i] = count;
+      total += count;
+      if (total > budget)
+        node_error("the graph has more than " + std::to_string(budget) + " output ports for " + std::to_string(recs.size()) +
+                       " nodes (this node has " + std::to_string(count) + "): refused as corrupted or hostile input",
+                   r.name, r.op);
+    }
+
+    // create the nodes
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      node_rec& r = recs[i];
+      const std::int64_t count = counts[i];
       node_type n;
       n.name = r.name;
       n.op = std::string(gpass_op_name(r.op));
@@ -608,7 +627,9 @@ inline bool looks_binary_graph_def(std::string_view bytes) noexcept {
 ///   /`Merge`/`TensorArrayV3` 2, `FusedBatchNormV3` 6, `NoOp` 0, ...); calls of library
 ///   functions the number of results; other ops the length of `_output_shapes` when given,
 ///   else the largest referenced port + 1 (at least 1). `_output_shapes` with another length
-///   than a known op's outputs is an error.
+///   than a known op's outputs is an error. A graph (or function) gets at most 64 output ports
+///   per node on average plus 65536 (ports cost a few bytes of input each: more is refused as
+///   corrupted or hostile input).
 /// - *Attributes* keep their TensorFlow names: i -> int, f -> float, b -> bool, s -> string
 ///   (bytes), type -> dtype (`*_REF` types as their base type; DT_INVALID and quantized types
 ///   are errors), shape -> shape (unknown_rank -> rank unknown, -1 -> unknown dim), tensor ->
