@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
     gpass::pass_context ctx;
     gpass::infer_shapes(g, ctx);
 
-    // bytes of the Constant nodes' values (initializers): the plan counts them among its
-    // planned values, although the Constant kernel hands out its attribute without a copy
+    // bytes of the Constant nodes' values (initializers): reported apart, the plan does not
+    // place them (the Constant kernel hands out its attribute without a copy)
     std::size_t constant_bytes = 0;
     for (auto v : g.nodes()) {
       const auto& n = g[v];

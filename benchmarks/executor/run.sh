@@ -9,7 +9,10 @@
 # per-model iteration counts; THREADS (default "1 2"); MODELS=quick skips the
 # pytorch-converted models; SKIP_BUILD=1 reuses the binaries already in the build folder
 # (bench_gpass, gpass_eigen_gemm); RESNET_VARIANT=FILE.onnx adds a row for another CNN file;
-# MARCH (default x86-64-v3) is the -march of the build. Needs python3 with onnx, onnxruntime and numpy.
+# MARCH (default x86-64-v3) is the -march of the build (MARCH=native: AVX-512 where the CPU has
+# it, as ONNX Runtime picks at run time). Needs python3 with onnx, onnxruntime and numpy.
+# The table gives each side's median (and min) over the rounds, the ratio of the medians and
+# of the mins (the min is steadier on a busy machine), and the memory plan's figures.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build="${1:-$here/../../build/bench-executor}"
@@ -22,6 +25,7 @@ fi
 python3 "$here/make_models.py" "$build/models"
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "gpass build: -O3 -march=${MARCH:-x86-64-v3} -DNDEBUG (SKIP_BUILD=1: as the binaries in $build were built); $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "Eigen GEMM (f32, 1 thread):"
 "$build/gpass_eigen_gemm"
 
@@ -144,19 +148,32 @@ for label, path, batch, iters in cases:
 
 json.dump(rows, open(os.path.join(build, "results.json"), "w"), indent=1)
 print()
-print(f"{'model':<32}{'batch':>6}{'thr':>4}{'gpass us':>11}{'ORT us':>11}{'ratio':>7}{'peak MB':>10}{'naive MB':>10}{'consts MB':>10}{'max|diff|':>11}")
+print(f"{'model':<32}{'batch':>6}{'thr':>4}{'gpass us':>11}{'ORT us':>11}{'ratio':>7}{'gpass min':>10}{'ORT min':>10}{'ratio':>7}"
+      f"{'peak MB':>10}{'naive MB':>10}{'consts MB':>10}{'max|diff|':>11}")
 for r in rows:
     if r.get("gpass_us") is None or r.get("ort_us") is None:
         print(f"{r['model']:<32}{r['batch']:>6}{r['threads']:>4}   {r['error'] or 'n/a'}"[:200])
         continue
     d = "" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.1e}"
     print(f"{r['model']:<32}{r['batch']:>6}{r['threads']:>4}{r['gpass_us']:>11.1f}{r['ort_us']:>11.1f}"
-          f"{r['gpass_us'] / r['ort_us']:>7.2f}{r['peak'] / 2**20:>10.3f}{r['naive'] / 2**20:>10.3f}{r['consts'] / 2**20:>10.3f}{d:>11}")
+          f"{r['gpass_us'] / r['ort_us']:>7.2f}{r['gpass_min_us']:>10.1f}{r['ort_min_us']:>10.1f}{r['gpass_min_us'] / r['ort_min_us']:>7.2f}"
+          f"{r['peak'] / 2**20:>10.3f}{r['naive'] / 2**20:>10.3f}{r['consts'] / 2**20:>10.3f}{d:>11}")
+# the memory plan of our models: the arena (activations; weights are Constant nodes, never in
+# the arena) against the sum of the planned values
+print()
+print("memory plan (MB = 2^20 bytes): planned peak (arena) vs naive (sum of planned values), weights not included")
+seen = set()
+for r in rows:
+    if r["group"] == "ours" and r.get("peak") is not None and (r["model"], r["batch"]) not in seen:
+        seen.add((r["model"], r["batch"]))
+        print(f"  {r['model']:<22} batch {r['batch']:<4} peak {r['peak'] / 2**20:8.3f}  naive {r['naive'] / 2**20:8.3f}"
+              f"  ({r['naive'] / r['peak']:.1f}x less)" if r["peak"] else f"  {r['model']:<22} batch {r['batch']:<4} nothing planned")
 # geometric mean of the ratios of the pytorch-converted models, per thread count
 for t in threads_list:
     rs = [r["gpass_us"] / r["ort_us"] for r in rows if r["group"] != "ours" and r["threads"] == t and r.get("gpass_us") and r.get("ort_us")]
+    rm = [r["gpass_min_us"] / r["ort_min_us"] for r in rows if r["group"] != "ours" and r["threads"] == t and r.get("gpass_us") and r.get("ort_us")]
     if rs:
         print(f"pytorch-converted Conv*/Linear*, {t} thread(s): {len(rs)} models, geometric mean ratio "
-              f"{float(np.exp(np.mean(np.log(rs)))):.2f}, max {max(rs):.2f}")
+              f"{float(np.exp(np.mean(np.log(rs)))):.2f} (of the mins {float(np.exp(np.mean(np.log(rm)))):.2f}), max {max(rs):.2f}")
 print(f"load average after the run: {open('/proc/loadavg').read().split()[:3]}")
 PY

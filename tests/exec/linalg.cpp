@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -193,6 +194,55 @@ TEST_CASE("exec.linalg.gemm") {
   check_close<float>(run1(lin, {x1, w, c}, 2), values_of(run1(lin, {x1, w, c}, 1)), {1, 200}, 1e-5);
 }
 
+TEST_CASE("exec.linalg.packed_constant_weights") {
+  // Gemm / MatMul with B known as a constant when the kernel is made (packed once) agree with
+  // the unpacked kernel, on 1 and 2 threads; another B at run time is not mistaken for it
+  struct cfg {
+    i64 M, K, N;
+    bool ta, tb;
+  };
+  for (const cfg& c : std::vector<cfg>{{64, 300, 200, false, true}, {2, 7, 5, false, false}, {17, 1100, 130, true, true},
+                                       {33, 40, 1030, true, false}, {1, 50, 60, false, true}, {300, 64, 48, false, false}}) {
+    INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " transA=" << c.ta << " transB=" << c.tb);
+    auto a = random_tensor(c.ta ? std::vector<i64>{c.K, c.M} : std::vector<i64>{c.M, c.K}, 31);
+    auto b = random_tensor(c.tb ? std::vector<i64>{c.N, c.K} : std::vector<i64>{c.K, c.N}, 32);
+    auto bias = random_tensor({c.N}, 33);
+    auto n = make_node("Gemm", 3, {{"transA", std::int64_t{c.ta}}, {"transB", std::int64_t{c.tb}}, {"alpha", 0.5}, {"beta", 2.0}});
+    auto packed = n;
+    packed.constant_inputs = {std::nullopt, b};
+    const auto want = values_of(run1(n, {a, b, bias}));
+    check_close<float>(run1(packed, {a, b, bias}, 1), want, {c.M, c.N}, 1e-5);
+    check_close<float>(run1(packed, {a, b, bias}, 2), want, {c.M, c.N}, 1e-5);
+    auto n2 = make_node("Gemm", 2, {{"transA", std::int64_t{c.ta}}, {"transB", std::int64_t{c.tb}}});
+    auto packed2 = n2;
+    packed2.constant_inputs = {std::nullopt, b};
+    check_close<float>(run1(packed2, {a, b}, 2), values_of(run1(n2, {a, b})), {c.M, c.N}, 1e-5);
+    auto other = random_tensor(b.sizes(), 34);
+    check_close<float>(run1(packed, {a, other, bias}, 2), values_of(run1(n, {a, other, bias})), {c.M, c.N}, 1e-5);
+  }
+  // f64 Gemm
+  {
+    auto a = tensor(gpass::dtype::f64, {9, 13}), b = tensor(gpass::dtype::f64, {13, 6});
+    for (i64 i = 0; i < a.size(); ++i) a.data<double>()[i] = std::sin(static_cast<double>(i));
+    for (i64 i = 0; i < b.size(); ++i) b.data<double>()[i] = std::cos(static_cast<double>(i));
+    auto n = make_node("Gemm", 2), packed = n;
+    packed.constant_inputs = {std::nullopt, b};
+    const auto got = run1(packed, {a, b}), want = run1(n, {a, b});
+    for (i64 i = 0; i < want.size(); ++i) CHECK(std::abs(got.data<double>()[i] - want.data<double>()[i]) < 1e-12);
+  }
+  // MatMul: batched A [3, 5, K] times a constant B [K, N] (and [1, K, N])
+  for (const auto& bs : std::vector<std::vector<i64>>{{70, 90}, {1, 70, 90}}) {
+    auto a = random_tensor({3, 5, 70}, 41), b = random_tensor(bs, 42);
+    auto n = make_node("MatMul", 2), packed = n;
+    packed.constant_inputs = {std::nullopt, b};
+    const auto want = run1(n, {a, b});
+    check_close<float>(run1(packed, {a, b}, 1), values_of(want), want.sizes(), 1e-5);
+    check_close<float>(run1(packed, {a, b}, 2), values_of(want), want.sizes(), 1e-5);
+    auto a1 = random_tensor({70}, 43);  // a vector: one row, the unpacked path
+    check_close<float>(run1(packed, {a1, b}), values_of(run1(n, {a1, b})), run1(n, {a1, b}).sizes(), 1e-5);
+  }
+}
+
 TEST_CASE("exec.linalg.conv") {
   // the ONNX basic example: 5x5 input 0..24, 3x3 ones kernel
   std::vector<float> xv(25);
@@ -231,7 +281,10 @@ TEST_CASE("exec.linalg.conv_against_reference") {
                                        {2, 8, 13, 17, 8, 8, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                                        {1, 4, 12, 11, 8, 4, 3, 3, {2, 2}, {1, 1}, {1, 0, 1, 1}},
                                        {1, 3, 9, 10, 3, 3, 2, 5, {1, 3}, {2, 1}, {0, 2, 1, 2}},
-                                       {1, 16, 30, 30, 16, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}}}) {
+                                       {1, 16, 30, 30, 16, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+                                       // depth C*KH*KW = 1152: several depth blocks of the packed product
+                                       {1, 128, 10, 9, 40, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                       {2, 96, 6, 6, 70, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}}}) {
     auto x = random_tensor({c.N, c.C, c.H, c.W}, 11), w = random_tensor({c.M, c.C / c.G, c.KH, c.KW}, 12),
          b = random_tensor({c.M}, 13);
     std::vector<i64> ys;
@@ -244,6 +297,12 @@ TEST_CASE("exec.linalg.conv_against_reference") {
     auto n = make_node("Conv", 3, at);
     check_close<float>(run1(n, {x, w, b}, 1), want, ys, 1e-4);
     check_close<float>(run1(n, {x, w, b}, 2), want, ys, 1e-4);
+    // the filter known as a constant when the kernel is made (packed once)
+    auto packed = n;
+    packed.constant_inputs = {std::nullopt, w};
+    check_close<float>(run1(packed, {x, w, b}, 1), want, ys, 1e-4);
+    check_close<float>(run1(packed, {x, w, b}, 2), want, ys, 1e-4);
+    check_close<float>(run1(packed, {x, w}, 2), ref_conv2d(x, w, nullptr, c.G, c.s, c.d, c.pads, ys), ys, 1e-4);
   }
   // 1-D and 3-D convolutions agree with 2-D ones with a unit dimension
   auto x = random_tensor({1, 2, 9}, 21), w = random_tensor({3, 2, 3}, 22);

@@ -53,8 +53,17 @@ struct kernel_node {
   int opset = 0;  ///< version of the node's domain imported by the model; 0 when unknown
   std::vector<type> input_types;
   std::vector<type> output_types;
+  /// Per input port, the value the input always has, when the plan knows it while binding:
+  /// the `value` tensor of the `Constant` node that produces it (an initializer). Shorter
+  /// than `input_types`, or an empty optional, where not known. A kernel may precompute from
+  /// it (e.g. pack a weight matrix once) but must still accept any input at run time.
+  std::vector<std::optional<gpass::tensor>> constant_inputs;
 
   std::size_t num_inputs() const noexcept { return input_types.size(); }
+  /// The constant value of input `i` (see `constant_inputs`), or null.
+  const gpass::tensor* constant_input(std::size_t i) const noexcept {
+    return i < constant_inputs.size() && constant_inputs[i] ? &*constant_inputs[i] : nullptr;
+  }
   std::size_t num_outputs() const noexcept { return output_types.size(); }
   bool has_attr(std::string_view a) const { return attrs.find(a) != attrs.end(); }
   /// Attribute `a` as `T`, or `fallback` when absent; a value of another kind is an error

@@ -5,6 +5,8 @@
 /// for the policy together with its kernels.
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +15,8 @@
 #include <memory>
 #include <new>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #define EIGEN_USE_THREADS 1
@@ -23,6 +27,48 @@
 #include <gpass/exec/policy.hpp>
 
 namespace gpass::exec {
+
+namespace detail {
+/// The ranges of one `eigen_cpu::parallel_for` call: claimed through `next`, counted down in
+/// `left` as they finish.
+struct parallel_for_state {
+  explicit parallel_for_state(std::int64_t n) : chunks(n), left(n) {}
+  const std::int64_t chunks;
+  std::atomic<std::int64_t> next{0};
+  std::atomic<std::int64_t> left;
+  std::mutex m;
+  std::condition_variable done;
+  std::exception_ptr failure;
+
+  /// Claims and runs ranges until none is left to claim.
+  template <class F>
+  void run(F& f, std::int64_t n, std::int64_t step) {
+    for (;;) {
+      const std::int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) return;
+      try {
+        f(c * step, std::min(n, c * step + step));
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!failure) failure = std::current_exception();
+      }
+      if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard lock(m);
+        done.notify_all();
+      }
+    }
+  }
+  /// Waits until every range has finished (spinning briefly first: ranges are short).
+  void wait() {
+    for (int i = 0; i < 4000; ++i) {
+      if (left.load(std::memory_order_acquire) == 0) return;
+      if (i % 64 == 63) std::this_thread::yield();
+    }
+    std::unique_lock lock(m);
+    done.wait(lock, [&] { return left.load(std::memory_order_acquire) == 0; });
+  }
+};
+}  // namespace detail
 
 /// The CPU policy. `threads` is the intra-op parallelism: the calling thread plus
 /// `threads - 1` pool workers (1: everything runs on the caller, no pool). One policy may
@@ -77,7 +123,9 @@ class eigen_cpu {
   /// there is enough work: `cost` is a rough cost of one item in nanoseconds-like units (ranges
   /// below about 20,000 units are not worth a thread hop). Returns when all are done; the first
   /// exception thrown by `f` is rethrown then. Calls made from a pool worker run inline (no
-  /// nested waiting).
+  /// nested waiting). The ranges are claimed dynamically: the calling thread runs ranges too,
+  /// and runs those no worker has started yet (a worker that is slow to wake up, on a busy
+  /// machine, delays nothing but its own range).
   template <class F>
   void parallel_for(std::int64_t n, double cost, F&& f) const {
     if (n <= 0) return;
@@ -93,27 +141,16 @@ class eigen_cpu {
     }
     const std::int64_t step = (n + chunks - 1) / chunks;
     chunks = (n + step - 1) / step;
-    Eigen::Barrier done(static_cast<unsigned>(chunks - 1));
-    std::mutex m;
-    std::exception_ptr failure;
-    auto guarded = [&](std::int64_t b, std::int64_t e) {
-      try {
-        f(b, e);
-      } catch (...) {
-        std::lock_guard lock(m);
-        if (!failure) failure = std::current_exception();
-      }
-    };
-    for (std::int64_t c = 1; c < chunks; ++c) {
-      const std::int64_t b = c * step, e = std::min(n, b + step);
-      pool_->Schedule([&guarded, &done, b, e] {
-        guarded(b, e);
-        done.Notify();
-      });
-    }
-    guarded(std::int64_t{0}, std::min(n, step));
-    done.Wait();
-    if (failure) std::rethrow_exception(failure);
+    // shared with the scheduled helpers, which may start after the call returned: they touch
+    // `f` only after claiming a range, and the call waits for every claimed range
+    auto st = std::make_shared<detail::parallel_for_state>(chunks);
+    using fn_type = std::remove_reference_t<F>;
+    fn_type* fp = &f;
+    for (std::int64_t c = 1; c < chunks; ++c)
+      pool_->Schedule([st, fp, n, step] { st->run(*fp, n, step); });
+    st->run(f, n, step);
+    st->wait();
+    if (st->failure) std::rethrow_exception(st->failure);
   }
 
  private:

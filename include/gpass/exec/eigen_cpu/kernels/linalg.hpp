@@ -9,6 +9,10 @@
 /// blocks, one Eigen product per block, run with `eigen_cpu::parallel_for`. Convolutions
 /// are im2col (per block of output positions, into a scratch buffer) + GEMM, with a direct
 /// GEMM for 1x1 stride-1 unpadded kernels; ConvTranspose is GEMM + col2im.
+///
+/// Constant weights (a Constant node feeding B of Gemm/MatMul or W of Conv, see
+/// `kernel_node::constant_inputs`) are packed once into Eigen's panel format when the kernel
+/// is made; each run then packs only the activations (`GPASS_CPU_PACKED_GEMM`, f32/f64).
 
 #include <algorithm>
 #include <array>
@@ -26,6 +30,16 @@
 #include <Eigen/Core>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+
+/// 1 when constant weights are pre-packed into Eigen's GEMM panel format (Eigen 3.4 only:
+/// it uses Eigen internals); 0: every product goes through Eigen's public GEMM.
+#ifndef GPASS_CPU_PACKED_GEMM
+#if EIGEN_WORLD_VERSION == 3 && EIGEN_MAJOR_VERSION == 4
+#define GPASS_CPU_PACKED_GEMM 1
+#else
+#define GPASS_CPU_PACKED_GEMM 0
+#endif
+#endif
 
 namespace gpass::exec::cpu_detail {
 
@@ -158,6 +172,217 @@ gpass::tensor convert_tensor(const gpass::tensor& t) {
   for (i64 i = 0; i < n; ++i) d[i] = static_cast<To>(static_cast<float>(s[i]));
   return r;
 }
+
+// ------------------------------------------------------------------------------------------
+// Pre-packed constant operands (Eigen's GEMM panel format)
+//
+// Eigen's GEMM copies ("packs") both operands into cache-friendly panels on every product. A
+// constant weight operand (the initializer B of a Gemm/MatMul, the filter of a Conv) is
+// packed once when the plan binds the kernel instead, and each run packs only the other
+// operand and calls Eigen's panel kernel (`gebp_kernel`). These are Eigen 3.4 internals
+// (`Eigen::internal::gemm_pack_lhs/rhs`, `gebp_kernel`, `const_blas_data_mapper`): the code is
+// enabled only for Eigen 3.4 (`GPASS_CPU_PACKED_GEMM`) and float/double; anything else takes
+// the unpacked path.
+//
+// Both products are column-major in Eigen's terms: res (rows x cols, column stride ldr)
+// += A (rows x depth) * B (depth x cols).
+
+template <class T>
+using aligned_vector = std::vector<T, Eigen::aligned_allocator<T>>;
+
+/// Per-thread scratch buffers of the packed products (the panel of the non-constant operand,
+/// the im2col columns): reused across runs and kernels, never shared between threads.
+template <class T>
+struct packed_scratch {
+  aligned_vector<T> panel, columns;
+  static packed_scratch& local() {
+    thread_local packed_scratch s;
+    return s;
+  }
+  static T* grow(aligned_vector<T>& v, i64 n) {
+    if (static_cast<i64>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+    return v.data();
+  }
+};
+
+#if GPASS_CPU_PACKED_GEMM
+/// A constant left operand A (rows x depth) packed once: blocks of `mc` rows by `kc` depth, in
+/// the order [row block][depth block].
+template <class T>
+struct packed_lhs {
+  using traits = Eigen::internal::gebp_traits<T, T>;
+  i64 rows = 0, depth = 0, kc = 0, mc = 0;
+  std::vector<i64> offsets;
+  aligned_vector<T> data;
+
+  /// Packs A; `row_major`: A(r, k) = a[r * lda + k], else a[k * lda + r]. `cols_hint` is a
+  /// typical number of columns of B (for the block sizes).
+  packed_lhs(const T* a, i64 lda, bool row_major, i64 rows_, i64 depth_, i64 cols_hint) : rows(rows_), depth(depth_) {
+    Eigen::Index k = depth, m = rows, n = std::max<i64>(cols_hint, 1);
+    Eigen::internal::computeProductBlockingSizes<T, T>(k, m, n, Eigen::Index(1));
+    kc = std::max<i64>(1, k);
+    // about 8 row blocks (work units for the threads), multiples of the micro-panel height,
+    // at most Eigen's choice
+    const i64 mr = traits::mr;
+    mc = ((rows + 7) / 8 + mr - 1) / mr * mr;
+    mc = std::clamp<i64>(std::min<i64>(mc, std::max<i64>(m, mr)), 1, std::max<i64>(rows, 1));
+    i64 total = 0;
+    for (i64 i2 = 0; i2 < rows; i2 += mc)
+      for (i64 k2 = 0; k2 < depth; k2 += kc) {
+        offsets.push_back(total);
+        total += (std::min(i2 + mc, rows) - i2) * (std::min(k2 + kc, depth) - k2) + 64;
+      }
+    data.resize(static_cast<std::size_t>(std::max<i64>(total, 1)));
+    if (row_major) pack<Eigen::RowMajor>(a, lda);
+    else pack<Eigen::ColMajor>(a, lda);
+  }
+  i64 row_blocks() const { return (rows + mc - 1) / mc; }
+  i64 depth_blocks() const { return (depth + kc - 1) / kc; }
+
+  /// res[ib0 .. ib1 row blocks, :] += alpha * A * B, B (depth x cols): B(k, j) = b[j * ldb + k]
+  /// (`b_row_major` false) or b[k * ldb + j].
+  void run(i64 ib0, i64 ib1, const T* b, i64 ldb, bool b_row_major, i64 cols, T* res, i64 ldr, T alpha) const {
+    if (b_row_major) run_b<Eigen::RowMajor>(ib0, ib1, b, ldb, cols, res, ldr, alpha);
+    else run_b<Eigen::ColMajor>(ib0, ib1, b, ldb, cols, res, ldr, alpha);
+  }
+
+ private:
+  template <int Order>
+  void pack(const T* a, i64 lda) {
+    using mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Order>;
+    mapper lhs(a, lda);
+    Eigen::internal::gemm_pack_lhs<T, Eigen::Index, mapper, traits::mr, traits::LhsProgress,
+                                   typename traits::LhsPacket4Packing, Order>
+        pack_lhs;
+    std::size_t blk = 0;
+    for (i64 i2 = 0; i2 < rows; i2 += mc)
+      for (i64 k2 = 0; k2 < depth; k2 += kc)
+        pack_lhs(data.data() + offsets[blk++], lhs.getSubMapper(i2, k2), std::min(k2 + kc, depth) - k2,
+                 std::min(i2 + mc, rows) - i2);
+  }
+  template <int Order>
+  void run_b(i64 ib0, i64 ib1, const T* b, i64 ldb, i64 cols, T* r, i64 ldr, T alpha) const {
+    using rhs_mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Order>;
+    using res_mapper = Eigen::internal::blas_data_mapper<T, Eigen::Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
+    rhs_mapper rhs(b, ldb);
+    res_mapper res(r, ldr);
+    Eigen::internal::gemm_pack_rhs<T, Eigen::Index, rhs_mapper, traits::nr, Order> pack_rhs;
+    Eigen::internal::gebp_kernel<T, T, Eigen::Index, res_mapper, traits::mr, traits::nr, false, false> gebp;
+    // columns per packed panel of B: kc x nc within half of L2
+    const i64 l2 = std::max<std::ptrdiff_t>(Eigen::l2CacheSize(), 256 * 1024);
+    i64 nc = std::max<i64>(traits::nr, l2 / 2 / (kc * static_cast<i64>(sizeof(T))) / traits::nr * traits::nr);
+    nc = std::min(nc, cols);
+    T* block_b = packed_scratch<T>::grow(packed_scratch<T>::local().panel, kc * nc + 64);
+    const i64 nkb = depth_blocks();
+    for (i64 j2 = 0; j2 < cols; j2 += nc) {
+      const i64 anc = std::min(j2 + nc, cols) - j2;
+      for (i64 k2 = 0, kb = 0; k2 < depth; k2 += kc, ++kb) {
+        const i64 akc = std::min(k2 + kc, depth) - k2;
+        pack_rhs(block_b, rhs.getSubMapper(k2, j2), akc, anc);
+        for (i64 ib = ib0; ib < ib1; ++ib) {
+          const i64 i2 = ib * mc, amc = std::min(i2 + mc, rows) - i2;
+          gebp(res.getSubMapper(i2, j2), data.data() + offsets[static_cast<std::size_t>(ib * nkb + kb)], block_b, amc,
+               akc, anc, alpha);
+        }
+      }
+    }
+  }
+};
+
+/// A constant right operand B (depth x cols) packed once: blocks of `kc` depth by all
+/// columns, in depth order.
+template <class T>
+struct packed_rhs {
+  using traits = Eigen::internal::gebp_traits<T, T>;
+  i64 depth = 0, cols = 0, kc = 0;
+  std::vector<i64> offsets;
+  aligned_vector<T> data;
+
+  /// Packs B; `row_major`: B(k, j) = b[k * ldb + j], else b[j * ldb + k]. `rows_hint`: a
+  /// typical number of rows of A.
+  packed_rhs(const T* b, i64 ldb, bool row_major, i64 depth_, i64 cols_, i64 rows_hint) : depth(depth_), cols(cols_) {
+    Eigen::Index k = depth, m = std::max<i64>(rows_hint, 1), n = cols;
+    Eigen::internal::computeProductBlockingSizes<T, T>(k, m, n, Eigen::Index(1));
+    kc = std::max<i64>(1, k);
+    i64 total = 0;
+    for (i64 k2 = 0; k2 < depth; k2 += kc) {
+      offsets.push_back(total);
+      total += (std::min(k2 + kc, depth) - k2) * cols + 64;
+    }
+    data.resize(static_cast<std::size_t>(std::max<i64>(total, 1)));
+    if (row_major) pack<Eigen::RowMajor>(b, ldb);
+    else pack<Eigen::ColMajor>(b, ldb);
+  }
+
+  /// res (rows x cols) += alpha * A * B with A (rows x depth) column-major: A(i, k) = a[k * lda + i].
+  void run(const T* a, i64 lda, i64 rows, T* r, i64 ldr, T alpha) const {
+    using lhs_mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Eigen::ColMajor>;
+    using res_mapper = Eigen::internal::blas_data_mapper<T, Eigen::Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
+    lhs_mapper lhs(a, lda);
+    res_mapper res(r, ldr);
+    Eigen::internal::gemm_pack_lhs<T, Eigen::Index, lhs_mapper, traits::mr, traits::LhsProgress,
+                                   typename traits::LhsPacket4Packing, Eigen::ColMajor>
+        pack_lhs;
+    Eigen::internal::gebp_kernel<T, T, Eigen::Index, res_mapper, traits::mr, traits::nr, false, false> gebp;
+    const i64 l2 = std::max<std::ptrdiff_t>(Eigen::l2CacheSize(), 256 * 1024);
+    i64 mc = std::max<i64>(traits::mr, l2 / 2 / (kc * static_cast<i64>(sizeof(T))) / traits::mr * traits::mr);
+    if (rows <= mc + mc / 2) mc = rows;  // one call rather than a full block and a small tail
+    mc = std::min(mc, rows);
+    T* block_a = packed_scratch<T>::grow(packed_scratch<T>::local().panel, kc * mc + 64);
+    for (i64 i2 = 0; i2 < rows; i2 += mc) {
+      const i64 amc = std::min(i2 + mc, rows) - i2;
+      for (i64 k2 = 0, kb = 0; k2 < depth; k2 += kc, ++kb) {
+        const i64 akc = std::min(k2 + kc, depth) - k2;
+        pack_lhs(block_a, lhs.getSubMapper(i2, k2), akc, amc);
+        gebp(res.getSubMapper(i2, 0), block_a, data.data() + offsets[static_cast<std::size_t>(kb)], amc, akc, cols, alpha);
+      }
+    }
+  }
+
+ private:
+  template <int Order>
+  void pack(const T* b, i64 ldb) {
+    using mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Order>;
+    mapper rhs(b, ldb);
+    Eigen::internal::gemm_pack_rhs<T, Eigen::Index, mapper, traits::nr, Order> pack_rhs;
+    std::size_t blk = 0;
+    for (i64 k2 = 0; k2 < depth; k2 += kc) pack_rhs(data.data() + offsets[blk++], rhs.getSubMapper(k2, 0), std::min(k2 + kc, depth) - k2, cols);
+  }
+};
+
+/// A packed weight with the tensor it was packed from: used only when a run's input is that
+/// very tensor (same buffer, sizes and type), so a kernel stays correct on any other input.
+template <class Packed>
+struct packed_constant {
+  gpass::tensor source;
+  std::shared_ptr<const Packed> packed;
+  const Packed* match(const gpass::tensor& t) const {
+    if (!packed || t.raw() != source.raw() || t.element_type() != source.element_type() || t.sizes() != source.sizes())
+      return nullptr;
+    return packed.get();
+  }
+};
+
+/// C[M, N] (row-major, row stride ldc) = alpha * op(A) * W (+ what `init(r0, r1, c0, c1)`
+/// put in C first), where W (K x N) is the constant packed as Eigen's left operand W^T
+/// (N x K) and op(A) is M x K (A row-major with row stride lda, or K x M when `ta`). Split over
+/// the policy's threads by blocks of W's rows (C's columns) when big enough.
+template <class T, class Init>
+void packed_gemm(const eigen_cpu& pol, const packed_lhs<T>& w, const T* a, i64 lda, bool ta, i64 M, T* c, i64 ldc,
+                 T alpha, Init&& init) {
+  const i64 N = w.rows, K = w.depth, blocks = w.row_blocks();
+  if (M <= 0 || N <= 0) return;
+  auto part = [&](i64 b, i64 e) {
+    const i64 c0 = b * w.mc, c1 = std::min(N, e * w.mc);
+    init(0, M, c0, c1);
+    // Eigen's view: C^T (N x M, column-major) += W^T * op(A)^T
+    w.run(b, e, a, lda, ta, M, c, ldc, alpha);
+  };
+  const double total = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(std::max<i64>(K, 1)) * mac_cost;
+  if (pol.threads() <= 1 || total < parallel_threshold || blocks < 2) part(0, blocks);
+  else pol.parallel_for(blocks, total / static_cast<double>(blocks), part);
+}
+#endif
 
 // ------------------------------------------------------------------------------------------
 // MatMul shapes (numpy semantics)
@@ -439,6 +664,67 @@ void conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, 
     }
   });
 }
+
+#if GPASS_CPU_PACKED_GEMM
+/// The filter of a Conv packed once, one Eigen right operand per group: W_g^T (C/G*k... x M/G).
+template <class T>
+struct packed_filter {
+  std::vector<packed_rhs<T>> groups;
+  /// Packs w [M, C/G, k...] (`rows_hint`: a typical count of output positions).
+  packed_filter(const T* w, i64 M, i64 G, i64 CK, i64 rows_hint) {
+    const i64 Mg = M / G;
+    groups.reserve(static_cast<std::size_t>(G));
+    for (i64 gi = 0; gi < G; ++gi) groups.emplace_back(w + gi * Mg * CK, CK, false, CK, Mg, rows_hint);
+  }
+};
+
+/// conv_forward with a packed filter: per task (image, group, block of output positions) the
+/// im2col columns go to a per-thread buffer, the output block is set to the bias (or 0) and
+/// Eigen's panel kernel accumulates im2col^T * W_g^T into it (y seen as P x M column-major).
+template <class T>
+void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G, const T* x,
+                         const packed_filter<T>& w, const T* bias, T* y) {
+  const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
+  const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
+  if (N == 0 || M == 0 || P == 0) return;
+  bool pointwise = true;
+  for (std::size_t d = 0; d < g.in.size(); ++d)
+    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
+  // output positions per task: the im2col block (CK x cb) within about 512 KB, a multiple of
+  // the panel kernel's row count (no ragged panels inside a block)
+  const i64 mr = packed_rhs<T>::traits::mr;
+  i64 cb = pointwise ? P : std::clamp<i64>((i64{1} << 17) / std::max<i64>(CK, 1), mr, std::max<i64>(P, 1));
+  if (cb < P) cb = std::max<i64>(mr, cb / mr * mr);
+  const int threads = pol.threads();
+  const double total = static_cast<double>(N * M * P) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
+  if (threads > 1 && total > parallel_threshold && N * G * ((P + cb - 1) / cb) < threads && P >= 32)
+    cb = std::min(cb, std::max<i64>(16, ((P + threads - 1) / threads + 15) / 16 * 16));
+  const i64 CB = (P + cb - 1) / cb;
+  const i64 tasks = N * G * CB;
+  pol.parallel_for(tasks, total / static_cast<double>(tasks), [&](i64 b, i64 e) {
+    for (i64 t = b; t < e; ++t) {
+      const i64 cbi = t % CB, gi = (t / CB) % G, ni = t / (CB * G);
+      const i64 c0 = cbi * cb, c1 = std::min(P, c0 + cb);
+      const T* xg = x + (ni * C + gi * Cg) * P_in;
+      T* yg = y + (ni * M + gi * Mg) * P;
+      for (i64 m = 0; m < Mg; ++m) std::fill(yg + m * P + c0, yg + m * P + c1, bias ? bias[gi * Mg + m] : T(0));
+      if (CK == 0) continue;
+      const T* cols;
+      i64 ld;
+      if (pointwise) {
+        cols = xg + c0;
+        ld = P_in;
+      } else {
+        T* scratch = packed_scratch<T>::grow(packed_scratch<T>::local().columns, CK * (c1 - c0));
+        im2col(xg, g, Cg, c0, c1, scratch);
+        cols = scratch;
+        ld = c1 - c0;
+      }
+      w.groups[static_cast<std::size_t>(gi)].run(cols, ld, c1 - c0, yg + c0, P, T(1));
+    }
+  });
+}
+#endif
 
 /// y[N, M, out...] = conv_transpose(x[N, C, in...], w[C, M/G, k...]) + bias; output
 /// position o_d = i_d * s_d + k_d * dil_d - pad_begin_d (outside the computed range: bias).
@@ -1014,8 +1300,26 @@ void run_conv_like(context& ctx, const gpass::tensor& x, const gpass::tensor& w,
 // ---- kernels --------------------------------------------------------------------------------
 
 inline void add_matmul(registry& r) {
-  r.add({.op = "MatMul", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node&) -> fn {
+  r.add({.op = "MatMul", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+#if GPASS_CPU_PACKED_GEMM
+           // a constant B holding one K x N matrix is packed once here (as W^T: N x K, column-major in B)
+           packed_constant<packed_lhs<float>> pf;
+           packed_constant<packed_lhs<double>> pd;
+           if (const gpass::tensor* bc = n.constant_input(1); bc && bc->rank() >= 2 && bc->size() > 0) {
+             const auto& bs = bc->sizes();
+             const i64 Kb = bs[bs.size() - 2], Nb = bs.back();
+             if (Kb * Nb == bc->size()) {
+               if (bc->element_type() == dtype::f32)
+                 pf = {*bc, std::make_shared<const packed_lhs<float>>(bc->data<float>(), Nb, false, Nb, Kb, 64)};
+               else if (bc->element_type() == dtype::f64)
+                 pd = {*bc, std::make_shared<const packed_lhs<double>>(bc->data<double>(), Nb, false, Nb, Kb, 64)};
+             }
+           }
+           return [pf, pd](context& ctx) {
+#else
+           (void)n;
            return [](context& ctx) {
+#endif
              const gpass::tensor& a = ctx.input(0);
              const gpass::tensor& b = ctx.input(1);
              if (a.element_type() != b.element_type()) ctx.fail("MatMul inputs have different element types");
@@ -1035,6 +1339,23 @@ inline void add_matmul(registry& r) {
                  T* dst = y.data<T>();
                  for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
                } else {
+#if GPASS_CPU_PACKED_GEMM
+                 // a's batches folded into rows, at least 2 of them (one row is a GEMV)
+                 const i64 rows = s.batches * s.M;
+                 if (s.fold && rows >= 2 && b.rank() >= 2) {
+                   const void* w = nullptr;
+                   if constexpr (std::is_same_v<T, float>) w = pf.match(b);
+                   else if constexpr (std::is_same_v<T, double>) w = pd.match(b);
+                   if (w) {
+                     T* yp = y.data<T>();
+                     packed_gemm<T>(ctx.policy(), *static_cast<const packed_lhs<T>*>(w), a.data<T>(), s.K, false, rows, yp, s.N,
+                                    T(1), [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+                                      for (i64 i = r0; i < r1; ++i) std::fill(yp + i * s.N + c0, yp + i * s.N + c1, T(0));
+                                    });
+                     return;
+                   }
+                 }
+#endif
                  batched_matmul<T>(ctx.policy(), s, a.data<T>(), b.data<T>(), y.data<T>());
                }
              });
@@ -1046,6 +1367,19 @@ inline void add_gemm(registry& r) {
   r.add({.op = "Gemm", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
            const double alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 1.0);
+#if GPASS_CPU_PACKED_GEMM
+           // a constant B (an initializer) is packed once here: W^T = op(B)^T is N x K,
+           // row-major in B when transB (B is [N, K]), column-major otherwise (B is [K, N])
+           packed_constant<packed_lhs<float>> pf;
+           packed_constant<packed_lhs<double>> pd;
+           if (const gpass::tensor* bc = n.constant_input(1); bc && bc->rank() == 2 && bc->size() > 0) {
+             const i64 Kb = tb ? bc->sizes()[1] : bc->sizes()[0], Nb = tb ? bc->sizes()[0] : bc->sizes()[1];
+             if (bc->element_type() == dtype::f32)
+               pf = {*bc, std::make_shared<const packed_lhs<float>>(bc->data<float>(), bc->sizes()[1], tb, Nb, Kb, 64)};
+             else if (bc->element_type() == dtype::f64)
+               pd = {*bc, std::make_shared<const packed_lhs<double>>(bc->data<double>(), bc->sizes()[1], tb, Nb, Kb, 64)};
+           }
+#endif
            return [=](context& ctx) {
              const gpass::tensor& a = ctx.input(0);
              const gpass::tensor& b = ctx.input(1);
@@ -1093,8 +1427,12 @@ inline void add_gemm(registry& r) {
                const gemm_args<W> g{.M = M, .N = N, .K = K, .a = ap, .lda = a.sizes()[1], .ta = ta, .b = bp,
                                     .ldb = b.sizes()[1], .tb = tb, .c = yp, .ldc = N, .alpha = static_cast<W>(alpha),
                                     .accumulate = cp != nullptr};
-               gemm<W>(ctx.policy(), g, [&](i64 r0, i64 r1, i64 c0, i64 c1) {
-                 if (!cp) return;
+               auto init = [&](i64 r0, i64 r1, i64 c0, i64 c1, bool zero) {
+                 if (!cp) {
+                   if (zero)
+                     for (i64 i = r0; i < r1; ++i) std::fill(yp + i * N + c0, yp + i * N + c1, W(0));
+                   return;
+                 }
                  for (i64 i = r0; i < r1; ++i) {
                    W* row = yp + i * N;
                    const W* crow = cp + i * crs;
@@ -1105,7 +1443,22 @@ inline void add_gemm(registry& r) {
                      for (i64 j = c0; j < c1; ++j) row[j] = wbeta * crow[j];
                    }
                  }
-               });
+               };
+               bool done = false;
+#if GPASS_CPU_PACKED_GEMM
+               // batch >= 2 on the packed constant (batch 1 is a GEMV: Eigen's is as fast)
+               if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+                 const void* w = nullptr;
+                 if constexpr (std::is_same_v<T, float>) w = pf.match(b);
+                 else w = pd.match(b);
+                 if (w && M >= 2) {
+                   packed_gemm<T>(ctx.policy(), *static_cast<const packed_lhs<T>*>(w), ap, a.sizes()[1], ta, M, yp, N,
+                                  static_cast<T>(alpha), [&](i64 r0, i64 r1, i64 c0, i64 c1) { init(r0, r1, c0, c1, true); });
+                   done = true;
+                 }
+               }
+#endif
+               if (!done) gemm<W>(ctx.policy(), g, [&](i64 r0, i64 r1, i64 c0, i64 c1) { init(r0, r1, c0, c1, false); });
                if constexpr (half_like<T>) {
                  T* dst = y.data<T>();
                  for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(yp[i]);
@@ -1119,6 +1472,21 @@ inline void add_conv(registry& r) {
   r.add({.op = "Conv", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const window_attrs wa = window_attrs::read(n);
            const i64 G = n.attr<i64>("group", 1);
+#if GPASS_CPU_PACKED_GEMM
+           // a constant f32 filter (not depthwise) is packed once here
+           packed_constant<packed_filter<float>> pw;
+           if (const gpass::tensor* wc = n.constant_input(1);
+               wc && wc->element_type() == dtype::f32 && wc->rank() >= 3 && wc->size() > 0 && G >= 1 && wc->sizes()[0] % G == 0) {
+             const i64 Mw = wc->sizes()[0], CKw = wc->size() / Mw;
+             const bool depthwise = wc->sizes()[1] == 1 && G > 1;
+             i64 hint = 1024;  // output positions, from the inferred output type when known
+             if (!n.output_types.empty() && n.output_types[0].is_tensor() && n.output_types[0].tensor().shape.is_fully_known()) {
+               const auto os = n.output_types[0].tensor().shape.sizes();
+               if (os.size() >= 3) hint = product(std::span<const i64>(os).subspan(2));
+             }
+             if (!depthwise) pw = {*wc, std::make_shared<const packed_filter<float>>(wc->data<float>(), Mw, G, CKw, hint)};
+           }
+#endif
            return [=](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& w = ctx.input(1);
@@ -1129,6 +1497,14 @@ inline void add_conv(registry& r) {
              const i64 N = xs[0], C = xs[1], M = w.sizes()[0];
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
+#if GPASS_CPU_PACKED_GEMM
+             if (const auto* pk = pw.match(w); pk && x.element_type() == dtype::f32 && C == w.sizes()[1] * G) {
+               run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U*, const U* bp, U* yp) {
+                 if constexpr (std::is_same_v<U, float>) conv_forward_packed<float>(ctx.policy(), g, N, C, M, G, xp, *pk, bp, yp);
+               });
+               return;
+             }
+#endif
              run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U* wp, const U* bp, U* yp) {
                conv_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp);
              });
