@@ -324,8 +324,23 @@ TEST_CASE("io.tensorflow.tensors") {
   } catch (const gpass::error& e) {
     CHECK(std::string(e.what()) ==
           "gpass: huge.pbtxt: node 'c' (op Const): attribute 'value': tensor of dtype DT_FLOAT and shape "
-          "[1000000,1000000] is larger than the limit of 1048576 bytes");
+          "[1000000,1000000] needs 4000000000000 bytes made of repeated values, more than the 1048576 bytes left of "
+          "max_tensor_bytes");
   }
+  // the limit is for the whole import: two tensors of 600000 bytes do not fit in 1 MiB
+  const std::string two = "node { name: 'a' op: 'Const' attr { key: 'value' value { tensor { dtype: DT_FLOAT "
+                          "tensor_shape { dim { size: 150000 } } float_val: 1 } } } }"
+                          "node { name: 'b' op: 'Const' attr { key: 'value' value { tensor { dtype: DT_FLOAT "
+                          "tensor_shape { dim { size: 150000 } } } } } }";
+  try {
+    (void)gpass::parse_tf_graph_def_text(two, "two.pbtxt", small);
+    FAIL("no error");
+  } catch (const gpass::error& e) {
+    CHECK(std::string(e.what()) ==
+          "gpass: two.pbtxt: node 'b' (op Const): attribute 'value': tensor of dtype DT_FLOAT and shape [150000] needs "
+          "600000 bytes made of repeated values, more than the 448576 bytes left of max_tensor_bytes");
+  }
+  CHECK_NOTHROW(gpass::parse_tf_graph_def_text(two, "two.pbtxt"));
 }
 
 TEST_CASE("io.tensorflow.text_format") {

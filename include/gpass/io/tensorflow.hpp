@@ -42,13 +42,14 @@ namespace gpass {
 /// Options of the TensorFlow importer.
 /// \code
 ///   gpass::tf_import_options o;
-///   o.max_tensor_bytes = 64 << 20;   // refuse constants above 64 MiB
+///   o.max_tensor_bytes = 64 << 20;   // at most 64 MiB of constants made of repeated values
 ///   auto g = gpass::read_tf_graph_file("model.pb", o);
 /// \endcode
 struct tf_import_options {
-  /// Largest tensor (constant, attribute, tensor file) accepted, in bytes of element data
-  /// (32 bytes per string element). A `TensorProto` may repeat one value over any shape, so
-  /// the size of a tensor is not bounded by the size of the file; above this it is an error.
+  /// Most bytes of tensor data (32 per string element) one import may make from repeated
+  /// values: a `TensorProto` may repeat one `*_val` value (or zeros) over any shape, so such
+  /// tensors are not bounded by the size of the file; together they may take this much, and
+  /// more is an error. Tensors from `tensor_content` are bounded by the file and not counted.
   std::uint64_t max_tensor_bytes = std::uint64_t{1} << 32;
 };
 
@@ -82,7 +83,7 @@ class importer {
   using node_id = typename G::node_id;
   using node_type = typename G::node_type;
 
-  importer(G& top, const tf_import_options& o) : top_(top), opt_(o) {}
+  importer(G& top, const tf_import_options& o) : top_(top), opt_(o), budget_(o.max_tensor_bytes) {}
 
   void import_graph_def(const pb_message& gd) {
     auto& a = top_.attrs();
@@ -230,7 +231,7 @@ class importer {
       for (auto& [key, val] : entries) {
         if (key == attr_placeholders) throw error("attribute name '" + key + "' is reserved by the gpass TensorFlow importer");
         attr_extras extras;
-        attribute a = convert_attr_value(key, *val, opt_.max_tensor_bytes, extras);
+        attribute a = convert_attr_value(key, *val, budget_, extras);
         if (key == "_output_shapes") {
           if (a.is<std::vector<shape>>()) r.output_shapes = a.as<std::vector<shape>>();
           else if (a.is<std::vector<std::int64_t>>() && a.as<std::vector<std::int64_t>>().empty()) r.output_shapes.emplace();
@@ -401,7 +402,7 @@ class importer {
         attrs->each(fields::arg_attrs_attr, [&](const pb_value& a) {
           if (a.m->str(fields::entry_key) != "_output_shapes" || !a.m->msg(fields::entry_value)) return;
           attr_extras x;
-          attribute s = convert_attr_value("_output_shapes", *a.m->msg(fields::entry_value), opt_.max_tensor_bytes, x);
+          attribute s = convert_attr_value("_output_shapes", *a.m->msg(fields::entry_value), budget_, x);
           if (s.is<std::vector<shape>>() && s.as<std::vector<shape>>().size() == 1) arg_shapes[k] = s.as<std::vector<shape>>();
         });
       });
@@ -544,7 +545,7 @@ class importer {
         if (!val) throw error("function attribute '" + key + "' has no value");
         attr_extras x;
         if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>)
-          fg.attrs()[key] = convert_attr_value(key, *val, opt_.max_tensor_bytes, x);
+          fg.attrs()[key] = convert_attr_value(key, *val, budget_, x);
       });
       import_body(fg, nodes, &f);
     } catch (const error& e) {
@@ -554,6 +555,7 @@ class importer {
 
   G& top_;
   const tf_import_options& opt_;
+  std::uint64_t budget_;  // bytes of repeated-value tensors still allowed
   std::unordered_map<std::string, signature> sigs_;
 };
 
@@ -714,7 +716,8 @@ inline tensor parse_tf_tensor(std::string_view bytes, std::string_view source_na
   const std::string source = source_name.empty() ? std::string("<TensorProto>") : std::string(source_name);
   detail::tf_io::decode_binary(bytes, 0, detail::tf_io::tensor_schema(), m, source);
   try {
-    return detail::tf_io::tensor_from_tf(m, options.max_tensor_bytes);
+    std::uint64_t budget = options.max_tensor_bytes;
+    return detail::tf_io::tensor_from_tf(m, budget);
   } catch (const error& e) {
     detail::tf_io::rethrow_in_file(e, source);
   }

@@ -56,19 +56,19 @@ struct attr_extras {
   std::vector<std::pair<std::string, attribute>> func_attrs;  // "<attr>.<key>" or "<attr>.<i>.<key>"
 };
 
-inline attribute convert_attr_value(const std::string& name, const pb_message& v, std::uint64_t max_tensor_bytes,
+inline attribute convert_attr_value(const std::string& name, const pb_message& v, std::uint64_t& tensor_budget,
                                     attr_extras& extras, int depth = 0);
 
 /// The attributes of a NameAttrList (function instantiation attributes) as extra attributes
 /// named `prefix.key`.
-inline void func_attrs_into(const std::string& prefix, const pb_message& f, std::uint64_t max_tensor_bytes,
+inline void func_attrs_into(const std::string& prefix, const pb_message& f, std::uint64_t& tensor_budget,
                             attr_extras& extras, int depth) {
   f.each(fields::func_attr, [&](const pb_value& e) {
     const std::string key = e.m->str(fields::entry_key);
     const pb_message* val = e.m->msg(fields::entry_value);
     if (!val) throw error("function attribute '" + prefix + "." + key + "' has no value");
     attr_extras inner;
-    attribute a = convert_attr_value(prefix + "." + key, *val, max_tensor_bytes, inner, depth + 1);
+    attribute a = convert_attr_value(prefix + "." + key, *val, tensor_budget, inner, depth + 1);
     extras.func_attrs.emplace_back(prefix + "." + key, std::move(a));
     for (auto& x : inner.func_attrs) extras.func_attrs.push_back(std::move(x));
   });
@@ -78,7 +78,7 @@ inline void func_attrs_into(const std::string& prefix, const pb_message& f, std:
 /// type -> dtype, shape -> shape, tensor -> tensor, func -> function_ref, placeholder ->
 /// string (its name; `extras.placeholder` set), list(...) -> the list kind of its elements
 /// (an empty list: by name, see `empty_list_for`). Errors name the attribute.
-inline attribute convert_attr_value(const std::string& name, const pb_message& v, std::uint64_t max_tensor_bytes,
+inline attribute convert_attr_value(const std::string& name, const pb_message& v, std::uint64_t& tensor_budget,
                                     attr_extras& extras, int depth) {
   if (depth > 8) throw error("attribute '" + name + "': function attributes nested too deep");
   // AttrValue is a oneof: the last field read wins
@@ -94,10 +94,10 @@ inline attribute convert_attr_value(const std::string& name, const pb_message& v
       case fields::attr_b: return set->u != 0;
       case fields::attr_type: return attr_dtype(static_cast<std::int64_t>(set->u));
       case fields::attr_shape: return shape_from_tf(set->m.get());
-      case fields::attr_tensor: return tensor_from_tf(*set->m, max_tensor_bytes);
+      case fields::attr_tensor: return tensor_from_tf(*set->m, tensor_budget);
       case fields::attr_placeholder: extras.placeholder = true; return set->s;
       case fields::attr_func: {
-        func_attrs_into(name, *set->m, max_tensor_bytes, extras, depth);
+        func_attrs_into(name, *set->m, tensor_budget, extras, depth);
         return function_ref{set->m->str(fields::func_name)};
       }
       default: break;
@@ -147,13 +147,13 @@ inline attribute convert_attr_value(const std::string& name, const pb_message& v
       }
       case fields::attr_tensor: {
         std::vector<tensor> r;
-        l.each(kind, [&](const pb_value& x) { r.push_back(tensor_from_tf(*x.m, max_tensor_bytes)); });
+        l.each(kind, [&](const pb_value& x) { r.push_back(tensor_from_tf(*x.m, tensor_budget)); });
         return r;
       }
       case fields::list_func: {
         std::vector<function_ref> r;
         l.each(kind, [&](const pb_value& x) {
-          func_attrs_into(name + "." + std::to_string(r.size()), *x.m, max_tensor_bytes, extras, depth);
+          func_attrs_into(name + "." + std::to_string(r.size()), *x.m, tensor_budget, extras, depth);
           r.push_back(function_ref{x.m->str(fields::func_name)});
         });
         return r;

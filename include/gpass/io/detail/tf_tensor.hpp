@@ -67,9 +67,11 @@ inline const char* value_field_name(std::uint32_t n) noexcept {
   return f ? f->name.data() : "?";
 }
 
-/// A `TensorProto` as a gpass tensor. `max_bytes` bounds the size of the result (the values
-/// repeated from a short `*_val` list are not bounded by the input's size).
-inline tensor tensor_from_tf(const pb_message& m, std::uint64_t max_bytes) {
+/// A `TensorProto` as a gpass tensor. A tensor made from a short `*_val` list (values
+/// repeated over the shape, or zeros) is not bounded by the size of the input: its bytes are
+/// taken from `budget` (an error when they exceed what is left). Data from `tensor_content` is
+/// bounded by the input and costs nothing.
+inline tensor tensor_from_tf(const pb_message& m, std::uint64_t& budget) {
   const std::int64_t code = m.i64(fields::tensor_dtype);
   auto dt = dtype_from_tf(code);
   const std::string tname = data_type_name(code);
@@ -85,9 +87,8 @@ inline tensor tensor_from_tf(const pb_message& m, std::uint64_t max_bytes) {
     if (!d.is_known()) throw error("tensor of dtype " + tname + " has an unknown dim in its shape " + sh.to_string());
     const auto s = static_cast<std::uint64_t>(d.value());
     sizes.push_back(d.value());
-    if (s != 0 && n > (max_bytes / elem_bytes) / s)
-      throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " is larger than the limit of " +
-                  std::to_string(max_bytes) + " bytes");
+    if (s != 0 && n > (std::uint64_t{1} << 62) / elem_bytes / s)
+      throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " has too many elements");
     n *= s;
   }
   const std::uint32_t vf = value_field_of(*dt);
@@ -100,6 +101,17 @@ inline tensor tensor_from_tf(const pb_message& m, std::uint64_t max_bytes) {
                   (vf ? value_field_name(vf) : "none") + ")");
   const pb_value* content = m.last(fields::tensor_content);
   const bool has_content = content && !content->s.empty();
+  if (has_content) {
+    if (*dt != dtype::string && content->s.size() != n * elem_bytes)
+      throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " needs " + std::to_string(n * elem_bytes) +
+                  " bytes of tensor_content, got " + std::to_string(content->s.size()));
+  } else {
+    if (n * elem_bytes > budget)
+      throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " needs " + std::to_string(n * elem_bytes) +
+                  " bytes made of repeated values, more than the " + std::to_string(budget) +
+                  " bytes left of max_tensor_bytes");
+    budget -= n * elem_bytes;
+  }
   tensor t(*dt, sizes);
   if (has_content) {
     if (*dt == dtype::string) throw error("tensor of dtype DT_STRING in tensor_content is not supported");
