@@ -190,6 +190,34 @@ graph {
 }
 )";
 
+constexpr std::string_view sequential = R"(# two loops in a row: the second's Enter reads the first's Exit; both read the invariant n
+graph {
+  %x = arg() {index = 0} -> (i32[])
+  %n = arg() {index = 1} -> (i32[])
+  %a/Enter = Enter(%x) {frame_name = "a/while_context"} -> (i32[])
+  %a/Enter_n = Enter(%n) {frame_name = "a/while_context", is_constant = true} -> (i32[])
+  %a/Merge:2 = Merge(%a/Enter, %a/NextIteration) -> (i32[], i32[])
+  %a/Less = Less(%a/Merge:0, %a/Enter_n) -> (bool[])
+  %a/LoopCond = LoopCond(%a/Less) -> (bool[])
+  %a/Switch:2 = Switch(%a/Merge:0, %a/LoopCond) -> (i32[], i32[])
+  %a/add = Add(%a/Switch:1, %a/Switch:1) -> (i32[])
+  %a/NextIteration = NextIteration(%a/add) -> (i32[])
+  %a/Exit = Exit(%a/Switch:0) -> (i32[])
+  %b/Enter = Enter(%a/Exit) {frame_name = "b/while_context"} -> (i32[])
+  %b/Enter_n = Enter(%n) {frame_name = "b/while_context", is_constant = true} -> (i32[])
+  %b/Merge:2 = Merge(%b/Enter, %b/NextIteration) -> (i32[], i32[])
+  %b/Greater = Greater(%b/Merge:0, %b/Enter_n) -> (bool[])
+  %b/LoopCond = LoopCond(%b/Greater) -> (bool[])
+  %b/Switch:2 = Switch(%b/Merge:0, %b/LoopCond) -> (i32[], i32[])
+  %b/Identity = Identity(%b/Switch:1) -> (i32[])
+  %b/three = Constant(^%b/Identity) {value = tensor<i32[]> [3]} -> (i32[])
+  %b/sub = Sub(%b/Identity, %b/three) -> (i32[])
+  %b/NextIteration = NextIteration(%b/sub) -> (i32[])
+  %b/Exit = Exit(%b/Switch:0) -> (i32[])
+  %r:0 = return(%b/Exit)
+}
+)";
+
 }  // namespace
 
 TEST_CASE("passes.tf.functionalize_loops.one_variable") {
@@ -436,4 +464,46 @@ TEST_CASE("passes.tf.functionalize_loops.error_condition_not_from_merges") {
   const std::string e = error_of(text);
   CHECK(e == "gpass: pass 'functionalize-loops': node 'w/Switch_1' (op Switch): the condition of frame "
              "'w/while_context' reads this node, which is not computable from the loop variables (Merge values)");
+}
+
+TEST_CASE("passes.tf.functionalize_loops.sequential") {
+  // an Exit feeding the next loop's Enter: the Enter's frame opens in the Exit's parent
+  G g = functionalize(sequential);
+  CHECK(gpass::print_text(g) == R"(graph {
+  %x = arg() {index = 0} -> (i32[])
+  %n = arg() {index = 1} -> (i32[])
+  %r:0 = return(%b:0)
+  %a:2 = while(%x, %n) {body = @a_body, cond = @a_cond} -> (i32[], i32[])
+  %b:2 = while(%a:0, %n) {body = @b_body, cond = @b_cond} -> (i32[], i32[])
+}
+
+func @a_body {
+  %args:2 = function_entry() -> (i32[], i32[])
+  %a/add = Add(%args:0, %args:0) -> (i32[])
+  %return:0 = return(%a/add, %args:1)
+}
+
+func @a_cond {
+  %args:2 = function_entry() -> (i32[], i32[])
+  %a/Less = Less(%args:0, %args:1) -> (bool[])
+  %return:0 = return(%a/Less)
+}
+
+func @b_body {
+  %args:2 = function_entry() -> (i32[], i32[])
+  %b/Identity = Identity(%args:0) -> (i32[])
+  %b/three = Constant() {value = tensor<i32[]> [3]} -> (i32[])
+  %b/sub = Sub(%b/Identity, %b/three) -> (i32[])
+  %return:0 = return(%b/sub, %args:1)
+}
+
+func @b_cond {
+  %args:2 = function_entry() -> (i32[], i32[])
+  %b/Greater = Greater(%args:0, %args:1) -> (bool[])
+  %return:0 = return(%b/Greater)
+}
+)");
+  check_laws(g);
+  CHECK(run_i32(g, {1, 10}) == std::vector<std::int32_t>{10});  // 1 -> 16 (doubling), 16 -> 10 (minus 3)
+  CHECK(run_i32(g, {3, 5}) == std::vector<std::int32_t>{3});    // 3 -> 6, 6 -> 3
 }

@@ -77,6 +77,8 @@ class cond_functionalizer {
                      [&](const auto& a, const auto& b) { return states_[a.second].size() > states_[b.second].size(); });
     std::int64_t made = 0;
     for (const auto& k : keys) made += convert(k);
+    // one bulk removal (a predicate shared by many conditionals keeps a long edge list)
+    g_.remove_nodes(dead_);
     for (auto v : g_.nodes())
       if (is_core_op(g_[v], "Switch") || is_core_op(g_[v], "Merge"))
         throw_cf_error(pass, "v1 conditional node left over (not part of a conditional this pass understands)", g_[v].name,
@@ -278,8 +280,8 @@ class cond_functionalizer {
       convert_part(p, ctx, comp);
       ++made;
     }
-    for (auto v : dead_switches) removed_[g_.serial(v)] = 1;
-    g_.remove_nodes(dead_switches);  // Switches and branch nodes of parts with no effect
+    for (auto v : dead_switches) removed_[g_.serial(v)] = 1;  // parts with no effect: deleted
+    dead_.insert(dead_.end(), dead_switches.begin(), dead_switches.end());
     return made;
   }
 
@@ -395,16 +397,16 @@ class cond_functionalizer {
     // control edges crossing the conditional's boundary move to the if node
     for (auto v : comp) {
       for (auto c : g_.control_inputs(v))
-        if (side_[c] == none) g_.add_control(c, w);
+        if (side_[c] == none && !removed_[g_.serial(c)]) g_.add_control(c, w);
       for (auto s : g_.control_outputs(v))
-        if (side_[s] == none) g_.add_control(w, s);
+        if (side_[s] == none && !removed_[g_.serial(s)]) g_.add_control(w, s);
     }
     for (std::size_t j = 0; j < merges.size(); ++j) g_.replace_uses(merges[j], 0, w, static_cast<int>(j));
     state_of_[w] = ctx;
     for (const auto& e : states_[ctx]) (e.branch ? then_nodes_ : else_nodes_)[e.pred].emplace_back(g_.serial(w), w);
     for (auto v : comp) removed_[g_.serial(v)] = 1;
     for (auto v : comp) side_[v] = none;
-    g_.remove_nodes(comp);
+    dead_.insert(dead_.end(), comp.begin(), comp.end());  // removed in bulk at the end
   }
 
   G& g_;
@@ -412,7 +414,8 @@ class cond_functionalizer {
   std::vector<G*>& new_functions_;
   node_map<G, int> state_of_;
   node_map<G, unsigned char> side_;
-  std::vector<unsigned char> removed_;  // by serial: nodes moved into functions
+  std::vector<unsigned char> removed_;  // by serial: nodes moved into functions (or deleted)
+  std::vector<node_id> dead_;          // the same nodes, removed from the graph at the end
   std::vector<state> states_;
   std::map<state, int> ids_;
   std::map<std::pair<int, int>, int> joins_;

@@ -51,7 +51,7 @@ class loop_functionalizer {
 
  public:
   loop_functionalizer(G& g, G& top)
-      : g_(g), top_(top), frame_of_(g, unvisited), role_(g, other), index_(g, -1), in_cond_(g, 0), in_body_(g, 0) {}
+      : g_(g), top_(top), frame_of_(g, unvisited), role_(g, other), index_(g, -1), in_cond_(g, 0), in_body_(g, 0), gone_(g, 0) {}
 
   /// Converts every frame, innermost first. Returns the number of loops converted.
   std::int64_t run() {
@@ -71,6 +71,9 @@ class loop_functionalizer {
       convert(f);
       ++loops;
     }
+    // one bulk removal: removing frame by frame would filter the edge lists of a node that
+    // feeds many loops (a shared invariant) once per loop
+    g_.remove_nodes(dead_);
     std::vector<node_id> unused;
     for (auto v : free_used)
       if (g_.out_degree(v) == 0) unused.push_back(v);
@@ -120,12 +123,11 @@ class loop_functionalizer {
       for (auto e : g_.out_edges(n)) {
         const node_id m = g_.target(e);
         int t = f;
-        if (is_core_op(g_[m], "Enter")) {
-          t = child_frame(f, m);
-        } else if (is_core_op(g_[n], "Exit")) {
+        if (is_core_op(g_[n], "Exit")) {
           if (f == 0) fail(n, "Exit at the top level (no Enter leads to it)");
           t = frames_[f].parent;
         }
+        if (is_core_op(g_[m], "Enter")) t = child_frame(t, m);
         int& fm = frame_of_[m];
         if (fm == unvisited) {
           fm = t;
@@ -294,7 +296,7 @@ class loop_functionalizer {
         const node_id v = stack.back();
         stack.pop_back();
         auto visit = [&](node_id u) {
-          if (role_[u] == other && frame_of_[u] == fi && !flag[u]) {
+          if (role_[u] == other && frame_of_[u] == fi && !flag[u] && !gone_[u]) {
             flag[u] = 1;
             stack.push_back(u);
           }
@@ -379,6 +381,7 @@ class loop_functionalizer {
     index_.grow();
     in_cond_.grow();
     in_body_.grow();
+    gone_.grow();
     std::vector<node_id> all_enters;
     for (const auto& v : vars) all_enters.push_back(v.enter);
     for (auto e : invariants) all_enters.push_back(e);
@@ -386,19 +389,23 @@ class loop_functionalizer {
       const auto in = g_.input(e, 0);
       g_.add_input(wn, in.node, in.port);
       for (auto c : g_.control_inputs(e))
-        if (frame_of_[c] != fi) g_.add_control(c, wn);
+        if (frame_of_[c] != fi && !gone_[c]) g_.add_control(c, wn);
     }
     for (std::size_t k = 0; k < vars.size(); ++k)
       for (auto x : vars[k].exits) {
         g_.replace_uses(x, 0, wn, static_cast<int>(k));
         for (auto s : g_.control_outputs(x))
-          if (frame_of_[s] != fi) g_.add_control(wn, s);
+          if (frame_of_[s] != fi && !gone_[s]) g_.add_control(wn, s);
       }
     const int parent = F.parent;
     frame_of_[wn] = parent;
-    std::vector<node_id> doomed = std::move(frames_[fi].nodes);
+    // the frame's nodes are gone (removed in bulk at the end; their edges to live nodes were
+    // moved to the while node)
+    for (auto v : frames_[fi].nodes) {
+      gone_[v] = 1;
+      dead_.push_back(v);
+    }
     frames_[fi].nodes.clear();
-    g_.remove_nodes(doomed);
     frames_[parent].nodes.push_back(wn);
   }
 
@@ -410,6 +417,8 @@ class loop_functionalizer {
   node_map<G, unsigned char> role_;
   node_map<G, int> index_;  // loop variable / carried value index of the loop nodes
   node_char_map in_cond_, in_body_;
+  node_char_map gone_;           // nodes of converted frames, removed at the end
+  std::vector<node_id> dead_;
   std::vector<frame> frames_;
   std::unordered_map<std::string, int> frame_by_name_;
 };
