@@ -27,6 +27,7 @@
 #include <gpass/all.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/plan.hpp>
+#include <gpass/passes/tf.hpp>
 #ifdef GPASS_OPT_WITH_ONNX
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
@@ -455,6 +456,7 @@ void run_graph(const options& o, graph_t& g) {
 }
 
 int run(const options& o) {
+  gpass::register_tf_passes(gpass::pass_registry<graph_t>::global());  // tf-frontend and its passes
   if (o.list_passes) {
     list_passes();
     return 0;

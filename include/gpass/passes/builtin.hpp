@@ -8,19 +8,16 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
-#include <gpass/passes/tf/fold_get_tuple.hpp>
-#include <gpass/passes/tf/functionalize_conds.hpp>
-#include <gpass/passes/tf/functionalize_loops.hpp>
-#include <gpass/passes/tf/insert_get_tuple.hpp>
 
 namespace gpass {
 
 /// Registers the built-in passes and named pipelines into `registry`:
 /// - `dce` (`gpass::dce`), `delete-disconnected` (`gpass::delete_disconnected`),
 ///   `infer-types` (`gpass::infer_types`), `infer-shapes` (`gpass::infer_shapes`);
-/// - TensorFlow control flow: `insert-get-tuple`, `fold-get-tuple`, `functionalize-loops`,
-///   `functionalize-conds` (`gpass::insert_get_tuple`, ...);
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
+///
+/// The TensorFlow frontend passes and `tf-frontend` are registered by
+/// `gpass::register_tf_passes` (`gpass/passes/tf.hpp`), which brings in the CPU kernels.
 ///
 /// Requirements: the built-in passes run on `G` (true for `gpass::graph<N, E, A>`). Throws
 /// `gpass::error` when one of the names is already taken in `registry`.
@@ -35,10 +32,6 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(delete_disconnected);
   registry.add(infer_types);
   registry.add(infer_shapes);
-  registry.add(insert_get_tuple);
-  registry.add(fold_get_tuple);
-  registry.add(functionalize_loops);
-  registry.add(functionalize_conds);
   registry.add_pipeline("default", "delete-disconnected,dce", "Deletes disconnected nodes, then dead code");
 }
 

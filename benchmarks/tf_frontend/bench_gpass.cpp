@@ -1,0 +1,153 @@
+// gpass's TensorFlow import + frontend, timed (the numbers put next to tf2onnx's conversion in
+// benchmarks/tf_frontend/README.md).
+//
+//   gpass_bench_tf_frontend fixtures <tests/data/tf> [reps=20]
+//       For every fixture: read graph.pb, bind its signature (fixture.txt's feeds, fetches,
+//       targets), run `gpass::tf_frontend`; prints one JSON object per line: fixture, ok,
+//       error (first line), nodes in / out (main graph + functions), ms (median of reps, the
+//       whole conversion: file read included) and the import alone.
+//   gpass_bench_tf_frontend large <graph.pb> [reps=3]
+//       A large GraphDef (make_large.py): import and frontend times separately, ns per
+//       imported node (best of reps), nodes in / out, functions made.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gpass/io/tensorflow.hpp>
+#include <gpass/io/tf_signature.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/passes/tf.hpp>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::size_t count_nodes(const gpass::graph<>& g) {
+  std::size_t n = 0;
+  std::vector<const gpass::graph<>*> todo{&g};
+  while (!todo.empty()) {
+    const auto* h = todo.back();
+    todo.pop_back();
+    n += h->num_nodes();
+    for (const auto& [name, fn] : h->functions()) todo.push_back(fn.get());
+  }
+  return n;
+}
+
+gpass::tf_signature read_signature(const std::filesystem::path& dir) {
+  gpass::tf_signature s;
+  std::ifstream in(dir / "fixture.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    std::string kind, a;
+    l >> kind >> a;
+    if (kind == "feed") s.feeds.push_back(a);
+    else if (kind == "fetch") s.fetches.push_back(a);
+    else if (kind == "target") s.targets.push_back(a);
+  }
+  return s;
+}
+
+std::string json_string(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    if (c == '\n') break;  // first line only
+    r += c;
+  }
+  return r + "\"";
+}
+
+int run_fixtures(const std::filesystem::path& root, int reps) {
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& e : std::filesystem::directory_iterator(root))
+    if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& dir : dirs) {
+    const auto sig = read_signature(dir);
+    std::vector<double> total, import;
+    std::size_t in_nodes = 0, out_nodes = 0;
+    std::string err;
+    for (int r = 0; r < reps && err.empty(); ++r) {
+      try {
+        const auto t0 = clock_type::now();
+        auto g = gpass::read_tf_graph_file(dir / "graph.pb");
+        import.push_back(ms_since(t0));
+        in_nodes = g.num_nodes();
+        gpass::bind_tf_signature(g, sig);
+        gpass::pass_context ctx;
+        gpass::tf_frontend(g, ctx);
+        total.push_back(ms_since(t0));
+        out_nodes = count_nodes(g);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    }
+    std::printf("{\"fixture\": %s, \"ok\": %s, \"error\": %s, \"nodes_in\": %zu, \"nodes_out\": %zu, "
+                "\"ms_median\": %.3f, \"import_ms_median\": %.3f, \"reps\": %zu}\n",
+                json_string(dir.filename().string()).c_str(), err.empty() ? "true" : "false", json_string(err).c_str(),
+                in_nodes, out_nodes, total.empty() ? 0.0 : median(total), import.empty() ? 0.0 : median(import),
+                total.size());
+  }
+  return 0;
+}
+
+int run_large(const std::filesystem::path& file, int reps) {
+  double best_import = 1e300, best_frontend = 1e300;
+  std::size_t in_nodes = 0, out_nodes = 0, functions = 0;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = clock_type::now();
+    auto g = gpass::read_tf_graph_file(file);
+    best_import = std::min(best_import, ms_since(t0));
+    in_nodes = g.num_nodes();
+    gpass::pass_context ctx;
+    t0 = clock_type::now();
+    gpass::tf_frontend(g, ctx);
+    best_frontend = std::min(best_frontend, ms_since(t0));
+    out_nodes = count_nodes(g);
+    functions = g.functions().size();
+  }
+  std::printf("{\"file\": %s, \"nodes_in\": %zu, \"nodes_out\": %zu, \"functions\": %zu, \"import_ms\": %.1f, "
+              "\"frontend_ms\": %.1f, \"import_ns_per_node\": %.0f, \"frontend_ns_per_node\": %.0f, "
+              "\"total_ns_per_node\": %.0f}\n",
+              json_string(file.string()).c_str(), in_nodes, out_nodes, functions, best_import, best_frontend,
+              best_import * 1e6 / static_cast<double>(in_nodes), best_frontend * 1e6 / static_cast<double>(in_nodes),
+              (best_import + best_frontend) * 1e6 / static_cast<double>(in_nodes));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s fixtures <tests/data/tf> [reps] | large <graph.pb> [reps]\n", argv[0]);
+    return 2;
+  }
+  const std::string mode = argv[1];
+  try {
+    if (mode == "fixtures") return run_fixtures(argv[2], argc > 3 ? std::stoi(argv[3]) : 20);
+    if (mode == "large") return run_large(argv[2], argc > 3 ? std::stoi(argv[3]) : 3);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
+}

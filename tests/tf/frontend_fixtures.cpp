@@ -1,0 +1,164 @@
+// The TensorFlow frontend end to end on every real-TensorFlow fixture of tests/data/tf:
+// import graph.pb -> `tf-frontend` -> no v1 control-flow, TensorArray or variable op left ->
+// verifies (no cycles) -> every node output has a type and a shape (symbolic where dynamic)
+// -> runs on the Eigen CPU executor -> outputs equal TensorFlow's (atol 1e-5).
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <gpass/graph/verify.hpp>
+#include <gpass/io/text.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/passes/builtin.hpp>
+#include <gpass/passes/tf.hpp>
+
+#include "fixture_support.hpp"
+
+namespace {
+
+using namespace gpass_test::tf;
+
+/// Ops that must not survive the frontend (by domain and name).
+bool is_tf_v1_or_stateful_op(const gpass::node& n) {
+  static const std::set<std::string, std::less<>> core_cf = {"Enter", "Exit", "Merge", "Switch", "NextIteration",
+                                                              "LoopCond"};
+  static const std::set<std::string, std::less<>> tf_lowered = {
+      "VariableV2", "Variable", "Assign", "AssignAdd", "AssignSub", "VarHandleOp", "ReadVariableOp",
+      "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "TensorArrayV3", "TensorArrayWriteV3",
+      "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayScatterV3", "TensorArraySizeV3",
+      "TensorArrayConcatV3", "TensorArraySplitV3", "TensorArrayCloseV3"};
+  if (n.domain.empty()) return core_cf.contains(n.op);
+  return n.domain == "tf" && tf_lowered.contains(n.op);
+}
+
+/// Calls `f(graph, node_id)` for every node of `g` and of its functions (iteratively).
+template <class F>
+void for_each_node_everywhere(const gpass::graph<>& g, F&& f) {
+  std::vector<const gpass::graph<>*> todo{&g};
+  while (!todo.empty()) {
+    const auto* h = todo.back();
+    todo.pop_back();
+    for (auto v : h->nodes()) f(*h, v);
+    for (const auto& [name, fn] : h->functions()) todo.push_back(fn.get());
+  }
+}
+
+/// "" when every output of every node has a type with a known dtype and rank (lists: a known
+/// element dtype; resources carry no value), else the first offender.
+std::string untyped_output(const gpass::graph<>& g) {
+  std::string bad;
+  for_each_node_everywhere(g, [&](const gpass::graph<>& h, auto v) {
+    if (!bad.empty()) return;
+    const auto& n = h[v];
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      const gpass::type& t = n.outputs[k];
+      bool ok = false;
+      if (t.is_tensor()) {
+        const auto& tt = t.tensor();
+        ok = tt.element != gpass::dtype::undefined &&
+             (tt.element == gpass::dtype::resource || tt.shape.has_rank());
+      } else if (t.is_list()) {
+        ok = t.list().element.element != gpass::dtype::undefined;
+      } else if (t.is_tuple()) {
+        ok = true;
+      }
+      if (!ok) bad = n.name + ":" + std::to_string(k) + " (" + n.op + ") has type " + t.to_string();
+    }
+  });
+  return bad;
+}
+
+/// The nodes (name, op) of `g` and of its functions, and the function names: what two runs
+/// of the frontend must agree on (symbol names of inferred dims are not compared).
+std::vector<std::string> structure(const gpass::graph<>& g) {
+  std::vector<std::string> s;
+  for_each_node_everywhere(g, [&](const gpass::graph<>& h, auto v) { s.push_back(h[v].name + "=" + h[v].op); });
+  for (const auto& [name, fn] : g.functions()) s.push_back("@" + name);
+  return s;
+}
+
+void check_fixture(const std::string& name) {
+  CAPTURE(name);
+  const fixture f = read_fixture(name);
+  auto g = prepare(f, gpass::read_tf_graph_file(f.dir / "graph.pb"));
+
+  gpass::pass_context ctx;
+  gpass::tf_frontend(g, ctx);  // verifies after every pass
+
+  std::vector<std::string> left;
+  for_each_node_everywhere(g, [&](const gpass::graph<>& h, auto v) {
+    if (is_tf_v1_or_stateful_op(h[v])) left.push_back(h[v].name + " (" + h[v].op + ")");
+  });
+  CHECK_MESSAGE(left.empty(), "ops left after tf-frontend: " << doctest::toString(left.size()) << ", first "
+                                                              << (left.empty() ? "" : left.front()));
+
+  gpass::verify_options vo;
+  vo.allow_v1_control_flow_cycles = false;
+  CHECK_NOTHROW(gpass::verify(g, vo));
+
+  const std::string untyped = untyped_output(g);
+  CHECK_MESSAGE(untyped.empty(), untyped);
+
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  const auto got = run_like_tensorflow(f, g, cpu);
+  REQUIRE(got.size() == f.fetches.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(f.fetches[i].first);
+    const gpass::tensor want = gpass::read_tf_tensor_file(f.fetches[i].second);
+    REQUIRE(got[i].is_tensor());
+    double err = 0;
+    CHECK_NOTHROW(err = max_abs_diff(got[i].tensor(), want));
+    CHECK(err <= 1e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("tf.frontend.while_one_var") { check_fixture("while_one_var"); }
+TEST_CASE("tf.frontend.while_two_vars") { check_fixture("while_two_vars"); }
+TEST_CASE("tf.frontend.while_invariant") { check_fixture("while_invariant"); }
+TEST_CASE("tf.frontend.nested_loops") { check_fixture("nested_loops"); }
+TEST_CASE("tf.frontend.while_growing") { check_fixture("while_growing"); }
+TEST_CASE("tf.frontend.while_ctrl") { check_fixture("while_ctrl"); }
+TEST_CASE("tf.frontend.tensor_array_loop") { check_fixture("tensor_array_loop"); }
+TEST_CASE("tf.frontend.dynamic_rnn_lstm") { check_fixture("dynamic_rnn_lstm"); }
+TEST_CASE("tf.frontend.cond") { check_fixture("cond"); }
+TEST_CASE("tf.frontend.variables") { check_fixture("variables"); }
+TEST_CASE("tf.frontend.shape_ops") { check_fixture("shape_ops"); }
+TEST_CASE("tf.frontend.multi_output") { check_fixture("multi_output"); }
+TEST_CASE("tf.frontend.control_deps") { check_fixture("control_deps"); }
+
+TEST_CASE("tf.frontend.registry_pipeline_matches_compile_time") {
+  // The run-time `tf-frontend` (register_tf_passes) gives the same graph as gpass::tf_frontend.
+  gpass::pass_registry<gpass::graph<>> reg;
+  gpass::register_builtin_passes(reg);
+  gpass::register_tf_passes(reg);
+  gpass::register_tf_passes(reg);  // a second call is harmless
+  for (const char* name : {"nested_loops", "cond", "tensor_array_loop"}) {
+    CAPTURE(name);
+    const fixture f = read_fixture(name);
+    auto a = prepare(f, gpass::read_tf_graph_file(f.dir / "graph.pb"));
+    auto b = a;
+    gpass::pass_context ca, cb;
+    gpass::tf_frontend(a, ca);
+    reg.parse("tf-frontend")(b, cb);
+    CHECK(structure(a) == structure(b));
+  }
+  CHECK(reg.parse("functionalize-loops,functionalize-conds").pass_names() ==
+        std::vector<std::string>{"functionalize-loops", "functionalize-conds"});
+}
+
+TEST_CASE("tf.frontend.every_fixture_has_a_test") {
+  // A fixture added to tests/data/tf without a test case above fails here.
+  const std::set<std::string> tested = {"while_one_var", "while_two_vars", "while_invariant", "nested_loops",
+                                        "while_growing", "while_ctrl",     "tensor_array_loop", "dynamic_rnn_lstm",
+                                        "cond",          "variables",      "shape_ops",      "multi_output",
+                                        "control_deps"};
+  for (const auto& e : std::filesystem::directory_iterator(data_dir))
+    if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
+      CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());
+}
