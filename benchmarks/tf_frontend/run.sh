@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # gpass import + tf-frontend vs tf2onnx on the fixtures of tests/data/tf, and gpass's ns/node
-# on generated GraphDefs of 10^3, 10^4 and 10^5 nodes (chains of v1 while loops).
+# on generated GraphDefs of 10^3 to 10^6 nodes (chains of v1 while loops).
 #
 #   benchmarks/tf_frontend/run.sh [build-dir]
 #
 # Environment: SKIP_TF2ONNX=1 reuses tf2onnx_results.json instead of running tf2onnx again;
-# SIZES (default "1000 10000 100000"); REPS (default 20) for the fixtures. Needs python3 with
+# SIZES (default "1000 10000 100000 1000000"); REPS (default 20) for the fixtures. Needs python3 with
 # tensorflow-cpu (and tf2onnx, onnx, onnxruntime unless SKIP_TF2ONNX=1).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,7 +41,7 @@ for name in sorted(set(gp) | set(t2o)):
     tok = f"{t.get('convert_attempts_ok', 0)}/{t.get('convert_attempts', 0)}" if t else ""
     print(f"| {name} | {gok} | {gms if gms is not None else ''} | {tok} | {tms if tms else ''} | {ratio} |")
 PY
-for n in ${SIZES:-1000 10000 100000}; do
+for n in ${SIZES:-1000 10000 100000 1000000}; do
   f="$build/tf_large_$n.pb"
   [[ -f "$f" ]] || python3 "$here/make_large.py" --nodes "$n" --out "$f" >/dev/null
   "$bench" large "$f" 3

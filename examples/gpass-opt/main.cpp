@@ -34,6 +34,7 @@
 #endif
 #ifdef GPASS_OPT_WITH_TENSORFLOW
 #include <gpass/io/tensorflow.hpp>
+#include <gpass/io/tf_signature.hpp>
 #endif
 
 #include "example_graph.hpp"
@@ -57,6 +58,11 @@ resulting text IR to stdout or -o FILE. Input formats, by extension:
 
 options:
   --input-format=FMT      read INPUT as FMT whatever its extension: gir, onnx, tf
+  --tf-feeds=T,...        TensorFlow input: bind the signature before the passes
+  --tf-fetches=T,...        (gpass::bind_tf_signature): fed tensors ("x:0") become the
+  --tf-targets=N,...        graph's inputs in this order, fetched tensors its outputs,
+                            targets ("init") run for their effects; then tf-frontend
+                            keeps only what the fetches and targets need
   --passes=PIPELINE       passes to run, e.g. "delete-disconnected,dce" or "dce{keep=y}"
                           (named pipelines such as "default" expand)
   --pipeline=NAME         run a named pipeline (same as --passes=NAME)
@@ -96,6 +102,8 @@ struct usage_error {
 struct options {
   std::optional<std::string> input;
   std::string input_format;  // "", "gir", "onnx", "tf"
+  std::vector<std::string> tf_feeds, tf_fetches, tf_targets;
+  bool tf_signature = false;
   std::string passes;
   bool list_passes = false;
   bool print_after_all = false;
@@ -127,6 +135,18 @@ T parse_number(const std::string& s, std::string_view flag) {
   if (s.empty() || ec != std::errc{} || p != end)
     throw usage_error{std::string(flag) + " needs a number, got '" + s + "'"};
   return v;
+}
+
+/// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> r;
+  std::size_t b = 0;
+  while (b <= s.size()) {
+    const std::size_t e = std::min(s.find(',', b), s.size());
+    if (e > b) r.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return r;
 }
 
 options parse_args(int argc, char** argv) {
@@ -181,6 +201,12 @@ options parse_args(int argc, char** argv) {
       if (*v11 != "gir" && *v11 != "onnx" && *v11 != "tf")
         throw usage_error{"--input-format needs gir, onnx or tf, got '" + *v11 + "'"};
       o.input_format = *v11;
+    } else if (auto v12 = value_of(a, "--tf-feeds")) {
+      o.tf_feeds = split_list(*v12), o.tf_signature = true;
+    } else if (auto v13 = value_of(a, "--tf-fetches")) {
+      o.tf_fetches = split_list(*v13), o.tf_signature = true;
+    } else if (auto v14 = value_of(a, "--tf-targets")) {
+      o.tf_targets = split_list(*v14), o.tf_signature = true;
     } else if (a == "-o") {
       if (i + 1 >= argc) throw usage_error{"-o needs a file name"};
       o.output = argv[++i];
@@ -212,9 +238,14 @@ std::string input_format_of(const options& o) {
 }
 
 graph_t read_input(const options& o) {
-  if (!o.input) return gpass::parse_text<graph_t>(gpass_opt::example_graph, "<bundled example>");
+  if (!o.input) {
+    if (o.tf_signature) throw usage_error{"--tf-feeds, --tf-fetches and --tf-targets need a TensorFlow input"};
+    return gpass::parse_text<graph_t>(gpass_opt::example_graph, "<bundled example>");
+  }
   if (!std::filesystem::exists(*o.input)) throw gpass::error("cannot open '" + *o.input + "': no such file");
   const std::string format = input_format_of(o);
+  if (o.tf_signature && format != "tf")
+    throw usage_error{"--tf-feeds, --tf-fetches and --tf-targets need a TensorFlow input"};
   if (format == "onnx") {
 #ifdef GPASS_OPT_WITH_ONNX
     return gpass::read_onnx_file<graph_t>(*o.input);
@@ -224,7 +255,9 @@ graph_t read_input(const options& o) {
   }
   if (format == "tf") {
 #ifdef GPASS_OPT_WITH_TENSORFLOW
-    return gpass::read_tf_graph_file<graph_t>(*o.input);
+    graph_t g = gpass::read_tf_graph_file<graph_t>(*o.input);
+    if (o.tf_signature) gpass::bind_tf_signature(g, {.feeds = o.tf_feeds, .fetches = o.tf_fetches, .targets = o.tf_targets});
+    return g;
 #else
     throw gpass::error("'" + *o.input + "': this gpass-opt was built without TensorFlow support");
 #endif

@@ -2,6 +2,7 @@
 // the inputs of a `return` node, targets its control inputs; errors name the tensor.
 
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -98,4 +99,18 @@ TEST_CASE("io.tf_signature.errors") {
   gpass::bind_tf_signature(g, {.fetches = {"b"}});
   CHECK_THROWS_WITH(gpass::bind_tf_signature(g, {.fetches = {"b"}}),
                     "gpass: the graph already has a node named _fetches (signature bound twice?)");
+}
+
+TEST_CASE("io.tf_signature.unknown_dims_become_named_symbols") {
+  // a fed Placeholder of shape [?,3] (name with a '/') is an arg of type f32[in_x_d0,3]
+  auto g = gpass::parse_tf_graph_def_text(R"(
+node { name: "in/x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+node { name: "y" op: "Relu" input: "in/x" attr { key: "T" value { type: DT_FLOAT } } }
+)",
+                                          "dims.pbtxt");
+  gpass::bind_tf_signature(g, {.feeds = {"in/x:0"}, .fetches = {"y:0"}});
+  CHECK(g[g.at("in/x")].outputs.at(0).to_string() == "f32[in_x_d0,3]");
+  CHECK(gpass::detail::tf_named_dims(gpass::shape(), "x").to_string() == "[*]");  // unknown rank stays
+  CHECK(gpass::detail::tf_named_dims(gpass::shape(std::vector<gpass::dim>{gpass::dim()}), "0a").to_string() == "[_0a_d0]");
 }

@@ -145,6 +145,22 @@ if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" && -f "$tfx/graph.pbtxt" ]]; then
   "$opt" "$tmp/truncated.pb" >/dev/null 2>"$tmp/e17.txt"
   check "truncated tf pb exit 1" test $? -eq 1
   check "truncated tf pb names offset" grep -q 'truncated.pb: byte offset' "$tmp/e17.txt"
+  # the TF signature from the command line, the frontend, a run on random feeds
+  "$opt" "$data/tf/while_growing/graph.pb" --tf-feeds=x:0 --tf-fetches=out:0,out_shape:0 --passes=tf-frontend \
+    -o "$tmp/tf_frontend.gir" >/dev/null 2>"$tmp/e18.txt"
+  check "tf-frontend with --tf-feeds exit 0" test $? -eq 0
+  check "tf-frontend makes a while" grep -q '= while(' "$tmp/tf_frontend.gir"
+  check "tf-frontend leaves no Merge" bash -c "! grep -q 'Merge(' '$tmp/tf_frontend.gir'"
+  check "--tf-fetches make the return" grep -q '%_fetches:0 = return(%out, %out_shape)' "$tmp/tf_frontend.gir"
+  "$opt" "$data/tf/while_growing/graph.pb" --tf-feeds=x:0 --tf-fetches=out:0,out_shape:0 --passes=tf-frontend \
+    --run --seed=3 >"$tmp/tf_run.txt" 2>"$tmp/e19.txt"
+  check "tf --run exit 0" test $? -eq 0
+  check "tf --run prints both outputs" test "$(grep -c 'checksum=' "$tmp/tf_run.txt")" -eq 2
+  "$opt" "$data/tf/while_growing/graph.pb" --tf-fetches=nope:0 >/dev/null 2>"$tmp/e20.txt"
+  check "unknown fetch exit 1" test $? -eq 1
+  check "unknown fetch named" grep -q "nope" "$tmp/e20.txt"
+  "$opt" --tf-feeds=x:0 >/dev/null 2>&1
+  check "--tf-feeds without a TF input exit 2" test $? -eq 2
   if [[ -n "$model" ]]; then  # an ONNX model named .pb is still read as ONNX (first byte 0x08)
     cp "$model" "$tmp/onnx_model.pb"
     "$opt" "$tmp/onnx_model.pb" >"$tmp/onnx_pb.gir" 2>/dev/null

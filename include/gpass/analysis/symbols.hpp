@@ -266,7 +266,7 @@ class symbol_table {
         l.element = resolve(b.list().element), l.element.element = known_of(a.list().element.element, l.element.element);
       else if (!b.list().element.shape.has_rank() && compatible(a.list().element.element, b.list().element.element))
         l.element = resolve(a.list().element), l.element.element = known_of(b.list().element.element, l.element.element);
-      else l.element = join(a.list().element, b.list().element, std::string(key) + ".e", base);
+      else l.element = join_list_element(a.list().element, b.list().element, std::string(key) + ".e", base);
       l.length = join(a.list().length, b.list().length, std::string(key) + ".n", std::string(base) + "_len");
       if (a.list().same_length_as == b.list().same_length_as) l.same_length_as = a.list().same_length_as;
       return l;
@@ -280,6 +280,24 @@ class symbol_table {
     }
     if (a == b) return resolve(a);
     return type{};
+  }
+  /// Join of two list element types of the same dtype: like tensors, except that a dim one
+  /// side does not know takes the other side's dim. A list's elements share one shape (a
+  /// TensorArray's declared `element_shape` such as `[?,5]` is a constraint on elements not
+  /// written yet), so a write of `[n,5]` inside a loop body refines the declared `[?,5]` to
+  /// `[n,5]` through the loop's fixed point instead of joining it away.
+  tensor_type join_list_element(const tensor_type& a, const tensor_type& b, std::string_view key,
+                                std::string_view base) {
+    tensor_type r = join(a, b, key, base);
+    if (!a.shape.has_rank() || !b.shape.has_rank() || a.shape.rank() != b.shape.rank()) return r;
+    std::vector<dim> d;
+    d.reserve(a.shape.rank());
+    for (std::size_t i = 0; i < a.shape.rank(); ++i) {
+      const dim x = resolve(a.shape[i]), y = resolve(b.shape[i]);
+      d.push_back(x.is_unknown() ? y : y.is_unknown() ? x : r.shape[i]);
+    }
+    r.shape = shape(std::move(d));
+    return r;
   }
   tensor_type join(const tensor_type& a, const tensor_type& b, std::string_view key, std::string_view base) {
     if (a.element != dtype::undefined && b.element != dtype::undefined && a.element != b.element)

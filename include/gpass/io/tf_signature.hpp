@@ -5,6 +5,7 @@
 /// does, so the graph can be optimized and run: fed tensors become `arg` nodes and the
 /// fetches the inputs of a `return` node.
 
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -54,13 +55,31 @@ struct tf_signature {
 /// Name of the `return` node `bind_tf_signature` adds.
 inline constexpr std::string_view tf_fetch_node_name = "_fetches";
 
+namespace detail {
+
+/// `s` with each unknown dim `i` replaced by the symbol `<name>_d<i>` (`name` with the
+/// characters a symbol cannot hold replaced by `_`), as the Placeholder's type function
+/// names them: a fed tensor of declared shape `[?,3]` is `x_d0 x 3`, symbolic, not unknown.
+inline shape tf_named_dims(shape s, std::string_view name) {
+  if (!s.has_rank()) return s;
+  std::string base;
+  for (char ch : name) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base.insert(base.begin(), '_');
+  for (std::size_t i = 0; i < s.rank(); ++i)
+    if (s[i].is_unknown()) s[i] = dim::symbol(base + "_d" + std::to_string(i));
+  return s;
+}
+
+}  // namespace detail
+
 /// Rewrites an imported TensorFlow graph `g` (no `return` node yet) for one signature, the
 /// feed/fetch rewrite of TensorFlow's DirectSession:
 /// - feed k (`"node:port"`) becomes `arg {index = k}`: a fed `Placeholder` (or
 ///   `PlaceholderWithDefault`) is replaced in place by the `arg` (same name, output type from
-///   its `dtype` and `shape` attributes); any other fed tensor gets a new `arg` node named
-///   `_arg_<node>_<port>`, its output type that of the tensor, and every use of the tensor
-///   reads the `arg` instead (the producer stays, for its other outputs or effects);
+///   its `dtype` and `shape` attributes, unknown dims named `<name>_d<i>`); any other fed
+///   tensor gets a new `arg` node named `_arg_<node>_<port>`, its output type that of the
+///   tensor, and every use of the tensor reads the `arg` instead (the producer stays, for
+///   its other outputs or effects);
 /// - a `return` node named `_fetches` takes the fetches in order, and has a control input
 ///   from each target.
 ///
@@ -106,7 +125,7 @@ void bind_tf_signature(G& g, const tf_signature& sig) {
       if (auto it = n.attrs.find("dtype"); it != n.attrs.end() && it->second.template is<dtype>())
         tt.element = it->second.template as<dtype>();
       if (auto it = n.attrs.find("shape"); it != n.attrs.end() && it->second.template is<shape>())
-        tt.shape = it->second.template as<shape>();
+        tt.shape = detail::tf_named_dims(it->second.template as<shape>(), n.name);
       a.outputs = {type(tt)};
       // a PlaceholderWithDefault's default input is not needed once fed
       g.set_num_inputs(v, 0);

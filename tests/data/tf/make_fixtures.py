@@ -219,6 +219,34 @@ def variables():
                 targets=[init, update], freeze=False)
 
 
+def variables_in_loop():
+    """Not frozen. Variables read and written inside a v1 while loop body: a resource
+    variable accumulates (AssignAddVariableOp of x * i) and a reference variable is scaled
+    (Assign of v * 1.5, the variable reaching the body through a RefEnter) every iteration;
+    the bound n is fed. Reference semantics: target `init`, then the fetches (the loop runs in
+    the fetch run): the values read after the loop, and the counter.
+    """
+    n = v1.placeholder(tf.int32, [], name="n")
+    x = v1.placeholder(tf.float32, [2], name="x")
+    acc = v1.Variable(np.zeros(2, np.float32), use_resource=True, name="acc")
+    scale = v1.Variable(np.float32(1.0), use_resource=False, name="scale")
+
+    def body(i):
+        a = acc.assign_add(x * tf.cast(i, tf.float32), read_value=False)
+        s = v1.assign(scale, scale * 1.5)
+        with tf.control_dependencies([a, s]):
+            return i + 1
+
+    count = v1.while_loop(lambda i: i < n, body, [tf.constant(0)], name="loop")
+    init = v1.global_variables_initializer()
+    with tf.control_dependencies([count]):
+        acc_value = tf.identity(acc.read_value(), name="acc_value")
+        scale_value = tf.identity(scale.read_value(), name="scale_value")
+    return Spec({n: np.array(4, np.int32), x: rng(14).randn(2).astype(np.float32)},
+                [acc_value, scale_value, tf.identity(count, name="count")],
+                targets=[init], freeze=False)
+
+
 def shape_ops():
     """Shape arithmetic on a placeholder with a None batch: Fill(Shape(x)), Range over the
     batch, StridedSlice of a shape, Pack/Reshape/Tile/ExpandDims with computed shapes."""
@@ -330,7 +358,7 @@ def function_call():
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
-    control_deps, while_ctrl,
+    control_deps, while_ctrl, variables_in_loop,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

@@ -8,6 +8,8 @@
 #include <gpass/passes/tf/detail/control_flow.hpp>
 #include <gpass/passes/tf/functionalize_loops.hpp>
 
+#include "control_flow_laws.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -25,19 +27,10 @@ G functionalize(std::string_view text) {
   return g;
 }
 
-/// The pass's output verifies with no v1 cycle allowed, has no v1 control-flow node in any
-/// graph, and a second run changes nothing.
+/// The control-flow laws (control_flow_laws.hpp) for this pass.
 void check_laws(const G& g) {
-  gpass::verify_options o;
-  o.allow_v1_control_flow_cycles = false;
-  CHECK_NOTHROW(gpass::verify(g, o));
-  G copy = g;
-  for (G* h : gpass::detail::all_graphs(copy))
-    for (auto v : h->nodes()) CHECK_MESSAGE(!gpass::detail::is_v1_control_flow((*h)[v]), (*h)[v].name);
-  gpass::pass_context ctx;
-  gpass::functionalize_loops(copy, ctx);
-  CHECK(gpass::print_text(copy) == gpass::print_text(g));
-  CHECK(ctx.statistics().at("functionalize-loops.loops") == 0);
+  gpass_test::tf::check_control_flow_laws(
+      g, [](G& h, gpass::pass_context& ctx) { gpass::functionalize_loops(h, ctx); }, "functionalize-loops.loops");
 }
 
 /// Runs `g` on the Eigen CPU executor with i32 scalar inputs; returns the i32 scalar results.

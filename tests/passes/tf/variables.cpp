@@ -112,7 +112,8 @@ TEST_CASE("passes.tf.variables_to_globals.resource_variable_read_assign_add") {
 TEST_CASE("passes.tf.variables_to_globals.tensorflow_domain_and_loop_invariant_reads") {
   gpass::pass_context ctx;
   // a TF graph (domain tf): AssignSub becomes tf::Sub; a read behind an Enter keeps a
-  // control edge from it (it stays in the loop frame), so the variable becomes a get_global
+  // control edge from it (it stays in the loop frame), and so does the get_global made for an
+  // op reading the reference variable directly (Mul); the Enter keeps a get_global input
   G g = lower(R"(graph {
   %w = tf::VariableV2() {dtype = f32, shape = shape[], shared_name = ""} -> (f32[])
   %one = tf::Const() {dtype = f32, value = tensor<f32[]> [1.0]} -> (f32[])
@@ -120,21 +121,53 @@ TEST_CASE("passes.tf.variables_to_globals.tensorflow_domain_and_loop_invariant_r
   %dec = tf::AssignSub(%w, %one) {T = f32} -> (f32[])
   %enter = Enter(%w) {frame_name = "loop", is_constant = true} -> (f32[])
   %inner = tf::Identity(%enter) {T = f32} -> (f32[])
-  %r:0 = return(%dec, %inner)
+  %scaled = tf::Mul(%enter, %one) {T = f32} -> (f32[])
+  %r:0 = return(%dec, %inner, %scaled)
 }
 )",
               ctx);
   CHECK(gpass::print_text(g) == gpass::print_text(gpass::parse_text(R"(graph {"global:w" = tensor<f32[]> [1.0]} {
   %one = tf::Const() {dtype = f32, value = tensor<f32[]> [1.0]} -> (f32[])
   %enter = Enter(%w) {frame_name = "loop", is_constant = true} -> (f32[])
-  %r:0 = return(%dec, %inner)
+  %scaled = tf::Mul(%scaled/read, %one) {T = f32} -> (f32[])
+  %r:0 = return(%dec, %inner, %scaled)
   %dec/read = get_global(^%one) {variable = "w"} -> (f32[])
   %dec/sub = tf::Sub(%dec/read, %one) {T = f32} -> (f32[])
   %dec = set_global(%dec/sub) {variable = "w"} -> (f32[])
   %inner = get_global(^%enter) {variable = "w"} -> (f32[])
+  %scaled/read = get_global(^%enter) {variable = "w"} -> (f32[])
   %w = get_global() {variable = "w"} -> (f32[])
 }
 )")));
+}
+
+TEST_CASE("passes.tf.variables_to_globals.loop_body_reads_of_v_read_see_assignments") {
+  // TensorFlow's v/read aliases a reference variable's buffer: the body's Mul reading it
+  // through a loop-invariant Enter sees each iteration's Assign, so it gets its own
+  // get_global in the frame; the Merge of a loop variable initialized from v/read does not
+  gpass::pass_context ctx;
+  G g = lower(R"(graph {
+  %v = tf::VariableV2() {dtype = f32, shape = shape[], shared_name = ""} -> (f32[])
+  %v/read = tf::Identity(%v) {T = f32} -> (f32[])
+  %ref = Enter(%v) {frame_name = "loop", is_constant = true} -> (f32[])
+  %inv = Enter(%v/read) {frame_name = "loop", is_constant = true} -> (f32[])
+  %init = Enter(%v/read) {frame_name = "loop", is_constant = false} -> (f32[])
+  %m:2 = Merge(%init, %init) -> (f32[], i32[])
+  %half = tf::Const() {dtype = f32, value = tensor<f32[]> [0.5]} -> (f32[])
+  %mul = tf::Mul(%inv, %half) {T = f32} -> (f32[])
+  %set = tf::Assign(%ref, %mul) {T = f32} -> (f32[])
+  %r:0 = return(%set, %m:0)
+}
+)",
+              ctx);
+  const auto mul = g.at("mul");
+  const auto rd = g.input(mul, 0).node;
+  CHECK(g[rd].name == "mul/read");
+  CHECK(g[rd].op == "get_global");
+  CHECK(g.control_inputs(rd) == std::vector<G::node_id>{g.at("inv")});
+  CHECK(g[g.input(g.at("init"), 0).node].name == "v/read");  // the loop variable's initial value: read once
+  CHECK(g[g.at("v/read")].op == "get_global");
+  CHECK(g[g.at("set")].op == "set_global");
 }
 
 TEST_CASE("passes.tf.variables_to_globals.errors") {

@@ -22,8 +22,8 @@ namespace gpass {
 
 /// The type of `gpass::tf_frontend`.
 using tf_frontend_pipeline =
-    decltype(pipeline(insert_get_tuple, delete_disconnected, functionalize_loops, functionalize_conds, fold_get_tuple,
-                      variables_to_globals, tensor_arrays, constant_propagation, infer_values,
+    decltype(pipeline(insert_get_tuple, delete_disconnected, variables_to_globals, functionalize_loops,
+                      functionalize_conds, fold_get_tuple, tensor_arrays, constant_propagation, infer_values,
                       delete_constant_ancestors, dce));
 
 /// The TensorFlow frontend: an imported GraphDef (`gpass::read_tf_graph_file`) to functional,
@@ -32,12 +32,14 @@ using tf_frontend_pipeline =
 /// 1. `insert-get-tuple`: `node:i` reads of multi-output ops go through `get_tuple` (v1
 ///    control-flow ops keep their ports);
 /// 2. `delete-disconnected`;
-/// 3. `functionalize-loops`: v1 frames (Enter/Merge/Switch/Exit/NextIteration/LoopCond) to
+/// 3. `variables-to-globals`: reference and resource variables to `get_global` /
+///    `set_global`, initial values kept as graph attributes; before the loops are
+///    functionalized, so reads and writes behind an `Enter` stay in the loop frame and end up
+///    in the body function (a variable updated every iteration);
+/// 4. `functionalize-loops`: v1 frames (Enter/Merge/Switch/Exit/NextIteration/LoopCond) to
 ///    functional `while` nodes with condition and body functions, inner frames first;
-/// 4. `functionalize-conds`: `tf.cond`'s Switch/Merge to functional `if` nodes;
-/// 5. `fold-get-tuple`: back to plain multi-port IR;
-/// 6. `variables-to-globals`: reference and resource variables to `get_global` /
-///    `set_global`, initial values kept as graph attributes;
+/// 5. `functionalize-conds`: `tf.cond`'s Switch/Merge to functional `if` nodes;
+/// 6. `fold-get-tuple`: back to plain multi-port IR;
 /// 7. `lower-tensor-arrays`: the TensorArrayV3 family to `list` values and gpass list ops;
 /// 8. `tf-constant-propagation`: subgraphs with no Placeholder/variable ancestor folded by
 ///    gpass's own CPU kernels, within a size limit;

@@ -23,6 +23,7 @@
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 #include <gpass/passes/tf/detail/constants.hpp>
+#include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {
 
@@ -51,7 +52,12 @@ inline bool mutates_variable(std::string_view op) {
 /// variables), of domain "tf" (or the default domain). The global's name is the variable's
 /// `shared_name` when not empty, else its node name; its type is `dtype` and `shape`.
 /// - Reads: `Identity` of a reference variable (its `Var/read`) and `ReadVariableOp` become
-///   `get_global {variable = name}` with the same name, type, uses and control inputs.
+///   `get_global {variable = name}` with the same name, type, uses and control inputs. Any
+///   other op reading a reference variable directly (`Mul(v, 2)`, or through a `RefEnter`
+///   in a loop body) reads a new `get_global` named `<op>/read`, with the op's control
+///   inputs (and a control edge from the Enter), so it reads the value when the op runs;
+///   and so does an op of a loop body reading `v/read` through loop-invariant Enters (in
+///   TensorFlow `v/read` aliases the variable's buffer, so the body sees its assignments).
 /// - Writes: `Assign` and `AssignVariableOp` become `set_global {variable = name}(value)`,
 ///   which outputs the new value (uses of `Assign` read it). `AssignAdd`/`AssignSub` and the
 ///   `...VariableOp` forms become `get_global` -> `AddV2`/`Sub` (`tf::` in TensorFlow graphs,
@@ -158,6 +164,54 @@ struct variables_to_globals_fn {
     return n;
   }
 
+  // A new `get_global` named `<op>/read` reading variable `gname` for op `op`: it has the op's
+  // control inputs, and one from `carrier` (the Enter the variable reaches `op` through, or
+  // `op` itself when there is none: no edge) so it stays in the op's loop frame.
+  template <class G>
+  static typename G::node_id read_for(G& g, typename G::node_id op, const std::string& gname, const tensor_type& vt,
+                                      typename G::node_id carrier) {
+    auto n = global_node<G>("get_global", gname, type(vt));
+    n.name = g.unique_name(g[op].name + "/read");
+    n.device = g[op].device;
+    auto rd = g.add_node(std::move(n));
+    for (auto p : g.control_inputs(op)) g.add_control(p, rd);
+    if (carrier != op) g.add_control(carrier, rd);
+    return rd;
+  }
+
+  // TensorFlow's `Identity` of a reference variable (`v/read`) aliases the variable's buffer:
+  // a loop body reading it through loop-invariant Enters sees the value the variable has when
+  // the reader runs (an `Assign` in the body changes it every iteration). So each such reader
+  // gets its own get_global, kept in its frame by a control edge from its innermost Enter;
+  // readers that are v1 control flow, and Enters of loop variables, keep the value read once.
+  template <class G>
+  static void reread_in_frames(G& g, typename G::node_id r, const std::string& gname, const tensor_type& vt,
+                               counters& c) {
+    using node_id = typename G::node_id;
+    auto invariant_enter = [&](node_id v) {
+      const auto& n = g[v];
+      return n.op == "Enter" && n.domain.empty() && get_or<bool>(n.attrs, "is_constant", false);
+    };
+    struct reader {
+      node_id node;
+      int port;
+      node_id enter;
+    };
+    std::vector<node_id> enters;
+    for (const auto& u : g.uses(r))
+      if (invariant_enter(u.node)) enters.push_back(u.node);
+    std::vector<reader> readers;
+    for (std::size_t i = 0; i < enters.size(); ++i)
+      for (const auto& u : g.uses(enters[i])) {
+        if (invariant_enter(u.node)) enters.push_back(u.node);
+        else if (!detail::is_v1_control_flow(g[u.node])) readers.push_back({u.node, u.dst_port, enters[i]});
+      }
+    for (const auto& rd : readers) {
+      g.set_input(rd.node, rd.port, read_for(g, rd.node, gname, vt, rd.enter), 0);
+      ++c.reads;
+    }
+  }
+
   template <class G>
   static void run_one(G& g, G& top, counters& c) {
     using node_id = typename G::node_id;
@@ -250,15 +304,8 @@ struct variables_to_globals_fn {
           if (u.via != var) g.add_control(u.via, s);
         } else {
           const bool add = cn.op == "AssignAdd" || cn.op == "AssignAddVariableOp";
-          auto rd = g.add_node([&] {
-            auto n = global_node<G>("get_global", gname, type(vt));
-            n.name = g.unique_name(cn.name + "/read");
-            n.device = cn.device;
-            return n;
-          }());
-          for (auto p : g.control_inputs(cv)) g.add_control(p, rd);
+          auto rd = read_for(g, cv, gname, vt, u.via != var ? u.via : cv);
           if (value.node != var) g.add_control(value.node, rd);  // read when TF would: after the value is ready
-          if (u.via != var) g.add_control(u.via, rd);
           node_type op;
           op.name = g.unique_name(cn.name + (add ? "/add" : "/sub"));
           op.device = cn.device;
@@ -287,6 +334,7 @@ struct variables_to_globals_fn {
         auto r = take_over(g, cv, global_node<G>("get_global", gname, out_t));
         if (u.via != var) g.add_control(u.via, r);
         ++c.reads;
+        if (!resource) reread_in_frames(g, r, gname, vt, c);
         done.insert(g.serial(cv));
         doomed.push_back(cv);
       } else if (is_init_query) {
@@ -294,8 +342,14 @@ struct variables_to_globals_fn {
         detail::replace_by_constant(g, cv, tensor::scalar(true), detail::tf_constants(top, cn.domain));
       } else if (detail::mutates_variable(cn.op) || resource) {
         fail("variable '" + gname + "' reaches an op that variables-to-globals does not lower", cn.name, cn.op);
+      } else {
+        // an op reading a reference variable directly (TensorFlow reads a ref input when the
+        // op runs): its own get_global, ordered like the op (its control inputs) and, behind
+        // an Enter (RefEnter), kept in the loop frame by a control edge from it, so a loop
+        // body reads the value of the current iteration
+        g.set_input(cv, u.port, read_for(g, cv, gname, vt, u.via != var ? u.via : cv), 0);
+        ++c.reads;
       }
-      // otherwise: an op reading a reference variable directly; the variable becomes a get_global
     }
     g.remove_nodes(doomed);
     // carriers without consumers go, last ones first (a chain's inner Enter after its outer one)

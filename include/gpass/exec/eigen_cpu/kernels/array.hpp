@@ -343,6 +343,22 @@ inline void topk_into(context& ctx, const gpass::tensor& x, i64 axis_i, i64 k, b
   });
 }
 
+/// Output 0 = `x` repeated `reps[d]` times along each axis `d` (ONNX Tile, TF Tile);
+/// `what` names the repetitions in errors ("repeats", "multiples").
+inline void tile_into(context& ctx, const gpass::tensor& x, const std::vector<i64>& reps, const char* what) {
+  if (reps.size() != x.rank())
+    ctx.fail(std::string(what) + " has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.rank()));
+  const auto st = strides_of(x.sizes());
+  std::vector<i64> out, vs, vst;
+  for (std::size_t d = 0; d < x.rank(); ++d) {
+    if (reps[d] < 0) ctx.fail(std::string(what) + " has a negative entry");
+    out.push_back(x.sizes()[d] * reps[d]);
+    vs.insert(vs.end(), {reps[d], x.sizes()[d]});
+    vst.insert(vst.end(), {0, st[d]});
+  }
+  copy_view(ctx, x, out, vs, vst, 0);
+}
+
 /// Output 0 = `x` padded by `begin[d]` / `end[d]` elements (negative: cropped) on each axis;
 /// mode `m`: 0 constant (`cval`, a one-element tensor of x's type; empty: zero), 1 reflect,
 /// 2 edge, 3 wrap.
@@ -669,19 +685,7 @@ inline void register_array_move(registry& r) {
   }});
   r.add({.op = "Tile", .make = [](const kernel_node&) -> fn {
     return [](context& ctx) {
-      const gpass::tensor& x = ctx.input(0);
-      const auto reps = int_values(ctx.input(1), ctx.node(), "repeats");
-      if (reps.size() != x.rank())
-        ctx.fail("repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.rank()));
-      const auto st = strides_of(x.sizes());
-      std::vector<i64> out, vs, vst;
-      for (std::size_t d = 0; d < x.rank(); ++d) {
-        if (reps[d] < 0) ctx.fail("repeats has a negative entry");
-        out.push_back(x.sizes()[d] * reps[d]);
-        vs.insert(vs.end(), {reps[d], x.sizes()[d]});
-        vst.insert(vst.end(), {0, st[d]});
-      }
-      copy_view(ctx, x, out, vs, vst, 0);
+      tile_into(ctx, ctx.input(0), int_values(ctx.input(1), ctx.node(), "repeats"), "repeats");
     };
   }});
   r.add({.op = "DepthToSpace", .make = [](const kernel_node& n) -> fn {

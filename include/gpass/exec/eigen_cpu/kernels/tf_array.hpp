@@ -328,19 +328,7 @@ inline void register_tf_move(registry& r) {
          }});
   r.add({.domain = domain, .op = "Tile", .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
-             const gpass::tensor& x = ctx.input(0);
-             const auto reps = vector_ints(ctx.input(1), ctx.node(), "multiples");
-             if (reps.size() != x.rank())
-               ctx.fail("multiples has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.rank()));
-             const auto st = strides_of(x.sizes());
-             std::vector<i64> out, vs, vst;
-             for (std::size_t d = 0; d < x.rank(); ++d) {
-               if (reps[d] < 0) ctx.fail("multiples has a negative entry");
-               out.push_back(x.sizes()[d] * reps[d]);
-               vs.insert(vs.end(), {reps[d], x.sizes()[d]});
-               vst.insert(vst.end(), {0, st[d]});
-             }
-             copy_view(ctx, x, out, vs, vst, 0);
+             array_detail::tile_into(ctx, ctx.input(0), vector_ints(ctx.input(1), ctx.node(), "multiples"), "multiples");
            };
          }});
   r.add({.domain = domain, .op = "BroadcastTo", .make = [](const kernel_node&) -> fn {
