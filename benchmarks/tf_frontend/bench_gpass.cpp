@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/graph/library.hpp>
 #include <gpass/io/tensorflow.hpp>
 #include <gpass/io/tf_signature.hpp>
 #include <gpass/pass/context.hpp>
@@ -40,13 +41,7 @@ double median(std::vector<double> v) {
 
 std::size_t count_nodes(const gpass::graph<>& g) {
   std::size_t n = 0;
-  std::vector<const gpass::graph<>*> todo{&g};
-  while (!todo.empty()) {
-    const auto* h = todo.back();
-    todo.pop_back();
-    n += h->num_nodes();
-    for (const auto& [name, fn] : h->functions()) todo.push_back(fn.get());
-  }
+  for (const auto* h : gpass::all_graphs(g)) n += h->num_nodes();
   return n;
 }
 

@@ -1,11 +1,15 @@
 #include <doctest/doctest.h>
 
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/reachability.hpp>
 #include <gpass/graph/subgraph.hpp>
 #include <gpass/graph/topological_order.hpp>
 
+#include <algorithm>
 #include <map>
+#include <type_traits>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -325,4 +329,30 @@ TEST_CASE("graph.name_index.random_against_reference") {
   // A copy has its own index, equal in content.
   gpass::graph<> c(g);
   for (const auto& [name, v] : ref) CHECK(c[c.at(name)].name == name);
+}
+
+TEST_CASE("graph.library.all_graphs_preorder_nested") {
+  // g has functions a and b; b has its own function c: every graph once, g first, then each
+  // function before the functions of its library
+  G c;
+  c.add_node({.name = "in_c"});
+  G b;
+  b.add_node({.name = "in_b"});
+  b.add_function("c", std::move(c));
+  G g;
+  g.add_function("a", G{});
+  g.add_function("b", std::move(b));
+  const auto all = gpass::all_graphs(g);
+  REQUIRE(all.size() == 4);
+  CHECK(all.front() == &g);
+  const G* fb = g.find_function("b");
+  const G* fc = fb->find_function("c");
+  std::vector<const G*> seen(all.begin(), all.end());
+  CHECK(std::count(seen.begin(), seen.end(), g.find_function("a")) == 1);
+  CHECK(std::count(seen.begin(), seen.end(), fc) == 1);
+  CHECK(std::find(seen.begin(), seen.end(), fb) < std::find(seen.begin(), seen.end(), fc));
+  // on a const graph: pointers to const graphs, same graphs
+  const auto call = gpass::all_graphs(std::as_const(g));
+  static_assert(std::is_same_v<decltype(call), const std::vector<const G*>>);
+  CHECK(std::vector<const G*>(call.begin(), call.end()) == seen);
 }

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/verify.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/pass/context.hpp>
@@ -36,16 +37,11 @@ bool is_tf_v1_or_stateful_op(const gpass::node& n) {
   return n.domain == "tf" && tf_lowered.contains(n.op);
 }
 
-/// Calls `f(graph, node_id)` for every node of `g` and of its functions (iteratively).
+/// Calls `f(graph, node_id)` for every node of `g` and of its functions.
 template <class F>
 void for_each_node_everywhere(const gpass::graph<>& g, F&& f) {
-  std::vector<const gpass::graph<>*> todo{&g};
-  while (!todo.empty()) {
-    const auto* h = todo.back();
-    todo.pop_back();
+  for (const auto* h : gpass::all_graphs(g))
     for (auto v : h->nodes()) f(*h, v);
-    for (const auto& [name, fn] : h->functions()) todo.push_back(fn.get());
-  }
 }
 
 /// Whether `s` has a rank and every dim is a number or a symbol (no `?`).

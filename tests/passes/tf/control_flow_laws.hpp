@@ -21,7 +21,7 @@ void check_control_flow_laws(const gpass::graph<>& g, Rerun rerun, const std::st
   o.allow_v1_control_flow_cycles = false;
   CHECK_NOTHROW(gpass::verify(g, o));
   gpass::graph<> copy = g;
-  for (gpass::graph<>* h : gpass::detail::all_graphs(copy))
+  for (gpass::graph<>* h : gpass::all_graphs(copy))
     for (auto v : h->nodes()) CHECK_MESSAGE(!gpass::detail::is_v1_control_flow((*h)[v]), (*h)[v].name);
   gpass::pass_context ctx;
   rerun(copy, ctx);

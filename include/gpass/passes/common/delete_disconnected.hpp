@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/ops/registry.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
@@ -63,19 +64,14 @@ struct delete_disconnected_fn {
   void operator()(G& g, pass_context& ctx) const {
     pass_name_scope scope(ctx, name);
     std::int64_t removed = 0;
-    std::vector<G*> work{&g};  // every graph: the top one and all (nested) functions
     std::vector<typename G::node_id> doomed;
-    while (!work.empty()) {
-      G* cur = work.back();
-      work.pop_back();
+    for (G* cur : all_graphs(g)) {
       doomed.clear();
       for (auto v : cur->nodes())
         if (cur->in_degree(v) == 0 && cur->out_degree(v) == 0 && !detail::disconnected_pinned((*cur)[v]))
           doomed.push_back(v);
       for (auto v : doomed) cur->remove_node(v);  // O(1): the node has no edges
       removed += static_cast<std::int64_t>(doomed.size());
-      for (auto& [fname, f] : cur->functions())
-        if (f) work.push_back(f.get());
     }
     ctx.add_statistic("removed-nodes", removed);
   }

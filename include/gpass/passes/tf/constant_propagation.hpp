@@ -22,6 +22,7 @@
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/value.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/ops/opset.hpp>
 #include <gpass/pass/context.hpp>
@@ -112,14 +113,7 @@ struct constant_propagation_fn {
     }
     counters c;
     exec::eigen_cpu cpu({.threads = 1});
-    std::vector<G*> work{&g};
-    while (!work.empty()) {
-      G* cur = work.back();
-      work.pop_back();
-      run_one(*cur, g, cpu, lim, c, ctx);
-      for (auto& [fname, f] : cur->functions())
-        if (f) work.push_back(f.get());
-    }
+    for (G* cur : all_graphs(g)) run_one(*cur, g, cpu, lim, c, ctx);
     ctx.add_statistic("folded", c.folded);
     ctx.add_statistic("no-kernel", c.no_kernel);
     ctx.add_statistic("too-large", c.too_large);

@@ -14,6 +14,7 @@
 #include <gpass/core/tensor.hpp>
 #include <gpass/graph/edge.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
@@ -53,14 +54,7 @@ struct delete_constant_ancestors_fn {
   void operator()(G& g, pass_context& ctx) const {
     pass_name_scope scope(ctx, name);
     std::int64_t replaced = 0, deleted = 0;
-    std::vector<G*> work{&g};
-    while (!work.empty()) {
-      G* cur = work.back();
-      work.pop_back();
-      run_one(*cur, g, replaced, deleted);
-      for (auto& [fname, f] : cur->functions())
-        if (f) work.push_back(f.get());
-    }
+    for (G* cur : all_graphs(g)) run_one(*cur, g, replaced, deleted);
     ctx.add_statistic("replaced-nodes", replaced);
     ctx.add_statistic("deleted-nodes", deleted);
   }

@@ -61,7 +61,7 @@ struct fold_get_tuple_fn {
     using node_id = typename G::node_id;
     pass_name_scope scope(ctx, name);
     std::int64_t folded = 0;
-    for (G* cur : detail::all_graphs(g)) {
+    for (G* cur : all_graphs(g)) {
       G& h = *cur;
       std::vector<node_id> doomed;
       for (auto v : h.nodes())

@@ -476,7 +476,7 @@ struct functionalize_conds_fn {
   void operator()(G& g, pass_context& ctx) const {
     pass_name_scope scope(ctx, name);
     std::int64_t conds = 0;
-    std::vector<G*> work = detail::all_graphs(g);
+    std::vector<G*> work = all_graphs(g);
     std::vector<G*> made;
     while (!work.empty()) {
       G* cur = work.back();

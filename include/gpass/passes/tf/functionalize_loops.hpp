@@ -489,7 +489,7 @@ struct functionalize_loops_fn {
   void operator()(G& g, pass_context& ctx) const {
     pass_name_scope scope(ctx, name);
     std::int64_t loops = 0;
-    for (G* cur : detail::all_graphs(g)) loops += detail::loop_functionalizer<G>(*cur, g).run();
+    for (G* cur : all_graphs(g)) loops += detail::loop_functionalizer<G>(*cur, g).run();
     ctx.add_statistic("loops", loops);
   }
 };

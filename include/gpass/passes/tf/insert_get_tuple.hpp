@@ -75,7 +75,7 @@ struct insert_get_tuple_fn {
     using node_id = typename G::node_id;
     pass_name_scope scope(ctx, name);
     std::int64_t inserted = 0, rerouted = 0;
-    for (G* cur : detail::all_graphs(g)) {
+    for (G* cur : all_graphs(g)) {
       G& h = *cur;
       std::vector<node_id> producers;
       for (auto v : h.nodes())

@@ -20,6 +20,7 @@
 #include <gpass/core/type.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 #include <gpass/passes/tf/detail/constants.hpp>
@@ -101,14 +102,7 @@ struct variables_to_globals_fn {
   void operator()(G& g, pass_context& ctx) const {
     pass_name_scope scope(ctx, name);
     counters c;
-    std::vector<G*> work{&g};
-    while (!work.empty()) {
-      G* cur = work.back();
-      work.pop_back();
-      run_one(*cur, g, c);
-      for (auto& [fname, f] : cur->functions())
-        if (f) work.push_back(f.get());
-    }
+    for (G* cur : all_graphs(g)) run_one(*cur, g, c);
     ctx.add_statistic("variables", c.variables);
     ctx.add_statistic("reads", c.reads);
     ctx.add_statistic("writes", c.writes);

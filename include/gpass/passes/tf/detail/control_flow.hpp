@@ -17,6 +17,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 
 namespace gpass::detail {
 
@@ -47,20 +48,6 @@ bool is_constant_op(const Node& n) {
 template <class G>
 bool is_free_constant(const G& g, typename G::node_id v) {
   return g.in_degree(v) == 0 && is_constant_op(g[v]);
-}
-
-/// Every graph of `g`'s library tree, `g` first (pre-order, iterative).
-template <class G>
-std::vector<G*> all_graphs(G& g) {
-  std::vector<G*> out, stack{&g};
-  while (!stack.empty()) {
-    G* cur = stack.back();
-    stack.pop_back();
-    out.push_back(cur);
-    for (auto& [name, f] : cur->functions())
-      if (f) stack.push_back(f.get());
-  }
-  return out;
 }
 
 /// `gpass::error` of a control-flow pass about one node.
