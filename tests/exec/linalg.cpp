@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
@@ -194,6 +195,72 @@ TEST_CASE("exec.linalg.gemm") {
   check_close<float>(run1(lin, {x1, w, c}, 2), values_of(run1(lin, {x1, w, c}, 1)), {1, 200}, 1e-5);
 }
 
+TEST_CASE("exec.linalg.sgemm_kernels") {
+  // every f32 micro-kernel this processor can run (AVX-512, AVX2, portable) against a double
+  // reference: ragged rows and columns (masked / partial tiles), several depth blocks, both
+  // packing orders, accumulation into C
+  namespace sg = gpass::exec::cpu_detail::sgemm;
+  const std::vector<sg::kernel_info>& kernels = sg::available_kernels();
+  REQUIRE(!kernels.empty());
+  CHECK(kernels.back().name == "generic");
+  struct cfg {
+    i64 M, N, K;
+    bool a_cols, b_cols, acc;
+  };
+  for (const sg::kernel_info& ki : kernels)
+    for (const cfg& c : std::vector<cfg>{{1, 1, 1, false, false, false}, {7, 33, 5, true, false, true},
+                                         {9, 47, 700, false, true, false}, {16, 64, 256, false, false, true},
+                                         {13, 17, 1300, true, true, false}, {3, 100, 0, false, false, false}}) {
+      INFO(std::string(ki.name) << " M=" << c.M << " N=" << c.N << " K=" << c.K);
+      const auto a = random_values(static_cast<std::size_t>(c.M * c.K), 51);
+      const auto b = random_values(static_cast<std::size_t>(c.K * c.N), 52);
+      const i64 ldc = c.N + 3;  // C inside a wider row-major matrix
+      std::vector<float> cm(static_cast<std::size_t>(c.M * ldc), 0.25f);
+      std::vector<float> pa(static_cast<std::size_t>(std::max<i64>(1, sg::panels(c.M, ki.mr) * c.K * ki.mr)));
+      std::vector<float> pb(static_cast<std::size_t>(std::max<i64>(1, sg::panels(c.N, ki.nr) * c.K * ki.nr)));
+      // A(i, k) is a[i * K + k]; stored transposed when a_cols (same values)
+      std::vector<float> at(a.size()), bt(b.size());
+      for (i64 i = 0; i < c.M; ++i)
+        for (i64 k = 0; k < c.K; ++k) at[static_cast<std::size_t>(k * c.M + i)] = a[static_cast<std::size_t>(i * c.K + k)];
+      for (i64 k = 0; k < c.K; ++k)
+        for (i64 j = 0; j < c.N; ++j) bt[static_cast<std::size_t>(j * c.K + k)] = b[static_cast<std::size_t>(k * c.N + j)];
+      if (c.a_cols) sg::pack_a(at.data(), c.M, true, c.M, c.K, ki.mr, pa.data());
+      else sg::pack_a(a.data(), c.K, false, c.M, c.K, ki.mr, pa.data());
+      if (c.b_cols) sg::pack_b(bt.data(), c.K, true, c.K, c.N, ki.nr, pb.data());
+      else sg::pack_b(b.data(), c.N, false, c.K, c.N, ki.nr, pb.data());
+      sg::multiply(ki, pa.data(), c.K * ki.mr, c.M, pb.data(), c.K * ki.nr, c.N, c.K, cm.data(), ldc, c.acc);
+      for (i64 i = 0; i < c.M; ++i)
+        for (i64 j = 0; j < ldc; ++j) {
+          double want = 0.25;
+          if (j < c.N) {
+            want = c.acc ? 0.25 : 0.0;
+            for (i64 k = 0; k < c.K; ++k)
+              want += static_cast<double>(a[static_cast<std::size_t>(i * c.K + k)]) * b[static_cast<std::size_t>(k * c.N + j)];
+          }
+          INFO("C(" << i << ", " << j << ")");
+          CHECK(std::abs(cm[static_cast<std::size_t>(i * ldc + j)] - want) <= 1e-4 * (1.0 + std::abs(want)));
+        }
+      // A read in place (row-major, row stride K + 2) gives the same product
+      if (c.K > 0) {
+        std::vector<float> a_wide(static_cast<std::size_t>(c.M * (c.K + 2)), 7.0f);
+        for (i64 i = 0; i < c.M; ++i)
+          for (i64 k = 0; k < c.K; ++k) a_wide[static_cast<std::size_t>(i * (c.K + 2) + k)] = a[static_cast<std::size_t>(i * c.K + k)];
+        std::vector<float> direct(static_cast<std::size_t>(c.M * ldc), 0.25f);
+        sg::multiply(ki, a_wide.data(), 0, c.M, pb.data(), c.K * ki.nr, c.N, c.K, direct.data(), ldc, c.acc, 0, -1, c.K + 2);
+        for (std::size_t i = 0; i < direct.size(); ++i) CHECK(std::abs(direct[i] - cm[i]) <= 1e-4 * (1.0 + std::abs(cm[i])));
+      }
+      // a column range (the split between threads) leaves the other columns alone
+      if (c.N > ki.nr && c.K > 0) {
+        std::vector<float> part(static_cast<std::size_t>(c.M * ldc), -1.0f);
+        sg::multiply(ki, pa.data(), c.K * ki.mr, c.M, pb.data(), c.K * ki.nr, c.N, c.K, part.data(), ldc, false, ki.nr, c.N);
+        for (i64 i = 0; i < c.M; ++i) {
+          CHECK(part[static_cast<std::size_t>(i * ldc)] == -1.0f);
+          CHECK(part[static_cast<std::size_t>(i * ldc + c.N - 1)] != -1.0f);
+        }
+      }
+    }
+}
+
 TEST_CASE("exec.linalg.packed_constant_weights") {
   // Gemm / MatMul with B known as a constant when the kernel is made (packed once) agree with
   // the unpacked kernel, on 1 and 2 threads; another B at run time is not mistaken for it
@@ -312,6 +379,55 @@ TEST_CASE("exec.linalg.conv_against_reference") {
   auto y3 = run1(make_node("Conv", 2, {{"pads", std::vector<i64>{0, 0, 1, 0, 0, 0}}}),
                  {x.reshaped({1, 2, 1, 1, 9}), w.reshaped({3, 2, 1, 1, 3})});
   check_close<float>(y3, values_of(y2), {1, 3, 1, 1, 8});
+  // the same with the filter packed (im2col into panels through the generic row path)
+  for (auto [xs, ws, pads] : std::vector<std::tuple<std::vector<i64>, std::vector<i64>, std::vector<i64>>>{
+           {{1, 2, 9}, {3, 2, 3}, {1, 0}}, {{1, 2, 1, 1, 9}, {3, 2, 1, 1, 3}, {0, 0, 1, 0, 0, 0}}}) {
+    auto n = make_node("Conv", 2, {{"pads", pads}});
+    auto packed = n;
+    const tensor wr = w.reshaped(ws);
+    packed.constant_inputs = {std::nullopt, wr};
+    check_close<float>(run1(packed, {x.reshaped(xs), wr}), values_of(y2), run1(n, {x.reshaped(xs), wr}).sizes());
+  }
+}
+
+TEST_CASE("exec.linalg.conv_packed_every_kernel") {
+  // the packed Conv on every micro-kernel this processor has: im2col panels, and the in-place
+  // path (stride 1, 2-D, output width a multiple of half a panel) with dilations, asymmetric
+  // pads, groups, batches and several depth blocks; 1 and 2 threads
+  namespace la = gpass::exec::cpu_detail::linalg;
+  namespace sg = gpass::exec::cpu_detail::sgemm;
+  struct cfg {
+    i64 N, C, H, W, M, G, KH, KW;
+    std::array<i64, 2> s, d;
+    std::array<i64, 4> pads;
+  };
+  const kernel_node node = make_node("Conv", 2);
+  for (const sg::kernel_info& ki : sg::available_kernels())
+    for (const cfg& c : std::vector<cfg>{{1, 8, 16, 16, 12, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                         {1, 5, 20, 32, 10, 1, 3, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}},
+                                         {2, 6, 10, 16, 8, 2, 2, 3, {1, 1}, {1, 1}, {1, 0, 0, 2}},
+                                         {1, 3, 8, 8, 7, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                         {1, 4, 12, 11, 9, 1, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                                         {1, 64, 8, 16, 20, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                         {1, 16, 16, 16, 24, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}}}) {
+      INFO(std::string(ki.name) << " C=" << c.C << " H=" << c.H << " W=" << c.W << " M=" << c.M << " G=" << c.G);
+      auto x = random_tensor({c.N, c.C, c.H, c.W}, 61), w = random_tensor({c.M, c.C / c.G, c.KH, c.KW}, 62),
+           b = random_tensor({c.M}, 63);
+      std::vector<i64> ys;
+      const auto want = ref_conv2d(x, w, b.data<float>(), c.G, c.s, c.d, c.pads, ys);
+      la::window_attrs wa;
+      wa.strides = {c.s[0], c.s[1]};
+      wa.dilations = {c.d[0], c.d[1]};
+      wa.pads = {c.pads[0], c.pads[1], c.pads[2], c.pads[3]};
+      const la::window_geometry g = la::resolve_window(wa, {c.H, c.W}, {c.KH, c.KW}, node);
+      const la::packed_filter pf(w.data<float>(), c.M, c.G, w.size() / c.M, ki);
+      for (int threads : {1, 2}) {
+        eigen_cpu cpu({.threads = threads});
+        tensor y = tensor::uninitialized(gpass::dtype::f32, ys);
+        la::conv_forward_packed(cpu, g, c.N, c.C, c.M, c.G, x.data<float>(), pf, b.data<float>(), y.data<float>());
+        check_close<float>(y, want, ys, 1e-4);
+      }
+    }
 }
 
 TEST_CASE("exec.linalg.conv_transpose") {

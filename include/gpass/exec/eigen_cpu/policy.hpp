@@ -1,13 +1,17 @@
 #pragma once
 /// \file policy.hpp
 /// `gpass::exec::eigen_cpu`: the CPU executor policy: host memory, an intra-op thread pool
-/// (Eigen's non-blocking `ThreadPool`), and `parallel_for`. Include `<gpass/exec/eigen_cpu.hpp>`
-/// for the policy together with its kernels.
+/// whose workers spin briefly before sleeping (like ONNX Runtime's: a plan's kernels follow
+/// each other within microseconds, and waking a sleeping thread costs tens), and
+/// `parallel_for`. Include `<gpass/exec/eigen_cpu.hpp>` for the policy together with its kernels.
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <functional>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -19,9 +23,6 @@
 #include <type_traits>
 #include <vector>
 
-#define EIGEN_USE_THREADS 1
-#include <unsupported/Eigen/CXX11/ThreadPool>
-
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/policy.hpp>
@@ -29,6 +30,86 @@
 namespace gpass::exec {
 
 namespace detail {
+
+/// A fixed set of worker threads running scheduled tasks in order. An idle worker spins for
+/// up to `spin` (checking for new work) before it sleeps on a condition variable.
+class worker_pool {
+ public:
+  worker_pool(int workers, std::chrono::microseconds spin) : spin_(spin) {
+    threads_.reserve(static_cast<std::size_t>(workers));
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  worker_pool(const worker_pool&) = delete;
+  worker_pool& operator=(const worker_pool&) = delete;
+  ~worker_pool() {
+    stopping_.store(true, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(m_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  void schedule(std::function<void()> task) {
+    std::lock_guard lock(m_);
+    queue_.push_back(std::move(task));
+    pending_.fetch_add(1, std::memory_order_release);
+    if (sleepers_ > 0) wake_.notify_one();
+  }
+  /// Whether the calling thread is one of this pool's workers.
+  bool in_worker() const noexcept { return current() == this; }
+
+ private:
+  static const worker_pool*& current() noexcept {
+    thread_local const worker_pool* p = nullptr;
+    return p;
+  }
+  static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+  void loop() {
+    current() = this;
+    for (;;) {
+      if (spin_.count() > 0) {
+        const auto until = std::chrono::steady_clock::now() + spin_;
+        for (unsigned i = 1; pending_.load(std::memory_order_acquire) == 0; ++i) {
+          pause();
+          if (i % 256 == 0 && (stopping_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() > until)) break;
+        }
+      }
+      std::function<void()> task;
+      {
+        std::unique_lock lock(m_);
+        while (queue_.empty() && !stop_) {
+          ++sleepers_;
+          wake_.wait(lock);
+          --sleepers_;
+        }
+        if (queue_.empty()) return;  // stopping, nothing left
+        task = std::move(queue_.front());
+        queue_.pop_front();
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      task();
+    }
+  }
+
+  std::chrono::microseconds spin_;
+  std::mutex m_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  std::atomic<std::int64_t> pending_{0};
+  std::atomic<bool> stopping_{false};
+  int sleepers_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
 /// The ranges of one `eigen_cpu::parallel_for` call: claimed through `next`, counted down in
 /// `left` as they finish.
 struct parallel_for_state {
@@ -84,12 +165,14 @@ class eigen_cpu {
   struct stream_type {};  ///< the CPU runs kernels in order on the calling thread
 
   struct options {
-    int threads = 1;  ///< intra-op threads, caller included (>= 1)
+    int threads = 1;     ///< intra-op threads, caller included (>= 1)
+    int spin_us = 200;   ///< how long an idle worker spins for new work before sleeping (0: sleep at once)
   };
 
   eigen_cpu() : eigen_cpu(options{}) {}
   explicit eigen_cpu(options o) : threads_(std::max(1, o.threads)) {
-    if (threads_ > 1) pool_ = std::make_unique<Eigen::ThreadPool>(threads_ - 1);
+    if (threads_ > 1)
+      pool_ = std::make_unique<detail::worker_pool>(threads_ - 1, std::chrono::microseconds(std::max(0, o.spin_us)));
   }
   eigen_cpu(const eigen_cpu&) = delete;
   eigen_cpu& operator=(const eigen_cpu&) = delete;
@@ -131,7 +214,7 @@ class eigen_cpu {
     if (n <= 0) return;
     const int workers = pool_ ? threads_ : 1;
     std::int64_t chunks = 1;
-    if (workers > 1 && pool_->CurrentThreadId() < 0) {
+    if (workers > 1 && !pool_->in_worker()) {
       const double total = cost * static_cast<double>(n);
       chunks = std::min<std::int64_t>({n, workers, static_cast<std::int64_t>(total / 20000.0) + 1});
     }
@@ -147,7 +230,7 @@ class eigen_cpu {
     using fn_type = std::remove_reference_t<F>;
     fn_type* fp = &f;
     for (std::int64_t c = 1; c < chunks; ++c)
-      pool_->Schedule([st, fp, n, step] { st->run(*fp, n, step); });
+      pool_->schedule([st, fp, n, step] { st->run(*fp, n, step); });
     st->run(f, n, step);
     st->wait();
     if (st->failure) std::rethrow_exception(st->failure);
@@ -159,7 +242,7 @@ class eigen_cpu {
   }
 
   int threads_ = 1;
-  std::unique_ptr<Eigen::ThreadPool> pool_;
+  std::unique_ptr<detail::worker_pool> pool_;
   stream_type stream_;
 };
 

@@ -10,15 +10,17 @@
 /// are im2col (per block of output positions, into a scratch buffer) + GEMM, with a direct
 /// GEMM for 1x1 stride-1 unpadded kernels; ConvTranspose is GEMM + col2im.
 ///
-/// Constant weights (a Constant node feeding B of Gemm/MatMul or W of Conv, see
-/// `kernel_node::constant_inputs`) are packed once into Eigen's panel format when the kernel
-/// is made; each run then packs only the activations (`GPASS_CPU_PACKED_GEMM`, f32/f64).
+/// Constant f32 weights (a Constant node feeding B of Gemm/MatMul or W of Conv, see
+/// `kernel_node::constant_inputs`) are packed once when the kernel is made, and those
+/// products run on sgemm.hpp's micro-kernels (AVX-512 / AVX2 chosen at run time); each run
+/// packs only the activations, im2col writing its columns straight into panel form.
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <span>
@@ -30,16 +32,7 @@
 #include <Eigen/Core>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
-
-/// 1 when constant weights are pre-packed into Eigen's GEMM panel format (Eigen 3.4 only:
-/// it uses Eigen internals); 0: every product goes through Eigen's public GEMM.
-#ifndef GPASS_CPU_PACKED_GEMM
-#if EIGEN_WORLD_VERSION == 3 && EIGEN_MAJOR_VERSION == 4
-#define GPASS_CPU_PACKED_GEMM 1
-#else
-#define GPASS_CPU_PACKED_GEMM 0
-#endif
-#endif
+#include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -58,7 +51,7 @@ using mut_map = Eigen::Map<row_matrix<T>, Eigen::Unaligned, Eigen::OuterStride<>
 inline constexpr double mac_cost = 0.04;
 /// Total cost below which a product runs on one thread (measured: splitting a 512x512 GEMV
 /// over two threads gains nothing; a 64x512x512 GEMM halves).
-inline constexpr double parallel_threshold = 40000.0;
+inline constexpr double parallel_threshold = 10000.0;
 
 inline i64 product(std::span<const i64> v) {
   i64 p = 1;
@@ -174,181 +167,11 @@ gpass::tensor convert_tensor(const gpass::tensor& t) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Pre-packed constant operands (Eigen's GEMM panel format)
+// Pre-packed constant operands (f32, the panel form of sgemm.hpp)
 //
-// Eigen's GEMM copies ("packs") both operands into cache-friendly panels on every product. A
-// constant weight operand (the initializer B of a Gemm/MatMul, the filter of a Conv) is
-// packed once when the plan binds the kernel instead, and each run packs only the other
-// operand and calls Eigen's panel kernel (`gebp_kernel`). These are Eigen 3.4 internals
-// (`Eigen::internal::gemm_pack_lhs/rhs`, `gebp_kernel`, `const_blas_data_mapper`): the code is
-// enabled only for Eigen 3.4 (`GPASS_CPU_PACKED_GEMM`) and float/double; anything else takes
-// the unpacked path.
-//
-// Both products are column-major in Eigen's terms: res (rows x cols, column stride ldr)
-// += A (rows x depth) * B (depth x cols).
-
-template <class T>
-using aligned_vector = std::vector<T, Eigen::aligned_allocator<T>>;
-
-/// Per-thread scratch buffers of the packed products (the panel of the non-constant operand,
-/// the im2col columns): reused across runs and kernels, never shared between threads.
-template <class T>
-struct packed_scratch {
-  aligned_vector<T> panel, columns;
-  static packed_scratch& local() {
-    thread_local packed_scratch s;
-    return s;
-  }
-  static T* grow(aligned_vector<T>& v, i64 n) {
-    if (static_cast<i64>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
-    return v.data();
-  }
-};
-
-#if GPASS_CPU_PACKED_GEMM
-/// A constant left operand A (rows x depth) packed once: blocks of `mc` rows by `kc` depth, in
-/// the order [row block][depth block].
-template <class T>
-struct packed_lhs {
-  using traits = Eigen::internal::gebp_traits<T, T>;
-  i64 rows = 0, depth = 0, kc = 0, mc = 0;
-  std::vector<i64> offsets;
-  aligned_vector<T> data;
-
-  /// Packs A; `row_major`: A(r, k) = a[r * lda + k], else a[k * lda + r]. `cols_hint` is a
-  /// typical number of columns of B (for the block sizes).
-  packed_lhs(const T* a, i64 lda, bool row_major, i64 rows_, i64 depth_, i64 cols_hint) : rows(rows_), depth(depth_) {
-    Eigen::Index k = depth, m = rows, n = std::max<i64>(cols_hint, 1);
-    Eigen::internal::computeProductBlockingSizes<T, T>(k, m, n, Eigen::Index(1));
-    kc = std::max<i64>(1, k);
-    // about 8 row blocks (work units for the threads), multiples of the micro-panel height,
-    // at most Eigen's choice
-    const i64 mr = traits::mr;
-    mc = ((rows + 7) / 8 + mr - 1) / mr * mr;
-    mc = std::clamp<i64>(std::min<i64>(mc, std::max<i64>(m, mr)), 1, std::max<i64>(rows, 1));
-    i64 total = 0;
-    for (i64 i2 = 0; i2 < rows; i2 += mc)
-      for (i64 k2 = 0; k2 < depth; k2 += kc) {
-        offsets.push_back(total);
-        total += (std::min(i2 + mc, rows) - i2) * (std::min(k2 + kc, depth) - k2) + 64;
-      }
-    data.resize(static_cast<std::size_t>(std::max<i64>(total, 1)));
-    if (row_major) pack<Eigen::RowMajor>(a, lda);
-    else pack<Eigen::ColMajor>(a, lda);
-  }
-  i64 row_blocks() const { return (rows + mc - 1) / mc; }
-  i64 depth_blocks() const { return (depth + kc - 1) / kc; }
-
-  /// res[ib0 .. ib1 row blocks, :] += alpha * A * B, B (depth x cols): B(k, j) = b[j * ldb + k]
-  /// (`b_row_major` false) or b[k * ldb + j].
-  void run(i64 ib0, i64 ib1, const T* b, i64 ldb, bool b_row_major, i64 cols, T* res, i64 ldr, T alpha) const {
-    if (b_row_major) run_b<Eigen::RowMajor>(ib0, ib1, b, ldb, cols, res, ldr, alpha);
-    else run_b<Eigen::ColMajor>(ib0, ib1, b, ldb, cols, res, ldr, alpha);
-  }
-
- private:
-  template <int Order>
-  void pack(const T* a, i64 lda) {
-    using mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Order>;
-    mapper lhs(a, lda);
-    Eigen::internal::gemm_pack_lhs<T, Eigen::Index, mapper, traits::mr, traits::LhsProgress,
-                                   typename traits::LhsPacket4Packing, Order>
-        pack_lhs;
-    std::size_t blk = 0;
-    for (i64 i2 = 0; i2 < rows; i2 += mc)
-      for (i64 k2 = 0; k2 < depth; k2 += kc)
-        pack_lhs(data.data() + offsets[blk++], lhs.getSubMapper(i2, k2), std::min(k2 + kc, depth) - k2,
-                 std::min(i2 + mc, rows) - i2);
-  }
-  template <int Order>
-  void run_b(i64 ib0, i64 ib1, const T* b, i64 ldb, i64 cols, T* r, i64 ldr, T alpha) const {
-    using rhs_mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Order>;
-    using res_mapper = Eigen::internal::blas_data_mapper<T, Eigen::Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
-    rhs_mapper rhs(b, ldb);
-    res_mapper res(r, ldr);
-    Eigen::internal::gemm_pack_rhs<T, Eigen::Index, rhs_mapper, traits::nr, Order> pack_rhs;
-    Eigen::internal::gebp_kernel<T, T, Eigen::Index, res_mapper, traits::mr, traits::nr, false, false> gebp;
-    // columns per packed panel of B: kc x nc within half of L2
-    const i64 l2 = std::max<std::ptrdiff_t>(Eigen::l2CacheSize(), 256 * 1024);
-    i64 nc = std::max<i64>(traits::nr, l2 / 2 / (kc * static_cast<i64>(sizeof(T))) / traits::nr * traits::nr);
-    nc = std::min(nc, cols);
-    T* block_b = packed_scratch<T>::grow(packed_scratch<T>::local().panel, kc * nc + 64);
-    const i64 nkb = depth_blocks();
-    for (i64 j2 = 0; j2 < cols; j2 += nc) {
-      const i64 anc = std::min(j2 + nc, cols) - j2;
-      for (i64 k2 = 0, kb = 0; k2 < depth; k2 += kc, ++kb) {
-        const i64 akc = std::min(k2 + kc, depth) - k2;
-        pack_rhs(block_b, rhs.getSubMapper(k2, j2), akc, anc);
-        for (i64 ib = ib0; ib < ib1; ++ib) {
-          const i64 i2 = ib * mc, amc = std::min(i2 + mc, rows) - i2;
-          gebp(res.getSubMapper(i2, j2), data.data() + offsets[static_cast<std::size_t>(ib * nkb + kb)], block_b, amc,
-               akc, anc, alpha);
-        }
-      }
-    }
-  }
-};
-
-/// A constant right operand B (depth x cols) packed once: blocks of `kc` depth by all
-/// columns, in depth order.
-template <class T>
-struct packed_rhs {
-  using traits = Eigen::internal::gebp_traits<T, T>;
-  i64 depth = 0, cols = 0, kc = 0;
-  std::vector<i64> offsets;
-  aligned_vector<T> data;
-
-  /// Packs B; `row_major`: B(k, j) = b[k * ldb + j], else b[j * ldb + k]. `rows_hint`: a
-  /// typical number of rows of A.
-  packed_rhs(const T* b, i64 ldb, bool row_major, i64 depth_, i64 cols_, i64 rows_hint) : depth(depth_), cols(cols_) {
-    Eigen::Index k = depth, m = std::max<i64>(rows_hint, 1), n = cols;
-    Eigen::internal::computeProductBlockingSizes<T, T>(k, m, n, Eigen::Index(1));
-    kc = std::max<i64>(1, k);
-    i64 total = 0;
-    for (i64 k2 = 0; k2 < depth; k2 += kc) {
-      offsets.push_back(total);
-      total += (std::min(k2 + kc, depth) - k2) * cols + 64;
-    }
-    data.resize(static_cast<std::size_t>(std::max<i64>(total, 1)));
-    if (row_major) pack<Eigen::RowMajor>(b, ldb);
-    else pack<Eigen::ColMajor>(b, ldb);
-  }
-
-  /// res (rows x cols) += alpha * A * B with A (rows x depth) column-major: A(i, k) = a[k * lda + i].
-  void run(const T* a, i64 lda, i64 rows, T* r, i64 ldr, T alpha) const {
-    using lhs_mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Eigen::ColMajor>;
-    using res_mapper = Eigen::internal::blas_data_mapper<T, Eigen::Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
-    lhs_mapper lhs(a, lda);
-    res_mapper res(r, ldr);
-    Eigen::internal::gemm_pack_lhs<T, Eigen::Index, lhs_mapper, traits::mr, traits::LhsProgress,
-                                   typename traits::LhsPacket4Packing, Eigen::ColMajor>
-        pack_lhs;
-    Eigen::internal::gebp_kernel<T, T, Eigen::Index, res_mapper, traits::mr, traits::nr, false, false> gebp;
-    const i64 l2 = std::max<std::ptrdiff_t>(Eigen::l2CacheSize(), 256 * 1024);
-    i64 mc = std::max<i64>(traits::mr, l2 / 2 / (kc * static_cast<i64>(sizeof(T))) / traits::mr * traits::mr);
-    if (rows <= mc + mc / 2) mc = rows;  // one call rather than a full block and a small tail
-    mc = std::min(mc, rows);
-    T* block_a = packed_scratch<T>::grow(packed_scratch<T>::local().panel, kc * mc + 64);
-    for (i64 i2 = 0; i2 < rows; i2 += mc) {
-      const i64 amc = std::min(i2 + mc, rows) - i2;
-      for (i64 k2 = 0, kb = 0; k2 < depth; k2 += kc, ++kb) {
-        const i64 akc = std::min(k2 + kc, depth) - k2;
-        pack_lhs(block_a, lhs.getSubMapper(i2, k2), akc, amc);
-        gebp(res.getSubMapper(i2, 0), block_a, data.data() + offsets[static_cast<std::size_t>(kb)], amc, akc, cols, alpha);
-      }
-    }
-  }
-
- private:
-  template <int Order>
-  void pack(const T* b, i64 ldb) {
-    using mapper = Eigen::internal::const_blas_data_mapper<T, Eigen::Index, Order>;
-    mapper rhs(b, ldb);
-    Eigen::internal::gemm_pack_rhs<T, Eigen::Index, mapper, traits::nr, Order> pack_rhs;
-    std::size_t blk = 0;
-    for (i64 k2 = 0; k2 < depth; k2 += kc) pack_rhs(data.data() + offsets[blk++], rhs.getSubMapper(k2, 0), std::min(k2 + kc, depth) - k2, cols);
-  }
-};
+// A constant weight operand (the initializer B of a Gemm/MatMul, the filter of a Conv) is
+// packed once when the plan binds the kernel; each run packs only the activations (or im2col
+// writes them straight into panels) and multiplies with sgemm.hpp's micro-kernels.
 
 /// A packed weight with the tensor it was packed from: used only when a run's input is that
 /// very tensor (same buffer, sizes and type), so a kernel stays correct on any other input.
@@ -363,26 +186,37 @@ struct packed_constant {
   }
 };
 
-/// C[M, N] (row-major, row stride ldc) = alpha * op(A) * W (+ what `init(r0, r1, c0, c1)`
-/// put in C first), where W (K x N) is the constant packed as Eigen's left operand W^T
-/// (N x K) and op(A) is M x K (A row-major with row stride lda, or K x M when `ta`). Split over
-/// the policy's threads by blocks of W's rows (C's columns) when big enough.
-template <class T, class Init>
-void packed_gemm(const eigen_cpu& pol, const packed_lhs<T>& w, const T* a, i64 lda, bool ta, i64 M, T* c, i64 ldc,
-                 T alpha, Init&& init) {
-  const i64 N = w.rows, K = w.depth, blocks = w.row_blocks();
+/// C[M, N] (row-major, row stride ldc) = alpha * op(A) * W (+ what `init(c0, c1)` put in
+/// columns [c0, c1) of C first, when `accumulate`), W (K x N) packed. op(A) is M x K: A
+/// row-major with row stride lda (read in place when alpha is 1), or K x M when `ta` (packed
+/// once by the caller, scaled by alpha); the threads split W's column panels.
+template <class Init>
+void packed_gemm(const eigen_cpu& pol, const sgemm::packed_b& w, const float* a, i64 lda, bool ta, i64 M, float* c,
+                 i64 ldc, float alpha, bool accumulate, Init&& init) {
+  const i64 N = w.cols, K = w.depth;
   if (M <= 0 || N <= 0) return;
+  const sgemm::kernel_info& ki = *w.ki;
+  const bool in_place = !ta && alpha == 1.0f;
+  const i64 a_stride = K * ki.mr;
+  const float* ap = a;
+  if (!in_place) {
+    float* packed = sgemm::scratch(0, std::max<i64>(1, sgemm::panels(M, ki.mr) * a_stride));
+    sgemm::pack_a(a, lda, ta, M, K, ki.mr, packed);
+    if (alpha != 1.0f)
+      for (i64 i = 0, n = sgemm::panels(M, ki.mr) * a_stride; i < n; ++i) packed[i] *= alpha;
+    ap = packed;
+  }
+  const i64 np = sgemm::panels(N, ki.nr);
   auto part = [&](i64 b, i64 e) {
-    const i64 c0 = b * w.mc, c1 = std::min(N, e * w.mc);
-    init(0, M, c0, c1);
-    // Eigen's view: C^T (N x M, column-major) += W^T * op(A)^T
-    w.run(b, e, a, lda, ta, M, c, ldc, alpha);
+    const i64 c0 = b * ki.nr, c1 = std::min(N, e * ki.nr);
+    if (accumulate) init(c0, c1);
+    sgemm::multiply(ki, ap, a_stride, M, w.data.data(), w.panel_stride(), N, K, c, ldc, accumulate, c0, c1,
+                    in_place ? std::max<i64>(lda, 1) : 0);
   };
   const double total = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(std::max<i64>(K, 1)) * mac_cost;
-  if (pol.threads() <= 1 || total < parallel_threshold || blocks < 2) part(0, blocks);
-  else pol.parallel_for(blocks, total / static_cast<double>(blocks), part);
+  if (pol.threads() <= 1 || total < parallel_threshold || np < 2) part(0, np);
+  else pol.parallel_for(np, total / static_cast<double>(np), part);
 }
-#endif
 
 // ------------------------------------------------------------------------------------------
 // MatMul shapes (numpy semantics)
@@ -527,70 +361,153 @@ inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in
 // ------------------------------------------------------------------------------------------
 // Convolution: im2col + GEMM
 
-/// Fills `dst` ([CK, c1 - c0] row-major) with the im2col columns [c0, c1) of one image-group
-/// `x` ([Cg, in...]).
+/// Writes row `row` (channel row / Kk, kernel offset row % Kk) of the im2col matrix of one
+/// image-group `x` ([Cg, in...]), columns (output positions) [c0, c1), to `out`.
 template <class T>
-void im2col(const T* x, const window_geometry& g, i64 Cg, i64 c0, i64 c1, T* dst) {
+void im2col_row(const T* x, const window_geometry& g, i64 row, i64 c0, i64 c1, T* out) {
   const std::size_t r = g.in.size();
   const i64 Kk = product(g.kernel), P_in = product(g.in);
-  const i64 width = c1 - c0, last = static_cast<i64>(r) - 1;
-  std::vector<i64> kidx(r), o(r);
+  const i64 last = static_cast<i64>(r) - 1;
+  std::array<i64, 8> kidx{}, o{};  // spatial rank <= 8 (checked by the Conv kernels)
   const i64 s_last = g.strides[last], d_last = g.dilations[last], in_last = g.in[last], pb_last = g.pad_begin[last];
-  for (i64 row = 0; row < Cg * Kk; ++row, dst += width) {
-    const i64 c = row / Kk;
-    i64 kr = row % Kk;
-    for (std::size_t d = r; d-- > 0;) {
-      kidx[d] = kr % g.kernel[d];
-      kr /= g.kernel[d];
-    }
-    const T* xc = x + c * P_in;
-    i64 p = c0;
-    for (std::size_t d = r, q = c0; d-- > 0;) {
-      o[d] = static_cast<i64>(q) % g.out[d];
-      q /= static_cast<std::size_t>(g.out[d]);
-    }
-    T* out = dst;
-    while (p < c1) {
-      const i64 run = std::min(g.out[last] - o[last], c1 - p);
-      bool ok = true;
-      i64 off = 0;
-      for (i64 d = 0; d < last; ++d) {
-        const i64 i = o[d] * g.strides[d] - g.pad_begin[d] + kidx[d] * g.dilations[d];
-        if (i < 0 || i >= g.in[d]) {
-          ok = false;
-          break;
-        }
-        off = off * g.in[d] + i;
+  const i64 c = row / Kk;
+  i64 kr = row % Kk;
+  for (std::size_t d = r; d-- > 0;) {
+    kidx[d] = kr % g.kernel[d];
+    kr /= g.kernel[d];
+  }
+  const T* xc = x + c * P_in;
+  i64 p = c0;
+  for (std::size_t d = r, q = c0; d-- > 0;) {
+    o[d] = static_cast<i64>(q) % g.out[d];
+    q /= static_cast<std::size_t>(g.out[d]);
+  }
+  while (p < c1) {
+    const i64 run = std::min(g.out[last] - o[last], c1 - p);
+    bool ok = true;
+    i64 off = 0;
+    for (i64 d = 0; d < last; ++d) {
+      const i64 i = o[d] * g.strides[d] - g.pad_begin[d] + kidx[d] * g.dilations[d];
+      if (i < 0 || i >= g.in[d]) {
+        ok = false;
+        break;
       }
-      if (!ok) {
-        std::fill(out, out + run, T(0));
+      off = off * g.in[d] + i;
+    }
+    if (!ok) {
+      std::fill(out, out + run, T(0));
+    } else {
+      const T* xr = xc + off * in_last;
+      const i64 i0 = o[last] * s_last - pb_last + kidx[last] * d_last;
+      // valid j: 0 <= i0 + j*s < in_last
+      i64 jlo = i0 >= 0 ? 0 : (-i0 + s_last - 1) / s_last;
+      i64 jhi = i0 >= in_last ? 0 : (in_last - i0 + s_last - 1) / s_last;
+      jlo = std::min(jlo, run);
+      jhi = std::clamp(jhi, jlo, run);
+      std::fill(out, out + jlo, T(0));
+      if (s_last == 1) {
+        std::copy(xr + i0 + jlo, xr + i0 + jhi, out + jlo);
       } else {
-        const T* xr = xc + off * in_last;
-        const i64 i0 = o[last] * s_last - pb_last + kidx[last] * d_last;
-        // valid j: 0 <= i0 + j*s < in_last
-        i64 jlo = i0 >= 0 ? 0 : (-i0 + s_last - 1) / s_last;
-        i64 jhi = i0 >= in_last ? 0 : (in_last - i0 + s_last - 1) / s_last;
-        jlo = std::min(jlo, run);
-        jhi = std::clamp(jhi, jlo, run);
-        std::fill(out, out + jlo, T(0));
-        if (s_last == 1) {
-          std::copy(xr + i0 + jlo, xr + i0 + jhi, out + jlo);
-        } else {
-          for (i64 j = jlo; j < jhi; ++j) out[j] = xr[i0 + j * s_last];
-        }
-        std::fill(out + jhi, out + run, T(0));
+        for (i64 j = jlo; j < jhi; ++j) out[j] = xr[i0 + j * s_last];
       }
-      out += run;
-      p += run;
-      o[last] += run;
-      if (o[last] == g.out[last]) {
-        o[last] = 0;
-        for (i64 d = last - 1; d >= 0; --d) {
-          if (++o[d] < g.out[d]) break;
-          o[d] = 0;
-        }
+      std::fill(out + jhi, out + run, T(0));
+    }
+    out += run;
+    p += run;
+    o[last] += run;
+    if (o[last] == g.out[last]) {
+      o[last] = 0;
+      for (i64 d = last - 1; d >= 0; --d) {
+        if (++o[d] < g.out[d]) break;
+        o[d] = 0;
       }
     }
+  }
+}
+
+/// Fills `dst` ([CK, c1 - c0] row-major) with the im2col columns [c0, c1) of one
+/// image-group `x` ([Cg, in...]).
+template <class T>
+void im2col(const T* x, const window_geometry& g, i64 Cg, i64 c0, i64 c1, T* dst) {
+  const i64 rows = Cg * product(g.kernel), width = c1 - c0;
+  for (i64 row = 0; row < rows; ++row) im2col_row(x, g, row, c0, c1, dst + row * width);
+}
+
+/// Copies n floats; the usual panel widths inline (no library call for 16 or 32 floats).
+inline void copy_floats(const float* src, i64 n, float* dst) {
+  if (n == 32) std::memcpy(dst, src, 32 * sizeof(float));
+  else if (n == 16) std::memcpy(dst, src, 16 * sizeof(float));
+  else if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+}
+
+/// The im2col columns [c0, c1) of one image-group `x` in sgemm's B panel form (panels of
+/// `nr` columns, each CK x nr; columns past c1 zero). Two spatial dimensions are written
+/// straight into the panels, row by row of the output; others go through `im2col_row`.
+inline void im2col_panels(const float* x, const window_geometry& g, i64 Cg, i64 c0, i64 c1, int nr, float* dst) {
+  const i64 Kk = product(g.kernel), rows = Cg * Kk, width = c1 - c0, panel = rows * nr;
+  // zero the tail of the last panel once (every row's columns past c1)
+  if (const i64 tail = width % nr; tail != 0) {
+    float* last = dst + (width / nr) * panel;
+    for (i64 row = 0; row < rows; ++row) std::fill(last + row * nr + tail, last + row * nr + nr, 0.0f);
+  }
+  if (g.in.size() != 2) {
+    float* line = sgemm::scratch(2, width);
+    for (i64 row = 0; row < rows; ++row) {
+      im2col_row(x, g, row, c0, c1, line);
+      float* out = dst + row * nr;
+      for (i64 j0 = 0; j0 < width; j0 += nr, out += panel) std::copy(line + j0, line + std::min<i64>(width, j0 + nr), out);
+    }
+    return;
+  }
+  const i64 H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
+  const i64 sy = g.strides[0], sx = g.strides[1], dy = g.dilations[0], dx = g.dilations[1];
+  const i64 pt = g.pad_begin[0], pl = g.pad_begin[1];
+  for (i64 c = 0; c < Cg; ++c) {
+    const float* xc = x + c * H * W;
+    for (i64 ky = 0; ky < KH; ++ky)
+      for (i64 kx = 0; kx < KW; ++kx) {
+        float* pp = dst + ((c * KH + ky) * KW + kx) * nr;  // this row in the current panel
+        i64 off = 0;                                        // column within the panel
+        i64 oy = c0 / OW, ox = c0 % OW;
+        for (i64 j = 0; j < width;) {
+          const i64 run = std::min(OW - ox, width - j);
+          const i64 iy = oy * sy - pt + ky * dy;
+          const float* src = iy >= 0 && iy < H ? xc + iy * W : nullptr;
+          i64 ix = ox * sx - pl + kx * dx;  // input column of the run's next output
+          for (i64 left = run; left > 0;) {
+            const i64 chunk = std::min<i64>(left, nr - off);
+            float* out = pp + off;
+            if (!src) {
+              std::fill(out, out + chunk, 0.0f);
+            } else {
+              // outputs t in [lo, hi) read inside the row: 0 <= ix + t * sx < W
+              i64 lo, hi;
+              if (sx == 1) {
+                lo = std::clamp<i64>(-ix, 0, chunk);
+                hi = std::clamp<i64>(W - ix, lo, chunk);
+              } else {
+                lo = std::min(chunk, ix >= 0 ? i64{0} : (-ix + sx - 1) / sx);
+                hi = std::clamp<i64>(ix >= W ? 0 : (W - ix + sx - 1) / sx, lo, chunk);
+              }
+              std::fill(out, out + lo, 0.0f);
+              if (sx == 1) copy_floats(src + ix + lo, hi - lo, out + lo);
+              else
+                for (i64 t = lo; t < hi; ++t) out[t] = src[ix + t * sx];
+              std::fill(out + hi, out + chunk, 0.0f);
+            }
+            ix += chunk * sx;
+            left -= chunk;
+            off += chunk;
+            if (off == nr) {
+              off = 0;
+              pp += panel;
+            }
+          }
+          j += run;
+          ox = 0;
+          ++oy;
+        }
+      }
   }
 }
 
@@ -665,66 +582,130 @@ void conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, 
   });
 }
 
-#if GPASS_CPU_PACKED_GEMM
-/// The filter of a Conv packed once, one Eigen right operand per group: W_g^T (C/G*k... x M/G).
-template <class T>
+/// The f32 filter of a Conv packed once: one sgemm A operand per group, W_g (M/G x C/G*k...).
 struct packed_filter {
-  std::vector<packed_rhs<T>> groups;
-  /// Packs w [M, C/G, k...] (`rows_hint`: a typical count of output positions).
-  packed_filter(const T* w, i64 M, i64 G, i64 CK, i64 rows_hint) {
+  const sgemm::kernel_info* ki;
+  std::vector<sgemm::packed_a> groups;
+  /// Packs w [M, C/G, k...] for kernel `k`.
+  packed_filter(const float* w, i64 M, i64 G, i64 CK, const sgemm::kernel_info& k = sgemm::kernel()) : ki(&k) {
     const i64 Mg = M / G;
     groups.reserve(static_cast<std::size_t>(G));
-    for (i64 gi = 0; gi < G; ++gi) groups.emplace_back(w + gi * Mg * CK, CK, false, CK, Mg, rows_hint);
+    for (i64 gi = 0; gi < G; ++gi) groups.emplace_back(w + gi * Mg * CK, CK, false, Mg, CK, k);
   }
 };
 
-/// conv_forward with a packed filter: per task (image, group, block of output positions) the
-/// im2col columns go to a per-thread buffer, the output block is set to the bias (or 0) and
-/// Eigen's panel kernel accumulates im2col^T * W_g^T into it (y seen as P x M column-major).
-template <class T>
-void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G, const T* x,
-                         const packed_filter<T>& w, const T* bias, T* y) {
-  const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
-  const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
-  if (N == 0 || M == 0 || P == 0) return;
-  bool pointwise = true;
-  for (std::size_t d = 0; d < g.in.size(); ++d)
-    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
-  // output positions per task: the im2col block (CK x cb) within about 512 KB, a multiple of
-  // the panel kernel's row count (no ragged panels inside a block)
-  const i64 mr = packed_rhs<T>::traits::mr;
-  i64 cb = pointwise ? P : std::clamp<i64>((i64{1} << 17) / std::max<i64>(CK, 1), mr, std::max<i64>(P, 1));
-  if (cb < P) cb = std::max<i64>(mr, cb / mr * mr);
+/// Output positions per task of a packed convolution: whole panels of `nr` columns, the
+/// packed block (CK x cb) within about 256 KB (L2); with several threads, the panels per task
+/// (up to a quarter more) that give the busiest thread the least work (`parallel_for` hands
+/// each thread a contiguous, equal count of tasks).
+inline i64 conv_task_width(const eigen_cpu& pol, i64 images, i64 P, i64 CK, i64 nr, double total) {
+  const i64 total_panels = sgemm::panels(P, static_cast<int>(nr));
+  const i64 ppt_max = std::clamp<i64>((i64{1} << 16) / std::max<i64>(CK, 1) / nr, 1, total_panels);
+  i64 ppt = ppt_max;
   const int threads = pol.threads();
+  if (threads > 1 && total > parallel_threshold) {
+    i64 best_load = std::numeric_limits<i64>::max();
+    for (i64 q = 1; q <= std::min(total_panels, ppt_max + ppt_max / 4); ++q) {
+      const i64 tasks = images * ((total_panels + q - 1) / q), load = (tasks + threads - 1) / threads * q;
+      if (load <= best_load) {
+        best_load = load;
+        ppt = q;
+      }
+    }
+  }
+  return std::min(P, ppt * nr);
+}
+
+/// A stride-1 2-D convolution whose output rows hold whole half panels (OW a multiple of
+/// nr / 2, P of nr): the input is copied once with its padding made explicit (plus the
+/// dilated kernel's reach), and the micro-kernels read each B half panel in place, at a
+/// per-depth offset (channel, kernel row, kernel column) from the half panel's first position:
+/// no im2col.
+inline void conv_forward_in_place(const eigen_cpu& pol, const sgemm::kernel_info& ki, const window_geometry& g, i64 N,
+                                  i64 C, i64 M, i64 G, const float* x, const packed_filter& w, const float* bias, float* y) {
+  const i64 H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
+  const i64 dy = g.dilations[0], dx = g.dilations[1], pt = g.pad_begin[0], pl = g.pad_begin[1];
+  const i64 Hp = OH + (KH - 1) * dy, Wp = OW + (KW - 1) * dx, plane = Hp * Wp;
+  const i64 Cg = C / G, Mg = M / G, CK = Cg * KH * KW, P = OH * OW, nr = ki.nr, half = nr / 2;
+  // xp[n, c, yy, xx] = x[n, c, yy - pt, xx - pl], zero outside x
+  float* xp = sgemm::scratch(3, N * C * plane);
+  pol.parallel_for(N * C, static_cast<double>(plane) * 0.3, [&](i64 b, i64 e) {
+    for (i64 nc = b; nc < e; ++nc) {
+      const float* src = x + nc * H * W;
+      float* dst = xp + nc * plane;
+      for (i64 yy = 0; yy < Hp; ++yy, dst += Wp) {
+        const i64 iy = yy - pt;
+        if (iy < 0 || iy >= H) {
+          std::fill(dst, dst + Wp, 0.0f);
+          continue;
+        }
+        const i64 lo = std::clamp<i64>(pl, 0, Wp), hi = std::clamp<i64>(pl + W, lo, Wp);
+        std::fill(dst, dst + lo, 0.0f);
+        std::copy(src + iy * W + (lo - pl), src + iy * W + (hi - pl), dst + lo);
+        std::fill(dst + hi, dst + Wp, 0.0f);
+      }
+    }
+  });
+  std::vector<i64> off(static_cast<std::size_t>(CK));
+  for (i64 c = 0, k = 0; c < Cg; ++c)
+    for (i64 ky = 0; ky < KH; ++ky)
+      for (i64 kx = 0; kx < KW; ++kx) off[static_cast<std::size_t>(k++)] = c * plane + ky * dy * Wp + kx * dx;
   const double total = static_cast<double>(N * M * P) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
-  if (threads > 1 && total > parallel_threshold && N * G * ((P + cb - 1) / cb) < threads && P >= 32)
-    cb = std::min(cb, std::max<i64>(16, ((P + threads - 1) / threads + 15) / 16 * 16));
-  const i64 CB = (P + cb - 1) / cb;
-  const i64 tasks = N * G * CB;
+  const i64 cb = conv_task_width(pol, N * G, P, CK, nr, total), CB = (P + cb - 1) / cb, tasks = N * G * CB;
   pol.parallel_for(tasks, total / static_cast<double>(tasks), [&](i64 b, i64 e) {
+    std::vector<const float*> base(static_cast<std::size_t>(2 * (cb / nr + 1)));
     for (i64 t = b; t < e; ++t) {
       const i64 cbi = t % CB, gi = (t / CB) % G, ni = t / (CB * G);
       const i64 c0 = cbi * cb, c1 = std::min(P, c0 + cb);
-      const T* xg = x + (ni * C + gi * Cg) * P_in;
-      T* yg = y + (ni * M + gi * Mg) * P;
-      for (i64 m = 0; m < Mg; ++m) std::fill(yg + m * P + c0, yg + m * P + c1, bias ? bias[gi * Mg + m] : T(0));
-      if (CK == 0) continue;
-      const T* cols;
-      i64 ld;
-      if (pointwise) {
-        cols = xg + c0;
-        ld = P_in;
-      } else {
-        T* scratch = packed_scratch<T>::grow(packed_scratch<T>::local().columns, CK * (c1 - c0));
-        im2col(xg, g, Cg, c0, c1, scratch);
-        cols = scratch;
-        ld = c1 - c0;
-      }
-      w.groups[static_cast<std::size_t>(gi)].run(cols, ld, c1 - c0, yg + c0, P, T(1));
+      const float* img = xp + (ni * C + gi * Cg) * plane;
+      for (i64 q = c0, h = 0; q < c1; q += half, ++h) base[static_cast<std::size_t>(h)] = img + (q / OW) * Wp + q % OW;
+      float* yg = y + (ni * M + gi * Mg) * P;
+      if (bias)
+        for (i64 m = 0; m < Mg; ++m) std::fill(yg + m * P + c0, yg + m * P + c1, bias[gi * Mg + m]);
+      const sgemm::packed_a& wg = w.groups[static_cast<std::size_t>(gi)];
+      sgemm::multiply_indirect(ki, wg.data.data(), wg.panel_stride(), Mg, base.data(), off.data(), c1 - c0, CK, yg + c0, P,
+                               bias != nullptr);
     }
   });
 }
-#endif
+
+/// conv_forward with a packed f32 filter: per task (image, group, block of output positions)
+/// im2col writes the block's columns in panel form to a per-thread buffer, and sgemm sets the
+/// output block to W_g * columns (plus the bias, written first). Stride-1 2-D convolutions
+/// with suitable output widths read their input in place instead (`conv_forward_in_place`).
+inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G,
+                                const float* x, const packed_filter& w, const float* bias, float* y) {
+  const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
+  const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
+  if (N == 0 || M == 0 || P == 0) return;
+  const sgemm::kernel_info& ki = *w.ki;
+  bool pointwise = true;
+  for (std::size_t d = 0; d < g.in.size(); ++d)
+    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
+  if (!pointwise && CK > 0 && g.in.size() == 2 && g.strides[0] == 1 && g.strides[1] == 1 && g.out[1] % (ki.nr / 2) == 0 &&
+      P % ki.nr == 0) {
+    conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y);
+    return;
+  }
+  const double total = static_cast<double>(N * M * P) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
+  const i64 cb = conv_task_width(pol, N * G, P, CK, ki.nr, total), CB = (P + cb - 1) / cb, tasks = N * G * CB;
+  pol.parallel_for(tasks, total / static_cast<double>(tasks), [&](i64 b, i64 e) {
+    float* cols = sgemm::scratch(1, std::max<i64>(1, sgemm::panels(cb, ki.nr) * CK * ki.nr));
+    for (i64 t = b; t < e; ++t) {
+      const i64 cbi = t % CB, gi = (t / CB) % G, ni = t / (CB * G);
+      const i64 c0 = cbi * cb, c1 = std::min(P, c0 + cb);
+      const float* xg = x + (ni * C + gi * Cg) * P_in;
+      float* yg = y + (ni * M + gi * Mg) * P;
+      if (bias || CK == 0)
+        for (i64 m = 0; m < Mg; ++m) std::fill(yg + m * P + c0, yg + m * P + c1, bias ? bias[gi * Mg + m] : 0.0f);
+      if (CK == 0) continue;
+      if (pointwise) sgemm::pack_b(xg + c0, P_in, false, CK, c1 - c0, ki.nr, cols);
+      else im2col_panels(xg, g, Cg, c0, c1, ki.nr, cols);
+      const sgemm::packed_a& wg = w.groups[static_cast<std::size_t>(gi)];
+      sgemm::multiply(ki, wg.data.data(), wg.panel_stride(), Mg, cols, CK * ki.nr, c1 - c0, CK, yg + c0, P, bias != nullptr);
+    }
+  });
+}
 
 /// y[N, M, out...] = conv_transpose(x[N, C, in...], w[C, M/G, k...]) + bias; output
 /// position o_d = i_d * s_d + k_d * dil_d - pad_begin_d (outside the computed range: bias).
@@ -802,6 +783,7 @@ inline void check_conv_shapes(const std::vector<i64>& xs, const std::vector<i64>
   if (ws.size() != xs.size())
     n.fail("weight rank " + std::to_string(ws.size()) + " differs from input rank " + std::to_string(xs.size()));
   if (G <= 0) n.fail("group must be positive");
+  if (xs.size() > 10) n.fail("at most 8 spatial dimensions are supported, got " + std::to_string(xs.size() - 2));
   if (!transpose) {
     if (ws[1] * G != xs[1])
       n.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
@@ -1301,25 +1283,15 @@ void run_conv_like(context& ctx, const gpass::tensor& x, const gpass::tensor& w,
 
 inline void add_matmul(registry& r) {
   r.add({.op = "MatMul", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-#if GPASS_CPU_PACKED_GEMM
-           // a constant B holding one K x N matrix is packed once here (as W^T: N x K, column-major in B)
-           packed_constant<packed_lhs<float>> pf;
-           packed_constant<packed_lhs<double>> pd;
-           if (const gpass::tensor* bc = n.constant_input(1); bc && bc->rank() >= 2 && bc->size() > 0) {
+           // a constant f32 B holding one K x N matrix is packed once here
+           packed_constant<sgemm::packed_b> pf;
+           if (const gpass::tensor* bc = n.constant_input(1);
+               bc && bc->element_type() == dtype::f32 && bc->rank() >= 2 && bc->size() > 0) {
              const auto& bs = bc->sizes();
              const i64 Kb = bs[bs.size() - 2], Nb = bs.back();
-             if (Kb * Nb == bc->size()) {
-               if (bc->element_type() == dtype::f32)
-                 pf = {*bc, std::make_shared<const packed_lhs<float>>(bc->data<float>(), Nb, false, Nb, Kb, 64)};
-               else if (bc->element_type() == dtype::f64)
-                 pd = {*bc, std::make_shared<const packed_lhs<double>>(bc->data<double>(), Nb, false, Nb, Kb, 64)};
-             }
+             if (Kb * Nb == bc->size()) pf = {*bc, std::make_shared<const sgemm::packed_b>(bc->data<float>(), Nb, false, Kb, Nb)};
            }
-           return [pf, pd](context& ctx) {
-#else
-           (void)n;
-           return [](context& ctx) {
-#endif
+           return [pf](context& ctx) {
              const gpass::tensor& a = ctx.input(0);
              const gpass::tensor& b = ctx.input(1);
              if (a.element_type() != b.element_type()) ctx.fail("MatMul inputs have different element types");
@@ -1339,23 +1311,15 @@ inline void add_matmul(registry& r) {
                  T* dst = y.data<T>();
                  for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
                } else {
-#if GPASS_CPU_PACKED_GEMM
                  // a's batches folded into rows, at least 2 of them (one row is a GEMV)
-                 const i64 rows = s.batches * s.M;
-                 if (s.fold && rows >= 2 && b.rank() >= 2) {
-                   const void* w = nullptr;
-                   if constexpr (std::is_same_v<T, float>) w = pf.match(b);
-                   else if constexpr (std::is_same_v<T, double>) w = pd.match(b);
-                   if (w) {
-                     T* yp = y.data<T>();
-                     packed_gemm<T>(ctx.policy(), *static_cast<const packed_lhs<T>*>(w), a.data<T>(), s.K, false, rows, yp, s.N,
-                                    T(1), [&](i64 r0, i64 r1, i64 c0, i64 c1) {
-                                      for (i64 i = r0; i < r1; ++i) std::fill(yp + i * s.N + c0, yp + i * s.N + c1, T(0));
-                                    });
+                 if constexpr (std::is_same_v<T, float>) {
+                   const i64 rows = s.batches * s.M;
+                   if (const sgemm::packed_b* w = pf.match(b); w && s.fold && rows >= 2 && b.rank() >= 2) {
+                     packed_gemm(ctx.policy(), *w, a.data<float>(), s.K, false, rows, y.data<float>(), s.N, 1.0f, false,
+                                 [](i64, i64) {});
                      return;
                    }
                  }
-#endif
                  batched_matmul<T>(ctx.policy(), s, a.data<T>(), b.data<T>(), y.data<T>());
                }
              });
@@ -1367,19 +1331,14 @@ inline void add_gemm(registry& r) {
   r.add({.op = "Gemm", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
            const double alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 1.0);
-#if GPASS_CPU_PACKED_GEMM
-           // a constant B (an initializer) is packed once here: W^T = op(B)^T is N x K,
-           // row-major in B when transB (B is [N, K]), column-major otherwise (B is [K, N])
-           packed_constant<packed_lhs<float>> pf;
-           packed_constant<packed_lhs<double>> pd;
-           if (const gpass::tensor* bc = n.constant_input(1); bc && bc->rank() == 2 && bc->size() > 0) {
+           // a constant f32 B (an initializer) is packed once here: op(B) is K x N, column-major
+           // in B when transB (B is [N, K]), row-major otherwise (B is [K, N])
+           packed_constant<sgemm::packed_b> pf;
+           if (const gpass::tensor* bc = n.constant_input(1);
+               bc && bc->element_type() == dtype::f32 && bc->rank() == 2 && bc->size() > 0) {
              const i64 Kb = tb ? bc->sizes()[1] : bc->sizes()[0], Nb = tb ? bc->sizes()[0] : bc->sizes()[1];
-             if (bc->element_type() == dtype::f32)
-               pf = {*bc, std::make_shared<const packed_lhs<float>>(bc->data<float>(), bc->sizes()[1], tb, Nb, Kb, 64)};
-             else if (bc->element_type() == dtype::f64)
-               pd = {*bc, std::make_shared<const packed_lhs<double>>(bc->data<double>(), bc->sizes()[1], tb, Nb, Kb, 64)};
+             pf = {*bc, std::make_shared<const sgemm::packed_b>(bc->data<float>(), bc->sizes()[1], tb, Kb, Nb)};
            }
-#endif
            return [=](context& ctx) {
              const gpass::tensor& a = ctx.input(0);
              const gpass::tensor& b = ctx.input(1);
@@ -1445,19 +1404,14 @@ inline void add_gemm(registry& r) {
                  }
                };
                bool done = false;
-#if GPASS_CPU_PACKED_GEMM
                // batch >= 2 on the packed constant (batch 1 is a GEMV: Eigen's is as fast)
-               if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-                 const void* w = nullptr;
-                 if constexpr (std::is_same_v<T, float>) w = pf.match(b);
-                 else w = pd.match(b);
-                 if (w && M >= 2) {
-                   packed_gemm<T>(ctx.policy(), *static_cast<const packed_lhs<T>*>(w), ap, a.sizes()[1], ta, M, yp, N,
-                                  static_cast<T>(alpha), [&](i64 r0, i64 r1, i64 c0, i64 c1) { init(r0, r1, c0, c1, true); });
+               if constexpr (std::is_same_v<T, float>) {
+                 if (const sgemm::packed_b* w = pf.match(b); w && M >= 2) {
+                   packed_gemm(ctx.policy(), *w, ap, a.sizes()[1], ta, M, yp, N, static_cast<float>(alpha), cp != nullptr,
+                               [&](i64 c0, i64 c1) { init(0, M, c0, c1, false); });
                    done = true;
                  }
                }
-#endif
                if (!done) gemm<W>(ctx.policy(), g, [&](i64 r0, i64 r1, i64 c0, i64 c1) { init(r0, r1, c0, c1, false); });
                if constexpr (half_like<T>) {
                  T* dst = y.data<T>();
@@ -1472,21 +1426,14 @@ inline void add_conv(registry& r) {
   r.add({.op = "Conv", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const window_attrs wa = window_attrs::read(n);
            const i64 G = n.attr<i64>("group", 1);
-#if GPASS_CPU_PACKED_GEMM
            // a constant f32 filter (not depthwise) is packed once here
-           packed_constant<packed_filter<float>> pw;
+           packed_constant<packed_filter> pw;
            if (const gpass::tensor* wc = n.constant_input(1);
                wc && wc->element_type() == dtype::f32 && wc->rank() >= 3 && wc->size() > 0 && G >= 1 && wc->sizes()[0] % G == 0) {
              const i64 Mw = wc->sizes()[0], CKw = wc->size() / Mw;
              const bool depthwise = wc->sizes()[1] == 1 && G > 1;
-             i64 hint = 1024;  // output positions, from the inferred output type when known
-             if (!n.output_types.empty() && n.output_types[0].is_tensor() && n.output_types[0].tensor().shape.is_fully_known()) {
-               const auto os = n.output_types[0].tensor().shape.sizes();
-               if (os.size() >= 3) hint = product(std::span<const i64>(os).subspan(2));
-             }
-             if (!depthwise) pw = {*wc, std::make_shared<const packed_filter<float>>(wc->data<float>(), Mw, G, CKw, hint)};
+             if (!depthwise) pw = {*wc, std::make_shared<const packed_filter>(wc->data<float>(), Mw, G, CKw)};
            }
-#endif
            return [=](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& w = ctx.input(1);
@@ -1497,14 +1444,12 @@ inline void add_conv(registry& r) {
              const i64 N = xs[0], C = xs[1], M = w.sizes()[0];
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
-#if GPASS_CPU_PACKED_GEMM
              if (const auto* pk = pw.match(w); pk && x.element_type() == dtype::f32 && C == w.sizes()[1] * G) {
                run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U*, const U* bp, U* yp) {
-                 if constexpr (std::is_same_v<U, float>) conv_forward_packed<float>(ctx.policy(), g, N, C, M, G, xp, *pk, bp, yp);
+                 if constexpr (std::is_same_v<U, float>) conv_forward_packed(ctx.policy(), g, N, C, M, G, xp, *pk, bp, yp);
                });
                return;
              }
-#endif
              run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U* wp, const U* bp, U* yp) {
                conv_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp);
              });

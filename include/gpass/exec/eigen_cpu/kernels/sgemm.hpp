@@ -1,0 +1,492 @@
+#pragma once
+/// \file sgemm.hpp
+/// The f32 matrix-product engine of the CPU policy: register-blocked micro-kernels over
+/// packed operands, chosen at run time by what the processor has (AVX-512F, AVX2 + FMA, or
+/// portable C++), so a library built for a baseline x86-64 still multiplies with AVX-512.
+///
+/// C[M x N] (row-major, row stride ldc) (=|+=) A[M x K] * B[K x N], with both operands in
+/// panel form:
+/// - A in panels of `mr` rows: panel i holds rows [i*mr, i*mr + mr) as K groups of `mr`
+///   values (`a[i][k][r]`), rows past M zero;
+/// - B in panels of `nr` columns: panel j holds columns [j*nr, j*nr + nr) as K groups of `nr`
+///   values (`b[j][k][c]`), columns past N zero.
+/// A slice of depth [k0, k0 + kc) of a panel is contiguous (at `k0 * mr` or `k0 * nr`), so
+/// the driver walks depth blocks that keep one B panel slice in L1 and the A slices in L2.
+///
+/// The constant operand of a product (the weights of Gemm/MatMul, the filter of Conv) is
+/// packed once when the plan binds the kernel (`packed_a` / `packed_b`); each run packs the
+/// other operand (or im2col writes it straight into panel form).
+///
+/// `GPASS_CPU_ISA=avx512|avx2|generic` in the environment caps the kernel chosen (tests use it
+/// to cover every kernel on one machine).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define GPASS_SGEMM_X86 1
+#include <immintrin.h>
+#else
+#define GPASS_SGEMM_X86 0
+#endif
+
+namespace gpass::exec::cpu_detail::sgemm {
+
+using i64 = std::int64_t;
+
+/// One call of a kernel: C[m x n] (=|+=) A-slices * B-slices of depth `kc`.
+struct block_args {
+  const float* a = nullptr;  ///< depth slice of A panel 0; panel i at `a + i * a_stride`
+  i64 a_stride = 0;
+  /// A read in place (when > 0; `a_stride` is then unused): row-major with this row stride,
+  /// `a` at A(0, first depth of the slice)
+  i64 a_ld = 0;
+  i64 m = 0;                 ///< rows of C (ceil(m / mr) A panels)
+  const float* b = nullptr;  ///< depth slice of B panel 0; panel j at `b + j * b_stride`
+  i64 b_stride = 0;
+  i64 n = 0;                 ///< columns of C (ceil(n / nr) B panels)
+  i64 kc = 0;
+  float* c = nullptr;
+  i64 ldc = 0;
+  bool accumulate = false;   ///< C += A * B, else C = A * B
+  /// Indirect B (when not null; `b` is then unused): the nr values of panel j at depth k are
+  /// two contiguous halves, at `b_base[2 j] + b_off[k]` and `b_base[2 j + 1] + b_off[k]`
+  /// (`b_off` already at the slice's first depth). Every panel is full (n a multiple of nr).
+  const i64* b_off = nullptr;
+  const float* const* b_base = nullptr;
+};
+
+/// A micro-kernel family: its panel sizes and its block function.
+struct kernel_info {
+  std::string_view name;
+  int mr = 1, nr = 1;
+  i64 kc = 256;  ///< depth per block: one B panel slice (kc x nr) fits L1
+  void (*block)(const block_args&) = nullptr;
+};
+
+/// Where a micro-kernel reads A(i, k) of its row panel: a packed panel (`MR` values per depth
+/// step) ...
+template <int MR>
+struct packed_cols {
+  const float* a;
+  const float* at(i64 k, int i) const { return a + k * MR + i; }
+};
+/// ... or the rows of a row-major matrix, in place.
+struct direct_cols {
+  const float* a;
+  i64 lda;
+  const float* at(i64 k, int i) const { return a + i * lda + k; }
+};
+
+/// Where a micro-kernel reads the two halves of B's row k: a packed panel (`NR` values per
+/// depth step, prefetched ahead: it streams from L3 on a block's first row panel) ...
+template <int NR>
+struct packed_rows {
+  static constexpr bool prefetch = true;
+  const float* b;
+  const float* lo(i64 k) const { return b + k * NR; }
+  const float* hi(i64 k) const { return b + k * NR + NR / 2; }
+  const float* ahead(i64 k) const { return b + (k + 32) * NR; }
+};
+/// ... or two bases plus a per-depth offset (a convolution reading its padded input in place).
+struct indirect_rows {
+  static constexpr bool prefetch = false;
+  const float* base0;
+  const float* base1;
+  const i64* off;
+  const float* lo(i64 k) const { return base0 + off[k]; }
+  const float* hi(i64 k) const { return base1 + off[k]; }
+  const float* ahead(i64) const { return nullptr; }
+};
+
+// ------------------------------------------------------------------------------------------
+// Portable kernel (any compiler, any processor): 4 x 8 tiles the compiler may vectorize.
+
+namespace generic {
+inline constexpr int mr = 4, nr = 8;
+
+template <int M, class A, class L>
+void micro(const A& al, const L& bl, i64 kc, float* c, i64 ldc, bool acc, i64 nv) {
+  float r[M][nr] = {};
+  for (i64 k = 0; k < kc; ++k) {
+    const float* lo = bl.lo(k);
+    const float* hi = bl.hi(k);
+    for (int i = 0; i < M; ++i) {
+      const float av = *al.at(k, i);
+      for (int j = 0; j < nr / 2; ++j) r[i][j] += av * lo[j];
+      for (int j = 0; j < nr / 2; ++j) r[i][nr / 2 + j] += av * hi[j];
+    }
+  }
+  for (int i = 0; i < M; ++i) {
+    float* row = c + i * ldc;
+    for (i64 j = 0; j < nv; ++j) row[j] = acc ? row[j] + r[i][j] : r[i][j];
+  }
+}
+
+template <class A, class L>
+void rows(i64 m, const A& ap, const L& bl, i64 kc, float* cp, i64 ldc, bool acc, i64 nv) {
+  switch (m) {
+    case 4: micro<4>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 3: micro<3>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 2: micro<2>(ap, bl, kc, cp, ldc, acc, nv); break;
+    default: micro<1>(ap, bl, kc, cp, ldc, acc, nv); break;
+  }
+}
+
+inline void block(const block_args& p) {
+  for (i64 j0 = 0, jp = 0; j0 < p.n; j0 += nr, ++jp) {
+    const i64 nv = std::min<i64>(nr, p.n - j0);
+    for (i64 i0 = 0, ip = 0; i0 < p.m; i0 += mr, ++ip) {
+      float* cp = p.c + i0 * p.ldc + j0;
+      const i64 m = std::min<i64>(mr, p.m - i0);
+      if (p.b_off)
+        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off}, p.kc,
+             cp, p.ldc, p.accumulate, nv);
+      else if (p.a_ld > 0)
+        rows(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
+      else
+        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
+    }
+  }
+}
+}  // namespace generic
+
+#if GPASS_SGEMM_X86
+// ------------------------------------------------------------------------------------------
+// AVX2 + FMA: 6 x 16 tiles (12 accumulators of 8 floats).
+
+namespace avx2 {
+inline constexpr int mr = 6, nr = 16;
+
+template <int M, class A, class L>
+__attribute__((target("avx2,fma"), always_inline)) inline void micro(const A& al, const L& bl, i64 kc, float* c,
+                                                                     i64 ldc, bool acc, i64 nv) {
+  __m256 r0[M], r1[M];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) r0[i] = r1[i] = _mm256_setzero_ps();
+#pragma GCC unroll 2
+  for (i64 k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(bl.lo(k)), b1 = _mm256_loadu_ps(bl.hi(k));
+    if constexpr (L::prefetch) _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(k)), _MM_HINT_T0);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      const __m256 av = _mm256_broadcast_ss(al.at(k, i));
+      r0[i] = _mm256_fmadd_ps(av, b0, r0[i]);
+      r1[i] = _mm256_fmadd_ps(av, b1, r1[i]);
+    }
+  }
+  if (nv == nr) {
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      float* row = c + i * ldc;
+      if (acc) {
+        r0[i] = _mm256_add_ps(r0[i], _mm256_loadu_ps(row));
+        r1[i] = _mm256_add_ps(r1[i], _mm256_loadu_ps(row + 8));
+      }
+      _mm256_storeu_ps(row, r0[i]);
+      _mm256_storeu_ps(row + 8, r1[i]);
+    }
+    return;
+  }
+  alignas(32) float t[nr];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+    _mm256_store_ps(t, r0[i]);
+    _mm256_store_ps(t + 8, r1[i]);
+    float* row = c + i * ldc;
+    for (i64 j = 0; j < nv; ++j) row[j] = acc ? row[j] + t[j] : t[j];
+  }
+}
+
+template <class A, class L>
+__attribute__((target("avx2,fma"), always_inline)) inline void rows(i64 m, const A& ap, const L& bl, i64 kc,
+                                                                    float* cp, i64 ldc, bool acc, i64 nv) {
+  switch (m) {
+    case 6: micro<6>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 5: micro<5>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 4: micro<4>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 3: micro<3>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 2: micro<2>(ap, bl, kc, cp, ldc, acc, nv); break;
+    default: micro<1>(ap, bl, kc, cp, ldc, acc, nv); break;
+  }
+}
+
+__attribute__((target("avx2,fma"))) inline void block(const block_args& p) {
+  for (i64 j0 = 0, jp = 0; j0 < p.n; j0 += nr, ++jp) {
+    const i64 nv = std::min<i64>(nr, p.n - j0);
+    for (i64 i0 = 0, ip = 0; i0 < p.m; i0 += mr, ++ip) {
+      float* cp = p.c + i0 * p.ldc + j0;
+      const i64 m = std::min<i64>(mr, p.m - i0);
+      if (p.b_off)
+        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off}, p.kc,
+             cp, p.ldc, p.accumulate, nv);
+      else if (p.a_ld > 0)
+        rows(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
+      else
+        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
+    }
+  }
+}
+}  // namespace avx2
+
+// ------------------------------------------------------------------------------------------
+// AVX-512F: 8 x 32 tiles (16 accumulators of 16 floats); ragged columns through masks.
+
+namespace avx512 {
+inline constexpr int mr = 8, nr = 32;
+
+template <int M, class A, class L>
+__attribute__((target("avx512f,avx2,fma"), always_inline)) inline void micro(const A& al, const L& bl, i64 kc,
+                                                                             float* c, i64 ldc, bool acc, i64 nv) {
+  __m512 r0[M], r1[M];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) r0[i] = r1[i] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (i64 k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_loadu_ps(bl.lo(k)), b1 = _mm512_loadu_ps(bl.hi(k));
+    if constexpr (L::prefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(k)), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(k) + 16), _MM_HINT_T0);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      const __m512 av = _mm512_set1_ps(*al.at(k, i));
+      r0[i] = _mm512_fmadd_ps(av, b0, r0[i]);
+      r1[i] = _mm512_fmadd_ps(av, b1, r1[i]);
+    }
+  }
+  const __mmask16 m0 = nv >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nv) - 1u);
+  const __mmask16 m1 = nv >= 32 ? __mmask16(0xFFFF) : nv <= 16 ? __mmask16(0) : __mmask16((1u << (nv - 16)) - 1u);
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+    float* row = c + i * ldc;
+    if (acc) {
+      r0[i] = _mm512_add_ps(r0[i], _mm512_maskz_loadu_ps(m0, row));
+      r1[i] = _mm512_add_ps(r1[i], _mm512_maskz_loadu_ps(m1, row + 16));
+    }
+    _mm512_mask_storeu_ps(row, m0, r0[i]);
+    _mm512_mask_storeu_ps(row + 16, m1, r1[i]);
+  }
+}
+
+template <class A, class L>
+__attribute__((target("avx512f,avx2,fma"), always_inline)) inline void rows(i64 m, const A& ap, const L& bl, i64 kc,
+                                                                            float* cp, i64 ldc, bool acc, i64 nv) {
+  switch (m) {
+    case 8: micro<8>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 7: micro<7>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 6: micro<6>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 5: micro<5>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 4: micro<4>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 3: micro<3>(ap, bl, kc, cp, ldc, acc, nv); break;
+    case 2: micro<2>(ap, bl, kc, cp, ldc, acc, nv); break;
+    default: micro<1>(ap, bl, kc, cp, ldc, acc, nv); break;
+  }
+}
+
+__attribute__((target("avx512f,avx2,fma"))) inline void block(const block_args& p) {
+  for (i64 j0 = 0, jp = 0; j0 < p.n; j0 += nr, ++jp) {
+    const i64 nv = std::min<i64>(nr, p.n - j0);
+    for (i64 i0 = 0, ip = 0; i0 < p.m; i0 += mr, ++ip) {
+      float* cp = p.c + i0 * p.ldc + j0;
+      const i64 m = std::min<i64>(mr, p.m - i0);
+      if (p.b_off)
+        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off}, p.kc,
+             cp, p.ldc, p.accumulate, nv);
+      else if (p.a_ld > 0)
+        rows(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
+      else
+        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
+    }
+  }
+}
+}  // namespace avx512
+#endif
+
+// ------------------------------------------------------------------------------------------
+// Choosing the kernel
+
+/// The kernels this processor can run, best first (the portable one last); detected once.
+inline const std::vector<kernel_info>& available_kernels() {
+  static const std::vector<kernel_info> all = [] {
+    std::vector<kernel_info> r;
+#if GPASS_SGEMM_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) r.push_back({"avx512", avx512::mr, avx512::nr, 256, &avx512::block});
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      r.push_back({"avx2", avx2::mr, avx2::nr, 256, &avx2::block});
+#endif
+    r.push_back({"generic", generic::mr, generic::nr, 256, &generic::block});
+    return r;
+  }();
+  return all;
+}
+
+/// The kernel of this process: the best available one, capped by `GPASS_CPU_ISA` when set
+/// (read once).
+inline const kernel_info& kernel() {
+  static const kernel_info* const k = [] {
+    const std::vector<kernel_info>& all = available_kernels();
+    if (const char* cap = std::getenv("GPASS_CPU_ISA"))
+      for (const kernel_info& ki : all)
+        if (ki.name == cap) return &ki;
+    return &all.front();
+  }();
+  return *k;
+}
+
+// ------------------------------------------------------------------------------------------
+// Packing
+
+template <class T>
+using aligned_vector = std::vector<T, Eigen::aligned_allocator<T>>;
+
+/// Writes A[M x K] (A(i, k) = a[i * lda + k], or a[k * lda + i] when `col_major`) in panels
+/// of `mr` rows to `dst` (ceil(M / mr) * K * mr floats).
+inline void pack_a(const float* a, i64 lda, bool col_major, i64 M, i64 K, int mr, float* dst) {
+  for (i64 i0 = 0; i0 < M; i0 += mr) {
+    const i64 rows = std::min<i64>(mr, M - i0);
+    if (!col_major) {
+      for (i64 k = 0; k < K; ++k, dst += mr) {
+        i64 r = 0;
+        for (; r < rows; ++r) dst[r] = a[(i0 + r) * lda + k];
+        for (; r < mr; ++r) dst[r] = 0.0f;
+      }
+    } else {
+      for (i64 k = 0; k < K; ++k, dst += mr) {
+        const float* src = a + k * lda + i0;
+        i64 r = 0;
+        for (; r < rows; ++r) dst[r] = src[r];
+        for (; r < mr; ++r) dst[r] = 0.0f;
+      }
+    }
+  }
+}
+
+/// Writes B[K x N] (B(k, j) = b[k * ldb + j], or b[j * ldb + k] when `col_major`) in panels
+/// of `nr` columns to `dst` (ceil(N / nr) * K * nr floats).
+inline void pack_b(const float* b, i64 ldb, bool col_major, i64 K, i64 N, int nr, float* dst) {
+  for (i64 j0 = 0; j0 < N; j0 += nr) {
+    const i64 cols = std::min<i64>(nr, N - j0);
+    if (!col_major) {
+      for (i64 k = 0; k < K; ++k, dst += nr) {
+        const float* src = b + k * ldb + j0;
+        i64 c = 0;
+        for (; c < cols; ++c) dst[c] = src[c];
+        for (; c < nr; ++c) dst[c] = 0.0f;
+      }
+    } else {
+      for (i64 k = 0; k < K; ++k, dst += nr) {
+        i64 c = 0;
+        for (; c < cols; ++c) dst[c] = b[(j0 + c) * ldb + k];
+        for (; c < nr; ++c) dst[c] = 0.0f;
+      }
+    }
+  }
+}
+
+inline i64 panels(i64 n, int w) { return (n + w - 1) / w; }
+
+/// A constant left operand packed once for kernel `ki` (the one its products then run on).
+struct packed_a {
+  const kernel_info* ki;
+  i64 rows = 0, depth = 0;
+  aligned_vector<float> data;
+  packed_a(const float* a, i64 lda, bool col_major, i64 M, i64 K, const kernel_info& k = kernel())
+      : ki(&k), rows(M), depth(K) {
+    data.resize(static_cast<std::size_t>(std::max<i64>(1, panels(M, k.mr) * K * k.mr)));
+    pack_a(a, lda, col_major, M, K, k.mr, data.data());
+  }
+  i64 panel_stride() const { return depth * ki->mr; }
+};
+
+/// A constant right operand packed once for kernel `ki` (the one its products then run on).
+struct packed_b {
+  const kernel_info* ki;
+  i64 depth = 0, cols = 0;
+  aligned_vector<float> data;
+  packed_b(const float* b, i64 ldb, bool col_major, i64 K, i64 N, const kernel_info& k = kernel())
+      : ki(&k), depth(K), cols(N) {
+    data.resize(static_cast<std::size_t>(std::max<i64>(1, panels(N, k.nr) * K * k.nr)));
+    pack_b(b, ldb, col_major, K, N, k.nr, data.data());
+  }
+  i64 panel_stride() const { return depth * ki->nr; }
+};
+
+/// Per-thread scratch buffer `which` (0: packed activations, 1: im2col panels, 2: one im2col
+/// row, 3: a padded convolution input): reused across runs and kernels, written only by its
+/// thread (which may let others read it while it waits for them).
+inline float* scratch(int which, i64 n) {
+  thread_local aligned_vector<float> buffers[4];
+  aligned_vector<float>& v = buffers[static_cast<std::size_t>(std::clamp(which, 0, 3))];
+  if (static_cast<i64>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+  return v.data();
+}
+
+// ------------------------------------------------------------------------------------------
+// Driver
+
+/// C[M x N] (=|+=) A * B over panel-form operands of depth K (`a_stride`, `b_stride`: panel
+/// strides, normally K * mr and K * nr); `n0`/`n1` restrict to the columns of B panels
+/// [n0 / nr, ceil(n1 / nr)) (n0 a multiple of nr), for splitting across threads. With
+/// `a_ld` > 0, A is not packed: row-major M x K with that row stride, read in place.
+inline void multiply(const kernel_info& ki, const float* a, i64 a_stride, i64 M, const float* b, i64 b_stride, i64 N,
+                     i64 K, float* c, i64 ldc, bool accumulate, i64 n0 = 0, i64 n1 = -1, i64 a_ld = 0) {
+  if (n1 < 0) n1 = N;
+  if (M <= 0 || n1 <= n0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (i64 i = 0; i < M; ++i) std::fill(c + i * ldc + n0, c + i * ldc + n1, 0.0f);
+    return;
+  }
+  // depth blocks of about kc, evenly split (no thin tail)
+  const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
+  const i64 kc = (K + nk - 1) / nk;
+  for (i64 k0 = 0; k0 < K; k0 += kc) {
+    block_args p;
+    p.a = a_ld > 0 ? a + k0 : a + k0 * ki.mr;
+    p.a_stride = a_stride;
+    p.a_ld = a_ld;
+    p.m = M;
+    p.b = b + (n0 / ki.nr) * b_stride + k0 * ki.nr;
+    p.b_stride = b_stride;
+    p.n = n1 - n0;
+    p.kc = std::min(kc, K - k0);
+    p.c = c + n0;
+    p.ldc = ldc;
+    p.accumulate = accumulate || k0 > 0;
+    ki.block(p);
+  }
+}
+
+/// C[M x N] (=|+=) A * B with B indirect (see `block_args::b_off`): `base` holds two
+/// pointers per B panel, `off` the K offsets; N must be a multiple of nr.
+inline void multiply_indirect(const kernel_info& ki, const float* a, i64 a_stride, i64 M, const float* const* base,
+                              const i64* off, i64 N, i64 K, float* c, i64 ldc, bool accumulate) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
+  const i64 kc = (K + nk - 1) / nk;
+  for (i64 k0 = 0; k0 < K; k0 += kc) {
+    block_args p;
+    p.a = a + k0 * ki.mr;
+    p.a_stride = a_stride;
+    p.m = M;
+    p.n = N;
+    p.kc = std::min(kc, K - k0);
+    p.c = c;
+    p.ldc = ldc;
+    p.accumulate = accumulate || k0 > 0;
+    p.b_off = off + k0;
+    p.b_base = base;
+    ki.block(p);
+  }
+}
+
+}  // namespace gpass::exec::cpu_detail::sgemm
