@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -184,6 +185,31 @@ TEST_CASE("exec.tf.matmul") {
   CHECK(vals<float>(f.run1("MatMul", {a, a}, {{"transpose_b", true}})) == std::vector<float>{14, 32, 32, 77});
   CHECK(vals<i32>(f.run1("MatMul", {i32m({1, 2, 3, 4}, {2, 2}), i32m({5, 6, 7, 8}, {2, 2})})) == std::vector<i32>{19, 22, 43, 50});
   CHECK_THROWS_WITH_AS(f.run1("MatMul", {a, a}), doctest::Contains("inner dimensions"), gpass::error);
+  // b known as a constant (a Const) when the kernel is made: packed once, same products, and
+  // another b at run time is not mistaken for it
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      INFO("transpose_a=" << ta << " transpose_b=" << tb);
+      std::vector<float> av(5 * 40), bv(40 * 37), ov(40 * 37);
+      for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 7) - 3.0f;
+      for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 5) * 0.5f;
+      for (std::size_t i = 0; i < ov.size(); ++i) ov[i] = static_cast<float>(i % 3);
+      const tensor x = f32(av, ta ? std::vector<i64>{40, 5} : std::vector<i64>{5, 40});
+      const tensor w = f32(bv, tb ? std::vector<i64>{37, 40} : std::vector<i64>{40, 37});
+      const tensor other = f32(ov, w.sizes());
+      gpass::exec::kernel_node n{.name = "n", .op = "MatMul", .domain = "tf",
+                                 .attrs = {{"transpose_a", ta}, {"transpose_b", tb}}};
+      n.input_types.resize(2);
+      n.output_types.resize(1);
+      auto packed = n;
+      packed.constant_inputs = {std::nullopt, w};
+      for (const tensor& bw : {w, other}) {
+        const tensor want = gpass::exec::run_kernel(f.cpu, f.reg, n, {x, bw}).at(0).tensor();
+        const tensor got = gpass::exec::run_kernel(f.cpu, f.reg, packed, {x, bw}).at(0).tensor();
+        REQUIRE(got.sizes() == sizes{5, 37});
+        for (i64 i = 0; i < want.size(); ++i) CHECK(std::abs(got.data<float>()[i] - want.data<float>()[i]) < 1e-3);
+      }
+    }
   // BatchMatMulV2 broadcasts batches: [2,1,2,2] x [3,2,2] -> [2,3,2,2]
   tensor x(dtype::f32, {2, 1, 2, 2});
   for (int i = 0; i < 8; ++i) x.data<float>()[i] = static_cast<float>(i + 1);

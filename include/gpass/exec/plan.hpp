@@ -346,9 +346,10 @@ class body_plan {
         } else {
           s.in.push_back(slot_of(in.node, in.port));
           kn.input_types.push_back(g[in.node].outputs[static_cast<std::size_t>(in.port)]);
-          // an input made by a Constant node always has its `value` (kernels may pre-pack it)
+          // an input made by a Constant node (or a TensorFlow Const, which outputs its value
+          // as is) always has its `value` (kernels may pre-pack it)
           const auto& src = g[in.node];
-          if (src.domain.empty() && src.op == "Constant" && in.port == 0)
+          if (((src.domain.empty() && src.op == "Constant") || (src.domain == "tf" && src.op == "Const")) && in.port == 0)
             if (auto c = src.attrs.find("value"); c != src.attrs.end() && c->second.template is<gpass::tensor>()) {
               kn.constant_inputs.resize(k + 1);
               kn.constant_inputs[k] = c->second.template as<gpass::tensor>();

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -387,11 +388,27 @@ inline void batch_matmul(context& ctx, const gpass::tensor& a, const gpass::tens
 inline void register_tf_matmul(registry& r) {
   r.add({.domain = domain, .op = "MatMul", .dtypes = matmul_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const bool ta = flag(n, "transpose_a", false), tb = flag(n, "transpose_b", false);
-           return [ta, tb](context& ctx) {
+           // a constant f32 b (a Const) is packed once here, as ONNX Gemm does
+           linalg::packed_constant<sgemm::packed_b> pf;
+           if (const gpass::tensor* bc = n.constant_input(1);
+               bc && bc->element_type() == dtype::f32 && bc->rank() == 2 && bc->size() > 0) {
+             const i64 Kb = tb ? bc->sizes()[1] : bc->sizes()[0], Nb = tb ? bc->sizes()[0] : bc->sizes()[1];
+             pf = {*bc, std::make_shared<const sgemm::packed_b>(bc->data<float>(), bc->sizes()[1], tb, Kb, Nb)};
+           }
+           return [ta, tb, pf](context& ctx) {
              const gpass::tensor& a = ctx.input(0);
              const gpass::tensor& b = ctx.input(1);
              if (a.rank() != 2 || b.rank() != 2)
                ctx.fail("inputs must be matrices, got sizes " + a.shape().to_string() + " and " + b.shape().to_string());
+             if (const sgemm::packed_b* w = pf.match(b); w && a.element_type() == dtype::f32) {
+               const i64 M = ta ? a.sizes()[1] : a.sizes()[0], K = ta ? a.sizes()[0] : a.sizes()[1];
+               if (M >= 2 && K == w->depth) {  // one row is a GEMV: the unpacked path
+                 gpass::tensor& y = ctx.allocate_output(0, dtype::f32, {M, w->cols});
+                 linalg::packed_gemm(ctx.policy(), *w, a.data<float>(), a.sizes()[1], ta, M, y.data<float>(), w->cols, 1.0f,
+                                     false, [](i64, i64) {});
+                 return;
+               }
+             }
              batch_matmul(ctx, a, b, ta, tb, false);
            };
          }});
