@@ -305,7 +305,7 @@ TEST_CASE("exec.linalg.packed_constant_weights") {
     const auto want = run1(n, {a, b});
     check_close<float>(run1(packed, {a, b}, 1), values_of(want), want.sizes(), 1e-5);
     check_close<float>(run1(packed, {a, b}, 2), values_of(want), want.sizes(), 1e-5);
-    auto a1 = random_tensor({70}, 43);  // a vector: one row, the unpacked path
+    auto a1 = random_tensor({70}, 43);  // a vector: one row (a packed GEMV)
     check_close<float>(run1(packed, {a1, b}), values_of(run1(n, {a1, b})), run1(n, {a1, b}).sizes(), 1e-5);
   }
 }

@@ -1311,10 +1311,10 @@ inline void add_matmul(registry& r) {
                  T* dst = y.data<T>();
                  for (i64 i = 0; i < y.size(); ++i) dst[i] = static_cast<T>(src[i]);
                } else {
-                 // a's batches folded into rows, at least 2 of them (one row is a GEMV)
+                 // a's batches folded into rows (one row too: the packed GEMV is as fast as Eigen's)
                  if constexpr (std::is_same_v<T, float>) {
                    const i64 rows = s.batches * s.M;
-                   if (const sgemm::packed_b* w = pf.match(b); w && s.fold && rows >= 2 && b.rank() >= 2) {
+                   if (const sgemm::packed_b* w = pf.match(b); w && s.fold && rows >= 1 && b.rank() >= 2) {
                      packed_gemm(ctx.policy(), *w, a.data<float>(), s.K, false, rows, y.data<float>(), s.N, 1.0f, false,
                                  [](i64, i64) {});
                      return;
@@ -1404,9 +1404,10 @@ inline void add_gemm(registry& r) {
                  }
                };
                bool done = false;
-               // batch >= 2 on the packed constant (batch 1 is a GEMV: Eigen's is as fast)
+               // any batch on the packed constant (at batch 1, a GEMV, it matches Eigen's built with
+               // the same instruction set, and it picks AVX-512 at run time)
                if constexpr (std::is_same_v<T, float>) {
-                 if (const sgemm::packed_b* w = pf.match(b); w && M >= 2) {
+                 if (const sgemm::packed_b* w = pf.match(b); w) {
                    packed_gemm(ctx.policy(), *w, ap, a.sizes()[1], ta, M, yp, N, static_cast<float>(alpha), cp != nullptr,
                                [&](i64 c0, i64 c1) { init(0, M, c0, c1, false); });
                    done = true;

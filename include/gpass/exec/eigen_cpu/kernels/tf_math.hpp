@@ -402,7 +402,7 @@ inline void register_tf_matmul(registry& r) {
                ctx.fail("inputs must be matrices, got sizes " + a.shape().to_string() + " and " + b.shape().to_string());
              if (const sgemm::packed_b* w = pf.match(b); w && a.element_type() == dtype::f32) {
                const i64 M = ta ? a.sizes()[1] : a.sizes()[0], K = ta ? a.sizes()[0] : a.sizes()[1];
-               if (M >= 2 && K == w->depth) {  // one row is a GEMV: the unpacked path
+               if (M >= 1 && K == w->depth) {
                  gpass::tensor& y = ctx.allocate_output(0, dtype::f32, {M, w->cols});
                  linalg::packed_gemm(ctx.policy(), *w, a.data<float>(), a.sizes()[1], ta, M, y.data<float>(), w->cols, 1.0f,
                                      false, [](i64, i64) {});
