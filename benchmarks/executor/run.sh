@@ -26,7 +26,7 @@ python3 "$here/make_models.py" "$build/models"
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "gpass build: -O3 -march=${MARCH:-x86-64-v3} -DNDEBUG (SKIP_BUILD=1: as the binaries in $build were built); $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "Eigen GEMM (f32, 1 thread):"
+echo "f32 GEMM, 1 thread (Eigen; gpass's engine with B packed):"
 "$build/gpass_eigen_gemm"
 
 python3 - "$build" "$data" <<'PY'

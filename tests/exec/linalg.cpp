@@ -210,7 +210,8 @@ TEST_CASE("exec.linalg.sgemm_kernels") {
   for (const sg::kernel_info& ki : kernels)
     for (const cfg& c : std::vector<cfg>{{1, 1, 1, false, false, false}, {7, 33, 5, true, false, true},
                                          {9, 47, 700, false, true, false}, {16, 64, 256, false, false, true},
-                                         {13, 17, 1300, true, true, false}, {3, 100, 0, false, false, false}}) {
+                                         {13, 17, 1300, true, true, false}, {3, 100, 0, false, false, false},
+                                         {600, 40, 700, false, true, true}}) {  // 600 rows: two row blocks
       INFO(std::string(ki.name) << " M=" << c.M << " N=" << c.N << " K=" << c.K);
       const auto a = random_values(static_cast<std::size_t>(c.M * c.K), 51);
       const auto b = random_values(static_cast<std::size_t>(c.K * c.N), 52);

@@ -433,6 +433,12 @@ inline float* scratch(int which, i64 n) {
 // ------------------------------------------------------------------------------------------
 // Driver
 
+/// Rows per block of a product at depth block `kc`: a multiple of mr, the A slices within
+/// about 512 KB.
+inline i64 row_block(const kernel_info& ki, i64 kc) {
+  return std::max<i64>(ki.mr, (i64{1} << 17) / std::max<i64>(kc, 1) / ki.mr * ki.mr);
+}
+
 /// C[M x N] (=|+=) A * B over panel-form operands of depth K (`a_stride`, `b_stride`: panel
 /// strides, normally K * mr and K * nr); `n0`/`n1` restrict to the columns of B panels
 /// [n0 / nr, ceil(n1 / nr)) (n0 a multiple of nr), for splitting across threads. With
@@ -446,24 +452,27 @@ inline void multiply(const kernel_info& ki, const float* a, i64 a_stride, i64 M,
       for (i64 i = 0; i < M; ++i) std::fill(c + i * ldc + n0, c + i * ldc + n1, 0.0f);
     return;
   }
-  // depth blocks of about kc, evenly split (no thin tail)
+  // depth blocks of about kc, evenly split (no thin tail); row blocks whose A slices stay in
+  // L2 (about 512 KB) while the B panels stream past them
   const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
   const i64 kc = (K + nk - 1) / nk;
-  for (i64 k0 = 0; k0 < K; k0 += kc) {
-    block_args p;
-    p.a = a_ld > 0 ? a + k0 : a + k0 * ki.mr;
-    p.a_stride = a_stride;
-    p.a_ld = a_ld;
-    p.m = M;
-    p.b = b + (n0 / ki.nr) * b_stride + k0 * ki.nr;
-    p.b_stride = b_stride;
-    p.n = n1 - n0;
-    p.kc = std::min(kc, K - k0);
-    p.c = c + n0;
-    p.ldc = ldc;
-    p.accumulate = accumulate || k0 > 0;
-    ki.block(p);
-  }
+  const i64 mc = row_block(ki, kc);
+  for (i64 k0 = 0; k0 < K; k0 += kc)
+    for (i64 i0 = 0; i0 < M; i0 += mc) {
+      block_args p;
+      p.a = a_ld > 0 ? a + i0 * a_ld + k0 : a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
+      p.a_stride = a_stride;
+      p.a_ld = a_ld;
+      p.m = std::min(mc, M - i0);
+      p.b = b + (n0 / ki.nr) * b_stride + k0 * ki.nr;
+      p.b_stride = b_stride;
+      p.n = n1 - n0;
+      p.kc = std::min(kc, K - k0);
+      p.c = c + i0 * ldc + n0;
+      p.ldc = ldc;
+      p.accumulate = accumulate || k0 > 0;
+      ki.block(p);
+    }
 }
 
 /// C[M x N] (=|+=) A * B with B indirect (see `block_args::b_off`): `base` holds two
@@ -473,20 +482,22 @@ inline void multiply_indirect(const kernel_info& ki, const float* a, i64 a_strid
   if (M <= 0 || N <= 0 || K <= 0) return;
   const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
   const i64 kc = (K + nk - 1) / nk;
-  for (i64 k0 = 0; k0 < K; k0 += kc) {
-    block_args p;
-    p.a = a + k0 * ki.mr;
-    p.a_stride = a_stride;
-    p.m = M;
-    p.n = N;
-    p.kc = std::min(kc, K - k0);
-    p.c = c;
-    p.ldc = ldc;
-    p.accumulate = accumulate || k0 > 0;
-    p.b_off = off + k0;
-    p.b_base = base;
-    ki.block(p);
-  }
+  const i64 mc = row_block(ki, kc);
+  for (i64 k0 = 0; k0 < K; k0 += kc)
+    for (i64 i0 = 0; i0 < M; i0 += mc) {
+      block_args p;
+      p.a = a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
+      p.a_stride = a_stride;
+      p.m = std::min(mc, M - i0);
+      p.n = N;
+      p.kc = std::min(kc, K - k0);
+      p.c = c + i0 * ldc;
+      p.ldc = ldc;
+      p.accumulate = accumulate || k0 > 0;
+      p.b_off = off + k0;
+      p.b_base = base;
+      ki.block(p);
+    }
 }
 
 }  // namespace gpass::exec::cpu_detail::sgemm
