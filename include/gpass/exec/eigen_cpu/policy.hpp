@@ -10,11 +10,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
-#include <functional>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <memory>
 #include <new>

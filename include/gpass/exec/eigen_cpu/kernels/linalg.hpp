@@ -12,8 +12,9 @@
 ///
 /// Constant f32 weights (a Constant node feeding B of Gemm/MatMul or W of Conv, see
 /// `kernel_node::constant_inputs`) are packed once when the kernel is made, and those
-/// products run on sgemm.hpp's micro-kernels (AVX-512 / AVX2 chosen at run time); each run
-/// packs only the activations, im2col writing its columns straight into panel form.
+/// products run on sgemm.hpp's micro-kernels (AVX-512 / AVX2 chosen at run time): Gemm and
+/// MatMul read the activations in place; stride-1 2-D convolutions read a zero-padded copy of
+/// their input in place, other convolutions im2col straight into panel form.
 
 #include <algorithm>
 #include <array>
