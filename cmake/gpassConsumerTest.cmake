@@ -7,7 +7,8 @@
 # 1. installs the gpass build tree into WORK_DIR/prefix (cmake --install);
 # 2. configures examples/consumer against it in a fresh WORK_DIR/consumer-build, with only
 #    CMAKE_PREFIX_PATH=WORK_DIR/prefix (package registries off), checks that gpass was
-#    found there, builds it and runs it (it checks its own results and prints the graph);
+#    found there, builds it (twice: header-only, and with gpass::eigen_cpu) and runs both
+#    (they check their own results and print the graph);
 # 3. checks the package's component and version handling with configure-only projects:
 #    every built component (COMPONENTS) is found with REQUIRED and defines gpass::<comp>;
 #    an unknown REQUIRED component fails; an unknown OPTIONAL one leaves gpass found with
@@ -39,6 +40,7 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 set(config_args "")
 set(build_type_arg "")
+string(TOUPPER "${CONFIG}" CONFIG_UPPER)
 if(DEFINED CONFIG AND NOT CONFIG STREQUAL "")
   set(config_args --config "${CONFIG}")
   set(build_type_arg "-DCMAKE_BUILD_TYPE=${CONFIG}")
@@ -64,8 +66,9 @@ if(NOT EXISTS "${prefix}/include/gpass/all.hpp")
 endif()
 
 # 2. consumer: configure, build, run
+# (no debug info: the consumer compiles every kernel twice, header-only and as units)
 run_step(configure-consumer "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/consumer" -B "${consumer_build}"
-         -G "${GENERATOR}" ${build_type_arg} ${compiler_arg} ${isolation_args})
+         -G "${GENERATOR}" ${build_type_arg} ${compiler_arg} ${isolation_args} "-DCMAKE_CXX_FLAGS_${CONFIG_UPPER}=-O0")
 require_ok(configure-consumer)
 if(NOT step_out MATCHES "consumer: gpass ([0-9.]+) from ([^\n]*)")
   message(FATAL_ERROR "FAIL: the consumer did not report where it found gpass:\n${step_out}")
@@ -78,25 +81,28 @@ if(NOT pos EQUAL 0)
   message(FATAL_ERROR "FAIL: the consumer found gpass in ${found_dir}, not in the installed prefix ${prefix}")
 endif()
 
-run_step(build-consumer "${CMAKE_COMMAND}" --build "${consumer_build}" ${config_args})
+run_step(build-consumer "${CMAKE_COMMAND}" --build "${consumer_build}" ${config_args} --parallel 2)
 require_ok(build-consumer)
 
-set(exe "")
-foreach(candidate "${consumer_build}/consumer" "${consumer_build}/${CONFIG}/consumer")
-  if(EXISTS "${candidate}")
-    set(exe "${candidate}")
-    break()
+# consumer: header-only; consumer_compiled: gpass::eigen_cpu (the units as its sources)
+foreach(name consumer consumer_compiled)
+  set(exe "")
+  foreach(candidate "${consumer_build}/${name}" "${consumer_build}/${CONFIG}/${name}")
+    if(EXISTS "${candidate}")
+      set(exe "${candidate}")
+      break()
+    endif()
+  endforeach()
+  if(NOT exe)
+    message(FATAL_ERROR "FAIL: the binary ${name} was not found in ${consumer_build}")
+  endif()
+  run_step(run-${name} "${exe}")
+  message(STATUS "${name} output:\n${step_out}")
+  require_ok(run-${name})
+  if(NOT step_out MATCHES "consumer: OK")
+    message(FATAL_ERROR "FAIL: ${name} did not print 'consumer: OK'")
   endif()
 endforeach()
-if(NOT exe)
-  message(FATAL_ERROR "FAIL: the consumer binary was not found in ${consumer_build}")
-endif()
-run_step(run-consumer "${exe}")
-message(STATUS "consumer output:\n${step_out}")
-require_ok(run-consumer)
-if(NOT step_out MATCHES "consumer: OK")
-  message(FATAL_ERROR "FAIL: the consumer did not print 'consumer: OK'")
-endif()
 
 # 3. components and versions (configure-only projects; CXX is enabled because FindProtobuf
 #    needs a language, as any real consumer has)

@@ -2,9 +2,10 @@
 #
 # gpass_add_header_check(<prefix> INCLUDE_DIR <dir> BINARY_DIR <dir>)
 #
-# Generates one translation unit per header under <dir>/gpass (`#include <gpass/x.hpp>`
-# twice, to also catch a missing include guard, plus an empty function) and compiles each
-# group in an OBJECT library built with ALL:
+# Generates one translation unit per header under <dir>/gpass except gpass/src.hpp
+# (`#include <gpass/x.hpp>` twice, to also catch a missing include guard, plus an empty
+# function) and compiles each group in an OBJECT library built with ALL, with
+# GPASS_SEPARATE_COMPILATION:
 #
 #   <prefix>                  headers that need only gpass::gpass (linked to gpass::gpass)
 #   <prefix>_<comp>[_<comp>]  headers that need optional components (linked to gpass_<comp>),
@@ -30,6 +31,9 @@ function(gpass_add_header_check prefix)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "INCLUDE_DIR;BINARY_DIR" "")
   file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE "${arg_INCLUDE_DIR}" "${arg_INCLUDE_DIR}/gpass/*.hpp")
   list(SORT headers)
+  # gpass/src.hpp is not a header to include anywhere: it is every unit in one file (see
+  # gpass/config.hpp), compiled on purpose once per program.
+  list(REMOVE_ITEM headers gpass/src.hpp)
 
   # Direct needs and gpass includes of every header.
   foreach(h IN LISTS headers)
@@ -147,6 +151,12 @@ function(gpass_add_header_check prefix)
     foreach(c IN LISTS group_comps_${group})
       target_link_libraries(${tgt} PRIVATE gpass_${c})
     endforeach()
+    # Headers are checked in the separate-compilation mode, in which they only declare what
+    # the units define; header-only mode adds the units at the end of a few headers, and is
+    # checked by install.find_package_consumer (the `consumer` program) instead of once per
+    # header (in that mode every header that includes ops/registry.hpp compiles all op
+    # schemas, and exec/eigen_cpu.hpp every kernel).
+    target_compile_definitions(${tgt} PRIVATE GPASS_SEPARATE_COMPILATION)
     # The front end is the whole cost: no optimisation, no debug info.
     if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
       target_compile_options(${tgt} PRIVATE -O0 -g0 -Wall -Wextra -Wno-missing-field-initializers)

@@ -1,8 +1,15 @@
 // A downstream program using an installed gpass: builds a small graph, cleans it with a
-// pipeline composed at compile time, prints it as text IR, and checks the node counts.
+// pipeline composed at compile time, prints it as text IR, checks the node counts, then
+// infers its types and runs it on the Eigen CPU executor.
 // Exit status 0 when the result is right (the find_package consumer test relies on it).
+//
+// Built twice by examples/consumer/CMakeLists.txt: `consumer` fully header-only, and
+// `consumer_compiled` with gpass::eigen_cpu (GPASS_SEPARATE_COMPILATION, the gpass units
+// compiled into the target).
 
 #include <gpass/all.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/plan.hpp>
 #ifdef CONSUMER_WITH_TENSORFLOW
 #include <gpass/io/tensorflow.hpp>
 #endif
@@ -52,7 +59,17 @@ int main() {
   const bool tf_ok = true;
 #endif
 
-  const bool ok = tf_ok && before == 7 && g.num_nodes() == 4 && g.find("x") && g.find("c") && g.find("add") &&
+  // Run it: x = [1, 2] -> x + c = [2.5, 0].
+  g[g.at("x")].outputs = {gpass::tensor_type{gpass::dtype::f32, gpass::shape{2}}};
+  gpass::infer_shapes(g, ctx);
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  gpass::exec::plan plan(g, cpu);
+  auto outputs = plan.run({gpass::tensor::from<float>({1.0f, 2.0f})});
+  const float* y = outputs.at(0).tensor().data<float>();
+  std::cout << "run: [" << y[0] << ", " << y[1] << "]\n";
+  const bool run_ok = y[0] == 2.5f && y[1] == 0.0f;
+
+  const bool ok = tf_ok && run_ok && before == 7 && g.num_nodes() == 4 && g.find("x") && g.find("c") && g.find("add") &&
                   g.find("r") && !g.find("dead_relu") && !g.find("dead_sigmoid") && !g.find("lonely");
   std::cout << (ok ? "consumer: OK" : "consumer: WRONG RESULT") << '\n';
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -4,5 +4,5 @@
 /// symbolic dims (union-find), and type/shape inference with value propagation.
 
 #include <gpass/analysis/infer_attr.hpp>
-#include <gpass/analysis/symbols.hpp>
+#include <gpass/core/symbols.hpp>
 #include <gpass/analysis/type_inference.hpp>

@@ -2,7 +2,7 @@
 /// \file core.hpp
 /// Umbrella header of `gpass/core/`: values and types shared by everything else: errors,
 /// dtypes, dims (known, symbolic, unknown), shapes, types (tensor, list, tuple), host
-/// tensors and attribute values.
+/// tensors, attribute values and the symbol table of symbolic dims (union-find).
 /// \code
 ///   #include <gpass/core.hpp>
 ///   gpass::shape s{2, gpass::dim::symbol("n")};
@@ -14,5 +14,6 @@
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/shape.hpp>
+#include <gpass/core/symbols.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>

@@ -2,7 +2,8 @@
 /// \file graph.hpp
 /// Umbrella header of `gpass/graph/`: the graph (`gpass::graph<Node, Edge, Attrs>`), its node
 /// and edge types, typed graph attributes, side tables, algorithms (topological order,
-/// reachability, subgraph extraction) and the verifier.
+/// reachability, subgraph extraction). The verifier, which needs the op schemas, is in
+/// `gpass/analysis/verify.hpp` (umbrella `gpass/analysis.hpp`).
 /// \code
 ///   #include <gpass/graph.hpp>
 ///   gpass::graph<> g;
@@ -18,4 +19,3 @@
 #include <gpass/graph/reachability.hpp>
 #include <gpass/graph/subgraph.hpp>
 #include <gpass/graph/topological_order.hpp>
-#include <gpass/graph/verify.hpp>

@@ -17,7 +17,6 @@
 #include <gpass/ops/infer_context.hpp>
 #include <gpass/ops/known_value.hpp>
 #include <gpass/ops/loop_fixed_point.hpp>
-#include <gpass/ops/onnx/register.hpp>
 #include <gpass/ops/opset.hpp>
 #include <gpass/ops/port_info.hpp>
 #include <gpass/ops/registry.hpp>

@@ -12,3 +12,4 @@
 #include <gpass/pass/pass.hpp>
 #include <gpass/pass/pipeline.hpp>
 #include <gpass/pass/registry.hpp>
+#include <gpass/passes/builtin.hpp>  // pass_registry<G>::global() needs register_builtin_passes

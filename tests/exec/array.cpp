@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <gpass/exec/eigen_cpu/kernels/array.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
 
 namespace {
 
@@ -16,7 +16,7 @@ using i64 = std::int64_t;
 struct fixture {
   gpass::exec::eigen_cpu cpu;
   gpass::exec::kernel_registry<gpass::exec::eigen_cpu> reg;
-  explicit fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::cpu_detail::register_array(reg); }
+  explicit fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::register_eigen_cpu_array(reg); }
 
   std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 18,
                          std::size_t outputs = 1) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
 
 namespace {
 
@@ -20,7 +20,7 @@ struct fixture {
   ex::eigen_cpu cpu;
   ex::kernel_registry<ex::eigen_cpu> reg;
   fixture() : fixture(1) {}
-  explicit fixture(int threads) : cpu({.threads = threads}) { ex::cpu_detail::register_elementwise(reg); }
+  explicit fixture(int threads) : cpu({.threads = threads}) { ex::register_eigen_cpu_elementwise(reg); }
 
   std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 17,
                          std::size_t outputs = 1) {

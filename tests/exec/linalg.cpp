@@ -10,7 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/linalg.hpp>  // the GEMM internals (cpu_detail::sgemm, linalg)
 
 namespace {
 
@@ -24,7 +25,7 @@ using i64 = std::int64_t;
 const kernel_registry<eigen_cpu>& linalg_registry() {
   static const kernel_registry<eigen_cpu> r = [] {
     kernel_registry<eigen_cpu> k;
-    gpass::exec::cpu_detail::register_linalg(k);
+    gpass::exec::register_eigen_cpu_linalg(k);
     return k;
   }();
   return r;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <gpass/core/error.hpp>
-#include <gpass/exec/eigen_cpu/kernels/nn.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
 
 namespace {
 
@@ -24,7 +24,7 @@ using i64 = std::int64_t;
 struct nn_fixture {
   eigen_cpu cpu;
   gpass::exec::kernel_registry<eigen_cpu> reg;
-  explicit nn_fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::cpu_detail::register_nn(reg); }
+  explicit nn_fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::register_eigen_cpu_nn(reg); }
   std::vector<value> run(const kernel_node& n, std::vector<value> in) { return gpass::exec::run_kernel(cpu, reg, n, std::move(in)); }
 };
 

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/control.hpp>  // register_control on a test policy
 #include <gpass/exec/memory_plan.hpp>
 #include <gpass/exec/plan.hpp>
 #include <gpass/io/text.hpp>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <gpass/exec/eigen_cpu/kernels/reduce.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
 
 namespace {
 
@@ -21,7 +21,7 @@ using i64 = std::int64_t;
 const gpass::exec::kernel_registry<eigen_cpu>& reduce_registry() {
   static const gpass::exec::kernel_registry<eigen_cpu> r = [] {
     gpass::exec::kernel_registry<eigen_cpu> k;
-    gpass::exec::cpu_detail::register_reduce(k);
+    gpass::exec::register_eigen_cpu_reduce(k);
     return k;
   }();
   return r;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <gpass/exec/eigen_cpu/kernels/tf.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
 
 namespace {
 
@@ -23,7 +23,7 @@ using i32 = std::int32_t;
 struct fixture {
   gpass::exec::eigen_cpu cpu;
   gpass::exec::kernel_registry<gpass::exec::eigen_cpu> reg;
-  explicit fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::cpu_detail::register_tf(reg); }
+  explicit fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::register_eigen_cpu_tf(reg); }
 
   std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, std::size_t outputs = 1) {
     gpass::exec::kernel_node n{.name = "n", .op = op, .domain = "tf", .attrs = std::move(attrs)};

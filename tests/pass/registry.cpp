@@ -3,6 +3,7 @@
 #include <gpass/graph/attr_key.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/registry.hpp>
+#include <gpass/passes/builtin.hpp>  // global() holds the built-in passes
 
 #include <array>
 #include <atomic>

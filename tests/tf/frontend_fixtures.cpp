@@ -12,7 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <gpass/graph/library.hpp>
-#include <gpass/graph/verify.hpp>
+#include <gpass/analysis/verify.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/passes/builtin.hpp>

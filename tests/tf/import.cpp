@@ -17,7 +17,7 @@
 
 #include <doctest/doctest.h>
 
-#include <gpass/graph/verify.hpp>
+#include <gpass/analysis/verify.hpp>
 #include <gpass/io/tensorflow.hpp>
 #include <gpass/io/text.hpp>
 

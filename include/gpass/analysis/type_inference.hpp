@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <gpass/analysis/infer_attr.hpp>
-#include <gpass/analysis/symbols.hpp>
+#include <gpass/core/symbols.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>

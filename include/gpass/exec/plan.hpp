@@ -84,58 +84,7 @@ class body_plan {
   const std::vector<std::string>& callees() const noexcept { return callees_; }
 
   /// Runs the body on `args` (one per input; a `none` value takes the input's default).
-  std::vector<value_type> run(P& policy, std::vector<value_type> args, const run_services<P>* services) const {
-    if (args.size() != input_slots_.size())
-      throw error(label_ + ": expected " + std::to_string(input_slots_.size()) + " inputs, got " +
-                  std::to_string(args.size()));
-    std::vector<value_type> slots(num_slots_);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (args[i].is_none() && defaults_[i]) {
-        auto st = policy.make_stream();
-        args[i] = policy.upload(*defaults_[i], st);
-      }
-      // (an input of unknown type, such as an ONNX optional, may be fed nothing)
-      if (args[i].is_none() && is_main_ && input_types_[i].is_tensor())
-        throw error(label_ + ": no value fed for input '" + input_names_[i] + "'",
-                    error_context{.node = input_names_[i], .op = "arg"});
-      check_input(i, args[i]);
-      slots[input_slots_[i]] = std::move(args[i]);
-    }
-    auto arena = take_arena(policy);
-    auto stream = policy.make_stream();
-    std::vector<const value_type*> ins;
-    for (const step& s : steps_) {
-      ins.assign(s.in.size(), nullptr);
-      for (std::size_t k = 0; k < s.in.size(); ++k)
-        if (s.in[k] >= 0) ins[k] = &slots[s.in[k]];
-      value_type* outs = &slots[s.out_first];
-      const kernel_node& n = nodes_[s.node];
-      kernel_context<P> ctx(n, policy, stream, ins, std::span<value_type>(outs, s.num_out), s.planned,
-                            arena ? &arena : nullptr, s.wanted, services);
-      try {
-        s.fn(ctx);
-      } catch (const error& e) {
-        give_back_arena(std::move(arena));
-        throw e.with_node(n.name, n.op);
-      } catch (const std::exception& e) {
-        give_back_arena(std::move(arena));
-        throw error(std::string("kernel failed: ") + e.what(), error_context{.node = n.name, .op = n.op});
-      }
-      if (arena) keep_arena_safe(s, outs, arena);
-      for (int r : s.release) slots[r] = value_type{};
-    }
-    policy.synchronize(stream);
-    std::vector<value_type> result;
-    result.reserve(output_slots_.size());
-    for (int o : output_slots_) {
-      value_type v = o >= 0 ? slots[o] : value_type{};
-      if (arena) detach_from_arena(v, arena);
-      result.push_back(std::move(v));
-    }
-    slots.clear();
-    give_back_arena(std::move(arena));
-    return result;
-  }
+  std::vector<value_type> run(P& policy, std::vector<value_type> args, const run_services<P>* services) const;
 
  private:
   struct step {
@@ -238,227 +187,7 @@ class body_plan {
     return static_cast<std::size_t>(num_elements(tt.shape.sizes())) * size_of(tt.element);
   }
 
-  void build(const G& g, const G& top, P& policy, const plan_options& opt) {
-    using node_id = typename G::node_id;
-    const auto order = topological_order(g);
-    // interface
-    std::optional<node_id> ret, entry;
-    std::vector<std::pair<std::int64_t, node_id>> args;
-    for (auto v : order) {
-      const auto& n = g[v];
-      if (!n.domain.empty()) continue;
-      if (n.op == "return") {
-        if (ret) throw_node_error(label_ + " has two return nodes ('" + g[*ret].name + "' and this one)", n.name, n.op);
-        ret = v;
-      } else if (n.op == "function_entry") {
-        if (entry) throw_node_error(label_ + " has two function_entry nodes", n.name, n.op);
-        entry = v;
-      } else if (n.op == "arg") {
-        args.emplace_back(get_or<std::int64_t>(n.attrs, "index", static_cast<std::int64_t>(args.size())), v);
-      }
-    }
-    if (!ret) throw error(label_ + " has no return node: nothing to compute");
-    is_main_ = !entry;
-    std::stable_sort(args.begin(), args.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-
-    // nodes needed by the results (one reverse sweep over the topological order)
-    node_map<G, char> needed(g, 0);
-    needed[*ret] = 1;
-    if (entry) needed[*entry] = 1;
-    for (auto& a : args) needed[a.second] = 1;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      if (!needed[*it]) continue;
-      for (const auto& in : g.inputs(*it))
-        if (!in.empty) needed[in.node] = 1;
-      for (auto c : g.control_inputs(*it)) needed[c] = 1;
-    }
-
-    // slots: one per output port of every needed node
-    node_map<G, int> first_slot(g, -1);
-    std::vector<type> slot_type;
-    for (auto v : order) {
-      if (!needed[v]) {
-        ++stats_.pruned;
-        continue;
-      }
-      first_slot[v] = static_cast<int>(slot_type.size());
-      for (const auto& t : g[v].outputs) slot_type.push_back(t);
-    }
-    num_slots_ = slot_type.size();
-    auto slot_of = [&](node_id v, int port) { return first_slot[v] + port; };
-
-    if (entry) {
-      const auto& e = g[*entry];
-      std::vector<std::string> names;
-      if (auto it = e.attrs.find("names"); it != e.attrs.end() && it->second.template is<std::vector<std::string>>())
-        names = it->second.template as<std::vector<std::string>>();
-      for (std::size_t k = 0; k < e.outputs.size(); ++k) {
-        input_slots_.push_back(slot_of(*entry, static_cast<int>(k)));
-        input_names_.push_back(k < names.size() ? names[k] : e.name + ":" + std::to_string(k));
-        input_types_.push_back(e.outputs[k]);
-        defaults_.emplace_back();
-      }
-    }
-    for (auto& [idx, v] : args) {
-      (void)idx;
-      const auto& a = g[v];
-      input_slots_.push_back(slot_of(v, 0));
-      input_names_.push_back(a.name);
-      input_types_.push_back(a.outputs.empty() ? type{} : a.outputs[0]);
-      auto d = a.attrs.find("default");
-      if (d != a.attrs.end() && d->second.template is<gpass::tensor>()) defaults_.emplace_back(d->second.template as<gpass::tensor>());
-      else defaults_.emplace_back();
-    }
-    {
-      const auto& r = g[*ret];
-      std::vector<std::string> names;
-      if (auto it = r.attrs.find("names"); it != r.attrs.end() && it->second.template is<std::vector<std::string>>())
-        names = it->second.template as<std::vector<std::string>>();
-      for (std::size_t k = 0; k < g.num_inputs(*ret); ++k) {
-        auto in = g.input(*ret, static_cast<int>(k));
-        output_slots_.push_back(in.empty ? -1 : slot_of(in.node, in.port));
-        output_names_.push_back(k < names.size() ? names[k] : (in.empty ? std::string() : g[in.node].name));
-        output_types_.push_back(in.empty ? type{} : g[in.node].outputs[static_cast<std::size_t>(in.port)]);
-      }
-    }
-
-    // steps
-    const int opset = graph_opset(top, "");
-    std::vector<std::int64_t> last_use(num_slots_, -1);
-    for (auto v : order) {
-      if (!needed[v] || v == *ret || (entry && v == *entry)) continue;
-      const auto& n = g[v];
-      if (n.domain.empty() && n.op == "arg") continue;
-      kernel_node kn;
-      kn.name = n.name;
-      kn.op = n.op;
-      kn.domain = n.domain;
-      kn.attrs = n.attrs;
-      kn.opset = n.domain.empty() ? opset : graph_opset(top, n.domain);
-      kn.output_types = n.outputs;
-      step s;
-      s.node = nodes_.size();
-      for (std::size_t k = 0; k < g.num_inputs(v); ++k) {
-        auto in = g.input(v, static_cast<int>(k));
-        if (in.empty) {
-          s.in.push_back(-1);
-          kn.input_types.emplace_back();
-        } else {
-          s.in.push_back(slot_of(in.node, in.port));
-          kn.input_types.push_back(g[in.node].outputs[static_cast<std::size_t>(in.port)]);
-          // an input made by a Constant node (or a TensorFlow Const, which outputs its value
-          // as is) always has its `value` (kernels may pre-pack it)
-          const auto& src = g[in.node];
-          if (((src.domain.empty() && src.op == "Constant") || (src.domain == "tf" && src.op == "Const")) && in.port == 0)
-            if (auto c = src.attrs.find("value"); c != src.attrs.end() && c->second.template is<gpass::tensor>()) {
-              kn.constant_inputs.resize(k + 1);
-              kn.constant_inputs[k] = c->second.template as<gpass::tensor>();
-            }
-        }
-      }
-      for (const auto& [k, a] : n.attrs) {
-        if (a.template is<function_ref>()) callees_.push_back(a.template as<function_ref>().name);
-        else if (a.template is<std::vector<function_ref>>())
-          for (const auto& f : a.template as<std::vector<function_ref>>()) callees_.push_back(f.name);
-      }
-      const auto& reg = policy.kernels();
-      const kernel_def<P>* def = reg.find(kn.domain, kn.op, kn.opset, dtype::undefined);
-      if (!def) {
-        std::string what = reg.has(kn.domain, kn.op)
-                               ? "no " + std::string(P::name) + " kernel for op '" + kn.op + "' at opset " + std::to_string(kn.opset)
-                               : "no " + std::string(P::name) + " kernel for op '" + kn.op + "'" +
-                                     (kn.domain.empty() ? std::string() : " of domain '" + kn.domain + "'");
-        throw_node_error(what + " (unsupported op)", kn.name, kn.op);
-      }
-      dtype t = dtype::undefined;
-      const type* selector = def->type_input >= 0
-                                 ? (static_cast<std::size_t>(def->type_input) < kn.input_types.size() ? &kn.input_types[def->type_input] : nullptr)
-                                 : (kn.output_types.empty() ? nullptr : &kn.output_types[0]);
-      if (selector && selector->is_tensor()) t = selector->tensor().element;
-      if (t != dtype::undefined) {
-        def = reg.find(kn.domain, kn.op, kn.opset, t);
-        if (!def)
-          throw_node_error("no " + std::string(P::name) + " kernel for op '" + kn.op + "' on element type " +
-                               std::string(to_string(t)) + " (unsupported type)",
-                           kn.name, kn.op);
-      }
-      try {
-        s.fn = def->make(kn);
-      } catch (const error& e) {
-        throw e.with_node(kn.name, kn.op);
-      } catch (const std::exception& e) {
-        throw error(e.what(), error_context{.node = kn.name, .op = kn.op});
-      }
-      s.out_first = first_slot[v];
-      s.num_out = n.outputs.size();
-      s.wanted.assign(s.num_out, 0);
-      for (const auto& u : g.uses(v))
-        if (needed[u.node] && u.src_port >= 0 && static_cast<std::size_t>(u.src_port) < s.num_out) s.wanted[u.src_port] = 1;
-      if (def->alias_input >= 0 && static_cast<std::size_t>(def->alias_input) < s.in.size()) s.alias_slot = s.in[def->alias_input];
-      const auto step_index = static_cast<std::int64_t>(steps_.size());
-      for (int in : s.in)
-        if (in >= 0) last_use[in] = std::max(last_use[in], step_index);
-      for (std::size_t k = 0; k < s.num_out; ++k) last_use[s.out_first + k] = std::max(last_use[s.out_first + k], step_index);
-      nodes_.push_back(std::move(kn));
-      steps_.push_back(std::move(s));
-    }
-    const auto end_step = static_cast<std::int64_t>(steps_.size());
-    std::vector<char> is_output(num_slots_, 0);
-    for (int o : output_slots_)
-      if (o >= 0) {
-        is_output[o] = 1;
-        last_use[o] = end_step;
-      }
-
-    // buffer roots: an output that may alias an input shares that input's buffer lifetime
-    root_.resize(num_slots_);
-    for (std::size_t i = 0; i < num_slots_; ++i) root_[i] = static_cast<int>(i);
-    for (const auto& s : steps_)
-      if (s.alias_slot >= 0 && s.num_out > 0) root_[s.out_first] = root_[s.alias_slot];
-    std::vector<std::int64_t> buffer_last = last_use;
-    for (std::size_t i = 0; i < num_slots_; ++i) buffer_last[root_[i]] = std::max(buffer_last[root_[i]], last_use[i]);
-
-    // memory plan: static-sized outputs that are not results and not inputs
-    slot_buffer_.assign(num_slots_, planned_buffer{});
-    std::vector<buffer_request> req;
-    std::vector<int> req_slot;
-    for (std::size_t si = 0; si < steps_.size(); ++si) {
-      const auto& s = steps_[si];
-      // constants hand out their attribute's buffer: nothing to place
-      if (nodes_[s.node].domain.empty() && nodes_[s.node].op == "Constant") continue;
-      for (std::size_t k = 0; k < s.num_out; ++k) {
-        const int slot = s.out_first + static_cast<int>(k);
-        const std::size_t bytes = static_bytes(slot_type[slot]);
-        const bool aliased = buffer_last[slot] >= end_step;  // lives to the end (a result, or a result views it)
-        if (bytes == 0 || !opt.plan_memory || is_output[slot] || aliased) {
-          ++stats_.dynamic_buffers;
-          continue;
-        }
-        req.push_back({bytes, static_cast<std::int64_t>(si), std::max<std::int64_t>(buffer_last[slot], static_cast<std::int64_t>(si))});
-        req_slot.push_back(slot);
-      }
-    }
-    const auto layout = plan_memory(req);
-    for (std::size_t r = 0; r < req.size(); ++r)
-      slot_buffer_[req_slot[r]] = planned_buffer{layout.offsets[r], (req[r].size + 63) / 64 * 64};
-    arena_bytes_ = layout.arena_bytes;
-    stats_.planned_buffers = req.size();
-    stats_.planned_peak_bytes = layout.arena_bytes;
-    stats_.naive_bytes = layout.naive_bytes;
-    for (auto& s : steps_) {
-      s.planned.resize(s.num_out);
-      for (std::size_t k = 0; k < s.num_out; ++k) s.planned[k] = slot_buffer_[s.out_first + k];
-    }
-
-    // release each value after its last use (results and inputs are kept to the end)
-    for (std::size_t i = 0; i < num_slots_; ++i) {
-      if (is_output[i] || last_use[i] < 0 || last_use[i] >= end_step) continue;
-      steps_[static_cast<std::size_t>(last_use[i])].release.push_back(static_cast<int>(i));
-    }
-    stats_.steps = steps_.size();
-    std::sort(callees_.begin(), callees_.end());
-    callees_.erase(std::unique(callees_.begin(), callees_.end()), callees_.end());
-  }
+  void build(const G& g, const G& top, P& policy, const plan_options& opt);
 
   std::string label_;
   bool is_main_ = true;
@@ -477,6 +206,286 @@ class body_plan {
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::shared_ptr<std::byte[]>> arenas_;
 };
+
+// Out of the class: not implicitly inline, so an `extern template` of a plan stops the
+// instantiation in every user translation unit (gpass/exec/eigen_cpu.hpp declares one).
+template <class P, class G>
+auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_services<P>* services) const
+    -> std::vector<value_type> {
+  if (args.size() != input_slots_.size())
+    throw error(label_ + ": expected " + std::to_string(input_slots_.size()) + " inputs, got " +
+                std::to_string(args.size()));
+  std::vector<value_type> slots(num_slots_);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_none() && defaults_[i]) {
+      auto st = policy.make_stream();
+      args[i] = policy.upload(*defaults_[i], st);
+    }
+    // (an input of unknown type, such as an ONNX optional, may be fed nothing)
+    if (args[i].is_none() && is_main_ && input_types_[i].is_tensor())
+      throw error(label_ + ": no value fed for input '" + input_names_[i] + "'",
+                  error_context{.node = input_names_[i], .op = "arg"});
+    check_input(i, args[i]);
+    slots[input_slots_[i]] = std::move(args[i]);
+  }
+  auto arena = take_arena(policy);
+  auto stream = policy.make_stream();
+  std::vector<const value_type*> ins;
+  for (const step& s : steps_) {
+    ins.assign(s.in.size(), nullptr);
+    for (std::size_t k = 0; k < s.in.size(); ++k)
+      if (s.in[k] >= 0) ins[k] = &slots[s.in[k]];
+    value_type* outs = &slots[s.out_first];
+    const kernel_node& n = nodes_[s.node];
+    kernel_context<P> ctx(n, policy, stream, ins, std::span<value_type>(outs, s.num_out), s.planned,
+                          arena ? &arena : nullptr, s.wanted, services);
+    try {
+      s.fn(ctx);
+    } catch (const error& e) {
+      give_back_arena(std::move(arena));
+      throw e.with_node(n.name, n.op);
+    } catch (const std::exception& e) {
+      give_back_arena(std::move(arena));
+      throw error(std::string("kernel failed: ") + e.what(), error_context{.node = n.name, .op = n.op});
+    }
+    if (arena) keep_arena_safe(s, outs, arena);
+    for (int r : s.release) slots[r] = value_type{};
+  }
+  policy.synchronize(stream);
+  std::vector<value_type> result;
+  result.reserve(output_slots_.size());
+  for (int o : output_slots_) {
+    value_type v = o >= 0 ? slots[o] : value_type{};
+    if (arena) detach_from_arena(v, arena);
+    result.push_back(std::move(v));
+  }
+  slots.clear();
+  give_back_arena(std::move(arena));
+  return result;
+}
+
+template <class P, class G>
+void body_plan<P, G>::build(const G& g, const G& top, P& policy, const plan_options& opt) {
+  using node_id = typename G::node_id;
+  const auto order = topological_order(g);
+  // interface
+  std::optional<node_id> ret, entry;
+  std::vector<std::pair<std::int64_t, node_id>> args;
+  for (auto v : order) {
+    const auto& n = g[v];
+    if (!n.domain.empty()) continue;
+    if (n.op == "return") {
+      if (ret) throw_node_error(label_ + " has two return nodes ('" + g[*ret].name + "' and this one)", n.name, n.op);
+      ret = v;
+    } else if (n.op == "function_entry") {
+      if (entry) throw_node_error(label_ + " has two function_entry nodes", n.name, n.op);
+      entry = v;
+    } else if (n.op == "arg") {
+      args.emplace_back(get_or<std::int64_t>(n.attrs, "index", static_cast<std::int64_t>(args.size())), v);
+    }
+  }
+  if (!ret) throw error(label_ + " has no return node: nothing to compute");
+  is_main_ = !entry;
+  std::stable_sort(args.begin(), args.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  // nodes needed by the results (one reverse sweep over the topological order)
+  node_map<G, char> needed(g, 0);
+  needed[*ret] = 1;
+  if (entry) needed[*entry] = 1;
+  for (auto& a : args) needed[a.second] = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (!needed[*it]) continue;
+    for (const auto& in : g.inputs(*it))
+      if (!in.empty) needed[in.node] = 1;
+    for (auto c : g.control_inputs(*it)) needed[c] = 1;
+  }
+
+  // slots: one per output port of every needed node
+  node_map<G, int> first_slot(g, -1);
+  std::vector<type> slot_type;
+  for (auto v : order) {
+    if (!needed[v]) {
+      ++stats_.pruned;
+      continue;
+    }
+    first_slot[v] = static_cast<int>(slot_type.size());
+    for (const auto& t : g[v].outputs) slot_type.push_back(t);
+  }
+  num_slots_ = slot_type.size();
+  auto slot_of = [&](node_id v, int port) { return first_slot[v] + port; };
+
+  if (entry) {
+    const auto& e = g[*entry];
+    std::vector<std::string> names;
+    if (auto it = e.attrs.find("names"); it != e.attrs.end() && it->second.template is<std::vector<std::string>>())
+      names = it->second.template as<std::vector<std::string>>();
+    for (std::size_t k = 0; k < e.outputs.size(); ++k) {
+      input_slots_.push_back(slot_of(*entry, static_cast<int>(k)));
+      input_names_.push_back(k < names.size() ? names[k] : e.name + ":" + std::to_string(k));
+      input_types_.push_back(e.outputs[k]);
+      defaults_.emplace_back();
+    }
+  }
+  for (auto& [idx, v] : args) {
+    (void)idx;
+    const auto& a = g[v];
+    input_slots_.push_back(slot_of(v, 0));
+    input_names_.push_back(a.name);
+    input_types_.push_back(a.outputs.empty() ? type{} : a.outputs[0]);
+    auto d = a.attrs.find("default");
+    if (d != a.attrs.end() && d->second.template is<gpass::tensor>()) defaults_.emplace_back(d->second.template as<gpass::tensor>());
+    else defaults_.emplace_back();
+  }
+  {
+    const auto& r = g[*ret];
+    std::vector<std::string> names;
+    if (auto it = r.attrs.find("names"); it != r.attrs.end() && it->second.template is<std::vector<std::string>>())
+      names = it->second.template as<std::vector<std::string>>();
+    for (std::size_t k = 0; k < g.num_inputs(*ret); ++k) {
+      auto in = g.input(*ret, static_cast<int>(k));
+      output_slots_.push_back(in.empty ? -1 : slot_of(in.node, in.port));
+      output_names_.push_back(k < names.size() ? names[k] : (in.empty ? std::string() : g[in.node].name));
+      output_types_.push_back(in.empty ? type{} : g[in.node].outputs[static_cast<std::size_t>(in.port)]);
+    }
+  }
+
+  // steps
+  const int opset = graph_opset(top, "");
+  std::vector<std::int64_t> last_use(num_slots_, -1);
+  for (auto v : order) {
+    if (!needed[v] || v == *ret || (entry && v == *entry)) continue;
+    const auto& n = g[v];
+    if (n.domain.empty() && n.op == "arg") continue;
+    kernel_node kn;
+    kn.name = n.name;
+    kn.op = n.op;
+    kn.domain = n.domain;
+    kn.attrs = n.attrs;
+    kn.opset = n.domain.empty() ? opset : graph_opset(top, n.domain);
+    kn.output_types = n.outputs;
+    step s;
+    s.node = nodes_.size();
+    for (std::size_t k = 0; k < g.num_inputs(v); ++k) {
+      auto in = g.input(v, static_cast<int>(k));
+      if (in.empty) {
+        s.in.push_back(-1);
+        kn.input_types.emplace_back();
+      } else {
+        s.in.push_back(slot_of(in.node, in.port));
+        kn.input_types.push_back(g[in.node].outputs[static_cast<std::size_t>(in.port)]);
+        // an input made by a Constant node (or a TensorFlow Const, which outputs its value
+        // as is) always has its `value` (kernels may pre-pack it)
+        const auto& src = g[in.node];
+        if (((src.domain.empty() && src.op == "Constant") || (src.domain == "tf" && src.op == "Const")) && in.port == 0)
+          if (auto c = src.attrs.find("value"); c != src.attrs.end() && c->second.template is<gpass::tensor>()) {
+            kn.constant_inputs.resize(k + 1);
+            kn.constant_inputs[k] = c->second.template as<gpass::tensor>();
+          }
+      }
+    }
+    for (const auto& [k, a] : n.attrs) {
+      if (a.template is<function_ref>()) callees_.push_back(a.template as<function_ref>().name);
+      else if (a.template is<std::vector<function_ref>>())
+        for (const auto& f : a.template as<std::vector<function_ref>>()) callees_.push_back(f.name);
+    }
+    const auto& reg = policy.kernels();
+    const kernel_def<P>* def = reg.find(kn.domain, kn.op, kn.opset, dtype::undefined);
+    if (!def) {
+      std::string what = reg.has(kn.domain, kn.op)
+                             ? "no " + std::string(P::name) + " kernel for op '" + kn.op + "' at opset " + std::to_string(kn.opset)
+                             : "no " + std::string(P::name) + " kernel for op '" + kn.op + "'" +
+                                   (kn.domain.empty() ? std::string() : " of domain '" + kn.domain + "'");
+      throw_node_error(what + " (unsupported op)", kn.name, kn.op);
+    }
+    dtype t = dtype::undefined;
+    const type* selector = def->type_input >= 0
+                               ? (static_cast<std::size_t>(def->type_input) < kn.input_types.size() ? &kn.input_types[def->type_input] : nullptr)
+                               : (kn.output_types.empty() ? nullptr : &kn.output_types[0]);
+    if (selector && selector->is_tensor()) t = selector->tensor().element;
+    if (t != dtype::undefined) {
+      def = reg.find(kn.domain, kn.op, kn.opset, t);
+      if (!def)
+        throw_node_error("no " + std::string(P::name) + " kernel for op '" + kn.op + "' on element type " +
+                             std::string(to_string(t)) + " (unsupported type)",
+                         kn.name, kn.op);
+    }
+    try {
+      s.fn = def->make(kn);
+    } catch (const error& e) {
+      throw e.with_node(kn.name, kn.op);
+    } catch (const std::exception& e) {
+      throw error(e.what(), error_context{.node = kn.name, .op = kn.op});
+    }
+    s.out_first = first_slot[v];
+    s.num_out = n.outputs.size();
+    s.wanted.assign(s.num_out, 0);
+    for (const auto& u : g.uses(v))
+      if (needed[u.node] && u.src_port >= 0 && static_cast<std::size_t>(u.src_port) < s.num_out) s.wanted[u.src_port] = 1;
+    if (def->alias_input >= 0 && static_cast<std::size_t>(def->alias_input) < s.in.size()) s.alias_slot = s.in[def->alias_input];
+    const auto step_index = static_cast<std::int64_t>(steps_.size());
+    for (int in : s.in)
+      if (in >= 0) last_use[in] = std::max(last_use[in], step_index);
+    for (std::size_t k = 0; k < s.num_out; ++k) last_use[s.out_first + k] = std::max(last_use[s.out_first + k], step_index);
+    nodes_.push_back(std::move(kn));
+    steps_.push_back(std::move(s));
+  }
+  const auto end_step = static_cast<std::int64_t>(steps_.size());
+  std::vector<char> is_output(num_slots_, 0);
+  for (int o : output_slots_)
+    if (o >= 0) {
+      is_output[o] = 1;
+      last_use[o] = end_step;
+    }
+
+  // buffer roots: an output that may alias an input shares that input's buffer lifetime
+  root_.resize(num_slots_);
+  for (std::size_t i = 0; i < num_slots_; ++i) root_[i] = static_cast<int>(i);
+  for (const auto& s : steps_)
+    if (s.alias_slot >= 0 && s.num_out > 0) root_[s.out_first] = root_[s.alias_slot];
+  std::vector<std::int64_t> buffer_last = last_use;
+  for (std::size_t i = 0; i < num_slots_; ++i) buffer_last[root_[i]] = std::max(buffer_last[root_[i]], last_use[i]);
+
+  // memory plan: static-sized outputs that are not results and not inputs
+  slot_buffer_.assign(num_slots_, planned_buffer{});
+  std::vector<buffer_request> req;
+  std::vector<int> req_slot;
+  for (std::size_t si = 0; si < steps_.size(); ++si) {
+    const auto& s = steps_[si];
+    // constants hand out their attribute's buffer: nothing to place
+    if (nodes_[s.node].domain.empty() && nodes_[s.node].op == "Constant") continue;
+    for (std::size_t k = 0; k < s.num_out; ++k) {
+      const int slot = s.out_first + static_cast<int>(k);
+      const std::size_t bytes = static_bytes(slot_type[slot]);
+      const bool aliased = buffer_last[slot] >= end_step;  // lives to the end (a result, or a result views it)
+      if (bytes == 0 || !opt.plan_memory || is_output[slot] || aliased) {
+        ++stats_.dynamic_buffers;
+        continue;
+      }
+      req.push_back({bytes, static_cast<std::int64_t>(si), std::max<std::int64_t>(buffer_last[slot], static_cast<std::int64_t>(si))});
+      req_slot.push_back(slot);
+    }
+  }
+  const auto layout = plan_memory(req);
+  for (std::size_t r = 0; r < req.size(); ++r)
+    slot_buffer_[req_slot[r]] = planned_buffer{layout.offsets[r], (req[r].size + 63) / 64 * 64};
+  arena_bytes_ = layout.arena_bytes;
+  stats_.planned_buffers = req.size();
+  stats_.planned_peak_bytes = layout.arena_bytes;
+  stats_.naive_bytes = layout.naive_bytes;
+  for (auto& s : steps_) {
+    s.planned.resize(s.num_out);
+    for (std::size_t k = 0; k < s.num_out; ++k) s.planned[k] = slot_buffer_[s.out_first + k];
+  }
+
+  // release each value after its last use (results and inputs are kept to the end)
+  for (std::size_t i = 0; i < num_slots_; ++i) {
+    if (is_output[i] || last_use[i] < 0 || last_use[i] >= end_step) continue;
+    steps_[static_cast<std::size_t>(last_use[i])].release.push_back(static_cast<int>(i));
+  }
+  stats_.steps = steps_.size();
+  std::sort(callees_.begin(), callees_.end());
+  callees_.erase(std::unique(callees_.begin(), callees_.end()), callees_.end());
+}
 
 }  // namespace detail
 
@@ -510,25 +519,7 @@ class plan : private detail::run_services<P> {
   using tensor_type = typename P::tensor_type;
   using value_type = basic_value<tensor_type>;
 
-  plan(const G& g, P& policy, plan_options options = {}) : policy_(&policy) {
-    globals_ = options.globals ? options.globals : std::make_shared<global_store>();
-    if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) globals_->initialize_from(g.attrs());
-    main_ = std::make_unique<detail::body_plan<P, G>>(g, g, policy, options, "graph");
-    // nested plans for every function reachable from the main graph
-    std::vector<std::string> work = main_->callees();
-    while (!work.empty()) {
-      std::string name = std::move(work.back());
-      work.pop_back();
-      if (functions_.count(name)) continue;
-      const G* f = g.find_function(name);
-      if (!f) throw error("function '" + name + "' is referenced but not in the graph's library");
-      auto body = std::make_unique<detail::body_plan<P, G>>(*f, g, policy, options, "function '" + name + "'");
-      for (const auto& c : body->callees()) work.push_back(c);
-      functions_.emplace(std::move(name), std::move(body));
-    }
-    stats_ = main_->stats();
-    stats_.functions = functions_.size();
-  }
+  plan(const G& g, P& policy, plan_options options = {});
 
   /// Input names (graph input order), their declared types, result names and types.
   const std::vector<std::string>& input_names() const noexcept { return main_->input_names(); }
@@ -577,5 +568,26 @@ class plan : private detail::run_services<P> {
   std::map<std::string, std::unique_ptr<detail::body_plan<P, G>>, std::less<>> functions_;
   plan_statistics stats_;
 };
+
+template <executor_policy P, class G>
+plan<P, G>::plan(const G& g, P& policy, plan_options options) : policy_(&policy) {
+  globals_ = options.globals ? options.globals : std::make_shared<global_store>();
+  if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) globals_->initialize_from(g.attrs());
+  main_ = std::make_unique<detail::body_plan<P, G>>(g, g, policy, options, "graph");
+  // nested plans for every function reachable from the main graph
+  std::vector<std::string> work = main_->callees();
+  while (!work.empty()) {
+    std::string name = std::move(work.back());
+    work.pop_back();
+    if (functions_.count(name)) continue;
+    const G* f = g.find_function(name);
+    if (!f) throw error("function '" + name + "' is referenced but not in the graph's library");
+    auto body = std::make_unique<detail::body_plan<P, G>>(*f, g, policy, options, "function '" + name + "'");
+    for (const auto& c : body->callees()) work.push_back(c);
+    functions_.emplace(std::move(name), std::move(body));
+  }
+  stats_ = main_->stats();
+  stats_.functions = functions_.size();
+}
 
 }  // namespace gpass::exec

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <gpass/analysis/symbols.hpp>
+#include <gpass/core/symbols.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/shape.hpp>
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <gpass/analysis/symbols.hpp>
+#include <gpass/core/symbols.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/ops/schema.hpp>
 
@@ -72,8 +73,8 @@ class op_registry {
 
   /// The process-wide registry, with the core gpass ops and list ops (`register_list_ops`), the ONNX default-domain ops
   /// (`register_onnx_ops`) and the TensorFlow ops (domain `tf`, `register_tf_ops`) registered
-  /// on first use.
-  static op_registry& global();
+  /// on first use. Defined by the unit `gpass/ops/src/registry.cpp`.
+  static GPASS_DECL op_registry& global();
 
  private:
   static std::string key(std::string_view domain, std::string_view name) {
@@ -86,25 +87,31 @@ class op_registry {
 
 }  // namespace gpass
 
-#include <gpass/ops/core_ops.hpp>
-#include <gpass/ops/list_ops.hpp>
-#include <gpass/ops/onnx/register.hpp>
-#include <gpass/ops/tf/register.hpp>
-
 namespace gpass {
-void register_onnx_ops(op_registry& r);  // onnx/register.hpp (declared again for include cycles)
-void register_tf_ops(op_registry& r);    // tf/register.hpp (likewise)
+
+/// Registers the ONNX default-domain (`""`, also spelled `ai.onnx`) op schemas into `r`, one
+/// family per header of `gpass/ops/onnx/`: element-wise math, casts/comparisons/logic,
+/// reductions, neural-network ops, shape ops, matrix products, control flow, sequences and
+/// optionals, and the rest. Where an op's semantics changed between opsets (attributes
+/// becoming inputs, broadcasting rules) there is one schema per range. Defined by the unit
+/// `gpass/ops/src/onnx_schemas.cpp`; `op_registry::global()` calls it on first use.
+/// \code
+///   gpass::op_registry r;
+///   gpass::register_onnx_ops(r);
+///   r.find("", "Squeeze", 13)->inputs.size();  // 2: data, axes
+/// \endcode
+GPASS_DECL void register_onnx_ops(op_registry& r);
+
+/// Registers the TensorFlow op schemas (domain `tf`, TensorFlow's names, attributes and shape
+/// functions) into `r`, one family per header of `gpass/ops/tf/`. Defined by the unit
+/// `gpass/ops/src/tf_schemas.cpp`; `op_registry::global()` calls it on first use. The v1
+/// control-flow ops (Enter, Merge, ...) are gpass core ops (domain `""`), not registered here.
+GPASS_DECL void register_tf_ops(op_registry& r);
+
 }  // namespace gpass
 
-inline gpass::op_registry& gpass::op_registry::global() {
-  // Never destroyed: schemas stay valid during static destruction of user objects.
-  static op_registry* r = [] {
-    auto* reg = new op_registry;
-    register_core_ops(*reg);
-    register_list_ops(*reg);
-    register_onnx_ops(*reg);
-    register_tf_ops(*reg);
-    return reg;
-  }();
-  return *r;
-}
+#if GPASS_HEADER_ONLY
+#include <gpass/ops/src/registry.cpp>
+#include <gpass/ops/src/onnx_schemas.cpp>
+#include <gpass/ops/src/tf_schemas.cpp>
+#endif

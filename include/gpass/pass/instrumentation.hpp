@@ -19,7 +19,7 @@
 #include <vector>
 
 #include <gpass/core/error.hpp>
-#include <gpass/graph/verify.hpp>
+#include <gpass/analysis/verify.hpp>
 #include <gpass/io/dot.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/pass/context.hpp>

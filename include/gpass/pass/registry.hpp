@@ -26,8 +26,10 @@ namespace gpass {
 template <class G>
 class pass_registry;
 
-/// Registers the passes that ship with gpass (defined in `gpass/passes/builtin.hpp`, which
-/// this header includes at its end).
+/// Registers the passes that ship with gpass. Declared here, defined in
+/// `gpass/passes/builtin.hpp` (the `pass` layer does not include the `passes` layer above it):
+/// a program that calls `pass_registry<G>::global()` includes `<gpass/passes/builtin.hpp>`, or
+/// an umbrella that does (`<gpass/pass.hpp>`, `<gpass/passes.hpp>`, `<gpass/all.hpp>`).
 template <class G>
 void register_builtin_passes(pass_registry<G>& registry);
 
@@ -197,7 +199,7 @@ class pass_registry {
   }
 
   /// The process-wide registry for `G`, holding the built-in passes (see
-  /// `gpass/passes/builtin.hpp`).
+  /// `gpass/passes/builtin.hpp`, which must be included by the program).
   static pass_registry& global() {
     static pass_registry r{builtin_tag{}};
     return r;
@@ -373,4 +375,3 @@ class pass_registry {
 
 }  // namespace gpass
 
-#include <gpass/passes/builtin.hpp>

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include <gpass/graph/verify.hpp>
+#include <gpass/analysis/verify.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>

@@ -2,7 +2,7 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/plan.hpp>
-#include <gpass/graph/verify.hpp>
+#include <gpass/analysis/verify.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/pipeline.hpp>

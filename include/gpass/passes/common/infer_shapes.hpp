@@ -6,7 +6,9 @@
 #include <string_view>
 
 #include <gpass/analysis/type_inference.hpp>
+#include <gpass/config.hpp>
 #include <gpass/core/error.hpp>
+#include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 
@@ -48,6 +50,10 @@ void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes) 
   ctx.add_statistic("functions", static_cast<std::int64_t>(ti.functions().size()));
   for (const auto& n : ti.notes()) ctx.note(n);
 }
+#if !GPASS_HEADER_ONLY
+// Inference on the default graph type is instantiated once, by the unit passes/src/infer.cpp.
+extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::string_view name, bool shapes);
+#endif
 }  // namespace detail
 
 /// The "infer-shapes" pass: infers the type of every node output of the graph and of the

@@ -4,12 +4,12 @@
 
 #include <string>
 
-#include <gpass/analysis/symbols.hpp>
+#include <gpass/core/symbols.hpp>
 
 using gpass::dim;
 using gpass::shape;
 
-TEST_CASE("analysis.symbols.fresh_names_are_deterministic_and_unique") {
+TEST_CASE("core.symbols.fresh_names_are_deterministic_and_unique") {
   gpass::symbol_table s;
   s.declare("n");
   CHECK(s.fresh("n").to_string() == "n_1");
@@ -26,7 +26,7 @@ TEST_CASE("analysis.symbols.fresh_names_are_deterministic_and_unique") {
   CHECK(k3.to_string() == "nz_1");
 }
 
-TEST_CASE("analysis.symbols.unify_binds_and_resolves") {
+TEST_CASE("core.symbols.unify_binds_and_resolves") {
   gpass::symbol_table s;
   dim n = dim::symbol("n"), m = dim::symbol("m"), k = dim::symbol("k");
   for (auto x : {"n", "m", "k"}) s.declare(x);
@@ -43,7 +43,7 @@ TEST_CASE("analysis.symbols.unify_binds_and_resolves") {
   CHECK(s.version() == 2);
 }
 
-TEST_CASE("analysis.symbols.unify_detects_contradictions") {
+TEST_CASE("core.symbols.unify_detects_contradictions") {
   gpass::symbol_table s;
   dim n = dim::symbol("n"), m = dim::symbol("m");
   CHECK_FALSE(s.unify(dim(3), dim(4)));
@@ -57,7 +57,7 @@ TEST_CASE("analysis.symbols.unify_detects_contradictions") {
   CHECK(s.resolve(m) == m);
 }
 
-TEST_CASE("analysis.symbols.long_binding_chains_resolve_iteratively") {
+TEST_CASE("core.symbols.long_binding_chains_resolve_iteratively") {
   gpass::symbol_table s;
   const int n = 20000;
   for (int i = 0; i <= n; ++i) s.declare("s" + std::to_string(i));
@@ -71,7 +71,7 @@ TEST_CASE("analysis.symbols.long_binding_chains_resolve_iteratively") {
   CHECK(s.resolve(dim::symbol("s" + std::to_string(n))) == dim(n + 1));
 }
 
-TEST_CASE("analysis.symbols.unify_types_names_what_differs") {
+TEST_CASE("core.symbols.unify_types_names_what_differs") {
   gpass::symbol_table s;
   using gpass::dtype;
   using gpass::tensor_type;
@@ -87,7 +87,7 @@ TEST_CASE("analysis.symbols.unify_types_names_what_differs") {
                        doctest::Contains("incompatible dims 3 and 4 (dim 1"), gpass::error);
 }
 
-TEST_CASE("analysis.symbols.join_widens_and_absorbs") {
+TEST_CASE("core.symbols.join_widens_and_absorbs") {
   gpass::symbol_table s;
   using gpass::dtype;
   using gpass::tensor_type;

@@ -1,7 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <gpass/graph/graph.hpp>
-#include <gpass/graph/verify.hpp>
+#include <gpass/analysis/verify.hpp>
+#include <gpass/ops/core_ops.hpp>
 #include <gpass/ops/registry.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -134,7 +135,7 @@ G functional_while() {
 }
 }  // namespace
 
-TEST_CASE("graph.verify.valid_graphs_pass") {
+TEST_CASE("analysis.verify.valid_graphs_pass") {
   CHECK(gpass::verify_report(G{}, opts()).empty());
   auto g = small_graph();
   auto vs = gpass::verify_report(g, opts());
@@ -143,7 +144,7 @@ TEST_CASE("graph.verify.valid_graphs_pass") {
   CHECK_NOTHROW(gpass::verify(g));  // with the global registry
 }
 
-TEST_CASE("graph.verify.tf_v1_loop_is_legal") {
+TEST_CASE("analysis.verify.tf_v1_loop_is_legal") {
   auto g = tf_v1_loop();
   auto vs = gpass::verify_report(g, opts());
   CHECK_MESSAGE(vs.empty(), dump(vs));
@@ -161,7 +162,7 @@ TEST_CASE("graph.verify.tf_v1_loop_is_legal") {
         "while/NextIteration -> while/Merge");
 }
 
-TEST_CASE("graph.verify.only_next_iteration_to_merge_edges_are_exempt") {
+TEST_CASE("analysis.verify.only_next_iteration_to_merge_edges_are_exempt") {
   auto g = tf_v1_loop();
   // A second back edge that is not NextIteration -> Merge closes an illegal cycle.
   auto id = g.at("while/Identity");
@@ -174,14 +175,14 @@ TEST_CASE("graph.verify.only_next_iteration_to_merge_edges_are_exempt") {
   CHECK(vs[0].reason == "cycle: while/Less -> while/LoopCond -> while/Switch -> while/Identity -> while/Less");
 }
 
-TEST_CASE("graph.verify.functional_while_passes") {
+TEST_CASE("analysis.verify.functional_while_passes") {
   auto g = functional_while();
   auto vs = gpass::verify_report(g, opts());
   CHECK_MESSAGE(vs.empty(), dump(vs));
   CHECK_NOTHROW(gpass::verify(g));
 }
 
-TEST_CASE("graph.verify.duplicate_name") {
+TEST_CASE("analysis.verify.duplicate_name") {
   auto g = small_graph();
   g[g.at("y")].name = "x";  // edited directly: two nodes called x, the index knows the first
   auto vs = gpass::verify_report(g, opts());
@@ -202,7 +203,7 @@ TEST_CASE("graph.verify.duplicate_name") {
   CHECK(vs[0].op == "A");
 }
 
-TEST_CASE("graph.verify.empty_name_and_name_index") {
+TEST_CASE("analysis.verify.empty_name_and_name_index") {
   auto g = small_graph();
   g[g.at("relu")].name = "";
   g[g.at("add")].name = "sum";  // fresh name, but find("sum") knows nothing
@@ -216,7 +217,7 @@ TEST_CASE("graph.verify.empty_name_and_name_index") {
   CHECK(vs[1].message == "a node of op Relu has an empty name");
 }
 
-TEST_CASE("graph.verify.dangling_edge_required_input") {
+TEST_CASE("analysis.verify.dangling_edge_required_input") {
   auto g = small_graph();
   g.remove_node(g.at("y"));  // add's input 1 is left empty
   auto vs = gpass::verify_report(g, opts());
@@ -250,7 +251,7 @@ TEST_CASE("graph.verify.dangling_edge_required_input") {
   CHECK(vs2[0].rule == "cycle");  // only the self-loop; the empty optional port is fine
 }
 
-TEST_CASE("graph.verify.dangling_edge_structure") {
+TEST_CASE("analysis.verify.dangling_edge_structure") {
   auto g = small_graph();
   // An edge added behind the graph's back (not recorded in relu's input slot 0).
   auto& bg = const_cast<std::remove_cvref_t<decltype(g.boost_graph())>&>(g.boost_graph());
@@ -272,7 +273,7 @@ TEST_CASE("graph.verify.dangling_edge_structure") {
   CHECK(vs[0].reason == "data edge from 'x':0 enters input 3 but the node has 1 input port");
 }
 
-TEST_CASE("graph.verify.port_range_after_outputs_shrink") {
+TEST_CASE("analysis.verify.port_range_after_outputs_shrink") {
   G g;
   auto s = g.add_node(mk("split", "Split", 2));
   auto a = g.add_node(mk("a", "Relu"));
@@ -288,7 +289,7 @@ TEST_CASE("graph.verify.port_range_after_outputs_shrink") {
   CHECK(vs[0].message == "node 'split' (op Split): output 1 is used by 'b' (input 0) but the node has 1 output");
 }
 
-TEST_CASE("graph.verify.cycle") {
+TEST_CASE("analysis.verify.cycle") {
   G g;
   auto in = g.add_node(mk("in", "Placeholder"));
   auto a = g.add_node(mk("a", "A"));
@@ -321,7 +322,7 @@ TEST_CASE("graph.verify.cycle") {
   CHECK(vs[2].reason == "cycle: z -> z");
 }
 
-TEST_CASE("graph.verify.cycle_long_is_iterative_and_shortened") {
+TEST_CASE("analysis.verify.cycle_long_is_iterative_and_shortened") {
   // A 200000-node cycle: no recursion (no stack overflow) and a bounded message.
   G g;
   constexpr int n = 200000;
@@ -340,7 +341,7 @@ TEST_CASE("graph.verify.cycle_long_is_iterative_and_shortened") {
   CHECK(vs[0].reason.size() < 1000);
 }
 
-TEST_CASE("graph.verify.unresolved_function") {
+TEST_CASE("analysis.verify.unresolved_function") {
   auto g = functional_while();
   g[g.at("w")].attrs["body"] = gpass::function_ref{"bodyy"};
   auto n = g.add_node(mk("case", "Case", 1, {{"branches", std::vector<gpass::function_ref>{{"cond"}, {"nope"}}}}));
@@ -368,7 +369,7 @@ TEST_CASE("graph.verify.unresolved_function") {
   CHECK(vs[0].message == "function 'body': node 'bad' (op Call): attribute 'f' refers to unknown function 'missing'");
 }
 
-TEST_CASE("graph.verify.function_signature") {
+TEST_CASE("analysis.verify.function_signature") {
   auto g = functional_while();
   auto& body = *g.find_function("body");
   body.remove_node(body.at("ret"));
@@ -397,7 +398,7 @@ TEST_CASE("graph.verify.function_signature") {
   CHECK(gpass::verify_report(g, o).empty());
 }
 
-TEST_CASE("graph.verify.arity") {
+TEST_CASE("analysis.verify.arity") {
   G g;
   auto x = g.add_node(mk("x", "Placeholder"));
   auto t = g.add_node(mk("t", "get_tuple", 1, {{"index", std::int64_t{0}}}));
@@ -416,7 +417,7 @@ TEST_CASE("graph.verify.arity") {
   CHECK(vs[2].reason == "has 1 output, expected exactly 2");
 }
 
-TEST_CASE("graph.verify.missing_attribute_and_kind") {
+TEST_CASE("analysis.verify.missing_attribute_and_kind") {
   G g;
   auto x = g.add_node(mk("x", "Placeholder"));
   auto t = g.add_node(mk("t", "get_tuple"));
@@ -447,7 +448,7 @@ TEST_CASE("graph.verify.missing_attribute_and_kind") {
   CHECK(gpass::verify_report(g, o).empty());
 }
 
-TEST_CASE("graph.verify.domains_are_distinct") {
+TEST_CASE("analysis.verify.domains_are_distinct") {
   G g;
   auto t = g.add_node(mk("t", "get_tuple"));  // default domain: needs an input and an index
   g[t].domain = "custom";                     // another domain: unknown op, no schema checks
@@ -458,7 +459,7 @@ TEST_CASE("graph.verify.domains_are_distinct") {
   CHECK(rules(vs) == expected);
 }
 
-TEST_CASE("graph.verify.report_lists_several_violations") {
+TEST_CASE("analysis.verify.report_lists_several_violations") {
   auto g = functional_while();
   g[g.at("w")].attrs.erase("cond");                   // missing-attribute
   g[g.at("x")].name = "w";                            // duplicate-name
@@ -477,7 +478,7 @@ TEST_CASE("graph.verify.report_lists_several_violations") {
   CHECK(vs[4].message == "function 'body': node 'entry' (op function_entry): cycle: entry -> add -> entry");
 }
 
-TEST_CASE("graph.verify.throws_naming_the_node") {
+TEST_CASE("analysis.verify.throws_naming_the_node") {
   auto g = small_graph();
   g.remove_node(g.at("y"));
   CHECK_THROWS_WITH_AS(gpass::verify(g, opts()), "gpass: node 'add' (op Add): input 1 is not connected",
@@ -513,7 +514,7 @@ TEST_CASE("graph.verify.throws_naming_the_node") {
                        "gpass: function 'body': no return node (a function needs exactly one)", gpass::error);
 }
 
-TEST_CASE("graph.verify.nested_function_libraries") {
+TEST_CASE("analysis.verify.nested_function_libraries") {
   // A function with its own library: its nodes may reference it and the top library.
   auto g = functional_while();
   auto& body = *g.find_function("body");
@@ -534,7 +535,7 @@ TEST_CASE("graph.verify.nested_function_libraries") {
   CHECK(vs[1].node == "r2");
 }
 
-TEST_CASE("graph.verify.graph_attribute_function_refs") {
+TEST_CASE("analysis.verify.graph_attribute_function_refs") {
   auto g = functional_while();
   g.attrs()["entry"] = gpass::function_ref{"body"};
   CHECK(gpass::verify_report(g, opts()).empty());

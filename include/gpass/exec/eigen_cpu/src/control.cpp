@@ -1,0 +1,20 @@
+/// \file control.cpp
+/// A gpass unit (see gpass/config.hpp): the Eigen CPU control-flow, globals and list kernels.
+/// Compiled once with GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp>
+/// in header-only mode.
+
+#ifndef GPASS_UNIT_EIGEN_CPU_CONTROL  // a guard: in header-only mode a unit is also included as a header
+#define GPASS_UNIT_EIGEN_CPU_CONTROL
+
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/control.hpp>
+#include <gpass/exec/eigen_cpu/kernels/globals.hpp>
+#include <gpass/exec/eigen_cpu/kernels/lists.hpp>
+
+GPASS_DECL void gpass::exec::register_eigen_cpu_control(kernel_registry<eigen_cpu>& r) {
+  cpu_detail::register_control(r);
+  cpu_detail::register_globals(r);
+  cpu_detail::register_lists(r);
+}
+
+#endif  // GPASS_UNIT_EIGEN_CPU_CONTROL

@@ -1,0 +1,13 @@
+/// \file elementwise.cpp
+/// A gpass unit (see gpass/config.hpp): the Eigen CPU elementwise kernels. Compiled once with
+/// GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp> in header-only mode.
+
+#ifndef GPASS_UNIT_EIGEN_CPU_ELEMENTWISE  // a guard: in header-only mode a unit is also included as a header
+#define GPASS_UNIT_EIGEN_CPU_ELEMENTWISE
+
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/elementwise.hpp>
+
+GPASS_DECL void gpass::exec::register_eigen_cpu_elementwise(kernel_registry<eigen_cpu>& r) { cpu_detail::register_elementwise(r); }
+
+#endif  // GPASS_UNIT_EIGEN_CPU_ELEMENTWISE

@@ -1,0 +1,13 @@
+/// \file linalg.cpp
+/// A gpass unit (see gpass/config.hpp): the Eigen CPU linalg kernels. Compiled once with
+/// GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp> in header-only mode.
+
+#ifndef GPASS_UNIT_EIGEN_CPU_LINALG  // a guard: in header-only mode a unit is also included as a header
+#define GPASS_UNIT_EIGEN_CPU_LINALG
+
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+
+GPASS_DECL void gpass::exec::register_eigen_cpu_linalg(kernel_registry<eigen_cpu>& r) { cpu_detail::register_linalg(r); }
+
+#endif  // GPASS_UNIT_EIGEN_CPU_LINALG

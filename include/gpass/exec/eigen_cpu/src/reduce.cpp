@@ -1,0 +1,13 @@
+/// \file reduce.cpp
+/// A gpass unit (see gpass/config.hpp): the Eigen CPU reduce kernels. Compiled once with
+/// GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp> in header-only mode.
+
+#ifndef GPASS_UNIT_EIGEN_CPU_REDUCE  // a guard: in header-only mode a unit is also included as a header
+#define GPASS_UNIT_EIGEN_CPU_REDUCE
+
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/reduce.hpp>
+
+GPASS_DECL void gpass::exec::register_eigen_cpu_reduce(kernel_registry<eigen_cpu>& r) { cpu_detail::register_reduce(r); }
+
+#endif  // GPASS_UNIT_EIGEN_CPU_REDUCE
