@@ -10,6 +10,7 @@
 #include <gpass/pass/held_facts.hpp>
 #include <gpass/pass/instrumentation.hpp>
 #include <gpass/pass/pass.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/pass/pipeline.hpp>
 #include <gpass/pass/registry.hpp>
 #include <gpass/passes/builtin.hpp>  // pass_registry<G>::global() needs register_builtin_passes

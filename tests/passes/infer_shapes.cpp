@@ -191,7 +191,7 @@ TEST_CASE("passes.infer_shapes.hints_from_graph_attribute") {
   gpass::infer_shapes(g, ctx);
   CHECK(type_of(g, "y") == "f16[7]");
   CHECK(g.get(gpass::unknown_outputs_key) == 0);
-  CHECK(ctx.statistics().at(".unknown-outputs") == 0);
+  CHECK(ctx.statistics().at("infer-shapes.unknown-outputs") == 0);
 }
 
 TEST_CASE("passes.infer_shapes.backward_inference_fills_inputs") {
@@ -247,8 +247,8 @@ func @cond {
   CHECK(body[body.at("c")].outputs[0].to_string() == "f32[2*loop,2]");
   const G& cond = *g.find_function("cond");
   CHECK(cond[cond.at("t")].outputs[0].to_string() == "bool[]");
-  CHECK(ctx.statistics().at(".sweeps") <= 3);
-  CHECK(ctx.statistics().at(".functions") == 2);
+  CHECK(ctx.statistics().at("infer-shapes.sweeps") <= 3);
+  CHECK(ctx.statistics().at("infer-shapes.functions") == 2);
 }
 
 TEST_CASE("passes.infer_shapes.loop_with_invariant_shape_keeps_it") {
@@ -379,7 +379,7 @@ TEST_CASE("passes.infer_shapes.tf_v1_merge_loop_reaches_a_fixed_point") {
   CHECK(type_of(g, "merge", 1) == "i32[]");
   CHECK(type_of(g, "grow") == "f32[2*merge,2]");
   CHECK(type_of(g, "exit") == "f32[merge,2]");
-  CHECK(ctx.statistics().at(".sweeps") < 10);
+  CHECK(ctx.statistics().at("infer-shapes.sweeps") < 10);
 }
 
 TEST_CASE("passes.infer_shapes.running_twice_is_stable") {
@@ -451,7 +451,7 @@ TEST_CASE("passes.infer_shapes.unknown_outputs_are_counted") {
 })",
             &ctx);
   CHECK(type_of(g, "z") == "?");
-  CHECK(ctx.statistics().at(".unknown-outputs") == 3);
+  CHECK(ctx.statistics().at("infer-shapes.unknown-outputs") == 3);
   CHECK(g.get(gpass::unknown_outputs_key) == 3);
 }
 

@@ -105,7 +105,9 @@ inline constexpr bool facts_includes_v = detail::facts_includes<A, B>::value;
 template <class Available, class Invalidates, class Provides>
 using facts_after_t = facts_union_t<facts_difference_t<Available, Invalidates>, Provides>;
 
-/// Facts established by the core passes and importers.
+/// Facts established by the core passes and importers. A fact is a type (so pipelines check
+/// them at compile time) named by its string (so the run-time registry and instrumentation
+/// can): each tag below is that one declaration, alike in shape on purpose.
 namespace fact_tags {
 /// The graph passed the verifier (structure is sound).
 struct verified { static constexpr std::string_view name = "verified"; };

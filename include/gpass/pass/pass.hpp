@@ -17,33 +17,23 @@
 namespace gpass {
 
 namespace detail {
-template <class P>
-struct pass_requires {
+/// `Member<P>` when that names a type, else `facts<>`: the declared facts of a pass, which
+/// may leave out any of its three lists.
+template <template <class> class Member, class P>
+struct facts_member_or_none {
   using type = facts<>;
 };
-template <class P>
-  requires requires { typename P::requires_facts; }
-struct pass_requires<P> {
-  using type = typename P::requires_facts;
+template <template <class> class Member, class P>
+  requires requires { typename Member<P>; }
+struct facts_member_or_none<Member, P> {
+  using type = Member<P>;
 };
 template <class P>
-struct pass_provides {
-  using type = facts<>;
-};
+using requires_member = typename P::requires_facts;
 template <class P>
-  requires requires { typename P::provides_facts; }
-struct pass_provides<P> {
-  using type = typename P::provides_facts;
-};
+using provides_member = typename P::provides_facts;
 template <class P>
-struct pass_invalidates {
-  using type = facts<>;
-};
-template <class P>
-  requires requires { typename P::invalidates_facts; }
-struct pass_invalidates<P> {
-  using type = typename P::invalidates_facts;
-};
+using invalidates_member = typename P::invalidates_facts;
 
 inline constexpr std::array<std::string_view, 0> no_names{};
 
@@ -78,14 +68,14 @@ concept has_constexpr_description = requires {
 
 /// The facts a pass requires before it runs: `P::requires_facts`, or `facts<>` when absent.
 template <class P>
-using pass_requires_t = typename detail::pass_requires<std::remove_cvref_t<P>>::type;
+using pass_requires_t = typename detail::facts_member_or_none<detail::requires_member, std::remove_cvref_t<P>>::type;
 /// The facts a pass establishes: `P::provides_facts`, or `facts<>` when absent.
 template <class P>
-using pass_provides_t = typename detail::pass_provides<std::remove_cvref_t<P>>::type;
+using pass_provides_t = typename detail::facts_member_or_none<detail::provides_member, std::remove_cvref_t<P>>::type;
 /// The facts a pass may break: `P::invalidates_facts`, or `facts<>` when absent. A fact that
 /// is neither invalidated nor provided is preserved by the pass.
 template <class P>
-using pass_invalidates_t = typename detail::pass_invalidates<std::remove_cvref_t<P>>::type;
+using pass_invalidates_t = typename detail::facts_member_or_none<detail::invalidates_member, std::remove_cvref_t<P>>::type;
 
 /// The option keys a pass requires in its `pass_context` (seed 001's `RequirePassAttr`):
 /// `P::required_options` (a `std::array<std::string_view, N>`), or empty. Keys are full

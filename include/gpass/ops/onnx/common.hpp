@@ -407,6 +407,28 @@ inline dim product(const std::vector<dim>& ds) {
   return r;
 }
 
+/// The number of non-zero elements of input 0: counted when its contents are known, else the
+/// node's fresh symbol for `purpose` (NonZero, TensorFlow's Where).
+inline dim nonzero_count(infer_context& c, std::string_view purpose) {
+  dim count = c.fresh_dim(purpose);
+  if (auto v = c.input_doubles(0)) {
+    std::int64_t n = 0;
+    for (double x : *v) n += x != 0;
+    count = dim(n);
+  }
+  return count;
+}
+
+/// Split's outputs: output k has shape `s` with axis `a` replaced by `parts[k]` (ONNX Split,
+/// TensorFlow Split and SplitV).
+inline void set_split_shapes(infer_context& c, const shape& s, std::size_t a, const std::vector<dim>& parts) {
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    shape o = s;
+    o[a] = parts[k];
+    c.set_shape(k, o);
+  }
+}
+
 }  // namespace onnx_shape
 }  // namespace gpass
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,43 +73,30 @@ inline void abs_value(infer_context& c) {
 }
 inline void identity_value(infer_context& c) { c.set_value(0, c.input_value(0)); }
 
-// Max/Min over known dims (both known) and numbers.
-inline void max_value(infer_context& c) {
+// Max/Min over known dims (both known) and numbers: `better(x, r)` says whether x replaces
+// the running result r (std::greater<> for Max, std::less<> for Min).
+template <class Better>
+inline void extremum_value(infer_context& c, Better better) {
   std::size_t n = c.num_inputs();
   eval_elementwise(c,
-                   [](const std::vector<dim>& a) -> dim {
+                   [better](const std::vector<dim>& a) -> dim {
                      dim r = a[0];
                      for (std::size_t i = 1; i < a.size(); ++i) {
                        if (a[i] == r) continue;
                        if (!r.is_known() || !a[i].is_known()) return dim();
-                       if (a[i].value() > r.value()) r = a[i];
+                       if (better(a[i].value(), r.value())) r = a[i];
                      }
                      return r;
                    },
-                   [n](const std::vector<double>& a) {
+                   [n, better](const std::vector<double>& a) {
                      double r = a[0];
-                     for (std::size_t i = 1; i < n; ++i) r = std::max(r, a[i]);
+                     for (std::size_t i = 1; i < n; ++i)
+                       if (better(a[i], r)) r = a[i];
                      return r;
                    });
 }
-inline void min_value(infer_context& c) {
-  std::size_t n = c.num_inputs();
-  eval_elementwise(c,
-                   [](const std::vector<dim>& a) -> dim {
-                     dim r = a[0];
-                     for (std::size_t i = 1; i < a.size(); ++i) {
-                       if (a[i] == r) continue;
-                       if (!r.is_known() || !a[i].is_known()) return dim();
-                       if (a[i].value() < r.value()) r = a[i];
-                     }
-                     return r;
-                   },
-                   [n](const std::vector<double>& a) {
-                     double r = a[0];
-                     for (std::size_t i = 1; i < n; ++i) r = std::min(r, a[i]);
-                     return r;
-                   });
-}
+inline void max_value(infer_context& c) { extremum_value(c, std::greater<>()); }
+inline void min_value(infer_context& c) { extremum_value(c, std::less<>()); }
 
 // Variadic ops before opset 8: every input has the same shape.
 inline void same_shapes(infer_context& c) {

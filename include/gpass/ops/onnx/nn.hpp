@@ -140,16 +140,26 @@ inline void conv_transpose_infer(infer_context& c) {
   c.set_shape(0, shape(std::move(out)));
 }
 
-inline void pool_infer(infer_context& c) {
+// The output shape of a pooling-like op over input 0 (rank >= 3: N, C, spatial...): N, C, then
+// `spatial(x_i, window, i)` for each spatial dim i, or unknown dims when the window
+// attributes cannot be read. Nothing when input 0's rank is unknown.
+template <class Spatial>
+inline std::optional<shape> pool_out_shape(infer_context& c, Spatial spatial) {
   shape x = c.input_shape(0);
-  if (!x.has_rank()) return;
+  if (!x.has_rank()) return std::nullopt;
   if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
   std::size_t k = x.rank() - 2;
   auto w = read_window(c, k, nullptr);
   std::vector<dim> out{x[0], x[1]};
-  for (std::size_t i = 0; i < k; ++i) out.push_back(w ? window_out(c, x[i + 2], *w, i) : dim());
-  c.set_shape(0, shape(out));
-  c.set_tensor(1, dtype::int64, shape(out));  // MaxPool's Indices
+  for (std::size_t i = 0; i < k; ++i) out.push_back(w ? spatial(x[i + 2], *w, i) : dim());
+  return shape(std::move(out));
+}
+
+inline void pool_infer(infer_context& c) {
+  auto out = pool_out_shape(c, [&c](const dim& in, const window& w, std::size_t i) { return window_out(c, in, w, i); });
+  if (!out) return;
+  c.set_shape(0, *out);
+  c.set_tensor(1, dtype::int64, *out);  // MaxPool's Indices
 }
 
 inline void global_pool_infer(infer_context& c) {
@@ -167,21 +177,11 @@ inline void max_unpool_infer(infer_context& c) {
     else if (auto r = c.input_rank(0)) c.set_shape(0, shape::unknown_dims(*r));
     return;
   }
-  shape x = c.input_shape(0);
-  if (!x.has_rank()) return;
-  if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
-  std::size_t k = x.rank() - 2;
-  auto w = read_window(c, k, nullptr);
-  std::vector<dim> out{x[0], x[1]};
-  for (std::size_t i = 0; i < k; ++i) {
-    if (!w) {
-      out.push_back(dim());
-      continue;
-    }
-    std::int64_t pads = w->pads[i] + w->pads[i + k];
-    out.push_back(add_dims(mul_dims(x[i + 2], dim(w->strides[i])), int_dim(w->kernel[i] - w->strides[i] - pads)));
-  }
-  c.set_shape(0, shape(std::move(out)));
+  auto out = pool_out_shape(c, [](const dim& in, const window& w, std::size_t i) {
+    std::int64_t pads = w.pads[i] + w.pads[i + w.kernel.size()];
+    return add_dims(mul_dims(in, dim(w.strides[i])), int_dim(w.kernel[i] - w.strides[i] - pads));
+  });
+  if (out) c.set_shape(0, std::move(*out));
 }
 
 inline void batch_norm_infer(infer_context& c) {

@@ -364,11 +364,7 @@ inline void split_infer(infer_context& c) {
              std::to_string(n) + " outputs");
     for (auto& p : parts) p = q;
   }
-  for (std::size_t k = 0; k < n; ++k) {
-    shape o = s;
-    o[a] = parts[k];
-    c.set_shape(k, o);
-  }
+  set_split_shapes(c, s, a, parts);
 }
 
 inline void split_value(infer_context& c) {
@@ -741,12 +737,7 @@ inline void eye_like_infer(infer_context& c) {
 
 inline void nonzero_infer(infer_context& c) {
   auto r = c.input_rank(0);
-  dim count = c.fresh_dim("0");
-  if (auto v = c.input_doubles(0)) {
-    std::int64_t n = 0;
-    for (double x : *v) n += x != 0;
-    count = dim(n);
-  }
+  dim count = nonzero_count(c, "0");
   c.set_tensor(0, dtype::int64, shape{r ? dim(static_cast<std::int64_t>(*r)) : dim(), count});
 }
 

@@ -6,8 +6,8 @@
 #ifndef GPASS_UNIT_TF_SCHEMAS  // a guard: in header-only mode a unit is also included as a header
 #define GPASS_UNIT_TF_SCHEMAS
 
-#include <gpass/ops/registry.hpp>
 #include <gpass/ops/tf/register.hpp>
+#include <gpass/ops/registry.hpp>
 
 // Sources and identities first: later families refer to nothing registered before them, the
 // order only fixes the registry's listing order.

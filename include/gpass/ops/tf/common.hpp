@@ -166,6 +166,13 @@ inline shape with_fresh_symbols(infer_context& c, shape s) {
 
 }  // namespace tf_shape
 
+// The shape and value functions of the TF family headers (tf/*.hpp) live here and use the
+// ONNX and TensorFlow helpers unqualified.
+namespace detail::tf_ops {
+using namespace gpass::onnx_shape;
+using namespace gpass::tf_shape;
+}  // namespace detail::tf_ops
+
 /// A builder for TensorFlow op schemas (domain `tf`), on top of
 /// `onnx_op`'s formal specs (`name:Type`, `?` optional, `*` variadic, `~` heterogeneous).
 /// A formal's type is a TensorFlow type attribute (`T`, `Tidx`, `out_type`, `DstT`) or a

@@ -22,9 +22,6 @@ void register_tf_elementwise_ops(op_registry& r);
 
 namespace detail::tf_ops {
 
-using namespace gpass::onnx_shape;
-using namespace gpass::tf_shape;
-
 // FloorDiv: rounds towards negative infinity (ONNX Div truncates).
 inline void floor_div_value(infer_context& c) {
   eval_elementwise(c,

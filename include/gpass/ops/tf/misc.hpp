@@ -21,9 +21,6 @@ void register_tf_misc_ops(op_registry& r);
 
 namespace detail::tf_ops {
 
-using namespace gpass::onnx_shape;
-using namespace gpass::tf_shape;
-
 // Placeholder: the `shape` attribute (unknown rank when absent), unknown dims named.
 inline void placeholder_infer(infer_context& c) {
   shape s;

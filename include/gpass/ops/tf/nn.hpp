@@ -22,8 +22,6 @@ void register_tf_nn_ops(op_registry& r);
 
 namespace detail::tf_ops {
 
-using namespace gpass::onnx_shape;
-
 // True when the data format puts channels second (NCHW, NCDHW).
 inline bool channels_first(infer_context& c) { return c.attr_string("data_format", "NHWC").rfind("NC", 0) == 0; }
 

@@ -20,9 +20,6 @@ void register_tf_reduction_ops(op_registry& r);
 
 namespace detail::tf_ops {
 
-using namespace gpass::onnx_shape;
-using namespace gpass::tf_shape;
-
 // The normalized axes of a reduction (duplicates allowed, as in TensorFlow), if known.
 inline std::optional<std::vector<std::size_t>> reduction_axes(infer_context& c, std::size_t rank) {
   auto ax = c.input_ints(1);

@@ -30,8 +30,6 @@ void register_tf_shape_ops(op_registry& r);
 
 namespace detail::tf_ops {
 
-using namespace gpass::onnx_shape;
-using namespace gpass::tf_shape;
 namespace ox = detail::onnx_ops;
 
 // ---- Shape / ShapeN / Size / Rank --------------------------------------------------------
@@ -271,11 +269,7 @@ inline void split_v_infer(infer_context& c) {
       c.unify(s[a], sum, "(size_splits against axis " + std::to_string(a) + ")");
     }
   }
-  for (std::size_t k = 0; k < n; ++k) {
-    shape o = s;
-    o[a] = parts[k];
-    c.set_shape(k, o);
-  }
+  set_split_shapes(c, s, a, parts);
 }
 
 // ---- Slice / StridedSlice -----------------------------------------------------------------
@@ -589,12 +583,7 @@ inline void gather_value(infer_context& c) {
 // Where(condition): the coordinates of the true elements, [count, rank] int64.
 inline void where_infer(infer_context& c) {
   auto r = c.input_rank(0);
-  dim count = c.fresh_dim("count");
-  if (auto v = c.input_doubles(0)) {
-    std::int64_t n = 0;
-    for (double x : *v) n += x != 0;
-    count = dim(n);
-  }
+  dim count = nonzero_count(c, "count");
   c.set_tensor(0, dtype::int64, shape{count, r ? dim(static_cast<std::int64_t>(*r)) : dim()});
 }
 

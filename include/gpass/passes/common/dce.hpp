@@ -21,6 +21,7 @@
 #include <gpass/ops/registry.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 
 namespace gpass {
 
@@ -123,19 +124,15 @@ void dce_for_each_function_ref(const attribute_map& attrs, F&& f) {
 ///   gpass::dce(g, ctx);
 ///   ctx.statistics().at("dce.removed-nodes");
 /// \endcode
-struct dce_fn {
+struct dce_fn : pass_base<dce_fn> {
   static constexpr std::string_view name = "dce";
   static constexpr std::string_view description =
       "Dead code elimination: remove nodes no result, side effect or interface node needs, and unreferenced functions";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::no_dead_code>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
+  void run(G& g, pass_context& ctx) const {
     using node_id = typename G::node_id;
-    pass_name_scope scope(ctx, name);
 
     // dce.keep is validated before anything changes.
     std::vector<node_id> keep;

@@ -14,6 +14,7 @@
 #include <gpass/ops/registry.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 
 namespace gpass {
 
@@ -51,18 +52,14 @@ bool disconnected_pinned(const Node& n) {
 ///   gpass::delete_disconnected(g, ctx);
 ///   ctx.statistics().at("delete-disconnected.removed-nodes");
 /// \endcode
-struct delete_disconnected_fn {
+struct delete_disconnected_fn : pass_base<delete_disconnected_fn> {
   static constexpr std::string_view name = "delete-disconnected";
   static constexpr std::string_view description =
       "Delete nodes with no inputs and no outputs (keeps interface, side-effecting and terminator nodes)";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::no_disconnected>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     std::int64_t removed = 0;
     std::vector<typename G::node_id> doomed;
     for (G* cur : all_graphs(g)) {

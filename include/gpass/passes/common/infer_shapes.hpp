@@ -11,6 +11,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 
 namespace gpass {
 
@@ -79,16 +80,14 @@ extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::
 ///   gpass::infer_shapes(g, ctx);
 ///   g[g.at("y")].outputs[0].to_string();   // "f32[n,12]"
 /// \endcode
-struct infer_shapes_fn {
+struct infer_shapes_fn : pass_base<infer_shapes_fn> {
   static constexpr std::string_view name = "infer-shapes";
   static constexpr std::string_view description =
       "Infer element types and (symbolic) shapes of every value, following shapes computed in the graph";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::shapes_inferred, fact_tags::types_inferred>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-  void operator()(G& g, pass_context& ctx) const {
+  void run(G& g, pass_context& ctx) const {
     detail::run_inference(g, ctx, name, true);
   }
 };

@@ -6,6 +6,7 @@
 
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
 namespace gpass {
@@ -19,15 +20,13 @@ namespace gpass {
 ///   gpass::infer_types(g, ctx);
 ///   g[g.at("y")].outputs[0].to_string();   // "f32[*]" when no shape was declared
 /// \endcode
-struct infer_types_fn {
+struct infer_types_fn : pass_base<infer_types_fn> {
   static constexpr std::string_view name = "infer-types";
   static constexpr std::string_view description = "Infer the element type of every value";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::types_inferred>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-  void operator()(G& g, pass_context& ctx) const {
+  void run(G& g, pass_context& ctx) const {
     detail::run_inference(g, ctx, name, false);
   }
 };

@@ -27,6 +27,7 @@
 #include <gpass/ops/opset.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/constants.hpp>
 
 namespace gpass {
@@ -88,18 +89,14 @@ inline std::vector<double> constant_numbers(const tensor& t) {
 ///   ctx.set_option("tf-constant-propagation.max-bytes", "65536");
 ///   gpass::constant_propagation(g, ctx);
 /// \endcode
-struct constant_propagation_fn {
+struct constant_propagation_fn : pass_base<constant_propagation_fn> {
   static constexpr std::string_view name = "tf-constant-propagation";
   static constexpr std::string_view description =
       "Evaluate subgraphs without placeholder, variable or stateful ancestors with the CPU kernels and make them constants";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::constants_propagated>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     limits lim;
     const std::string p(name);
     lim.max_bytes = ctx.option_int(p + ".max-bytes", lim.max_bytes);

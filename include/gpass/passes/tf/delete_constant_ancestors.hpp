@@ -18,6 +18,7 @@
 #include <gpass/graph/node_map.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/constants.hpp>
 
 namespace gpass {
@@ -42,17 +43,15 @@ namespace gpass {
 ///   gpass::infer_values(g, ctx);
 ///   gpass::delete_constant_ancestors(g, ctx);   // StridedSlice(Shape(x)) with x: f32[1,2,3] -> Const 2
 /// \endcode
-struct delete_constant_ancestors_fn {
+struct delete_constant_ancestors_fn : pass_base<delete_constant_ancestors_fn> {
   static constexpr std::string_view name = "delete-constant-ancestors";
   static constexpr std::string_view description =
       "Replace nodes whose value is known by constants and delete the ancestors only they used";
   using requires_facts = facts<fact_tags::values_inferred>;
   using provides_facts = facts<fact_tags::constant_ancestors_deleted>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     std::int64_t replaced = 0, deleted = 0;
     for (G* cur : all_graphs(g)) run_one(*cur, g, replaced, deleted);
     ctx.add_statistic("replaced-nodes", replaced);

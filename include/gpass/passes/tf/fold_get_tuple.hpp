@@ -11,6 +11,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {
@@ -47,19 +48,16 @@ bool is_foldable_get_tuple(const G& g, typename G::node_id v) {
 ///   gpass::fold_get_tuple(g, ctx);
 ///   // %y = Relu(%s:1)
 /// \endcode
-struct fold_get_tuple_fn {
+struct fold_get_tuple_fn : pass_base<fold_get_tuple_fn> {
   static constexpr std::string_view name = "fold-get-tuple";
   static constexpr std::string_view description =
       "Bypass get_tuple nodes that only select an output port (the inverse of insert-get-tuple)";
-  using requires_facts = facts<>;
   using provides_facts = facts<>;
   using invalidates_facts = facts<fact_tags::get_tuple_inserted>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
+  void run(G& g, pass_context& ctx) const {
     using node_id = typename G::node_id;
-    pass_name_scope scope(ctx, name);
     std::int64_t folded = 0;
     for (G* cur : all_graphs(g)) {
       G& h = *cur;

@@ -23,6 +23,7 @@
 #include <gpass/ops/registry.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {
@@ -81,13 +82,13 @@ class cond_functionalizer {
     g_.remove_nodes(dead_);
     for (auto v : g_.nodes())
       if (is_core_op(g_[v], "Switch") || is_core_op(g_[v], "Merge"))
-        throw_cf_error(pass, "v1 conditional node left over (not part of a conditional this pass understands)", g_[v].name,
+        throw_pass_error(pass, "v1 conditional node left over (not part of a conditional this pass understands)", g_[v].name,
                        g_[v].op);
     return made;
   }
 
  private:
-  [[noreturn]] void fail(node_id v, std::string message) const { throw_cf_error(pass, std::move(message), g_[v].name, g_[v].op); }
+  [[noreturn]] void fail(node_id v, std::string message) const { throw_pass_error(pass, std::move(message), g_[v].name, g_[v].op); }
 
   // ---- states ----------------------------------------------------------------------------
 
@@ -463,18 +464,15 @@ class cond_functionalizer {
 ///   gpass::pass_context ctx;
 ///   (gpass::functionalize_loops | gpass::functionalize_conds)(g, ctx);
 /// \endcode
-struct functionalize_conds_fn {
+struct functionalize_conds_fn : pass_base<functionalize_conds_fn> {
   static constexpr std::string_view name = "functionalize-conds";
   static constexpr std::string_view description =
       "Turn TF v1 conditionals (Switch/Merge from tf.cond) into functional if nodes";
   using requires_facts = facts<fact_tags::loops_functionalized>;
   using provides_facts = facts<fact_tags::conds_functionalized>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     std::int64_t conds = 0;
     std::vector<G*> work = all_graphs(g);
     std::vector<G*> made;

@@ -21,6 +21,7 @@
 #include <gpass/graph/topological_order.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {
@@ -81,7 +82,7 @@ class loop_functionalizer {
     for (auto v : g_.nodes()) {
       const auto& n = g_[v];
       if (is_core_op(n, "Enter") || is_core_op(n, "Exit") || is_core_op(n, "NextIteration") || is_core_op(n, "LoopCond"))
-        throw_cf_error(pass, "v1 loop node outside of any loop frame (no Enter leads to it)", n.name, n.op);
+        throw_pass_error(pass, "v1 loop node outside of any loop frame (no Enter leads to it)", n.name, n.op);
     }
     try {
       (void)topological_order(g_);
@@ -92,7 +93,7 @@ class loop_functionalizer {
   }
 
  private:
-  [[noreturn]] void fail(node_id v, std::string message) const { throw_cf_error(pass, std::move(message), g_[v].name, g_[v].op); }
+  [[noreturn]] void fail(node_id v, std::string message) const { throw_pass_error(pass, std::move(message), g_[v].name, g_[v].op); }
 
   std::string frame_label(int f) const { return f == 0 ? std::string("the top level") : "frame '" + frames_[f].name + "'"; }
 
@@ -476,18 +477,14 @@ class loop_functionalizer {
 ///   gpass::pass_context ctx;
 ///   gpass::functionalize_loops(g, ctx);   // tf_while_one_var.gir -> %while = while(%i) {...}
 /// \endcode
-struct functionalize_loops_fn {
+struct functionalize_loops_fn : pass_base<functionalize_loops_fn> {
   static constexpr std::string_view name = "functionalize-loops";
   static constexpr std::string_view description =
       "Turn TF v1 loop frames (Enter/Merge/Switch/Exit/NextIteration/LoopCond) into functional while nodes";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::loops_functionalized>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     std::int64_t loops = 0;
     for (G* cur : all_graphs(g)) loops += detail::loop_functionalizer<G>(*cur, g).run();
     ctx.add_statistic("loops", loops);

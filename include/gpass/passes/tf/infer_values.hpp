@@ -7,6 +7,7 @@
 
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
 namespace gpass {
@@ -33,17 +34,14 @@ namespace gpass {
 ///   gpass::infer_values(g, ctx);
 ///   g[g.at("StridedSlice")].attrs.contains("_value");
 /// \endcode
-struct infer_values_fn {
+struct infer_values_fn : pass_base<infer_values_fn> {
   static constexpr std::string_view name = "infer-values";
   static constexpr std::string_view description =
       "Infer types and shapes and record known (_value) and partly known (_incomplete_value) contents";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     detail::run_inference(g, ctx, name, true);
   }
 };

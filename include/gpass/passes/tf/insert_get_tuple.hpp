@@ -13,6 +13,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {
@@ -61,19 +62,15 @@ bool splits_outputs(const G& g, typename G::node_id v) {
 ///   gpass::insert_get_tuple(g, ctx);
 ///   // %s/get_tuple_1 = get_tuple(%s:1) {index = 1}   %y = Relu(%s/get_tuple_1)
 /// \endcode
-struct insert_get_tuple_fn {
+struct insert_get_tuple_fn : pass_base<insert_get_tuple_fn> {
   static constexpr std::string_view name = "insert-get-tuple";
   static constexpr std::string_view description =
       "Route each read X:i of a multi-output node through a shared get_tuple {index = i} (v1 control flow keeps its ports)";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::get_tuple_inserted>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
+  void run(G& g, pass_context& ctx) const {
     using node_id = typename G::node_id;
-    pass_name_scope scope(ctx, name);
     std::int64_t inserted = 0, rerouted = 0;
     for (G* cur : all_graphs(g)) {
       G& h = *cur;

@@ -21,6 +21,7 @@
 #include <gpass/ops/list_ops.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 
 namespace gpass {
 
@@ -62,18 +63,14 @@ namespace gpass {
 ///   gpass::tensor_arrays(g, ctx);        // TensorArrayWriteV3(h, i, x, flow) -> list_write(flow, i, x)
 ///   gpass::infer_shapes(g, ctx);         // the list's element type refined by the writes
 /// \endcode
-struct tensor_arrays_fn {
+struct tensor_arrays_fn : pass_base<tensor_arrays_fn> {
   static constexpr std::string_view name = "lower-tensor-arrays";
   static constexpr std::string_view description =
       "Lower TensorFlow TensorArrays to list values and the gpass list ops (flow = list, handle carries nothing)";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::tensor_arrays_lowered>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     std::vector<std::pair<G*, std::string>> all{{&g, std::string()}};  // graphs and their names in their library
     for (std::size_t i = 0; i < all.size(); ++i)
       for (auto& [fname, f] : all[i].first->functions())
@@ -92,14 +89,6 @@ struct tensor_arrays_fn {
   }
 
  private:
-  [[noreturn]] static void fail(const std::string& message, const std::string& node, const std::string& op) {
-    error_context w;
-    w.node = node;
-    w.op = op;
-    w.pass = std::string(name);
-    throw error(message, std::move(w));
-  }
-
   template <class Node>
   static bool is_tf(const Node& n) {
     return n.domain == "tf" || n.domain.empty();

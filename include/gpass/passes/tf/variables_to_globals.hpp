@@ -23,6 +23,7 @@
 #include <gpass/graph/library.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/tf/detail/constants.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
@@ -89,18 +90,14 @@ inline bool mutates_variable(std::string_view op) {
 ///   gpass::variables_to_globals(g, ctx);
 ///   g.attrs().at("global:Variable").as<gpass::tensor>();   // the initial value
 /// \endcode
-struct variables_to_globals_fn {
+struct variables_to_globals_fn : pass_base<variables_to_globals_fn> {
   static constexpr std::string_view name = "variables-to-globals";
   static constexpr std::string_view description =
       "Lower TensorFlow variables to get_global/set_global, keeping initial values as graph attributes";
-  using requires_facts = facts<>;
   using provides_facts = facts<fact_tags::variables_lowered>;
-  using invalidates_facts = facts<>;
 
   template <class G>
-    requires graph_type<G>
-  void operator()(G& g, pass_context& ctx) const {
-    pass_name_scope scope(ctx, name);
+  void run(G& g, pass_context& ctx) const {
     counters c;
     for (G* cur : all_graphs(g)) run_one(*cur, g, c);
     ctx.add_statistic("variables", c.variables);
@@ -113,14 +110,6 @@ struct variables_to_globals_fn {
   struct counters {
     std::int64_t variables = 0, reads = 0, writes = 0, initial_values = 0;
   };
-
-  [[noreturn]] static void fail(const std::string& message, const std::string& node, const std::string& op) {
-    error_context w;
-    w.node = node;
-    w.op = op;
-    w.pass = std::string(name);
-    throw error(message, std::move(w));
-  }
 
   // The constant a value input comes from (through Identity nodes), if any.
   template <class G>

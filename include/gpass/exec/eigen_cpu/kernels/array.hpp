@@ -359,12 +359,60 @@ inline void tile_into(context& ctx, const gpass::tensor& x, const std::vector<i6
   copy_view(ctx, x, out, vs, vst, 0);
 }
 
+/// Fills `y` (allocated, of x's element type) from `x` by per-axis index maps (ONNX / TF Pad,
+/// Resize nearest): element (o_0, ..., o_r-1) of `y` = x[maps[0][o_0], ..., maps[r-1][o_r-1]],
+/// or `cval` (a one-element tensor of x's type; empty: zero) where a map entry is -1. The run
+/// [lo, hi) of the inner axis, when given, must map to consecutive input indices: it is
+/// copied as a block. Rows are split over the policy's threads.
+inline void gather_by_maps(context& ctx, const gpass::tensor& x, gpass::tensor& y, const std::vector<std::vector<i64>>& maps,
+                           const gpass::tensor& cval, i64 lo = 0, i64 hi = 0) {
+  if (y.size() == 0) return;
+  const std::size_t rank = x.rank();
+  const std::vector<i64>& out = y.sizes();
+  const auto st = strides_of(x.sizes());
+  dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
+    const U c = cval.empty() ? U{} : elems<U>(cval)[0];
+    const U* s = elems<U>(x);
+    U* o = elems<U>(y);
+    if (rank == 0) {
+      o[0] = s[0];
+      return;
+    }
+    const i64 inner = out[rank - 1];
+    const auto& im = maps[rank - 1];
+    ctx.policy().parallel_for(y.size() / inner, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
+      for (i64 row = b; row < e; ++row) {
+        U* orow = o + row * inner;
+        i64 off = 0, rem = row;
+        bool constant = false;
+        for (std::size_t d = rank - 1; d-- > 0;) {
+          const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
+          rem /= out[d];
+          if (src < 0) constant = true;
+          off += src * st[d];
+        }
+        if (constant) {
+          std::fill(orow, orow + inner, c);
+          continue;
+        }
+        const U* srow = s + off;
+        auto one = [&](i64 j) {
+          const i64 m = im[static_cast<std::size_t>(j)];
+          orow[j] = m < 0 ? c : srow[m];
+        };
+        for (i64 j = 0; j < lo; ++j) one(j);
+        if (hi > lo) copy_n(srow + im[static_cast<std::size_t>(lo)], hi - lo, orow + lo);
+        for (i64 j = hi; j < inner; ++j) one(j);
+      }
+    });
+  });
+}
+
 /// Output 0 = `x` padded by `begin[d]` / `end[d]` elements (negative: cropped) on each axis;
 /// mode `m`: 0 constant (`cval`, a one-element tensor of x's type; empty: zero), 1 reflect,
 /// 2 edge, 3 wrap.
 inline void pad_into(context& ctx, const gpass::tensor& x, const std::vector<i64>& begin, const std::vector<i64>& end, int m,
                      const gpass::tensor& cval) {
-  const kernel_node& nd = ctx.node();
   const std::size_t rank = x.rank();
   std::vector<i64> out(rank);
   std::vector<std::vector<i64>> maps(rank);  // output index -> input index, -1: the constant
@@ -391,44 +439,39 @@ inline void pad_into(context& ctx, const gpass::tensor& x, const std::vector<i64
     }
   }
   gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
-  if (y.size() == 0) return;
-  const auto st = strides_of(x.sizes());
-  dispatch_move(x.element_type(), nd, [&]<class U>() {
-    const U c = cval.empty() ? U{} : elems<U>(cval)[0];
-    const U* s = elems<U>(x);
-    U* o = elems<U>(y);
-    if (rank == 0) {
-      o[0] = s[0];
-      return;
-    }
-    const i64 inner = out[rank - 1];
-    const auto& im = maps[rank - 1];
-    const i64 rows = y.size() / inner;
-    // the run of the inner axis copied as a block: o in [lo, hi) reads o - begin
-    const i64 lo = std::clamp<i64>(begin[rank - 1], 0, inner);
-    const i64 hi = std::clamp<i64>(begin[rank - 1] + x.sizes()[rank - 1], lo, inner);
-    ctx.policy().parallel_for(rows, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
-      for (i64 row = b; row < e; ++row) {
-        U* orow = o + row * inner;
-        i64 off = 0, rem = row;
-        bool constant = false;
-        for (std::size_t d = rank - 1; d-- > 0;) {
-          const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
-          rem /= out[d];
-          if (src < 0) constant = true;
-          off += src * st[d];
-        }
-        if (constant) {
-          std::fill(orow, orow + inner, c);
-          continue;
-        }
-        const U* srow = s + off;
-        for (i64 j = 0; j < lo; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
-        copy_n(srow + (lo - begin[rank - 1]), hi - lo, orow + lo);
-        for (i64 j = hi; j < inner; ++j) orow[j] = im[static_cast<std::size_t>(j)] < 0 ? c : srow[im[static_cast<std::size_t>(j)]];
-      }
-    });
+  // the run of the inner axis copied as a block: o in [lo, hi) reads o - begin
+  i64 lo = 0, hi = 0;
+  if (rank > 0) {
+    lo = std::clamp<i64>(begin[rank - 1], 0, out[rank - 1]);
+    hi = std::clamp<i64>(begin[rank - 1] + x.sizes()[rank - 1], lo, out[rank - 1]);
+  }
+  gather_by_maps(ctx, x, y, maps, cval, lo, hi);
+}
+
+/// Output 0 = the coordinates (int64) of the non-zero (true) elements of `x`, in row-major
+/// order: sizes [rank, n] (ONNX NonZero), or [n, rank] when `hit_major` (TF Where).
+inline void nonzero_into(context& ctx, const gpass::tensor& x, bool hit_major) {
+  std::vector<i64> hits;
+  using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                      std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
+  dispatch<L>(x.element_type(), ctx.node(), [&]<class T>() {
+    const T* p = x.data<T>();
+    for (i64 i = 0; i < x.size(); ++i)
+      if (static_cast<compute_t<T>>(p[i]) != compute_t<T>(0)) hits.push_back(i);
   });
+  const i64 nnz = static_cast<i64>(hits.size());
+  const auto rank = static_cast<i64>(x.rank());
+  gpass::tensor& y = ctx.allocate_output(0, dtype::int64, hit_major ? std::vector<i64>{nnz, rank} : std::vector<i64>{rank, nnz});
+  // output steps between hits and between axes
+  const i64 hit_step = hit_major ? rank : 1, axis_step = hit_major ? 1 : nnz;
+  i64* o = y.data<i64>();
+  for (i64 j = 0; j < nnz; ++j) {
+    i64 rem = hits[static_cast<std::size_t>(j)];
+    for (i64 d = rank; d-- > 0;) {
+      o[j * hit_step + d * axis_step] = rem % x.sizes()[static_cast<std::size_t>(d)];
+      rem /= x.sizes()[static_cast<std::size_t>(d)];
+    }
+  }
 }
 
 }  // namespace array_detail
@@ -1110,28 +1153,7 @@ inline void register_array_select(registry& r) {
     };
   }});
   r.add({.op = "NonZero", .make = [](const kernel_node&) -> fn {
-    return [](context& ctx) {
-      const gpass::tensor& x = ctx.input(0);
-      std::vector<i64> hits;
-      using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
-                          std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
-      dispatch<L>(x.element_type(), ctx.node(), [&]<class T>() {
-        const T* p = x.data<T>();
-        for (i64 i = 0; i < x.size(); ++i)
-          if (static_cast<compute_t<T>>(p[i]) != compute_t<T>(0)) hits.push_back(i);
-      });
-      const i64 nnz = static_cast<i64>(hits.size());
-      const std::size_t rank = x.rank();
-      gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {static_cast<i64>(rank), nnz});
-      i64* o = y.data<i64>();
-      for (i64 j = 0; j < nnz; ++j) {
-        i64 rem = hits[static_cast<std::size_t>(j)];
-        for (std::size_t d = rank; d-- > 0;) {
-          o[static_cast<i64>(d) * nnz + j] = rem % x.sizes()[d];
-          rem /= x.sizes()[d];
-        }
-      }
-    };
+    return [](context& ctx) { nonzero_into(ctx, ctx.input(0), false); };
   }});
   r.add({.op = "Unique", .make = [](const kernel_node& n) -> fn {
     const bool sorted = n.attr<i64>("sorted", 1) != 0;
@@ -1491,7 +1513,6 @@ inline fn make_resize(resize_options opt) {
       // nearest: a gather by per-axis index maps (any element type, exact)
       gpass::tensor ev;
       if (x.element_type() != dtype::string) ev = scalar_of(x.element_type(), opt.extrapolation, nd);
-      const auto st = strides_of(x.sizes());
       std::vector<std::vector<i64>> maps(rank);
       for (std::size_t d = 0; d < rank; ++d) {
         maps[d].resize(static_cast<std::size_t>(out[d]));
@@ -1499,39 +1520,7 @@ inline fn make_resize(resize_options opt) {
           maps[d][static_cast<std::size_t>(o)] =
               !active[d] ? o : plans[d].extrap[static_cast<std::size_t>(o)] ? -1 : plans[d].idx[static_cast<std::size_t>(o)];
       }
-      dispatch_move(x.element_type(), nd, [&]<class U>() {
-        const U c = ev.empty() ? U{} : elems<U>(ev)[0];
-        const U* s = elems<U>(x);
-        U* o = elems<U>(y);
-        if (rank == 0) {
-          o[0] = s[0];
-          return;
-        }
-        const i64 inner = out[rank - 1];
-        const auto& im = maps[rank - 1];
-        ctx.policy().parallel_for(y.size() / inner, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
-          for (i64 row = b; row < e; ++row) {
-            U* orow = o + row * inner;
-            i64 off = 0, rem = row;
-            bool ext = false;
-            for (std::size_t d = rank - 1; d-- > 0;) {
-              const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
-              rem /= out[d];
-              if (src < 0) ext = true;
-              off += src * st[d];
-            }
-            if (ext) {
-              std::fill(orow, orow + inner, c);
-              continue;
-            }
-            const U* srow = s + off;
-            for (i64 j = 0; j < inner; ++j) {
-              const i64 m = im[static_cast<std::size_t>(j)];
-              orow[j] = m < 0 ? c : srow[m];
-            }
-          }
-        });
-      });
+      gather_by_maps(ctx, x, y, maps, ev);
       return;
     }
     // linear / cubic: separable passes in double, the last axis first

@@ -56,12 +56,6 @@ inline gpass::tensor element(const std::vector<gpass::tensor>& seq, std::int64_t
   return gpass::tensor(t, *sizes);
 }
 
-inline std::int64_t scalar_index(const gpass::tensor& t, const kernel_node& n, const char* what) {
-  auto v = int_values(t, n, what);
-  if (v.size() != 1) n.fail(std::string(what) + " must have one element");
-  return v[0];
-}
-
 /// Rows [at, at + count) of `t` on axis 0.
 inline gpass::tensor rows(const gpass::tensor& t, std::int64_t at, std::int64_t count) {
   std::vector<std::int64_t> s = t.sizes();
@@ -78,15 +72,12 @@ inline gpass::tensor rows(const gpass::tensor& t, std::int64_t at, std::int64_t 
 /// Registers the list kernels in `r` (domain ""). Lists are values shared read-only between
 /// steps and runs: a kernel that changes a list copies the sequence (sharing the tensors:
 /// O(length) per write) and never writes a tensor in place.
-template <class P = eigen_cpu>
-void register_lists(kernel_registry<P>& r) {
-  using context = kernel_context<P>;
-  using fn = kernel_fn<P>;
+inline void register_lists(registry& r) {
   using namespace lists;
 
   r.add({.op = "list_reserve", .type_input = -1, .make = [](const kernel_node&) -> fn {
     return [](context& ctx) {
-      const std::int64_t n = scalar_index(ctx.input(0), ctx.node(), "the list size");
+      const std::int64_t n = control::scalar_int(ctx.input(0), ctx.node(), "the list size");
       if (n < 0) ctx.fail("negative list size " + std::to_string(n));
       // output 0, the handle, carries nothing
       ctx.set_output(1, std::vector<gpass::tensor>(static_cast<std::size_t>(n)));
@@ -95,7 +86,7 @@ void register_lists(kernel_registry<P>& r) {
   r.add({.op = "list_write", .type_input = -1, .make = [](const kernel_node&) -> fn {
     return [](context& ctx) {
       std::vector<gpass::tensor> seq = ctx.input_value(0).sequence();
-      const std::int64_t i = scalar_index(ctx.input(1), ctx.node(), "the index");
+      const std::int64_t i = control::scalar_int(ctx.input(1), ctx.node(), "the index");
       if (i < 0) ctx.fail("negative index " + std::to_string(i));
       if (i >= static_cast<std::int64_t>(seq.size())) seq.resize(static_cast<std::size_t>(i) + 1);
       seq[static_cast<std::size_t>(i)] = ctx.input(2);
@@ -107,7 +98,7 @@ void register_lists(kernel_registry<P>& r) {
     const dtype t = element_dtype(n);
     return [sizes, t](context& ctx) {
       const auto& seq = ctx.input_value(0).sequence();
-      ctx.set_output(0, element(seq, scalar_index(ctx.input(1), ctx.node(), "the index"), ctx.node(), t, sizes));
+      ctx.set_output(0, element(seq, control::scalar_int(ctx.input(1), ctx.node(), "the index"), ctx.node(), t, sizes));
     };
   }});
   r.add({.op = "list_gather", .type_input = -1, .make = [](const kernel_node& n) -> fn {

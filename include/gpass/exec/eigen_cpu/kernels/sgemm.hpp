@@ -3,6 +3,8 @@
 /// The f32 matrix-product engine of the CPU policy: register-blocked micro-kernels over
 /// packed operands, chosen at run time by what the processor has (AVX-512F, AVX2 + FMA, or
 /// portable C++), so a library built for a baseline x86-64 still multiplies with AVX-512.
+/// Each kernel namespace defines its micro-kernel; the tile dispatch and block loop they share
+/// are detail/sgemm_driver.inl, included into each namespace with that ISA's target attribute.
 ///
 /// C[M x N] (row-major, row stride ldc) (=|+=) A[M x K] * B[K x N], with both operands in
 /// panel form:
@@ -130,36 +132,16 @@ void micro(const A& al, const L& bl, i64 kc, float* c, i64 ldc, bool acc, i64 nv
   }
 }
 
-template <class A, class L>
-void rows(i64 m, const A& ap, const L& bl, i64 kc, float* cp, i64 ldc, bool acc, i64 nv) {
-  switch (m) {
-    case 4: micro<4>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 3: micro<3>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 2: micro<2>(ap, bl, kc, cp, ldc, acc, nv); break;
-    default: micro<1>(ap, bl, kc, cp, ldc, acc, nv); break;
-  }
-}
-
-inline void block(const block_args& p) {
-  for (i64 j0 = 0, jp = 0; j0 < p.n; j0 += nr, ++jp) {
-    const i64 nv = std::min<i64>(nr, p.n - j0);
-    for (i64 i0 = 0, ip = 0; i0 < p.m; i0 += mr, ++ip) {
-      float* cp = p.c + i0 * p.ldc + j0;
-      const i64 m = std::min<i64>(mr, p.m - i0);
-      if (p.b_off)
-        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off}, p.kc,
-             cp, p.ldc, p.accumulate, nv);
-      else if (p.a_ld > 0)
-        rows(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
-      else
-        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
-    }
-  }
-}
+#include <gpass/exec/eigen_cpu/kernels/detail/sgemm_driver.inl>  // rows, block
 }  // namespace generic
 
 #if GPASS_SGEMM_X86
 // ------------------------------------------------------------------------------------------
+// The micro-kernels below are one per instruction set on purpose, and alike in shape only:
+// each holds its tile in that set's registers (__m256 / __m512), with its own loads, FMAs and
+// ragged-column stores (a store through a buffer / masked stores). What they share, the
+// dispatch over tile heights and the block loop, is written once in sgemm_driver.inl.
+//
 // AVX2 + FMA: 6 x 16 tiles (12 accumulators of 8 floats).
 
 namespace avx2 {
@@ -205,35 +187,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void micro(const A& al
   }
 }
 
-template <class A, class L>
-__attribute__((target("avx2,fma"), always_inline)) inline void rows(i64 m, const A& ap, const L& bl, i64 kc,
-                                                                    float* cp, i64 ldc, bool acc, i64 nv) {
-  switch (m) {
-    case 6: micro<6>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 5: micro<5>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 4: micro<4>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 3: micro<3>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 2: micro<2>(ap, bl, kc, cp, ldc, acc, nv); break;
-    default: micro<1>(ap, bl, kc, cp, ldc, acc, nv); break;
-  }
-}
-
-__attribute__((target("avx2,fma"))) inline void block(const block_args& p) {
-  for (i64 j0 = 0, jp = 0; j0 < p.n; j0 += nr, ++jp) {
-    const i64 nv = std::min<i64>(nr, p.n - j0);
-    for (i64 i0 = 0, ip = 0; i0 < p.m; i0 += mr, ++ip) {
-      float* cp = p.c + i0 * p.ldc + j0;
-      const i64 m = std::min<i64>(mr, p.m - i0);
-      if (p.b_off)
-        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off}, p.kc,
-             cp, p.ldc, p.accumulate, nv);
-      else if (p.a_ld > 0)
-        rows(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
-      else
-        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
-    }
-  }
-}
+#define GPASS_SGEMM_TARGET "avx2,fma"
+#include <gpass/exec/eigen_cpu/kernels/detail/sgemm_driver.inl>  // rows, block
+#undef GPASS_SGEMM_TARGET
 }  // namespace avx2
 
 // ------------------------------------------------------------------------------------------
@@ -276,37 +232,9 @@ __attribute__((target("avx512f,avx2,fma"), always_inline)) inline void micro(con
   }
 }
 
-template <class A, class L>
-__attribute__((target("avx512f,avx2,fma"), always_inline)) inline void rows(i64 m, const A& ap, const L& bl, i64 kc,
-                                                                            float* cp, i64 ldc, bool acc, i64 nv) {
-  switch (m) {
-    case 8: micro<8>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 7: micro<7>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 6: micro<6>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 5: micro<5>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 4: micro<4>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 3: micro<3>(ap, bl, kc, cp, ldc, acc, nv); break;
-    case 2: micro<2>(ap, bl, kc, cp, ldc, acc, nv); break;
-    default: micro<1>(ap, bl, kc, cp, ldc, acc, nv); break;
-  }
-}
-
-__attribute__((target("avx512f,avx2,fma"))) inline void block(const block_args& p) {
-  for (i64 j0 = 0, jp = 0; j0 < p.n; j0 += nr, ++jp) {
-    const i64 nv = std::min<i64>(nr, p.n - j0);
-    for (i64 i0 = 0, ip = 0; i0 < p.m; i0 += mr, ++ip) {
-      float* cp = p.c + i0 * p.ldc + j0;
-      const i64 m = std::min<i64>(mr, p.m - i0);
-      if (p.b_off)
-        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off}, p.kc,
-             cp, p.ldc, p.accumulate, nv);
-      else if (p.a_ld > 0)
-        rows(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
-      else
-        rows(m, packed_cols<mr>{p.a + ip * p.a_stride}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, nv);
-    }
-  }
-}
+#define GPASS_SGEMM_TARGET "avx512f,avx2,fma"
+#include <gpass/exec/eigen_cpu/kernels/detail/sgemm_driver.inl>  // rows, block
+#undef GPASS_SGEMM_TARGET
 }  // namespace avx512
 #endif
 
@@ -371,53 +299,41 @@ inline void pack_a(const float* a, i64 lda, bool col_major, i64 M, i64 K, int mr
 }
 
 /// Writes B[K x N] (B(k, j) = b[k * ldb + j], or b[j * ldb + k] when `col_major`) in panels
-/// of `nr` columns to `dst` (ceil(N / nr) * K * nr floats).
+/// of `nr` columns to `dst` (ceil(N / nr) * K * nr floats): the panels of the rows of B's
+/// transpose, which is B read in the other order.
 inline void pack_b(const float* b, i64 ldb, bool col_major, i64 K, i64 N, int nr, float* dst) {
-  for (i64 j0 = 0; j0 < N; j0 += nr) {
-    const i64 cols = std::min<i64>(nr, N - j0);
-    if (!col_major) {
-      for (i64 k = 0; k < K; ++k, dst += nr) {
-        const float* src = b + k * ldb + j0;
-        i64 c = 0;
-        for (; c < cols; ++c) dst[c] = src[c];
-        for (; c < nr; ++c) dst[c] = 0.0f;
-      }
-    } else {
-      for (i64 k = 0; k < K; ++k, dst += nr) {
-        i64 c = 0;
-        for (; c < cols; ++c) dst[c] = b[(j0 + c) * ldb + k];
-        for (; c < nr; ++c) dst[c] = 0.0f;
-      }
-    }
-  }
+  pack_a(b, ldb, !col_major, N, K, nr, dst);
 }
 
 inline i64 panels(i64 n, int w) { return (n + w - 1) / w; }
 
-/// A constant left operand packed once for kernel `ki` (the one its products then run on).
-struct packed_a {
+/// A constant operand packed once for kernel `ki` (the one its products then run on):
+/// `outer` rows (of A, or of B's transpose) at depth `depth`, in panels of `width` rows.
+struct packed_panels {
   const kernel_info* ki;
-  i64 rows = 0, depth = 0;
+  i64 depth = 0;
+  int width = 1;
   aligned_vector<float> data;
-  packed_a(const float* a, i64 lda, bool col_major, i64 M, i64 K, const kernel_info& k = kernel())
-      : ki(&k), rows(M), depth(K) {
-    data.resize(static_cast<std::size_t>(std::max<i64>(1, panels(M, k.mr) * K * k.mr)));
-    pack_a(a, lda, col_major, M, K, k.mr, data.data());
+  packed_panels(const float* x, i64 ld, bool col_major, i64 outer, i64 K, int w, const kernel_info& k)
+      : ki(&k), depth(K), width(w) {
+    data.resize(static_cast<std::size_t>(std::max<i64>(1, panels(outer, w) * K * w)));
+    pack_a(x, ld, col_major, outer, K, w, data.data());
   }
-  i64 panel_stride() const { return depth * ki->mr; }
+  i64 panel_stride() const { return depth * width; }
 };
 
-/// A constant right operand packed once for kernel `ki` (the one its products then run on).
-struct packed_b {
-  const kernel_info* ki;
-  i64 depth = 0, cols = 0;
-  aligned_vector<float> data;
+/// A constant left operand A[M x K], in panels of `mr` rows.
+struct packed_a : packed_panels {
+  i64 rows = 0;
+  packed_a(const float* a, i64 lda, bool col_major, i64 M, i64 K, const kernel_info& k = kernel())
+      : packed_panels(a, lda, col_major, M, K, k.mr, k), rows(M) {}
+};
+
+/// A constant right operand B[K x N], in panels of `nr` columns.
+struct packed_b : packed_panels {
+  i64 cols = 0;
   packed_b(const float* b, i64 ldb, bool col_major, i64 K, i64 N, const kernel_info& k = kernel())
-      : ki(&k), depth(K), cols(N) {
-    data.resize(static_cast<std::size_t>(std::max<i64>(1, panels(N, k.nr) * K * k.nr)));
-    pack_b(b, ldb, col_major, K, N, k.nr, data.data());
-  }
-  i64 panel_stride() const { return depth * ki->nr; }
+      : packed_panels(b, ldb, !col_major, N, K, k.nr, k), cols(N) {}
 };
 
 /// Per-thread scratch buffer `which` (0: packed activations, 1: im2col panels, 2: one im2col
@@ -439,6 +355,28 @@ inline i64 row_block(const kernel_info& ki, i64 kc) {
   return std::max<i64>(ki.mr, (i64{1} << 17) / std::max<i64>(kc, 1) / ki.mr * ki.mr);
 }
 
+/// The blocking of a product of `M` rows at depth `K` on kernel `ki`: depth blocks of about
+/// kc, evenly split (no thin tail), and row blocks whose A slices stay in L2 (about 512 KB)
+/// while the B panels stream past them. For each block, `f(p, k0, i0)` sets the operands of
+/// `p` (its rows, depth, A panel stride, C stride and accumulation are set) and the block runs.
+template <class F>
+void for_each_block(const kernel_info& ki, i64 M, i64 K, i64 a_stride, i64 ldc, bool accumulate, F&& f) {
+  const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
+  const i64 kc = (K + nk - 1) / nk;
+  const i64 mc = row_block(ki, kc);
+  for (i64 k0 = 0; k0 < K; k0 += kc)
+    for (i64 i0 = 0; i0 < M; i0 += mc) {
+      block_args p;
+      p.a_stride = a_stride;
+      p.m = std::min(mc, M - i0);
+      p.kc = std::min(kc, K - k0);
+      p.ldc = ldc;
+      p.accumulate = accumulate || k0 > 0;
+      f(p, k0, i0);
+      ki.block(p);
+    }
+}
+
 /// C[M x N] (=|+=) A * B over panel-form operands of depth K (`a_stride`, `b_stride`: panel
 /// strides, normally K * mr and K * nr); `n0`/`n1` restrict to the columns of B panels
 /// [n0 / nr, ceil(n1 / nr)) (n0 a multiple of nr), for splitting across threads. With
@@ -452,27 +390,14 @@ inline void multiply(const kernel_info& ki, const float* a, i64 a_stride, i64 M,
       for (i64 i = 0; i < M; ++i) std::fill(c + i * ldc + n0, c + i * ldc + n1, 0.0f);
     return;
   }
-  // depth blocks of about kc, evenly split (no thin tail); row blocks whose A slices stay in
-  // L2 (about 512 KB) while the B panels stream past them
-  const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
-  const i64 kc = (K + nk - 1) / nk;
-  const i64 mc = row_block(ki, kc);
-  for (i64 k0 = 0; k0 < K; k0 += kc)
-    for (i64 i0 = 0; i0 < M; i0 += mc) {
-      block_args p;
-      p.a = a_ld > 0 ? a + i0 * a_ld + k0 : a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
-      p.a_stride = a_stride;
-      p.a_ld = a_ld;
-      p.m = std::min(mc, M - i0);
-      p.b = b + (n0 / ki.nr) * b_stride + k0 * ki.nr;
-      p.b_stride = b_stride;
-      p.n = n1 - n0;
-      p.kc = std::min(kc, K - k0);
-      p.c = c + i0 * ldc + n0;
-      p.ldc = ldc;
-      p.accumulate = accumulate || k0 > 0;
-      ki.block(p);
-    }
+  for_each_block(ki, M, K, a_stride, ldc, accumulate, [&](block_args& p, i64 k0, i64 i0) {
+    p.a = a_ld > 0 ? a + i0 * a_ld + k0 : a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
+    p.a_ld = a_ld;
+    p.b = b + (n0 / ki.nr) * b_stride + k0 * ki.nr;
+    p.b_stride = b_stride;
+    p.n = n1 - n0;
+    p.c = c + i0 * ldc + n0;
+  });
 }
 
 /// C[M x N] (=|+=) A * B with B indirect (see `block_args::b_off`): `base` holds two
@@ -480,24 +405,13 @@ inline void multiply(const kernel_info& ki, const float* a, i64 a_stride, i64 M,
 inline void multiply_indirect(const kernel_info& ki, const float* a, i64 a_stride, i64 M, const float* const* base,
                               const i64* off, i64 N, i64 K, float* c, i64 ldc, bool accumulate) {
   if (M <= 0 || N <= 0 || K <= 0) return;
-  const i64 nk = std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
-  const i64 kc = (K + nk - 1) / nk;
-  const i64 mc = row_block(ki, kc);
-  for (i64 k0 = 0; k0 < K; k0 += kc)
-    for (i64 i0 = 0; i0 < M; i0 += mc) {
-      block_args p;
-      p.a = a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
-      p.a_stride = a_stride;
-      p.m = std::min(mc, M - i0);
-      p.n = N;
-      p.kc = std::min(kc, K - k0);
-      p.c = c + i0 * ldc;
-      p.ldc = ldc;
-      p.accumulate = accumulate || k0 > 0;
-      p.b_off = off + k0;
-      p.b_base = base;
-      ki.block(p);
-    }
+  for_each_block(ki, M, K, a_stride, ldc, accumulate, [&](block_args& p, i64 k0, i64 i0) {
+    p.a = a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
+    p.n = N;
+    p.c = c + i0 * ldc;
+    p.b_off = off + k0;
+    p.b_base = base;
+  });
 }
 
 }  // namespace gpass::exec::cpu_detail::sgemm

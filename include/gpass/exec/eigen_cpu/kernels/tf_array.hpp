@@ -675,24 +675,7 @@ inline void register_tf_index(registry& r) {
            return [](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              if (ctx.num_inputs() > 1) ctx.fail("Where with x and y is SelectV2; this Where takes one input");
-             std::vector<i64> hits;
-             using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
-                                 std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
-             dispatch<L>(x.element_type(), ctx.node(), [&]<class T>() {
-               const T* p = x.data<T>();
-               for (i64 i = 0; i < x.size(); ++i)
-                 if (static_cast<compute_t<T>>(p[i]) != compute_t<T>(0)) hits.push_back(i);
-             });
-             const auto rank = static_cast<i64>(x.rank());
-             gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {static_cast<i64>(hits.size()), rank});
-             i64* o = y.data<i64>();
-             for (std::size_t j = 0; j < hits.size(); ++j) {
-               i64 rem = hits[j];
-               for (i64 d = rank; d-- > 0;) {
-                 o[static_cast<i64>(j) * rank + d] = rem % x.sizes()[static_cast<std::size_t>(d)];
-                 rem /= x.sizes()[static_cast<std::size_t>(d)];
-               }
-             }
+             nonzero_into(ctx, x, true);
            };
          }});
   r.add({.domain = domain, .op = "InvertPermutation", .make = [](const kernel_node&) -> fn {

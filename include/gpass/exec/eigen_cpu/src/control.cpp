@@ -6,8 +6,9 @@
 #ifndef GPASS_UNIT_EIGEN_CPU_CONTROL  // a guard: in header-only mode a unit is also included as a header
 #define GPASS_UNIT_EIGEN_CPU_CONTROL
 
-#include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/control.hpp>
+// (first: compiling this unit proves the family header compiles on its own)
+#include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/globals.hpp>
 #include <gpass/exec/eigen_cpu/kernels/lists.hpp>
 

@@ -7,8 +7,9 @@
 #ifndef GPASS_UNIT_EIGEN_CPU_TF_ELEMENTWISE  // a guard: in header-only mode a unit is also included as a header
 #define GPASS_UNIT_EIGEN_CPU_TF_ELEMENTWISE
 
-#include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_elementwise.hpp>
+// (first: compiling this unit proves the family header compiles on its own)
+#include <gpass/exec/eigen_cpu.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_tf_elementwise(kernel_registry<eigen_cpu>& r) {
   cpu_detail::register_tf_elementwise(r);

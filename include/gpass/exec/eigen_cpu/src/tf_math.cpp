@@ -6,8 +6,9 @@
 #ifndef GPASS_UNIT_EIGEN_CPU_TF_MATH  // a guard: in header-only mode a unit is also included as a header
 #define GPASS_UNIT_EIGEN_CPU_TF_MATH
 
-#include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_math.hpp>
+// (first: compiling this unit proves the family header compiles on its own)
+#include <gpass/exec/eigen_cpu.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_tf_math(kernel_registry<eigen_cpu>& r) {
   cpu_detail::register_tf_linalg_reduce(r);

@@ -50,15 +50,6 @@ bool is_free_constant(const G& g, typename G::node_id v) {
   return g.in_degree(v) == 0 && is_constant_op(g[v]);
 }
 
-/// `gpass::error` of a control-flow pass about one node.
-[[noreturn]] inline void throw_cf_error(std::string_view pass, std::string message, std::string node, std::string op) {
-  error_context c;
-  c.pass = std::string(pass);
-  c.node = std::move(node);
-  c.op = std::move(op);
-  throw error(std::move(message), std::move(c));
-}
-
 /// Where a function being extracted gets a value its members read from a non-member: an
 /// argument (`arg >= 0`), or a copy of the (input-less) producer itself (`arg < 0`).
 struct outside_read {

@@ -1,0 +1,57 @@
+#pragma once
+/// \file pass_base.hpp
+/// `gpass::pass_base`: the call operator every pass shares (the graph concept check and the
+/// pass's name in the context while it runs), so a pass only writes its `run`.
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <gpass/core/error.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/pass/context.hpp>
+
+namespace gpass {
+
+/// Throws the `gpass::error` of pass `pass` about node `node` (op `op`; either may be empty):
+/// `gpass: pass 'dce': node 'add_1' (op Add): <message>`.
+[[noreturn]] inline void throw_pass_error(std::string_view pass, std::string message, std::string node = {},
+                                          std::string op = {}) {
+  error_context c;
+  c.pass = std::string(pass);
+  c.node = std::move(node);
+  c.op = std::move(op);
+  throw error(std::move(message), std::move(c));
+}
+
+/// CRTP base of a pass `Derived` that defines `template <class G> void run(G&, pass_context&)
+/// const`. Its `operator()(g, ctx)` requires `G` to model `gpass::graph_type`, names the pass
+/// in `ctx` for the run (`pass_name_scope`: a pass called outside a pipeline still puts its
+/// name on the errors and diagnostics it raises) and calls `run`. `Derived` keeps the rest of
+/// the pass concept (`name`, `description`, the facts; see `gpass::pass_like`). `fail(message,
+/// node, op)` throws the pass's `gpass::error`.
+/// \code
+///   struct count_fn : gpass::pass_base<count_fn> {
+///     static constexpr std::string_view name = "count";
+///     static constexpr std::string_view description = "Counts nodes";
+///     template <class G> void run(G& g, gpass::pass_context& ctx) const {
+///       ctx.add_statistic("nodes", static_cast<std::int64_t>(g.num_nodes()));
+///     }
+///   };
+/// \endcode
+template <class Derived>
+struct pass_base {
+  template <class G>
+    requires graph_type<G>
+  void operator()(G& g, pass_context& ctx) const {
+    pass_name_scope scope(ctx, Derived::name);
+    static_cast<const Derived&>(*this).run(g, ctx);
+  }
+
+  /// `throw_pass_error` naming this pass.
+  [[noreturn]] static void fail(std::string message, std::string node = {}, std::string op = {}) {
+    throw_pass_error(Derived::name, std::move(message), std::move(node), std::move(op));
+  }
+};
+
+}  // namespace gpass
