@@ -12,6 +12,8 @@ set(_gpass_units
   gpass/ops/src/registry.cpp
   gpass/ops/src/onnx_schemas.cpp
   gpass/ops/src/tf_schemas.cpp
+  gpass/analysis/src/verify.cpp
+  gpass/io/src/text.cpp
   gpass/passes/src/infer.cpp
   gpass/exec/eigen_cpu/src/array.cpp
   gpass/exec/eigen_cpu/src/control.cpp

@@ -19,6 +19,8 @@
 ///   gpass/ops/src/registry.cpp              `gpass::op_registry::global()`
 ///   gpass/ops/src/onnx_schemas.cpp          `gpass::register_onnx_ops`
 ///   gpass/ops/src/tf_schemas.cpp            `gpass::register_tf_ops`
+///   gpass/analysis/src/verify.cpp           the verifier on `graph<>`
+///   gpass/io/src/text.cpp                   the text IR parser and printer on `graph<>`
 ///   gpass/passes/src/infer.cpp              shape inference on `graph<>`
 ///   gpass/exec/eigen_cpu/src/<family>.cpp   `gpass::exec::register_eigen_cpu_<family>`
 ///   gpass/exec/eigen_cpu/src/plan.cpp       `exec::plan<eigen_cpu, graph<>>`

@@ -14,6 +14,7 @@
 #include <gpass/config.hpp>
 
 #if !GPASS_HEADER_ONLY
+#include <gpass/analysis/src/verify.cpp>
 #include <gpass/exec/eigen_cpu/src/array.cpp>
 #include <gpass/exec/eigen_cpu/src/control.cpp>
 #include <gpass/exec/eigen_cpu/src/elementwise.cpp>
@@ -24,6 +25,7 @@
 #include <gpass/exec/eigen_cpu/src/tf_array.cpp>
 #include <gpass/exec/eigen_cpu/src/tf_elementwise.cpp>
 #include <gpass/exec/eigen_cpu/src/tf_math.cpp>
+#include <gpass/io/src/text.cpp>
 #include <gpass/ops/src/onnx_schemas.cpp>
 #include <gpass/ops/src/registry.cpp>
 #include <gpass/ops/src/tf_schemas.cpp>

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/graph/edge.hpp>
@@ -455,6 +456,18 @@ class verifier {
   std::vector<verify_scope<G>> scopes_;
 };
 
+/// Every violation of `g` (`verify_report`'s work; not inline, so that the
+/// separate-compilation mode instantiates it for `graph<>` once, in analysis/src/verify.cpp).
+template <class G>
+std::vector<violation> verify_all(const G& g, const verify_options& options) {
+  std::vector<violation> out;
+  verifier<G>(options, out).run(g);
+  return out;
+}
+#if !GPASS_HEADER_ONLY
+extern template std::vector<violation> verify_all<graph<>>(const graph<>& g, const verify_options& options);
+#endif
+
 }  // namespace detail
 
 /// Function object: `verify_report(g[, options])` checks `g` (and, by default, every function
@@ -471,9 +484,7 @@ class verifier {
 struct verify_report_fn {
   template <graph_type G>
   std::vector<violation> operator()(const G& g, const verify_options& options = {}) const {
-    std::vector<violation> out;
-    detail::verifier<G>(options, out).run(g);
-    return out;
+    return detail::verify_all(g, options);
   }
 };
 inline constexpr verify_report_fn verify_report{};

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/io/detail/text_concept.hpp>
@@ -248,6 +249,18 @@ class graph_parser {
 
 }  // namespace detail::text
 
+namespace detail::text {
+/// Parses `text` into the empty graph `g` (`parse_text`'s work; not inline, so that the
+/// separate-compilation mode instantiates it for `graph<>` once, in io/src/text.cpp).
+template <class G>
+void parse_into(G& g, std::string_view text, std::string_view source_name) {
+  graph_parser<G>(text, std::string(source_name), g).run();
+}
+#if !GPASS_HEADER_ONLY
+extern template void parse_into<graph<>>(graph<>& g, std::string_view text, std::string_view source_name);
+#endif
+}  // namespace detail::text
+
 /// Parses text IR into a graph of type `G` (default `gpass::graph<>`). Node order, ports,
 /// edges, control edges, attributes, devices, output types, graph attributes and functions
 /// are exactly those printed by `print_text`; inputs may name nodes defined later (cycles).
@@ -264,7 +277,7 @@ G parse_text(std::string_view text, std::string_view source_name = "<input>") {
   static_assert(detail::text::text_graph<G>,
                 "gpass::parse_text: G must be a gpass::graph with node_like nodes and attribute_map attributes");
   G g;
-  detail::text::graph_parser<G>(text, std::string(source_name), g).run();
+  detail::text::parse_into(g, text, source_name);
   return g;
 }
 

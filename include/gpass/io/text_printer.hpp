@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include <gpass/config.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/io/detail/text_concept.hpp>
@@ -114,6 +115,13 @@ void append_graph(std::string& out, const G& g) {
 /// \code
 ///   gpass::write_text(std::cout, g);
 /// \endcode
+#if !GPASS_HEADER_ONLY
+namespace detail::text {
+// Printing the default graph type is instantiated once, by the unit io/src/text.cpp.
+extern template void append_graph<graph<>>(std::string& out, const graph<>& g);
+}  // namespace detail::text
+#endif
+
 template <class G>
 void write_text(std::ostream& os, const G& g) {
   static_assert(detail::text::text_graph<G>,
