@@ -15,6 +15,7 @@ set(_gpass_units
   gpass/analysis/src/verify.cpp
   gpass/io/src/text.cpp
   gpass/passes/src/infer.cpp
+  gpass/passes/src/passes.cpp
   gpass/exec/eigen_cpu/src/array.cpp
   gpass/exec/eigen_cpu/src/control.cpp
   gpass/exec/eigen_cpu/src/elementwise.cpp

@@ -22,6 +22,7 @@
 ///   gpass/analysis/src/verify.cpp           the verifier on `graph<>`
 ///   gpass/io/src/text.cpp                   the text IR parser and printer on `graph<>`
 ///   gpass/passes/src/infer.cpp              shape inference on `graph<>`
+///   gpass/passes/src/passes.cpp             every pass's `run` on `graph<>`
 ///   gpass/exec/eigen_cpu/src/<family>.cpp   `gpass::exec::register_eigen_cpu_<family>`
 ///   gpass/exec/eigen_cpu/src/plan.cpp       `exec::plan<eigen_cpu, graph<>>`
 ///

@@ -30,4 +30,5 @@
 #include <gpass/ops/src/registry.cpp>
 #include <gpass/ops/src/tf_schemas.cpp>
 #include <gpass/passes/src/infer.cpp>
+#include <gpass/passes/src/passes.cpp>
 #endif

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
@@ -286,5 +287,9 @@ struct dce_fn : pass_base<dce_fn> {
 
 /// The `dce` pass object (see `dce_fn`).
 inline constexpr dce_fn dce{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void dce_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/library.hpp>
 #include <gpass/ops/registry.hpp>
@@ -76,5 +77,9 @@ struct delete_disconnected_fn : pass_base<delete_disconnected_fn> {
 
 /// The `delete-disconnected` pass object (see `delete_disconnected_fn`).
 inline constexpr delete_disconnected_fn delete_disconnected{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void delete_disconnected_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

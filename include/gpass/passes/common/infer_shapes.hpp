@@ -92,5 +92,9 @@ struct infer_shapes_fn : pass_base<infer_shapes_fn> {
   }
 };
 inline constexpr infer_shapes_fn infer_shapes{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void infer_shapes_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

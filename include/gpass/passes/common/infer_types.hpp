@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include <gpass/config.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 #include <gpass/pass/pass_base.hpp>
@@ -31,5 +32,9 @@ struct infer_types_fn : pass_base<infer_types_fn> {
   }
 };
 inline constexpr infer_types_fn infer_types{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void infer_types_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

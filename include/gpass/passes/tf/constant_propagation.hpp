@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
@@ -267,5 +268,9 @@ struct constant_propagation_fn : pass_base<constant_propagation_fn> {
 
 /// The `tf-constant-propagation` pass object (see `constant_propagation_fn`).
 inline constexpr constant_propagation_fn constant_propagation{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void constant_propagation_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

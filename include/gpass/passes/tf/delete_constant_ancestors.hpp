@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/graph/edge.hpp>
@@ -110,5 +111,9 @@ struct delete_constant_ancestors_fn : pass_base<delete_constant_ancestors_fn> {
 
 /// The `delete-constant-ancestors` pass object (see `delete_constant_ancestors_fn`).
 inline constexpr delete_constant_ancestors_fn delete_constant_ancestors{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void delete_constant_ancestors_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

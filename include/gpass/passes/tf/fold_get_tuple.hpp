@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
@@ -86,5 +87,9 @@ struct fold_get_tuple_fn : pass_base<fold_get_tuple_fn> {
 
 /// The `fold-get-tuple` pass object (see `fold_get_tuple_fn`).
 inline constexpr fold_get_tuple_fn fold_get_tuple{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void fold_get_tuple_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

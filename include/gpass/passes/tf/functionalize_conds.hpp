@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>
@@ -489,5 +490,9 @@ struct functionalize_conds_fn : pass_base<functionalize_conds_fn> {
 
 /// The `functionalize-conds` pass object (see `functionalize_conds_fn`).
 inline constexpr functionalize_conds_fn functionalize_conds{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void functionalize_conds_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>
@@ -493,5 +494,9 @@ struct functionalize_loops_fn : pass_base<functionalize_loops_fn> {
 
 /// The `functionalize-loops` pass object (see `functionalize_loops_fn`).
 inline constexpr functionalize_loops_fn functionalize_loops{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void functionalize_loops_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include <gpass/config.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 #include <gpass/pass/pass_base.hpp>
@@ -48,5 +49,9 @@ struct infer_values_fn : pass_base<infer_values_fn> {
 
 /// The `infer-values` pass object (see `infer_values_fn`).
 inline constexpr infer_values_fn infer_values{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void infer_values_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
@@ -108,5 +109,9 @@ struct insert_get_tuple_fn : pass_base<insert_get_tuple_fn> {
 
 /// The `insert-get-tuple` pass object (see `insert_get_tuple_fn`).
 inline constexpr insert_get_tuple_fn insert_get_tuple{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void insert_get_tuple_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

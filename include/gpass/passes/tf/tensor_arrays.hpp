@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/shape.hpp>
@@ -279,5 +280,9 @@ struct tensor_arrays_fn : pass_base<tensor_arrays_fn> {
 
 /// The `lower-tensor-arrays` pass object (see `tensor_arrays_fn`).
 inline constexpr tensor_arrays_fn tensor_arrays{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void tensor_arrays_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

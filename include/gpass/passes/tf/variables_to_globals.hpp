@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
@@ -350,5 +351,9 @@ struct variables_to_globals_fn : pass_base<variables_to_globals_fn> {
 
 /// The `variables-to-globals` pass object (see `variables_to_globals_fn`).
 inline constexpr variables_to_globals_fn variables_to_globals{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void variables_to_globals_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

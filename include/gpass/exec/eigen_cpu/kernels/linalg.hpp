@@ -968,7 +968,11 @@ void pool_plane(const pool_setup& s, bool count_include_pad, double p, const T* 
               for (i64 k2 = l2; k2 < h2; ++k2) acc += static_cast<C>(row[k2 * d2]);
               count += h2 - l2;
             } else {
-              for (i64 k2 = l2; k2 < h2; ++k2) acc += static_cast<C>(std::pow(std::abs(static_cast<C>(row[k2 * d2])), pc));
+              for (i64 k2 = l2; k2 < h2; ++k2) {
+                const C v = static_cast<C>(row[k2 * d2]);
+                if constexpr (std::is_unsigned_v<C>) acc += static_cast<C>(std::pow(v, pc));
+                else acc += static_cast<C>(std::pow(std::abs(v), pc));
+              }
             }
           }
         }
