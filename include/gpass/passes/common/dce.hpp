@@ -140,11 +140,7 @@ struct dce_fn : pass_base<dce_fn> {
     if (auto opt = ctx.option("dce.keep"))
       for (const auto& n : detail::dce_keep_names(*opt)) {
         auto v = g.find(n);
-        if (!v) {
-          error_context where;
-          where.pass = std::string(name);
-          throw error("option dce.keep names no node '" + n + "'", std::move(where));
-        }
+        if (!v) fail("option dce.keep names no node '" + n + "'");
         keep.push_back(*v);
       }
 

@@ -106,7 +106,7 @@ struct constant_propagation_fn : pass_base<constant_propagation_fn> {
       try {
         lim.max_growth = std::stod(*gr);
       } catch (const std::exception&) {
-        throw error("option '" + p + ".max-growth' is not a number: '" + *gr + "'", error_context{.pass = p});
+        fail("option '" + p + ".max-growth' is not a number: '" + *gr + "'");
       }
     }
     counters c;
