@@ -2,8 +2,11 @@
 /// \file infer_shapes.hpp
 /// `gpass::infer_shapes`: the "infer-shapes" pass (types, symbolic shapes and known values).
 
+#include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <gpass/analysis/type_inference.hpp>
 #include <gpass/config.hpp>
@@ -32,7 +35,7 @@ type_inference_options infer_options(const G& g, const pass_context& ctx, std::s
 }
 
 template <class G>
-void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes) {
+void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes, bool always_record) {
   type_inference<G> ti(g, infer_options(g, ctx, name));
   try {
     ti.run();
@@ -40,7 +43,7 @@ void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes) 
     ao.shapes = shapes;
     std::string p(name);
     auto rv = ctx.option(p + ".record-values");
-    ao.record_values = shapes && !(rv && (*rv == "false" || *rv == "0"));
+    ao.record_values = always_record || (shapes && !(rv && (*rv == "false" || *rv == "0")));
     ao.max_recorded_elements = ctx.option_int(p + ".max-recorded-elements", 64);
     ti.apply(g, ao);
   } catch (const error& e) {
@@ -53,9 +56,48 @@ void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes) 
 }
 #if !GPASS_HEADER_ONLY
 // Inference on the default graph type is instantiated once, by the unit passes/src/infer.cpp.
-extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::string_view name, bool shapes);
+extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::string_view name, bool shapes,
+                                            bool always_record);
 #endif
 }  // namespace detail
+
+/// The three inference passes, `infer_types`, `infer_shapes` and `infer_values`: one engine
+/// (`detail::run_inference`), declared once; they differ in their name (the prefix of their
+/// options and statistics), what they write and the facts they provide.
+enum class inference_kind {
+  types,   ///< "infer-types": element types only
+  shapes,  ///< "infer-shapes": types, symbolic shapes and (option) known values
+  values,  ///< "infer-values": types, shapes and known values, always recorded
+};
+
+/// The inference pass of kind `K` (see the aliases `infer_types_fn`, `infer_shapes_fn`,
+/// `infer_values_fn` for each one's contract).
+template <inference_kind K>
+struct inference_pass : pass_base<inference_pass<K>> {
+  static constexpr std::array<std::string_view, 3> names{"infer-types", "infer-shapes", "infer-values"};
+  static constexpr std::array<std::string_view, 3> descriptions{
+      "Infer the element type of every value",
+      "Infer element types and (symbolic) shapes of every value, following shapes computed in the graph",
+      "Infer types and shapes and record known (_value) and partly known (_incomplete_value) contents"};
+  static constexpr std::string_view name = names[static_cast<int>(K)];
+  static constexpr std::string_view description = descriptions[static_cast<int>(K)];
+  using provides_facts = std::tuple_element_t<
+      static_cast<std::size_t>(K),
+      std::tuple<facts<fact_tags::types_inferred>, facts<fact_tags::shapes_inferred, fact_tags::types_inferred>,
+                 facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>>>;
+
+  template <class G>
+  void run(G& g, pass_context& ctx) const {
+    detail::run_inference(g, ctx, name, K != inference_kind::types, K == inference_kind::values);
+  }
+};
+
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void inference_pass<inference_kind::types>::run<graph<>>(graph<>& g, pass_context& ctx) const;
+extern template void inference_pass<inference_kind::shapes>::run<graph<>>(graph<>& g, pass_context& ctx) const;
+extern template void inference_pass<inference_kind::values>::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 /// The "infer-shapes" pass: infers the type of every node output of the graph and of the
 /// functions it calls (element type and shape, with symbolic dims) with
@@ -80,21 +122,7 @@ extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::
 ///   gpass::infer_shapes(g, ctx);
 ///   g[g.at("y")].outputs[0].to_string();   // "f32[n,12]"
 /// \endcode
-struct infer_shapes_fn : pass_base<infer_shapes_fn> {
-  static constexpr std::string_view name = "infer-shapes";
-  static constexpr std::string_view description =
-      "Infer element types and (symbolic) shapes of every value, following shapes computed in the graph";
-  using provides_facts = facts<fact_tags::shapes_inferred, fact_tags::types_inferred>;
-
-  template <class G>
-  void run(G& g, pass_context& ctx) const {
-    detail::run_inference(g, ctx, name, true);
-  }
-};
+using infer_shapes_fn = inference_pass<inference_kind::shapes>;
 inline constexpr infer_shapes_fn infer_shapes{};
-#if !GPASS_HEADER_ONLY
-// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
-extern template void infer_shapes_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
-#endif
 
 }  // namespace gpass

@@ -11,7 +11,7 @@
 
 #if !GPASS_HEADER_ONLY
 template void gpass::detail::run_inference<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx,
-                                                           std::string_view name, bool shapes);
+                                                           std::string_view name, bool shapes, bool always_record);
 #endif
 
 #endif  // GPASS_UNIT_PASSES_INFER

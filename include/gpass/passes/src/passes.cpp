@@ -24,14 +24,14 @@
 #if !GPASS_HEADER_ONLY
 template void gpass::dce_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::delete_disconnected_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
-template void gpass::infer_shapes_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
-template void gpass::infer_types_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::inference_pass<gpass::inference_kind::shapes>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::inference_pass<gpass::inference_kind::types>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::constant_propagation_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::delete_constant_ancestors_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::fold_get_tuple_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::functionalize_conds_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::functionalize_loops_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
-template void gpass::infer_values_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::inference_pass<gpass::inference_kind::values>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::insert_get_tuple_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::tensor_arrays_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::variables_to_globals_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;

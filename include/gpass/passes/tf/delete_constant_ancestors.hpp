@@ -46,8 +46,7 @@ namespace gpass {
 /// \endcode
 struct delete_constant_ancestors_fn : pass_base<delete_constant_ancestors_fn> {
   static constexpr std::string_view name = "delete-constant-ancestors";
-  static constexpr std::string_view description =
-      "Replace nodes whose value is known by constants and delete the ancestors only they used";
+  static constexpr std::string_view description = "Replace known values by constants and delete the ancestors only they used";
   using requires_facts = facts<fact_tags::values_inferred>;
   using provides_facts = facts<fact_tags::constant_ancestors_deleted>;
 

@@ -3,12 +3,7 @@
 /// `gpass::infer_values`: the "infer-values" pass (type inference with value propagation,
 /// seed 000's "Constant Propagation in Type Inference").
 
-#include <string_view>
-
 #include <gpass/config.hpp>
-#include <gpass/pass/context.hpp>
-#include <gpass/pass/facts.hpp>
-#include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
 namespace gpass {
@@ -26,7 +21,7 @@ namespace gpass {
 ///   are `_incomplete_value` (a `shape` whose dims are the elements; `_incomplete_value:k`),
 ///   seed 000's `incomplete_value`: downstream inference uses them, nothing is deleted;
 /// - values larger than `infer-values.max-recorded-elements` (default 64) are not recorded
-///   (setting `infer-values.record-values` to `false` is meaningless here: nothing is recorded).
+///   (`infer-values.record-values` is ignored: this pass always records).
 /// Options and statistics are those of `infer_shapes` under the `infer-values.` prefix
 /// (`infer-values.opset`, `max-sweeps`, `max-loop-iterations`, `max-value-elements`).
 /// Throws `gpass::error` naming the pass, node and op on incompatible types.
@@ -35,23 +30,7 @@ namespace gpass {
 ///   gpass::infer_values(g, ctx);
 ///   g[g.at("StridedSlice")].attrs.contains("_value");
 /// \endcode
-struct infer_values_fn : pass_base<infer_values_fn> {
-  static constexpr std::string_view name = "infer-values";
-  static constexpr std::string_view description =
-      "Infer types and shapes and record known (_value) and partly known (_incomplete_value) contents";
-  using provides_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
-
-  template <class G>
-  void run(G& g, pass_context& ctx) const {
-    detail::run_inference(g, ctx, name, true);
-  }
-};
-
-/// The `infer-values` pass object (see `infer_values_fn`).
+using infer_values_fn = inference_pass<inference_kind::values>;
 inline constexpr infer_values_fn infer_values{};
-#if !GPASS_HEADER_ONLY
-// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
-extern template void infer_values_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
-#endif
 
 }  // namespace gpass

@@ -732,18 +732,14 @@ inline void register_tf_index(registry& r) {
   r.add({.domain = domain, .op = "MirrorPad", .make = pad(2)});
 }
 
-}  // namespace gpass::exec::cpu_detail::tf_detail
-
-namespace gpass::exec::cpu_detail {
-
 /// Registers the TF graph, shape and data-movement kernels (domain "tf").
 inline void register_tf_array(registry& r) {
-  tf_detail::register_tf_graph(r);
-  tf_detail::register_tf_shape(r);
-  tf_detail::register_tf_move(r);
-  tf_detail::register_tf_slice(r);
-  tf_detail::register_tf_make(r);
-  tf_detail::register_tf_index(r);
+  register_tf_graph(r);
+  register_tf_shape(r);
+  register_tf_move(r);
+  register_tf_slice(r);
+  register_tf_make(r);
+  register_tf_index(r);
 }
 
-}  // namespace gpass::exec::cpu_detail
+}  // namespace gpass::exec::cpu_detail::tf_detail

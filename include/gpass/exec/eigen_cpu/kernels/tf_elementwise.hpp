@@ -310,15 +310,11 @@ inline void register_tf_misc(registry& r) {
          }});
 }
 
-}  // namespace gpass::exec::cpu_detail::tf_detail
-
-namespace gpass::exec::cpu_detail {
-
 /// Registers the TF element-wise kernels, AddN, BiasAdd, Cast, Select, ClipByValue.
 inline void register_tf_elementwise(registry& r) {
-  tf_detail::register_tf_binary(r);
-  tf_detail::register_tf_unary(r);
-  tf_detail::register_tf_misc(r);
+  register_tf_binary(r);
+  register_tf_unary(r);
+  register_tf_misc(r);
 }
 
-}  // namespace gpass::exec::cpu_detail
+}  // namespace gpass::exec::cpu_detail::tf_detail

@@ -258,16 +258,12 @@ inline void register_tf_softmax(registry& r) {
   r.add({.domain = domain, .op = "LogSoftmax", .dtypes = nn_impl::nn_types::dtypes(), .make = make(nn_impl::smax::log_softmax)});
 }
 
-}  // namespace gpass::exec::cpu_detail::tf_detail
-
-namespace gpass::exec::cpu_detail {
-
 /// Registers the TF matrix products, Einsum, reductions and softmax.
 inline void register_tf_linalg_reduce(registry& r) {
-  tf_detail::register_tf_matmul(r);
-  tf_detail::register_tf_reduce(r);
-  tf_detail::register_tf_softmax(r);
-  tf_detail::register_tf_einsum(r);
+  register_tf_matmul(r);
+  register_tf_reduce(r);
+  register_tf_softmax(r);
+  register_tf_einsum(r);
 }
 
-}  // namespace gpass::exec::cpu_detail
+}  // namespace gpass::exec::cpu_detail::tf_detail

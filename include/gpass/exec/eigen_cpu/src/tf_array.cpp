@@ -11,7 +11,7 @@
 #include <gpass/exec/eigen_cpu.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_tf_array(kernel_registry<eigen_cpu>& r) {
-  cpu_detail::register_tf_array(r);
+  cpu_detail::tf_detail::register_tf_array(r);
 }
 
 #endif  // GPASS_UNIT_EIGEN_CPU_TF_ARRAY

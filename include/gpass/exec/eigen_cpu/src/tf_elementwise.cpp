@@ -12,7 +12,7 @@
 #include <gpass/exec/eigen_cpu.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_tf_elementwise(kernel_registry<eigen_cpu>& r) {
-  cpu_detail::register_tf_elementwise(r);
+  cpu_detail::tf_detail::register_tf_elementwise(r);
 }
 
 #endif  // GPASS_UNIT_EIGEN_CPU_TF_ELEMENTWISE

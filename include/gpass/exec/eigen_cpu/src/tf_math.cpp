@@ -11,7 +11,7 @@
 #include <gpass/exec/eigen_cpu.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_tf_math(kernel_registry<eigen_cpu>& r) {
-  cpu_detail::register_tf_linalg_reduce(r);
+  cpu_detail::tf_detail::register_tf_linalg_reduce(r);
 }
 
 #endif  // GPASS_UNIT_EIGEN_CPU_TF_MATH
