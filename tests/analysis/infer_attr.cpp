@@ -9,6 +9,9 @@
 #include <gpass/analysis/infer_attr.hpp>
 #include <gpass/graph/graph.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_analysis_infer_attr {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -142,3 +145,5 @@ TEST_CASE("analysis.infer_attr.max_sweeps_bounds_a_non_converging_policy") {
   CHECK_FALSE(r.converged);
   CHECK(r.num_sweeps == 5);
 }
+
+}  // namespace gpass_test_analysis_infer_attr

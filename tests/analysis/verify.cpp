@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_analysis_verify {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -546,3 +549,5 @@ TEST_CASE("analysis.verify.graph_attribute_function_refs") {
   CHECK(vs[0].node.empty());
   CHECK(vs[0].message == "graph attribute 'entry' refers to unknown function 'main'");
 }
+
+}  // namespace gpass_test_analysis_verify

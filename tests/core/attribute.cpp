@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_attribute {
+
 using namespace gpass;
 
 TEST_CASE("core.attribute.kinds") {
@@ -61,3 +64,5 @@ TEST_CASE("core.attribute.equality_and_maps") {
   std::get<std::vector<std::int64_t>>(v.value()).push_back(3);
   CHECK(v.as<std::vector<std::int64_t>>().size() == 3);
 }
+
+}  // namespace gpass_test_core_attribute

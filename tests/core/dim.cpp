@@ -4,6 +4,9 @@
 
 #include <cstdint>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_dim {
+
 using gpass::dim;
 
 TEST_CASE("core.dim.kinds") {
@@ -93,3 +96,5 @@ TEST_CASE("core.dim.equality") {
   CHECK(dim(3) != dim());
   CHECK(dim() == dim());  // both unknown: structurally equal (not a claim that the sizes match)
 }
+
+}  // namespace gpass_test_core_dim

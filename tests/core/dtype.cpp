@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <string>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_dtype {
+
 using gpass::dtype;
 
 TEST_CASE("core.dtype.names_round_trip") {
@@ -47,3 +50,5 @@ TEST_CASE("core.dtype.sizes_and_classes") {
   CHECK(!gpass::is_trivial(dtype::resource));
   CHECK(!gpass::is_trivial(dtype::undefined));
 }
+
+}  // namespace gpass_test_core_dtype

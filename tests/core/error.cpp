@@ -4,6 +4,9 @@
 
 #include <string>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_error {
+
 TEST_CASE("core.error.formatting") {
   CHECK(std::string(gpass::error("boom").what()) == "gpass: boom");
   gpass::error_context c;
@@ -51,3 +54,5 @@ TEST_CASE("core.error.context_and_with") {
     CHECK(std::string(r.what()) == "gpass: node 'a' (op B): m");
   }
 }
+
+}  // namespace gpass_test_core_error

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_shape {
+
 using gpass::dim;
 using gpass::shape;
 
@@ -60,3 +63,5 @@ TEST_CASE("core.shape.equality") {
   CHECK(shape{2} != shape{2, 1});
   CHECK(shape{dim::symbol("n")} == shape{dim::symbol("n")});
 }
+
+}  // namespace gpass_test_core_shape

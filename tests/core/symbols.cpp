@@ -6,6 +6,9 @@
 
 #include <gpass/core/symbols.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_symbols {
+
 using gpass::dim;
 using gpass::shape;
 
@@ -109,3 +112,5 @@ TEST_CASE("core.symbols.join_widens_and_absorbs") {
   gpass::list_type one{tensor_type{dtype::f32, shape{3}}, dim(1), {}};
   CHECK(s.join(gpass::type(empty), gpass::type(one), "l", "seq").to_string() == "list<f32[3], seq_len>");
 }
+
+}  // namespace gpass_test_core_symbols

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_tensor {
+
 using gpass::dtype;
 using gpass::tensor;
 
@@ -106,3 +109,5 @@ TEST_CASE("core.tensor.visit_dtype") {
   static_assert(gpass::dtype_of_v<std::uint16_t> == dtype::uint16);
   static_assert(gpass::dtype_of_v<std::complex<double>> == dtype::complex128);
 }
+
+}  // namespace gpass_test_core_tensor

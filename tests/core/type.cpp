@@ -4,6 +4,9 @@
 
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_core_type {
+
 using namespace gpass;
 
 TEST_CASE("core.type.to_string") {
@@ -50,3 +53,5 @@ TEST_CASE("core.type.equality_and_access") {
   CHECK(type(l1) != type(l2));
   CHECK(type(l1).list().length == dim(4));
 }
+
+}  // namespace gpass_test_core_type

@@ -7,6 +7,9 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_array {
+
 namespace {
 
 using gpass::tensor;
@@ -413,3 +416,5 @@ TEST_CASE("exec.array.parallel_big") {
   CHECK(rs == g.run1("Resize", {x, value{}, f32({1, 2, 2}, {3})}, {{"mode", std::string("linear")}}, 13));
   CHECK_THROWS_AS(f.run1("Gather", {x, tensor::from<i64>({0, 50}, {2})}, {{"axis", i64{1}}}), gpass::error);
 }
+
+}  // namespace gpass_test_exec_array

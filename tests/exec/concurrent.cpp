@@ -16,6 +16,9 @@
 #include <thread>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_concurrent {
+
 namespace {
 
 namespace ex = gpass::exec;
@@ -142,3 +145,5 @@ TEST_CASE("exec.plan.real_kernels_agree_across_thread_counts") {
     for (std::size_t i = 0; i < va.size(); ++i) CHECK(std::abs(va[i] - vb[i]) <= 1e-5f * (1.f + std::abs(va[i])));
   }
 }
+
+}  // namespace gpass_test_exec_concurrent

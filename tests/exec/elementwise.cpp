@@ -10,6 +10,9 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_elementwise {
+
 namespace {
 
 using gpass::tensor;
@@ -414,3 +417,5 @@ TEST_CASE("exec.elementwise.parallel") {
   zi.back() = 0;
   CHECK_THROWS_AS(par.run1("Div", {t<std::int32_t>(zi, {n, m}), t<std::int32_t>(zi, {n, m})}), gpass::error);
 }
+
+}  // namespace gpass_test_exec_elementwise

@@ -13,6 +13,9 @@
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>  // the GEMM internals (cpu_detail::sgemm, linalg)
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_linalg {
+
 namespace {
 
 using gpass::tensor;
@@ -597,3 +600,5 @@ TEST_CASE("exec.linalg.quantized") {
                   tensor::scalar(1.f), tensor::scalar<std::uint8_t>(0)});
   check_close<std::uint8_t>(qc, {2, 4, 6, 255}, {1, 1, 2, 2}, 0);
 }
+
+}  // namespace gpass_test_exec_linalg

@@ -11,6 +11,9 @@
 #include <gpass/core/error.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_nn {
+
 namespace {
 
 using gpass::attribute;
@@ -476,3 +479,5 @@ TEST_CASE("exec.nn.roi_align") {
   CHECK_THROWS_AS(f.run(node("RoiAlign", 16), {x, rois, tensor::from<std::int64_t>({0, 2})}), gpass::error);
   CHECK_THROWS_AS(f.run(node("RoiAlign", 16), {x, tensor::from<float>({0, 0, 1}, {1, 3}), tensor::from<std::int64_t>({0})}), gpass::error);
 }
+
+}  // namespace gpass_test_exec_nn

@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_plan {
+
 namespace {
 
 namespace ex = gpass::exec;
@@ -248,3 +251,5 @@ TEST_CASE("exec.plan.concurrent_runs_agree") {
     for (int i = 0; i < 256; ++i) CHECK(results[t][i] == doctest::Approx(8.0 * (i + t)));
   }
 }
+
+}  // namespace gpass_test_exec_plan

@@ -10,6 +10,9 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_reduce {
+
 namespace {
 
 using gpass::tensor;
@@ -502,3 +505,5 @@ TEST_CASE("exec.reduce.dtypes") {
   CHECK(static_cast<float>(cs.values<half>()[2]) == 6.0f);
   CHECK_THROWS_AS(run(node("ReduceSum", 13), {tensor::from<std::string>({"a"})}), gpass::error);
 }
+
+}  // namespace gpass_test_exec_reduce

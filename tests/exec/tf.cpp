@@ -12,6 +12,9 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_tf {
+
 namespace {
 
 using gpass::dtype;
@@ -482,3 +485,5 @@ TEST_CASE("exec.tf.gather_topk") {
   CHECK(vals<i32>(f.run1("InvertPermutation", {i32v({3, 4, 0, 2, 1})})) == std::vector<i32>{2, 4, 3, 0, 1});
   CHECK_THROWS_AS(f.run1("InvertPermutation", {i32v({0, 0})}), gpass::error);
 }
+
+}  // namespace gpass_test_exec_tf

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_graph_graph {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -356,3 +359,5 @@ TEST_CASE("graph.library.all_graphs_preorder_nested") {
   static_assert(std::is_same_v<decltype(call), const std::vector<const G*>>);
   CHECK(std::vector<const G*>(call.begin(), call.end()) == seen);
 }
+
+}  // namespace gpass_test_graph_graph

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_io_dot {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -273,3 +276,5 @@ TEST_CASE("io.dot.large_graph") {
   CHECK(edge_lines(t) == n - 1);
   CHECK(well_formed(t));
 }
+
+}  // namespace gpass_test_io_dot

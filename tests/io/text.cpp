@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_io_text {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -714,3 +717,5 @@ TEST_CASE("io.text.large_graph_round_trip") {
   CHECK(h.num_edges() == g.num_edges());
   CHECK(gpass::print_text(h) == p);
 }
+
+}  // namespace gpass_test_io_text

@@ -13,6 +13,9 @@
 
 #include "onnx_test_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_onnx_export {
+
 using gpass::dtype;
 using G = gpass::graph<>;
 using strings = std::vector<std::string>;
@@ -296,3 +299,5 @@ TEST_CASE("onnx.export.files_and_determinism") {
                        gpass::error);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace gpass_test_onnx_export

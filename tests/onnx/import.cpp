@@ -16,6 +16,9 @@
 
 #include "onnx_test_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_onnx_import {
+
 using namespace onnx_test;
 using gpass::dim;
 using gpass::dtype;
@@ -950,3 +953,5 @@ TEST_CASE("onnx.import.values_named_like_gpass_nodes") {
   auto e = round_trip(gg);
   CHECK(e.graph().node(0).attribute(0).g().initializer(0).name() == "function_entry");
 }
+
+}  // namespace gpass_test_onnx_import

@@ -35,6 +35,9 @@
 
 #include "onnx_test_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_onnx_infer_cross_check {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -280,3 +283,5 @@ TEST_CASE("onnx.infer.cross_check_backend_models") {
   CHECK(static_cast<long>(t.strict_misses.size()) <= baseline_strict_misses);
   CHECK(count("models: gpass-import-error") + count("models: gpass-infer-error") <= baseline_model_errors);
 }
+
+}  // namespace gpass_test_onnx_infer_cross_check

@@ -15,6 +15,9 @@
 
 #include "onnx_test_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_onnx_robustness {
+
 TEST_CASE("onnx.import.corrupted_models") {
   const auto models = onnx_test::backend_models();
   if (models.empty()) {
@@ -135,3 +138,5 @@ TEST_CASE("onnx.import.mutated_models") {
   CHECK(failures.empty());
   CHECK(refused > 500);
 }
+
+}  // namespace gpass_test_onnx_robustness

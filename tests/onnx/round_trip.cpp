@@ -19,6 +19,9 @@
 
 #include "onnx_test_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_onnx_round_trip {
+
 namespace {
 
 // ONNX's "full check": the checker, then strict shape inference with type checking.
@@ -191,3 +194,5 @@ TEST_CASE("onnx.round_trip.backend_models") {
   CHECK(same >= baseline_same_as_original);
   CHECK(text >= baseline_text);
 }
+
+}  // namespace gpass_test_onnx_round_trip

@@ -4,6 +4,9 @@
 
 #include <gpass/ops/broadcast.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_ops_broadcast {
+
 using gpass::dim;
 using gpass::shape;
 
@@ -27,3 +30,5 @@ TEST_CASE("ops.broadcast.numpy_rules") {
   CHECK_THROWS_WITH_AS(b({shape{2, 3}, shape{1, 1}, shape{4}}), doctest::Contains("incompatible dims 3 and 4 in input 2"),
                        gpass::error);
 }
+
+}  // namespace gpass_test_ops_broadcast

@@ -8,6 +8,9 @@
 #include <gpass/io/text.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_ops_onnx_ops {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -253,3 +256,5 @@ TEST_CASE("ops.onnx.misc") {
   CHECK(y_of("%s = Constant() {value = tensor<i64[]> [10]}\n%y = HannWindow(%s)") == "f32[10]");
   CHECK(y_of("%x = arg() {index = 0} -> (f32[n,4])\n%y = QuantizeLinear(%x, %x)") == "u8[n,4]");
 }
+
+}  // namespace gpass_test_ops_onnx_ops

@@ -9,6 +9,9 @@
 #include <gpass/ops/registry.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_ops_registry {
+
 TEST_CASE("ops.registry.global_has_core_and_onnx_ops") {
   const auto& r = gpass::op_registry::global();
   for (const char* n : {"get_tuple", "make_tuple", "while", "if", "function_entry", "return", "Merge"})
@@ -134,3 +137,5 @@ TEST_CASE("ops.registry.graph_opset_reads_graph_attributes") {
   g.attrs()["opset_import"] = std::vector<std::string>{":x1"};
   CHECK(gpass::graph_opset(g, "ai.onnx.ml") == 0);
 }
+
+}  // namespace gpass_test_ops_registry

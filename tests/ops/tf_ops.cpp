@@ -12,6 +12,9 @@
 #include <gpass/ops/registry.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_ops_tf_ops {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -445,3 +448,5 @@ TEST_CASE("ops.tf.matmul_and_nn") {
   CHECK(out(g, "y", 0) == "f32[n,8,8,3]");
   CHECK(out(g, "y", 5) == "f32[3]");
 }
+
+}  // namespace gpass_test_ops_tf_ops

@@ -11,6 +11,9 @@
 #include <type_traits>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_pass_concept {
+
 namespace {
 using G = gpass::graph<>;
 namespace ft = gpass::fact_tags;
@@ -141,3 +144,5 @@ TEST_CASE("pass.concept.facts_algebra") {
   CHECK(gpass::facts_union_t<A, B>::name_strings() ==
         std::vector<std::string>{"types-inferred", "shapes-inferred", "no-dead-code"});
 }
+
+}  // namespace gpass_test_pass_concept

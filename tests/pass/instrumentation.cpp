@@ -19,6 +19,9 @@
 #include <string_view>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_pass_instrumentation {
+
 namespace {
 using G = gpass::graph<>;
 namespace fs = std::filesystem;
@@ -292,3 +295,5 @@ TEST_CASE("pass.instrumentation.dynamic_and_static_share_instrumentation") {
     CHECK(c1.timing_report()[i].substr(0, c1.timing_report()[i].rfind(',')) ==
           c2.timing_report()[i].substr(0, c2.timing_report()[i].rfind(',')));
 }
+
+}  // namespace gpass_test_pass_instrumentation

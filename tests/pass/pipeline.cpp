@@ -17,6 +17,9 @@
 
 #include "test_passes.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_pass_pipeline {
+
 namespace {
 using G = gpass::graph<>;
 namespace ft = gpass::fact_tags;
@@ -204,3 +207,5 @@ TEST_CASE("pass.pipeline.builtin_passes") {
   CHECK_FALSE(g.find("lonely"));
   CHECK(gpass::held_facts_of(g) == std::set<std::string>{"no-disconnected", "no-dead-code"});
 }
+
+}  // namespace gpass_test_pass_pipeline

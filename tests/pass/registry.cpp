@@ -15,6 +15,9 @@
 
 #include "test_passes.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_pass_registry {
+
 namespace {
 using G = gpass::graph<>;
 using registry = gpass::pass_registry<G>;
@@ -281,3 +284,5 @@ TEST_CASE("pass.registry.global_has_builtins") {
   for (auto& t : threads) t.join();
   CHECK(found == 8);
 }
+
+}  // namespace gpass_test_pass_registry

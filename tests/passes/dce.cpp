@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_dce {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -565,3 +568,5 @@ TEST_CASE("passes.dce.matches_reachability_on_random_graphs") {
     CHECK(names(g) == expected);
   }
 }
+
+}  // namespace gpass_test_passes_dce

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_delete_disconnected {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -134,3 +137,5 @@ TEST_CASE("passes.delete_disconnected.large_graphs") {
   CHECK(g.num_nodes() == static_cast<std::size_t>(n / 2 + 1));
   CHECK(stat(ctx, "delete-disconnected.removed-nodes") == n / 2);
 }
+
+}  // namespace gpass_test_passes_delete_disconnected

@@ -11,6 +11,9 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_infer_shapes {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -575,3 +578,5 @@ TEST_CASE("passes.infer_shapes.tensorflow_graphs_skip_onnx_schemas") {
   CHECK(type_of(g, "m") == "f32[2,3]");   // core ops still apply
   CHECK(type_of(g, "m", 1) == "i32[]");
 }
+
+}  // namespace gpass_test_passes_infer_shapes

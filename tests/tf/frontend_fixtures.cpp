@@ -20,6 +20,9 @@
 
 #include "fixture_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_tf_frontend_fixtures {
+
 namespace {
 
 using namespace gpass_test::tf;
@@ -178,3 +181,5 @@ TEST_CASE("tf.frontend.every_fixture_has_a_test") {
     if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
       CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());
 }
+
+}  // namespace gpass_test_tf_frontend_fixtures

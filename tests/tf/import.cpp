@@ -21,6 +21,9 @@
 #include <gpass/io/tensorflow.hpp>
 #include <gpass/io/text.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_tf_import {
+
 using gpass::dim;
 using gpass::dtype;
 using gpass::shape;
@@ -831,3 +834,5 @@ TEST_CASE("io.tensorflow.fuzz") {
   CHECK(imported + rejected == static_cast<int>(dirs.size()) * 120);
   CHECK(rejected > 0);
 }
+
+}  // namespace gpass_test_tf_import

@@ -13,6 +13,9 @@
 #include <gpass/io/tensorflow.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_tf_ops_infer {
+
 namespace {
 
 const std::filesystem::path tf_fixtures = std::filesystem::path(GPASS_TEST_DATA_DIR) / "tf";
@@ -78,3 +81,5 @@ TEST_CASE("tf.ops_infer.partitioned_call_through_its_function") {
   CHECK(r0.substr(r0.size() - 3) == ",3]");
   CHECK(r0 != type_of(g, "x"));
 }
+
+}  // namespace gpass_test_tf_ops_infer

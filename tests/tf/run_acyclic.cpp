@@ -10,6 +10,9 @@
 
 #include "fixture_support.hpp"
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_tf_run_acyclic {
+
 namespace {
 
 using namespace gpass_test::tf;
@@ -61,3 +64,5 @@ TEST_CASE("tf.run_acyclic.unfed_placeholder_is_an_error") {
   gpass::exec::plan p(g, cpu);
   CHECK_THROWS_WITH_AS(p.run({}), doctest::Contains("was not fed"), gpass::error);
 }
+
+}  // namespace gpass_test_tf_run_acyclic

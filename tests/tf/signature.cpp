@@ -12,6 +12,9 @@
 #include <gpass/io/text.hpp>
 #include <gpass/io/tf_signature.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_tf_signature {
+
 namespace {
 
 // x (placeholder) -> Split into two halves -> a = half0 * 2, b = half1 + a; NoOp `touch`.
@@ -114,3 +117,5 @@ node { name: "y" op: "Relu" input: "in/x" attr { key: "T" value { type: DT_FLOAT
   CHECK(gpass::detail::tf_named_dims(gpass::shape(), "x").to_string() == "[*]");  // unknown rank stays
   CHECK(gpass::detail::tf_named_dims(gpass::shape(std::vector<gpass::dim>{gpass::dim()}), "0a").to_string() == "[_0a_d0]");
 }
+
+}  // namespace gpass_test_tf_signature

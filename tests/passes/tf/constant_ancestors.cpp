@@ -12,6 +12,9 @@
 #include <gpass/passes/tf/delete_constant_ancestors.hpp>
 #include <gpass/passes/tf/infer_values.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_constant_ancestors {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -109,3 +112,5 @@ TEST_CASE("passes.tf.delete_constant_ancestors.requires_values_inferred") {
   static_assert(gpass::infer_values_fn::provides_facts::contains<gpass::fact_tags::values_inferred>);
   CHECK(P::name == "delete-constant-ancestors");
 }
+
+}  // namespace gpass_test_passes_tf_constant_ancestors

@@ -11,6 +11,9 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/tf/constant_propagation.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_constant_propagation {
+
 namespace {
 using G = gpass::graph<>;
 
@@ -156,3 +159,5 @@ func @cond {
   CHECK(node_text(body, "k2") == "k2 = tf::Const() {dtype = f32, value = tensor<f32[]> [4.0]} -> (f32[])");
   CHECK(body[body.at("y")].op == "Add");  // its argument is not a constant
 }
+
+}  // namespace gpass_test_passes_tf_constant_propagation

@@ -17,6 +17,9 @@
 #include <string_view>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_functionalize_conds {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -369,3 +372,5 @@ TEST_CASE("passes.tf.functionalize_conds.pipeline") {
   CHECK(ctx.statistics().at("functionalize-loops.loops") == 1);
   CHECK(ctx.statistics().at("functionalize-conds.conds") == 1);
 }
+
+}  // namespace gpass_test_passes_tf_functionalize_conds

@@ -16,6 +16,9 @@
 #include <string_view>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_functionalize_loops {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -500,3 +503,5 @@ func @b_cond {
   CHECK(run_i32(g, {1, 10}) == std::vector<std::int32_t>{10});  // 1 -> 16 (doubling), 16 -> 10 (minus 3)
   CHECK(run_i32(g, {3, 5}) == std::vector<std::int32_t>{3});    // 3 -> 6, 6 -> 3
 }
+
+}  // namespace gpass_test_passes_tf_functionalize_loops

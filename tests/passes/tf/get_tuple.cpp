@@ -15,6 +15,9 @@
 #include <string_view>
 #include <vector>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_get_tuple {
+
 namespace {
 
 using G = gpass::graph<>;
@@ -213,3 +216,5 @@ TEST_CASE("passes.tf.insert_get_tuple.types_and_execution") {
   CHECK(std::vector<float>(y, y + 4) == std::vector<float>{-3, -4, -7, -8});
   CHECK(std::vector<float>(a, a + 4) == std::vector<float>{1, 2, 5, 6});
 }
+
+}  // namespace gpass_test_passes_tf_get_tuple

@@ -14,6 +14,9 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/tf/tensor_arrays.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_tensor_arrays {
+
 #ifndef GPASS_TEST_DATA_DIR
 #define GPASS_TEST_DATA_DIR "tests/data"
 #endif
@@ -261,3 +264,5 @@ TEST_CASE("passes.tf.tensor_arrays.errors") {
   CHECK_THROWS_WITH_AS(p.run({gpass::tensor::scalar<std::int32_t>(0)}), doctest::Contains("index 0 out of range"), gpass::error);
   CHECK_THROWS_WITH_AS(p.run({gpass::tensor::scalar<std::int32_t>(-1)}), doctest::Contains("negative list size"), gpass::error);
 }
+
+}  // namespace gpass_test_passes_tf_tensor_arrays

@@ -12,6 +12,9 @@
 #include <gpass/io/text.hpp>
 #include <gpass/passes/tf/variables_to_globals.hpp>
 
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_tf_variables {
+
 #ifndef GPASS_TEST_DATA_DIR
 #define GPASS_TEST_DATA_DIR "tests/data"
 #endif
@@ -199,3 +202,5 @@ TEST_CASE("passes.tf.variables_to_globals.errors") {
   gpass::exec::plan p(g, cpu);
   CHECK_THROWS_WITH_AS(p.run({}), doctest::Contains("global 'nowhere' has no value"), gpass::error);
 }
+
+}  // namespace gpass_test_passes_tf_variables
