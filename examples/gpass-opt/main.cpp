@@ -292,7 +292,11 @@ void list_passes() {
     std::cout << "  " << name;
     if (p && !p->description().empty()) std::cout << " - " << p->description();
     std::cout << '\n';
+    if (p)
+      for (const auto& o : p->info().options) std::cout << "      " << gpass::describe_option(o) << '\n';
   }
+  std::cout << "  fixed-point - " << gpass::dynamic_fixed_point<graph_t>::description << '\n';
+  for (const auto& o : gpass::fixed_point_options) std::cout << "      " << gpass::describe_option(o) << '\n';
   std::cout << "pipelines:\n";
   for (const auto& name : reg.pipeline_names()) {
     const auto* p = reg.find_pipeline(name);

@@ -7,8 +7,10 @@
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/dynamic_pipeline.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/fixed_point.hpp>
 #include <gpass/pass/held_facts.hpp>
 #include <gpass/pass/instrumentation.hpp>
+#include <gpass/pass/options.hpp>
 #include <gpass/pass/pass.hpp>
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/pass/pipeline.hpp>

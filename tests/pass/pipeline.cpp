@@ -25,6 +25,7 @@ using G = gpass::graph<>;
 namespace ft = gpass::fact_tags;
 
 using namespace test_passes;
+using test_passes::infer_types_fn;  // not gpass::infer_types_fn (another file of the batch may include it)
 
 /// Adds a node and counts it; has an immutable option member.
 struct add_node_fn {

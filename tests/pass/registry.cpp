@@ -28,6 +28,12 @@ using namespace test_passes;
 struct opt_fn {
   static constexpr std::string_view name = "opt";
   static constexpr std::string_view description = "reports its options";
+  static constexpr std::array options{gpass::option_spec{"keep", gpass::option_type::string, "", "kept"},
+                                      gpass::option_spec{"level", gpass::option_type::integer, "1", "a level"},
+                                      gpass::option_spec{"name", gpass::option_type::string, "", "a name"},
+                                      gpass::option_spec{"flag", gpass::option_type::boolean, "false", "a flag"},
+                                      gpass::option_spec{"x", gpass::option_type::integer, "", "x"},
+                                      gpass::option_spec{"a", gpass::option_type::integer, "", "a"}};
   template <class Graph>
   void operator()(Graph&, gpass::pass_context& ctx) const {
     for (const auto& [k, v] : ctx.options())
@@ -40,6 +46,7 @@ struct needs_attrs_fn {
   static constexpr std::string_view description = "requires an option and a graph attribute";
   static constexpr std::array<std::string_view, 1> required_options{"needs-attrs.places"};
   static constexpr std::array<std::string_view, 1> required_graph_attrs{"dep_vars"};
+  static constexpr std::array options{gpass::option_spec{"places", gpass::option_type::string, "", "devices"}};
   template <class Graph>
   void operator()(Graph&, gpass::pass_context& ctx) const {
     ctx.note("places=" + *ctx.option("needs-attrs.places"));
@@ -125,7 +132,8 @@ TEST_CASE("pass.registry.per_pass_options") {
   auto p = r.parse(R"(opt{keep=out, level = 2 ,name="a,b}c"},plain,opt{flag})");
   CHECK(p.steps()[0].options ==
         std::vector<std::pair<std::string, std::string>>{{"opt.keep", "out"}, {"opt.level", "2"}, {"opt.name", "a,b}c"}});
-  CHECK(p.to_string() == "opt{keep=out,level=2,name=a,b}c},plain,opt{flag=true}");
+  CHECK(p.to_string() == R"(opt{keep=out,level=2,name="a,b}c"},plain,opt{flag=true})");
+  CHECK(r.parse(p.to_string()).to_string() == p.to_string());  // the canonical text parses back
   G g;
   gpass::pass_context ctx;
   ctx.set_option("opt.keep", "global");

@@ -49,6 +49,13 @@ check "parse error exit 1" test $? -eq 1
 check "parse error has line:col" grep -Eq 'bad.gir:2:[0-9]+' "$tmp/e4.txt"
 "$opt" --list-passes >"$tmp/list.txt"
 check "list passes" grep -q '^  infer-shapes' "$tmp/list.txt"
+check "list pass options" grep -q '^      max-sweeps: int = 64 - ' "$tmp/list.txt"
+check "list fixed-point" grep -q '^  fixed-point - ' "$tmp/list.txt"
+"$opt" --passes='dce{nosuchopt=1}' >/dev/null 2>"$tmp/e7.txt"
+check "unknown option exit 1" test $? -eq 1
+check "unknown option lists the valid ones" grep -q "pass 'dce' has no option 'nosuchopt'; its options: keep: string" "$tmp/e7.txt"
+"$opt" --passes='fixed-point{pipeline="delete-disconnected,dce"}' --stats >/dev/null 2>"$tmp/e8.txt"
+check "fixed-point runs" grep -q 'statistic fixed-point.rounds = ' "$tmp/e8.txt"
 
 # 5. crash reproducer: a failing pass writes its input; gpass-opt reads it back and fails the same way
 "$opt" --passes=dce,infer-shapes --reproducer-dir="$tmp/repro" "$data/tools/bad_shapes.gir" >/dev/null 2>"$tmp/e5.txt"

@@ -38,7 +38,7 @@ class any_pass {
     explicit model_of(P p) : pass(std::move(p)) {}
     void call(G& g, pass_context& ctx) const override { pass(g, ctx); }
     void run_in(detail::pipeline_runner<G>& runner, const detail::pass_info& info) const override {
-      if constexpr (detail::is_pipeline_v<P>) {
+      if constexpr (detail::runs_nested_v<P>) {
         pass.run_nested(runner);
       } else {
         runner.run_pass(info, [&] { pass(runner.graph(), runner.context()); });
@@ -55,6 +55,14 @@ class any_pass {
       : info_(std::make_shared<const detail::pass_info>(detail::pass_info_of<std::remove_cvref_t<P>>())),
         impl_(std::make_shared<const model_of<std::remove_cvref_t<P>>>(std::forward<P>(p))),
         is_pipeline_(detail::is_pipeline_v<std::remove_cvref_t<P>>) {}
+
+  /// Wraps a pass with the given description (a pass whose facts are known only at run
+  /// time: a textual `fixed-point{...}`).
+  template <class P>
+    requires pass_for<std::remove_cvref_t<P>, G>
+  any_pass(detail::pass_info info, P&& p) : any_pass(std::forward<P>(p)) {
+    info_ = std::make_shared<const detail::pass_info>(std::move(info));
+  }
 
   /// Wraps a pass under another name (and description, when not empty); used to register a
   /// compile-time pipeline under a short name.

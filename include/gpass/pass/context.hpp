@@ -2,6 +2,7 @@
 /// \file context.hpp
 /// `gpass::pass_context`: what a pass run sees besides the graph: options, statistics, diagnostics.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -114,6 +115,15 @@ class pass_context {
     timing_.clear();
   }
 
+  // ---- changes ----
+  /// Records that the running pass changed the graph. A pass that declares
+  /// `static constexpr bool reports_changes = true` calls it whenever it modifies the graph
+  /// (once is enough); pipelines then skip the verification of a graph that no pass changed,
+  /// keep its facts, and `gpass::fixed_point` stops when a round changes nothing.
+  void mark_changed() noexcept { changes_.fetch_add(1, std::memory_order_relaxed); }
+  /// How many times `mark_changed` was called on this context (compare two readings).
+  std::uint64_t change_count() const noexcept { return changes_.load(std::memory_order_relaxed); }
+
   /// The pass now running (empty outside a pipeline).
   const std::string& current_pass() const noexcept { return current_; }
   /// Set by pipelines around each pass.
@@ -126,6 +136,7 @@ class pass_context {
   std::map<std::string, std::int64_t> stats_;
   std::vector<diagnostic> diags_;
   std::vector<std::string> timing_;
+  std::atomic<std::uint64_t> changes_{0};
 };
 
 /// Names a pass in `ctx.current_pass()` for the duration of a scope when the pass runs

@@ -43,6 +43,21 @@ class scoped_options {
 };
 }  // namespace detail
 
+namespace detail {
+/// An option value as pipeline text: as it is, or double-quoted (with `\"` and `\\`) when it
+/// is empty or holds a character the pipeline syntax uses (`,{}"`) or outer white space.
+inline std::string quote_option_value(const std::string& v) {
+  bool plain = !v.empty() && v.front() != ' ' && v.back() != ' ' && v.find_first_of(",{}\"\\\t\n") == std::string::npos;
+  if (plain) return v;
+  std::string r = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') r += '\\';
+    r += c;
+  }
+  return r + '"';
+}
+}  // namespace detail
+
 /// A sequence of type-erased passes, each with options that are set in the context (as
 /// `pass-name.key`) only while that pass runs. Construction checks facts as compile-time
 /// pipelines do: starting from `initial_facts`, each pass's required facts must be available,
@@ -56,7 +71,7 @@ class scoped_options {
 ///   p.run(g, ctx, o);
 /// \endcode
 template <class G>
-class dynamic_pipeline {
+class dynamic_pipeline : public detail::runs_passes<dynamic_pipeline<G>> {
  public:
   /// One pass of the pipeline and its options (full context keys, `pass-name.key`).
   struct step {
@@ -95,7 +110,7 @@ class dynamic_pipeline {
           if (!first) r += ',';
           first = false;
           std::string key = k.starts_with(s.pass.name() + ".") ? k.substr(s.pass.name().size() + 1) : k;
-          r += key + '=' + v;
+          r += key + '=' + detail::quote_option_value(v);
         }
         r += '}';
       }
@@ -116,20 +131,8 @@ class dynamic_pipeline {
   /// The facts held after the pipeline when its input holds exactly `initial_facts()`.
   const std::set<std::string>& available_facts() const noexcept { return available_; }
 
-  /// Runs with default instrumentation (verify the input and after each pass).
-  void operator()(G& g, pass_context& ctx) const { run(g, ctx, instrumentation_options{}); }
-  /// Runs with its own context and default instrumentation.
-  void operator()(G& g) const {
-    pass_context ctx;
-    run(g, ctx, instrumentation_options{});
-  }
-  /// Runs with the given instrumentation; errors as for compile-time pipelines.
-  void run(G& g, pass_context& ctx, const instrumentation_options& options) const {
-    detail::pipeline_runner<G> runner(g, ctx, options);
-    runner.begin();
-    run_nested(runner);
-    runner.end();
-  }
+  // p(g, ctx), p(g), p.run(g, ctx, options): see detail::runs_passes.
+
   /// Runs the steps through an existing runner (not for users).
   void run_nested(detail::pipeline_runner<G>& runner) const {
     for (const auto& s : steps_) {

@@ -152,6 +152,10 @@ class pipeline_runner {
   void run_pass(const pass_info& info, F&& call) {
     ++index_;
     check_required(info);
+    if (skippable(info)) {
+      if (o_.timing) emit_timing(info.name + ": skipped (its facts are held)");
+      return;
+    }
     std::string input_text;
     const bool text_dumps = o_.format == instrumentation_options::dump_format::text;
     if (!o_.reproducer_dir.empty() || (!o_.dump_dir.empty() && o_.dump_before && text_dumps))
@@ -167,6 +171,7 @@ class pipeline_runner {
       ~restore_pass() { c.set_current_pass(std::move(name)); }
     } restore{ctx_, outer};
 
+    const std::uint64_t changes0 = ctx_.change_count();
     const auto t0 = std::chrono::steady_clock::now();
     try {
       std::forward<F>(call)();
@@ -180,6 +185,10 @@ class pipeline_runner {
     const auto t1 = std::chrono::steady_clock::now();
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     total_ms_ += ms;
+    // A pass that reports its changes and made none leaves a graph that was verified (the
+    // input, or after the pass before) and that holds the facts it held.
+    const bool changed = !info.reports_changes || ctx_.change_count() != changes0;
+    if (changed) ++changed_passes_;
 
     std::exception_ptr dump_error;
     if (!o_.dump_dir.empty() && o_.dump_after) {
@@ -189,7 +198,7 @@ class pipeline_runner {
         dump_error = std::current_exception();  // report a verification failure first
       }
     }
-    if (o_.verify_each) {
+    if (o_.verify_each && changed) {
       try {
         gpass::verify(g_);
       } catch (const error& e) {
@@ -200,9 +209,14 @@ class pipeline_runner {
     if (dump_error) std::rethrow_exception(dump_error);
 
     if (o_.print_after_all) *o_.print_after_all << "// ----- IR after " << info.name << " ----- //\n" << print_text(g_);
-    if (o_.timing) emit_timing(timing_line(info.name, n0, g_.num_nodes(), e0, g_.num_edges(), ms));
-    update_held(info);
+    if (o_.timing)
+      emit_timing(timing_line(info.name, n0, g_.num_nodes(), e0, g_.num_edges(), ms) + (changed ? "" : ", unchanged"));
+    update_held(info, changed);
   }
+
+  /// How many passes run so far changed the graph (a pass that does not report its changes
+  /// counts as changing it).
+  std::size_t changed_passes() const noexcept { return changed_passes_; }
 
   /// After the last pass: the total timing line.
   void end() {
@@ -258,9 +272,21 @@ class pipeline_runner {
     ctx_.add_timing_line(std::move(line));
   }
 
-  void update_held(const pass_info& info) {
+  /// A pass that only establishes facts (`skip_when_held`) is skipped when the graph holds
+  /// them all and no option of it is set (an option could ask for something else).
+  bool skippable(const pass_info& info) const {
+    if (!info.skip_when_held || info.provides_facts.empty()) return false;
+    for (const auto& f : info.provides_facts)
+      if (!held_.contains(f)) return false;
+    const std::string prefix = info.name + ".";
+    auto it = ctx_.options().lower_bound(prefix);
+    return it == ctx_.options().end() || !it->first.starts_with(prefix);
+  }
+
+  void update_held(const pass_info& info, bool changed) {
     if (info.invalidates_facts.empty() && info.provides_facts.empty()) return;
-    for (const auto& f : info.invalidates_facts) held_.erase(f);
+    if (changed)
+      for (const auto& f : info.invalidates_facts) held_.erase(f);
     for (const auto& f : info.provides_facts) held_.insert(f);
     if constexpr (requires { g_.set(held_facts, held_); }) g_.set(held_facts, held_);
   }
@@ -271,7 +297,34 @@ class pipeline_runner {
   std::size_t index_ = 0;
   std::size_t n_start_ = 0, e_start_ = 0;
   double total_ms_ = 0;
+  std::size_t changed_passes_ = 0;
   std::set<std::string> held_;
+};
+
+/// The entry points of a pass that runs other passes (`pipeline_t`, `dynamic_pipeline`,
+/// `fixed_point_t`): `p(g, ctx)` and `p(g)` run it with default instrumentation (verify the
+/// input and the graph after each pass that changed it), `p.run(g, ctx, options)` with
+/// `options`; each makes a runner and calls `Derived::run_nested(runner)`. Errors: a pass
+/// that fails, a missing required option or graph attribute, or a failed verification
+/// throw `gpass::error` with the pass in its context.
+template <class Derived>
+struct runs_passes {
+  template <class G>
+  void operator()(G& g, pass_context& ctx) const {
+    run(g, ctx, instrumentation_options{});
+  }
+  template <class G>
+  void operator()(G& g) const {
+    pass_context ctx;
+    run(g, ctx, instrumentation_options{});
+  }
+  template <class G>
+  void run(G& g, pass_context& ctx, const instrumentation_options& options) const {
+    pipeline_runner<G> runner(g, ctx, options);
+    runner.begin();
+    static_cast<const Derived&>(*this).run_nested(runner);
+    runner.end();
+  }
 };
 
 }  // namespace detail

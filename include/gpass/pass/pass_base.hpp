@@ -3,6 +3,8 @@
 /// `gpass::pass_base`: the call operator every pass shares (the graph concept check and the
 /// pass's name in the context while it runs), so a pass only writes its `run`.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,6 +12,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
+#include <gpass/pass/options.hpp>
 
 namespace gpass {
 
@@ -29,7 +32,9 @@ namespace gpass {
 /// in `ctx` for the run (`pass_name_scope`: a pass called outside a pipeline still puts its
 /// name on the errors and diagnostics it raises) and calls `run`. `Derived` keeps the rest of
 /// the pass concept (`name`, `description`, the facts; see `gpass::pass_like`). `fail(message,
-/// node, op)` throws the pass's `gpass::error`.
+/// node, op)` throws the pass's `gpass::error`; `option_int(ctx, "opt")` and its siblings
+/// read the options it declares (`static constexpr std::array options{gpass::option_spec{...}}`,
+/// see `gpass/pass/options.hpp`) with their declared defaults.
 /// \code
 ///   struct count_fn : gpass::pass_base<count_fn> {
 ///     static constexpr std::string_view name = "count";
@@ -51,6 +56,44 @@ struct pass_base {
   /// `throw_pass_error` naming this pass.
   [[noreturn]] static void fail(std::string message, std::string node = {}, std::string op = {}) {
     throw_pass_error(Derived::name, std::move(message), std::move(node), std::move(op));
+  }
+
+  /// The text of the declared option `opt` (`Derived::options`): the context's
+  /// `<name>.<opt>` when set, else the declared default (nullopt when it has none). Throws
+  /// the pass's error when the value does not fit the option's type, or when the pass did
+  /// not declare `opt`.
+  static std::optional<std::string> option_text(const pass_context& ctx, std::string_view opt) {
+    const option_spec& spec = declared(opt);
+    const std::string key = std::string(Derived::name) + "." + std::string(opt);
+    auto v = ctx.option(key);
+    if (!v) {
+      if (spec.default_value.empty()) return std::nullopt;
+      return std::string(spec.default_value);
+    }
+    if (auto why = option_value_problem(spec, *v); !why.empty()) fail("option '" + key + "' " + why);
+    return v;
+  }
+  /// A declared `int` option (its default when unset; 0 when it has none).
+  static std::int64_t option_int(const pass_context& ctx, std::string_view opt) {
+    auto v = option_text(ctx, opt);
+    return v ? *parse_option_int(*v) : 0;
+  }
+  /// A declared `bool` option (its default when unset; false when it has none).
+  static bool option_bool(const pass_context& ctx, std::string_view opt) {
+    auto v = option_text(ctx, opt);
+    return v && *parse_option_bool(*v);
+  }
+  /// A declared `number` option (its default when unset; 0 when it has none).
+  static double option_number(const pass_context& ctx, std::string_view opt) {
+    auto v = option_text(ctx, opt);
+    return v ? *parse_option_number(*v) : 0.0;
+  }
+
+ private:
+  static const option_spec& declared(std::string_view opt) {
+    for (const option_spec& s : pass_options_v<Derived>)
+      if (s.name == opt) return s;
+    fail("reads option '" + std::string(opt) + "', which the pass does not declare");
   }
 };
 

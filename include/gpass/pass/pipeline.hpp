@@ -35,6 +35,16 @@ inline constexpr bool is_pipeline_v = false;
 template <class I, class... Ps>
 inline constexpr bool is_pipeline_v<pipeline_t<I, Ps...>> = true;
 
+/// A pass that runs other passes through the enclosing pipeline's runner (a pipeline, a
+/// `fixed_point`), so that each of them is instrumented on its own: it declares
+/// `static constexpr bool runs_nested = true` and `template <class G> void
+/// run_nested(pipeline_runner<G>&) const`.
+template <class T>
+inline constexpr bool runs_nested_v = [] {
+  if constexpr (requires { bool(T::runs_nested); }) return bool(T::runs_nested);
+  else return false;
+}();
+
 template <class...>
 inline constexpr bool fact_check_false = false;
 
@@ -175,7 +185,7 @@ constexpr bool all_passes() {
 ///   static_assert(decltype(p)::name == "delete-disconnected,dce");
 /// \endcode
 template <class Initial, class... Ps>
-class pipeline_t {
+class pipeline_t : public detail::runs_passes<pipeline_t<Initial, Ps...>> {
   static_assert(is_facts_v<Initial>, "gpass::pipeline_from<F>: F must be gpass::facts<...>");
   static_assert(detail::all_passes<Ps...>());
   using sim = detail::simulate_facts<Initial, facts<>, facts<>, Ps...>;
@@ -199,6 +209,7 @@ class pipeline_t {
   static constexpr auto required_graph_attrs = detail::joined_requirements<true, Ps...>::value;
   /// The number of elements (passes and nested pipelines).
   static constexpr std::size_t size = sizeof...(Ps);
+  static constexpr bool runs_nested = true;
 
   pipeline_t()
     requires(std::is_default_constructible_v<Ps> && ...)
@@ -209,34 +220,14 @@ class pipeline_t {
   const boost::hana::tuple<Ps...>& passes() const& noexcept { return passes_; }
   boost::hana::tuple<Ps...> passes() && noexcept { return std::move(passes_); }
 
-  /// Runs the pipeline with default instrumentation (verify the input and after each pass).
-  template <class G>
-  void operator()(G& g, pass_context& ctx) const {
-    run(g, ctx, instrumentation_options{});
-  }
-  /// Runs the pipeline with its own context and default instrumentation.
-  template <class G>
-  void operator()(G& g) const {
-    pass_context ctx;
-    run(g, ctx, instrumentation_options{});
-  }
-  /// Runs the pipeline with the given instrumentation. Throws `gpass::error` (with the pass
-  /// in its context) when a pass fails, a required option or graph attribute is missing, or
-  /// verification fails.
-  template <class G>
-  void run(G& g, pass_context& ctx, const instrumentation_options& options) const {
-    detail::pipeline_runner<G> runner(g, ctx, options);
-    runner.begin();
-    run_nested(runner);
-    runner.end();
-  }
+  // p(g, ctx), p(g), p.run(g, ctx, options): see detail::runs_passes.
 
   /// Runs the passes through an existing runner (used by enclosing pipelines; not for users).
   template <class G>
   void run_nested(detail::pipeline_runner<G>& runner) const {
     boost::hana::for_each(passes_, [&](const auto& p) {
       using P = std::remove_cvref_t<decltype(p)>;
-      if constexpr (detail::is_pipeline_v<P>) {
+      if constexpr (detail::runs_nested_v<P>) {
         p.run_nested(runner);
       } else if constexpr (detail::assert_pass_for<P, G>::value) {
         runner.run_pass(detail::pass_info_of<P>(), [&] { p(runner.graph(), runner.context()); });

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -19,6 +20,8 @@
 #include <gpass/pass/any_pass.hpp>
 #include <gpass/pass/dynamic_pipeline.hpp>
 #include <gpass/pass/facts.hpp>
+#include <gpass/pass/fixed_point.hpp>
+#include <gpass/pass/options.hpp>
 #include <gpass/pass/pass.hpp>
 
 namespace gpass {
@@ -318,9 +321,14 @@ class pass_registry {
               std::vector<typename dynamic_pipeline<G>::step>& steps) const {
     for (auto& e : detail::parse_pipeline_elements(text)) {
       if (auto it = passes_.find(e.name); it != passes_.end()) {
+        check_options(top, e.name, it->second.info().options, e.options);
         typename dynamic_pipeline<G>::step s{it->second, {}};
         for (auto& [k, v] : e.options) s.options.emplace_back(e.name + "." + k, std::move(v));
         steps.push_back(std::move(s));
+        continue;
+      }
+      if (e.name == dynamic_fixed_point<G>::name) {
+        steps.push_back(fixed_point_step(top, e, expanding));
         continue;
       }
       auto pit = pipelines_.find(e.name);
@@ -339,6 +347,87 @@ class pass_registry {
       }
       expanding.pop_back();
     }
+  }
+
+  /// Every option given to pass `pass` must be one it declares, with a value of its type.
+  static void check_options(std::string_view top, const std::string& pass, const std::vector<option_spec>& specs,
+                            const std::vector<std::pair<std::string, std::string>>& given) {
+    for (const auto& [k, v] : given) {
+      const option_spec* spec = nullptr;
+      for (const auto& o : specs)
+        if (o.name == k) spec = &o;
+      if (!spec) {
+        std::string msg = "pipeline '" + std::string(top) + "': pass '" + pass + "' has no option '" + k + "'";
+        if (specs.empty()) {
+          msg += "; it takes no options";
+        } else {
+          msg += "; its options:";
+          for (const auto& o : specs) msg += " " + describe_option(o) + ";";
+          msg.pop_back();
+        }
+        throw error(msg);
+      }
+      if (auto why = option_value_problem(*spec, v); !why.empty())
+        throw error("pipeline '" + std::string(top) + "': option '" + pass + "." + k + "' " + why);
+    }
+  }
+
+  /// `fixed-point{pipeline="a,b",max-iterations=N}`: the inner pipeline parsed now, its
+  /// facts computed (what it needs from before, what it leaves), run to a fixed point.
+  typename dynamic_pipeline<G>::step fixed_point_step(std::string_view top, const detail::pipeline_element& e,
+                                                      std::vector<std::string>& expanding) const {
+    static const std::vector<option_spec> specs(fixed_point_options.begin(), fixed_point_options.end());
+    check_options(top, "fixed-point", specs, e.options);
+    std::string inner_text;
+    std::int64_t max_rounds = 10;
+    bool has_pipeline = false;
+    for (const auto& [k, v] : e.options) {
+      if (k == "pipeline") {
+        inner_text = v;
+        has_pipeline = true;
+      } else {
+        max_rounds = *parse_option_int(v);
+      }
+    }
+    if (!has_pipeline) throw error("pipeline '" + std::string(top) + "': fixed-point needs its option 'pipeline'");
+    if (max_rounds < 1)
+      throw error("pipeline '" + std::string(top) + "': fixed-point's max-iterations must be at least 1, got " +
+                  std::to_string(max_rounds));
+    std::vector<typename dynamic_pipeline<G>::step> inner;
+    expand(top, inner_text, expanding, inner);
+
+    detail::pass_info info;
+    info.name = std::string(dynamic_fixed_point<G>::name);
+    info.description = std::string(dynamic_fixed_point<G>::description);
+    info.options = specs;
+    std::set<std::string> available, needed, provided, invalidated;
+    for (const auto& st : inner) {
+      for (const auto& f : st.pass.requires_facts())
+        if (!available.contains(f)) needed.insert(f);
+      for (const auto& f : st.pass.invalidates_facts()) {
+        available.erase(f);
+        provided.erase(f);
+        invalidated.insert(f);
+      }
+      for (const auto& f : st.pass.provides_facts()) {
+        available.insert(f);
+        invalidated.erase(f);
+        provided.insert(f);
+      }
+    }
+    dynamic_pipeline<G> body(std::move(inner), needed, inner_text);  // checks the round's own facts
+    for (const auto& f : needed)
+      if (invalidated.contains(f))
+        throw error("pipeline '" + std::string(top) + "': fixed-point{pipeline=\"" + inner_text +
+                    "\"} breaks fact '" + f + "', which it requires: a second round could not run");
+    info.requires_facts.assign(needed.begin(), needed.end());
+    info.provides_facts.assign(provided.begin(), provided.end());
+    info.invalidates_facts.assign(invalidated.begin(), invalidated.end());
+    typename dynamic_pipeline<G>::step s{
+        any_pass<G>(std::move(info), dynamic_fixed_point<G>(std::move(body), static_cast<std::size_t>(max_rounds))),
+        {}};
+    for (const auto& [k, v] : e.options) s.options.emplace_back("fixed-point." + k, v);
+    return s;
   }
 
   error unknown(std::string_view top, const detail::pipeline_element& e) const {

@@ -3,6 +3,7 @@
 /// `gpass::dce`: dead code elimination over data and control edges, in the graph and its
 /// function library, and removal of functions no longer referenced.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -130,6 +131,9 @@ struct dce_fn : pass_base<dce_fn> {
   static constexpr std::string_view description =
       "Dead code elimination: remove nodes no result, side effect or interface node needs, and unreferenced functions";
   using provides_facts = facts<fact_tags::no_dead_code>;
+  static constexpr bool reports_changes = true;
+  static constexpr std::array options{
+      option_spec{"keep", option_type::string, "", "names of nodes to keep as roots, separated by ';' or ','"}};
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
@@ -137,7 +141,7 @@ struct dce_fn : pass_base<dce_fn> {
 
     // dce.keep is validated before anything changes.
     std::vector<node_id> keep;
-    if (auto opt = ctx.option("dce.keep"))
+    if (auto opt = option_text(ctx, "keep"))
       for (const auto& n : detail::dce_keep_names(*opt)) {
         auto v = g.find(n);
         if (!v) fail("option dce.keep names no node '" + n + "'");
@@ -205,6 +209,7 @@ struct dce_fn : pass_base<dce_fn> {
     }
     ctx.add_statistic("removed-nodes", removed_nodes);
     ctx.add_statistic("removed-functions", removed_functions);
+    if (removed_nodes || removed_functions) ctx.mark_changed();
   }
 
  private:

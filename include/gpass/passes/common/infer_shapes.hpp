@@ -19,33 +19,21 @@
 namespace gpass {
 
 namespace detail {
-// Reads the inference options of pass `name` from the context and the graph.
-template <class G>
-type_inference_options infer_options(const G& g, const pass_context& ctx, std::string_view name) {
-  type_inference_options o;
-  std::string p(name);
-  o.opset = static_cast<int>(ctx.option_int(p + ".opset", 0));
-  o.max_sweeps = static_cast<std::size_t>(ctx.option_int(p + ".max-sweeps", 64));
-  o.max_loop_iterations = static_cast<std::size_t>(ctx.option_int(p + ".max-loop-iterations", 16));
-  o.max_value_elements = ctx.option_int(p + ".max-value-elements", 4096);
-  if constexpr (requires { g.has(type_hints_key); }) {
-    if (g.has(type_hints_key)) o.hints = g.get(type_hints_key);
-  }
-  return o;
-}
+/// What an inference pass was asked for (its options, read by `inference_pass::run`).
+struct inference_settings {
+  type_inference_options inference;
+  type_inference_apply_options apply;
+};
 
 template <class G>
-void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes, bool always_record) {
-  type_inference<G> ti(g, infer_options(g, ctx, name));
+void run_inference(G& g, pass_context& ctx, std::string_view name, inference_settings s) {
+  if constexpr (requires { g.has(type_hints_key); }) {
+    if (g.has(type_hints_key)) s.inference.hints = g.get(type_hints_key);
+  }
+  type_inference<G> ti(g, s.inference);
   try {
     ti.run();
-    type_inference_apply_options ao;
-    ao.shapes = shapes;
-    std::string p(name);
-    auto rv = ctx.option(p + ".record-values");
-    ao.record_values = always_record || (shapes && !(rv && (*rv == "false" || *rv == "0")));
-    ao.max_recorded_elements = ctx.option_int(p + ".max-recorded-elements", 64);
-    ti.apply(g, ao);
+    ti.apply(g, s.apply);
   } catch (const error& e) {
     throw e.with_pass(std::string(name));
   }
@@ -56,8 +44,8 @@ void run_inference(G& g, pass_context& ctx, std::string_view name, bool shapes, 
 }
 #if !GPASS_HEADER_ONLY
 // Inference on the default graph type is instantiated once, by the unit passes/src/infer.cpp.
-extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::string_view name, bool shapes,
-                                            bool always_record);
+extern template void run_inference<graph<>>(graph<>& g, pass_context& ctx, std::string_view name,
+                                            inference_settings s);
 #endif
 }  // namespace detail
 
@@ -85,10 +73,28 @@ struct inference_pass : pass_base<inference_pass<K>> {
       static_cast<std::size_t>(K),
       std::tuple<facts<fact_tags::types_inferred>, facts<fact_tags::shapes_inferred, fact_tags::types_inferred>,
                  facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>>>;
+  /// Inference only establishes its facts: a pipeline skips it on a graph that holds them.
+  static constexpr bool skip_when_held = true;
+  static constexpr std::array options{
+      option_spec{"opset", option_type::integer, "0", "ONNX opset of the schemas (0: the graph's `opset` attribute, else the newest)"},
+      option_spec{"max-sweeps", option_type::integer, "64", "sweeps over the graph before giving up on a fixed point"},
+      option_spec{"max-loop-iterations", option_type::integer, "16", "iterations of a loop body before its carried dims widen"},
+      option_spec{"max-value-elements", option_type::integer, "4096", "largest value propagated through the graph, in elements"},
+      option_spec{"record-values", option_type::boolean, "true", "write known values as `_value` attributes (infer-shapes; infer-values always does)"},
+      option_spec{"max-recorded-elements", option_type::integer, "64", "largest value written as an attribute, in elements"}};
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
-    detail::run_inference(g, ctx, name, K != inference_kind::types, K == inference_kind::values);
+    detail::inference_settings s;
+    s.inference.opset = static_cast<int>(this->option_int(ctx, "opset"));
+    s.inference.max_sweeps = static_cast<std::size_t>(this->option_int(ctx, "max-sweeps"));
+    s.inference.max_loop_iterations = static_cast<std::size_t>(this->option_int(ctx, "max-loop-iterations"));
+    s.inference.max_value_elements = this->option_int(ctx, "max-value-elements");
+    s.apply.shapes = K != inference_kind::types;
+    s.apply.record_values =
+        K == inference_kind::values || (K == inference_kind::shapes && this->option_bool(ctx, "record-values"));
+    s.apply.max_recorded_elements = this->option_int(ctx, "max-recorded-elements");
+    detail::run_inference(g, ctx, name, s);
   }
 };
 

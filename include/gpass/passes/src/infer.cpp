@@ -11,7 +11,7 @@
 
 #if !GPASS_HEADER_ONLY
 template void gpass::detail::run_inference<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx,
-                                                           std::string_view name, bool shapes, bool always_record);
+                                                           std::string_view name, gpass::detail::inference_settings s);
 #endif
 
 #endif  // GPASS_UNIT_PASSES_INFER

@@ -4,6 +4,7 @@
 /// Constant Propagation"): subgraphs without a Placeholder, variable or stateful ancestor are
 /// evaluated by gpass's own CPU kernels and become constants.
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -95,20 +96,18 @@ struct constant_propagation_fn : pass_base<constant_propagation_fn> {
   static constexpr std::string_view description =
       "Evaluate subgraphs without placeholder, variable or stateful ancestors with the CPU kernels and make them constants";
   using provides_facts = facts<fact_tags::constants_propagated>;
+  static constexpr bool reports_changes = true;
+  static constexpr std::array options{
+      option_spec{"max-bytes", option_type::integer, "1048576", "largest constant made, in bytes"},
+      option_spec{"min-bytes", option_type::integer, "1024", "constants up to this size are made even when they grow the graph"},
+      option_spec{"max-growth", option_type::number, "2", "a folded value may be at most this times the bytes of the constants it replaces"}};
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
     limits lim;
-    const std::string p(name);
-    lim.max_bytes = ctx.option_int(p + ".max-bytes", lim.max_bytes);
-    lim.min_bytes = ctx.option_int(p + ".min-bytes", lim.min_bytes);
-    if (auto gr = ctx.option(p + ".max-growth")) {
-      try {
-        lim.max_growth = std::stod(*gr);
-      } catch (const std::exception&) {
-        fail("option '" + p + ".max-growth' is not a number: '" + *gr + "'");
-      }
-    }
+    lim.max_bytes = option_int(ctx, "max-bytes");
+    lim.min_bytes = option_int(ctx, "min-bytes");
+    lim.max_growth = option_number(ctx, "max-growth");
     counters c;
     exec::eigen_cpu cpu({.threads = 1});
     for (G* cur : all_graphs(g)) run_one(*cur, g, cpu, lim, c, ctx);
@@ -116,13 +115,14 @@ struct constant_propagation_fn : pass_base<constant_propagation_fn> {
     ctx.add_statistic("no-kernel", c.no_kernel);
     ctx.add_statistic("too-large", c.too_large);
     ctx.add_statistic("failed", c.failed);
+    if (c.folded) ctx.mark_changed();
   }
 
  private:
-  struct limits {
-    std::int64_t max_bytes = 1 << 20;
-    std::int64_t min_bytes = 1024;
-    double max_growth = 2.0;
+  struct limits {  // from the options (their defaults are declared in `options`)
+    std::int64_t max_bytes = 0;
+    std::int64_t min_bytes = 0;
+    double max_growth = 0;
   };
   struct counters {
     std::int64_t folded = 0, no_kernel = 0, too_large = 0, failed = 0;

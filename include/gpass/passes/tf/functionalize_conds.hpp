@@ -471,6 +471,8 @@ struct functionalize_conds_fn : pass_base<functionalize_conds_fn> {
       "Turn TF v1 conditionals (Switch/Merge from tf.cond) into functional if nodes";
   using requires_facts = facts<fact_tags::loops_functionalized>;
   using provides_facts = facts<fact_tags::conds_functionalized>;
+  /// New nodes (and, for TensorArrays, the flows' declared types) have no inferred types yet.
+  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {

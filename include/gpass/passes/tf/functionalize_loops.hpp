@@ -483,6 +483,8 @@ struct functionalize_loops_fn : pass_base<functionalize_loops_fn> {
   static constexpr std::string_view description =
       "Turn TF v1 loop frames (Enter/Merge/Switch/Exit/NextIteration/LoopCond) into functional while nodes";
   using provides_facts = facts<fact_tags::loops_functionalized>;
+  /// New nodes (and, for TensorArrays, the flows' declared types) have no inferred types yet.
+  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
