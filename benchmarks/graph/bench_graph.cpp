@@ -14,6 +14,7 @@
 #include <gpass/pass/context.hpp>
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
+#include <gpass/passes/common/eliminate_identities.hpp>
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -27,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "synthetic_graph.hpp"
 
@@ -44,7 +46,7 @@ struct child_result {
   int ok = 0;
 };
 
-enum class op_id : int { topological_order = 0, dce = 1, delete_disconnected = 2 };
+enum class op_id : int { topological_order = 0, dce = 1, delete_disconnected = 2, eliminate_identities = 3 };
 
 /// Runs operation `op` once on `g` and returns what it removed.
 std::int64_t run_op(op_id op, G& g) {
@@ -64,8 +66,28 @@ std::int64_t run_op(op_id op, G& g) {
       gpass::delete_disconnected(g, ctx);
       return ctx.statistics().at("delete-disconnected.removed-nodes");
     }
+    case op_id::eliminate_identities: {  // the pattern-rewrite driver
+      gpass::pass_context ctx;
+      gpass::eliminate_identities(g, ctx);
+      return ctx.statistics().at("eliminate-identities.rewrites");
+    }
   }
   return -1;
+}
+
+/// Untimed preparation of the copy for `op`: for eliminate-identities, the `Relu` and
+/// `Sigmoid` nodes (about a quarter of the live ones) become single-input `Identity` nodes.
+void prepare(op_id op, G& g) {
+  if (op != op_id::eliminate_identities) return;
+  for (auto v : g.nodes())
+    if (g[v].op == "Relu" || g[v].op == "Sigmoid") {
+      g[v].op = "Identity";
+      if (g.num_inputs(v) > 1) g.erase_inputs(v, [&] {
+          std::vector<int> extra;
+          for (std::size_t i = 1; i < g.num_inputs(v); ++i) extra.push_back(static_cast<int>(i));
+          return extra;
+        }());
+    }
 }
 
 /// CPU time of the calling thread (user + system, page faults included). The machine is
@@ -149,6 +171,7 @@ class size_worker {
         child_result r;
         // never destroyed: the OS takes the memory back at _exit
         G* copy = built_layout ? new G(gpass_bench::make_synthetic_graph<G>(n_, seed)) : new G(base);
+        prepare(static_cast<op_id>(o), *copy);
         gpass_bench::drain_small_free_chunks(base.num_nodes() + 64);
         const double t0 = cpu_seconds();
         r.removed = run_op(static_cast<op_id>(o), *copy);
@@ -204,6 +227,7 @@ void bench(benchmark::State& state, op_id op) {
 void bm_topological_order(benchmark::State& state) { bench(state, op_id::topological_order); }
 void bm_dce(benchmark::State& state) { bench(state, op_id::dce); }
 void bm_delete_disconnected(benchmark::State& state) { bench(state, op_id::delete_disconnected); }
+void bm_eliminate_identities(benchmark::State& state) { bench(state, op_id::eliminate_identities); }
 
 // A fork and a copy per iteration cost far more than the timed operation, so the iteration
 // counts are fixed (about 10^6 nodes processed per size, at least 5 runs; scaled by
@@ -215,7 +239,8 @@ void register_all() {
     if (const char* s = std::getenv("GPASS_BENCH_ITER_SCALE"))
       iters = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(iters) * std::atof(s)));
     for (auto [name, f] : {std::pair{"bm_topological_order", &bm_topological_order}, std::pair{"bm_dce", &bm_dce},
-                           std::pair{"bm_delete_disconnected", &bm_delete_disconnected}})
+                           std::pair{"bm_delete_disconnected", &bm_delete_disconnected},
+                           std::pair{"bm_eliminate_identities", &bm_eliminate_identities}})
       benchmark::RegisterBenchmark(name, f)->Arg(n)->Iterations(iters)->Unit(benchmark::kMicrosecond)->UseManualTime();
   }
 }

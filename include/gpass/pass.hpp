@@ -15,4 +15,5 @@
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/pass/pipeline.hpp>
 #include <gpass/pass/registry.hpp>
+#include <gpass/pass/rewrite.hpp>
 #include <gpass/passes/builtin.hpp>  // pass_registry<G>::global() needs register_builtin_passes

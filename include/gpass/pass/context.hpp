@@ -2,7 +2,6 @@
 /// \file context.hpp
 /// `gpass::pass_context`: what a pass run sees besides the graph: options, statistics, diagnostics.
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -116,13 +115,22 @@ class pass_context {
   }
 
   // ---- changes ----
-  /// Records that the running pass changed the graph. A pass that declares
-  /// `static constexpr bool reports_changes = true` calls it whenever it modifies the graph
-  /// (once is enough); pipelines then skip the verification of a graph that no pass changed,
-  /// keep its facts, and `gpass::fixed_point` stops when a round changes nothing.
-  void mark_changed() noexcept { changes_.fetch_add(1, std::memory_order_relaxed); }
-  /// How many times `mark_changed` was called on this context (compare two readings).
-  std::uint64_t change_count() const noexcept { return changes_.load(std::memory_order_relaxed); }
+  /// A pass reports whether its run changed the graph (call it once, at the end; a pass
+  /// that never calls it counts as changing the graph). Pipelines then skip the
+  /// verification of a graph that a pass left unchanged and keep the facts it held, and
+  /// `gpass::fixed_point` stops when a round changes nothing. Several reports in one run
+  /// (a pass calling others) combine: changed if any says so.
+  void report_changed(bool changed) noexcept {
+    reported_ = true;
+    changed_ = changed_ || changed;
+  }
+  /// What was reported since `clear_change_report()` (used by pipelines): nullopt when
+  /// nothing was, else whether anything changed.
+  std::optional<bool> change_report() const noexcept {
+    if (!reported_) return std::nullopt;
+    return changed_;
+  }
+  void clear_change_report() noexcept { reported_ = changed_ = false; }
 
   /// The pass now running (empty outside a pipeline).
   const std::string& current_pass() const noexcept { return current_; }
@@ -136,7 +144,7 @@ class pass_context {
   std::map<std::string, std::int64_t> stats_;
   std::vector<diagnostic> diags_;
   std::vector<std::string> timing_;
-  std::atomic<std::uint64_t> changes_{0};
+  bool reported_ = false, changed_ = false;
 };
 
 /// Names a pass in `ctx.current_pass()` for the duration of a scope when the pass runs

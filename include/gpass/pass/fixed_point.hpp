@@ -90,7 +90,7 @@ class fixed_point_t : public detail::runs_passes<fixed_point_t<P>> {
 
 /// Runs `p` (a pass or a pipeline) again and again until a whole round changes nothing, at
 /// most `max_iterations` rounds; warns (`ctx.diagnostics()`) when the cap stops it. Passes
-/// that do not report their changes (`reports_changes`) count as changing the graph, so a
+/// that do not report their changes (`pass_context::report_changed`) count as changing the graph, so a
 /// round holding one never converges: give fixed points passes that report.
 /// \code
 ///   auto cleanup = gpass::fixed_point(gpass::pipeline(my_fold, gpass::dce), 8);

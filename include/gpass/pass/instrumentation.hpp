@@ -171,7 +171,7 @@ class pipeline_runner {
       ~restore_pass() { c.set_current_pass(std::move(name)); }
     } restore{ctx_, outer};
 
-    const std::uint64_t changes0 = ctx_.change_count();
+    ctx_.clear_change_report();
     const auto t0 = std::chrono::steady_clock::now();
     try {
       std::forward<F>(call)();
@@ -187,7 +187,7 @@ class pipeline_runner {
     total_ms_ += ms;
     // A pass that reports its changes and made none leaves a graph that was verified (the
     // input, or after the pass before) and that holds the facts it held.
-    const bool changed = !info.reports_changes || ctx_.change_count() != changes0;
+    const bool changed = ctx_.change_report().value_or(true);
     if (changed) ++changed_passes_;
 
     std::exception_ptr dump_error;

@@ -96,8 +96,7 @@ inline constexpr std::span<const std::string_view> pass_required_graph_attrs_v =
 /// (each a `gpass::facts<...>`), `required_options` and `required_graph_attrs` (each a
 /// `static constexpr std::array<std::string_view, N>`), `options` (the typed options it
 /// takes, a `std::array<gpass::option_spec, N>`: a textual pipeline giving it any other is
-/// an error), `reports_changes` (it calls `pass_context::mark_changed` when it modifies the
-/// graph, so pipelines need not re-verify an unchanged graph) and `skip_when_held` (it only
+/// an error) and `skip_when_held` (it only
 /// establishes its provided facts, so pipelines skip it on a graph that holds them).
 ///
 /// Laws: a pass holds no state that a run mutates (options are immutable members; it is

@@ -4,6 +4,7 @@
 /// pass's name in the context while it runs), so a pass only writes its `run`.
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/pass/context.hpp>
+#include <gpass/pass/facts.hpp>
 #include <gpass/pass/options.hpp>
 
 namespace gpass {
@@ -51,6 +53,20 @@ struct pass_base {
   void operator()(G& g, pass_context& ctx) const {
     pass_name_scope scope(ctx, Derived::name);
     static_cast<const Derived&>(*this).run(g, ctx);
+  }
+
+  /// Adds each count to the statistics and reports the run as changing the graph when any
+  /// is nonzero (`pass_context::report_changed`): for the counters of a pass's edits.
+  /// \code
+  ///   report_edits(ctx, {{"removed-nodes", removed}, {"removed-functions", functions}});
+  /// \endcode
+  static void report_edits(pass_context& ctx, std::initializer_list<std::pair<std::string_view, std::int64_t>> counts) {
+    bool any = false;
+    for (const auto& [stat, n] : counts) {
+      ctx.add_statistic(stat, n);
+      any = any || n != 0;
+    }
+    ctx.report_changed(any);
   }
 
   /// `throw_pass_error` naming this pass.
@@ -95,6 +111,14 @@ struct pass_base {
       if (s.name == opt) return s;
     fail("reads option '" + std::string(opt) + "', which the pass does not declare");
   }
+};
+
+/// The base of a pass that lowers ops into others (the TensorFlow frontend's rewrites): it
+/// creates nodes whose types, shapes and values are not inferred yet (or resets declared
+/// types), so it invalidates the inference facts; run an inference pass after it.
+template <class Derived>
+struct lowering_pass_base : pass_base<Derived> {
+  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 };
 
 }  // namespace gpass

@@ -6,6 +6,7 @@
 #include <gpass/pass/registry.hpp>
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
+#include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 
@@ -30,6 +31,7 @@ template <class G>
 void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(dce);
   registry.add(delete_disconnected);
+  registry.add(eliminate_identities);
   registry.add(infer_types);
   registry.add(infer_shapes);
   registry.add_pipeline("default", "delete-disconnected,dce", "Deletes disconnected nodes, then dead code");

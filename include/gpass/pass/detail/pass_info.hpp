@@ -24,19 +24,11 @@ struct pass_info {
   std::vector<std::string> required_graph_attrs;
   /// The options it declares (`P::options`; views of static storage).
   std::vector<option_spec> options;
-  /// It calls `pass_context::mark_changed` when it modifies the graph (`P::reports_changes`);
-  /// otherwise every run counts as a change.
-  bool reports_changes = false;
   /// It only establishes its provided facts (an analysis such as inference), so a pipeline
   /// skips it when the graph holds them all already (`P::skip_when_held`).
   bool skip_when_held = false;
 };
 
-template <class P>
-constexpr bool reports_changes_v = [] {
-  if constexpr (requires { bool(P::reports_changes); }) return bool(P::reports_changes);
-  else return false;
-}();
 template <class P>
 constexpr bool skip_when_held_v = [] {
   if constexpr (requires { bool(P::skip_when_held); }) return bool(P::skip_when_held);
@@ -58,7 +50,6 @@ const pass_info& pass_info_of() {
                               string_list(pass_required_options_v<P>),
                               string_list(pass_required_graph_attrs_v<P>),
                               {pass_options_v<P>.begin(), pass_options_v<P>.end()},
-                              reports_changes_v<P>,
                               skip_when_held_v<P>};
   return info;
 }

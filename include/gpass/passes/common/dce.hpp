@@ -131,9 +131,7 @@ struct dce_fn : pass_base<dce_fn> {
   static constexpr std::string_view description =
       "Dead code elimination: remove nodes no result, side effect or interface node needs, and unreferenced functions";
   using provides_facts = facts<fact_tags::no_dead_code>;
-  static constexpr bool reports_changes = true;
-  static constexpr std::array options{
-      option_spec{"keep", option_type::string, "", "names of nodes to keep as roots, separated by ';' or ','"}};
+  static constexpr std::array options{option_spec{"keep", option_type::string, "", "nodes to keep as roots, ';' or ',' between names"}};
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
@@ -207,9 +205,7 @@ struct dce_fn : pass_base<dce_fn> {
         f = lib.erase(f);
       }
     }
-    ctx.add_statistic("removed-nodes", removed_nodes);
-    ctx.add_statistic("removed-functions", removed_functions);
-    if (removed_nodes || removed_functions) ctx.mark_changed();
+    report_edits(ctx, {{"removed-nodes", removed_nodes}, {"removed-functions", removed_functions}});
   }
 
  private:

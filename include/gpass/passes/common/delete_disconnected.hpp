@@ -58,7 +58,6 @@ struct delete_disconnected_fn : pass_base<delete_disconnected_fn> {
   static constexpr std::string_view description =
       "Delete nodes with no inputs and no outputs (keeps interface, side-effecting and terminator nodes)";
   using provides_facts = facts<fact_tags::no_disconnected>;
-  static constexpr bool reports_changes = true;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
@@ -72,8 +71,7 @@ struct delete_disconnected_fn : pass_base<delete_disconnected_fn> {
       for (auto v : doomed) cur->remove_node(v);  // O(1): the node has no edges
       removed += static_cast<std::int64_t>(doomed.size());
     }
-    ctx.add_statistic("removed-nodes", removed);
-    if (removed) ctx.mark_changed();
+    report_edits(ctx, {{"removed-nodes", removed}});
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
+#include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/tf/constant_propagation.hpp>
@@ -23,6 +24,7 @@
 
 #if !GPASS_HEADER_ONLY
 template void gpass::dce_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::eliminate_identities_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::delete_disconnected_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::shapes>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::types>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;

@@ -96,7 +96,6 @@ struct constant_propagation_fn : pass_base<constant_propagation_fn> {
   static constexpr std::string_view description =
       "Evaluate subgraphs without placeholder, variable or stateful ancestors with the CPU kernels and make them constants";
   using provides_facts = facts<fact_tags::constants_propagated>;
-  static constexpr bool reports_changes = true;
   static constexpr std::array options{
       option_spec{"max-bytes", option_type::integer, "1048576", "largest constant made, in bytes"},
       option_spec{"min-bytes", option_type::integer, "1024", "constants up to this size are made even when they grow the graph"},
@@ -111,11 +110,10 @@ struct constant_propagation_fn : pass_base<constant_propagation_fn> {
     counters c;
     exec::eigen_cpu cpu({.threads = 1});
     for (G* cur : all_graphs(g)) run_one(*cur, g, cpu, lim, c, ctx);
-    ctx.add_statistic("folded", c.folded);
     ctx.add_statistic("no-kernel", c.no_kernel);
     ctx.add_statistic("too-large", c.too_large);
     ctx.add_statistic("failed", c.failed);
-    if (c.folded) ctx.mark_changed();
+    report_edits(ctx, {{"folded", c.folded}});
   }
 
  private:

@@ -49,15 +49,12 @@ struct delete_constant_ancestors_fn : pass_base<delete_constant_ancestors_fn> {
   static constexpr std::string_view description = "Replace known values by constants and delete the ancestors only they used";
   using requires_facts = facts<fact_tags::values_inferred>;
   using provides_facts = facts<fact_tags::constant_ancestors_deleted>;
-  static constexpr bool reports_changes = true;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
     std::int64_t replaced = 0, deleted = 0;
     for (G* cur : all_graphs(g)) run_one(*cur, g, replaced, deleted);
-    ctx.add_statistic("replaced-nodes", replaced);
-    ctx.add_statistic("deleted-nodes", deleted);
-    if (replaced || deleted) ctx.mark_changed();
+    report_edits(ctx, {{"replaced-nodes", replaced}, {"deleted-nodes", deleted}});
   }
 
  private:

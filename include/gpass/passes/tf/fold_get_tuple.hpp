@@ -54,7 +54,6 @@ struct fold_get_tuple_fn : pass_base<fold_get_tuple_fn> {
   static constexpr std::string_view description =
       "Bypass get_tuple nodes that only select an output port (the inverse of insert-get-tuple)";
   using provides_facts = facts<>;
-  static constexpr bool reports_changes = true;
   using invalidates_facts = facts<fact_tags::get_tuple_inserted>;
 
   template <class G>
@@ -82,8 +81,7 @@ struct fold_get_tuple_fn : pass_base<fold_get_tuple_fn> {
       h.remove_nodes(doomed);
       folded += static_cast<std::int64_t>(doomed.size());
     }
-    ctx.add_statistic("folded", folded);
-    if (folded) ctx.mark_changed();
+    report_edits(ctx, {{"folded", folded}});
   }
 };
 

@@ -465,14 +465,14 @@ class cond_functionalizer {
 ///   gpass::pass_context ctx;
 ///   (gpass::functionalize_loops | gpass::functionalize_conds)(g, ctx);
 /// \endcode
-struct functionalize_conds_fn : pass_base<functionalize_conds_fn> {
+/// (Declared like every pass, `lowering_pass_base` giving its facts: the lines it shares in
+/// shape with `functionalize_loops` are that declaration and the member list of a detail class.)
+struct functionalize_conds_fn : lowering_pass_base<functionalize_conds_fn> {
   static constexpr std::string_view name = "functionalize-conds";
   static constexpr std::string_view description =
       "Turn TF v1 conditionals (Switch/Merge from tf.cond) into functional if nodes";
   using requires_facts = facts<fact_tags::loops_functionalized>;
   using provides_facts = facts<fact_tags::conds_functionalized>;
-  /// New nodes (and, for TensorArrays, the flows' declared types) have no inferred types yet.
-  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {

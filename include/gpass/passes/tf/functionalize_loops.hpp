@@ -478,13 +478,13 @@ class loop_functionalizer {
 ///   gpass::pass_context ctx;
 ///   gpass::functionalize_loops(g, ctx);   // tf_while_one_var.gir -> %while = while(%i) {...}
 /// \endcode
-struct functionalize_loops_fn : pass_base<functionalize_loops_fn> {
+/// (Declared like every pass, `lowering_pass_base` giving its facts: the lines it shares in
+/// shape with `functionalize_conds` are that declaration and the member list of a detail class.)
+struct functionalize_loops_fn : lowering_pass_base<functionalize_loops_fn> {
   static constexpr std::string_view name = "functionalize-loops";
   static constexpr std::string_view description =
       "Turn TF v1 loop frames (Enter/Merge/Switch/Exit/NextIteration/LoopCond) into functional while nodes";
   using provides_facts = facts<fact_tags::loops_functionalized>;
-  /// New nodes (and, for TensorArrays, the flows' declared types) have no inferred types yet.
-  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {

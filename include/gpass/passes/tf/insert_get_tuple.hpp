@@ -68,7 +68,6 @@ struct insert_get_tuple_fn : pass_base<insert_get_tuple_fn> {
   static constexpr std::string_view description =
       "Route each read X:i of a multi-output node through a shared get_tuple {index = i} (v1 control flow keeps its ports)";
   using provides_facts = facts<fact_tags::get_tuple_inserted>;
-  static constexpr bool reports_changes = true;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
@@ -103,9 +102,7 @@ struct insert_get_tuple_fn : pass_base<insert_get_tuple_fn> {
         }
       }
     }
-    ctx.add_statistic("inserted", inserted);
-    ctx.add_statistic("rerouted", rerouted);
-    if (inserted || rerouted) ctx.mark_changed();
+    report_edits(ctx, {{"inserted", inserted}, {"rerouted", rerouted}});
   }
 };
 

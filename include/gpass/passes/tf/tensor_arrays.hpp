@@ -64,13 +64,11 @@ namespace gpass {
 ///   gpass::tensor_arrays(g, ctx);        // TensorArrayWriteV3(h, i, x, flow) -> list_write(flow, i, x)
 ///   gpass::infer_shapes(g, ctx);         // the list's element type refined by the writes
 /// \endcode
-struct tensor_arrays_fn : pass_base<tensor_arrays_fn> {
+struct tensor_arrays_fn : lowering_pass_base<tensor_arrays_fn> {
   static constexpr std::string_view name = "lower-tensor-arrays";
   static constexpr std::string_view description =
       "Lower TensorFlow TensorArrays to list values and the gpass list ops (flow = list, handle carries nothing)";
   using provides_facts = facts<fact_tags::tensor_arrays_lowered>;
-  /// New nodes (and, for TensorArrays, the flows' declared types) have no inferred types yet.
-  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {

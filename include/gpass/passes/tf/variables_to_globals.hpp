@@ -91,13 +91,11 @@ inline bool mutates_variable(std::string_view op) {
 ///   gpass::variables_to_globals(g, ctx);
 ///   g.attrs().at("global:Variable").as<gpass::tensor>();   // the initial value
 /// \endcode
-struct variables_to_globals_fn : pass_base<variables_to_globals_fn> {
+struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
   static constexpr std::string_view name = "variables-to-globals";
   static constexpr std::string_view description =
       "Lower TensorFlow variables to get_global/set_global, keeping initial values as graph attributes";
   using provides_facts = facts<fact_tags::variables_lowered>;
-  /// New nodes (and, for TensorArrays, the flows' declared types) have no inferred types yet.
-  using invalidates_facts = facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {

@@ -1,0 +1,306 @@
+#pragma once
+/// \file rewrite.hpp
+/// The pattern-rewrite driver (the role of MLIR's greedy rewrite driver): declarative
+/// patterns over a node's op, attributes, types and uses, applied over a worklist until none
+/// applies. `gpass::rewrite_pattern`, `gpass::rewriter`, `gpass::apply_patterns`, and the
+/// conditions of `gpass::match`.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/error.hpp>
+#include <gpass/core/type.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/graph/node_map.hpp>
+
+namespace gpass {
+
+/// An op a pattern is rooted at: its domain ("" for ONNX and gpass core ops, "tf" for
+/// TensorFlow) and its name.
+struct op_ref {
+  std::string domain;
+  std::string op;
+};
+
+template <class G>
+class rewriter;
+
+/// One rewrite: tried on every node whose (domain, op) is in `roots`, when every condition in
+/// `when` holds; `rewrite` then edits the graph through the rewriter and returns true, or
+/// returns false when it declines after all (the graph untouched). Among the patterns of one
+/// op, higher `benefit` is tried first (then the order given).
+/// \code
+///   gpass::rewrite_pattern<G> p{
+///       .name = "identity",
+///       .roots = {{"", "Identity"}, {"tf", "Identity"}},
+///       .when = {gpass::match::not_a_graph_output<G>()},
+///       .rewrite = gpass::match::forward_input<G>(0)};
+/// \endcode
+template <class G>
+struct rewrite_pattern {
+  using node_id = typename G::node_id;
+  std::string name;
+  std::vector<op_ref> roots;
+  std::vector<std::function<bool(const G&, node_id)>> when;
+  std::function<bool(rewriter<G>&, node_id)> rewrite;
+  int benefit = 1;
+};
+
+/// How `apply_patterns` ran.
+struct rewrite_result {
+  std::size_t rewrites = 0;  ///< patterns applied
+  std::size_t visits = 0;    ///< nodes taken from the worklist
+  std::size_t erased = 0;    ///< nodes erased
+  bool converged = true;     ///< false when `max_rewrites` stopped it
+  std::map<std::string, std::int64_t> hits;  ///< rewrites by pattern name
+};
+
+/// Options of `apply_patterns`.
+struct rewrite_options {
+  /// At most this many rewrites per node of the graph (a guard against patterns that undo
+  /// each other); past it the driver stops with `converged == false`.
+  std::size_t max_rewrites_per_node = 8;
+};
+
+/// The edits a pattern makes, through which the driver learns what to revisit: the users of
+/// a replaced value, the producers of an erased node's inputs (they lost a use, so a
+/// single-use condition may now hold), new nodes. Erased nodes are removed from the graph
+/// when the driver finishes (in bulk); until then they are only marked.
+template <class G>
+class rewriter {
+ public:
+  using node_id = typename G::node_id;
+
+  G& graph() noexcept { return g_; }
+  const G& graph() const noexcept { return g_; }
+
+  /// Every data use of `v:port` now reads `with:with_port`; the users are revisited.
+  void replace_uses(node_id v, int port, node_id with, int with_port) {
+    for (const auto& u : g_.uses(v, port)) push(u.node);
+    g_.replace_uses(v, port, with, with_port);
+    push(with);
+  }
+  /// Replaces node `v` (whose outputs other than 0 must be unused) by the value
+  /// `with:with_port`, and erases it. Its control predecessors come before whatever
+  /// followed it (its data users and control successors), as TensorFlow requires when an
+  /// Identity with control inputs goes.
+  void replace_by_value(node_id v, node_id with, int with_port) {
+    const auto preds = g_.control_inputs(v);
+    if (!preds.empty()) {
+      for (const auto& u : g_.uses(v))
+        for (auto c : preds) g_.add_control(c, u.node);
+      for (auto s : g_.control_outputs(v))
+        for (auto c : preds) g_.add_control(c, s);
+    }
+    for (auto s : g_.control_outputs(v))
+      if (s != with) g_.add_control(with, s);
+    replace_uses(v, 0, with, with_port);
+    erase(v);
+  }
+  /// Marks `v` erased (removed when the driver finishes). Its outputs must have no data use
+  /// left; its control edges go with it. The producers of its inputs are revisited.
+  void erase(node_id v) {
+    if (dead_[v]) return;
+    if (!g_.uses(v).empty())
+      throw error("rewrite pattern '" + current_ + "' erased node '" + g_[v].name + "' (op " + g_[v].op +
+                  ") whose outputs are still used");
+    for (const auto& in : g_.inputs(v))
+      if (!in.empty) push(in.node);
+    for (auto c : g_.control_inputs(v)) g_.remove_control(c, v);
+    for (auto c : g_.control_outputs(v)) g_.remove_control(v, c);
+    g_.set_num_inputs(v, 0);
+    dead_[v] = 1;
+    doomed_.push_back(v);
+  }
+  /// Adds a node (revisited: patterns may apply to it).
+  node_id add_node(typename G::node_type n) {
+    node_id v = g_.add_node(std::move(n));
+    push(v);
+    return v;
+  }
+  /// Says that `v` was edited in place (attributes, inputs): it and its users are revisited.
+  void changed(node_id v) {
+    push(v);
+    for (const auto& u : g_.uses(v)) push(u.node);
+  }
+  /// True when `v` was erased by a pattern of this run.
+  bool erased(node_id v) {
+    return dead_[v] != 0;
+  }
+
+  // ---- for the driver ----
+  explicit rewriter(G& g) : g_(g), queued_(g, 0), dead_(g, 0) {}
+  void push(node_id v) {
+    if (dead_[v] || queued_[v]) return;
+    queued_[v] = 1;
+    work_.push_back(v);
+  }
+  bool pop(node_id& v) {
+    while (!work_.empty()) {
+      v = work_.back();
+      work_.pop_back();
+      queued_[v] = 0;
+      if (!dead_[v]) return true;
+    }
+    return false;
+  }
+  void set_current(std::string_view pattern) { current_ = pattern; }
+  std::size_t finish() {
+    const std::size_t n = doomed_.size();
+    g_.remove_nodes(doomed_);
+    doomed_.clear();
+    return n;
+  }
+
+ private:
+  G& g_;
+  node_map<G, char> queued_;
+  node_map<G, char> dead_;
+  std::vector<node_id> work_;
+  std::vector<node_id> doomed_;
+  std::string current_;
+};
+
+/// Applies `patterns` to `g` (this graph only; its functions are graphs of their own) until
+/// no pattern applies to any node: every node starts on the worklist (in graph order), a
+/// node is tried against the patterns of its op, and a rewrite puts what it touched back on
+/// the worklist. O(V + R·d) for R rewrites touching d nodes each; no recursion. Stops with
+/// `converged == false` after `max_rewrites_per_node · V` rewrites.
+template <class G>
+rewrite_result apply_patterns(G& g, const std::vector<rewrite_pattern<G>>& patterns, const rewrite_options& o = {}) {
+  using node_id = typename G::node_id;
+  std::unordered_map<std::string, std::vector<const rewrite_pattern<G>*>> by_op;
+  for (const auto& p : patterns)
+    for (const auto& r : p.roots) by_op[r.domain + '\n' + r.op].push_back(&p);
+  for (auto& [k, list] : by_op)
+    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->benefit > b->benefit; });
+
+  rewrite_result res;
+  rewriter<G> rw(g);
+  std::vector<node_id> order;
+  for (auto v : g.nodes()) order.push_back(v);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) rw.push(*it);  // first node popped first
+  const std::size_t cap = std::max<std::size_t>(1, o.max_rewrites_per_node * std::max<std::size_t>(1, order.size()));
+  std::string key;
+  node_id v;
+  while (rw.pop(v)) {
+    ++res.visits;
+    key.assign(g[v].domain).append(1, '\n').append(g[v].op);
+    auto found = by_op.find(key);
+    if (found == by_op.end()) continue;
+    for (const rewrite_pattern<G>* p : found->second) {
+      bool ok = true;
+      for (const auto& c : p->when)
+        if (!c(std::as_const(g), v)) {
+          ok = false;
+          break;
+        }
+      if (!ok) continue;
+      rw.set_current(p->name);
+      if (!p->rewrite(rw, v)) continue;
+      ++res.rewrites;
+      ++res.hits[p->name];
+      if (!rw.erased(v)) rw.push(v);
+      break;
+    }
+    if (res.rewrites >= cap) {
+      res.converged = false;
+      break;
+    }
+  }
+  res.erased = rw.finish();
+  return res;
+}
+
+/// Conditions and rewrites for `rewrite_pattern`: the declarative part of patterns.
+namespace match {
+
+/// The type of the value node `v` reads at input `i` (nullptr when the input is missing).
+template <class G>
+const type* input_type(const G& g, typename G::node_id v, int i) {
+  auto in = g.input(v, i);
+  if (in.empty) return nullptr;
+  const auto& outs = g[in.node].outputs;
+  return static_cast<std::size_t>(in.port) < outs.size() ? &outs[static_cast<std::size_t>(in.port)] : nullptr;
+}
+
+/// True when `a` and `b` are tensor types of one known element type and one shape whose
+/// dims are all known or symbolic (the same symbols), so one value can stand for the other.
+inline bool same_known_tensor_type(const type& a, const type& b) {
+  if (!a.is_tensor() || !b.is_tensor()) return false;
+  const tensor_type &x = a.tensor(), &y = b.tensor();
+  if (x.element == dtype::undefined || x.element != y.element || !x.shape.has_rank() || !y.shape.has_rank()) return false;
+  if (x.shape.rank() != y.shape.rank()) return false;
+  for (std::size_t i = 0; i < x.shape.rank(); ++i) {
+    const dim &p = x.shape.dims()[i], &q = y.shape.dims()[i];
+    if (p.is_unknown() || q.is_unknown() || !(p == q)) return false;
+  }
+  return true;
+}
+
+/// Input `i` exists and its value has the same known type as output `o` of the node.
+template <class G>
+auto same_type_as_input(int i = 0, int o = 0) {
+  return [=](const G& g, typename G::node_id v) {
+    const type* t = input_type(g, v, i);
+    return t && static_cast<std::size_t>(o) < g[v].outputs.size() &&
+           same_known_tensor_type(*t, g[v].outputs[static_cast<std::size_t>(o)]);
+  };
+}
+
+/// Output `port` of the node has no data use.
+template <class G>
+auto output_unused(int port) {
+  return [=](const G& g, typename G::node_id v) { return g.uses(v, port).empty(); };
+}
+
+/// Output `port` has exactly one data use.
+template <class G>
+auto single_use(int port = 0) {
+  return [=](const G& g, typename G::node_id v) { return g.uses(v, port).size() == 1; };
+}
+
+/// No output of the node is read by the graph's `return` (a graph output keeps the node
+/// that produces it, and with it its name).
+template <class G>
+auto not_a_graph_output() {
+  return [](const G& g, typename G::node_id v) {
+    for (const auto& u : g.uses(v))
+      if (g[u.node].op == "return" && g[u.node].domain.empty()) return false;
+    return true;
+  };
+}
+
+/// The node has at most `n` inputs, or those past `n` are missing (optional and absent).
+template <class G>
+auto inputs_at_most(std::size_t n) {
+  return [=](const G& g, typename G::node_id v) {
+    for (std::size_t i = n; i < g.num_inputs(v); ++i)
+      if (!g.input(v, static_cast<int>(i)).empty) return false;
+    return true;
+  };
+}
+
+/// The rewrite "the node is its input `i`": uses of output 0 read input `i`'s value instead
+/// and the node goes (`rewriter::replace_by_value`).
+template <class G>
+auto forward_input(int i) {
+  return [=](rewriter<G>& rw, typename G::node_id v) {
+    auto in = rw.graph().input(v, i);
+    if (in.empty) return false;
+    rw.replace_by_value(v, in.node, in.port);
+    return true;
+  };
+}
+
+}  // namespace match
+
+}  // namespace gpass
