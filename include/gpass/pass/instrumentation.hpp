@@ -39,7 +39,9 @@ namespace gpass {
 ///   for (auto& line : ctx.timing_report()) std::cout << line << '\n';
 /// \endcode
 struct instrumentation_options {
-  /// Run `gpass::verify` on the input and after each pass. A failure after a pass throws
+  /// Run `gpass::verify` on the input and after each pass that changed the graph (a pass
+  /// that reports no change, `pass_context::report_changed(false)`, leaves the graph that was
+  /// verified before it). A failure after a pass throws
   /// `gpass::error` "verification failed after pass 'x': ..." with the pass in its context;
   /// a failure on the input throws "verification failed on the pipeline input: ...".
   bool verify_each = true;
