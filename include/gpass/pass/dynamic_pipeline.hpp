@@ -90,8 +90,16 @@ class dynamic_pipeline : public detail::runs_passes<dynamic_pipeline<G>> {
         if (!available_.contains(f))
           throw error("pipeline '" + text_ + "': pass '" + s.pass.name() + "' requires fact '" + f +
                       "', which no earlier pass provides");
-      for (const auto& f : s.pass.invalidates_facts()) available_.erase(f);
-      for (const auto& f : s.pass.provides_facts()) available_.insert(f);
+      for (const auto& f : s.pass.invalidates_facts()) {
+        available_.erase(f);
+        provides_.erase(f);
+        invalidates_.insert(f);
+      }
+      for (const auto& f : s.pass.provides_facts()) {
+        available_.insert(f);
+        invalidates_.erase(f);
+        provides_.insert(f);
+      }
     }
   }
 
@@ -130,6 +138,10 @@ class dynamic_pipeline : public detail::runs_passes<dynamic_pipeline<G>> {
   const std::set<std::string>& initial_facts() const noexcept { return initial_; }
   /// The facts held after the pipeline when its input holds exactly `initial_facts()`.
   const std::set<std::string>& available_facts() const noexcept { return available_; }
+  /// The pipeline's net effect, as for compile-time pipelines: the facts whose last mention
+  /// is a provide, and those whose last mention is an invalidate.
+  const std::set<std::string>& provides_facts() const noexcept { return provides_; }
+  const std::set<std::string>& invalidates_facts() const noexcept { return invalidates_; }
 
   // p(g, ctx), p(g), p.run(g, ctx, options): see detail::runs_passes.
 
@@ -145,6 +157,7 @@ class dynamic_pipeline : public detail::runs_passes<dynamic_pipeline<G>> {
   std::vector<step> steps_;
   std::set<std::string> initial_;
   std::set<std::string> available_;
+  std::set<std::string> provides_, invalidates_;
   std::string text_;
 };
 

@@ -75,6 +75,13 @@ constexpr std::span<const option_spec> options_of() {
 template <class P>
 inline constexpr std::span<const option_spec> pass_options_v = detail::options_of<std::remove_cvref_t<P>>();
 
+/// The option called `name` among `specs`, or nullptr.
+inline const option_spec* find_option(std::span<const option_spec> specs, std::string_view name) noexcept {
+  for (const option_spec& s : specs)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 /// The boolean a text means, if it is one of `true false 1 0 on off yes no`.
 inline std::optional<bool> parse_option_bool(std::string_view s) noexcept {
   if (s == "true" || s == "1" || s == "on" || s == "yes") return true;

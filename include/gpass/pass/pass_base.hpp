@@ -107,8 +107,7 @@ struct pass_base {
 
  private:
   static const option_spec& declared(std::string_view opt) {
-    for (const option_spec& s : pass_options_v<Derived>)
-      if (s.name == opt) return s;
+    if (const option_spec* s = find_option(pass_options_v<Derived>, opt)) return *s;
     fail("reads option '" + std::string(opt) + "', which the pass does not declare");
   }
 };

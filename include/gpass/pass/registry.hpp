@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -350,12 +351,10 @@ class pass_registry {
   }
 
   /// Every option given to pass `pass` must be one it declares, with a value of its type.
-  static void check_options(std::string_view top, const std::string& pass, const std::vector<option_spec>& specs,
+  static void check_options(std::string_view top, const std::string& pass, std::span<const option_spec> specs,
                             const std::vector<std::pair<std::string, std::string>>& given) {
     for (const auto& [k, v] : given) {
-      const option_spec* spec = nullptr;
-      for (const auto& o : specs)
-        if (o.name == k) spec = &o;
+      const option_spec* spec = find_option(specs, k);
       if (!spec) {
         std::string msg = "pipeline '" + std::string(top) + "': pass '" + pass + "' has no option '" + k + "'";
         if (specs.empty()) {
@@ -376,10 +375,9 @@ class pass_registry {
   /// facts computed (what it needs from before, what it leaves), run to a fixed point.
   typename dynamic_pipeline<G>::step fixed_point_step(std::string_view top, const detail::pipeline_element& e,
                                                       std::vector<std::string>& expanding) const {
-    static const std::vector<option_spec> specs(fixed_point_options.begin(), fixed_point_options.end());
-    check_options(top, "fixed-point", specs, e.options);
+    check_options(top, "fixed-point", fixed_point_options, e.options);
     std::string inner_text;
-    std::int64_t max_rounds = 10;
+    std::int64_t max_rounds = *parse_option_int(find_option(fixed_point_options, "max-iterations")->default_value);
     bool has_pipeline = false;
     for (const auto& [k, v] : e.options) {
       if (k == "pipeline") {
@@ -396,33 +394,26 @@ class pass_registry {
     std::vector<typename dynamic_pipeline<G>::step> inner;
     expand(top, inner_text, expanding, inner);
 
-    detail::pass_info info;
-    info.name = std::string(dynamic_fixed_point<G>::name);
-    info.description = std::string(dynamic_fixed_point<G>::description);
-    info.options = specs;
-    std::set<std::string> available, needed, provided, invalidated;
+    // what a round needs from before it: what its passes require and no earlier one provides
+    std::set<std::string> needed, available;
     for (const auto& st : inner) {
       for (const auto& f : st.pass.requires_facts())
         if (!available.contains(f)) needed.insert(f);
-      for (const auto& f : st.pass.invalidates_facts()) {
-        available.erase(f);
-        provided.erase(f);
-        invalidated.insert(f);
-      }
-      for (const auto& f : st.pass.provides_facts()) {
-        available.insert(f);
-        invalidated.erase(f);
-        provided.insert(f);
-      }
+      for (const auto& f : st.pass.invalidates_facts()) available.erase(f);
+      for (const auto& f : st.pass.provides_facts()) available.insert(f);
     }
     dynamic_pipeline<G> body(std::move(inner), needed, inner_text);  // checks the round's own facts
     for (const auto& f : needed)
-      if (invalidated.contains(f))
+      if (body.invalidates_facts().contains(f))
         throw error("pipeline '" + std::string(top) + "': fixed-point{pipeline=\"" + inner_text +
                     "\"} breaks fact '" + f + "', which it requires: a second round could not run");
+    detail::pass_info info;
+    info.name = std::string(dynamic_fixed_point<G>::name);
+    info.description = std::string(dynamic_fixed_point<G>::description);
+    info.options.assign(fixed_point_options.begin(), fixed_point_options.end());
     info.requires_facts.assign(needed.begin(), needed.end());
-    info.provides_facts.assign(provided.begin(), provided.end());
-    info.invalidates_facts.assign(invalidated.begin(), invalidated.end());
+    info.provides_facts.assign(body.provides_facts().begin(), body.provides_facts().end());
+    info.invalidates_facts.assign(body.invalidates_facts().begin(), body.invalidates_facts().end());
     typename dynamic_pipeline<G>::step s{
         any_pass<G>(std::move(info), dynamic_fixed_point<G>(std::move(body), static_cast<std::size_t>(max_rounds))),
         {}};
