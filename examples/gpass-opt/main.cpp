@@ -11,12 +11,15 @@
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -27,6 +30,7 @@
 #include <gpass/all.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/plan.hpp>
+#include <gpass/passes/optimize.hpp>
 #include <gpass/passes/tf.hpp>
 #ifdef GPASS_OPT_WITH_ONNX
 #include <gpass/io/onnx.hpp>
@@ -63,12 +67,27 @@ options:
   --tf-targets=N,...        graph's inputs in this order, fetched tensors its outputs,
                             targets ("init") run for their effects; then tf-frontend
                             keeps only what the fetches and targets need
+  -O0 -O1 -O2 -O3         optimization level (default -O0: none), run before --passes:
+                          -O1 cleanup (constant and shape folding, identities, CSE, DCE),
+                          -O2 adds simplify-inference and batch norms folded into weights
+                          (standard ONNX ops only), -O3 adds gpass's fused ops (none yet)
   --passes=PIPELINE       passes to run, e.g. "delete-disconnected,dce" or "dce{keep=y}"
-                          (named pipelines such as "default" expand)
+                          (named pipelines such as "default" and "O2" expand)
+  --input-shape=NAME:D,D  fix the shape of graph input NAME before the passes (symbolic or
+                          unknown dims become D; repeatable), e.g. --input-shape=x:1,3,224,224
+  --check=N               run the input graph and the optimized one on N seeded random
+                          inputs (see --seed) and report the largest difference; exit 1
+                          when an output differs by more than the tolerance
+  --check-tolerance=T     the tolerance of --check: |a-b| <= T + T*|a| (default 1e-4)
+  --summary               print, per op type, the node count before and after the passes
+                          (to stderr)
+  --print-large-constants print tensors of more than 64 elements in full in the printed IR
+                          (stdout, --print-ir-after-all); -o FILE always has them all
   --pipeline=NAME         run a named pipeline (same as --passes=NAME)
   --list-passes           list registered passes and named pipelines, then exit
   --print-ir-after-all    print the IR after every pass (to stderr)
-  --timing                print one timing line per pass (to stderr)
+  --timing                print one timing line per pass and the total, "optimize: MS ms"
+                          (to stderr)
   --stats                 print pass statistics (to stderr)
   --no-verify             do not verify the graph after each pass
   --dump-dir=DIR          write the IR before/after each pass into DIR
@@ -121,6 +140,13 @@ struct options {
   std::string save_outputs;
   int threads = 1;
   std::vector<std::string> print_tensors;
+  // optimization
+  int level = 0;
+  std::vector<std::string> input_shapes;
+  int check = 0;
+  double check_tolerance = 1e-4;
+  bool summary = false;
+  bool print_large_constants = false;
 };
 
 bool has_extension(const std::string& path, std::string_view ext) {
@@ -207,6 +233,19 @@ options parse_args(int argc, char** argv) {
       o.tf_fetches = split_list(*v13), o.tf_signature = true;
     } else if (auto v14 = value_of(a, "--tf-targets")) {
       o.tf_targets = split_list(*v14), o.tf_signature = true;
+    } else if (a == "-O0" || a == "-O1" || a == "-O2" || a == "-O3") {
+      o.level = a[2] - '0';
+    } else if (auto v15 = value_of(a, "--input-shape")) {
+      o.input_shapes.push_back(*v15);
+    } else if (auto v16 = value_of(a, "--check")) {
+      o.check = parse_number<int>(*v16, "--check");
+      if (o.check < 0) throw usage_error{"--check needs a number >= 0, got '" + *v16 + "'"};
+    } else if (auto v17 = value_of(a, "--check-tolerance")) {
+      o.check_tolerance = parse_number<double>(*v17, "--check-tolerance");
+    } else if (a == "--summary") {
+      o.summary = true;
+    } else if (a == "--print-large-constants") {
+      o.print_large_constants = true;
     } else if (a == "-o") {
       if (i + 1 >= argc) throw usage_error{"-o needs a file name"};
       o.output = argv[++i];
@@ -217,8 +256,8 @@ options parse_args(int argc, char** argv) {
       o.input = std::string(a);
     }
   }
-  if (!o.run && (!o.run_inputs.empty() || !o.save_outputs.empty()))
-    throw usage_error{"--input and --save-outputs need --run"};
+  if (!o.run && ((o.check == 0 && !o.run_inputs.empty()) || !o.save_outputs.empty()))
+    throw usage_error{"--input needs --run or --check, --save-outputs needs --run"};
   return o;
 }
 
@@ -265,9 +304,14 @@ graph_t read_input(const options& o) {
   return gpass::read_text_file<graph_t>(*o.input);
 }
 
+// How IR printed for reading is printed: tensors of more than 64 elements elided.
+gpass::text_print_options print_options(const options& o) {
+  return {.elide_elements_over = o.print_large_constants ? -1 : 64};
+}
+
 void write_output(const options& o, const graph_t& g) {
   if (o.output.empty()) {
-    gpass::write_text(std::cout, g);
+    gpass::write_text(std::cout, g, print_options(o));
     return;
   }
   if (has_extension(o.output, ".onnx")) {
@@ -492,8 +536,160 @@ void run_graph(const options& o, graph_t& g) {
   }
 }
 
+
+// ---- optimization: --input-shape, --summary, --check ----
+
+// --input-shape=NAME:D,D,...: the declared shape of graph input NAME becomes [D, D, ...].
+void apply_input_shapes(const options& o, graph_t& g) {
+  for (const auto& spec : o.input_shapes) {
+    const std::size_t colon = spec.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      throw usage_error{"--input-shape needs NAME:D,D,..., got '" + spec + "'"};
+    const std::string name = spec.substr(0, colon);
+    std::vector<std::int64_t> dims;
+    for (const auto& d : split_list(spec.substr(colon + 1))) {
+      dims.push_back(parse_number<std::int64_t>(d, "--input-shape"));
+      if (dims.back() < 0) throw usage_error{"--input-shape: dims must be >= 0, got '" + spec + "'"};
+    }
+    auto v = g.find(name);
+    if (!v || g[*v].op != "arg") {
+      std::string inputs;
+      for (auto u : g.nodes())
+        if (g[u].op == "arg") inputs += (inputs.empty() ? "'" : ", '") + g[u].name + "'";
+      throw gpass::error("--input-shape: the graph has no input '" + name + "' (its inputs: " + inputs + ")");
+    }
+    gpass::type& t = g[*v].outputs[0];
+    if (!t.is_tensor()) throw gpass::error("--input-shape: input '" + name + "' is a " + t.to_string() + ", not a tensor");
+    const auto& old = t.tensor().shape;
+    if (old.has_rank() && old.rank() != dims.size())
+      throw gpass::error("--input-shape: input '" + name + "' has rank " + std::to_string(old.rank()) + " (" + t.to_string() +
+                         "), the shape given has " + std::to_string(dims.size()) + " dims");
+    for (std::size_t i = 0; old.has_rank() && i < dims.size(); ++i)
+      if (old[i].is_known() && old[i].value() != dims[i])
+        throw gpass::error("--input-shape: input '" + name + "' has dim " + std::to_string(i) + " = " +
+                           std::to_string(old[i].value()) + ", not " + std::to_string(dims[i]));
+    t = gpass::type(gpass::tensor_type{t.tensor().element, gpass::shape::of(dims)});
+  }
+}
+
+// Nodes per op type ("domain::op" outside the default domain), the graph and its functions.
+std::map<std::string, std::int64_t> op_counts(const graph_t& g) {
+  std::map<std::string, std::int64_t> r;
+  auto count = [&](const graph_t& h) {
+    for (auto v : h.nodes()) {
+      const auto& n = h[v];
+      if (n.domain.empty() && (n.op == "arg" || n.op == "return")) continue;
+      ++r[n.domain.empty() ? n.op : n.domain + "::" + n.op];
+    }
+  };
+  count(g);
+  for (const auto& [name, f] : g.functions()) count(*f);
+  return r;
+}
+
+// onnxsim's summary: one row per op type, count before and after.
+void print_summary(const std::map<std::string, std::int64_t>& before, const std::map<std::string, std::int64_t>& after) {
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> rows;
+  std::int64_t tb = 0, ta = 0;
+  for (const auto& [k, n] : before) rows[k].first = n, tb += n;
+  for (const auto& [k, n] : after) rows[k].second = n, ta += n;
+  std::size_t w = 5;
+  for (const auto& [k, _] : rows) w = std::max(w, k.size());
+  auto line = [&](const std::string& k, const std::string& b, const std::string& a) {
+    std::cerr << k << std::string(w - k.size() + 2, ' ') << std::string(8 - std::min<std::size_t>(8, b.size()), ' ') << b
+              << std::string(8 - std::min<std::size_t>(8, a.size()), ' ') << a << '\n';
+  };
+  line("op", "before", "after");
+  for (const auto& [k, ba] : rows) line(k, std::to_string(ba.first), std::to_string(ba.second));
+  line("total", std::to_string(tb), std::to_string(ta));
+}
+
+// A deep copy of run inputs (a plan may reuse its input buffers).
+std::vector<ex::value> clone_values(const std::vector<ex::value>& in) {
+  std::vector<ex::value> r(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (in[i].is_tensor()) r[i] = in[i].tensor().clone();
+    else r[i] = in[i];
+  return r;
+}
+
+// The largest |a - b| of two outputs and whether every element is within tolerance
+// (|a-b| <= tol + tol*|a|; NaN matches NaN; integers exactly).
+std::pair<double, bool> compare_outputs(const ex::value& a, const ex::value& b, double tol) {
+  if (!a.is_tensor() || !b.is_tensor()) return {0.0, a.is_tensor() == b.is_tensor()};
+  const gpass::tensor &x = a.tensor(), &y = b.tensor();
+  if (x.element_type() != y.element_type() || x.sizes() != y.sizes())
+    return {std::numeric_limits<double>::infinity(), false};
+  double worst = 0;
+  bool ok = true;
+  gpass::visit_dtype(x.element_type(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, std::string>) {
+      ok = x == y;
+    } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+      auto p = x.values<T>(), q = y.values<T>();
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        const double d = std::abs(std::complex<double>(p[i]) - std::complex<double>(q[i]));
+        worst = std::max(worst, d);
+        ok = ok && d <= tol + tol * std::abs(std::complex<double>(p[i]));
+      }
+    } else {
+      auto p = x.values<T>(), q = y.values<T>();
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        const double u = static_cast<double>(p[i]), v = static_cast<double>(q[i]);
+        if (std::isnan(u) || std::isnan(v)) {
+          ok = ok && std::isnan(u) && std::isnan(v);
+          continue;
+        }
+        const double d = u == v ? 0.0 : std::abs(u - v);
+        worst = std::max(worst, d);
+        ok = ok && (gpass::is_floating(x.element_type()) ? d <= tol + tol * std::abs(u) : d == 0);
+      }
+    }
+  });
+  return {worst, ok};
+}
+
+// --check=N: runs `before` and `after` on N seeded random inputs (seeds --seed, +1, ...; or
+// the --input files once) and compares their outputs.
+void check_graphs(const options& o, graph_t before, graph_t after) {
+  for (graph_t* g : {&before, &after}) {
+    try {
+      gpass::pass_context ictx;
+      gpass::infer_shapes(*g, ictx);
+    } catch (const std::exception&) {
+      // run without static sizes
+    }
+  }
+  ex::eigen_cpu cpu({.threads = o.threads});
+  ex::plan<ex::eigen_cpu> pa(before, cpu), pb(after, cpu);
+  if (pa.input_names() != pb.input_names() || pa.output_names().size() != pb.output_names().size())
+    throw gpass::error("--check: the optimized graph's inputs or outputs differ from the input graph's");
+  const int runs = o.run_inputs.empty() ? o.check : 1;
+  double worst = 0;
+  std::string worst_where = "-";
+  bool ok = true;
+  for (int r = 0; r < runs; ++r) {
+    options oi = o;
+    oi.seed = o.seed + static_cast<std::uint64_t>(r);
+    std::vector<ex::value> in = make_inputs(oi, before, pa);
+    std::vector<ex::value> ya = pa.run(clone_values(in)), yb = pb.run(std::move(in));
+    for (std::size_t k = 0; k < ya.size() && k < yb.size(); ++k) {
+      auto [d, fine] = compare_outputs(ya[k], yb[k], o.check_tolerance);
+      if (d > worst || (!fine && ok)) {
+        worst = std::max(worst, d);
+        worst_where = "output '" + pa.output_names()[k] + "', run " + std::to_string(r);
+      }
+      ok = ok && fine;
+    }
+  }
+  std::cerr << "check: " << runs << " run(s) on seeded random inputs, max abs diff " << format_g(worst) << " (" << worst_where
+            << "), tolerance " << format_g(o.check_tolerance) << ": " << (ok ? "ok" : "FAILED") << '\n';
+  if (!ok) throw gpass::error("--check: the optimized graph's outputs differ from the input graph's (" + worst_where + ")");
+}
+
 int run(const options& o) {
   gpass::register_tf_passes(gpass::pass_registry<graph_t>::global());  // tf-frontend and its passes
+  gpass::register_optimizer_passes(gpass::pass_registry<graph_t>::global());  // fold-constants, O1-O3
   if (o.list_passes) {
     list_passes();
     return 0;
@@ -503,9 +699,15 @@ int run(const options& o) {
     return 0;
   }
   graph_t g = read_input(o);
+  apply_input_shapes(o, g);
+  std::optional<graph_t> original;
+  if (o.check > 0) original = g;
+  const auto counts_before = o.summary ? op_counts(g) : std::map<std::string, std::int64_t>{};
+  std::string passes = o.passes;
+  if (o.level > 0) passes = "O" + std::to_string(o.level) + (passes.empty() ? "" : "," + passes);
   gpass::pass_context ctx;
-  if (!o.passes.empty()) {
-    auto pipe = gpass::pass_registry<graph_t>::global().parse(o.passes, gpass::held_facts_of(g));
+  if (!passes.empty()) {
+    auto pipe = gpass::pass_registry<graph_t>::global().parse(passes, gpass::held_facts_of(g));
     gpass::instrumentation_options io;
     io.verify_each = o.verify;
     io.timing = o.timing;
@@ -513,7 +715,11 @@ int run(const options& o) {
     io.print_after_all = o.print_after_all ? &std::cerr : nullptr;
     if (!o.dump_dir.empty()) io.dump_dir = o.dump_dir;
     if (!o.reproducer_dir.empty()) io.reproducer_dir = o.reproducer_dir;
+    io.print_options = print_options(o);
+    const auto t0 = std::chrono::steady_clock::now();
     pipe.run(g, ctx, io);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (o.timing) std::cerr << "optimize: " << format_g(ms) << " ms\n";
   } else if (o.verify) {
     gpass::verify(g);
   }
@@ -525,6 +731,8 @@ int run(const options& o) {
   }
   if (o.stats)
     for (const auto& [k, v] : ctx.statistics()) std::cerr << "statistic " << k << " = " << v << '\n';
+  if (o.summary) print_summary(counts_before, op_counts(g));
+  if (original) check_graphs(o, std::move(*original), g);
   if (!o.dot_file.empty()) {
     std::ofstream f(o.dot_file, std::ios::binary | std::ios::trunc);
     gpass::write_dot(f, g);

@@ -1,8 +1,10 @@
 // gpass_conformance: runs ONNX's backend test data on the Eigen CPU executor.
 //
 //   gpass_conformance DATA_DIR [--suite=node,simple,...] [--filter=SUBSTRING]
-//                     [--expected=FILE] [--threads=N] [--quiet]
+//                     [--expected=FILE] [--threads=N] [--optimize=PIPELINE] [--quiet]
 //
+// With --optimize (a pass pipeline, "O3"), each model is optimized before it runs: the
+// optimizer's differential test (the same tests must pass, against the same references).
 // Prints one line per test (pass / FAIL with max error / unsupported op / ERROR) and a
 // summary per suite. With --expected, only the tests listed there (one `suite/test` per line,
 // `#` comments) must pass: the exit status is 1 when any of them does not, 0 otherwise; the
@@ -21,6 +23,7 @@ namespace gc = gpass_conformance;
 int main(int argc, char** argv) {
   std::string data, filter, expected_file;
   std::vector<std::string> suites{"node", "pytorch-converted", "pytorch-operator", "simple"};
+  std::string optimize;
   int threads = 1;
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
     } else if (a.rfind("--filter=", 0) == 0) filter = val("--filter=");
     else if (a.rfind("--expected=", 0) == 0) expected_file = val("--expected=");
     else if (a.rfind("--threads=", 0) == 0) threads = std::stoi(val("--threads="));
+    else if (a.rfind("--optimize=", 0) == 0) optimize = val("--optimize=");
     else if (a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] != '-') data = a;
     else {
@@ -41,7 +45,8 @@ int main(int argc, char** argv) {
     }
   }
   if (data.empty()) {
-    std::cerr << "usage: gpass_conformance DATA_DIR [--suite=a,b] [--filter=S] [--expected=FILE] [--threads=N]\n";
+    std::cerr << "usage: gpass_conformance DATA_DIR [--suite=a,b] [--filter=S] [--expected=FILE] [--threads=N]"
+                 " [--optimize=PIPELINE]\n";
     return 2;
   }
   std::set<std::string> expected;
@@ -57,6 +62,7 @@ int main(int argc, char** argv) {
       if (!line.empty()) expected.insert(line);
     }
   }
+  gpass::register_optimizer_passes(gpass::pass_registry<gpass::graph<>>::global());
   gpass::exec::eigen_cpu cpu({.threads = threads});
   int regressions = 0;
   std::vector<std::string> newly;
@@ -73,12 +79,15 @@ int main(int argc, char** argv) {
     std::sort(tests.begin(), tests.end());
     std::map<gc::status, int> count;
     int total = 0;
+    std::size_t nodes_before = 0, nodes_after = 0;
     for (const auto& t : tests) {
       const std::string id = suite + "/" + t.filename().string();
       if (!filter.empty() && id.find(filter) == std::string::npos) continue;
       ++total;
-      auto r = gc::run_test(t, cpu, {});
+      auto r = gc::run_test(t, cpu, {}, optimize);
       ++count[r.st];
+      nodes_before += r.nodes_before;
+      nodes_after += r.nodes_after;
       const bool want = expected.count(id) > 0;
       if (want && r.st != gc::status::pass) ++regressions;
       if (!want && r.st == gc::status::pass && !expected_file.empty()) newly.push_back(id);
@@ -92,7 +101,9 @@ int main(int argc, char** argv) {
     }
     std::cout << "== " << suite << ": " << total << " tests, " << count[gc::status::pass] << " pass, "
               << count[gc::status::fail] << " fail, " << count[gc::status::unsupported] << " unsupported, "
-              << count[gc::status::error] << " error\n";
+              << count[gc::status::error] << " error";
+    if (!optimize.empty()) std::cout << "; optimized by " << optimize << ": " << nodes_before << " -> " << nodes_after << " nodes";
+    std::cout << "\n";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& n : newly) std::cout << "newly passing (add to the expected list): " << n << "\n";

@@ -12,6 +12,7 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/plan.hpp>
+#include <gpass/passes/optimize.hpp>
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
 
@@ -35,6 +36,7 @@ struct result {
   status st = status::pass;
   double max_abs_error = 0;
   std::string message;
+  std::size_t nodes_before = 0, nodes_after = 0;  // with an optimize pipeline
 };
 
 struct tolerance {
@@ -138,14 +140,26 @@ inline ex::value read_value(const fs::path& p, kind k) {
   }
 }
 
-// Runs every test_data_set_* of the test in `dir`.
-inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol) {
+// Runs every test_data_set_* of the test in `dir`; with `optimize` (a pipeline, "O3"), on
+// the model that pipeline made of it (the optimizer's differential test: the outputs must
+// still match the suite's references).
+inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol, const std::string& optimize = {}) {
   result r;
   gpass::graph<> g;
   try {
     g = gpass::read_onnx_file(dir / "model.onnx");
   } catch (const std::exception& e) {
     return {status::error, 0, std::string("import: ") + e.what()};
+  }
+  if (!optimize.empty()) {
+    r.nodes_before = g.num_nodes();
+    try {
+      gpass::pass_context ctx;
+      gpass::pass_registry<gpass::graph<>>::global().parse(optimize)(g, ctx);
+      r.nodes_after = g.num_nodes();
+    } catch (const std::exception& e) {
+      return {status::error, 0, std::string("optimize: ") + e.what()};
+    }
   }
   try {
     gpass::pass_context ctx;

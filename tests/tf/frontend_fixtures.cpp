@@ -2,7 +2,8 @@
 // import graph.pb -> `tf-frontend` -> no v1 control-flow, TensorArray or variable op left ->
 // verifies (no cycles) -> every node output has a type and a shape with no `?` dim (symbols
 // where dynamic) -> a second run changes nothing -> runs on the Eigen CPU executor -> outputs
-// equal TensorFlow's (atol 1e-5).
+// equal TensorFlow's (atol 1e-5); the same after the optimizer's -O3 (its differential test
+// on TensorFlow graphs).
 
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include <gpass/io/text.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/passes/builtin.hpp>
+#include <gpass/passes/optimize.hpp>
 #include <gpass/passes/tf.hpp>
 
 #include "fixture_support.hpp"
@@ -121,16 +123,27 @@ void check_fixture(const std::string& name) {
   CHECK_NOTHROW(gpass::tf_frontend(again, ctx2));
   CHECK(gpass::print_text(again) == gpass::print_text(gpass::graph<>(g)));
 
+  // the optimizer's -O3 on the frontend's result
+  auto& reg = gpass::pass_registry<gpass::graph<>>::global();
+  gpass::register_optimizer_passes(reg);
+  gpass::graph<> optimized = g;
+  gpass::pass_context octx;
+  REQUIRE_NOTHROW(reg.parse("O3")(optimized, octx));
+  CHECK(optimized.num_nodes() <= g.num_nodes());
+
   gpass::exec::eigen_cpu cpu({.threads = 1});
-  const auto got = run_like_tensorflow(f, g, cpu);
-  REQUIRE(got.size() == f.fetches.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(f.fetches[i].first);
-    const gpass::tensor want = gpass::read_tf_tensor_file(f.fetches[i].second);
-    REQUIRE(got[i].is_tensor());
-    double err = 0;
-    CHECK_NOTHROW(err = max_abs_diff(got[i].tensor(), want));
-    CHECK(err <= 1e-5);
+  for (gpass::graph<>* h : {&g, &optimized}) {
+    CAPTURE(h == &optimized);
+    const auto got = run_like_tensorflow(f, *h, cpu);
+    REQUIRE(got.size() == f.fetches.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(f.fetches[i].first);
+      const gpass::tensor want = gpass::read_tf_tensor_file(f.fetches[i].second);
+      REQUIRE(got[i].is_tensor());
+      double err = 0;
+      CHECK_NOTHROW(err = max_abs_diff(got[i].tensor(), want));
+      CHECK(err <= 1e-5);
+    }
   }
 }
 

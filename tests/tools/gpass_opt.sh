@@ -2,7 +2,7 @@
 # End-to-end checks of the gpass-opt command-line tool: bundled example, text-IR files,
 # --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, a crash
 # reproducer that gpass-opt reads back, --run (random and .pb inputs, --save-outputs,
-# --print-tensor), and TensorFlow GraphDef input (when GPASS_OPT_WITH_TENSORFLOW is set).
+# --print-tensor), -O levels with --check / --summary / --input-shape, and TensorFlow GraphDef input (when GPASS_OPT_WITH_TENSORFLOW is set).
 #   gpass_opt.sh <gpass-opt> <tests/data dir> <scratch dir> [ONNX model, when built with ONNX]
 set -u
 opt=$1 data=$2 tmp=$3 model=${4:-}
@@ -74,7 +74,34 @@ if [[ -n "$model" ]]; then
   check "inferred types exported" grep -q -- '-> (f32\[' "$tmp/from_onnx.gir"
 fi
 
-# 7. --run: execute the result on the Eigen CPU executor
+# 7. optimization levels: -O2 folds the batch norm into the Conv, the shape computation into a
+# constant Reshape target, merges the Sigmoids; --check compares with the input graph
+"$opt" -O2 --summary --check=3 --timing "$data/tools/optimize.gir" >"$tmp/o2.gir" 2>"$tmp/o2.txt"
+check "-O2 exit 0" test $? -eq 0
+check "-O2 folds the batch norm" bash -c "! grep -q BatchNormalization '$tmp/o2.gir'"
+check "-O2 folds the shape computation" bash -c "! grep -q 'Shape(' '$tmp/o2.gir'"
+check "-O2 merges common subexpressions" test "$(grep -c 'Sigmoid(' "$tmp/o2.gir")" -eq 1
+check "-O2 elides large constants" grep -q 'tensor<f32\[4,3,3,3\]> __elided__' "$tmp/o2.gir"
+check "--summary table" grep -Eq '^BatchNormalization +1 +0$' "$tmp/o2.txt"
+check "--check reports ok" grep -Eq '^check: 3 run\(s\) on seeded random inputs, max abs diff .*: ok$' "$tmp/o2.txt"
+check "--timing total" grep -Eq '^optimize: [0-9.e-]+ ms$' "$tmp/o2.txt"
+"$opt" -O2 --print-large-constants "$data/tools/optimize.gir" >"$tmp/o2full.gir" 2>/dev/null
+check "--print-large-constants prints them" bash -c "! grep -q __elided__ '$tmp/o2full.gir'"
+"$opt" --passes=infer-shapes "$tmp/o2full.gir" >/dev/null 2>&1
+check "optimized IR parses back" test $? -eq 0
+"$opt" "$tmp/o2.gir" >/dev/null 2>"$tmp/o2e.txt"
+check "elided IR does not parse" grep -q 'was elided when printed' "$tmp/o2e.txt"
+"$opt" -O1 --input-shape=x:2,3,6,6 "$data/tools/optimize.gir" >"$tmp/o1.gir" 2>/dev/null
+check "--input-shape fixes the input" grep -q '%x = arg() {index = 0} -> (f32\[2,3,6,6\])' "$tmp/o1.gir"
+check "--input-shape folds the target" grep -q 'tensor<i64\[2\]> \[2, -1\]' "$tmp/o1.gir"
+"$opt" -O1 --input-shape=nope:1 "$data/tools/optimize.gir" >/dev/null 2>"$tmp/o1e.txt"
+check "--input-shape unknown input names the inputs" grep -q "has no input 'nope' (its inputs: 'x')" "$tmp/o1e.txt"
+"$opt" -O1 --input-shape=x:1,3 "$data/tools/optimize.gir" >/dev/null 2>"$tmp/o1e2.txt"
+check "--input-shape rank mismatch" grep -q "has rank 4" "$tmp/o1e2.txt"
+"$opt" --passes='simplify-inference{batch-norm=some}' "$data/tools/optimize.gir" >/dev/null 2>"$tmp/o1e3.txt"
+check "bad option value named" grep -q "expects all, foldable or none, got 'some'" "$tmp/o1e3.txt"
+
+# 8. --run: execute the result on the Eigen CPU executor
 "$opt" --run >"$tmp/run1.txt" 2>"$tmp/e8.txt"
 check "run bundled example exit 0" test $? -eq 0
 check "run prints plan stats" grep -Eq '^plan: [0-9]+ steps, .*[0-9]+ peak bytes, [0-9]+ naive bytes' "$tmp/run1.txt"
@@ -96,7 +123,7 @@ printf 'graph {\n  %%x = arg() {index = 0} -> (f32[2])\n  %%y = NoSuchOp(%%x)\n 
 check "unsupported op exit 1" test $? -eq 1
 check "unsupported op named" grep -q "NoSuchOp" "$tmp/e10.txt"
 
-# 8. --run on ONNX test data: .pb inputs, saved outputs, --print-tensor
+# 9. --run on ONNX test data: .pb inputs, saved outputs, --print-tensor
 add=/usr/share/libonnx-testdata/data/node/test_add
 if [[ -n "$model" && -f "$add/model.onnx" ]]; then
   set0=$add/test_data_set_0
@@ -124,7 +151,7 @@ if [[ -n "$model" && -f "$add/model.onnx" ]]; then
   check "missing .pb exit 1" test $? -eq 1
 fi
 
-# 9. TensorFlow GraphDefs (.pbtxt text, .pb binary) when gpass-opt has TensorFlow support
+# 10. TensorFlow GraphDefs (.pbtxt text, .pb binary) when gpass-opt has TensorFlow support
 tfx=$data/tf/multi_output
 if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" && -f "$tfx/graph.pbtxt" ]]; then
   "$opt" "$tfx/graph.pbtxt" --passes=delete-disconnected >"$tmp/tf_text.gir" 2>"$tmp/e14.txt"

@@ -1,6 +1,7 @@
 #pragma once
 /// \file topological_order.hpp
-/// `gpass::topological_order`: an iterative (Kahn) topological order that names a cycle when there is one.
+/// `gpass::topological_order`: an iterative (Kahn) topological order that names a cycle when there is one;
+/// `gpass::data_sources`, the start of a Kahn walk that a pass drives itself.
 
 #include <algorithm>
 #include <string>
@@ -85,5 +86,23 @@ struct topological_order_fn {
   }
 };
 inline constexpr topological_order_fn topological_order{};
+
+/// The start of a Kahn walk over data edges that a pass drives itself (it may rewire users
+/// on the way): `pending[v]` is the number of present data inputs of `v`, and the nodes with
+/// none are returned in graph order. A walk pops a node, then counts down its users
+/// (`g.uses(v)`, one per data edge) and appends those that reach 0; nodes on data cycles
+/// (TensorFlow v1 loops) are never reached.
+template <class G>
+std::vector<typename G::node_id> data_sources(const G& g, node_map<G, std::size_t>& pending) {
+  std::vector<typename G::node_id> ready;
+  for (auto v : g.nodes()) {
+    std::size_t n = 0;
+    for (const auto& in : g.inputs(v))
+      if (!in.empty) ++n;
+    pending[v] = n;
+    if (n == 0) ready.push_back(v);
+  }
+  return ready;
+}
 
 }  // namespace gpass

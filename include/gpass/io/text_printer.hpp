@@ -18,7 +18,7 @@ namespace gpass {
 namespace detail::text {
 
 template <class G>
-void append_graph_body(std::string& out, const G& g) {
+void append_graph_body(std::string& out, const G& g, const text_print_options& o) {
   for (auto v : g.nodes()) {
     const auto& n = g[v];
     out += "  %";
@@ -60,7 +60,7 @@ void append_graph_body(std::string& out, const G& g) {
       append_name(out, g[g.source(e)].name);
     }
     out += ')';
-    append_attribute_map(out, n.attrs);
+    append_attribute_map(out, n.attrs, o);
     if (!n.device.empty()) {
       out += " on ";
       append_quoted(out, n.device);
@@ -81,11 +81,11 @@ void append_graph_body(std::string& out, const G& g) {
 }
 
 template <class G>
-void append_graph(std::string& out, const G& g) {
+void append_graph(std::string& out, const G& g, const text_print_options& o) {
   out += "graph";
-  append_attribute_map(out, g.attrs());
+  append_attribute_map(out, g.attrs(), o);
   out += " {\n";
-  append_graph_body(out, g);
+  append_graph_body(out, g, o);
   out += "}\n";
   for (const auto& [name, f] : g.functions()) {
     if (!f->functions().empty()) {
@@ -95,9 +95,9 @@ void append_graph(std::string& out, const G& g) {
     }
     out += "\nfunc @";
     append_name(out, name);
-    append_attribute_map(out, f->attrs());
+    append_attribute_map(out, f->attrs(), o);
     out += " {\n";
-    append_graph_body(out, *f);
+    append_graph_body(out, *f, o);
     out += "}\n";
   }
 }
@@ -110,7 +110,8 @@ void append_graph(std::string& out, const G& g) {
 ///
 /// Requirements: `G` is a `gpass::graph` with `node_like` nodes and `attribute_map` graph
 /// attributes. Not printed: typed graph attributes (`attr_key`), extra members of user
-/// node types, serial numbers. Throws `gpass::error` when a function has a function
+/// node types, serial numbers. With `o.elide_elements_over`, large tensors print as
+/// `tensor<f32[64,3,7,7]> __elided__`, which does not parse back. Throws `gpass::error` when a function has a function
 /// library of its own (the format has one flat namespace of functions).
 /// \code
 ///   gpass::write_text(std::cout, g);
@@ -118,16 +119,16 @@ void append_graph(std::string& out, const G& g) {
 #if !GPASS_HEADER_ONLY
 namespace detail::text {
 // Printing the default graph type is instantiated once, by the unit io/src/text.cpp.
-extern template void append_graph<graph<>>(std::string& out, const graph<>& g);
+extern template void append_graph<graph<>>(std::string& out, const graph<>& g, const text_print_options& o);
 }  // namespace detail::text
 #endif
 
 template <class G>
-void write_text(std::ostream& os, const G& g) {
+void write_text(std::ostream& os, const G& g, const text_print_options& o = {}) {
   static_assert(detail::text::text_graph<G>,
                 "gpass::write_text: G must be a gpass::graph with node_like nodes and attribute_map attributes");
   std::string out;
-  detail::text::append_graph(out, g);
+  detail::text::append_graph(out, g, o);
   os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
@@ -137,11 +138,11 @@ void write_text(std::ostream& os, const G& g) {
 ///   assert(gpass::print_text(gpass::parse_text(s)) == s);
 /// \endcode
 template <class G>
-std::string print_text(const G& g) {
+std::string print_text(const G& g, const text_print_options& o = {}) {
   static_assert(detail::text::text_graph<G>,
                 "gpass::print_text: G must be a gpass::graph with node_like nodes and attribute_map attributes");
   std::string out;
-  detail::text::append_graph(out, g);
+  detail::text::append_graph(out, g, o);
   return out;
 }
 

@@ -68,6 +68,8 @@ struct instrumentation_options {
   /// When set, the text IR after each pass is printed here, headed by
   /// `// ----- IR after <pass> ----- //` (MLIR's `--print-ir-after-all`).
   std::ostream* print_after_all = nullptr;
+  /// How `print_after_all` prints (large constants elided, ...); dumps print everything.
+  text_print_options print_options;
 };
 
 namespace detail {
@@ -210,7 +212,7 @@ class pipeline_runner {
     }
     if (dump_error) std::rethrow_exception(dump_error);
 
-    if (o_.print_after_all) *o_.print_after_all << "// ----- IR after " << info.name << " ----- //\n" << print_text(g_);
+    if (o_.print_after_all) *o_.print_after_all << "// ----- IR after " << info.name << " ----- //\n" << print_text(g_, o_.print_options);
     if (o_.timing)
       emit_timing(timing_line(info.name, n0, g_.num_nodes(), e0, g_.num_edges(), ms) + (changed ? "" : ", unchanged"));
     update_held(info, changed);

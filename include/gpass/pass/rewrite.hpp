@@ -19,7 +19,9 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
+#include <gpass/pass/context.hpp>
 
 namespace gpass {
 
@@ -104,6 +106,25 @@ class rewriter {
       if (s != with) g_.add_control(with, s);
     replace_uses(v, 0, with, with_port);
     erase(v);
+  }
+  /// `replace_by_value`, and when `v` is a graph output (read by `return`), `with` takes its
+  /// name, so the graph's outputs keep their names. That needs `with` to be a node whose
+  /// only use is `v`, with one output, and not a graph input (`arg`); returns false (nothing
+  /// done) when it is not.
+  bool replace_keeping_name(node_id v, node_id with, int with_port) {
+    bool output = false;
+    for (const auto& u : g_.uses(v))
+      output = output || (g_[u.node].op == "return" && g_[u.node].domain.empty());
+    if (output) {
+      const auto& w = g_[with];
+      if ((w.op == "arg" && w.domain.empty()) || w.outputs.size() != 1 || g_.uses(with).size() != 1 || with_port != 0)
+        return false;
+      std::string name = g_[v].name;
+      g_.rename(v, g_.unique_name(name + ".replaced"));
+      g_.rename(with, std::move(name));
+    }
+    replace_by_value(v, with, with_port);
+    return true;
   }
   /// Marks `v` erased (removed when the driver finishes). Its outputs must have no data use
   /// left; its control edges go with it. The producers of its inputs are revisited.
@@ -220,12 +241,28 @@ rewrite_result apply_patterns(G& g, const std::vector<rewrite_pattern<G>>& patte
   return res;
 }
 
+/// Applies `patterns` (`apply_patterns`) to `g` and to every function of its library, adds
+/// each pattern's hits to the statistics of `ctx` (the running pass's name as prefix), warns
+/// when a graph did not reach a fixed point, and returns the number of rewrites.
+template <class G>
+std::int64_t apply_patterns_everywhere(G& g, const std::vector<rewrite_pattern<G>>& patterns, pass_context& ctx) {
+  std::int64_t rewrites = 0;
+  for (G* cur : all_graphs(g)) {
+    rewrite_result r = apply_patterns(*cur, patterns);
+    rewrites += static_cast<std::int64_t>(r.rewrites);
+    for (const auto& [p, n] : r.hits) ctx.add_statistic(p, n);
+    if (!r.converged) ctx.warn("rewrites stopped before a fixed point (patterns undo each other?)");
+  }
+  return rewrites;
+}
+
 /// Conditions and rewrites for `rewrite_pattern`: the declarative part of patterns.
 namespace match {
 
 /// The type of the value node `v` reads at input `i` (nullptr when the input is missing).
 template <class G>
 const type* input_type(const G& g, typename G::node_id v, int i) {
+  if (i < 0 || static_cast<std::size_t>(i) >= g.num_inputs(v)) return nullptr;
   auto in = g.input(v, i);
   if (in.empty) return nullptr;
   const auto& outs = g[in.node].outputs;
@@ -290,14 +327,15 @@ auto inputs_at_most(std::size_t n) {
 }
 
 /// The rewrite "the node is its input `i`": uses of output 0 read input `i`'s value instead
-/// and the node goes (`rewriter::replace_by_value`).
+/// and the node goes (`rewriter::replace_keeping_name`: a graph output keeps its name, or
+/// the rewrite declines).
 template <class G>
 auto forward_input(int i) {
   return [=](rewriter<G>& rw, typename G::node_id v) {
+    if (i < 0 || static_cast<std::size_t>(i) >= rw.graph().num_inputs(v)) return false;
     auto in = rw.graph().input(v, i);
     if (in.empty) return false;
-    rw.replace_by_value(v, in.node, in.port);
-    return true;
+    return rw.replace_keeping_name(v, in.node, in.port);
   };
 }
 

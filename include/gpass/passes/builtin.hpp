@@ -4,21 +4,29 @@
 /// with gpass. `pass_registry<G>::global()` calls it on first use.
 
 #include <gpass/pass/registry.hpp>
+#include <gpass/passes/common/cse.hpp>
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
+#include <gpass/passes/common/fold_batch_norm.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
+#include <gpass/passes/common/infer_values.hpp>
+#include <gpass/passes/common/simplify_inference.hpp>
 
 namespace gpass {
 
 /// Registers the built-in passes and named pipelines into `registry`:
 /// - `dce` (`gpass::dce`), `delete-disconnected` (`gpass::delete_disconnected`),
-///   `infer-types` (`gpass::infer_types`), `infer-shapes` (`gpass::infer_shapes`);
+///   `infer-types`, `infer-shapes`, `infer-values` (`gpass::infer_types`, ...), and the
+///   optimizer passes that need no kernels: `eliminate-identities`, `cse`,
+///   `simplify-inference`, `fold-batch-norm`;
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
 ///
-/// The TensorFlow frontend passes and `tf-frontend` are registered by
-/// `gpass::register_tf_passes` (`gpass/passes/tf.hpp`), which brings in the CPU kernels.
+/// The passes that evaluate nodes with the CPU kernels are registered by
+/// `gpass::register_optimizer_passes` (`gpass/passes/optimize.hpp`: `fold-constants` and the
+/// levels `O1`-`O3`) and `gpass::register_tf_passes` (`gpass/passes/tf.hpp`: the TensorFlow
+/// frontend passes and `tf-frontend`).
 ///
 /// Requirements: the built-in passes run on `G` (true for `gpass::graph<N, E, A>`). Throws
 /// `gpass::error` when one of the names is already taken in `registry`.
@@ -32,8 +40,12 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(dce);
   registry.add(delete_disconnected);
   registry.add(eliminate_identities);
+  registry.add(cse);
+  registry.add(simplify_inference);
+  registry.add(fold_batch_norm);
   registry.add(infer_types);
   registry.add(infer_shapes);
+  registry.add(infer_values);
   registry.add_pipeline("default", "delete-disconnected,dce", "Deletes disconnected nodes, then dead code");
 }
 

@@ -1,9 +1,14 @@
 #pragma once
 /// \file common.hpp
-/// Umbrella header of the framework-independent passes (`gpass/passes/common/`).
+/// Umbrella header of the framework-independent passes (`gpass/passes/common/`), except
+/// `fold_constants.hpp`, which brings in the CPU kernels (`gpass/passes/optimize.hpp` has it).
 
+#include <gpass/passes/common/cse.hpp>
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
+#include <gpass/passes/common/fold_batch_norm.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
+#include <gpass/passes/common/infer_values.hpp>
+#include <gpass/passes/common/simplify_inference.hpp>

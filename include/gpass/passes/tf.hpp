@@ -24,7 +24,7 @@
 #include <gpass/passes/tf/fold_get_tuple.hpp>
 #include <gpass/passes/tf/functionalize_conds.hpp>
 #include <gpass/passes/tf/functionalize_loops.hpp>
-#include <gpass/passes/tf/infer_values.hpp>
+#include <gpass/passes/common/infer_values.hpp>
 #include <gpass/passes/tf/insert_get_tuple.hpp>
 #include <gpass/passes/tf/tensor_arrays.hpp>
 #include <gpass/passes/tf/tf_frontend.hpp>
@@ -34,8 +34,8 @@ namespace gpass {
 
 /// Registers the TensorFlow frontend passes into `registry`, each under its own name
 /// (`insert-get-tuple`, `fold-get-tuple`, `functionalize-loops`, `functionalize-conds`,
-/// `variables-to-globals`, `lower-tensor-arrays`, `tf-constant-propagation`, `infer-values`,
-/// `delete-constant-ancestors`), and the compile-time pipeline `gpass::tf_frontend` under
+/// `variables-to-globals`, `lower-tensor-arrays`, `tf-constant-propagation`,
+/// `delete-constant-ancestors`; `infer-values` is built in), and the compile-time pipeline `gpass::tf_frontend` under
 /// `tf-frontend`. Does nothing when `tf-frontend` is registered already (so calling it twice,
 /// or from two threads, is harmless); throws `gpass::error` when only some names are taken.
 template <class G>
@@ -50,7 +50,6 @@ void register_tf_passes(pass_registry<G>& registry) {
   registry.add(variables_to_globals);
   registry.add(tensor_arrays);
   registry.add(constant_propagation);
-  registry.add(infer_values);
   registry.add(delete_constant_ancestors);
   registry.add("tf-frontend", tf_frontend);
 }

@@ -10,7 +10,7 @@
 #include <gpass/pass/pass.hpp>
 #include <gpass/pass/pipeline.hpp>
 #include <gpass/passes/tf/delete_constant_ancestors.hpp>
-#include <gpass/passes/tf/infer_values.hpp>
+#include <gpass/passes/common/infer_values.hpp>
 
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_passes_tf_constant_ancestors {

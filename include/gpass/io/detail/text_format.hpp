@@ -26,6 +26,17 @@
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
 
+namespace gpass {
+
+/// How `write_text` prints a graph.
+struct text_print_options {
+  /// Tensors with more elements than this print as `tensor<f32[64,3,7,7]> __elided__` (the
+  /// parser rejects them; MLIR's `--mlir-elide-elementsattrs-if-larger`); -1: all printed.
+  std::int64_t elide_elements_over = -1;
+};
+
+}  // namespace gpass
+
 namespace gpass::detail::text {
 
 // ---- character classes -------------------------------------------------------------
@@ -297,13 +308,17 @@ inline void append_element(std::string& out, const T& v) {
 }
 
 /// `tensor<f32[2,2]> [1.0, 2.0, 3.0, 4.0]`: the type, then every element, flattened row-major.
-inline void append_tensor(std::string& out, const tensor& t) {
+inline void append_tensor(std::string& out, const tensor& t, const text_print_options& o = {}) {
   out += "tensor<";
   out += to_string(t.element_type());
   out += '[';
   for (std::size_t i = 0; i < t.sizes().size(); ++i) {
     if (i) out += ',';
     append_int(out, t.sizes()[i]);
+  }
+  if (o.elide_elements_over >= 0 && t.size() > o.elide_elements_over) {
+    out += "]> __elided__";
+    return;
   }
   out += "]> [";
   if (t.element_type() != dtype::undefined && t.size() > 0) {
@@ -319,7 +334,7 @@ inline void append_tensor(std::string& out, const tensor& t) {
 }
 
 template <class T>
-inline void append_scalar_value(std::string& out, const T& v) {
+inline void append_scalar_value(std::string& out, const T& v, const text_print_options& o = {}) {
   if constexpr (std::is_same_v<T, std::int64_t>) append_int(out, v);
   else if constexpr (std::is_same_v<T, double>) append_floating(out, v);
   else if constexpr (std::is_same_v<T, std::string>) append_quoted(out, v);
@@ -333,7 +348,7 @@ inline void append_scalar_value(std::string& out, const T& v) {
     append_type(out, v);
     out += '>';
   } else if constexpr (std::is_same_v<T, tensor>) {
-    append_tensor(out, v);
+    append_tensor(out, v, o);
   } else {
     static_assert(std::is_same_v<T, function_ref>);
     out += '@';
@@ -345,7 +360,7 @@ template <class T> struct is_std_vector : std::false_type {};
 template <class T, class A> struct is_std_vector<std::vector<T, A>> : std::true_type {};
 
 /// Appends an attribute value (`3`, `2.5`, `"s"`, `f32`, `shape[2,?]`, `[1, 2]`, `ints[]`, ...).
-inline void append_attribute(std::string& out, const attribute& a) {
+inline void append_attribute(std::string& out, const attribute& a, const text_print_options& o = {}) {
   std::visit(
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
@@ -358,18 +373,18 @@ inline void append_attribute(std::string& out, const attribute& a) {
           out += '[';
           for (std::size_t i = 0; i < v.size(); ++i) {
             if (i) out += ", ";
-            append_scalar_value<typename V::value_type>(out, v[i]);
+            append_scalar_value<typename V::value_type>(out, v[i], o);
           }
           out += ']';
         } else {
-          append_scalar_value(out, v);
+          append_scalar_value(out, v, o);
         }
       },
       a.value());
 }
 
 /// Appends ` {name = value, ...}` (with the leading space), or nothing for an empty map.
-inline void append_attribute_map(std::string& out, const attribute_map& m) {
+inline void append_attribute_map(std::string& out, const attribute_map& m, const text_print_options& o = {}) {
   if (m.empty()) return;
   out += " {";
   bool first = true;
@@ -378,7 +393,7 @@ inline void append_attribute_map(std::string& out, const attribute_map& m) {
     first = false;
     append_ident(out, name);
     out += " = ";
-    append_attribute(out, value);
+    append_attribute(out, value, o);
   }
   out += '}';
 }

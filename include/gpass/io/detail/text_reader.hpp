@@ -426,6 +426,8 @@ class reader {
     }
     if (zero) count = 0;
     dtype d = ty.element;
+    if (lx_.peek().is_ident("__elided__"))
+      lx_.fail(lx_.peek(), "tensor " + ty.to_string() + " was elided when printed (print it without eliding to parse it)");
     token open = expect('[');
     if (d == dtype::undefined) {
       if (!lx_.peek().is(']')) lx_.fail(lx_.peek(), "a tensor of dtype ? has no elements; write []");

@@ -12,7 +12,8 @@
 #if !GPASS_HEADER_ONLY
 template void gpass::detail::text::parse_into<gpass::graph<>>(gpass::graph<>& g, std::string_view text,
                                                               std::string_view source_name);
-template void gpass::detail::text::append_graph<gpass::graph<>>(std::string& out, const gpass::graph<>& g);
+template void gpass::detail::text::append_graph<gpass::graph<>>(std::string& out, const gpass::graph<>& g,
+                                                               const gpass::text_print_options& o);
 #endif
 
 #endif  // GPASS_UNIT_IO_TEXT

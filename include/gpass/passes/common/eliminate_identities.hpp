@@ -52,10 +52,11 @@ bool has_identity_perm(const G& g, typename G::node_id v) {
 template <class G>
 bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
   G& g = rw.graph();
+  if (g.num_inputs(v) < 1) return false;
   auto in = g.input(v, 0);
   if (in.empty || in.port != 0) return false;
   const auto inner = in.node;
-  if (g[inner].op != "Transpose" || !g[inner].domain.empty()) return false;
+  if (g[inner].op != "Transpose" || !g[inner].domain.empty() || g.num_inputs(inner) < 1) return false;
   auto x = g.input(inner, 0);
   const auto p = transpose_perm(g, inner), q = transpose_perm(g, v);
   if (x.empty || p.empty() || p.size() != q.size()) return false;
@@ -64,8 +65,8 @@ bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
     if (q[i] < 0 || static_cast<std::size_t>(q[i]) >= p.size()) return false;
     r[i] = p[static_cast<std::size_t>(q[i])];
   }
-  if (is_identity_perm(r) && match::not_a_graph_output<G>()(g, v)) {
-    rw.replace_by_value(v, x.node, x.port);
+  if (is_identity_perm(r) && rw.replace_keeping_name(v, x.node, x.port)) {
+    // gone
   } else {
     g.set_input(v, 0, x.node, x.port);
     g[v].attrs.insert_or_assign("perm", attribute(std::move(r)));
@@ -92,7 +93,8 @@ bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
 ///
 /// "Same type" means a known element type and dims that are all known or the same symbols
 /// (run `infer-shapes` first to find more). A node whose output is a graph output (read by
-/// `return`) stays, so graph outputs keep their names. Control edges are kept: a removed
+/// `return`) goes only when the node before it can take its name (it has no other use and
+/// is not a graph input: `rewriter::replace_keeping_name`), so graph outputs keep their names. Control edges are kept: a removed
 /// node's control predecessors come before its users. Statistics: `rewrites`, and one per
 /// pattern that applied (`identity`, `transpose-pair`, ...). Reports its changes; O(V + E).
 /// Not yet: Squeeze/Unsqueeze pairs, Pad by zeros.
@@ -107,48 +109,39 @@ struct eliminate_identities_fn : pass_base<eliminate_identities_fn> {
   template <class G>
   static std::vector<rewrite_pattern<G>> patterns() {
     using namespace match;
-    auto out = not_a_graph_output<G>();
     return {
         {.name = "identity",
          .roots = {{"", "Identity"}, {"tf", "Identity"}, {"tf", "Snapshot"}, {"tf", "StopGradient"}},
-         .when = {out},
+         .when = {},
          .rewrite = forward_input<G>(0)},
         {.name = "dropout",
          .roots = {{"", "Dropout"}},
-         .when = {out, output_unused<G>(1), inputs_at_most<G>(2)},
+         .when = {output_unused<G>(1), inputs_at_most<G>(2)},
          .rewrite = forward_input<G>(0)},
         {.name = "cast-to-same-type",
          .roots = {{"", "Cast"}, {"tf", "Cast"}},
-         .when = {out, same_type_as_input<G>()},
+         .when = {same_type_as_input<G>()},
          .rewrite = forward_input<G>(0)},
         {.name = "reshape-to-same-shape",
          .roots = {{"", "Reshape"}, {"tf", "Reshape"}},
-         .when = {out, same_type_as_input<G>()},
+         .when = {same_type_as_input<G>()},
          .rewrite = forward_input<G>(0)},
         {.name = "expand-to-same-shape",
          .roots = {{"", "Expand"}, {"tf", "BroadcastTo"}},
-         .when = {out, same_type_as_input<G>()},
+         .when = {same_type_as_input<G>()},
          .rewrite = forward_input<G>(0)},
         {.name = "transpose-pair", .roots = {{"", "Transpose"}}, .when = {}, .rewrite = detail::fold_transpose_pair<G>,
          .benefit = 2},
         {.name = "identity-transpose",
          .roots = {{"", "Transpose"}},
-         .when = {out, detail::has_identity_perm<G>},
+         .when = {detail::has_identity_perm<G>},
          .rewrite = forward_input<G>(0)},
     };
   }
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
-    const auto ps = patterns<G>();
-    std::int64_t rewrites = 0;
-    for (G* cur : all_graphs(g)) {
-      rewrite_result r = apply_patterns(*cur, ps);
-      rewrites += static_cast<std::int64_t>(r.rewrites);
-      for (const auto& [p, n] : r.hits) ctx.add_statistic(p, n);
-      if (!r.converged) ctx.warn("rewrites stopped before a fixed point (patterns undo each other?)");
-    }
-    report_edits(ctx, {{"rewrites", rewrites}});
+    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, patterns<G>(), ctx)}});
   }
 };
 

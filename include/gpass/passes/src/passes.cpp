@@ -7,28 +7,36 @@
 #ifndef GPASS_UNIT_PASSES  // a guard, as in the other units
 #define GPASS_UNIT_PASSES
 
+#include <gpass/passes/common/cse.hpp>
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
+#include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fold_constants.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
+#include <gpass/passes/common/simplify_inference.hpp>
 #include <gpass/passes/tf/constant_propagation.hpp>
 #include <gpass/passes/tf/delete_constant_ancestors.hpp>
 #include <gpass/passes/tf/fold_get_tuple.hpp>
 #include <gpass/passes/tf/functionalize_conds.hpp>
 #include <gpass/passes/tf/functionalize_loops.hpp>
-#include <gpass/passes/tf/infer_values.hpp>
+#include <gpass/passes/common/infer_values.hpp>
 #include <gpass/passes/tf/insert_get_tuple.hpp>
 #include <gpass/passes/tf/tensor_arrays.hpp>
 #include <gpass/passes/tf/variables_to_globals.hpp>
 
 #if !GPASS_HEADER_ONLY
+template void gpass::cse_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::fold_batch_norm_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::simplify_inference_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::dce_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::eliminate_identities_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::delete_disconnected_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::shapes>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::types>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
-template void gpass::constant_propagation_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::constant_folding_pass<gpass::folding_kind::tf>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::constant_folding_pass<gpass::folding_kind::optimizer>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::delete_constant_ancestors_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::fold_get_tuple_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::functionalize_conds_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;

@@ -13,7 +13,7 @@
 #include <gpass/passes/tf/fold_get_tuple.hpp>
 #include <gpass/passes/tf/functionalize_conds.hpp>
 #include <gpass/passes/tf/functionalize_loops.hpp>
-#include <gpass/passes/tf/infer_values.hpp>
+#include <gpass/passes/common/infer_values.hpp>
 #include <gpass/passes/tf/insert_get_tuple.hpp>
 #include <gpass/passes/tf/tensor_arrays.hpp>
 #include <gpass/passes/tf/variables_to_globals.hpp>

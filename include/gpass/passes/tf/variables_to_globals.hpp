@@ -25,7 +25,7 @@
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 #include <gpass/pass/pass_base.hpp>
-#include <gpass/passes/tf/detail/constants.hpp>
+#include <gpass/passes/detail/constants.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {

@@ -1,8 +1,9 @@
 #pragma once
 /// \file constants.hpp
-/// Private helpers of the TensorFlow constant passes (`constant_propagation`,
+/// Private helpers of the constant passes (`fold_constants`, `constant_propagation`,
 /// `delete_constant_ancestors`): recognising constant nodes and making new ones.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -14,6 +15,16 @@
 #include <gpass/ops/registry.hpp>
 
 namespace gpass::detail {
+
+/// Bytes of a tensor's contents (strings: their characters).
+inline std::int64_t constant_bytes(const tensor& t) {
+  if (t.element_type() == dtype::string) {
+    std::int64_t n = 0;
+    for (const auto& s : t.values<std::string>()) n += static_cast<std::int64_t>(s.size()) + 1;
+    return n;
+  }
+  return static_cast<std::int64_t>(t.nbytes());
+}
 
 /// True for a constant node: TensorFlow `Const` (domain "tf", or the default domain as in
 /// hand-written graphs) or ONNX `Constant`, with a tensor `value` attribute.

@@ -1,0 +1,177 @@
+#pragma once
+/// \file cse.hpp
+/// `gpass::cse`: the "cse" pass (common-subexpression elimination).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <gpass/config.hpp>
+#include <gpass/core/attribute.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
+#include <gpass/graph/node_map.hpp>
+#include <gpass/graph/topological_order.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/pass/pass_base.hpp>
+#include <gpass/passes/detail/constants.hpp>
+
+namespace gpass {
+
+namespace detail {
+
+/// True for ops whose inputs may be reordered without changing the result (ONNX and
+/// TensorFlow; the variadic ONNX `Sum`, `Mean`, `Max`, `Min` in all their inputs).
+inline bool is_commutative_op(std::string_view domain, std::string_view op) {
+  static constexpr std::string_view onnx[] = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
+                                              "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
+  static constexpr std::string_view tf[] = {"Add", "AddV2", "Mul", "Maximum", "Minimum", "LogicalAnd", "LogicalOr",
+                                            "Equal", "NotEqual", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "AddN"};
+  if (domain.empty()) return std::find(std::begin(onnx), std::end(onnx), op) != std::end(onnx);
+  if (domain == "tf") return std::find(std::begin(tf), std::end(tf), op) != std::end(tf);
+  return false;
+}
+
+inline std::size_t hash_mix(std::size_t h, std::size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+/// A hash of a tensor's dtype, sizes and contents (bit patterns).
+inline std::size_t hash_tensor(const tensor& t) {
+  std::size_t h = std::hash<int>{}(static_cast<int>(t.element_type()));
+  for (auto s : t.sizes()) h = hash_mix(h, std::hash<std::int64_t>{}(s));
+  if (t.element_type() == dtype::string) {
+    for (const auto& s : t.values<std::string>()) h = hash_mix(h, std::hash<std::string>{}(s));
+  } else if (t.nbytes() != 0) {
+    h = hash_mix(h, std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(t.raw()), t.nbytes())));
+  }
+  return h;
+}
+
+}  // namespace detail
+
+/// Pass "cse": common-subexpression elimination. Two nodes of the same op, domain and
+/// attributes reading the same values (in any order for commutative ops: `Add`, `Mul`,
+/// `Max`, `Sum`, TF `AddV2`, `Maximum`, ..., see `detail::is_commutative_op`) with the same
+/// control inputs compute the same thing; the later one's uses read the first one's outputs
+/// and it goes. Equal constants (ONNX `Constant`, TF `Const`: same dtype, shape and bits)
+/// merge too, up to `cse.max-constant-bytes` (default 1 MiB).
+///
+/// - Never merged: ops with effects, hidden state or randomness (`detail::op_is_pure`), ops
+///   that call functions, nodes without inputs other than constants (`arg`, `Placeholder`),
+///   a node whose output is a graph output (it keeps its name; it may still absorb later
+///   copies), nodes on data cycles (TF v1 loops).
+/// - Visits nodes in data-topological order, so a merge makes the users of both nodes equal in
+///   turn (`Relu(Add(a,b))` and `Relu(Add(b,a))` merge whole). The merged node's control
+///   successors follow the one kept. Runs on the graph and every function. O(V + E) expected
+///   (hashing; attributes compared only on equal hashes).
+/// - Statistics: `merged` (nodes removed).
+/// \code
+///   gpass::cse(g, ctx);   // %a = Add(%x, %y)  %b = Add(%y, %x)  -> %b's users read %a
+/// \endcode
+struct cse_fn : pass_base<cse_fn> {
+  static constexpr std::string_view name = "cse";
+  static constexpr std::string_view description = "Merge nodes that compute the same value (common-subexpression elimination)";
+  static constexpr std::array options{
+      option_spec{"max-constant-bytes", option_type::integer, "1048576", "largest constants compared for merging, in bytes"}};
+
+  template <class G>
+  void run(G& g, pass_context& ctx) const {
+    std::int64_t merged = 0;
+    const std::int64_t max_const = option_int(ctx, "max-constant-bytes");
+    for (G* cur : all_graphs(g)) merged += run_one(*cur, max_const);
+    report_edits(ctx, {{"merged", merged}});
+  }
+
+ private:
+  template <class G>
+  static std::int64_t run_one(G& g, std::int64_t max_const) {
+    using node_id = typename G::node_id;
+    struct key_t {
+      std::size_t hash = 0;
+      std::vector<std::pair<std::uint64_t, int>> inputs;  // (serial, port) of each data input
+      std::vector<std::uint64_t> controls;
+    };
+    node_map<G, std::size_t> pending(g, 0);
+    std::vector<node_id> ready = data_sources(g, pending);
+    node_map<G, char> is_output(g, 0);
+    for (auto v : g.nodes())
+      if (g[v].op == "return" && g[v].domain.empty())
+        for (const auto& in : g.inputs(v))
+          if (!in.empty) is_output[in.node] = 1;
+    std::unordered_multimap<std::size_t, std::pair<node_id, key_t>> seen;
+    std::vector<node_id> doomed;
+    auto make_key = [&](node_id v, key_t& k) {
+      const auto& n = g[v];
+      std::size_t h = detail::hash_mix(std::hash<std::string>{}(n.op), std::hash<std::string>{}(n.domain));
+      for (const auto& in : g.inputs(v)) k.inputs.emplace_back(in.empty ? ~std::uint64_t{0} : g.serial(in.node), in.port);
+      if (detail::is_commutative_op(n.domain, n.op)) std::sort(k.inputs.begin(), k.inputs.end());
+      for (const auto& [s, p] : k.inputs) h = detail::hash_mix(detail::hash_mix(h, std::hash<std::uint64_t>{}(s)), std::hash<int>{}(p));
+      for (auto c : g.control_inputs(v)) k.controls.push_back(g.serial(c));
+      std::sort(k.controls.begin(), k.controls.end());
+      for (auto c : k.controls) h = detail::hash_mix(h, std::hash<std::uint64_t>{}(c));
+      for (const auto& [name, a] : n.attrs) h = detail::hash_mix(h, std::hash<std::string>{}(name));
+      if (detail::is_constant_node(n)) h = detail::hash_mix(h, detail::hash_tensor(detail::constant_value(n)));
+      k.hash = h;
+    };
+    auto mergeable = [&](node_id v) {
+      const auto& n = g[v];
+      if (n.op == "return" || !detail::op_is_pure(n.domain, n.op)) return false;
+      for (const auto& [k, a] : n.attrs)
+        if (a.template is<function_ref>() || a.template is<std::vector<function_ref>>()) return false;
+      if (detail::is_constant_node(n))
+        return detail::constant_bytes(detail::constant_value(n)) <= max_const;
+      return g.num_inputs(v) != 0;
+    };
+    for (std::size_t head = 0; head < ready.size(); ++head) {
+      const node_id v = ready[head];
+      if (mergeable(v)) {
+        key_t k;
+        make_key(v, k);
+        node_id rep{};
+        bool found = false;
+        auto [lo, hi] = seen.equal_range(k.hash);
+        for (auto it = lo; it != hi && !found; ++it) {
+          const auto& [w, wk] = it->second;
+          const auto &a = g[v], &b = g[w];
+          if (wk.inputs == k.inputs && wk.controls == k.controls && a.op == b.op && a.domain == b.domain &&
+              a.attrs == b.attrs && a.outputs.size() == b.outputs.size() && a.device == b.device) {
+            rep = w;
+            found = true;
+          }
+        }
+        if (found && !is_output[v]) {
+          for (auto s : g.control_outputs(v)) g.add_control(rep, s);
+          const auto users = g.uses(v);
+          g.replace_all_uses(v, rep);  // v's users now read rep (they are not visited yet)
+          for (const auto& u : users)
+            if (--pending[u.node] == 0) ready.push_back(u.node);
+          doomed.push_back(v);
+          continue;
+        }
+        if (!found) seen.emplace(k.hash, std::make_pair(v, std::move(k)));
+      }
+      for (const auto& u : g.uses(v))
+        if (--pending[u.node] == 0) ready.push_back(u.node);
+    }
+    g.remove_nodes(doomed);
+    return static_cast<std::int64_t>(doomed.size());
+  }
+};
+
+/// The `cse` pass object (see `cse_fn`).
+inline constexpr cse_fn cse{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void cse_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
+
+}  // namespace gpass

@@ -1,0 +1,218 @@
+#pragma once
+/// \file constant_folding.hpp
+/// The engine of the constant-folding passes (`fold_constants`, `constant_propagation`):
+/// evaluates, in data-topological order, the nodes whose inputs are all known with the Eigen
+/// CPU kernels, and replaces them by constants under a size guard.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/attribute.hpp>
+#include <gpass/core/error.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/core/type.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/kernel.hpp>
+#include <gpass/exec/value.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/graph/node_map.hpp>
+#include <gpass/graph/topological_order.hpp>
+#include <gpass/ops/opset.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/passes/detail/constants.hpp>
+
+namespace gpass::detail {
+
+/// Elements of integer or float tensor `t` as doubles (empty when not numeric).
+inline std::vector<double> constant_numbers(const tensor& t) {
+  std::vector<double> r;
+  if (t.element_type() == dtype::string || t.element_type() == dtype::bool_ || t.empty()) return r;
+  visit_dtype(t.element_type(), [&]<class T>() {
+    if constexpr (std::is_arithmetic_v<T>)
+      for (const T& x : t.values<T>()) r.push_back(static_cast<double>(x));
+  });
+  return r;
+}
+
+/// How far folding may go (the options of the folding passes).
+struct folding_limits {
+  std::int64_t max_bytes = 1 << 20;  ///< largest constant made
+  std::int64_t min_bytes = 1024;     ///< constants up to this size are made even when they grow the graph
+  double max_growth = 2;             ///< a result may be at most this times the bytes of its inputs
+  bool inferred_values = false;      ///< nodes with a `_value` attribute (infer-values) are known
+};
+
+/// What folding did.
+struct folding_counters {
+  std::int64_t folded = 0, no_kernel = 0, too_large = 0, failed = 0;
+};
+
+/// True when an attribute of the node names a function (the node calls it).
+inline bool calls_function(const attribute_map& attrs) {
+  for (const auto& [k, a] : attrs)
+    if (a.is<function_ref>() || a.is<std::vector<function_ref>>()) return true;
+  return false;
+}
+
+/// Elements of the (single) output of `n` before running it, when its type or its constant
+/// inputs tell (`Fill`, `ConstantOfShape`, `Expand`, `BroadcastTo`, `Tile`, `Range`).
+template <class Node>
+std::optional<double> expected_elements(const Node& n, const std::vector<const tensor*>& in) {
+  if (n.outputs.size() == 1 && n.outputs[0].is_tensor() && n.outputs[0].tensor().shape.is_fully_known())
+    return static_cast<double>(num_elements(n.outputs[0].tensor().shape.sizes()));
+  auto prod = [](const tensor* t) -> std::optional<double> {
+    if (!t) return std::nullopt;
+    auto v = constant_numbers(*t);
+    if (v.empty() && t->size() != 0) return std::nullopt;
+    double r = 1;
+    for (double x : v) r *= std::max(x, 0.0);
+    return r;
+  };
+  auto at = [&](std::size_t i) -> const tensor* { return i < in.size() ? in[i] : nullptr; };
+  const std::string& op = n.op;
+  if (op == "Fill" || op == "ConstantOfShape") return prod(at(0));
+  if (op == "BroadcastTo" || op == "Expand") return prod(at(1));
+  if (op == "Tile") {
+    auto m = prod(at(1));
+    if (m && at(0)) return *m * static_cast<double>(at(0)->size());
+  }
+  if (op == "Range" && at(0) && at(1) && at(2)) {
+    auto s = constant_numbers(*at(0)), l = constant_numbers(*at(1)), d = constant_numbers(*at(2));
+    if (s.size() == 1 && l.size() == 1 && d.size() == 1 && d[0] != 0) return std::max(0.0, std::ceil((l[0] - s[0]) / d[0]));
+  }
+  return std::nullopt;
+}
+
+/// The value inference recorded for node `n` (its single output's `_value`), or nullptr.
+template <class Node>
+const tensor* inferred_value(const Node& n) {
+  if (n.outputs.size() != 1) return nullptr;
+  auto it = n.attrs.find("_value");
+  if (it == n.attrs.end() || !it->second.template is<tensor>()) return nullptr;
+  return &it->second.template as<tensor>();
+}
+
+/// Folds the constant subgraphs of `g` (one graph; `top` is the main graph, for opsets and
+/// the constant flavour) with `cpu`'s kernels: every node whose data inputs are all known is
+/// evaluated in data-topological order (Kahn; nodes on data cycles never become ready) and,
+/// when it is pure, has one tensor output and the result fits `lim`, replaced by a constant
+/// node of the same name (`replace_by_constant`). Results over the limits are still known to
+/// their consumers. Failures are notes of `ctx`; `c` counts what happened.
+template <class G>
+void fold_constant_subgraphs(G& g, const G& top, exec::eigen_cpu& cpu, const folding_limits& lim, folding_counters& c,
+                             pass_context& ctx) {
+  using node_id = typename G::node_id;
+  const auto& kernels = cpu.kernels();
+  node_map<G, std::size_t> pending(g, 0);
+  std::vector<node_id> ready = data_sources(g, pending);
+  std::unordered_map<std::uint64_t, std::vector<tensor>> values;  // by serial: known outputs
+  std::vector<std::pair<node_id, tensor>> folds;
+  auto fits = [&](double bytes, std::int64_t in_bytes) {
+    return bytes <= static_cast<double>(lim.max_bytes) &&
+           (bytes <= static_cast<double>(lim.min_bytes) || bytes <= lim.max_growth * static_cast<double>(in_bytes));
+  };
+  // Nodes known through inference are not reached by the countdown when an input is not
+  // constant (Shape of an argument): they are found on their own.
+  if (lim.inferred_values)
+    for (auto v : g.nodes()) {
+      const auto& n = g[v];
+      const tensor* t = inferred_value(n);
+      if (!t || is_constant_node(n) || g.num_inputs(v) == 0 || !op_is_pure(n.domain, n.op) || calls_function(n.attrs))
+        continue;
+      values[g.serial(v)] = {*t};
+      if (fits(static_cast<double>(constant_bytes(*t)), 0)) folds.emplace_back(v, *t);
+      else ++c.too_large;
+    }
+  for (std::size_t head = 0; head < ready.size(); ++head) {
+    const node_id v = ready[head];
+    for (const auto& u : g.uses(v))
+      if (--pending[u.node] == 0) ready.push_back(u.node);
+    const auto& n = g[v];
+    if (is_constant_node(n)) {
+      values[g.serial(v)] = {constant_value(n)};
+      continue;
+    }
+    if (values.contains(g.serial(v))) continue;  // known by inference
+    const auto ins = g.inputs(v);
+    bool any = false, all_known = true;
+    std::vector<const tensor*> in_t(ins.size(), nullptr);
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i].empty) continue;
+      any = true;
+      auto it = values.find(g.serial(ins[i].node));
+      if (it == values.end() || static_cast<std::size_t>(ins[i].port) >= it->second.size()) {
+        all_known = false;
+        break;
+      }
+      in_t[i] = &it->second[static_cast<std::size_t>(ins[i].port)];
+    }
+    if (!any || !all_known) continue;
+    if (!op_is_pure(n.domain, n.op) || calls_function(n.attrs) || n.outputs.empty()) continue;
+    if (!kernels.has(n.domain, n.op)) {
+      ++c.no_kernel;
+      continue;
+    }
+    std::int64_t in_bytes = 0;
+    for (const tensor* t : in_t)
+      if (t) in_bytes += constant_bytes(*t);
+    if (auto e = expected_elements(n, in_t)) {
+      dtype t = n.outputs[0].is_tensor() ? n.outputs[0].tensor().element : dtype::undefined;
+      const double elem = static_cast<double>(std::max<std::size_t>(size_of(t), 1));
+      if (*e * elem > static_cast<double>(lim.max_bytes)) {  // not even evaluated
+        ++c.too_large;
+        continue;
+      }
+    }
+    exec::kernel_node kn;
+    kn.name = n.name;
+    kn.op = n.op;
+    kn.domain = n.domain;
+    kn.attrs = n.attrs;
+    kn.opset = graph_opset(top, n.domain);
+    kn.output_types = n.outputs;
+    std::vector<exec::value> args(ins.size());
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+      kn.input_types.push_back(ins[i].empty ? type{} : g[ins[i].node].outputs[static_cast<std::size_t>(ins[i].port)]);
+      if (in_t[i]) args[i] = *in_t[i];
+    }
+    std::vector<exec::value> out;
+    try {
+      out = exec::run_kernel(cpu, kernels, kn, std::move(args));
+    } catch (const error& e) {
+      ++c.failed;
+      ctx.note("node '" + n.name + "' (op " + n.op + ") not folded: " + e.message());
+      continue;
+    }
+    std::vector<tensor> result;
+    std::int64_t out_bytes = 0;
+    bool tensors = out.size() == n.outputs.size();
+    for (auto& o : out) {
+      if (!o.is_tensor()) {
+        tensors = false;
+        break;
+      }
+      out_bytes += constant_bytes(o.tensor());
+      result.push_back(std::move(o.tensor()));
+    }
+    if (!tensors) continue;
+    // a result over the growth limit is not folded, but its consumers may use it
+    const bool fold = fits(static_cast<double>(out_bytes), in_bytes);
+    if (!fold) ++c.too_large;
+    if (fold && result.size() == 1) folds.emplace_back(v, result[0]);
+    values[g.serial(v)] = std::move(result);
+  }
+  for (auto& [v, t] : folds) {
+    replace_by_constant(g, v, std::move(t), tf_constants(top, g[v].domain));
+    ++c.folded;
+  }
+}
+
+}  // namespace gpass::detail

@@ -1,0 +1,63 @@
+#pragma once
+/// \file optimize.hpp
+/// The optimizer's levels and `register_optimizer_passes`, which makes `fold-constants` and
+/// the level pipelines `O1`, `O2`, `O3` available by name (as `gpass-opt -O2` runs them).
+///
+/// Not part of `gpass/passes.hpp`: `fold-constants` evaluates nodes with the Eigen CPU
+/// kernels, so this header brings in the CPU backend.
+/// \code
+///   #include <gpass/passes/optimize.hpp>
+///   auto& reg = gpass::pass_registry<gpass::graph<>>::global();
+///   gpass::register_optimizer_passes(reg);
+///   reg.parse("O2")(g, ctx);
+/// \endcode
+
+#include <array>
+#include <mutex>
+#include <string_view>
+
+#include <gpass/pass/registry.hpp>
+#include <gpass/passes/builtin.hpp>
+#include <gpass/passes/common/fold_constants.hpp>
+
+namespace gpass {
+
+/// One optimization level: its pipeline name and text, and what it does.
+struct optimize_level {
+  std::string_view name;
+  std::string_view pipeline;
+  std::string_view description;
+};
+
+/// The levels, each one the one before plus more (what `gpass-opt -O1` ... `-O3` run):
+/// - `O1`, cleanup: inference of values, constant and shape folding, identity elimination,
+///   CSE and DCE, repeated to a fixed point (at most 4 rounds);
+/// - `O2`, standard ONNX: `O1`, then `simplify-inference` (batch normalizations that follow a
+///   Conv, Gemm or MatMul lowered to scale and shift), folding, `fold-batch-norm` (the scale
+///   and shift into the weights), and `O1` again; its result uses only standard ops (ONNX
+///   Runtime runs it);
+/// - `O3`: `O2` and gpass's own fused ops. Not yet: the fusions (Conv+activation, Gelu,
+///   LayerNorm, attention, elementwise chains) are not written; `O3` is `O2` today.
+inline constexpr std::array optimize_levels{
+    optimize_level{"O1",
+                   "fixed-point{pipeline=\"infer-values,fold-constants,eliminate-identities,cse,dce\",max-iterations=4}",
+                   "Cleanup: fold constants and shapes, remove identities, CSE, DCE (to a fixed point)"},
+    optimize_level{"O2", "O1,simplify-inference{batch-norm=foldable},fold-constants,fold-batch-norm,O1",
+                   "O1 and inference simplification: batch normalization folded into weights, dropout removed"},
+    optimize_level{"O3", "O2", "O2 and gpass's fused ops (none yet: O3 runs O2)"},
+};
+
+/// Registers `fold-constants` and the level pipelines (`optimize_levels`) into `registry`
+/// (the built-in passes they use must be there: `pass_registry::global()` has them). Does
+/// nothing when `O1` is registered already; throws `gpass::error` when only some names are.
+template <class G>
+void register_optimizer_passes(pass_registry<G>& registry) {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  if (registry.find_pipeline("O1")) return;
+  registry.add(fold_constants);
+  for (const auto& l : optimize_levels)
+    registry.add_pipeline(std::string(l.name), std::string(l.pipeline), std::string(l.description));
+}
+
+}  // namespace gpass

@@ -1,0 +1,349 @@
+// The optimizer's passes, text in / text out, ONNX and TensorFlow: fold-constants (kernels,
+// inferred values, symbolic Reshape targets), cse, simplify-inference, fold-batch-norm, and
+// the levels O1-O3. Rewrites that change numbers are checked by running the graph before
+// and after on the same random inputs.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gpass/analysis/verify.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/plan.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/io/text.hpp>
+#include <gpass/pass/context.hpp>
+#include <gpass/passes/builtin.hpp>
+#include <gpass/passes/optimize.hpp>
+
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_passes_optimizer {
+
+namespace {
+using G = gpass::graph<>;
+
+/// Parses `text`, runs `pipeline` (registry text) on it, verifies, returns the graph.
+G optimize(std::string_view text, const std::string& pipeline, gpass::pass_context& ctx) {
+  auto& reg = gpass::pass_registry<G>::global();
+  gpass::register_optimizer_passes(reg);
+  G g = gpass::parse_text(text);
+  reg.parse(pipeline)(g, ctx);
+  gpass::verify(g);
+  return g;
+}
+
+std::int64_t stat(const gpass::pass_context& ctx, const std::string& k) {
+  auto s = ctx.statistics();
+  auto it = s.find(k);
+  return it == s.end() ? 0 : it->second;
+}
+
+std::size_t count_op(const G& g, std::string_view op) {
+  std::size_t n = 0;
+  for (auto v : g.nodes())
+    if (g[v].op == op) ++n;
+  return n;
+}
+
+/// Runs `a` and `b` on the same seeded random f32 inputs (unknown dims as 2) and returns the
+/// largest difference of their outputs.
+double max_output_diff(G a, G b) {
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  for (G* g : {&a, &b}) {
+    gpass::pass_context ctx;
+    gpass::infer_shapes(*g, ctx);
+  }
+  gpass::exec::plan<gpass::exec::eigen_cpu> pa(a, cpu), pb(b, cpu);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<gpass::exec::value> in, in2;
+  for (const auto& t : pa.input_types()) {
+    std::vector<std::int64_t> sizes;
+    for (const auto& d : t.tensor().shape.dims()) sizes.push_back(d.is_known() ? d.value() : 2);
+    gpass::tensor x(gpass::dtype::f32, sizes);
+    for (auto& e : x.values<float>()) e = u(rng);
+    in.emplace_back(x);
+    in2.emplace_back(x.clone());
+  }
+  auto ya = pa.run(std::move(in)), yb = pb.run(std::move(in2));
+  REQUIRE(ya.size() == yb.size());
+  double worst = 0;
+  for (std::size_t k = 0; k < ya.size(); ++k) {
+    const auto &x = ya[k].tensor(), &y = yb[k].tensor();
+    REQUIRE(x.sizes() == y.sizes());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(x.size()); ++i)
+      worst = std::max(worst, static_cast<double>(std::abs(x.values<float>()[i] - y.values<float>()[i])));
+  }
+  return worst;
+}
+}  // namespace
+
+TEST_CASE("passes.fold_constants.kernels_and_inferred_shapes") {
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[N,3,4])
+  %a = Constant() {value = tensor<f32[2]> [1.0, 2.0]}
+  %b = Constant() {value = tensor<f32[2]> [3.0, 4.0]}
+  %s = Add(%a, %b)
+  %sh = Shape(%x)
+  %i = Constant() {value = tensor<i64[1]> [1]}
+  %c = Gather(%sh, %i) {axis = 0}
+  %r0:0 = return(%s, %c)
+})",
+                 "infer-values,fold-constants,dce", ctx);
+  // Add of constants evaluated; Gather(Shape(x), 1) known from x's type although x is an input
+  CHECK(gpass::print_text(g).find("%s = Constant() {value = tensor<f32[2]> [4.0, 6.0]}") != std::string::npos);
+  CHECK(gpass::print_text(g).find("%c = Constant() {value = tensor<i64[1]> [3]}") != std::string::npos);
+  CHECK(count_op(g, "Shape") == 0);
+  CHECK(stat(ctx, "fold-constants.folded") == 2);  // s, c (Shape(x) is only partly known)
+}
+
+TEST_CASE("passes.fold_constants.symbolic_reshape_target") {
+  // BERT's head split: Reshape(x, Concat(Gather(Shape(x), 0), Gather(Shape(x), 1), [4, 2]))
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[B,S,8])
+  %sh = Shape(%x)
+  %i0 = Constant() {value = tensor<i64[1]> [0]}
+  %i1 = Constant() {value = tensor<i64[1]> [1]}
+  %b = Gather(%sh, %i0) {axis = 0}
+  %s = Gather(%sh, %i1) {axis = 0}
+  %h = Constant() {value = tensor<i64[2]> [4, 2]}
+  %t = Concat(%b, %s, %h) {axis = 0}
+  %y = Reshape(%x, %t)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-values,fold-constants,dce", ctx);
+  CHECK(stat(ctx, "fold-constants.symbolic-reshapes") == 1);
+  CHECK(count_op(g, "Shape") == 0);
+  CHECK(count_op(g, "Concat") == 0);
+  CHECK(gpass::print_text(g).find("tensor<i64[4]> [0, 0, 4, 2]") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) == 0.0);
+
+  // one unknown element becomes -1; a symbol at another position of x stays unknown
+  gpass::pass_context ctx2;
+  G g2 = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[B,S,8])
+  %sh = Shape(%x)
+  %i1 = Constant() {value = tensor<i64[1]> [1]}
+  %s = Gather(%sh, %i1) {axis = 0}
+  %m = Constant() {value = tensor<i64[1]> [8]}
+  %t = Concat(%s, %m) {axis = 0}
+  %y = Reshape(%x, %t)
+  %r0:0 = return(%y)
+})",
+                  "infer-values,fold-constants,dce", ctx2);
+  CHECK(gpass::print_text(g2).find("tensor<i64[2]> [-1, 8]") != std::string::npos);
+
+  // allowzero: a 0 would mean a zero dim, so nothing is rewritten
+  gpass::pass_context ctx3;
+  G g3 = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[B,8])
+  %sh = Shape(%x)
+  %y = Reshape(%x, %sh) {allowzero = 1}
+  %r0:0 = return(%y)
+})",
+                  "infer-values,fold-constants", ctx3);
+  CHECK(stat(ctx3, "fold-constants.symbolic-reshapes") == 0);
+  CHECK(count_op(g3, "Shape") == 1);
+}
+
+TEST_CASE("passes.cse.commutative_chains_constants_and_outputs") {
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[2])
+  %y = arg() {index = 1} -> (f32[2])
+  %a = Add(%x, %y)
+  %b = Add(%y, %x)
+  %ra = Relu(%a)
+  %rb = Relu(%b)
+  %s = Sub(%x, %y)
+  %t = Sub(%y, %x)
+  %k1 = Constant() {value = tensor<f32[2]> [1.0, 2.0]}
+  %k2 = Constant() {value = tensor<f32[2]> [1.0, 2.0]}
+  %k3 = Constant() {value = tensor<f32[2]> [1.0, 3.0]}
+  %m1 = Mul(%ra, %k1)
+  %m2 = Mul(%rb, %k2)
+  %m3 = Mul(%rb, %k3)
+  %o1 = Add(%m1, %m2)
+  %o2 = Add(%s, %t)
+  %o3 = Add(%o1, %m3)
+  %r0:0 = return(%o1, %o2, %o3)
+})",
+                 "cse,dce", ctx);
+  // b, rb, k2, m2 merge; Sub is not commutative; k3 differs
+  CHECK(stat(ctx, "cse.merged") == 4);
+  CHECK(count_op(g, "Sub") == 2);
+  CHECK(gpass::print_text(g).find("%o1 = Add(%m1, %m1)") != std::string::npos);
+  CHECK(gpass::print_text(g).find("%m3 = Mul(%ra, %k3)") != std::string::npos);
+
+  // a graph output keeps its node; random ops never merge
+  gpass::pass_context ctx2;
+  G g2 = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[2])
+  %a = Relu(%x)
+  %b = Relu(%x)
+  %u1 = RandomUniform() {shape = [2]}
+  %u2 = RandomUniform() {shape = [2]}
+  %r0:0 = return(%a, %b, %u1, %u2)
+})",
+                  "cse", ctx2);
+  CHECK(stat(ctx2, "cse.merged") == 0);
+}
+
+TEST_CASE("passes.cse.tensorflow_and_control_inputs") {
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {frontend = "tensorflow"} {
+  %x = tf::Placeholder() {dtype = f32} -> (f32[2])
+  %init:0 = tf::NoOp()
+  %a = tf::AddV2(%x, %x) {T = f32}
+  %b = tf::AddV2(%x, %x) {T = f32}
+  %c = tf::AddV2(%x, %x, ^%init) {T = f32}
+  %m = tf::Maximum(%a, %b) {T = f32}
+  %n = tf::Maximum(%b, %c) {T = f32}
+  %r0:0 = return(%m, %n)
+})",
+                 "cse", ctx);
+  // a and b merge; c has a control input, so it stays
+  CHECK(stat(ctx, "cse.merged") == 1);
+  CHECK(gpass::print_text(g).find("%n = tf::Maximum(%a, %c)") != std::string::npos);
+}
+
+TEST_CASE("passes.simplify_inference.batch_norm_into_conv") {
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[N,3,5,5])
+  %w = Constant() {value = tensor<f32[2,3,3,3]> [0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 0.7, -0.8, 0.9, 1.0, -1.1, 1.2, 0.1, 0.2, -0.3, 0.4, 0.5, -0.6, 0.7, 0.8, -0.9, 1.0, 1.1, -1.2, 0.3, 0.2, 0.1, -0.1, 0.2, -0.3, 0.4, -0.5, 0.6, -0.7, 0.8, -0.9, 1.0, -1.1, 1.2, -0.1, 0.2, -0.3, 0.4, -0.5, 0.6, -0.7, 0.8, -0.9, 1.0, -1.1, 1.2, 0.5, 0.25, 0.125]}
+  %bias = Constant() {value = tensor<f32[2]> [0.5, -0.5]}
+  %c = Conv(%x, %w, %bias) {pads = [1, 1, 1, 1]}
+  %s = Constant() {value = tensor<f32[2]> [1.5, 0.5]}
+  %b = Constant() {value = tensor<f32[2]> [0.25, -1.0]}
+  %m = Constant() {value = tensor<f32[2]> [0.1, -0.2]}
+  %v = Constant() {value = tensor<f32[2]> [2.0, 0.5]}
+  %bn = BatchNormalization(%c, %s, %b, %m, %v) {epsilon = 0.001}
+  %y = Relu(%bn)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,simplify-inference,fold-constants,fold-batch-norm,dce", ctx);
+  CHECK(count_op(g, "BatchNormalization") == 0);
+  CHECK(count_op(g, "Mul") == 0);
+  CHECK(count_op(g, "Add") == 0);
+  CHECK(count_op(g, "Conv") == 1);
+  CHECK(stat(ctx, "fold-batch-norm.scale-into-weights") == 1);
+  CHECK(stat(ctx, "fold-batch-norm.shift-into-bias") == 1);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
+
+  // NNVM's simplify-inference alone: BN -> Mul/Add on the lowered parameters, same outputs
+  gpass::pass_context ctx2;
+  G lowered = optimize(text, "infer-shapes,simplify-inference", ctx2);
+  CHECK(count_op(lowered, "BatchNormalization") == 0);
+  CHECK(count_op(lowered, "Sqrt") == 1);
+  CHECK(max_output_diff(gpass::parse_text(text), lowered) < 1e-5);
+
+  // batch-norm=foldable leaves a batch norm that no Conv precedes
+  gpass::pass_context ctx3;
+  G kept = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[N,2,3])
+  %s = Constant() {value = tensor<f32[2]> [1.5, 0.5]}
+  %b = Constant() {value = tensor<f32[2]> [0.25, -1.0]}
+  %m = Constant() {value = tensor<f32[2]> [0.1, -0.2]}
+  %v = Constant() {value = tensor<f32[2]> [2.0, 0.5]}
+  %bn = BatchNormalization(%x, %s, %b, %m, %v)
+  %r0:0 = return(%bn)
+})",
+                    "infer-shapes,simplify-inference{batch-norm=foldable}", ctx3);
+  CHECK(count_op(kept, "BatchNormalization") == 1);
+}
+
+TEST_CASE("passes.fold_batch_norm.gemm_and_matmul") {
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[N,3])
+  %w = Constant() {value = tensor<f32[2,3]> [1.0, 2.0, 3.0, -1.0, 0.5, 0.25]}
+  %c = Constant() {value = tensor<f32[2]> [0.5, -0.5]}
+  %g = Gemm(%x, %w, %c) {transB = 1, beta = 2.0}
+  %s = Constant() {value = tensor<f32[1,2]> [2.0, -3.0]}
+  %gs = Mul(%g, %s)
+  %t = Constant() {value = tensor<f32[2]> [1.0, 4.0]}
+  %ga = Add(%gs, %t)
+  %w2 = Constant() {value = tensor<f32[2,2]> [1.0, 2.0, 3.0, 4.0]}
+  %mm = MatMul(%ga, %w2)
+  %s2 = Constant() {value = tensor<f32[2]> [0.5, 2.0]}
+  %ms = Mul(%s2, %mm)
+  %r0:0 = return(%ms)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fold-batch-norm,dce", ctx);
+  CHECK(count_op(g, "Mul") == 0);
+  CHECK(count_op(g, "Add") == 0);
+  CHECK(stat(ctx, "fold-batch-norm.rewrites") == 3);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
+
+  // a scale that varies along another axis than the channels stays
+  gpass::pass_context ctx2;
+  G g2 = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[3,2])
+  %w = Constant() {value = tensor<f32[2,2]> [1.0, 2.0, 3.0, 4.0]}
+  %mm = MatMul(%x, %w)
+  %s = Constant() {value = tensor<f32[3,1]> [1.0, 2.0, 3.0]}
+  %y = Mul(%mm, %s)
+  %r0:0 = return(%y)
+})",
+                  "infer-shapes,fold-batch-norm", ctx2);
+  CHECK(count_op(g2, "Mul") == 1);
+}
+
+TEST_CASE("passes.simplify_inference.tensorflow_fused_batch_norm") {
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {frontend = "tensorflow"} {
+  %x = tf::Placeholder() {dtype = f32} -> (f32[1,4,4,2])
+  %w = tf::Const() {dtype = f32, value = tensor<f32[1,1,2,2]> [1.0, 2.0, 3.0, 4.0]} -> (f32[1,1,2,2])
+  %c = tf::Conv2D(%x, %w) {T = f32, strides = [1, 1, 1, 1], padding = "VALID"}
+  %s = tf::Const() {dtype = f32, value = tensor<f32[2]> [1.5, 0.5]} -> (f32[2])
+  %o = tf::Const() {dtype = f32, value = tensor<f32[2]> [0.25, -1.0]} -> (f32[2])
+  %m = tf::Const() {dtype = f32, value = tensor<f32[2]> [0.1, -0.2]} -> (f32[2])
+  %v = tf::Const() {dtype = f32, value = tensor<f32[2]> [2.0, 0.5]} -> (f32[2])
+  %bn:6 = tf::FusedBatchNormV3(%c, %s, %o, %m, %v) {T = f32, U = f32, epsilon = 0.001, is_training = false}
+  %r0:0 = return(%bn:0)
+})",
+                 "infer-shapes,simplify-inference,fold-constants,fold-batch-norm,dce", ctx);
+  CHECK(count_op(g, "FusedBatchNormV3") == 0);
+  CHECK(count_op(g, "Mul") == 0);     // the scale went into the filter
+  CHECK(count_op(g, "AddV2") == 1);   // Conv2D has no bias: the shift stays
+  CHECK(count_op(g, "Conv2D") == 1);
+}
+
+TEST_CASE("passes.optimize.levels") {
+  auto& reg = gpass::pass_registry<G>::global();
+  gpass::register_optimizer_passes(reg);
+  gpass::register_optimizer_passes(reg);  // twice is harmless
+  for (const auto& l : gpass::optimize_levels) CHECK(reg.find_pipeline(l.name) != nullptr);
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[N,4])
+  %i = Identity(%x)
+  %k = Constant() {value = tensor<f32[4]> [1.0, 1.0, 1.0, 1.0]}
+  %k2 = Constant() {value = tensor<f32[4]> [1.0, 1.0, 1.0, 1.0]}
+  %kk = Add(%k, %k2)
+  %a = Mul(%i, %kk)
+  %b = Mul(%i, %kk)
+  %d:2 = Dropout(%b)
+  %y = Add(%a, %d:0)
+  %dead = Relu(%x)
+  %r0:0 = return(%y)
+})",
+                 "O2", ctx);
+  CHECK(gpass::print_text(g) == R"(graph {
+  %x = arg() {index = 0} -> (f32[N,4])
+  %a = Mul(%x, %kk) -> (f32[N,4])
+  %y = Add(%a, %a) -> (f32[N,4])
+  %r0:0 = return(%y)
+  %kk = Constant() {value = tensor<f32[4]> [2.0, 2.0, 2.0, 2.0]} -> (f32[4])
+}
+)");
+}
+
+}  // namespace gpass_test_passes_optimizer
