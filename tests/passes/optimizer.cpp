@@ -316,6 +316,125 @@ TEST_CASE("passes.simplify_inference.tensorflow_fused_batch_norm") {
   CHECK(count_op(g, "Conv2D") == 1);
 }
 
+TEST_CASE("passes.cse.equal_symbolic_values") {
+  // shape computations of the same symbolic batch (tf2onnx writes one per layer)
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[B,4])
+  %t = Transpose(%x) {perm = [1, 0]}
+  %y = Relu(%x)
+  %s1 = Shape(%x)
+  %s2 = Shape(%y)
+  %s3 = Shape(%t)
+  %i = Constant() {value = tensor<i64[1]> [0]}
+  %b1 = Gather(%s1, %i) {axis = 0}
+  %b2 = Gather(%s2, %i) {axis = 0}
+  %j = Constant() {value = tensor<i64[1]> [1]}
+  %b3 = Gather(%s3, %j) {axis = 0}
+  %c = Concat(%b1, %b2, %b3) {axis = 0}
+  %r0:0 = return(%c)
+})",
+                 "infer-values,cse,dce", ctx);
+  // s2 = [B,4] merges into s1, b2 and b3 (both [B], from other shapes) into b1; the Relu and
+  // the Transpose are then dead
+  CHECK(stat(ctx, "cse.merged") == 3);
+  CHECK(gpass::print_text(g).find("%c = Concat(%b1, %b1, %b1)") != std::string::npos);
+  CHECK(count_op(g, "Transpose") + count_op(g, "Relu") == 0);
+
+  // with inferred-values off, only structurally equal nodes merge
+  gpass::pass_context ctx2;
+  G g2 = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[B,4])
+  %y = Relu(%x)
+  %s1 = Shape(%x)
+  %s2 = Shape(%y)
+  %r0:0 = return(%s1, %s2)
+})",
+                  "infer-values,cse{inferred-values=false}", ctx2);
+  CHECK(stat(ctx2, "cse.merged") == 0);
+}
+
+TEST_CASE("passes.eliminate_identities.pads_and_reshape_round_trips") {
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[2,3])
+  %p = Constant() {value = tensor<i64[4]> [0, 0, 0, 0]}
+  %pad = Pad(%x, %p)
+  %ax = Constant() {value = tensor<i64[1]> [0]}
+  %u = Unsqueeze(%pad, %ax)
+  %sq = Squeeze(%u, %ax)
+  %f = Flatten(%sq) {axis = 1}
+  %y = Relu(%f)
+  %p2 = Constant() {value = tensor<i64[4]> [0, 1, 0, 0]}
+  %z = Pad(%y, %p2)
+  %r0:0 = return(%z)
+})",
+                 "infer-shapes,eliminate-identities,dce", ctx);
+  CHECK(stat(ctx, "eliminate-identities.pad-by-zero") == 1);
+  CHECK(stat(ctx, "eliminate-identities.reshape-round-trip") == 1);
+  CHECK(gpass::print_text(g).find("%y = Relu(%x)") != std::string::npos);  // Flatten of [2,3] is [2,3]
+  CHECK(count_op(g, "Pad") == 1);                                        // pads 1: kept
+}
+
+TEST_CASE("passes.fuse_standard.pad_into_conv_and_matmul_add_to_gemm") {
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[1,2,4,4])
+  %p = Constant() {value = tensor<i64[8]> [0, 0, 1, 2, 0, 0, 1, 0]}
+  %pad = Pad(%x, %p)
+  %w = Constant() {value = tensor<f32[1,2,2,2]> [1.0, -1.0, 0.5, 2.0, -0.5, 1.5, 0.25, -2.0]}
+  %c = Conv(%pad, %w) {pads = [0, 0, 0, 0]}
+  %sh = Constant() {value = tensor<i64[2]> [1, -1]}
+  %flat = Reshape(%c, %sh)
+  %m = Constant() {value = tensor<f32[25,3]> [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 0.1, 0.2, 0.3]}
+  %mm = MatMul(%flat, %m)
+  %b = Constant() {value = tensor<f32[3]> [1.0, 2.0, 3.0]}
+  %y = Add(%mm, %b)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-standard,dce", ctx);
+  CHECK(stat(ctx, "fuse-standard.pad-into-conv") == 1);
+  CHECK(stat(ctx, "fuse-standard.matmul-add-to-gemm") == 1);
+  CHECK(count_op(g, "Pad") == 0);
+  CHECK(gpass::print_text(g).find("%y = Gemm(%flat, %m, %b)") != std::string::npos);  // the Add's name
+  CHECK(gpass::print_text(g).find("pads = [1, 2, 1, 0]") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
+}
+
+TEST_CASE("passes.fuse_epilogues.conv_add_activation_and_gemm") {
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[1,2,3,3])
+  %r = arg() {index = 1} -> (f32[1,2,3,3])
+  %w = Constant() {value = tensor<f32[2,2,1,1]> [1.0, -1.0, 0.5, 2.0]}
+  %c = Conv(%x, %w)
+  %s = Add(%c, %r)
+  %a = Relu(%s)
+  %w2 = Constant() {value = tensor<f32[2,2,1,1]> [0.5, 1.0, -1.0, 0.25]}
+  %bb = Constant() {value = tensor<f32[2]> [0.1, -0.1]}
+  %c2 = Conv(%a, %w2, %bb)
+  %lo = Constant() {value = tensor<f32[]> [0.0]}
+  %hi = Constant() {value = tensor<f32[]> [0.5]}
+  %a2 = Clip(%c2, %lo, %hi)
+  %sh = Constant() {value = tensor<i64[2]> [1, -1]}
+  %f = Reshape(%a2, %sh)
+  %gw = Constant() {value = tensor<f32[18,2]> [1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0]}
+  %gm = Gemm(%f, %gw)
+  %y = Sigmoid(%gm)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-epilogues,dce", ctx);
+  CHECK(stat(ctx, "fuse-epilogues.conv-add") == 1);
+  CHECK(stat(ctx, "fuse-epilogues.activation") == 3);
+  CHECK(count_op(g, "FusedConv") == 2);
+  CHECK(count_op(g, "FusedGemm") == 1);
+  CHECK(count_op(g, "Relu") + count_op(g, "Clip") + count_op(g, "Sigmoid") + count_op(g, "Add") == 0);
+  const std::string out = gpass::print_text(g);
+  CHECK(out.find("%a = gpass::FusedConv(%x, %w, _, %r) {activation = \"Relu\"}") != std::string::npos);
+  CHECK(out.find("activation_params = [0.0, 0.5]") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);  // the fused kernels run
+}
+
 TEST_CASE("passes.optimize.levels") {
   auto& reg = gpass::pass_registry<G>::global();
   gpass::register_optimizer_passes(reg);

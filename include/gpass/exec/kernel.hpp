@@ -192,6 +192,12 @@ class kernel_context {
     outputs_[i] = policy_->allocate_tensor(t, std::move(sizes), *stream_);
     return outputs_[i].tensor();
   }
+  /// Output `i` as the kernel made it (after `allocate_output`), to be finished in place.
+  tensor_type& output(std::size_t i) {
+    check_output(i);
+    if (!outputs_[i].is_tensor()) fail("output " + std::to_string(i) + " is not a tensor yet");
+    return outputs_[i].tensor();
+  }
   /// Like `allocate_output`, with every element zero (false, "").
   tensor_type& allocate_output_zeroed(std::size_t i, dtype t, std::vector<std::int64_t> sizes) {
     auto& r = allocate_output(i, t, std::move(sizes));

@@ -126,6 +126,21 @@ class rewriter {
     replace_by_value(v, with, with_port);
     return true;
   }
+  /// Replaces `v` by a new node `n` reading `inputs` (value, port) in order: the new node
+  /// takes `v`'s name, its control edges and the uses of each of its outputs (port k of `v`
+  /// becomes port k of the new node), and `v` is erased. Returns the new node.
+  node_id replace_with(node_id v, typename G::node_type n, const std::vector<std::pair<node_id, int>>& inputs) {
+    std::string name = g_[v].name;
+    g_.rename(v, g_.unique_name(name + ".replaced"));
+    n.name = std::move(name);
+    const node_id nv = add_node(std::move(n));
+    for (const auto& [src, port] : inputs) g_.add_input(nv, src, port);
+    for (auto c : g_.control_inputs(v)) g_.add_control(c, nv);
+    for (auto s : g_.control_outputs(v)) g_.add_control(nv, s);
+    for (std::size_t k = 0; k < g_[v].outputs.size(); ++k) replace_uses(v, static_cast<int>(k), nv, static_cast<int>(k));
+    erase(v);
+    return nv;
+  }
   /// Marks `v` erased (removed when the driver finishes). Its outputs must have no data use
   /// left; its control edges go with it. The producers of its inputs are revisited.
   void erase(node_id v) {

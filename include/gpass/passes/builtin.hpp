@@ -9,6 +9,8 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fuse_epilogues.hpp>
+#include <gpass/passes/common/fuse_standard.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/infer_values.hpp>
@@ -20,7 +22,7 @@ namespace gpass {
 /// - `dce` (`gpass::dce`), `delete-disconnected` (`gpass::delete_disconnected`),
 ///   `infer-types`, `infer-shapes`, `infer-values` (`gpass::infer_types`, ...), and the
 ///   optimizer passes that need no kernels: `eliminate-identities`, `cse`,
-///   `simplify-inference`, `fold-batch-norm`;
+///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`;
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
 ///
 /// The passes that evaluate nodes with the CPU kernels are registered by
@@ -43,6 +45,8 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(cse);
   registry.add(simplify_inference);
   registry.add(fold_batch_norm);
+  registry.add(fuse_standard);
+  registry.add(fuse_epilogues);
   registry.add(infer_types);
   registry.add(infer_shapes);
   registry.add(infer_values);

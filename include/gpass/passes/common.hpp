@@ -8,6 +8,8 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fuse_epilogues.hpp>
+#include <gpass/passes/common/fuse_standard.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/infer_values.hpp>

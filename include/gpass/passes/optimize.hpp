@@ -34,17 +34,18 @@ struct optimize_level {
 ///   CSE and DCE, repeated to a fixed point (at most 4 rounds);
 /// - `O2`, standard ONNX: `O1`, then `simplify-inference` (batch normalizations that follow a
 ///   Conv, Gemm or MatMul lowered to scale and shift), folding, `fold-batch-norm` (the scale
-///   and shift into the weights), and `O1` again; its result uses only standard ops (ONNX
-///   Runtime runs it);
-/// - `O3`: `O2` and gpass's own fused ops. Not yet: the fusions (Conv+activation, Gelu,
-///   LayerNorm, attention, elementwise chains) are not written; `O3` is `O2` today.
+///   and shift into the weights), `fuse-standard` (Pad into Conv, MatMul + Add into Gemm),
+///   and `O1` again; its result uses only standard ops (ONNX Runtime runs it);
+/// - `O3`: `O2` and gpass's own fused ops (`fuse-epilogues`: `gpass::FusedConv`,
+///   `gpass::FusedGemm` with residual Add and activation); only gpass runs its result. Not
+///   yet: Gelu, LayerNorm, attention and elementwise-chain fusions.
 inline constexpr std::array optimize_levels{
     optimize_level{"O1",
                    "fixed-point{pipeline=\"infer-values,fold-constants,eliminate-identities,cse,dce\",max-iterations=4}",
                    "Cleanup: fold constants and shapes, remove identities, CSE, DCE (to a fixed point)"},
-    optimize_level{"O2", "O1,simplify-inference{batch-norm=foldable},fold-constants,fold-batch-norm,O1",
+    optimize_level{"O2", "O1,simplify-inference{batch-norm=foldable},fold-constants,fold-batch-norm,fuse-standard,O1",
                    "O1 and inference simplification: batch normalization folded into weights, dropout removed"},
-    optimize_level{"O3", "O2", "O2 and gpass's fused ops (none yet: O3 runs O2)"},
+    optimize_level{"O3", "O2,fuse-epilogues,dce", "O2 and gpass's fused ops: residual Adds and activations into Conv and Gemm"},
 };
 
 /// Registers `fold-constants` and the level pipelines (`optimize_levels`) into `registry`

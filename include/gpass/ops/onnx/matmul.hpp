@@ -207,6 +207,14 @@ inline void gpass::register_onnx_matmul_ops(op_registry& r) {
   onnx_op("Gemm", 11).in("A:T").in("B:T").in("C?:T").out("Y:T").tc("T", num).attr("alpha", "float", 1.0)
       .attr("beta", "float", 1.0).attr("transA", "int", std::int64_t{0}).attr("transB", "int", std::int64_t{0})
       .infer(gemm_infer).add(r);
+  {  // gpass's fused op (the optimizer's -O3): act(Gemm(A, B, C))
+    op_schema s = onnx_op("FusedGemm", 1).in("A:T").in("B:T").in("C?:T").out("Y:T").tc("T", num).attr("alpha", "float", 1.0)
+                      .attr("beta", "float", 1.0).attr("transA", "int", std::int64_t{0}).attr("transB", "int", std::int64_t{0})
+                      .attr("activation", "string", "").opt("activation_params", "floats").infer(gemm_infer)
+                      .doc("Gemm through `activation` (gpass-opt -O3)").build();
+    s.domain = "gpass";
+    r.add(std::move(s));
+  }
   onnx_op("Einsum", 12).in("Inputs*:T").out("Output:T").tc("T", num).req("equation", "string").infer(einsum_infer).add(r);
   onnx_op("Det", 11).in("X:T").out("Y:T").tc("T", ot::floats()).infer(det_infer).add(r);
 }

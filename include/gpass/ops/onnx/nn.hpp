@@ -322,6 +322,14 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
     o.in("X:T").in("W:T").in("B?:T").out("Y:T").tc("T", fl).opt("dilations", "ints").attr("group", "int", std::int64_t{1});
     window_attrs(o).infer(conv_infer).add(r);
   }
+  {  // gpass's fused op (the optimizer's -O3): act(Conv(X, W, B) + Z)
+    onnx_op o("FusedConv", 1);
+    o.in("X:T").in("W:T").in("B?:T").in("Z?:T").out("Y:T").tc("T", fl).opt("dilations", "ints")
+        .attr("group", "int", std::int64_t{1}).attr("activation", "string", "").opt("activation_params", "floats");
+    op_schema s = window_attrs(o).infer(conv_infer).doc("Conv, plus Z, through `activation` (gpass-opt -O3)").build();
+    s.domain = "gpass";
+    r.add(std::move(s));
+  }
   {
     onnx_op o("ConvInteger", 10);
     o.in("x:T1").in("w:T2").in("x_zero_point?:T1").in("w_zero_point?:T2").out("y:i32").tc("T1", ot::ints())

@@ -15,6 +15,7 @@
 
 #include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
+#include <gpass/core/shape.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/library.hpp>
@@ -44,14 +45,19 @@ inline std::size_t hash_mix(std::size_t h, std::size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-/// A hash of a tensor's dtype, sizes and contents (bit patterns).
+/// A hash of a tensor's dtype, sizes and contents, in O(1): of the contents only the first
+/// and last 64 bytes count (equal hashes are compared in full; a weight tensor is not read
+/// whole on every run).
 inline std::size_t hash_tensor(const tensor& t) {
   std::size_t h = std::hash<int>{}(static_cast<int>(t.element_type()));
   for (auto s : t.sizes()) h = hash_mix(h, std::hash<std::int64_t>{}(s));
   if (t.element_type() == dtype::string) {
-    for (const auto& s : t.values<std::string>()) h = hash_mix(h, std::hash<std::string>{}(s));
-  } else if (t.nbytes() != 0) {
-    h = hash_mix(h, std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(t.raw()), t.nbytes())));
+    if (t.size() != 0) h = hash_mix(h, std::hash<std::string>{}(t.values<std::string>()[0]));
+  } else if (const std::size_t n = t.nbytes(); n != 0) {
+    const char* p = reinterpret_cast<const char*>(t.raw());
+    const std::size_t k = std::min<std::size_t>(n, 64);
+    h = hash_mix(h, std::hash<std::string_view>{}(std::string_view(p, k)));
+    h = hash_mix(h, std::hash<std::string_view>{}(std::string_view(p + n - k, k)));
   }
   return h;
 }
@@ -64,6 +70,14 @@ inline std::size_t hash_tensor(const tensor& t) {
 /// control inputs compute the same thing; the later one's uses read the first one's outputs
 /// and it goes. Equal constants (ONNX `Constant`, TF `Const`: same dtype, shape and bits)
 /// merge too, up to `cse.max-constant-bytes` (default 1 MiB).
+///
+/// With `cse.inferred-values` (default true; run `infer-values` just before, so the
+/// attributes are current), nodes whose partly known value inference recorded as the same
+/// (`_incomplete_value` with no unknown dim, same type: `Shape(x)[0]` and `Shape(y)[0]` of
+/// two tensors whose dim 0 is the same symbol `batch`) merge whatever their ops: symbols are
+/// unified by inference, so equal symbolic values are equal at run time. This is what
+/// removes the repeated shape computations of exported models (one per layer in tf2onnx's
+/// LSTMs and attention blocks). Nodes with control edges are not merged this way.
 ///
 /// - Never merged: ops with effects, hidden state or randomness (`detail::op_is_pure`), ops
 ///   that call functions, nodes without inputs other than constants (`arg`, `Placeholder`),
@@ -81,19 +95,21 @@ struct cse_fn : pass_base<cse_fn> {
   static constexpr std::string_view name = "cse";
   static constexpr std::string_view description = "Merge nodes that compute the same value (common-subexpression elimination)";
   static constexpr std::array options{
-      option_spec{"max-constant-bytes", option_type::integer, "1048576", "largest constants compared for merging, in bytes"}};
+      option_spec{"max-constant-bytes", option_type::integer, "1048576", "largest constants compared for merging, in bytes"},
+      option_spec{"inferred-values", option_type::boolean, "true", "also merge nodes whose _incomplete_value (infer-values) is the same"}};
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
     std::int64_t merged = 0;
     const std::int64_t max_const = option_int(ctx, "max-constant-bytes");
-    for (G* cur : all_graphs(g)) merged += run_one(*cur, max_const);
+    const bool by_value = option_bool(ctx, "inferred-values");
+    for (G* cur : all_graphs(g)) merged += run_one(*cur, max_const, by_value);
     report_edits(ctx, {{"merged", merged}});
   }
 
  private:
   template <class G>
-  static std::int64_t run_one(G& g, std::int64_t max_const) {
+  static std::int64_t run_one(G& g, std::int64_t max_const, bool by_value) {
     using node_id = typename G::node_id;
     struct key_t {
       std::size_t hash = 0;
@@ -108,6 +124,7 @@ struct cse_fn : pass_base<cse_fn> {
         for (const auto& in : g.inputs(v))
           if (!in.empty) is_output[in.node] = 1;
     std::unordered_multimap<std::size_t, std::pair<node_id, key_t>> seen;
+    std::unordered_map<std::string, node_id> by_symbolic_value;  // "type|value" -> first node
     std::vector<node_id> doomed;
     auto make_key = [&](node_id v, key_t& k) {
       const auto& n = g[v];
@@ -131,9 +148,35 @@ struct cse_fn : pass_base<cse_fn> {
         return detail::constant_bytes(detail::constant_value(n)) <= max_const;
       return g.num_inputs(v) != 0;
     };
+    // the symbolic value of a single-output node, "" when it has none (or an unknown dim)
+    auto symbolic_value = [&](node_id v) -> std::string {
+      const auto& n = g[v];
+      if (!by_value || n.outputs.size() != 1 || !n.outputs[0].is_tensor()) return {};
+      auto it = n.attrs.find("_incomplete_value");
+      if (it == n.attrs.end() || !it->second.template is<shape>()) return {};
+      const shape& sv = it->second.template as<shape>();
+      if (!sv.has_rank()) return {};
+      for (const auto& d : sv.dims())
+        if (d.is_unknown()) return {};
+      return n.outputs[0].to_string() + "|" + sv.to_string();
+    };
     for (std::size_t head = 0; head < ready.size(); ++head) {
       const node_id v = ready[head];
       if (mergeable(v)) {
+        if (std::string sv = symbolic_value(v); !sv.empty()) {
+          auto [it, fresh] = by_symbolic_value.try_emplace(std::move(sv), v);
+          // without control edges: they could order rep after one of its own descendants
+          if (!fresh && !is_output[v] && g[it->second].device == g[v].device && g.control_inputs(v).empty() &&
+              g.control_outputs(v).empty()) {
+            const node_id rep = it->second;
+            const auto users = g.uses(v);
+            g.replace_all_uses(v, rep);
+            for (const auto& u : users)
+              if (--pending[u.node] == 0) ready.push_back(u.node);
+            doomed.push_back(v);
+            continue;
+          }
+        }
         key_t k;
         make_key(v, k);
         node_id rep{};

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <gpass/pass/facts.hpp>
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/pass/rewrite.hpp>
+#include <gpass/passes/detail/constants.hpp>
 
 namespace gpass {
 
@@ -76,6 +78,46 @@ bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
   return true;
 }
 
+/// A Pad that pads nothing: ONNX `Pad` with zero padding (any value, constant mode), TF
+/// `Pad`, `PadV2`, `MirrorPad` with constant paddings all zero.
+template <class G>
+bool pads_nothing(const G& g, typename G::node_id v) {
+  std::optional<std::vector<std::int64_t>> p;
+  if (g[v].domain.empty()) {
+    if (g.num_inputs(v) > 3 && !g.input(v, 3).empty) return false;  // axes
+    if (g.num_inputs(v) > 1 && !g.input(v, 1).empty) p = constant_ints(constant_input(g, v, 1));
+    else if (auto a = g[v].attrs.find("pads"); a != g[v].attrs.end()) p = a->second.template as<std::vector<std::int64_t>>();
+  } else {
+    p = constant_ints(constant_input(g, v, 1));
+  }
+  if (!p) return false;
+  for (auto x : *p)
+    if (x != 0) return false;
+  return true;
+}
+
+/// True for ops that only reshape (the elements keep their order).
+template <class Node>
+bool is_reshape_like(const Node& n) {
+  if (n.domain.empty()) return n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Flatten";
+  return n.domain == "tf" && (n.op == "Reshape" || n.op == "Squeeze" || n.op == "ExpandDims");
+}
+
+/// `R2(R1(x))` for reshape-like `R1`, `R2` (Squeeze/Unsqueeze pairs, Reshape back, ...) whose
+/// result has `x`'s type: `x`.
+template <class G>
+bool fold_reshape_round_trip(rewriter<G>& rw, typename G::node_id v) {
+  G& g = rw.graph();
+  if (g.num_inputs(v) < 1) return false;
+  auto in = g.input(v, 0);
+  if (in.empty || in.port != 0 || !is_reshape_like(g[in.node]) || g.num_inputs(in.node) < 1) return false;
+  auto x = g.input(in.node, 0);
+  if (x.empty) return false;
+  const type* xt = match::input_type(g, in.node, 0);
+  if (!xt || !match::same_known_tensor_type(*xt, g[v].outputs[0])) return false;
+  return rw.replace_keeping_name(v, x.node, x.port);
+}
+
 }  // namespace detail
 
 /// Pass "eliminate-identities": removes nodes whose output is their input, as rewrite
@@ -86,10 +128,12 @@ bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
 /// | `identity` | `Identity` (ONNX, TF), TF `Snapshot`, `StopGradient`: the input |
 /// | `dropout` | ONNX `Dropout` without `training_mode`, mask unused: the input (inference) |
 /// | `cast-to-same-type` | `Cast` (ONNX, TF) whose input already has the output's type |
-/// | `reshape-to-same-shape` | `Reshape` (ONNX, TF) whose input already has the output's shape |
+/// | `reshape-to-same-shape` | `Reshape`, `Flatten`, `Squeeze`, `Unsqueeze` (ONNX; TF `Reshape`, `Squeeze`) whose input already has the output's shape |
 /// | `expand-to-same-shape` | ONNX `Expand`, TF `BroadcastTo` that change nothing |
 /// | `transpose-pair` | `Transpose(Transpose(x))`: one Transpose, or `x` when they cancel |
 /// | `identity-transpose` | a `Transpose` with the identity permutation |
+/// | `pad-by-zero` | ONNX `Pad`, TF `Pad`/`PadV2`/`MirrorPad` with all paddings 0 |
+/// | `reshape-round-trip` | `Squeeze(Unsqueeze(x))`, `Reshape(Flatten(x))`, ... back to `x`'s shape: `x` |
 ///
 /// "Same type" means a known element type and dims that are all known or the same symbols
 /// (run `infer-shapes` first to find more). A node whose output is a graph output (read by
@@ -97,7 +141,6 @@ bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
 /// is not a graph input: `rewriter::replace_keeping_name`), so graph outputs keep their names. Control edges are kept: a removed
 /// node's control predecessors come before its users. Statistics: `rewrites`, and one per
 /// pattern that applied (`identity`, `transpose-pair`, ...). Reports its changes; O(V + E).
-/// Not yet: Squeeze/Unsqueeze pairs, Pad by zeros.
 /// \code
 ///   gpass::eliminate_identities(g, ctx);   // y = Identity(Cast<f32>(x: f32[2])) -> y reads x
 /// \endcode
@@ -123,7 +166,7 @@ struct eliminate_identities_fn : pass_base<eliminate_identities_fn> {
          .when = {same_type_as_input<G>()},
          .rewrite = forward_input<G>(0)},
         {.name = "reshape-to-same-shape",
-         .roots = {{"", "Reshape"}, {"tf", "Reshape"}},
+         .roots = {{"", "Reshape"}, {"", "Flatten"}, {"", "Squeeze"}, {"", "Unsqueeze"}, {"tf", "Reshape"}, {"tf", "Squeeze"}},
          .when = {same_type_as_input<G>()},
          .rewrite = forward_input<G>(0)},
         {.name = "expand-to-same-shape",
@@ -136,6 +179,14 @@ struct eliminate_identities_fn : pass_base<eliminate_identities_fn> {
          .roots = {{"", "Transpose"}},
          .when = {detail::has_identity_perm<G>},
          .rewrite = forward_input<G>(0)},
+        {.name = "pad-by-zero",
+         .roots = {{"", "Pad"}, {"tf", "Pad"}, {"tf", "PadV2"}, {"tf", "MirrorPad"}},
+         .when = {detail::pads_nothing<G>},
+         .rewrite = forward_input<G>(0)},
+        {.name = "reshape-round-trip",
+         .roots = {{"", "Reshape"}, {"", "Squeeze"}, {"", "Unsqueeze"}, {"", "Flatten"}, {"tf", "Reshape"}, {"tf", "Squeeze"}, {"tf", "ExpandDims"}},
+         .when = {},
+         .rewrite = detail::fold_reshape_round_trip<G>},
     };
   }
 

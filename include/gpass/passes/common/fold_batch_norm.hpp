@@ -26,15 +26,6 @@ namespace gpass {
 
 namespace detail {
 
-/// The constant value input `i` of `v` reads (an ONNX `Constant` or TF `Const`), or nullptr.
-template <class G>
-const tensor* constant_input(const G& g, typename G::node_id v, int i) {
-  if (i < 0 || static_cast<std::size_t>(i) >= g.num_inputs(v)) return nullptr;
-  auto in = g.input(v, i);
-  if (in.empty || in.port != 0 || !is_constant_node(g[in.node])) return nullptr;
-  return &constant_value(g[in.node]);
-}
-
 /// `s` as one factor per channel: `s` broadcast against a value of rank `rank` varies only
 /// along `axis` (size `channels` or 1 there, 1 elsewhere, rank at most `rank`). Empty when it
 /// does not, or when `s` is not f32/f64.

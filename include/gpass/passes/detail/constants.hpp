@@ -4,10 +4,12 @@
 /// `delete_constant_ancestors`): recognising constant nodes and making new ones.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/tensor.hpp>
@@ -92,6 +94,50 @@ typename G::node_id replace_by_constant(G& g, typename G::node_id v, tensor valu
   g.replace_all_uses(v, c);
   g.remove_node(v);
   return c;
+}
+
+/// The constant value input `i` of `v` reads (an ONNX `Constant` or TF `Const`), or nullptr.
+template <class G>
+const tensor* constant_input(const G& g, typename G::node_id v, int i) {
+  if (i < 0 || static_cast<std::size_t>(i) >= g.num_inputs(v)) return nullptr;
+  auto in = g.input(v, i);
+  if (in.empty || in.port != 0 || !is_constant_node(g[in.node])) return nullptr;
+  return &constant_value(g[in.node]);
+}
+
+/// The integer elements of a constant tensor (empty optional when `t` is not an integer tensor).
+inline std::optional<std::vector<std::int64_t>> constant_ints(const tensor* t) {
+  if (!t || (t->element_type() != dtype::int64 && t->element_type() != dtype::int32)) return std::nullopt;
+  std::vector<std::int64_t> r;
+  if (t->element_type() == dtype::int64)
+    for (auto x : t->values<std::int64_t>()) r.push_back(x);
+  else
+    for (auto x : t->values<std::int32_t>()) r.push_back(x);
+  return r;
+}
+
+/// The pads of an ONNX `Pad` that pads with zeros in `constant` mode (input `pads` from
+/// opset 11, attribute before; `axes` not given): `[b_0, ..., b_{r-1}, e_0, ..., e_{r-1}]`.
+/// Nullopt for other modes, values or non-constant pads.
+template <class G>
+std::optional<std::vector<std::int64_t>> zero_pads(const G& g, typename G::node_id p) {
+  const auto& n = g[p];
+  if (!n.domain.empty() || n.op != "Pad") return std::nullopt;
+  if (auto m = n.attrs.find("mode"); m != n.attrs.end() && m->second.template as<std::string>() != "constant") return std::nullopt;
+  if (auto v = n.attrs.find("value"); v != n.attrs.end() && v->second.template as<double>() != 0.0) return std::nullopt;
+  if (g.num_inputs(p) > 3 && !g.input(p, 3).empty) return std::nullopt;  // axes
+  if (g.num_inputs(p) > 2 && !g.input(p, 2).empty) {
+    const tensor* c = constant_input(g, p, 2);
+    if (!c || c->size() != 1) return std::nullopt;
+    bool zero = false;
+    visit_dtype(c->element_type(), [&]<class T>() {
+      if constexpr (std::is_arithmetic_v<T>) zero = static_cast<double>(c->values<T>()[0]) == 0.0;
+    });
+    if (!zero) return std::nullopt;
+  }
+  if (g.num_inputs(p) > 1 && !g.input(p, 1).empty) return constant_ints(constant_input(g, p, 1));
+  if (auto a = n.attrs.find("pads"); a != n.attrs.end() && g.num_inputs(p) == 1) return a->second.template as<std::vector<std::int64_t>>();
+  return std::nullopt;
 }
 
 /// How the constant passes may treat an op: never touched (effects, results, interface,

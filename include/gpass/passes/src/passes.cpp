@@ -12,6 +12,8 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fuse_epilogues.hpp>
+#include <gpass/passes/common/fuse_standard.hpp>
 #include <gpass/passes/common/fold_constants.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
@@ -29,6 +31,8 @@
 #if !GPASS_HEADER_ONLY
 template void gpass::cse_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::fold_batch_norm_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::fuse_epilogues_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::fuse_standard_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::simplify_inference_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::dce_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::eliminate_identities_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;

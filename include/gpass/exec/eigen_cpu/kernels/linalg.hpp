@@ -1332,8 +1332,8 @@ inline void add_matmul(registry& r) {
          }});
 }
 
-inline void add_gemm(registry& r) {
-  r.add({.op = "Gemm", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+inline def gemm_def() {
+  return {.op = "Gemm", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
            const double alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 1.0);
            // a constant f32 B (an initializer) is packed once here: op(B) is K x N, column-major
@@ -1425,11 +1425,11 @@ inline void add_gemm(registry& r) {
                }
              });
            };
-         }});
+         }};
 }
 
-inline void add_conv(registry& r) {
-  r.add({.op = "Conv", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+inline def conv_def() {
+  return {.op = "Conv", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const window_attrs wa = window_attrs::read(n);
            const i64 G = n.attr<i64>("group", 1);
            // a constant f32 filter (not depthwise) is packed once here
@@ -1460,7 +1460,84 @@ inline void add_conv(registry& r) {
                conv_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp);
              });
            };
-         }});
+         }};
+}
+
+// ---- gpass's fused ops (the optimizer's -O3) ---------------------------------------------
+
+/// The activation a fused op applies to its result: attribute `activation` ("" none,
+/// "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid") with `activation_params`
+/// (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta).
+struct fused_activation {
+  enum class kind { none, relu, leaky_relu, clip, sigmoid, tanh, hard_sigmoid } k = kind::none;
+  double a = 0, b = 0;
+
+  static fused_activation read(const kernel_node& n) {
+    const std::string name = n.attr<std::string>("activation", "");
+    const std::vector<double> p = n.attr<std::vector<double>>("activation_params", {});
+    auto param = [&](std::size_t i, double def) { return i < p.size() ? p[i] : def; };
+    fused_activation f;
+    if (name.empty()) f.k = kind::none;
+    else if (name == "Relu") f.k = kind::relu;
+    else if (name == "LeakyRelu") f = {kind::leaky_relu, param(0, 0.01), 0};
+    else if (name == "Clip") f = {kind::clip, param(0, -std::numeric_limits<double>::infinity()), param(1, std::numeric_limits<double>::infinity())};
+    else if (name == "Sigmoid") f.k = kind::sigmoid;
+    else if (name == "Tanh") f.k = kind::tanh;
+    else if (name == "HardSigmoid") f = {kind::hard_sigmoid, param(0, 0.2), param(1, 0.5)};
+    else n.fail("unknown fused activation '" + name + "'");
+    return f;
+  }
+  template <class W>
+  W operator()(W x) const {
+    switch (k) {
+      case kind::none: return x;
+      case kind::relu: return x < W(0) ? W(0) : x;
+      case kind::leaky_relu: return x < W(0) ? static_cast<W>(a) * x : x;
+      case kind::clip: return std::min(std::max(x, static_cast<W>(a)), static_cast<W>(b));
+      case kind::sigmoid: return W(1) / (W(1) + std::exp(-x));
+      case kind::tanh: return std::tanh(x);
+      case kind::hard_sigmoid: return std::max(W(0), std::min(W(1), static_cast<W>(a) * x + static_cast<W>(b)));
+    }
+    return x;
+  }
+};
+
+/// `base` (the kernel of a standard op) as gpass's fused op `op`: output 0 of the standard
+/// kernel, plus input `z_input` when given (the same shape: a residual), through the
+/// activation of `fused_activation`, in place.
+inline def fused_def(def base, std::string op, int z_input) {
+  base.domain = "gpass";
+  base.op = std::move(op);
+  base.since_version = 1;
+  auto make = std::move(base.make);
+  base.make = [make, z_input](const kernel_node& n) -> fn {
+    fn inner = make(n);
+    const fused_activation act = fused_activation::read(n);
+    return [inner, act, z_input](context& ctx) {
+      inner(ctx);
+      gpass::tensor& y = ctx.output(0);
+      const gpass::tensor* z = z_input >= 0 && ctx.has_input(static_cast<std::size_t>(z_input))
+                                   ? &ctx.input(static_cast<std::size_t>(z_input))
+                                   : nullptr;
+      if (z && (z->sizes() != y.sizes() || z->element_type() != y.element_type()))
+        ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
+                 gpass::shape::of(y.sizes()).to_string());
+      if (!z && act.k == fused_activation::kind::none) return;
+      dispatch<conv_types>(y.element_type(), ctx.node(), [&]<class T>() {
+        T* yp = y.data<T>();
+        const T* zp = z ? z->data<T>() : nullptr;
+        ctx.policy().parallel_for(y.size(), 4.0, [&](i64 b, i64 e) {
+          using W = std::conditional_t<half_like<T>, float, T>;
+          for (i64 i = b; i < e; ++i) {
+            W v = static_cast<W>(yp[i]);
+            if (zp) v += static_cast<W>(zp[i]);
+            yp[i] = static_cast<T>(act(v));
+          }
+        });
+      });
+    };
+  };
+  return base;
 }
 
 inline void add_conv_transpose(registry& r) {
@@ -1894,8 +1971,10 @@ inline void add_quantized(registry& r) {
 inline void register_linalg(registry& r) {
   using namespace linalg;
   add_matmul(r);
-  add_gemm(r);
-  add_conv(r);
+  r.add(gemm_def());
+  r.add(conv_def());
+  r.add(fused_def(gemm_def(), "FusedGemm", -1));
+  r.add(fused_def(conv_def(), "FusedConv", 3));
   add_conv_transpose(r);
   add_pool(r, "MaxPool", pool_kind::max, maxpool_types::dtypes());
   add_pool(r, "AveragePool", pool_kind::average, conv_types::dtypes());
