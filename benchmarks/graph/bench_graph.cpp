@@ -14,6 +14,7 @@
 #include <gpass/pass/context.hpp>
 #include <gpass/passes/common/dce.hpp>
 #include <gpass/passes/common/delete_disconnected.hpp>
+#include <gpass/passes/common/cse.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 
 #include <sys/types.h>
@@ -46,7 +47,7 @@ struct child_result {
   int ok = 0;
 };
 
-enum class op_id : int { topological_order = 0, dce = 1, delete_disconnected = 2, eliminate_identities = 3 };
+enum class op_id : int { topological_order = 0, dce = 1, delete_disconnected = 2, eliminate_identities = 3, cse = 4 };
 
 /// Runs operation `op` once on `g` and returns what it removed.
 std::int64_t run_op(op_id op, G& g) {
@@ -70,6 +71,11 @@ std::int64_t run_op(op_id op, G& g) {
       gpass::pass_context ctx;
       gpass::eliminate_identities(g, ctx);
       return ctx.statistics().at("eliminate-identities.rewrites");
+    }
+    case op_id::cse: {  // hashing in data-topological order
+      gpass::pass_context ctx;
+      gpass::cse(g, ctx);
+      return ctx.statistics().at("cse.merged");
     }
   }
   return -1;
@@ -228,6 +234,7 @@ void bm_topological_order(benchmark::State& state) { bench(state, op_id::topolog
 void bm_dce(benchmark::State& state) { bench(state, op_id::dce); }
 void bm_delete_disconnected(benchmark::State& state) { bench(state, op_id::delete_disconnected); }
 void bm_eliminate_identities(benchmark::State& state) { bench(state, op_id::eliminate_identities); }
+void bm_cse(benchmark::State& state) { bench(state, op_id::cse); }
 
 // A fork and a copy per iteration cost far more than the timed operation, so the iteration
 // counts are fixed (about 10^6 nodes processed per size, at least 5 runs; scaled by
@@ -240,7 +247,7 @@ void register_all() {
       iters = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(iters) * std::atof(s)));
     for (auto [name, f] : {std::pair{"bm_topological_order", &bm_topological_order}, std::pair{"bm_dce", &bm_dce},
                            std::pair{"bm_delete_disconnected", &bm_delete_disconnected},
-                           std::pair{"bm_eliminate_identities", &bm_eliminate_identities}})
+                           std::pair{"bm_eliminate_identities", &bm_eliminate_identities}, std::pair{"bm_cse", &bm_cse}})
       benchmark::RegisterBenchmark(name, f)->Arg(n)->Iterations(iters)->Unit(benchmark::kMicrosecond)->UseManualTime();
   }
 }

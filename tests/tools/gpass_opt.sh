@@ -85,6 +85,11 @@ check "-O2 elides large constants" grep -q 'tensor<f32\[4,3,3,3\]> __elided__' "
 check "--summary table" grep -Eq '^BatchNormalization +1 +0$' "$tmp/o2.txt"
 check "--check reports ok" grep -Eq '^check: 3 run\(s\) on seeded random inputs, max abs diff .*: ok$' "$tmp/o2.txt"
 check "--timing total" grep -Eq '^optimize: [0-9.e-]+ ms$' "$tmp/o2.txt"
+"$opt" -O3 --run --repeat=3 "$data/tools/optimize.gir" >"$tmp/o3run.txt" 2>"$tmp/o3e.txt"
+check "-O3 runs its fused ops" grep -Eq '^latency median: [0-9.e-]+ ms, min: [0-9.e-]+ ms \(3 runs\)$' "$tmp/o3run.txt"
+"$opt" -O3 --check=2 "$data/tools/optimize.gir" >"$tmp/o3.gir" 2>"$tmp/o3c.txt"
+check "-O3 fuses the activation" grep -q 'gpass::FusedConv(%x, %c/weight, %bn/Sub) {activation = "Relu"' "$tmp/o3.gir"
+check "-O3 --check ok" grep -q ': ok$' "$tmp/o3c.txt"
 "$opt" -O2 --print-large-constants "$data/tools/optimize.gir" >"$tmp/o2full.gir" 2>/dev/null
 check "--print-large-constants prints them" bash -c "! grep -q __elided__ '$tmp/o2full.gir'"
 "$opt" --passes=infer-shapes "$tmp/o2full.gir" >/dev/null 2>&1

@@ -1487,19 +1487,6 @@ struct fused_activation {
     else n.fail("unknown fused activation '" + name + "'");
     return f;
   }
-  template <class W>
-  W operator()(W x) const {
-    switch (k) {
-      case kind::none: return x;
-      case kind::relu: return x < W(0) ? W(0) : x;
-      case kind::leaky_relu: return x < W(0) ? static_cast<W>(a) * x : x;
-      case kind::clip: return std::min(std::max(x, static_cast<W>(a)), static_cast<W>(b));
-      case kind::sigmoid: return W(1) / (W(1) + std::exp(-x));
-      case kind::tanh: return std::tanh(x);
-      case kind::hard_sigmoid: return std::max(W(0), std::min(W(1), static_cast<W>(a) * x + static_cast<W>(b)));
-    }
-    return x;
-  }
 };
 
 /// `base` (the kernel of a standard op) as gpass's fused op `op`: output 0 of the standard
@@ -1524,16 +1511,29 @@ inline def fused_def(def base, std::string op, int z_input) {
                  gpass::shape::of(y.sizes()).to_string());
       if (!z && act.k == fused_activation::kind::none) return;
       dispatch<conv_types>(y.element_type(), ctx.node(), [&]<class T>() {
+        using W = std::conditional_t<half_like<T>, float, T>;
         T* yp = y.data<T>();
         const T* zp = z ? z->data<T>() : nullptr;
-        ctx.policy().parallel_for(y.size(), 4.0, [&](i64 b, i64 e) {
-          using W = std::conditional_t<half_like<T>, float, T>;
-          for (i64 i = b; i < e; ++i) {
-            W v = static_cast<W>(yp[i]);
-            if (zp) v += static_cast<W>(zp[i]);
-            yp[i] = static_cast<T>(act(v));
-          }
-        });
+        // one tight (vectorizable) loop per activation, chosen once
+        auto run = [&](auto f) {
+          ctx.policy().parallel_for(y.size(), 2.0, [&](i64 b, i64 e) {
+            if (zp)
+              for (i64 i = b; i < e; ++i) yp[i] = static_cast<T>(f(static_cast<W>(yp[i]) + static_cast<W>(zp[i])));
+            else
+              for (i64 i = b; i < e; ++i) yp[i] = static_cast<T>(f(static_cast<W>(yp[i])));
+          });
+        };
+        const W a = static_cast<W>(act.a), c = static_cast<W>(act.b);
+        using K = fused_activation::kind;
+        switch (act.k) {
+          case K::none: run([](W x) { return x; }); break;
+          case K::relu: run([](W x) { return x < W(0) ? W(0) : x; }); break;
+          case K::leaky_relu: run([a](W x) { return x < W(0) ? a * x : x; }); break;
+          case K::clip: run([a, c](W x) { return std::min(std::max(x, a), c); }); break;
+          case K::sigmoid: run([](W x) { return W(1) / (W(1) + std::exp(-x)); }); break;
+          case K::tanh: run([](W x) { return std::tanh(x); }); break;
+          case K::hard_sigmoid: run([a, c](W x) { return std::max(W(0), std::min(W(1), a * x + c)); }); break;
+        }
       });
     };
   };
