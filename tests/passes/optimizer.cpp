@@ -401,6 +401,75 @@ TEST_CASE("passes.fuse_standard.pad_into_conv_and_matmul_add_to_gemm") {
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
 }
 
+TEST_CASE("passes.fuse_standard.layer_norm_forms") {
+  // PyTorch's export: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add
+  const char* torch = R"(graph {opset_import = [":17"]} {
+  %x = arg() {index = 0} -> (f32[N,3,4])
+  %m = ReduceMean(%x) {axes = [-1]}
+  %d = Sub(%x, %m)
+  %two = Constant() {value = tensor<f32[]> [2.0]}
+  %p = Pow(%d, %two)
+  %v = ReduceMean(%p) {axes = [-1]}
+  %e = Constant() {value = tensor<f32[]> [0.001]}
+  %ve = Add(%v, %e)
+  %sd = Sqrt(%ve)
+  %n = Div(%d, %sd)
+  %g = Constant() {value = tensor<f32[4]> [1.0, 2.0, 0.5, -1.0]}
+  %b = Constant() {value = tensor<f32[4]> [0.0, 0.5, 1.0, -0.5]}
+  %y1 = Mul(%n, %g)
+  %y = Add(%y1, %b)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(torch, "infer-shapes,fuse-standard,dce", ctx);
+  CHECK(stat(ctx, "fuse-standard.layer-norm") == 1);
+  CHECK(count_op(g, "LayerNormalization") == 1);
+  CHECK(count_op(g, "ReduceMean") + count_op(g, "Sqrt") + count_op(g, "Div") + count_op(g, "Pow") == 0);
+  CHECK(gpass::print_text(g).find("%y = LayerNormalization(%x, %y/scale, %y/bias) {axis = -1, epsilon = 0.001") !=
+        std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(torch), g) < 1e-5);
+
+  // Keras through tf2onnx: GlobalAveragePool means, Reciprocal, the shift as beta - mean*m
+  const char* keras = R"(graph {opset_import = [":17"]} {
+  %x = arg() {index = 0} -> (f32[N,3,4])
+  %m = GlobalAveragePool(%x)
+  %d = Sub(%x, %m)
+  %sq = Mul(%d, %d)
+  %v = GlobalAveragePool(%sq)
+  %e = Constant() {value = tensor<f32[]> [0.001]}
+  %ve = Add(%v, %e)
+  %sd = Sqrt(%ve)
+  %inv = Reciprocal(%sd)
+  %g = Constant() {value = tensor<f32[4]> [1.0, 2.0, 0.5, -1.0]}
+  %mm = Mul(%inv, %g)
+  %y1 = Mul(%x, %mm)
+  %m2 = Mul(%m, %mm)
+  %b = Constant() {value = tensor<f32[4]> [0.0, 0.5, 1.0, -0.5]}
+  %sh = Sub(%b, %m2)
+  %y = Add(%y1, %sh)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx2;
+  G g2 = optimize(keras, "infer-shapes,fuse-standard,dce", ctx2);
+  CHECK(stat(ctx2, "fuse-standard.layer-norm") == 1);
+  CHECK(count_op(g2, "LayerNormalization") == 1);
+  CHECK(g2.num_nodes() == 5);  // x, LayerNormalization, scale, bias, return
+  CHECK(max_output_diff(gpass::parse_text(keras), g2) < 1e-5);
+
+  // an inner value read elsewhere (the mean is also an output): no fusion
+  std::string leaky = torch;
+  leaky.replace(leaky.find("return(%y)"), 10, "return(%y, %m)");
+  gpass::pass_context ctx3;
+  G g3 = optimize(leaky, "infer-shapes,fuse-standard", ctx3);
+  CHECK(stat(ctx3, "fuse-standard.layer-norm") == 0);
+  // before opset 17 there is no LayerNormalization
+  std::string old = torch;
+  old.replace(old.find("\":17\""), 5, "\":13\"");
+  gpass::pass_context ctx4;
+  G g4 = optimize(old, "infer-shapes,fuse-standard", ctx4);
+  CHECK(count_op(g4, "LayerNormalization") == 0);
+}
+
 TEST_CASE("passes.fuse_epilogues.conv_add_activation_and_gemm") {
   const char* text = R"(graph {
   %x = arg() {index = 0} -> (f32[1,2,3,3])

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -111,11 +112,7 @@ struct cse_fn : pass_base<cse_fn> {
   template <class G>
   static std::int64_t run_one(G& g, std::int64_t max_const, bool by_value) {
     using node_id = typename G::node_id;
-    struct key_t {
-      std::size_t hash = 0;
-      std::vector<std::pair<std::uint64_t, int>> inputs;  // (serial, port) of each data input
-      std::vector<std::uint64_t> controls;
-    };
+    using input_key = std::vector<std::pair<std::uint64_t, int>>;  // (serial, port) of each data input
     node_map<G, std::size_t> pending(g, 0);
     std::vector<node_id> ready = data_sources(g, pending);
     node_map<G, char> is_output(g, 0);
@@ -123,21 +120,36 @@ struct cse_fn : pass_base<cse_fn> {
       if (g[v].op == "return" && g[v].domain.empty())
         for (const auto& in : g.inputs(v))
           if (!in.empty) is_output[in.node] = 1;
-    std::unordered_multimap<std::size_t, std::pair<node_id, key_t>> seen;
+    std::unordered_multimap<std::size_t, node_id> seen;  // key hash -> a node kept
+    seen.reserve(g.num_nodes());
     std::unordered_map<std::string, node_id> by_symbolic_value;  // "type|value" -> first node
     std::vector<node_id> doomed;
-    auto make_key = [&](node_id v, key_t& k) {
+    // The key of a node (inputs in canonical order, control inputs sorted) into reused buffers;
+    // no allocation per node once they have grown.
+    auto make_key = [&](node_id v, input_key& in, std::vector<std::uint64_t>& ctl) {
+      const auto& n = g[v];
+      in.clear();
+      ctl.clear();
+      std::size_t data = 0;
+      for (std::size_t i = 0; i < g.num_inputs(v); ++i) {
+        auto r = g.input(v, static_cast<int>(i));
+        in.emplace_back(r.empty ? ~std::uint64_t{0} : g.serial(r.node), r.port);
+        data += r.empty ? 0 : 1;
+      }
+      if (detail::is_commutative_op(n.domain, n.op)) std::sort(in.begin(), in.end());
+      if (g.in_degree(v) != data) {  // control inputs
+        for (auto c : g.control_inputs(v)) ctl.push_back(g.serial(c));
+        std::sort(ctl.begin(), ctl.end());
+      }
+    };
+    auto hash_key = [&](node_id v, const input_key& in, const std::vector<std::uint64_t>& ctl) {
       const auto& n = g[v];
       std::size_t h = detail::hash_mix(std::hash<std::string>{}(n.op), std::hash<std::string>{}(n.domain));
-      for (const auto& in : g.inputs(v)) k.inputs.emplace_back(in.empty ? ~std::uint64_t{0} : g.serial(in.node), in.port);
-      if (detail::is_commutative_op(n.domain, n.op)) std::sort(k.inputs.begin(), k.inputs.end());
-      for (const auto& [s, p] : k.inputs) h = detail::hash_mix(detail::hash_mix(h, std::hash<std::uint64_t>{}(s)), std::hash<int>{}(p));
-      for (auto c : g.control_inputs(v)) k.controls.push_back(g.serial(c));
-      std::sort(k.controls.begin(), k.controls.end());
-      for (auto c : k.controls) h = detail::hash_mix(h, std::hash<std::uint64_t>{}(c));
+      for (const auto& [sr, p] : in) h = detail::hash_mix(detail::hash_mix(h, std::hash<std::uint64_t>{}(sr)), std::hash<int>{}(p));
+      for (auto c : ctl) h = detail::hash_mix(h, std::hash<std::uint64_t>{}(c));
       for (const auto& [name, a] : n.attrs) h = detail::hash_mix(h, std::hash<std::string>{}(name));
       if (detail::is_constant_node(n)) h = detail::hash_mix(h, detail::hash_tensor(detail::constant_value(n)));
-      k.hash = h;
+      return h;
     };
     auto mergeable = [&](node_id v) {
       const auto& n = g[v];
@@ -160,6 +172,16 @@ struct cse_fn : pass_base<cse_fn> {
         if (d.is_unknown()) return {};
       return n.outputs[0].to_string() + "|" + sv.to_string();
     };
+    // v's users read rep from now on, and v goes; the users count down as if v were done
+    auto merge = [&](node_id v, node_id rep) {
+      const auto users = g.uses(v);
+      g.replace_all_uses(v, rep);
+      for (const auto& u : users)
+        if (--pending[u.node] == 0) ready.push_back(u.node);
+      doomed.push_back(v);
+    };
+    input_key kin, win;
+    std::vector<std::uint64_t> kctl, wctl;
     for (std::size_t head = 0; head < ready.size(); ++head) {
       const node_id v = ready[head];
       if (mergeable(v)) {
@@ -168,42 +190,30 @@ struct cse_fn : pass_base<cse_fn> {
           // without control edges: they could order rep after one of its own descendants
           if (!fresh && !is_output[v] && g[it->second].device == g[v].device && g.control_inputs(v).empty() &&
               g.control_outputs(v).empty()) {
-            const node_id rep = it->second;
-            const auto users = g.uses(v);
-            g.replace_all_uses(v, rep);
-            for (const auto& u : users)
-              if (--pending[u.node] == 0) ready.push_back(u.node);
-            doomed.push_back(v);
+            merge(v, it->second);
             continue;
           }
         }
-        key_t k;
-        make_key(v, k);
-        node_id rep{};
-        bool found = false;
-        auto [lo, hi] = seen.equal_range(k.hash);
-        for (auto it = lo; it != hi && !found; ++it) {
-          const auto& [w, wk] = it->second;
+        make_key(v, kin, kctl);
+        const std::size_t h = hash_key(v, kin, kctl);
+        std::optional<node_id> rep;
+        auto [lo, hi] = seen.equal_range(h);
+        for (auto it = lo; it != hi && !rep; ++it) {
+          const node_id w = it->second;
           const auto &a = g[v], &b = g[w];
-          if (wk.inputs == k.inputs && wk.controls == k.controls && a.op == b.op && a.domain == b.domain &&
-              a.attrs == b.attrs && a.outputs.size() == b.outputs.size() && a.device == b.device) {
-            rep = w;
-            found = true;
-          }
+          if (a.op != b.op || a.domain != b.domain || a.outputs.size() != b.outputs.size() || a.device != b.device) continue;
+          make_key(w, win, wctl);
+          if (win == kin && wctl == kctl && a.attrs == b.attrs) rep = w;
         }
-        if (found && !is_output[v]) {
-          for (auto s : g.control_outputs(v)) g.add_control(rep, s);
-          const auto users = g.uses(v);
-          g.replace_all_uses(v, rep);  // v's users now read rep (they are not visited yet)
-          for (const auto& u : users)
-            if (--pending[u.node] == 0) ready.push_back(u.node);
-          doomed.push_back(v);
+        if (rep && !is_output[v]) {
+          for (auto s : g.control_outputs(v)) g.add_control(*rep, s);
+          merge(v, *rep);
           continue;
         }
-        if (!found) seen.emplace(k.hash, std::make_pair(v, std::move(k)));
+        if (!rep) seen.emplace(h, v);
       }
-      for (const auto& u : g.uses(v))
-        if (--pending[u.node] == 0) ready.push_back(u.node);
+      for (auto e : g.out_edges(v))
+        if (!g[e].is_control() && --pending[g.target(e)] == 0) ready.push_back(g.target(e));
     }
     g.remove_nodes(doomed);
     return static_cast<std::int64_t>(doomed.size());

@@ -1,8 +1,11 @@
 #pragma once
 /// \file fuse_standard.hpp
 /// `gpass::fuse_standard`: the "fuse-standard" pass: fusions whose result is standard ONNX
-/// (what ONNX Runtime's basic level does): Pad into Conv, MatMul + Add into Gemm.
+/// (what ONNX Runtime's basic level does): Pad into Conv, MatMul + Add into Gemm, and
+/// LayerNorms written out in ops into `LayerNormalization`.
 
+#include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,6 +22,7 @@
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/pass/rewrite.hpp>
+#include <gpass/ops/opset.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
 #include <gpass/passes/detail/constants.hpp>
 
@@ -92,6 +96,222 @@ bool fuse_matmul_add(rewriter<G>& rw, typename G::node_id v) {
   return false;
 }
 
+/// Matching of a normalization written out in elementwise ops (what exporters emit for
+/// LayerNorm): the nodes seen, so that the match can check that nothing else reads them.
+template <class G>
+struct norm_match {
+  using node_id = typename G::node_id;
+  using value = std::pair<node_id, int>;
+  const G& g;
+  std::vector<node_id> nodes;  // matched, from the output towards the input
+
+  /// `v` is an op `op` of the default domain with one output; it joins the match.
+  bool take(node_id v, std::string_view op) {
+    if (!g[v].domain.empty() || g[v].op != op || g[v].outputs.size() != 1) return false;
+    nodes.push_back(v);
+    return true;
+  }
+  std::optional<value> in(node_id v, int i) const {
+    if (g.num_inputs(v) <= static_cast<std::size_t>(i)) return std::nullopt;
+    auto r = g.input(v, i);
+    if (r.empty) return std::nullopt;
+    return value{r.node, r.port};
+  }
+  /// A binary op `op` at `v` with a constant on one side: the other side.
+  std::optional<value> with_constant(node_id v, std::string_view op, const tensor*& c) {
+    if (!take(v, op) || g.num_inputs(v) != 2) return std::nullopt;
+    for (int side = 0; side < 2; ++side)
+      if ((c = constant_input(g, v, side))) return in(v, 1 - side);
+    return std::nullopt;
+  }
+  /// The mean of `v`'s input over its last axis, keeping it: ReduceMean (axes [-1] or
+  /// [rank-1], by attribute or constant input) or GlobalAveragePool of a rank-3 value.
+  std::optional<value> mean_last(node_id v) {
+    const type* t = match::input_type(g, v, 0);
+    if (!t || !t->is_tensor() || !t->tensor().shape.has_rank()) return std::nullopt;
+    const auto r = static_cast<std::int64_t>(t->tensor().shape.rank());
+    if (g[v].domain.empty() && g[v].op == "GlobalAveragePool" && r == 3) {
+      take(v, "GlobalAveragePool");
+      return in(v, 0);
+    }
+    if (!take(v, "ReduceMean")) return std::nullopt;
+    if (auto k = g[v].attrs.find("keepdims"); k != g[v].attrs.end() && k->second.template as<std::int64_t>() == 0)
+      return std::nullopt;
+    std::optional<std::vector<std::int64_t>> axes;
+    if (auto a = g[v].attrs.find("axes"); a != g[v].attrs.end()) axes = a->second.template as<std::vector<std::int64_t>>();
+    else axes = constant_ints(constant_input(g, v, 1));
+    if (!axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != r - 1)) return std::nullopt;
+    return in(v, 0);
+  }
+  /// True when every matched node's outputs are read only by matched nodes (or, for `root`, by anyone).
+  bool closed(node_id root) const {
+    for (auto v : nodes) {
+      if (v == root) continue;
+      for (const auto& u : g.uses(v))
+        if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) return false;
+      if (!g.control_inputs(v).empty() || !g.control_outputs(v).empty()) return false;
+    }
+    return true;
+  }
+};
+
+/// The double whose shortest decimal form is the float's (0.001f -> 0.001, not
+/// 0.0010000000474974513): how an f32 constant reads as a double attribute.
+inline double float_as_written(float f) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
+  if (ec != std::errc{}) return static_cast<double>(f);
+  double d = static_cast<double>(f);
+  std::from_chars(buf, end, d);
+  return d;
+}
+
+/// A constant f32 per-channel vector of `c` elements (shape `[c]`, `[1, c]`, `[1, 1, c]`, ...).
+inline bool channel_vector(const tensor* t, std::int64_t c) {
+  return t && t->element_type() == dtype::f32 && t->size() == c && t->rank() >= 1 && t->sizes().back() == c;
+}
+
+/// A LayerNorm over the last axis written out in elementwise ops, rooted at its last node:
+/// - the Keras / tf2onnx form: `Add(Mul(x, m), Sub(beta, Mul(mean, m)))` with
+///   `m = Mul(Reciprocal(Sqrt(Add(var, eps))), gamma)`;
+/// - the PyTorch form: `Add(Mul(Div(d, Sqrt(Add(var, eps))), gamma), beta)` (the Mul and Add
+///   optional);
+/// where `mean = Mean(x)`, `d = Sub(x, mean)`, `var = Mean(Mul(d, d) | Pow(d, 2))` and `Mean`
+/// is a ReduceMean over the last axis (or GlobalAveragePool of a rank-3 value): an ONNX
+/// `LayerNormalization(x, gamma, beta) {axis = -1, epsilon}` (opset 17), named as the root.
+/// f32, constant `eps`, `gamma`, `beta`; nothing outside the match may read its inner nodes.
+template <class G>
+bool fuse_layer_norm(rewriter<G>& rw, typename G::node_id root) {
+  using node_id = typename G::node_id;
+  using value = std::pair<node_id, int>;
+  G& g = rw.graph();
+  norm_match<G> m{g, {}};
+  const tensor *gamma = nullptr, *beta = nullptr, *eps = nullptr;
+  std::optional<value> x, mean, d;
+  std::optional<node_id> sd_node;
+  // the statistics: var + eps -> Sqrt, from a node `sqrt` (checks d and mean; sets x)
+  auto statistics = [&](node_id sqrt) -> bool {
+    if (!m.take(sqrt, "Sqrt")) return false;
+    auto ve = m.in(sqrt, 0);
+    if (!ve || ve->second != 0) return false;
+    auto var = m.with_constant(ve->first, "Add", eps);
+    if (!var || var->second != 0 || !eps || eps->size() != 1 || eps->element_type() != dtype::f32) return false;
+    auto sq = m.mean_last(var->first);
+    if (!sq || sq->second != 0) return false;
+    const node_id q = sq->first;
+    std::optional<value> dd;
+    if (g[q].domain.empty() && g[q].op == "Mul" && g.num_inputs(q) == 2 && m.in(q, 0) == m.in(q, 1)) {
+      m.take(q, "Mul");
+      dd = m.in(q, 0);
+    } else if (const tensor* two = nullptr; (dd = m.with_constant(q, "Pow", two))) {
+      if (scalar_value(two) != 2.0 || constant_input(g, q, 1) != two) return false;
+    } else {
+      return false;
+    }
+    if (d && dd != d) return false;
+    if (!dd || dd->second != 0 || !m.take(dd->first, "Sub")) return false;
+    d = dd;
+    auto dx = m.in(d->first, 0), dm = m.in(d->first, 1);
+    if (!dx || !dm || dm->second != 0) return false;
+    if (mean && dm != mean) return false;
+    auto mx = m.mean_last(dm->first);
+    if (!mx || *mx != *dx) return false;
+    mean = dm;
+    x = dx;
+    return true;
+  };
+  if (!g[root].domain.empty() || g.num_inputs(root) != 2) return false;
+  bool ok = false;
+  if (g[root].op == "Add") {
+    // Keras form: Add(Mul(x, mm), Sub(beta, Mul(mean, mm)))
+    for (int side = 0; side < 2 && !ok; ++side) {
+      const auto keep = m.nodes;
+      auto y1 = m.in(root, side), sh = m.in(root, 1 - side);
+      if (!y1 || !sh || y1->second != 0 || sh->second != 0) break;
+      if (g[sh->first].op == "Sub" && g[y1->first].op == "Mul" && m.take(root, "Add") && m.take(sh->first, "Sub") &&
+          (beta = constant_input(g, sh->first, 0)) && m.take(y1->first, "Mul")) {
+        auto m2 = m.in(sh->first, 1);
+        if (m2 && m2->second == 0 && m.take(m2->first, "Mul")) {
+          // y1 = Mul(x, mm), m2 = Mul(mean, mm): mm is the input they share
+          for (int a = 0; a < 2 && !ok; ++a)
+            for (int b = 0; b < 2 && !ok; ++b) {
+              auto mm = m.in(y1->first, a);
+              if (!mm || mm != m.in(m2->first, b) || mm->second != 0) continue;
+              const auto inner = m.nodes;
+              d.reset(), mean.reset(), x.reset();
+              auto inv = m.with_constant(mm->first, "Mul", gamma);
+              if (inv && inv->second == 0 && m.take(inv->first, "Reciprocal")) {
+                auto sq = m.in(inv->first, 0);
+                if (sq && sq->second == 0 && statistics(sq->first) && m.in(y1->first, 1 - a) == x &&
+                    m.in(m2->first, 1 - b) == mean)
+                  ok = true;
+              }
+              if (!ok) m.nodes = inner;
+            }
+        }
+      }
+      if (!ok) m.nodes = keep;
+    }
+  }
+  if (!ok) {
+    // PyTorch form, from the root down: [Add(., beta)] [Mul(., gamma)] Div(d, Sqrt(...))
+    m.nodes.clear();
+    gamma = beta = nullptr;
+    d.reset(), mean.reset(), x.reset();
+    node_id v = root;
+    auto below = std::optional<value>{value{root, 0}};
+    // fuse at the last node: a Div or Mul whose only user is a Mul or Add with a constant
+    // waits for that user to be the root
+    if (const auto users = g.uses(root); users.size() == 1 && g[root].op != "Add") {
+      const auto& un = g[users[0].node];
+      if (un.domain.empty() && (un.op == "Add" || (un.op == "Mul" && g[root].op == "Div")) &&
+          g.num_inputs(users[0].node) == 2 && constant_input(g, users[0].node, 1 - users[0].dst_port))
+        return false;
+    }
+    if (g[v].op == "Add") {
+      below = m.with_constant(v, "Add", beta);
+      if (!below || below->second != 0) return false;
+      v = below->first;
+    }
+    if (g[v].op == "Mul") {
+      below = m.with_constant(v, "Mul", gamma);
+      if (!below || below->second != 0) return false;
+      v = below->first;
+    }
+    if (!m.take(v, "Div") || g.num_inputs(v) != 2) return false;
+    auto dv = m.in(v, 0), sv = m.in(v, 1);
+    if (!dv || !sv || sv->second != 0) return false;
+    d = dv;
+    ok = statistics(sv->first);
+    if (!ok) return false;
+  }
+  if (!m.closed(root)) return false;
+  const type* xt = &g[x->first].outputs[static_cast<std::size_t>(x->second)];
+  if (!xt->is_tensor() || xt->tensor().element != dtype::f32 || !xt->tensor().shape.has_rank() ||
+      !xt->tensor().shape.dims().back().is_known())
+    return false;
+  const std::int64_t c = xt->tensor().shape.dims().back().value();
+  if ((gamma && !channel_vector(gamma, c)) || (beta && !channel_vector(beta, c))) return false;
+  auto constant = [&](tensor t, const char* what) {
+    typename G::node_type n = make_constant_node(g[root], std::move(t), false);
+    n.name = g.unique_name(g[root].name + what);
+    return rw.add_node(std::move(n));
+  };
+  const node_id gn = constant(gamma ? gamma->reshaped({c}) : tensor::from(std::vector<float>(static_cast<std::size_t>(c), 1.0f), {c}), "/scale");
+  std::vector<value> ins{*x, {gn, 0}};
+  if (beta) ins.emplace_back(constant(beta->reshaped({c}), "/bias"), 0);
+  typename G::node_type ln;
+  ln.op = "LayerNormalization";
+  ln.device = g[root].device;
+  ln.attrs["axis"] = std::int64_t{-1};
+  ln.attrs["epsilon"] = float_as_written(eps->values<float>()[0]);
+  ln.outputs = g[root].outputs;
+  rw.replace_with(root, std::move(ln), ins);
+  for (auto v : m.nodes)  // from the output towards the input: each is unused when its turn comes
+    if (v != root && !rw.erased(v) && g.uses(v).empty()) rw.erase(v);
+  return true;
+}
+
 }  // namespace detail
 
 /// Pass "fuse-standard": fusions whose result is standard ONNX, so any ONNX runtime runs it
@@ -102,6 +322,7 @@ bool fuse_matmul_add(rewriter<G>& rw, typename G::node_id v) {
 /// |---------|---------|
 /// | `pad-into-conv` | `Conv(Pad(x))` with zero padding of the spatial dims: the Conv's `pads` grow |
 /// | `matmul-add-to-gemm` | `Add(MatMul(a, b), c)`, `a` and `b` of rank 2, `c` broadcast to the product: `Gemm(a, b, c)` |
+/// | `layer-norm` | a LayerNorm over the last axis written out in ops (Keras/tf2onnx and PyTorch forms, see `detail::fuse_layer_norm`): `LayerNormalization` (opset 17 and later) |
 ///
 /// Run `infer-shapes` first (the Gemm fusion needs ranks). The replaced Add's name goes to the
 /// Gemm, so graph outputs keep their names. Statistics: `rewrites`, one per pattern. O(V + E).
@@ -110,14 +331,21 @@ bool fuse_matmul_add(rewriter<G>& rw, typename G::node_id v) {
 /// \endcode
 struct fuse_standard_fn : pass_base<fuse_standard_fn> {
   static constexpr std::string_view name = "fuse-standard";
-  static constexpr std::string_view description = "Fusions into standard ONNX ops: Pad into Conv, MatMul and Add into Gemm";
+  static constexpr std::string_view description = "Fusions into standard ONNX ops: Pad into Conv, MatMul and Add into Gemm, LayerNormalization";
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
     const std::vector<rewrite_pattern<G>> ps{
         {.name = "pad-into-conv", .roots = {{"", "Conv"}}, .when = {}, .rewrite = detail::fuse_pad_into_conv<G>},
         {.name = "matmul-add-to-gemm", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::fuse_matmul_add<G>}};
-    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, ps, ctx)}});
+    std::vector<rewrite_pattern<G>> all = ps;
+    if (graph_opset(g, "") >= 17)  // LayerNormalization is an ONNX op from opset 17
+      all.push_back({.name = "layer-norm",
+                     .roots = {{"", "Add"}, {"", "Mul"}, {"", "Div"}},
+                     .when = {},
+                     .rewrite = detail::fuse_layer_norm<G>,
+                     .benefit = 2});
+    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, all, ctx)}});
   }
 };
 

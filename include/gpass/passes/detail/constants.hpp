@@ -140,6 +140,16 @@ std::optional<std::vector<std::int64_t>> zero_pads(const G& g, typename G::node_
   return std::nullopt;
 }
 
+/// The value of a one-element numeric tensor as a double (nullopt otherwise).
+inline std::optional<double> scalar_value(const tensor* t) {
+  if (!t || t->size() != 1 || t->element_type() == dtype::string || t->element_type() == dtype::undefined) return std::nullopt;
+  std::optional<double> r;
+  visit_dtype(t->element_type(), [&]<class T>() {
+    if constexpr (std::is_arithmetic_v<T>) r = static_cast<double>(t->values<T>()[0]);
+  });
+  return r;
+}
+
 /// How the constant passes may treat an op: never touched (effects, results, interface,
 /// v1 control flow, hidden state, random numbers), or pure. Ops unknown to the registry are
 /// pure, except random ones (`RandomUniform`, `TruncatedNormal`, ... by name: a schema may
