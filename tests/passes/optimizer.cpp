@@ -504,6 +504,51 @@ TEST_CASE("passes.fuse_epilogues.conv_add_activation_and_gemm") {
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);  // the fused kernels run
 }
 
+TEST_CASE("passes.fuse_epilogues.gelu_forms") {
+  const char* torch = R"(graph {
+  %x = arg() {index = 0} -> (f32[2,5])
+  %r2 = Constant() {value = tensor<f32[]> [1.4142135]}
+  %t = Div(%x, %r2)
+  %e = Erf(%t)
+  %one = Constant() {value = tensor<f32[]> [1.0]}
+  %a = Add(%e, %one)
+  %m = Mul(%x, %a)
+  %h = Constant() {value = tensor<f32[]> [0.5]}
+  %y = Mul(%m, %h)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(torch, "infer-shapes,fuse-epilogues,dce", ctx);
+  CHECK(stat(ctx, "fuse-epilogues.gelu") == 1);
+  CHECK(gpass::print_text(g).find("%y = gpass::Gelu(%x)") != std::string::npos);
+  CHECK(g.num_nodes() == 3);
+  CHECK(max_output_diff(gpass::parse_text(torch), g) < 1e-5);
+
+  const char* keras = R"(graph {
+  %x = arg() {index = 0} -> (f32[2,5])
+  %h = Constant() {value = tensor<f32[]> [0.5]}
+  %half = Mul(%x, %h)
+  %k = Constant() {value = tensor<f32[]> [0.70710677]}
+  %t = Mul(%x, %k)
+  %e = Erf(%t)
+  %one = Constant() {value = tensor<f32[]> [1.0]}
+  %a = Add(%one, %e)
+  %y = Mul(%half, %a)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx2;
+  G g2 = optimize(keras, "infer-shapes,fuse-epilogues,dce", ctx2);
+  CHECK(stat(ctx2, "fuse-epilogues.gelu") == 1);
+  CHECK(max_output_diff(gpass::parse_text(keras), g2) < 1e-5);
+
+  // another constant than 1/sqrt(2): not a GELU
+  std::string other = keras;
+  other.replace(other.find("0.70710677"), 10, "0.80000000");
+  gpass::pass_context ctx3;
+  G g3 = optimize(other, "infer-shapes,fuse-epilogues", ctx3);
+  CHECK(count_op(g3, "Erf") == 1);
+}
+
 TEST_CASE("passes.optimize.levels") {
   auto& reg = gpass::pass_registry<G>::global();
   gpass::register_optimizer_passes(reg);

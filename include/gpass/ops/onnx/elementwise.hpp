@@ -168,6 +168,12 @@ inline void gpass::register_onnx_elementwise_ops(op_registry& r) {
     if (n == "Abs") o.propagate(abs_value);
     o.add(r);
   }
+  {  // gpass's fused op (the optimizer's -O3): ONNX 20's Gelu for graphs of older opsets
+    op_schema s = onnx_op("Gelu", 1).in("X:T").out("Y:T").tc("T", fl).attr("approximate", "string", "none")
+                      .infer(same_as_input0).doc("x * Phi(x) (erf form; `approximate = \"tanh\"`: tanh form)").build();
+    s.domain = "gpass";
+    r.add(std::move(s));
+  }
 
   // binary arithmetic: legacy broadcast before opset 7, numpy after
   struct binary {

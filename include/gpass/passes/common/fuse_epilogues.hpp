@@ -5,6 +5,7 @@
 /// `gpass::FusedGemm`), which the CPU executor runs as one kernel.
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -136,6 +137,86 @@ bool fuse_activation(rewriter<G>& rw, typename G::node_id v) {
   return true;
 }
 
+/// The only data user of `v` (output 0) when it is op `op` of the default domain, same
+/// device, no control edges; and the other input of that binary user.
+template <class G>
+std::optional<std::pair<typename G::node_id, std::optional<std::pair<typename G::node_id, int>>>> sole_user(
+    const G& g, typename G::node_id v, std::string_view op) {
+  const auto us = g.uses(v);
+  if (us.size() != 1 || us[0].src_port != 0) return std::nullopt;
+  const auto u = us[0].node;
+  if (!g[u].domain.empty() || g[u].op != op || g[u].device != g[v].device || !g.control_inputs(u).empty()) return std::nullopt;
+  std::optional<std::pair<typename G::node_id, int>> other;
+  if (g.num_inputs(u) == 2) {
+    auto o = g.input(u, 1 - us[0].dst_port);
+    if (!o.empty) other = std::make_pair(o.node, o.port);
+  }
+  return std::make_pair(u, other);
+}
+
+/// GELU written out around an `Erf` (the root): `Mul(Mul(x, 0.5), Add(Erf(Mul(x, 1/sqrt2)),
+/// 1))` (Keras through tf2onnx; `Div(x, sqrt2)` too) or `Mul(Mul(x, Add(Erf(Div(x, sqrt2)),
+/// 1)), 0.5)` (PyTorch): `gpass::Gelu(x)`, named as the last node. Constants within 1e-4 of
+/// 0.5, 1/sqrt(2) (or sqrt(2) for the Div) and 1; f32; the inner nodes used only there.
+template <class G>
+bool fuse_gelu(rewriter<G>& rw, typename G::node_id e) {
+  using node_id = typename G::node_id;
+  G& g = rw.graph();
+  auto near = [](const tensor* t, double want) {
+    auto v = scalar_value(t);
+    return v && std::abs(*v - want) <= 1e-4 * std::abs(want);
+  };
+  if (g.num_inputs(e) != 1 || !g.control_outputs(e).empty()) return false;
+  auto tin = g.input(e, 0);
+  if (tin.empty || tin.port != 0 || g.uses(tin.node).size() != 1) return false;
+  const node_id t = tin.node;
+  if (!g[t].domain.empty() || g.num_inputs(t) != 2 || (g[t].op != "Mul" && g[t].op != "Div")) return false;
+  const tensor* c = constant_input(g, t, 1);
+  const int xside = c ? 0 : 1;
+  if (!c && g[t].op == "Mul") c = constant_input(g, t, 0);
+  if (!c || !near(c, g[t].op == "Mul" ? 0.7071067811865476 : 1.4142135623730951)) return false;
+  auto xin = g.input(t, xside);
+  if (xin.empty) return false;
+  const std::pair<node_id, int> x{xin.node, xin.port};
+  const type* xt = match::input_type(g, t, xside);
+  if (!xt || !xt->is_tensor() || xt->tensor().element != dtype::f32) return false;
+  // the constant a binary user reads besides the chain, or nullptr
+  auto other_constant = [&](const auto& user) -> const tensor* {
+    if (!user || !user->second || user->second->second != 0 || !is_constant_node(g[user->second->first])) return nullptr;
+    return &constant_value(g[user->second->first]);
+  };
+  auto add = sole_user(g, e, "Add");
+  if (!add || !near(other_constant(add), 1.0)) return false;
+  auto mul = sole_user(g, add->first, "Mul");
+  if (!mul || !mul->second) return false;
+  std::vector<node_id> inner{t, e, add->first};
+  node_id last = mul->first;
+  const auto h = *mul->second;
+  if (h == x) {  // PyTorch: Mul(x, a) then Mul(., 0.5)
+    auto half = sole_user(g, mul->first, "Mul");
+    if (!half || !near(other_constant(half), 0.5)) return false;
+    inner.push_back(mul->first);
+    last = half->first;
+  } else {  // Keras: h = Mul(x, 0.5), used only here
+    const node_id hm = h.first;
+    if (h.second != 0 || !g[hm].domain.empty() || g[hm].op != "Mul" || g.num_inputs(hm) != 2 || g.uses(hm).size() != 1)
+      return false;
+    const int hx = constant_input(g, hm, 1) ? 0 : 1;
+    auto hxin = g.input(hm, hx);
+    if (hxin.empty || std::make_pair(hxin.node, hxin.port) != x || !near(constant_input(g, hm, 1 - hx), 0.5)) return false;
+    inner.push_back(hm);
+  }
+  typename G::node_type n;
+  n.op = "Gelu";
+  n.domain = "gpass";
+  n.device = g[last].device;
+  n.outputs = g[last].outputs;
+  rw.replace_with(last, std::move(n), {x});
+  for (auto it = inner.rbegin(); it != inner.rend(); ++it)
+    if (!rw.erased(*it) && g.uses(*it).empty()) rw.erase(*it);
+  return true;
+}
+
 }  // namespace detail
 
 /// Pass "fuse-epilogues" (`op_fuse_pass`, ONNX Runtime's Conv/Gemm activation fusions): what
@@ -146,9 +227,11 @@ bool fuse_activation(rewriter<G>& rw, typename G::node_id v) {
 /// |---------|---------|
 /// | `conv-add` | `Add(Conv(x, w, b), z)`, `z` of the same shape: `gpass::FusedConv(x, w, b, z)` |
 /// | `activation` | Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid of a Conv, Gemm or such fused op: `activation` attribute |
+/// | `gelu` | GELU written out around an `Erf` (Keras/tf2onnx and PyTorch forms, see `detail::fuse_gelu`): `gpass::Gelu(x)` |
 ///
 /// `gpass::FusedConv` (`X, W, B?, Z?`; Conv's attributes, `activation`, `activation_params`)
-/// computes `act(Conv(X, W, B) + Z)`, `gpass::FusedGemm` `act(Gemm(A, B, C))`; both have op
+/// computes `act(Conv(X, W, B) + Z)`, `gpass::FusedGemm` `act(Gemm(A, B, C))`, `gpass::Gelu`
+/// ONNX 20's `Gelu` (for graphs of older opsets); all have op
 /// schemas and Eigen CPU kernels, and export to ONNX in domain `gpass` (other runtimes do not
 /// know them: this is `-O3`). The replaced node's name goes to the fused op. Statistics:
 /// `rewrites`, one per pattern. O(V + E).
@@ -166,7 +249,8 @@ struct fuse_epilogues_fn : pass_base<fuse_epilogues_fn> {
         {.name = "activation",
          .roots = {{"", "Relu"}, {"", "LeakyRelu"}, {"", "Clip"}, {"", "Sigmoid"}, {"", "Tanh"}, {"", "HardSigmoid"}},
          .when = {},
-         .rewrite = detail::fuse_activation<G>}};
+         .rewrite = detail::fuse_activation<G>},
+        {.name = "gelu", .roots = {{"", "Erf"}}, .when = {}, .rewrite = detail::fuse_gelu<G>}};
     report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, ps, ctx)}});
   }
 };

@@ -962,7 +962,8 @@ inline void register_elementwise(registry& r) {
                                                             }},
                                                             2.0);
          }});
-  r.add({.op = "Gelu", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+  // ONNX's Gelu (opset 20) and gpass's (the optimizer's -O3 on older graphs): one kernel
+  auto gelu = [](const kernel_node& n) -> fn {
            const std::string approx = n.attr<std::string>("approximate", "none");
            if (approx != "none" && approx != "tanh") n.fail("attribute 'approximate' must be none or tanh, got '" + approx + "'");
            if (approx == "tanh")
@@ -974,7 +975,9 @@ inline void register_elementwise(registry& r) {
                                                      20.0);
            return unary_kernel<float_types, false>(
                sf{[](auto x) { using C = decltype(x); return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); }}, 20.0);
-         }});
+         };
+  r.add({.op = "Gelu", .dtypes = float_types::dtypes(), .make = gelu});
+  r.add({.domain = "gpass", .op = "Gelu", .dtypes = float_types::dtypes(), .make = gelu});
   r.add({.op = "PRelu", .dtypes = signed_numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const int opset = n.opset;
            return [opset](context& ctx) {
