@@ -120,6 +120,9 @@ bool fuse_activation(rewriter<G>& rw, typename G::node_id v) {
   auto act = fusable_activation(g, v);
   auto p = fusable_producer(g, v, 0);
   if (!act || !p) return false;
+  // the fused kernels are for floating-point results (an integer Gemm keeps its activation)
+  const type& t = g[v].outputs[0];
+  if (!t.is_tensor() || !is_floating(t.tensor().element)) return false;
   const auto& pn = g[*p];
   std::string op;
   if (pn.domain.empty() && (pn.op == "Conv" || pn.op == "Gemm")) op = "Fused" + pn.op;
