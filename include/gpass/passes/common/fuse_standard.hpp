@@ -188,7 +188,6 @@ bool fuse_layer_norm(rewriter<G>& rw, typename G::node_id root) {
   norm_match<G> m{g, {}};
   const tensor *gamma = nullptr, *beta = nullptr, *eps = nullptr;
   std::optional<value> x, mean, d;
-  std::optional<node_id> sd_node;
   // the statistics: var + eps -> Sqrt, from a node `sqrt` (checks d and mean; sets x)
   auto statistics = [&](node_id sqrt) -> bool {
     if (!m.take(sqrt, "Sqrt")) return false;
