@@ -470,6 +470,42 @@ TEST_CASE("passes.fuse_standard.layer_norm_forms") {
   CHECK(count_op(g4, "LayerNormalization") == 0);
 }
 
+TEST_CASE("passes.fuse_standard.bias_before_reshape_then_gemm") {
+  // tf2onnx's Tensordot: Reshape to 2-D, MatMul, Reshape back, Add the bias
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[B,3,2])
+  %s2 = Constant() {value = tensor<i64[2]> [-1, 2]}
+  %r2 = Reshape(%x, %s2)
+  %w = Constant() {value = tensor<f32[2,4]> [1.0, 2.0, 3.0, 4.0, -1.0, 0.5, 0.25, 2.0]}
+  %mm = MatMul(%r2, %w)
+  %s3 = Constant() {value = tensor<i64[3]> [-1, 3, 4]}
+  %r3 = Reshape(%mm, %s3)
+  %b = Constant() {value = tensor<f32[1,1,4]> [0.1, 0.2, 0.3, 0.4]}
+  %y = Add(%r3, %b)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-standard,dce", ctx);
+  CHECK(stat(ctx, "fuse-standard.bias-before-reshape") == 1);
+  CHECK(stat(ctx, "fuse-standard.matmul-add-to-gemm") == 1);
+  CHECK(count_op(g, "Add") + count_op(g, "MatMul") == 0);
+  CHECK(gpass::print_text(g).find("%y = Reshape(") != std::string::npos);  // the graph output keeps its name
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
+
+  // a Reshape that moves the last axis: the bias stays where it is
+  gpass::pass_context ctx2;
+  G g2 = optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[2,6])
+  %s = Constant() {value = tensor<i64[2]> [3, 4]}
+  %r = Reshape(%x, %s)
+  %b = Constant() {value = tensor<f32[4]> [0.1, 0.2, 0.3, 0.4]}
+  %y = Add(%r, %b)
+  %r0:0 = return(%y)
+})",
+                  "infer-shapes,fuse-standard", ctx2);
+  CHECK(stat(ctx2, "fuse-standard.bias-before-reshape") == 0);
+}
+
 TEST_CASE("passes.fuse_epilogues.conv_add_activation_and_gemm") {
   const char* text = R"(graph {
   %x = arg() {index = 0} -> (f32[1,2,3,3])

@@ -64,6 +64,48 @@ bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
   return true;
 }
 
+/// `Add(Reshape(y, s), b)` with `b` a constant along the last axis only, and the Reshape
+/// keeping the last dim (so element `j` of every row stays in column `j`): `Reshape(Add(y, b),
+/// s)`, which lets `matmul-add-to-gemm` see the bias of a MatMul done in 2-D (tf2onnx's
+/// Tensordot: Reshape, MatMul, Reshape, Add).
+template <class G>
+bool move_bias_before_reshape(rewriter<G>& rw, typename G::node_id v) {
+  G& g = rw.graph();
+  if (g.num_inputs(v) != 2) return false;
+  for (int side = 0; side < 2; ++side) {
+    auto r = g.input(v, side);
+    const tensor* b = constant_input(g, v, 1 - side);
+    if (r.empty || r.port != 0 || !b || g[r.node].op != "Reshape" || !g[r.node].domain.empty()) continue;
+    const auto rn = r.node;
+    if (g.uses(rn).size() != 1 || g.num_inputs(rn) < 1 || g[rn].device != g[v].device || !g.control_inputs(rn).empty()) continue;
+    auto y = g.input(rn, 0);
+    const type* yt = match::input_type(g, rn, 0);
+    const type& rt = g[rn].outputs[0];
+    if (y.empty || !yt || !yt->is_tensor() || !rt.is_tensor() || !match::same_known_tensor_type(rt, g[v].outputs[0])) continue;
+    const auto& ys = yt->tensor().shape;
+    const auto& rs = rt.tensor().shape;
+    if (!ys.has_rank() || ys.rank() == 0 || !rs.has_rank() || rs.rank() == 0) continue;
+    const dim& n = ys.dims().back();
+    if (!n.is_known() || !(rs.dims().back() == n) || b->element_type() != yt->tensor().element) continue;
+    if (b->size() != n.value() || b->sizes().empty() || b->sizes().back() != n.value()) continue;
+    typename G::node_type bc = make_constant_node(g[v], b->reshaped({n.value()}), false);
+    bc.name = g.unique_name(g[v].name + "/bias");
+    const auto bn = rw.add_node(std::move(bc));
+    typename G::node_type add;
+    add.name = g.unique_name(g[v].name + "/before_reshape");
+    add.op = "Add";
+    add.device = g[v].device;
+    add.outputs = {*yt};
+    const auto a = rw.add_node(std::move(add));
+    g.add_input(a, y.node, y.port);
+    g.add_input(a, bn, 0);
+    g.set_input(rn, 0, a, 0);
+    rw.changed(rn);
+    return rw.replace_keeping_name(v, rn, 0);  // rn's only use is v: never declines
+  }
+  return false;
+}
+
 /// `Add(MatMul(a, b), c)` with `a`, `b` of rank 2, the MatMul's output used once, and `c`
 /// broadcast to the product's shape (the Add's output type is the MatMul's): `Gemm(a, b, c)`,
 /// named as the Add. Floating-point types only.
@@ -321,6 +363,7 @@ bool fuse_layer_norm(rewriter<G>& rw, typename G::node_id root) {
 /// |---------|---------|
 /// | `pad-into-conv` | `Conv(Pad(x))` with zero padding of the spatial dims: the Conv's `pads` grow |
 /// | `matmul-add-to-gemm` | `Add(MatMul(a, b), c)`, `a` and `b` of rank 2, `c` broadcast to the product: `Gemm(a, b, c)` |
+/// | `bias-before-reshape` | `Add(Reshape(y, s), b)`, `b` along the last axis, which the Reshape keeps: `Reshape(Add(y, b), s)` (then a Gemm) |
 /// | `layer-norm` | a LayerNorm over the last axis written out in ops (Keras/tf2onnx and PyTorch forms, see `detail::fuse_layer_norm`): `LayerNormalization` (opset 17 and later) |
 ///
 /// Run `infer-shapes` first (the Gemm fusion needs ranks). The replaced Add's name goes to the
@@ -336,7 +379,8 @@ struct fuse_standard_fn : pass_base<fuse_standard_fn> {
   void run(G& g, pass_context& ctx) const {
     const std::vector<rewrite_pattern<G>> ps{
         {.name = "pad-into-conv", .roots = {{"", "Conv"}}, .when = {}, .rewrite = detail::fuse_pad_into_conv<G>},
-        {.name = "matmul-add-to-gemm", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::fuse_matmul_add<G>}};
+        {.name = "matmul-add-to-gemm", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::fuse_matmul_add<G>},
+        {.name = "bias-before-reshape", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::move_bias_before_reshape<G>}};
     std::vector<rewrite_pattern<G>> all = ps;
     if (graph_opset(g, "") >= 17)  // LayerNormalization is an ONNX op from opset 17
       all.push_back({.name = "layer-norm",
