@@ -282,6 +282,21 @@ TEST_CASE("passes.fold_batch_norm.gemm_and_matmul") {
   CHECK(stat(ctx, "fold-batch-norm.rewrites") == 3);
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
 
+  // a Conv whose bias slot is present but empty gets the shift there
+  const char* empty_bias = R"(graph {
+  %x = arg() {index = 0} -> (f32[1,2,3,3])
+  %w = Constant() {value = tensor<f32[2,2,1,1]> [1.0, -1.0, 0.5, 2.0]}
+  %c = Conv(%x, %w, _)
+  %t = Constant() {value = tensor<f32[1,2,1,1]> [0.5, -0.25]}
+  %y = Add(%c, %t)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx3;
+  G g3 = optimize(empty_bias, "infer-shapes,fold-batch-norm,dce", ctx3);
+  CHECK(count_op(g3, "Add") == 0);
+  CHECK(gpass::print_text(g3).find("%y = Conv(%x, %w, %c/bias)") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(empty_bias), g3) < 1e-6);
+
   // a scale that varies along another axis than the channels stays
   gpass::pass_context ctx2;
   G g2 = optimize(R"(graph {

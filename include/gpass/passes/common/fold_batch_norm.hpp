@@ -152,12 +152,13 @@ bool fold_into_weights(rewriter<G>& rw, typename G::node_id v) {
       for (auto& x : scaled) x /= has_bias ? beta : 1.0;
       tensor nb = scale_along(has_bias ? b->reshaped({channels}) : tensor(w.element_type(), {channels}), 0, scaled, true);
       auto c = constant(std::move(nb));
-      if (has_bias) g.set_input(p, l->bias, c, 0);
-      else {
+      if (g.num_inputs(p) > static_cast<std::size_t>(l->bias)) {
+        g.set_input(p, l->bias, c, 0);  // the bias, or its empty slot
+      } else {
         while (g.num_inputs(p) < static_cast<std::size_t>(l->bias)) g.add_empty_input(p);
         g.add_input(p, c, 0);
-        if (g[p].op == "Gemm") g[p].attrs.insert_or_assign("beta", attribute(1.0));
       }
+      if (!has_bias && g[p].op == "Gemm") g[p].attrs.insert_or_assign("beta", attribute(1.0));
     } else {
       g.set_input(p, l->weight, constant(scale_along(w, l->weight_axis, f)), 0);
       if (has_bias) {
