@@ -339,6 +339,19 @@ def gpass_latency(template, gpass_opt, model, threads, timeout):
 # --------------------------------------------------------------------------------------
 
 
+def timed_on_copies(onnx, model, repeat, optimize):
+    """Runs optimize(copy of model) `repeat` times (a fresh copy each time, outside the timing);
+    returns the times in ms and the last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        m = onnx.ModelProto()
+        m.CopyFrom(model)
+        t = time.perf_counter()
+        result = optimize(m)
+        times.append((time.perf_counter() - t) * 1e3)
+    return times, result
+
+
 def bench_model(name, path, args, mods, work_dir):
     np, onnx, ort, onnxsim, onnxoptimizer = mods["numpy"], mods["onnx"], mods["onnxruntime"], mods["onnxsim"], mods["onnxoptimizer"]
     L = ort.GraphOptimizationLevel
@@ -396,13 +409,7 @@ def bench_model(name, path, args, mods, work_dir):
     # ---- onnxsim ------------------------------------------------------------------------
     v = V["onnxsim"] = {}
     try:
-        times, simplified, ok = [], None, None
-        for _ in range(args.sim_repeat):
-            m = onnx.ModelProto()
-            m.CopyFrom(model)
-            t = time.perf_counter()
-            simplified, ok = onnxsim.simplify(m)
-            times.append((time.perf_counter() - t) * 1e3)
+        times, (simplified, ok) = timed_on_copies(onnx, model, args.sim_repeat, onnxsim.simplify)
         p = out("onnxsim")
         onnx.save(simplified, p)
         v.update(time_ms=median(times), time_ms_all=times, simplify_check=ok, path=p)
@@ -416,13 +423,7 @@ def bench_model(name, path, args, mods, work_dir):
     v = V["onnxoptimizer"] = {}
     try:
         passes = onnxoptimizer.get_fuse_and_elimination_passes()
-        times, optimized = [], None
-        for _ in range(args.onnxopt_repeat):
-            m = onnx.ModelProto()
-            m.CopyFrom(model)
-            t = time.perf_counter()
-            optimized = onnxoptimizer.optimize(m, passes)
-            times.append((time.perf_counter() - t) * 1e3)
+        times, optimized = timed_on_copies(onnx, model, args.onnxopt_repeat, lambda m: onnxoptimizer.optimize(m, passes))
         p = out("onnxoptimizer")
         onnx.save(optimized, p)
         v.update(time_ms=median(times), time_ms_all=times, passes=passes, path=p)

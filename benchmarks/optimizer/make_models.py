@@ -257,11 +257,11 @@ def main():
         base = os.path.join(args.out_dir, name)
         return base + ".onnx", base + ".inputs.npz", base + ".outputs.npz"
 
-    todo = [n for n in names if args.force or not all(os.path.exists(p) for p in paths(n))]
+    to_build = [n for n in names if args.force or not all(os.path.exists(p) for p in paths(n))]
     for n in names:
-        if n not in todo:
+        if n not in to_build:
             log(f"{n}: present, skipped (--force to rebuild)")
-    if not todo:
+    if not to_build:
         return 0
 
     # One child process per model, with a fixed string-hash seed: tf2onnx's generated names
@@ -278,7 +278,7 @@ def main():
     env = dict(os.environ, PYTHONHASHSEED="0")
     failures = 0
     for name in MODEL_NAMES:
-        if name not in todo:
+        if name not in to_build:
             continue
         info_path = os.path.join(args.out_dir, f".{name}.info.json")
         if os.path.exists(info_path):

@@ -153,9 +153,7 @@ struct cse_fn : pass_base<cse_fn> {
     };
     auto mergeable = [&](node_id v) {
       const auto& n = g[v];
-      if (n.op == "return" || !detail::op_is_pure(n.domain, n.op)) return false;
-      for (const auto& [k, a] : n.attrs)
-        if (a.template is<function_ref>() || a.template is<std::vector<function_ref>>()) return false;
+      if (n.op == "return" || !detail::op_is_pure(n.domain, n.op) || detail::calls_function(n.attrs)) return false;
       if (detail::is_constant_node(n))
         return detail::constant_bytes(detail::constant_value(n)) <= max_const;
       return g.num_inputs(v) != 0;

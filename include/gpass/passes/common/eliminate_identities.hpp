@@ -83,13 +83,8 @@ bool fold_transpose_pair(rewriter<G>& rw, typename G::node_id v) {
 template <class G>
 bool pads_nothing(const G& g, typename G::node_id v) {
   std::optional<std::vector<std::int64_t>> p;
-  if (g[v].domain.empty()) {
-    if (g.num_inputs(v) > 3 && !g.input(v, 3).empty) return false;  // axes
-    if (g.num_inputs(v) > 1 && !g.input(v, 1).empty) p = constant_ints(constant_input(g, v, 1));
-    else if (auto a = g[v].attrs.find("pads"); a != g[v].attrs.end()) p = a->second.template as<std::vector<std::int64_t>>();
-  } else {
-    p = constant_ints(constant_input(g, v, 1));
-  }
+  if (g[v].domain.empty()) p = onnx_pad_amounts(g, v);
+  else p = constant_ints(constant_input(g, v, 1));
   if (!p) return false;
   for (auto x : *p)
     if (x != 0) return false;

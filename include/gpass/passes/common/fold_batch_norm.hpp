@@ -98,20 +98,12 @@ std::optional<weight_layout> layout_of(const G& g, typename G::node_id p) {
     if (!t.is_tensor() || !t.tensor().shape.has_rank() || t.tensor().shape.rank() < 2) return std::nullopt;
     l = {1, flag("transpose_b") ? std::size_t{0} : std::size_t{1}, t.tensor().shape.rank() - 1, t.tensor().shape.rank(), -1};
   } else if (n.domain == "tf" && n.op == "Conv2D" && w->rank() == 4) {
-    if (auto f = n.attrs.find("data_format"); f != n.attrs.end() && f->second.template as<std::string>() != "NHWC")
-      return std::nullopt;
+    if (get_or<std::string>(n.attrs, "data_format", "NHWC") != "NHWC") return std::nullopt;
     l = {1, 3, 3, 4, -1};
   } else {
     return std::nullopt;
   }
   return l;
-}
-
-/// Gemm's `beta` (1 when absent).
-template <class Node>
-double gemm_beta(const Node& n) {
-  auto it = n.attrs.find("beta");
-  return it == n.attrs.end() ? 1.0 : it->second.template as<double>();
 }
 
 /// `Mul(P(x, W, B), s)` or `Add(P(x, W, B), t)` with `P` a Conv, Gemm or MatMul whose output
@@ -140,7 +132,7 @@ bool fold_into_weights(rewriter<G>& rw, typename G::node_id v) {
                      b->sizes().back() != channels))
       continue;
     if (add && l->bias < 0) continue;  // no bias to add to (TF Conv2D, MatMul)
-    const double beta = g[p].op == "Gemm" ? gemm_beta(g[p]) : 1.0;
+    const double beta = g[p].op == "Gemm" ? get_or(g[p].attrs, "beta", 1.0) : 1.0;
     if (add && has_bias && beta == 0) continue;
     auto constant = [&](tensor t) {
       typename G::node_type c = make_constant_node(g[p], std::move(t), g[p].domain == "tf");

@@ -48,8 +48,7 @@ bool fold_symbolic_reshape(rewriter<G>& rw, typename G::node_id v) {
   if (g.num_inputs(v) != 2) return false;
   auto s = g.input(v, 1);
   if (s.empty || is_constant_node(g[s.node])) return false;
-  if (auto it = g[v].attrs.find("allowzero"); it != g[v].attrs.end() && it->second.template as<std::int64_t>() != 0)
-    return false;
+  if (get_or<std::int64_t>(g[v].attrs, "allowzero", 0) != 0) return false;
   const shape* target = incomplete_value(g, s.node, s.port);
   const type* xt = match::input_type(g, v, 0);
   if (!target || !target->has_rank() || !xt || !xt->is_tensor() || !xt->tensor().shape.has_rank()) return false;

@@ -34,10 +34,7 @@ template <class G>
 std::optional<std::pair<std::string, std::vector<double>>> fusable_activation(const G& g, typename G::node_id v) {
   const auto& n = g[v];
   if (!n.domain.empty()) return std::nullopt;
-  auto number = [&](const char* k, double def) {
-    auto it = n.attrs.find(k);
-    return it == n.attrs.end() ? def : it->second.template as<double>();
-  };
+  auto number = [&](const char* k, double def) { return get_or(n.attrs, k, def); };
   if (n.op == "Relu" || n.op == "Sigmoid" || n.op == "Tanh") return std::make_pair(n.op, std::vector<double>{});
   if (n.op == "LeakyRelu") return std::make_pair(n.op, std::vector<double>{number("alpha", 0.01)});
   if (n.op == "HardSigmoid") return std::make_pair(n.op, std::vector<double>{number("alpha", 0.2), number("beta", 0.5)});
@@ -127,8 +124,7 @@ bool fuse_activation(rewriter<G>& rw, typename G::node_id v) {
   std::string op;
   if (pn.domain.empty() && (pn.op == "Conv" || pn.op == "Gemm")) op = "Fused" + pn.op;
   else if (pn.domain == "gpass" && (pn.op == "FusedConv" || pn.op == "FusedGemm")) {
-    auto it = pn.attrs.find("activation");
-    if (it != pn.attrs.end() && !it->second.template as<std::string>().empty()) return false;
+    if (!get_or<std::string>(pn.attrs, "activation", "").empty()) return false;
     op = pn.op;
   } else {
     return false;

@@ -45,7 +45,7 @@ bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
   for (auto p : *pads)
     if (p < 0) return false;
   auto& attrs = g[v].attrs;
-  if (auto a = attrs.find("auto_pad"); a != attrs.end() && a->second.template as<std::string>() != "NOTSET") return false;
+  if (get_or<std::string>(attrs, "auto_pad", "NOTSET") != "NOTSET") return false;
   std::vector<std::int64_t> cp(2 * (r - 2), 0);
   if (auto a = attrs.find("pads"); a != attrs.end()) {
     cp = a->second.template as<std::vector<std::int64_t>>();
@@ -177,8 +177,7 @@ struct norm_match {
       return in(v, 0);
     }
     if (!take(v, "ReduceMean")) return std::nullopt;
-    if (auto k = g[v].attrs.find("keepdims"); k != g[v].attrs.end() && k->second.template as<std::int64_t>() == 0)
-      return std::nullopt;
+    if (get_or<std::int64_t>(g[v].attrs, "keepdims", 1) == 0) return std::nullopt;
     std::optional<std::vector<std::int64_t>> axes;
     if (auto a = g[v].attrs.find("axes"); a != g[v].attrs.end()) axes = a->second.template as<std::vector<std::int64_t>>();
     else axes = constant_ints(constant_input(g, v, 1));
@@ -377,18 +376,17 @@ struct fuse_standard_fn : pass_base<fuse_standard_fn> {
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
-    const std::vector<rewrite_pattern<G>> ps{
+    std::vector<rewrite_pattern<G>> ps{
         {.name = "pad-into-conv", .roots = {{"", "Conv"}}, .when = {}, .rewrite = detail::fuse_pad_into_conv<G>},
         {.name = "matmul-add-to-gemm", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::fuse_matmul_add<G>},
         {.name = "bias-before-reshape", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::move_bias_before_reshape<G>}};
-    std::vector<rewrite_pattern<G>> all = ps;
     if (graph_opset(g, "") >= 17)  // LayerNormalization is an ONNX op from opset 17
-      all.push_back({.name = "layer-norm",
+      ps.push_back({.name = "layer-norm",
                      .roots = {{"", "Add"}, {"", "Mul"}, {"", "Div"}},
                      .when = {},
                      .rewrite = detail::fuse_layer_norm<G>,
                      .benefit = 2});
-    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, all, ctx)}});
+    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, ps, ctx)}});
   }
 };
 

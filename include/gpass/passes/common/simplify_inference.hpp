@@ -100,8 +100,7 @@ bool lower_batch_norm(rewriter<G>& rw, typename G::node_id v, bool foldable_only
   if (tf) {
     auto it = n.attrs.find("is_training");
     if (it == n.attrs.end() || !it->second.template is<bool>() || it->second.template as<bool>()) return false;
-    if (auto f = n.attrs.find("data_format"); f != n.attrs.end() && f->second.template as<std::string>().rfind("NC", 0) == 0)
-      return false;
+    if (get_or<std::string>(n.attrs, "data_format", "NHWC").rfind("NC", 0) == 0) return false;
   } else {
     if (attr_number(n, "training_mode", 0) != 0 || attr_number(n, "spatial", 1) == 0) return false;
   }

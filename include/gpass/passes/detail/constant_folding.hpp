@@ -55,13 +55,6 @@ struct folding_counters {
   std::int64_t folded = 0, no_kernel = 0, too_large = 0, failed = 0;
 };
 
-/// True when an attribute of the node names a function (the node calls it).
-inline bool calls_function(const attribute_map& attrs) {
-  for (const auto& [k, a] : attrs)
-    if (a.is<function_ref>() || a.is<std::vector<function_ref>>()) return true;
-  return false;
-}
-
 /// Elements of the (single) output of `n` before running it, when its type or its constant
 /// inputs tell (`Fill`, `ConstantOfShape`, `Expand`, `BroadcastTo`, `Tile`, `Range`).
 template <class Node>

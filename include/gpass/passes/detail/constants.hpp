@@ -116,30 +116,6 @@ inline std::optional<std::vector<std::int64_t>> constant_ints(const tensor* t) {
   return r;
 }
 
-/// The pads of an ONNX `Pad` that pads with zeros in `constant` mode (input `pads` from
-/// opset 11, attribute before; `axes` not given): `[b_0, ..., b_{r-1}, e_0, ..., e_{r-1}]`.
-/// Nullopt for other modes, values or non-constant pads.
-template <class G>
-std::optional<std::vector<std::int64_t>> zero_pads(const G& g, typename G::node_id p) {
-  const auto& n = g[p];
-  if (!n.domain.empty() || n.op != "Pad") return std::nullopt;
-  if (auto m = n.attrs.find("mode"); m != n.attrs.end() && m->second.template as<std::string>() != "constant") return std::nullopt;
-  if (auto v = n.attrs.find("value"); v != n.attrs.end() && v->second.template as<double>() != 0.0) return std::nullopt;
-  if (g.num_inputs(p) > 3 && !g.input(p, 3).empty) return std::nullopt;  // axes
-  if (g.num_inputs(p) > 2 && !g.input(p, 2).empty) {
-    const tensor* c = constant_input(g, p, 2);
-    if (!c || c->size() != 1) return std::nullopt;
-    bool zero = false;
-    visit_dtype(c->element_type(), [&]<class T>() {
-      if constexpr (std::is_arithmetic_v<T>) zero = static_cast<double>(c->values<T>()[0]) == 0.0;
-    });
-    if (!zero) return std::nullopt;
-  }
-  if (g.num_inputs(p) > 1 && !g.input(p, 1).empty) return constant_ints(constant_input(g, p, 1));
-  if (auto a = n.attrs.find("pads"); a != n.attrs.end() && g.num_inputs(p) == 1) return a->second.template as<std::vector<std::int64_t>>();
-  return std::nullopt;
-}
-
 /// The value of a one-element numeric tensor as a double (nullopt otherwise).
 inline std::optional<double> scalar_value(const tensor* t) {
   if (!t || t->size() != 1 || t->element_type() == dtype::string || t->element_type() == dtype::undefined) return std::nullopt;
@@ -148,6 +124,37 @@ inline std::optional<double> scalar_value(const tensor* t) {
     if constexpr (std::is_arithmetic_v<T>) r = static_cast<double>(t->values<T>()[0]);
   });
   return r;
+}
+
+/// The pad amounts of an ONNX `Pad`, `[b_0, ..., b_{r-1}, e_0, ..., e_{r-1}]`: its constant
+/// input `pads` (opset 11 on), else its attribute `pads`; nullopt when they are not constant
+/// or `axes` is given.
+template <class G>
+std::optional<std::vector<std::int64_t>> onnx_pad_amounts(const G& g, typename G::node_id p) {
+  if (g.num_inputs(p) > 3 && !g.input(p, 3).empty) return std::nullopt;  // axes
+  if (g.num_inputs(p) > 1 && !g.input(p, 1).empty) return constant_ints(constant_input(g, p, 1));
+  if (auto a = g[p].attrs.find("pads"); a != g[p].attrs.end()) return a->second.template as<std::vector<std::int64_t>>();
+  return std::nullopt;
+}
+
+/// The pads of an ONNX `Pad` that pads with zeros in `constant` mode (`onnx_pad_amounts`).
+/// Nullopt for other modes, values or non-constant pads.
+template <class G>
+std::optional<std::vector<std::int64_t>> zero_pads(const G& g, typename G::node_id p) {
+  const auto& n = g[p];
+  if (!n.domain.empty() || n.op != "Pad") return std::nullopt;
+  if (get_or<std::string>(n.attrs, "mode", "constant") != "constant" || get_or(n.attrs, "value", 0.0) != 0.0)
+    return std::nullopt;
+  if (g.num_inputs(p) > 2 && !g.input(p, 2).empty && scalar_value(constant_input(g, p, 2)) != 0.0) return std::nullopt;
+  return onnx_pad_amounts(g, p);
+}
+
+
+/// True when an attribute of the node names a function (the node calls it).
+inline bool calls_function(const attribute_map& attrs) {
+  for (const auto& [k, a] : attrs)
+    if (a.is<function_ref>() || a.is<std::vector<function_ref>>()) return true;
+  return false;
 }
 
 /// How the constant passes may treat an op: never touched (effects, results, interface,
