@@ -69,6 +69,33 @@ struct width_policy {
   bool is_known(int w) const { return w != 0; }
 };
 
+// Depth, as depth_policy, plus an outside "offset" that stale() reports for one node: the
+// confirming sweep visits only that node and what its change reaches
+struct incremental_depth : depth_policy {
+  static constexpr bool incremental = true;
+  G::node_id bumped{};
+  int offset = 0;
+  bool bump_pending = false;
+  std::vector<int> forward(const G& g, G::node_id v, const gpass::infer_attr_state<G, int>& s) {
+    auto out = depth_policy::forward(g, v, s);
+    if (v == bumped)
+      for (auto& o : out)
+        if (o >= 0) o = std::max(o, offset);
+    return out;
+  }
+  bool stale(const G&, G::node_id v, const gpass::infer_attr_state<G, int>&) { return bump_pending && v == bumped; }
+  bool end_sweep() {
+    // after the first sweep, the outside fact changes once
+    if (offset != 0) {
+      bump_pending = false;
+      return false;
+    }
+    offset = 10;
+    bump_pending = true;
+    return true;
+  }
+};
+
 static_assert(gpass::infer_attr_policy<depth_policy, G>);
 static_assert(gpass::infer_attr_policy<width_policy, G>);
 
@@ -125,6 +152,28 @@ TEST_CASE("analysis.infer_attr.cycles_are_tolerated_and_unknowns_counted") {
   CHECK(r.converged);
   CHECK(r.num_unknown == 2);
   CHECK(r.state.output(a, 0) == 0);
+}
+
+TEST_CASE("analysis.infer_attr.incremental_policies_recompute_only_what_changed") {
+  G g;
+  auto a = g.add_node({.name = "a", .op = "Src"});
+  auto b = g.add_node({.name = "b", .op = "Op"});
+  auto c = g.add_node({.name = "c", .op = "Op"});
+  auto x = g.add_node({.name = "x", .op = "Src"});
+  auto y = g.add_node({.name = "y", .op = "Op"});
+  g.add_input(b, a);
+  g.add_input(c, b);
+  g.add_input(y, x);
+  incremental_depth p;
+  p.bumped = b;
+  auto r = gpass::infer_attr(g, p);
+  CHECK(r.converged);
+  CHECK(r.state.output(b, 0) == 10);
+  CHECK(r.state.output(c, 0) == 11);  // reached through b's change
+  CHECK(r.state.output(y, 0) == 1);
+  // sweep 1: all 5; sweep 2: b (stale) and c (its input changed); sweep 3: nothing
+  CHECK(p.visits == 7);
+  CHECK(r.num_sweeps == 3);
 }
 
 TEST_CASE("analysis.infer_attr.max_sweeps_bounds_a_non_converging_policy") {

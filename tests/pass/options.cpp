@@ -220,6 +220,35 @@ TEST_CASE("pass.changes.inference_is_skipped_when_its_facts_are_held") {
   CHECK(ctx.timing_report()[1] == "infer-shapes: skipped (its facts are held)");
 }
 
+TEST_CASE("pass.changes.a_pass_is_not_rerun_on_the_graph_it_left_unchanged") {
+  registry r = make_registry();
+  gpass::pass_context ctx;
+  gpass::instrumentation_options o;
+  o.timing = true;
+  const std::string skipped = "peel: skipped (unchanged graph since its last run changed nothing)";
+  // nothing to peel: the second run would see the same graph, so it does not run
+  G g = peelable(0);
+  r.parse("peel,peel").run(g, ctx, o);
+  auto t = ctx.timing_report();
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].ends_with(", unchanged"));
+  CHECK(t[1] == skipped);
+  // a pass that changed the graph (or may have: silent) in between means it runs again
+  G h = peelable(1);
+  r.parse("peel,peel,peel").run(h, ctx, o);
+  t = ctx.timing_report();
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].find("unchanged") == std::string::npos);  // removed n0
+  CHECK(t[1].ends_with(", unchanged"));
+  CHECK(t[2] == skipped);
+  G s = peelable(0);
+  r.parse("peel,silent,peel").run(s, ctx, o);
+  t = ctx.timing_report();
+  REQUIRE(t.size() == 4);
+  CHECK(t[2].starts_with("peel: "));
+  CHECK(t[2].ends_with(", unchanged"));
+}
+
 TEST_CASE("pass.fixed_point.compile_time_runs_until_nothing_changes") {
   G g = peelable(3);
   gpass::pass_context ctx;

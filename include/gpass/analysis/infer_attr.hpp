@@ -60,6 +60,15 @@ class infer_attr_state {
 ///   changed anything.
 /// - `bool end_sweep()`: returns true when something outside the state changed during the
 ///   sweep (e.g. new symbol bindings), forcing another sweep.
+/// - `static constexpr bool incremental = true` with `bool stale(const G&, node_id, const
+///   infer_attr_state&)`: the policy promises that `forward` (and `backward`) of a node depend
+///   only on its inputs' values, on its own outputs idempotently (recomputing on an unchanged
+///   input gives the same result), and on what `stale` reports changed outside the state (a
+///   refinement of the node's declared type, a symbol binding it mentions). The engine then
+///   recomputes, after the first sweep, only the nodes whose inputs changed since they were
+///   last computed, or that are stale: a sweep that confirms the fixed point is O(V+E) checks
+///   instead of V calls of `forward`. Its `backward` must not write the state: it refines
+///   what the policy holds and reports the refined producers through `stale`.
 ///
 /// Laws: `forward` is deterministic and, on a fixed input state, returns the same result
 /// every time; values only move in one direction of the policy's lattice (refinement, or
@@ -139,6 +148,11 @@ template <class P>
 concept has_end_sweep = requires(P& p) {
   { p.end_sweep() } -> std::convertible_to<bool>;
 };
+template <class P, class G, class S>
+concept is_incremental = requires(P& p, const G& g, typename G::node_id v, const S& s) {
+  requires P::incremental;
+  { p.stale(g, v, s) } -> std::convertible_to<bool>;
+};
 
 }  // namespace detail
 
@@ -168,23 +182,49 @@ struct infer_attr_fn {
   infer_attr_result<G, typename Policy::value_type> operator()(const G& g, Policy& policy,
                                                                infer_attr_options options = {}) const {
     using V = typename Policy::value_type;
+    using node_id = typename G::node_id;
     using state_type = infer_attr_state<G, V>;
+    constexpr bool incremental = detail::is_incremental<Policy, G, state_type>;
     infer_attr_result<G, V> r{state_type(g)};
     auto order = detail::sweep_order(g);
     for (auto v : order) r.state.outputs(v) = policy.initial(g, v);
+    // incremental policies: logical clock of the last forward / backward of each node and of
+    // the last change of its outputs (by forward, or by a backward of a consumer)
+    node_map<G, std::size_t> computed(g, 0), refined(g, 0), changed_at(g, 0);
+    std::size_t clock = 0;
+    auto inputs_changed_since = [&](node_id v, std::size_t t) {
+      for (std::size_t i = 0, n = g.num_inputs(v); i < n; ++i) {
+        auto in = g.input(v, static_cast<int>(i));
+        if (!in.empty && changed_at[in.node] > t) return true;
+      }
+      return false;
+    };
     while (r.num_sweeps < options.max_sweeps) {
       ++r.num_sweeps;
       bool changed = false;
       for (auto v : order) {
+        if constexpr (incremental) {
+          if (r.num_sweeps > 1 && !inputs_changed_since(v, computed[v]) && !policy.stale(g, v, std::as_const(r.state)))
+            continue;
+          computed[v] = ++clock;
+        }
         std::vector<V> out = policy.forward(g, v, std::as_const(r.state));
         if (out != r.state.outputs(v)) {
           r.state.outputs(v) = std::move(out);
           changed = true;
+          if constexpr (incremental) changed_at[v] = clock;
         }
       }
       if constexpr (detail::has_backward<Policy, G, state_type>) {
-        for (auto it = order.rbegin(); it != order.rend(); ++it)
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+          if constexpr (incremental) {
+            if (r.num_sweeps > 1 && changed_at[*it] <= refined[*it] && !inputs_changed_since(*it, refined[*it]) &&
+                !policy.stale(g, *it, std::as_const(r.state)))
+              continue;
+            refined[*it] = ++clock;
+          }
           if (policy.backward(g, *it, r.state)) changed = true;
+        }
       }
       if constexpr (detail::has_end_sweep<Policy>) {
         if (policy.end_sweep()) changed = true;

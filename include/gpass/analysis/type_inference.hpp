@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -153,7 +154,11 @@ class type_policy {
         scope_(std::move(scope)),
         args_(std::move(args)),
         function_(std::move(function_name)),
-        refined_(g, {}) {
+        refined_(g, {}),
+        schemas_(g, nullptr),
+        have_schema_(g, 0),
+        refined_dirty_(g, 0),
+        seen_version_(g, 0) {
     symbol_table& syms = driver_->symbols();
     for (auto v : g.nodes()) {
       auto& r = refined_[v];
@@ -194,13 +199,31 @@ class type_policy {
 
   bool is_known(const port_info& p) const { return port_is_known(p.type); }
 
+  // infer_attr recomputes only nodes whose inputs changed, or that `stale` reports: `forward`
+  // reads nothing else but the refined declared types and the symbol bindings.
+  static constexpr bool incremental = true;
+  bool stale(const G& g, node_id v, const state_type& s) {
+    if (refined_dirty_[v]) return true;
+    symbol_table& syms = driver_->symbols();
+    if (seen_version_[v] == syms.version()) return false;
+    // bindings since v was computed: stale when its outputs or inputs mention a bound symbol
+    // (what v saw was resolved then, so a symbol bound now was bound after)
+    bool bound = false;
+    for (const auto& o : s.outputs(v)) bound = bound || mentions_bound_symbol(syms, o);
+    for (std::size_t i = 0, n = g.num_inputs(v); i < n && !bound; ++i)
+      if (const port_info* p = s.input(g, v, static_cast<int>(i))) bound = mentions_bound_symbol(syms, *p);
+    if (!bound) seen_version_[v] = syms.version();
+    return bound;
+  }
+
   std::vector<port_info> forward(const G& g, node_id v, const state_type& s) {
     const auto& n = g[v];
     symbol_table& syms = driver_->symbols();
-    std::vector<port_info> cur = s.outputs(v);
-    for (auto& c : cur) c.type = syms.resolve(c.type);
-    const op_schema* schema = driver_->schema_for(n.domain, n.op);
-    infer_context ctx = make_context(g, v, s, std::move(cur), schema);
+    refined_dirty_[v] = 0;
+    seen_version_[v] = syms.version();
+    resolved_.clear();
+    const op_schema* schema = schema_of(g, v);
+    infer_context ctx = make_context(g, v, s, current_outputs(s, v), schema);
     try {
       if (n.op == "function_entry" && n.domain.empty() && args_) {
         for (std::size_t k = 0; k < ctx.num_outputs() && k < args_->size(); ++k) ctx.output(k) = (*args_)[k];
@@ -216,7 +239,7 @@ class type_policy {
         const type& decl = refined_[v][k];
         port_info& o = ctx.output(k);
         if (decl.is_unknown()) {
-          o.type = syms.resolve(o.type);
+          syms.resolve_in_place(o.type);
         } else {
           try {
             o.type = syms.unify(decl, o.type);
@@ -240,13 +263,21 @@ class type_policy {
 
   bool backward(const G& g, node_id v, state_type& s) {
     const auto& n = g[v];
-    const op_schema* schema = driver_->schema_for(n.domain, n.op);
+    const op_schema* schema = schema_of(g, v);
     if (!schema) return false;
     if (n.op == "function_entry" && n.domain.empty()) return false;
+    // without an infer_backward, only the formals refine, and only inputs of unknown dtype
+    if (!schema->infer_backward) {
+      bool open = false;
+      for (std::size_t i = 0, m = g.num_inputs(v); i < m && !open; ++i) {
+        const port_info* p = s.input(g, v, static_cast<int>(i));
+        open = p && (p->type.is_unknown() || (p->type.is_tensor() && p->type.tensor().element == dtype::undefined));
+      }
+      if (!open) return false;
+    }
     symbol_table& syms = driver_->symbols();
-    std::vector<port_info> cur = s.outputs(v);
-    for (auto& c : cur) c.type = syms.resolve(c.type);
-    infer_context ctx = make_context(g, v, s, std::move(cur), schema);
+    resolved_.clear();
+    infer_context ctx = make_context(g, v, s, current_outputs(s, v), schema);
     bool changed = false;
     try {
       apply_formal_types.backward(*schema, ctx);
@@ -266,6 +297,7 @@ class type_policy {
         }
         if (!(after == before)) {
           slot[r.port] = after;
+          refined_dirty_[r.node] = 1;
           changed = true;
         }
       }
@@ -285,33 +317,62 @@ class type_policy {
   }
 
  private:
-  infer_context make_context(const G& g, node_id v, const state_type& s, std::vector<port_info> cur,
+  // The context of v: inputs viewed in the state (copied and resolved only when they mention
+  // a symbol bound since), current outputs viewed in `cur`.
+  infer_context make_context(const G& g, node_id v, const state_type& s, const std::vector<port_info>& cur,
                              const op_schema* schema) {
     const auto& n = g[v];
     symbol_table& syms = driver_->symbols();
-    std::vector<port_info> ins;
-    std::vector<bool> present;
+    std::vector<const port_info*> ins;
     ins.reserve(g.num_inputs(v));
-    present.reserve(g.num_inputs(v));
     for (std::size_t i = 0; i < g.num_inputs(v); ++i) {
       const port_info* p = s.input(g, v, static_cast<int>(i));
-      if (p) {
-        ins.push_back(port_info{syms.resolve(p->type), p->value});
-        present.push_back(true);
-      } else {
-        ins.emplace_back();
-        present.push_back(!g.input(v, static_cast<int>(i)).empty);
+      if (p && syms.mentions_bound(p->type)) {
+        resolved_.push_back(*p);
+        syms.resolve_in_place(resolved_.back().type);
+        p = &resolved_.back();
       }
+      if (!p && !g.input(v, static_cast<int>(i)).empty) p = &infer_context::empty_port();
+      ins.push_back(p);
     }
-    infer_context ctx(n.name, n.op, n.domain, driver_->opset_for(n.domain), n.attrs, std::move(ins), std::move(present),
-                      std::move(cur), syms, scope_, schema);
+    infer_context ctx(n.name, n.op, n.domain, driver_->opset_for(n.domain), n.attrs, std::move(ins), cur, syms, scope_,
+                      schema);
     ctx.set_max_value_elements(driver_->options().max_value_elements);
     ctx.set_max_loop_iterations(driver_->options().max_loop_iterations);
-    std::string node_name = n.name;
+    // two pointers: held in std::function's local buffer, no allocation (the node outlives ctx)
+    const std::string* node_name = &n.name;
     ctx.set_function_caller([this, node_name](std::string_view fn, std::vector<port_info> args) {
-      return driver_->call(*this, node_name, fn, std::move(args));
+      return driver_->call(*this, *node_name, fn, std::move(args));
     });
     return ctx;
+  }
+
+  // v's outputs in the state, or a resolved copy when they mention a symbol bound since
+  const std::vector<port_info>& current_outputs(const state_type& s, node_id v) {
+    const auto& out = s.outputs(v);
+    symbol_table& syms = driver_->symbols();
+    bool bound = false;
+    for (const auto& o : out) bound = bound || syms.mentions_bound(o.type);
+    if (!bound) return out;
+    current_ = out;
+    for (auto& c : current_) syms.resolve_in_place(c.type);
+    return current_;
+  }
+
+  const op_schema* schema_of(const G& g, node_id v) {
+    if (!have_schema_[v]) {
+      schemas_[v] = driver_->schema_for(g[v].domain, g[v].op);
+      have_schema_[v] = 1;
+    }
+    return schemas_[v];
+  }
+
+  static bool mentions_bound_symbol(const symbol_table& syms, const port_info& p) {
+    if (syms.mentions_bound(p.type)) return true;
+    if (p.value.elements)
+      for (const auto& d : *p.value.elements)
+        if (syms.mentions_bound(d)) return true;
+    return false;
   }
 
   // The number of inputs must fit the schema (functions index inputs by position).
@@ -354,6 +415,12 @@ class type_policy {
   std::optional<std::vector<port_info>> args_;
   std::string function_;
   node_map<G, std::vector<type>> refined_;
+  std::deque<port_info> resolved_;    // this forward's resolved copies of inputs (stable addresses)
+  std::vector<port_info> current_;    // this forward's resolved copy of the current outputs
+  node_map<G, const op_schema*> schemas_;
+  node_map<G, char> have_schema_;
+  node_map<G, char> refined_dirty_;       // refined_ changed since the node's last forward
+  node_map<G, std::size_t> seen_version_;  // symbol table version when last computed or checked
   std::size_t last_version_ = 0;
 };
 
@@ -455,6 +522,7 @@ class type_inference {
     if (notes_.size() < 1000) notes_.push_back(std::move(s));
   }
   std::optional<type> hint(std::string_view node, std::size_t port) const {
+    if (opts_.hints.empty()) return std::nullopt;
     auto it = opts_.hints.find(std::string(node) + ":" + std::to_string(port));
     if (it != opts_.hints.end()) return it->second;
     if (port == 0) {
@@ -471,9 +539,12 @@ class type_inference {
     return graph_opset(d);
   }
   const op_schema* schema_for(std::string_view domain, std::string_view op) {
-    std::string key = std::string(domain) + '\0' + std::string(op);
-    auto it = schema_cache_.find(key);
+    key_buffer_.assign(domain);
+    key_buffer_ += '\0';
+    key_buffer_ += op;
+    auto it = schema_cache_.find(key_buffer_);
     if (it != schema_cache_.end()) return it->second;
+    std::string key = key_buffer_;
     const op_schema* s = registry_->find(domain, op, opset_for(domain));
     if (!s && opset_for(domain) != 0) s = registry_->find(domain, op, 0);
     if (s && !s->frontend.empty() && !frontend_.empty() && s->frontend != frontend_) s = nullptr;
@@ -669,7 +740,7 @@ class type_inference {
   void count_unknown(const G& g, const state_type& s) {
     for (auto v : g.nodes())
       for (const auto& p : s.outputs(v))
-        if (!detail::port_is_known(symbols_.resolve(p.type))) ++unknown_;
+        if (!detail::port_is_known(symbols_.mentions_bound(p.type) ? symbols_.resolve(p.type) : p.type)) ++unknown_;
   }
 
   void finalize() {
@@ -717,7 +788,8 @@ class type_inference {
   const op_registry* registry_ = nullptr;
   std::string frontend_;  // graph attribute `frontend` ("tensorflow", "onnx"), empty when unset
   symbol_table symbols_;
-  std::map<std::string, const op_schema*> schema_cache_;
+  std::string key_buffer_;  // schema_for's lookup key, reused
+  std::map<std::string, const op_schema*, std::less<>> schema_cache_;
   std::map<std::string, cache_entry> cache_;
   std::map<std::string, record> records_;
   std::set<const G*> active_;

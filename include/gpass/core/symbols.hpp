@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -96,11 +97,49 @@ class symbol_table {
   std::size_t version() const noexcept { return version_; }
   /// True when `name` is bound (equal to another symbol or an expression).
   bool is_bound(std::string_view name) const {
-    auto it = infos_.find(std::string(name));
+    if (version_ == 0) return false;  // nothing bound yet
+    auto it = infos_.find(name);
     return it != infos_.end() && it->second.bound;
   }
   /// Number of symbols known to the table.
   std::size_t size() const noexcept { return infos_.size(); }
+
+  /// True when `d` (or a dim of `t`) mentions a bound symbol: `resolve` would change it.
+  bool mentions_bound(const dim& d) const {
+    if (version_ == 0) return false;
+    for (const auto& [n, c] : d.terms())
+      if (is_bound(n)) return true;
+    return false;
+  }
+  bool mentions_bound(const shape& s) const {
+    if (version_ == 0 || !s.has_rank()) return false;
+    for (const auto& d : s.dims())
+      if (mentions_bound(d)) return true;
+    return false;
+  }
+  bool mentions_bound(const type& t) const {
+    if (version_ == 0) return false;
+    if (t.is_tensor()) {
+      if (t.tensor().shape.has_rank())
+        for (const auto& d : t.tensor().shape.dims())
+          if (mentions_bound(d)) return true;
+      return false;
+    }
+    if (t.is_list()) {
+      if (t.list().element.shape.has_rank())
+        for (const auto& d : t.list().element.shape.dims())
+          if (mentions_bound(d)) return true;
+      return mentions_bound(t.list().length);
+    }
+    if (t.is_tuple())
+      for (const auto& e : t.tuple().elements)
+        if (mentions_bound(e)) return true;
+    return false;
+  }
+  /// `t = resolve(t)`, without a copy when nothing in `t` is bound.
+  void resolve_in_place(type& t) {
+    if (mentions_bound(t)) t = resolve(t);
+  }
 
   /// `d` in terms of free symbols (bound symbols substituted).
   dim resolve(const dim& d) {
@@ -140,7 +179,7 @@ class symbol_table {
   /// Learns `a == b`. Returns false on a contradiction (`3` vs `4`, `n` vs `n+1`, `n+5` vs
   /// `2`); true otherwise, including when nothing can be learned (`?`, `2*n` vs `3*m`).
   bool unify(const dim& a, const dim& b) {
-    if (a.is_unknown() || b.is_unknown()) return true;
+    if (a.is_unknown() || b.is_unknown() || a == b) return true;
     dim ra = resolve(a), rb = resolve(b);
     if (ra == rb) return true;
     lin diff = lin::of(ra);
@@ -182,6 +221,7 @@ class symbol_table {
   shape unify(const shape& a, const shape& b) {
     if (!a.has_rank()) return resolve(b);
     if (!b.has_rank()) return resolve(a);
+    if (a == b && !mentions_bound(a)) return a;  // the common case: nothing to learn
     if (a.rank() != b.rank())
       throw error("incompatible ranks " + std::to_string(a.rank()) + " and " + std::to_string(b.rank()) + " (" +
                   a.to_string() + " vs " + b.to_string() + ")");
@@ -359,7 +399,7 @@ class symbol_table {
   };
 
   info& info_of(std::string_view name) {
-    auto it = infos_.find(std::string(name));
+    auto it = infos_.find(name);
     if (it == infos_.end()) it = infos_.emplace(std::string(name), info{infos_.size(), false, dim()}).first;
     return it->second;
   }
@@ -404,7 +444,12 @@ class symbol_table {
     return infos_.at(name).value;
   }
 
-  std::unordered_map<std::string, info> infos_;
+  // heterogeneous lookup: names are looked up as string_views without a copy
+  struct name_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, info, name_hash, std::equal_to<>> infos_;
   std::unordered_map<std::string, std::string> by_key_;
   std::unordered_map<std::string, std::size_t> next_suffix_;
   std::size_t version_ = 0;

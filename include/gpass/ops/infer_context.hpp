@@ -43,36 +43,66 @@ class infer_context {
 
   /// Engine side: a context for node `node_name` (op `op` in `domain`, at `opset`; 0 = newest)
   /// with its inputs (`present[i]` false for an omitted optional input) and the outputs as
-  /// currently known (declared types, hints, earlier sweeps).
+  /// currently known (declared types, hints, earlier sweeps). The name, op, domain and scope
+  /// are viewed, not copied: they must outlive the context (the node's own strings do).
   infer_context(std::string_view node_name, std::string_view op, std::string_view domain, int opset,
                 const attribute_map& attrs, std::vector<port_info> inputs, std::vector<bool> present,
-                std::vector<port_info> current_outputs, symbol_table& symbols, std::string scope = {},
+                std::vector<port_info> current_outputs, symbol_table& symbols, std::string_view scope = {},
                 const op_schema* schema = nullptr)
       : node_name_(node_name),
         op_(op),
         domain_(domain),
         opset_(opset),
         attrs_(&attrs),
-        inputs_(std::move(inputs)),
-        present_(std::move(present)),
-        current_(std::move(current_outputs)),
-        outputs_(current_.size()),
+        owned_inputs_(std::move(inputs)),
+        owned_current_(std::move(current_outputs)),
+        current_(owned_current_.data()),
+        num_current_(owned_current_.size()),
+        outputs_(owned_current_.size()),
         symbols_(&symbols),
-        scope_(std::move(scope)),
+        scope_(scope),
         schema_(schema) {
-    present_.resize(inputs_.size(), true);
+    present.resize(owned_inputs_.size(), true);
+    inputs_.reserve(owned_inputs_.size());
+    for (std::size_t i = 0; i < owned_inputs_.size(); ++i) inputs_.push_back(present[i] ? &owned_inputs_[i] : nullptr);
   }
+  /// Engine side, without copies: `inputs[i]` points to input i's info (nullptr: omitted),
+  /// `current` to the current outputs; both must outlive the context.
+  infer_context(std::string_view node_name, std::string_view op, std::string_view domain, int opset,
+                const attribute_map& attrs, std::vector<const port_info*> inputs, const std::vector<port_info>& current,
+                symbol_table& symbols, std::string_view scope, const op_schema* schema)
+      : node_name_(node_name),
+        op_(op),
+        domain_(domain),
+        opset_(opset),
+        attrs_(&attrs),
+        inputs_(std::move(inputs)),
+        current_(current.data()),
+        num_current_(current.size()),
+        outputs_(current.size()),
+        symbols_(&symbols),
+        scope_(scope),
+        schema_(schema) {}
+  /// An empty port info (unknown type, no value): what an input without a producer reads.
+  static const port_info& empty_port() {
+    static const port_info e{};
+    return e;
+  }
+  // the views point into owned vectors' elements, which a move keeps and a copy would not
+  infer_context(infer_context&&) = default;
+  infer_context(const infer_context&) = delete;
+  infer_context& operator=(const infer_context&) = delete;
 
   // ---- identity ------------------------------------------------------------------------
-  const std::string& node_name() const noexcept { return node_name_; }
-  const std::string& op() const noexcept { return op_; }
-  const std::string& domain() const noexcept { return domain_; }
+  std::string_view node_name() const noexcept { return node_name_; }
+  std::string_view op() const noexcept { return op_; }
+  std::string_view domain() const noexcept { return domain_; }
   /// The opset of the node's domain; 0 when not known (functions then assume the newest).
   int opset() const noexcept { return opset_; }
   /// The schema being applied (may be null).
   const op_schema* schema() const noexcept { return schema_; }
   /// A string naming where this node is (the call path of the functions being inferred).
-  const std::string& scope() const noexcept { return scope_; }
+  std::string_view scope() const noexcept { return scope_; }
 
   // ---- attributes ----------------------------------------------------------------------
   const attribute_map& attrs() const noexcept { return *attrs_; }
@@ -127,14 +157,14 @@ class infer_context {
   // ---- inputs --------------------------------------------------------------------------
   std::size_t num_inputs() const noexcept { return inputs_.size(); }
   /// True when input `i` exists and is connected (not an omitted optional input).
-  bool has_input(std::size_t i) const noexcept { return i < inputs_.size() && present_[i]; }
+  bool has_input(std::size_t i) const noexcept { return i < inputs_.size() && inputs_[i]; }
   /// Number of inputs that are present (trailing omitted ones not counted).
   std::size_t num_present_inputs() const noexcept {
     std::size_t n = inputs_.size();
-    while (n > 0 && !present_[n - 1]) --n;
+    while (n > 0 && !inputs_[n - 1]) --n;
     return n;
   }
-  const port_info& input(std::size_t i) const { return has_input(i) ? inputs_[i] : empty_port(); }
+  const port_info& input(std::size_t i) const { return has_input(i) ? *inputs_[i] : empty_port(); }
   const type& input_type(std::size_t i) const { return input(i).type; }
   /// Input `i` as a tensor type (undefined dtype and unknown rank when not a known tensor).
   tensor_type input_tensor(std::size_t i) const {
@@ -183,7 +213,7 @@ class infer_context {
   // ---- outputs -------------------------------------------------------------------------
   std::size_t num_outputs() const noexcept { return outputs_.size(); }
   /// What was known of output `k` before this visit (declared type, hints, earlier sweeps).
-  const port_info& current_output(std::size_t k) const { return k < current_.size() ? current_[k] : empty_port(); }
+  const port_info& current_output(std::size_t k) const { return k < num_current_ ? current_[k] : empty_port(); }
   /// The output being computed (writable).
   port_info& output(std::size_t k) {
     if (k >= outputs_.size()) fail("output " + std::to_string(k) + " out of range (node has " +
@@ -243,9 +273,9 @@ class infer_context {
   /// A fresh symbol for this node, the same one on every visit with the same `purpose`
   /// (named `<node>_<purpose>`). Use for data-dependent sizes (NonZero, Unique).
   dim fresh_dim(std::string_view purpose) {
-    std::string base = node_name_;
+    std::string base(node_name_);
     if (!purpose.empty()) base += "_" + std::string(purpose);
-    return symbols_->fresh_for(scope_ + "/" + node_name_ + "/" + std::string(purpose), base);
+    return symbols_->fresh_for(std::string(scope_) + "/" + std::string(node_name_) + "/" + std::string(purpose), base);
   }
   /// Unifies two dims; on a contradiction fails with `incompatible dims a and b <where>`.
   dim unify(const dim& a, const dim& b, std::string_view where = {}) {
@@ -267,14 +297,14 @@ class infer_context {
   /// the node (`loop`, then `loop_1`, ...).
   type join(const type& a, const type& b, std::string_view purpose) {
     try {
-      return symbols_->join(a, b, scope_ + "/" + node_name_ + "/" + std::string(purpose), node_name_);
+      return symbols_->join(a, b, std::string(scope_) + "/" + std::string(node_name_) + "/" + std::string(purpose), node_name_);
     } catch (const error& e) {
       fail(e.message() + " (" + std::string(purpose) + ")");
     }
   }
   /// Joins two dims like `join` on types.
   dim join(const dim& a, const dim& b, std::string_view purpose) {
-    return symbols_->join(a, b, scope_ + "/" + node_name_ + "/" + std::string(purpose), node_name_);
+    return symbols_->join(a, b, std::string(scope_) + "/" + std::string(node_name_) + "/" + std::string(purpose), node_name_);
   }
   dim resolve(const dim& d) { return symbols_->resolve(d); }
 
@@ -309,21 +339,20 @@ class infer_context {
   }
 
  private:
-  static const port_info& empty_port() {
-    static const port_info e{};
-    return e;
-  }
   static std::string suffix(std::string_view where) { return where.empty() ? std::string() : " " + std::string(where); }
 
-  std::string node_name_, op_, domain_;
+  // views of the node's strings and the caller's scope: they outlive the context
+  std::string_view node_name_, op_, domain_;
   int opset_ = 0;
   const attribute_map* attrs_;
-  std::vector<port_info> inputs_;
-  std::vector<bool> present_;
-  std::vector<port_info> current_;
+  std::vector<port_info> owned_inputs_;   // the copying constructor's inputs
+  std::vector<const port_info*> inputs_;  // nullptr: omitted
+  std::vector<port_info> owned_current_;
+  const port_info* current_ = nullptr;
+  std::size_t num_current_ = 0;
   std::vector<port_info> outputs_;
   symbol_table* symbols_;
-  std::string scope_;
+  std::string_view scope_;
   const op_schema* schema_;
   function_caller caller_;
   std::int64_t max_value_elements_ = 4096;

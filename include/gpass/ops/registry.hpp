@@ -39,7 +39,7 @@ class op_registry {
   /// The schema of (domain, name) that applies at `opset` (the newest one when opset is 0), or nullptr.
   const op_schema* find(std::string_view domain, std::string_view name, int opset = 0) const {
     std::shared_lock lock(mu_);
-    auto it = by_name_.find(key(domain, name));
+    auto it = by_name_.find(key_view{normalize_domain(domain), name});
     if (it == by_name_.end()) return nullptr;
     const op_schema* best = nullptr;
     for (const auto& s : it->second) {
@@ -80,9 +80,31 @@ class op_registry {
   static std::string key(std::string_view domain, std::string_view name) {
     return std::string(normalize_domain(domain)) + '\0' + std::string(name);
   }
+  // A key `domain '\0' name` looked up without building it (find runs once per node visit
+  // of many passes): compares as the concatenated string would.
+  struct key_view {
+    std::string_view domain, name;
+  };
+  struct key_less {
+    using is_transparent = void;
+    // <0, 0, >0 as `a` compares with `k.domain + '\0' + k.name`
+    static int compare(std::string_view a, const key_view& k) noexcept {
+      const std::string_view parts[3] = {k.domain, std::string_view("\0", 1), k.name};
+      for (std::string_view part : parts) {
+        const std::string_view head = a.substr(0, part.size());
+        if (int c = head.compare(part.substr(0, head.size())); c != 0) return c;
+        if (head.size() < part.size()) return -1;  // `a` ends inside this part
+        a.remove_prefix(part.size());
+      }
+      return a.empty() ? 0 : 1;
+    }
+    bool operator()(const std::string& a, const std::string& b) const noexcept { return a < b; }
+    bool operator()(const std::string& a, const key_view& b) const noexcept { return compare(a, b) < 0; }
+    bool operator()(const key_view& a, const std::string& b) const noexcept { return compare(b, a) > 0; }
+  };
   mutable std::shared_mutex mu_;
   // map nodes and deque elements are stable: pointers from find() stay valid as schemas are added.
-  std::map<std::string, std::deque<op_schema>> by_name_;
+  std::map<std::string, std::deque<op_schema>, key_less> by_name_;
 };
 
 }  // namespace gpass

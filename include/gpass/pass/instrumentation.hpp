@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -160,6 +161,13 @@ class pipeline_runner {
       if (o_.timing) emit_timing(info.name + ": skipped (its facts are held)");
       return;
     }
+    // A pass that reported no change on this very graph (no pass changed it since) would
+    // report none again: passes are deterministic functions of the graph and their options.
+    std::string run_key = options_key(info);
+    if (auto it = unchanged_at_.find(run_key); it != unchanged_at_.end() && it->second == changed_passes_) {
+      if (o_.timing) emit_timing(info.name + ": skipped (unchanged graph since its last run changed nothing)");
+      return;
+    }
     std::string input_text;
     const bool text_dumps = o_.format == instrumentation_options::dump_format::text;
     if (!o_.reproducer_dir.empty() || (!o_.dump_dir.empty() && o_.dump_before && text_dumps))
@@ -193,6 +201,7 @@ class pipeline_runner {
     // input, or after the pass before) and that holds the facts it held.
     const bool changed = ctx_.change_report().value_or(true);
     if (changed) ++changed_passes_;
+    else unchanged_at_[std::move(run_key)] = changed_passes_;
 
     std::exception_ptr dump_error;
     if (!o_.dump_dir.empty() && o_.dump_after) {
@@ -287,6 +296,15 @@ class pipeline_runner {
     return it == ctx_.options().end() || !it->first.starts_with(prefix);
   }
 
+  /// The pass's name and the options set for it (`name.key=value`, in key order).
+  std::string options_key(const pass_info& info) const {
+    std::string key = info.name;
+    const std::string prefix = info.name + ".";
+    for (auto it = ctx_.options().lower_bound(prefix); it != ctx_.options().end() && it->first.starts_with(prefix); ++it)
+      key += '\0' + it->first + '=' + it->second;
+    return key;
+  }
+
   void update_held(const pass_info& info, bool changed) {
     if (info.invalidates_facts.empty() && info.provides_facts.empty()) return;
     if (changed)
@@ -302,6 +320,7 @@ class pipeline_runner {
   std::size_t n_start_ = 0, e_start_ = 0;
   double total_ms_ = 0;
   std::size_t changed_passes_ = 0;
+  std::map<std::string, std::size_t> unchanged_at_;  // pass + options -> changed_passes_ when it changed nothing
   std::set<std::string> held_;
 };
 

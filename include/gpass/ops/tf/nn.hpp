@@ -70,7 +70,7 @@ inline shape from_nchw(const shape& s, bool nchw) {
 // `SAME` padding as `SAME_UPPER`; explicit paddings as `pads`).
 inline void window_infer(infer_context& c) {
   shape x = c.input_shape(0);
-  const std::string op = c.op();
+  const std::string op(c.op());
   const bool pool = op == "MaxPool" || op == "AvgPool";
   if (!x.has_rank()) return;
   if (x.rank() < 3) c.fail("input must have rank >= 3, got " + x.to_string());
