@@ -529,7 +529,9 @@ void run_graph(const options& o, graph_t& g) {
   const auto& st = p.stats();
   std::cout << "plan: " << st.steps << " steps, " << st.pruned << " pruned, " << st.planned_buffers << " planned buffers ("
             << st.planned_peak_bytes << " peak bytes, " << st.naive_bytes << " naive bytes), " << st.dynamic_buffers
-            << " dynamic buffers, " << st.functions << " functions\n";
+            << " dynamic buffers, " << st.functions << " functions"
+            << (st.recorded_memory_plan ? ", recorded memory plan (" + std::to_string(st.in_place) + " in place)" : std::string())
+            << '\n';
   std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<ex::value> out = p.run(std::move(in));

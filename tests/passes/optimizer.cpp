@@ -630,4 +630,74 @@ TEST_CASE("passes.optimize.levels") {
 )");
 }
 
+
+TEST_CASE("passes.plan_memory.levels_in_place_and_the_executor_uses_it") {
+  // Exp -> Relu -> Neg -> Add(., x) -> Tanh: at level 2 the chain runs in one buffer
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[1024])
+  %a = Exp(%x)
+  %b = Relu(%a)
+  %c = Neg(%b)
+  %d = Add(%c, %x)
+  %e = Tanh(%d)
+  %r:0 = return(%e)
+})";
+  auto peak = [&](int level, gpass::pass_context& ctx) {
+    G g = optimize(text, "infer-shapes,plan-memory{level=" + std::to_string(level) + "}", ctx);
+    return g;
+  };
+  gpass::pass_context c0, c1, c2;
+  G g0 = peak(0, c0), g1 = peak(1, c1), g2 = peak(2, c2);
+  CHECK(stat(c0, "plan-memory.peak-bytes") == 4 * 4096);  // a, b, c, d each their own
+  CHECK(stat(c1, "plan-memory.peak-bytes") == 2 * 4096);  // two live at each step
+  CHECK(stat(c2, "plan-memory.peak-bytes") == 4096);      // b, c, d written over a
+  CHECK(stat(c2, "plan-memory.in-place") == 3);
+  CHECK(stat(c2, "plan-memory.naive-bytes") == 4096);
+  CHECK(g2.attrs().at("memory_peak_bytes").as<std::int64_t>() == 4096);
+  CHECK(g2[g2.at("d")].attrs.at("_memory_in_place").as<std::int64_t>() == 0);  // over c, not over x
+  CHECK(g2[g2.at("a")].attrs.at("_memory_offsets").as<std::vector<std::int64_t>>() == std::vector<std::int64_t>{0});
+  CHECK_FALSE(g2[g2.at("e")].attrs.count("_memory_offsets"));  // a result: not planned
+  CHECK(print_text(g2).find("_memory_in_place") != std::string::npos);
+
+  // the executor takes the recorded layout, and computes the same
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  for (G* g : {&g1, &g2}) {
+    gpass::exec::plan<gpass::exec::eigen_cpu> p(*g, cpu);
+    CHECK(p.stats().recorded_memory_plan);
+    CHECK(p.stats().planned_peak_bytes == static_cast<std::size_t>(g->attrs().at("memory_peak_bytes").as<std::int64_t>()));
+  }
+  gpass::exec::plan<gpass::exec::eigen_cpu> p2(g2, cpu);
+  CHECK(p2.stats().in_place == 3);
+  CHECK(max_output_diff(gpass::parse_text(text), g2) == 0);
+  CHECK(max_output_diff(gpass::parse_text(text), g0) == 0);
+
+  // a recorded layout that does not hold is not used: overlapping live buffers ...
+  G bad = g1;
+  for (auto v : bad.nodes())
+    if (bad[v].attrs.count("_memory_offsets")) bad[v].attrs["_memory_offsets"] = std::vector<std::int64_t>{0};
+  gpass::exec::plan<gpass::exec::eigen_cpu> pb(bad, cpu);
+  CHECK_FALSE(pb.stats().recorded_memory_plan);
+  CHECK(pb.stats().planned_peak_bytes == 2 * 4096);  // the executor's own plan
+  CHECK(max_output_diff(gpass::parse_text(text), bad) == 0);
+  // ... or an in-place write over a value read later (x by d)
+  G late = g2;
+  late[late.at("a")].attrs["_memory_in_place"] = std::int64_t{0};
+  gpass::exec::plan<gpass::exec::eigen_cpu> pl(late, cpu);
+  CHECK_FALSE(pl.stats().recorded_memory_plan);
+  CHECK(max_output_diff(gpass::parse_text(text), late) == 0);
+
+  // unknown sizes are not planned; a bad level is an error naming the pass
+  gpass::pass_context cs;
+  optimize(R"(graph {
+  %x = arg() {index = 0} -> (f32[?])
+  %a = Exp(%x)
+  %b = Relu(%a)
+  %r:0 = return(%b)
+})", "infer-shapes,plan-memory", cs);
+  CHECK(stat(cs, "plan-memory.planned") == 0);
+  gpass::pass_context ce;
+  CHECK_THROWS_WITH_AS(optimize(text, "infer-shapes,plan-memory{level=3}", ce), doctest::Contains("'level' must be 0, 1 or 2"),
+                       gpass::error);
+}
+
 }  // namespace gpass_test_passes_optimizer

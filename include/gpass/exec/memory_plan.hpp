@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <string_view>
 #include <vector>
 
 namespace gpass::exec {
@@ -120,6 +121,58 @@ inline buffer_layout plan_memory(const std::vector<buffer_request>& requests, st
   }
   out.arena_bytes = peak;
   return out;
+}
+
+/// True for the ops whose CPU kernels may write their output over an input of the same size
+/// and type (element i read before element i written, nothing else read): the element-wise
+/// ONNX ops `plan-memory` lets run in place at level 2.
+inline bool can_write_in_place(std::string_view domain, std::string_view op) {
+  if (!domain.empty() && domain != "ai.onnx") return false;
+  static constexpr std::string_view ops[] = {"Abs", "Add",  "Div",        "Erf",  "Exp",     "Mul", "Neg",
+                                             "Relu", "Reciprocal", "Sigmoid", "Sqrt", "Sub", "Tanh"};
+  for (std::string_view o : ops)
+    if (o == op) return true;
+  return false;
+}
+
+/// A placed buffer to check: bytes [offset, offset + size) live from step `first` to step
+/// `last` (both included).
+struct placed_buffer {
+  std::size_t offset = 0, size = 0;
+  std::int64_t first = 0, last = 0;
+};
+
+/// True when no two buffers that are live at the same step overlap in memory: what a layout
+/// recorded on a graph (`plan-memory`) must satisfy for the executor to use it. A sweep over
+/// the steps with the live buffers ordered by offset; O(n log n).
+inline bool layout_is_valid(std::vector<placed_buffer> b) {
+  std::erase_if(b, [](const placed_buffer& x) { return x.size == 0; });
+  std::vector<std::size_t> by_first(b.size()), by_last(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) by_first[i] = by_last[i] = i;
+  std::sort(by_first.begin(), by_first.end(), [&](std::size_t x, std::size_t y) { return b[x].first < b[y].first; });
+  std::sort(by_last.begin(), by_last.end(), [&](std::size_t x, std::size_t y) { return b[x].last < b[y].last; });
+  std::multimap<std::size_t, std::size_t> live;  // offset -> buffer
+  std::size_t li = 0;
+  for (std::size_t fi = 0; fi < b.size(); ++fi) {
+    const placed_buffer& x = b[by_first[fi]];
+    if (x.last < x.first) return false;
+    for (; li < b.size() && b[by_last[li]].last < x.first; ++li) {
+      auto range = live.equal_range(b[by_last[li]].offset);
+      for (auto it = range.first; it != range.second; ++it)
+        if (it->second == by_last[li]) {
+          live.erase(it);
+          break;
+        }
+    }
+    auto next = live.lower_bound(x.offset);
+    if (next != live.end() && next->first < x.offset + x.size) return false;
+    if (next != live.begin()) {
+      const placed_buffer& p = b[std::prev(next)->second];
+      if (p.offset + p.size > x.offset) return false;
+    }
+    live.emplace(x.offset, by_first[fi]);
+  }
+  return true;
 }
 
 }  // namespace gpass::exec

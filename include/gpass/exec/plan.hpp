@@ -44,6 +44,9 @@ struct plan_options {
   /// gives the globals without a value the initial values of the graph's `global:<name>`
   /// attributes when it is built (see `global_store`).
   std::shared_ptr<global_store> globals;
+  /// Use the buffer plan the `plan-memory` pass recorded on the graph (`_memory_offsets`,
+  /// `_memory_in_place`) when it is valid for this plan's schedule; otherwise (or off) plan here.
+  bool use_recorded_memory_plan = true;
 };
 
 /// What a plan did with its graph (the main graph; `functions` counts the nested plans).
@@ -55,6 +58,8 @@ struct plan_statistics {
   std::size_t planned_peak_bytes = 0;  ///< arena size: the peak of the planned values
   std::size_t naive_bytes = 0;         ///< the sum of the planned values' sizes (no reuse)
   std::size_t functions = 0;           ///< nested plans (loop bodies, branches)
+  bool recorded_memory_plan = false;   ///< the arena layout is the one `plan-memory` recorded
+  std::size_t in_place = 0;            ///< outputs written over their input's buffer (recorded plan)
 };
 
 namespace detail {
@@ -188,6 +193,87 @@ class body_plan {
   }
 
   void build(const G& g, const G& top, P& policy, const plan_options& opt);
+
+  // The layout `plan-memory` recorded on the nodes, taken (slot_buffer_, root_, arena, stats)
+  // when its in-place choices are safe for these steps and no two buffers live at the same
+  // step overlap; false (nothing changed) otherwise.
+  bool use_recorded_plan(const std::vector<type>& slot_type, const std::vector<std::int64_t>& last_use,
+                         const std::vector<char>& is_output, std::int64_t end_step) {
+    bool recorded = false;
+    for (const auto& s : steps_) recorded = recorded || nodes_[s.node].attrs.count("_memory_offsets") != 0;
+    if (!recorded) return false;
+    std::vector<int> root = root_;
+    auto find = [&](int x) {
+      while (root[x] != x) x = root[x];
+      return x;
+    };
+    // the last step of each buffer group (a buffer and its views; then what took it in place)
+    std::vector<std::int64_t> group_last = last_use, slot_step(num_slots_, -1);
+    for (std::size_t i = 0; i < num_slots_; ++i) group_last[find(static_cast<int>(i))] = std::max(group_last[find(static_cast<int>(i))], last_use[i]);
+    std::size_t in_place = 0;
+    for (std::size_t si = 0; si < steps_.size(); ++si) {
+      const step& s = steps_[si];
+      for (std::size_t k = 0; k < s.num_out; ++k) slot_step[s.out_first + k] = static_cast<std::int64_t>(si);
+      const kernel_node& n = nodes_[s.node];
+      auto it = n.attrs.find("_memory_in_place");
+      if (it == n.attrs.end()) continue;
+      if (!it->second.template is<std::int64_t>() || s.num_out == 0) return false;
+      const std::int64_t i = it->second.template as<std::int64_t>();
+      if (i < 0 || i >= static_cast<std::int64_t>(s.in.size())) return false;
+      const int in = s.in[static_cast<std::size_t>(i)], out = s.out_first;
+      if (in < 0 || find(out) != out) return false;
+      // the input's buffer must die here (no later reader of it or of a view of it)
+      const int r = find(in);
+      if (is_output[in] || is_output[out] || group_last[r] != static_cast<std::int64_t>(si) ||
+          !can_write_in_place(n.domain, n.op) || static_bytes(slot_type[in]) == 0 ||
+          static_bytes(slot_type[in]) != static_bytes(slot_type[out]))
+        return false;
+      root[out] = r;
+      group_last[r] = std::max(group_last[r], group_last[out]);
+      ++in_place;
+    }
+    std::vector<std::int64_t> buffer_last = last_use;
+    for (std::size_t i = 0; i < num_slots_; ++i) buffer_last[find(static_cast<int>(i))] = std::max(buffer_last[find(static_cast<int>(i))], last_use[i]);
+    std::vector<placed_buffer> placed;
+    std::vector<int> owner;
+    std::vector<planned_buffer> buffers(num_slots_);
+    for (const step& s : steps_) {
+      auto it = nodes_[s.node].attrs.find("_memory_offsets");
+      if (it == nodes_[s.node].attrs.end()) continue;
+      if (!it->second.template is<std::vector<std::int64_t>>()) return false;
+      const auto& offs = it->second.template as<std::vector<std::int64_t>>();
+      for (std::size_t k = 0; k < s.num_out && k < offs.size(); ++k) {
+        const int slot = s.out_first + static_cast<int>(k);
+        const std::size_t bytes = static_bytes(slot_type[slot]);
+        if (offs[k] < 0 || bytes == 0 || find(slot) != slot || is_output[slot] || buffer_last[slot] >= end_step) continue;
+        buffers[slot] = planned_buffer{static_cast<std::size_t>(offs[k]), (bytes + 63) / 64 * 64};
+        placed.push_back({buffers[slot].offset, buffers[slot].size, slot_step[slot], std::max(buffer_last[slot], slot_step[slot])});
+        owner.push_back(slot);
+      }
+    }
+    if (!layout_is_valid(placed)) return false;
+    std::size_t arena = 0, naive = 0;
+    for (const auto& b : placed) {
+      arena = std::max(arena, b.offset + b.size);
+      naive += b.size;
+    }
+    for (std::size_t i = 0; i < num_slots_; ++i)
+      if (find(static_cast<int>(i)) != static_cast<int>(i) && root_[i] == static_cast<int>(i))  // in place
+        buffers[i] = buffers[find(static_cast<int>(i))];
+    for (std::size_t i = 0; i < num_slots_; ++i) root[i] = find(static_cast<int>(i));
+    root_ = std::move(root);
+    slot_buffer_ = std::move(buffers);
+    arena_bytes_ = arena;
+    stats_.planned_buffers = placed.size();
+    stats_.planned_peak_bytes = arena;
+    stats_.naive_bytes = naive;
+    stats_.recorded_memory_plan = true;
+    stats_.in_place = in_place;
+    for (const step& s : steps_)
+      if (!(nodes_[s.node].domain.empty() && nodes_[s.node].op == "Constant"))
+        for (std::size_t k = 0; k < s.num_out; ++k) stats_.dynamic_buffers += slot_buffer_[s.out_first + k].size == 0;
+    return true;
+  }
 
   std::string label_;
   bool is_main_ = true;
@@ -445,33 +531,36 @@ void body_plan<P, G>::build(const G& g, const G& top, P& policy, const plan_opti
   std::vector<std::int64_t> buffer_last = last_use;
   for (std::size_t i = 0; i < num_slots_; ++i) buffer_last[root_[i]] = std::max(buffer_last[root_[i]], last_use[i]);
 
-  // memory plan: static-sized outputs that are not results and not inputs
+  // memory plan: the one plan-memory recorded, when it holds for these steps
   slot_buffer_.assign(num_slots_, planned_buffer{});
-  std::vector<buffer_request> req;
-  std::vector<int> req_slot;
-  for (std::size_t si = 0; si < steps_.size(); ++si) {
-    const auto& s = steps_[si];
-    // constants hand out their attribute's buffer: nothing to place
-    if (nodes_[s.node].domain.empty() && nodes_[s.node].op == "Constant") continue;
-    for (std::size_t k = 0; k < s.num_out; ++k) {
-      const int slot = s.out_first + static_cast<int>(k);
-      const std::size_t bytes = static_bytes(slot_type[slot]);
-      const bool aliased = buffer_last[slot] >= end_step;  // lives to the end (a result, or a result views it)
-      if (bytes == 0 || !opt.plan_memory || is_output[slot] || aliased) {
-        ++stats_.dynamic_buffers;
-        continue;
+  if (!(opt.plan_memory && opt.use_recorded_memory_plan && use_recorded_plan(slot_type, last_use, is_output, end_step))) {
+    // static-sized outputs that are not results and not inputs
+    std::vector<buffer_request> req;
+    std::vector<int> req_slot;
+    for (std::size_t si = 0; si < steps_.size(); ++si) {
+      const auto& s = steps_[si];
+      // constants hand out their attribute's buffer: nothing to place
+      if (nodes_[s.node].domain.empty() && nodes_[s.node].op == "Constant") continue;
+      for (std::size_t k = 0; k < s.num_out; ++k) {
+        const int slot = s.out_first + static_cast<int>(k);
+        const std::size_t bytes = static_bytes(slot_type[slot]);
+        const bool aliased = buffer_last[slot] >= end_step;  // lives to the end (a result, or a result views it)
+        if (bytes == 0 || !opt.plan_memory || is_output[slot] || aliased) {
+          ++stats_.dynamic_buffers;
+          continue;
+        }
+        req.push_back({bytes, static_cast<std::int64_t>(si), std::max<std::int64_t>(buffer_last[slot], static_cast<std::int64_t>(si))});
+        req_slot.push_back(slot);
       }
-      req.push_back({bytes, static_cast<std::int64_t>(si), std::max<std::int64_t>(buffer_last[slot], static_cast<std::int64_t>(si))});
-      req_slot.push_back(slot);
     }
+    const auto layout = plan_memory(req);
+    for (std::size_t r = 0; r < req.size(); ++r)
+      slot_buffer_[req_slot[r]] = planned_buffer{layout.offsets[r], (req[r].size + 63) / 64 * 64};
+    arena_bytes_ = layout.arena_bytes;
+    stats_.planned_buffers = req.size();
+    stats_.planned_peak_bytes = layout.arena_bytes;
+    stats_.naive_bytes = layout.naive_bytes;
   }
-  const auto layout = plan_memory(req);
-  for (std::size_t r = 0; r < req.size(); ++r)
-    slot_buffer_[req_slot[r]] = planned_buffer{layout.offsets[r], (req[r].size + 63) / 64 * 64};
-  arena_bytes_ = layout.arena_bytes;
-  stats_.planned_buffers = req.size();
-  stats_.planned_peak_bytes = layout.arena_bytes;
-  stats_.naive_bytes = layout.naive_bytes;
   for (auto& s : steps_) {
     s.planned.resize(s.num_out);
     for (std::size_t k = 0; k < s.num_out; ++k) s.planned[k] = slot_buffer_[s.out_first + k];

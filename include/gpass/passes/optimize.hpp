@@ -1,7 +1,7 @@
 #pragma once
 /// \file optimize.hpp
-/// The optimizer's levels and `register_optimizer_passes`, which makes `fold-constants` and
-/// the level pipelines `O1`, `O2`, `O3` available by name (as `gpass-opt -O2` runs them).
+/// The optimizer's levels and `register_optimizer_passes`, which makes `fold-constants`,
+/// `plan-memory` and the level pipelines `O1`, `O2`, `O3` available by name (as `gpass-opt -O2` runs them).
 ///
 /// Not part of `gpass/passes.hpp`: `fold-constants` evaluates nodes with the Eigen CPU
 /// kernels, so this header brings in the CPU backend.
@@ -19,6 +19,7 @@
 #include <gpass/pass/registry.hpp>
 #include <gpass/passes/builtin.hpp>
 #include <gpass/passes/common/fold_constants.hpp>
+#include <gpass/passes/common/plan_memory.hpp>
 
 namespace gpass {
 
@@ -57,6 +58,7 @@ void register_optimizer_passes(pass_registry<G>& registry) {
   std::lock_guard lock(mu);
   if (registry.find_pipeline("O1")) return;
   registry.add(fold_constants);
+  registry.add(plan_memory);
   for (const auto& l : optimize_levels)
     registry.add_pipeline(std::string(l.name), std::string(l.pipeline), std::string(l.description));
 }
