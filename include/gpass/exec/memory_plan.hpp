@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <gpass/core/type.hpp>
+
 namespace gpass::exec {
 
 /// A buffer to place: `size` bytes, written at step `first` and last read at step `last`
@@ -121,6 +123,15 @@ inline buffer_layout plan_memory(const std::vector<buffer_request>& requests, st
   }
   out.arena_bytes = peak;
   return out;
+}
+
+/// The bytes of a value of type `t` when they are known before running (a tensor of a
+/// fixed-size element type and fully known shape), else 0: what a buffer plan can place.
+inline std::size_t static_bytes(const type& t) {
+  if (!t.is_tensor()) return 0;
+  const auto& tt = t.tensor();
+  if (!is_trivial(tt.element) || !tt.shape.is_fully_known()) return 0;
+  return static_cast<std::size_t>(num_elements(tt.shape.sizes())) * size_of(tt.element);
 }
 
 /// True for the ops whose CPU kernels may write their output over an input of the same size

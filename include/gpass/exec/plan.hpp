@@ -185,13 +185,6 @@ class body_plan {
         fail("expected " + tt.to_string() + ", got sizes " + shape::of(x.sizes()).to_string());
   }
 
-  static std::size_t static_bytes(const type& t) {
-    if (!t.is_tensor()) return 0;
-    const auto& tt = t.tensor();
-    if (!is_trivial(tt.element) || !tt.shape.is_fully_known()) return 0;
-    return static_cast<std::size_t>(num_elements(tt.shape.sizes())) * size_of(tt.element);
-  }
-
   void build(const G& g, const G& top, P& policy, const plan_options& opt);
 
   // The layout `plan-memory` recorded on the nodes, taken (slot_buffer_, root_, arena, stats)
@@ -208,8 +201,12 @@ class body_plan {
       return x;
     };
     // the last step of each buffer group (a buffer and its views; then what took it in place)
-    std::vector<std::int64_t> group_last = last_use, slot_step(num_slots_, -1);
-    for (std::size_t i = 0; i < num_slots_; ++i) group_last[find(static_cast<int>(i))] = std::max(group_last[find(static_cast<int>(i))], last_use[i]);
+    auto group_lasts = [&] {
+      std::vector<std::int64_t> r = last_use;
+      for (std::size_t i = 0; i < num_slots_; ++i) r[find(static_cast<int>(i))] = std::max(r[find(static_cast<int>(i))], last_use[i]);
+      return r;
+    };
+    std::vector<std::int64_t> group_last = group_lasts(), slot_step(num_slots_, -1);
     std::size_t in_place = 0;
     for (std::size_t si = 0; si < steps_.size(); ++si) {
       const step& s = steps_[si];
@@ -232,8 +229,7 @@ class body_plan {
       group_last[r] = std::max(group_last[r], group_last[out]);
       ++in_place;
     }
-    std::vector<std::int64_t> buffer_last = last_use;
-    for (std::size_t i = 0; i < num_slots_; ++i) buffer_last[find(static_cast<int>(i))] = std::max(buffer_last[find(static_cast<int>(i))], last_use[i]);
+    const std::vector<std::int64_t> buffer_last = group_lasts();
     std::vector<placed_buffer> placed;
     std::vector<int> owner;
     std::vector<planned_buffer> buffers(num_slots_);

@@ -157,13 +157,13 @@ class pipeline_runner {
   void run_pass(const pass_info& info, F&& call) {
     ++index_;
     check_required(info);
-    if (skippable(info)) {
+    std::string run_key = options_key(info);
+    if (skippable(info, run_key)) {
       if (o_.timing) emit_timing(info.name + ": skipped (its facts are held)");
       return;
     }
     // A pass that reported no change on this very graph (no pass changed it since) would
     // report none again: passes are deterministic functions of the graph and their options.
-    std::string run_key = options_key(info);
     if (auto it = unchanged_at_.find(run_key); it != unchanged_at_.end() && it->second == changed_passes_) {
       if (o_.timing) emit_timing(info.name + ": skipped (unchanged graph since its last run changed nothing)");
       return;
@@ -287,13 +287,11 @@ class pipeline_runner {
 
   /// A pass that only establishes facts (`skip_when_held`) is skipped when the graph holds
   /// them all and no option of it is set (an option could ask for something else).
-  bool skippable(const pass_info& info) const {
+  bool skippable(const pass_info& info, const std::string& run_key) const {
     if (!info.skip_when_held || info.provides_facts.empty()) return false;
     for (const auto& f : info.provides_facts)
       if (!held_.contains(f)) return false;
-    const std::string prefix = info.name + ".";
-    auto it = ctx_.options().lower_bound(prefix);
-    return it == ctx_.options().end() || !it->first.starts_with(prefix);
+    return run_key == info.name;  // no option set
   }
 
   /// The pass's name and the options set for it (`name.key=value`, in key order).

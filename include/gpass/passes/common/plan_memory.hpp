@@ -99,9 +99,7 @@ struct plan_memory_fn : pass_base<plan_memory_fn> {
       const auto& n = g[slot_node[s]];
       if (step[slot_node[s]] < 0 || result[s]) return 0;
       if ((n.domain.empty() && n.op == "Constant") || (n.domain == "tf" && n.op == "Const")) return 0;
-      const type& t = n.outputs[static_cast<std::size_t>(slot_port[s])];
-      if (!t.is_tensor() || !is_trivial(t.tensor().element) || !t.tensor().shape.is_fully_known()) return 0;
-      return static_cast<std::size_t>(num_elements(t.tensor().shape.sizes())) * size_of(t.tensor().element);
+      return exec::static_bytes(n.outputs[static_cast<std::size_t>(slot_port[s])]);
     };
 
     // buffers: views share their input's, in-place outputs take their input's
