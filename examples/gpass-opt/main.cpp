@@ -115,6 +115,11 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
   --threads=N             intra-op threads (default 1)
   --repeat=N              run N more times after the first (warm-up) run on the same inputs
                           and print the line 'latency median: M ms, min: L ms (N runs)'.
+  --max-tensor-bytes=N    limits that stop a hostile model before it takes the machine
+  --max-run-bytes=N         (0: no limit): bytes of one tensor made by a kernel or read
+  --max-loop-iterations=N   from a TensorFlow constant (default 1 GiB), bytes alive at once
+  --max-call-depth=N        in a run (default 2 GiB), iterations of one loop (default 10^7),
+                            nested function calls (default 64); over a limit is an error
   --print-tensor=FILE.pb  print FILE's NAME DTYPE[SHAPE] checksum=... line (same format as
                           --run; repeatable), then exit
   --version               print the version
@@ -156,6 +161,11 @@ struct options {
   double check_tolerance = 1e-4;
   bool summary = false;
   bool print_large_constants = false;
+  // limits
+  std::uint64_t max_tensor_bytes = std::uint64_t{1} << 30;
+  std::uint64_t max_run_bytes = std::uint64_t{2} << 30;
+  std::int64_t max_loop_iterations = 10'000'000;
+  int max_call_depth = 64;
 };
 
 bool has_extension(const std::string& path, std::string_view ext) {
@@ -233,6 +243,16 @@ options parse_args(int argc, char** argv) {
     } else if (auto v9 = value_of(a, "--threads")) {
       o.threads = parse_number<int>(*v9, "--threads");
       if (o.threads < 1) throw usage_error{"--threads needs a number >= 1, got '" + *v9 + "'"};
+    } else if (auto l1 = value_of(a, "--max-tensor-bytes")) {
+      o.max_tensor_bytes = parse_number<std::uint64_t>(*l1, "--max-tensor-bytes");
+    } else if (auto l2 = value_of(a, "--max-run-bytes")) {
+      o.max_run_bytes = parse_number<std::uint64_t>(*l2, "--max-run-bytes");
+    } else if (auto l3 = value_of(a, "--max-loop-iterations")) {
+      o.max_loop_iterations = parse_number<std::int64_t>(*l3, "--max-loop-iterations");
+      if (o.max_loop_iterations < 0) throw usage_error{"--max-loop-iterations needs a number >= 0, got '" + *l3 + "'"};
+    } else if (auto l4 = value_of(a, "--max-call-depth")) {
+      o.max_call_depth = parse_number<int>(*l4, "--max-call-depth");
+      if (o.max_call_depth < 1) throw usage_error{"--max-call-depth needs a number >= 1, got '" + *l4 + "'"};
     } else if (auto v18 = value_of(a, "--repeat")) {
       o.repeat = parse_number<int>(*v18, "--repeat");
       if (o.repeat < 0) throw usage_error{"--repeat needs a number >= 0, got '" + *v18 + "'"};
@@ -309,7 +329,9 @@ graph_t read_input(const options& o) {
   }
   if (format == "tf") {
 #ifdef GPASS_OPT_WITH_TENSORFLOW
-    graph_t g = gpass::read_tf_graph_file<graph_t>(*o.input);
+    gpass::tf_import_options to;
+    if (o.max_tensor_bytes) to.max_tensor_bytes = o.max_tensor_bytes;
+    graph_t g = gpass::read_tf_graph_file<graph_t>(*o.input, to);
     if (o.tf_signature) gpass::bind_tf_signature(g, {.feeds = o.tf_feeds, .fetches = o.tf_fetches, .targets = o.tf_targets});
     return g;
 #else
@@ -513,6 +535,15 @@ std::vector<ex::value> make_inputs(const options& o, const graph_t& g, const ex:
 
 std::vector<ex::value> clone_values(const std::vector<ex::value>& in);
 
+ex::plan_options plan_options_of(const options& o) {
+  ex::plan_options p;
+  p.limits.max_tensor_bytes = o.max_tensor_bytes;
+  p.limits.max_run_bytes = o.max_run_bytes;
+  p.limits.max_loop_iterations = o.max_loop_iterations;
+  p.limits.max_call_depth = o.max_call_depth;
+  return p;
+}
+
 void run_graph(const options& o, graph_t& g) {
 #ifndef GPASS_OPT_WITH_ONNX
   if (!o.save_outputs.empty()) no_onnx("--save-outputs=" + o.save_outputs);
@@ -524,7 +555,7 @@ void run_graph(const options& o, graph_t& g) {
     // run without static sizes: no buffer plan, the kernels check at run time
   }
   ex::eigen_cpu cpu({.threads = o.threads});
-  ex::plan<ex::eigen_cpu> p(g, cpu);
+  ex::plan<ex::eigen_cpu> p(g, cpu, plan_options_of(o));
   std::vector<ex::value> in = make_inputs(o, g, p);
   const auto& st = p.stats();
   std::cout << "plan: " << st.steps << " steps, " << st.pruned << " pruned, " << st.planned_buffers << " planned buffers ("
@@ -693,7 +724,7 @@ void check_graphs(const options& o, graph_t before, graph_t after) {
     }
   }
   ex::eigen_cpu cpu({.threads = o.threads});
-  ex::plan<ex::eigen_cpu> pa(before, cpu), pb(after, cpu);
+  ex::plan<ex::eigen_cpu> pa(before, cpu, plan_options_of(o)), pb(after, cpu, plan_options_of(o));
   if (pa.input_names() != pb.input_names() || pa.output_names().size() != pb.output_names().size())
     throw gpass::error("--check: the optimized graph's inputs or outputs differ from the input graph's");
   const int runs = o.run_inputs.empty() ? o.check : 1;

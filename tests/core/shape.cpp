@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/core/shape.hpp>
+#include <gpass/core/tensor.hpp>
+#include <limits>
 
 #include <cstdint>
 #include <vector>
@@ -65,3 +68,29 @@ TEST_CASE("core.shape.equality") {
 }
 
 }  // namespace gpass_test_core_shape
+
+namespace gpass_test_core_shape_checked {
+
+TEST_CASE("core.checked.size_arithmetic_never_wraps") {
+  const std::int64_t big = std::int64_t{1} << 32;
+  CHECK(!gpass::checked_mul(big, big));
+  CHECK(gpass::checked_mul(big, 4) == big * 4);
+  CHECK(!gpass::checked_add(std::numeric_limits<std::int64_t>::max(), 1));
+  CHECK(!gpass::checked_sub(std::numeric_limits<std::int64_t>::min(), 1));
+  CHECK(!gpass::checked_num_elements(std::vector<std::int64_t>{big, big, 0}));  // overflows before the 0
+  CHECK(gpass::checked_num_elements(std::vector<std::int64_t>{0, big, big}) == 0);
+  CHECK(!gpass::checked_bytes(std::int64_t{1} << 62, 4));
+  CHECK_THROWS_WITH_AS(gpass::num_elements({big, big}), "gpass: the element count of [4294967296,4294967296] overflows int64",
+                       gpass::error);
+  // tensors check their sizes: no wrapped-around size reaches an allocation or an index
+  CHECK_THROWS_AS(gpass::tensor(gpass::dtype::f32, {big, big}), gpass::error);
+  CHECK_THROWS_AS(gpass::tensor::uninitialized(gpass::dtype::f64, {std::int64_t{1} << 61}), gpass::error);
+  CHECK_THROWS_AS(gpass::tensor::from<float>({1, 2}).reshaped({big, big, 2}), gpass::error);
+  // dims: an overflowing sum or product is unknown, never a wrapped size
+  CHECK((gpass::dim(std::numeric_limits<std::int64_t>::max()) + gpass::dim(1)).is_unknown());
+  CHECK((gpass::dim(big) * big).is_unknown());
+  CHECK((gpass::dim::symbol("n") * std::numeric_limits<std::int64_t>::max() * 2).is_unknown());
+  CHECK((gpass::dim(big) * 2).value() == big * 2);
+}
+
+}  // namespace gpass_test_core_shape_checked

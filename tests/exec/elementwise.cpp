@@ -293,9 +293,30 @@ TEST_CASE("exec.elementwise.cast") {
   CHECK(vals<std::int8_t>(f.run1("Cast", {t<std::int16_t>({200, -1}, {2})}, to(3))) == std::vector<std::int8_t>{-56, -1});
   CHECK(vals<double>(f.run1("Cast", {t<Eigen::half>({Eigen::half(0.5f)}, {1})}, to(11))) == std::vector<double>{0.5});
   CHECK(static_cast<float>(vals<Eigen::half>(f.run1("Cast", {t<double>({0.25}, {1})}, to(10)))[0]) == 0.25f);
-  // f32 -> bf16 truncates (as the ONNX reference data does)
-  auto bf = vals<Eigen::bfloat16>(f.run1("Cast", {t<float>({0.48033667f}, {1})}, to(16)));
-  CHECK(Eigen::numext::bit_cast<std::uint16_t>(bf[0]) == 16117);
+  // f32 -> bf16 rounds to nearest, ties to even (truncation would give 0x3ef5 0x3f80 0x3f80 0x3f80 0x7f7f)
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  auto bf = vals<Eigen::bfloat16>(f.run1(
+      "Cast", {t<float>({0.48033667f, 1.00390625f, 1.01171875f, 1.0039072f, 3.4028235e38f, -0.0f, 1e-40f, inf, -inf, nan}, {10})},
+      to(16)));
+  std::vector<std::uint16_t> bits;
+  for (auto b : bf) bits.push_back(Eigen::numext::bit_cast<std::uint16_t>(b));
+  CHECK(bits[0] == 0x3ef6);  // above the half: up
+  CHECK(bits[1] == 0x3f80);  // tie, even below: down
+  CHECK(bits[2] == 0x3f82);  // tie, even above: up
+  CHECK(bits[3] == 0x3f81);  // just above the tie: up
+  CHECK(bits[4] == 0x7f80);  // past the largest bf16: infinity
+  CHECK(bits[5] == 0x8000);  // negative zero keeps its sign
+  CHECK(bits[6] == 0x0001);  // a subnormal rounds to the nearest bf16 subnormal
+  CHECK(bits[7] == 0x7f80);
+  CHECK(bits[8] == 0xff80);
+  CHECK(std::isnan(static_cast<float>(bf[9])));
+  // f32 -> f16 also rounds to nearest even: 1+2^-11 is a tie (down), 65520 rounds to infinity
+  auto h = vals<Eigen::half>(f.run1("Cast", {t<float>({1.00048828125f, 1.00146484375f, 65520.0f, 6e-8f, nan}, {5})}, to(10)));
+  CHECK(Eigen::numext::bit_cast<std::uint16_t>(h[0]) == 0x3c00);
+  CHECK(Eigen::numext::bit_cast<std::uint16_t>(h[1]) == 0x3c02);
+  CHECK(Eigen::numext::bit_cast<std::uint16_t>(h[2]) == 0x7c00);
+  CHECK(Eigen::numext::bit_cast<std::uint16_t>(h[3]) == 0x0001);  // the smallest f16 subnormal
+  CHECK(std::isnan(static_cast<float>(h[4])));
   // strings
   CHECK(vals<std::string>(f.run1("Cast", {t<float>({0.039187793f, 1.5f, -2}, {3})}, to(8))) ==
         std::vector<std::string>{"0.039187793", "1.5", "-2"});

@@ -623,7 +623,7 @@ TEST_CASE("io.text.read_text_file_names_the_file") {
     FAIL("no error");
   } catch (const gpass::error& e) {
     CHECK(e.context().file == missing.string());
-    CHECK(std::string(e.what()).find("cannot open file") != std::string::npos);
+    CHECK(std::string(e.what()).find("cannot open the text IR file: no such file") != std::string::npos);
   }
   fs::path tmp = fs::temp_directory_path() / "gpass_io_text_bad.gir";
   {

@@ -761,13 +761,13 @@ TEST_CASE("io.tensorflow.tensor_files") {
     FAIL("no error");
   } catch (const gpass::error& e) {
     CHECK(std::string(e.what()) ==
-          "gpass: " + (tf_data / "no_such_graph.pb").string() + ": cannot open the TensorFlow GraphDef file");
+          "gpass: " + (tf_data / "no_such_graph.pb").string() + ": cannot open the TensorFlow GraphDef file: no such file");
   }
   try {
     (void)gpass::read_tf_tensor_file(tf_data / "no_such_file.pb");
     FAIL("no error");
   } catch (const gpass::error& e) {
-    CHECK(std::string(e.what()) == "gpass: " + (tf_data / "no_such_file.pb").string() + ": cannot open the TensorProto file");
+    CHECK(std::string(e.what()) == "gpass: " + (tf_data / "no_such_file.pb").string() + ": cannot open the TensorProto file: no such file");
   }
 }
 

@@ -68,7 +68,9 @@ struct verify_options {
 ///   one `function_entry` node;
 /// - `"arity"`: number of input or output ports outside the schema's range;
 /// - `"missing-attribute"`: a required attribute of the schema is absent;
-/// - `"attribute-kind"`: an attribute's kind differs from the schema's (`attribute::kind_name()`).
+/// - `"attribute-kind"`: an attribute's kind differs from the schema's (`attribute::kind_name()`);
+/// - `"recursive-function"`: a function calls itself, directly or through others
+///   (`f -> g -> f`).
 struct violation {
   std::string rule;      ///< the rule id, e.g. "cycle"
   std::string function;  ///< the function the node is in (`outer/inner` when nested); empty = top graph
@@ -132,6 +134,7 @@ class verifier {
       }
       for (std::size_t i = scopes_.size(); i > first; --i) stack.push_back(i - 1);
     }
+    if (opt_.check_functions) check_recursion();
   }
 
  private:
@@ -336,6 +339,73 @@ class verifier {
         report_node("attribute-kind", s, g, v,
                     "attribute '" + spec.name + "' is a " + std::string(it->second.kind_name()) + ", expected " +
                         spec.kind);
+      }
+    }
+  }
+
+  // ---- recursion: a cycle in the call graph of the functions (no model recurses; a run of
+  // one would only stop at the executor's call-depth limit). Iterative DFS, three colours.
+
+  std::size_t scope_of_callee(std::size_t s, std::string_view name) const {
+    for (std::size_t i = s; i != npos; i = scopes_[i].parent)
+      if (const G* f = scopes_[i].g->find_function(name)) {
+        for (std::size_t k = 0; k < scopes_.size(); ++k)
+          if (scopes_[k].g == f && scopes_[k].parent == i) return k;
+        return npos;
+      }
+    return npos;
+  }
+
+  void check_recursion() {
+    const std::size_t n = scopes_.size();
+    std::vector<std::vector<std::size_t>> calls(n);
+    for (std::size_t s = 0; s < n; ++s) {
+      const G& g = *scopes_[s].g;
+      for (auto v : g.nodes())
+        for (const auto& [key, a] : g[v].attrs) {
+          (void)key;
+          auto add = [&](const std::string& fn) {
+            const std::size_t c = scope_of_callee(s, fn);
+            if (c != npos) calls[s].push_back(c);
+          };
+          if (const auto* f = std::get_if<function_ref>(&a.value())) add(f->name);
+          else if (const auto* fs = std::get_if<std::vector<function_ref>>(&a.value()))
+            for (const auto& f : *fs) add(f.name);
+        }
+    }
+    std::vector<char> colour(n, 0);  // 0 new, 1 on the path, 2 done
+    std::vector<std::size_t> path;
+    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (scope, next call to follow)
+    for (std::size_t root = 0; root < n; ++root) {
+      if (colour[root]) continue;
+      stack.emplace_back(root, 0);
+      colour[root] = 1;
+      path.push_back(root);
+      while (!stack.empty()) {
+        auto& [s, next] = stack.back();
+        if (next == calls[s].size()) {
+          colour[s] = 2;
+          path.pop_back();
+          stack.pop_back();
+          continue;
+        }
+        const std::size_t c = calls[s][next++];
+        if (colour[c] == 1) {
+          std::string chain;
+          bool on = false;
+          for (std::size_t p : path) {
+            if (p == c) on = true;
+            if (on) chain += scopes_[p].path + " -> ";
+          }
+          report("recursive-function", scopes_[c].path, std::string(), std::string(),
+                 "the function calls itself (" + chain + scopes_[c].path + "); recursion is not allowed");
+          return;  // one report: the rest would repeat it
+        }
+        if (colour[c] == 0) {
+          colour[c] = 1;
+          path.push_back(c);
+          stack.emplace_back(c, 0);
+        }
       }
     }
   }

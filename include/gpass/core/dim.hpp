@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,25 +83,37 @@ class dim {
     return a.constant_ == b.constant_ && a.terms_ == b.terms_;
   }
 
+  /// Sum. Like every operator here, a result whose constant or coefficients overflow
+  /// `int64_t` is unknown (never a wrapped-around size).
   friend dim operator+(const dim& a, const dim& b) {
     if (a.unknown_ || b.unknown_) return dim();
+    std::int64_t c = 0;
+    if (__builtin_add_overflow(a.constant_, b.constant_, &c)) return dim();
     std::vector<term> t = a.terms_;
     t.insert(t.end(), b.terms_.begin(), b.terms_.end());
-    return affine(a.constant_ + b.constant_, std::move(t));
+    return affine(c, std::move(t));
   }
   /// Difference; computed directly (not as `a + b * -1`, which would make a known `b`
   /// negative, hence unknown, before the sum).
   friend dim operator-(const dim& a, const dim& b) {
     if (a.unknown_ || b.unknown_) return dim();
+    std::int64_t k = 0;
+    if (__builtin_sub_overflow(a.constant_, b.constant_, &k)) return dim();
     std::vector<term> t = a.terms_;
-    for (const auto& [s, c] : b.terms_) t.emplace_back(s, -c);
-    return affine(a.constant_ - b.constant_, std::move(t));
+    for (const auto& [s, c] : b.terms_) {
+      if (c == std::numeric_limits<std::int64_t>::min()) return dim();
+      t.emplace_back(s, -c);
+    }
+    return affine(k, std::move(t));
   }
   friend dim operator*(const dim& a, std::int64_t k) {
     if (a.unknown_) return dim();
     std::vector<term> t = a.terms_;
-    for (auto& [s, c] : t) c *= k;
-    return affine(a.constant_ * k, std::move(t));
+    for (auto& [s, c] : t)
+      if (__builtin_mul_overflow(c, k, &c)) return dim();
+    std::int64_t r = 0;
+    if (__builtin_mul_overflow(a.constant_, k, &r)) return dim();
+    return affine(r, std::move(t));
   }
   friend dim operator*(std::int64_t k, const dim& a) { return a * k; }
   /// Product; affine when one side is known, unknown otherwise.
@@ -142,8 +155,14 @@ class dim {
     std::sort(terms_.begin(), terms_.end(), [](const term& x, const term& y) { return x.first < y.first; });
     std::vector<term> out;
     for (auto& t : terms_) {
-      if (!out.empty() && out.back().first == t.first) out.back().second += t.second;
-      else out.push_back(std::move(t));
+      if (!out.empty() && out.back().first == t.first) {
+        if (__builtin_add_overflow(out.back().second, t.second, &out.back().second)) {
+          *this = dim();
+          return;
+        }
+      } else {
+        out.push_back(std::move(t));
+      }
     }
     std::erase_if(out, [](const term& t) { return t.second == 0; });
     terms_ = std::move(out);

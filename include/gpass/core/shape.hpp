@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/core/dim.hpp>
 
 namespace gpass {
@@ -90,11 +91,8 @@ class shape {
   std::vector<dim> dims_;
 };
 
-/// Number of elements of a fully known shape given as sizes.
-inline std::int64_t num_elements(const std::vector<std::int64_t>& sizes) {
-  std::int64_t n = 1;
-  for (auto s : sizes) n *= s;
-  return n;
-}
+/// Number of elements of a fully known shape given as sizes; throws `gpass::error` when the
+/// product overflows `int64_t` (see `checked_num_elements` for the form that does not).
+inline std::int64_t num_elements(const std::vector<std::int64_t>& sizes) { return num_elements_or_throw(sizes); }
 
 }  // namespace gpass

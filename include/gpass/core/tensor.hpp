@@ -2,6 +2,7 @@
 /// \file tensor.hpp
 /// `gpass::tensor`: a host tensor value (owning, reference-counted buffer, dtype, sizes) with Eigen views.
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include <Eigen/Core>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/shape.hpp>
@@ -82,8 +84,7 @@ class tensor {
 
   /// A zero-filled tensor of the given dtype and sizes.
   tensor(dtype t, std::vector<std::int64_t> sizes) : dtype_(t), sizes_(std::move(sizes)) {
-    for (auto s : sizes_)
-      if (s < 0) throw error("tensor size must be non-negative, got " + std::to_string(s));
+    check_sizes(dtype_, sizes_);
     allocate();
   }
 
@@ -93,8 +94,7 @@ class tensor {
     tensor r;
     r.dtype_ = t;
     r.sizes_ = std::move(sizes);
-    for (auto s : r.sizes_)
-      if (s < 0) throw error("tensor size must be non-negative, got " + std::to_string(s));
+    check_sizes(t, r.sizes_);
     r.allocate(false);
     return r;
   }
@@ -105,6 +105,7 @@ class tensor {
   static tensor wrap(dtype t, std::vector<std::int64_t> sizes, std::shared_ptr<std::byte[]> bytes) {
     if (t == dtype::string || (!is_trivial(t) && t != dtype::undefined))
       throw error("tensor::wrap: dtype " + std::string(to_string(t)) + " has no flat buffer");
+    check_sizes(t, sizes);
     tensor r;
     r.dtype_ = t;
     r.sizes_ = std::move(sizes);
@@ -115,6 +116,7 @@ class tensor {
   /// The same elements (shared buffer) seen with other sizes of the same element count
   /// (a reshape that copies nothing).
   tensor reshaped(std::vector<std::int64_t> sizes) const {
+    check_sizes(dtype_, sizes);
     if (num_elements(sizes) != size())
       throw error("tensor::reshaped: " + std::to_string(num_elements(sizes)) + " elements for " +
                   std::to_string(size()));
@@ -154,7 +156,11 @@ class tensor {
   gpass::shape shape() const { return gpass::shape::of(sizes_); }
   std::size_t rank() const noexcept { return sizes_.size(); }
   /// Number of elements.
-  std::int64_t size() const noexcept { return num_elements(sizes_); }
+  std::int64_t size() const noexcept {
+    std::int64_t n = 1;
+    for (auto s : sizes_) n *= s;  // cannot overflow: every constructor checked the sizes
+    return n;
+  }
   /// Bytes of element storage (0 for string tensors).
   std::size_t nbytes() const noexcept { return static_cast<std::size_t>(size()) * size_of(dtype_); }
   /// True when no dtype is set.
@@ -222,6 +228,14 @@ class tensor {
   struct aligned_delete {
     void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
   };
+
+  /// Sizes must be non-negative, and the element count and byte count must not overflow.
+  static void check_sizes(dtype t, const std::vector<std::int64_t>& sizes) {
+    for (auto s : sizes)
+      if (s < 0) throw error("tensor size must be non-negative, got " + std::to_string(s));
+    const std::int64_t n = num_elements_or_throw(sizes);
+    (void)bytes_or_throw(n, std::max<std::size_t>(size_of(t), 1));
+  }
 
   template <class T>
   void check() const {

@@ -20,11 +20,13 @@
 /// \endcode
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include <gpass/core/attribute.hpp>
+#include <gpass/core/checked.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
@@ -111,7 +114,83 @@ class kernel_context;
 template <class P>
 using kernel_fn = std::function<void(kernel_context<P>&)>;
 
+/// Resource limits of a run (`plan_options::limits`, `run_kernel`): what stops a hostile
+/// model before it takes the machine. 0 means no limit. A run over a limit fails with a
+/// `gpass::error` naming the node, the op and the limit.
+/// \code
+///   std::atomic<bool> stop{false};
+///   gpass::exec::plan p(g, cpu, {.limits = {.max_tensor_bytes = 1 << 30, .max_loop_iterations = 1'000'000,
+///                                            .cancel = &stop}});
+///   // another thread: stop = true;  -> the run throws "run cancelled" at its next kernel or iteration
+/// \endcode
+struct run_limits {
+  /// Bytes of any one tensor a kernel makes (default 16 GiB).
+  std::uint64_t max_tensor_bytes = std::uint64_t{16} << 30;
+  /// Bytes alive at once in a run: the buffer arenas of the graph and the functions it is
+  /// running, and the tensors kernels allocate (counted until they are freed). 0: no limit.
+  std::uint64_t max_run_bytes = 0;
+  /// Iterations of one loop (ONNX `Loop`, `while`). 0: no limit (TensorFlow's semantics).
+  std::int64_t max_loop_iterations = 0;
+  /// Nested function calls (loop bodies, branches, calls inside them); bounds the native
+  /// recursion of a run, so it always has a limit (0 means the default, 128).
+  int max_call_depth = 128;
+  /// When set, a run checks it before every kernel and loop iteration and fails with "run
+  /// cancelled" once another thread has stored true.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
 namespace detail {
+
+/// The accounting of one run against its `run_limits`, shared by the calls nested in it.
+/// Live bytes are counted by a shared counter that tensors allocated by kernels decrement
+/// when they are freed, which may be after the run.
+class run_budget {
+ public:
+  explicit run_budget(const run_limits& l)
+      : limits_(l), live_(l.max_run_bytes ? std::make_shared<std::atomic<std::uint64_t>>(0) : nullptr) {}
+
+  const run_limits& limits() const noexcept { return limits_; }
+  /// Throws "run cancelled" once the cancellation flag is set.
+  void check_cancelled() const {
+    if (limits_.cancel && limits_.cancel->load(std::memory_order_relaxed)) throw error("run cancelled");
+  }
+  /// Checks one tensor of `bytes` against `max_tensor_bytes`.
+  void check_tensor(std::size_t bytes) const {
+    if (limits_.max_tensor_bytes && bytes > limits_.max_tensor_bytes)
+      throw error("a tensor of " + std::to_string(bytes) + " bytes is over the limit of " +
+                  std::to_string(limits_.max_tensor_bytes) + " bytes per tensor (max_tensor_bytes)");
+  }
+  /// Counts `bytes` more as alive; throws (counting nothing) when that is over `max_run_bytes`.
+  void charge(std::size_t bytes) {
+    if (!live_) return;
+    const std::uint64_t before = live_->fetch_add(bytes, std::memory_order_relaxed);
+    if (before + bytes > limits_.max_run_bytes) {
+      live_->fetch_sub(bytes, std::memory_order_relaxed);
+      throw error("the run needs more than " + std::to_string(limits_.max_run_bytes) + " bytes alive at once (" +
+                  std::to_string(before) + " in use, " + std::to_string(bytes) + " more asked; max_run_bytes)");
+    }
+  }
+  void refund(std::size_t bytes) noexcept {
+    if (live_) live_->fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  /// The live-bytes counter (null without `max_run_bytes`), for deleters that outlive the run.
+  const std::shared_ptr<std::atomic<std::uint64_t>>& live() const noexcept { return live_; }
+  /// Enters a function call; throws when that is deeper than `max_call_depth`.
+  void enter_call(std::string_view function) {
+    const int cap = limits_.max_call_depth > 0 ? limits_.max_call_depth : 128;
+    if (depth_ >= cap)
+      throw error("calling function '" + std::string(function) + "' nests calls deeper than " + std::to_string(cap) +
+                  " levels (max_call_depth; a function that calls itself?)");
+    ++depth_;
+  }
+  void leave_call() noexcept { --depth_; }
+
+ private:
+  run_limits limits_;
+  std::shared_ptr<std::atomic<std::uint64_t>> live_;
+  int depth_ = 0;
+};
+
 /// What a kernel context needs from the running plan (implemented by `plan`).
 template <class P>
 struct run_services {
@@ -122,6 +201,8 @@ struct run_services {
   /// The globals of the running plan (`get_global` / `set_global`); null when there are none
   /// (a kernel run on its own by `run_kernel`).
   virtual global_store* run_globals() const { return nullptr; }
+  /// The accounting of the run against its limits; null when it has none.
+  virtual run_budget* budget() const { return nullptr; }
 };
 
 /// A planned buffer for an output: `size` bytes at `offset` in the run's arena.
@@ -179,14 +260,44 @@ class kernel_context {
   /// match the plan's, otherwise allocates.
   tensor_type& allocate_output(std::size_t i, dtype t, std::vector<std::int64_t> sizes) {
     check_output(i);
+    std::size_t need = 0;
+    try {
+      for (auto s : sizes)
+        if (s < 0) throw error("output " + std::to_string(i) + " has a negative size " + std::to_string(s));
+      need = bytes_or_throw(num_elements(sizes), t == dtype::string ? sizeof(std::string) : size_of(t));
+      if (detail::run_budget* b = budget()) b->check_tensor(need);
+    } catch (const error& e) {
+      fail(e.message());
+    }
     if constexpr (std::is_same_v<tensor_type, gpass::tensor>) {
       if (i < planned_.size() && planned_[i].size != 0 && arena_ && t != dtype::string) {
-        const std::size_t need = static_cast<std::size_t>(num_elements(sizes)) * size_of(t);
         if (need != 0 && need <= planned_[i].size) {
           std::shared_ptr<std::byte[]> view(*arena_, arena_->get() + planned_[i].offset);
           outputs_[i] = gpass::tensor::wrap(t, std::move(sizes), std::move(view));
           return outputs_[i].tensor();
         }
+      }
+      detail::run_budget* b = budget();
+      if (b && b->live() && t != dtype::string && is_trivial(t) && need != 0) {
+        // counted while alive: the deleter gives the bytes back, even after the run
+        try {
+          b->charge(need);
+        } catch (const error& e) {
+          fail(e.message());
+        }
+        std::byte* p = nullptr;
+        try {
+          p = static_cast<std::byte*>(::operator new[](need, std::align_val_t{64}));
+        } catch (...) {
+          b->refund(need);
+          throw;
+        }
+        std::shared_ptr<std::byte[]> buf(p, [live = b->live(), need](std::byte* q) {
+          ::operator delete[](q, std::align_val_t{64});
+          live->fetch_sub(need, std::memory_order_relaxed);
+        });
+        outputs_[i] = gpass::tensor::wrap(t, std::move(sizes), std::move(buf));
+        return outputs_[i].tensor();
       }
     }
     outputs_[i] = policy_->allocate_tensor(t, std::move(sizes), *stream_);
@@ -227,6 +338,23 @@ class kernel_context {
 
   /// Throws `gpass::error` naming the node and op.
   [[noreturn]] void fail(const std::string& message) const { node_->fail(message); }
+
+  /// Called by loop kernels before iteration `iteration` (0-based): fails when the run was
+  /// cancelled or the loop would run more than `run_limits::max_loop_iterations` times.
+  void check_iteration(std::int64_t iteration) const {
+    detail::run_budget* b = budget();
+    if (!b) return;
+    try {
+      b->check_cancelled();
+    } catch (const error& e) {
+      fail(e.message());
+    }
+    const std::int64_t cap = b->limits().max_loop_iterations;
+    if (cap > 0 && iteration >= cap)
+      fail("the loop runs more than " + std::to_string(cap) + " iterations (max_loop_iterations)");
+  }
+  /// The run's limits and accounting (null outside a plan with limits).
+  detail::run_budget* budget() const { return services_ ? services_->budget() : nullptr; }
 
  private:
   void check_output(std::size_t i) const {
@@ -311,10 +439,27 @@ namespace gpass::exec {
 ///   gpass::exec::kernel_node n{.name = "r", .op = "Relu", .input_types = {t}, .output_types = {t}};
 ///   auto out = gpass::exec::run_kernel(cpu, cpu.kernels(), n, {x});
 /// \endcode
+namespace detail {
+/// The services of a kernel run on its own: limits, no functions, no globals.
+template <class P>
+struct lone_kernel_services final : run_services<P> {
+  explicit lone_kernel_services(const run_limits& l) : limits(l) {}
+  std::vector<basic_value<typename P::tensor_type>> call(std::string_view name,
+                                                         std::vector<basic_value<typename P::tensor_type>>) const override {
+    throw error("cannot call function '" + std::string(name) + "' here (the kernel runs outside a plan)");
+  }
+  run_budget* budget() const override { return &limits; }
+  mutable run_budget limits;
+};
+}  // namespace detail
+
+/// `limits` bound what the kernel may allocate (constant folding runs kernels on constants
+/// a model chose).
 template <class P>
 std::vector<basic_value<typename P::tensor_type>> run_kernel(P& policy, const kernel_registry<P>& registry,
                                                              const kernel_node& node,
-                                                             std::vector<basic_value<typename P::tensor_type>> inputs) {
+                                                             std::vector<basic_value<typename P::tensor_type>> inputs,
+                                                             const run_limits& limits = {}) {
   using value_type = basic_value<typename P::tensor_type>;
   kernel_node n = node;
   if (n.input_types.size() < inputs.size()) n.input_types.resize(inputs.size());
@@ -338,7 +483,8 @@ std::vector<basic_value<typename P::tensor_type>> run_kernel(P& policy, const ke
   std::vector<value_type> out(n.num_outputs());
   std::vector<char> wanted(n.num_outputs(), 1);
   auto stream = policy.make_stream();
-  kernel_context<P> ctx(n, policy, stream, in, out, {}, nullptr, wanted, nullptr);
+  const detail::lone_kernel_services<P> services(limits);
+  kernel_context<P> ctx(n, policy, stream, in, out, {}, nullptr, wanted, &services);
   try {
     fn(ctx);
   } catch (const error& e) {

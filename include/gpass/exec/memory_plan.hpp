@@ -131,7 +131,9 @@ inline std::size_t static_bytes(const type& t) {
   if (!t.is_tensor()) return 0;
   const auto& tt = t.tensor();
   if (!is_trivial(tt.element) || !tt.shape.is_fully_known()) return 0;
-  return static_cast<std::size_t>(num_elements(tt.shape.sizes())) * size_of(tt.element);
+  const auto n = checked_num_elements(tt.shape.sizes());
+  if (!n) return 0;  // no machine holds it: left to the kernel, which fails clearly
+  return checked_bytes(*n, size_of(tt.element)).value_or(0);
 }
 
 /// True for the ops whose CPU kernels may write their output over an input of the same size

@@ -47,6 +47,9 @@ struct plan_options {
   /// Use the buffer plan the `plan-memory` pass recorded on the graph (`_memory_offsets`,
   /// `_memory_in_place`) when it is valid for this plan's schedule; otherwise (or off) plan here.
   bool use_recorded_memory_plan = true;
+  /// What one run may take: bytes per tensor and alive at once, loop iterations, call depth,
+  /// and a cancellation flag (see `run_limits`; the defaults stop only what no real model does).
+  run_limits limits;
 };
 
 /// What a plan did with its graph (the main graph; `functions` counts the nested plans).
@@ -310,6 +313,24 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
     check_input(i, args[i]);
     slots[input_slots_[i]] = std::move(args[i]);
   }
+  run_budget* budget = services ? services->budget() : nullptr;
+  // the arena counts as alive for the whole run of this body
+  struct arena_charge {
+    run_budget* b;
+    std::size_t bytes;
+    ~arena_charge() {
+      if (b) b->refund(bytes);
+    }
+  } charged{nullptr, arena_bytes_};
+  if (budget && arena_bytes_) {
+    try {
+      budget->check_tensor(arena_bytes_);
+      budget->charge(arena_bytes_);
+    } catch (const error& e) {
+      throw error(label_ + ": the buffer plan (" + std::to_string(arena_bytes_) + " bytes): " + e.message());
+    }
+    charged.b = budget;
+  }
   auto arena = take_arena(policy);
   auto stream = policy.make_stream();
   std::vector<const value_type*> ins;
@@ -322,6 +343,7 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
     kernel_context<P> ctx(n, policy, stream, ins, std::span<value_type>(outs, s.num_out), s.planned,
                           arena ? &arena : nullptr, s.wanted, services);
     try {
+      if (budget) budget->check_cancelled();
       s.fn(ctx);
     } catch (const error& e) {
       give_back_arena(std::move(arena));
@@ -599,7 +621,7 @@ void body_plan<P, G>::build(const G& g, const G& top, P& policy, const plan_opti
 ///   p.stats().planned_peak_bytes;
 /// \endcode
 template <executor_policy P, class G = graph<>>
-class plan : private detail::run_services<P> {
+class plan {
  public:
   using tensor_type = typename P::tensor_type;
   using value_type = basic_value<tensor_type>;
@@ -619,7 +641,8 @@ class plan : private detail::run_services<P> {
   /// Runs the graph on `inputs` (one per input, in order; a `none` value uses the input's
   /// `default`) and returns the results in order.
   std::vector<value_type> run(std::vector<value_type> inputs) const {
-    return main_->run(*policy_, std::move(inputs), this);
+    frame f(*this);
+    return main_->run(*policy_, std::move(inputs), &f);
   }
   /// Runs the graph on inputs given by name; inputs with a `default` may be left out. An
   /// unknown name is an error. (A separate name: `run({a, b})` stays unambiguous.)
@@ -640,14 +663,30 @@ class plan : private detail::run_services<P> {
   }
 
  private:
-  std::vector<value_type> call(std::string_view name, std::vector<value_type> args) const override {
-    auto it = functions_.find(name);
-    if (it == functions_.end()) throw error("function '" + std::string(name) + "' has no plan");
-    return it->second->run(*policy_, std::move(args), this);
-  }
-  global_store* run_globals() const override { return globals_.get(); }
+  // One run: its calls (with their depth) and its accounting against the limits.
+  class frame final : public detail::run_services<P> {
+   public:
+    explicit frame(const plan& p) : plan_(p), budget_(p.limits_) {}
+    std::vector<value_type> call(std::string_view name, std::vector<value_type> args) const override {
+      auto it = plan_.functions_.find(name);
+      if (it == plan_.functions_.end()) throw error("function '" + std::string(name) + "' has no plan");
+      budget_.enter_call(name);
+      struct leave {
+        detail::run_budget& b;
+        ~leave() { b.leave_call(); }
+      } guard{budget_};
+      return it->second->run(*plan_.policy_, std::move(args), this);
+    }
+    global_store* run_globals() const override { return plan_.globals_.get(); }
+    detail::run_budget* budget() const override { return &budget_; }
+
+   private:
+    const plan& plan_;
+    mutable detail::run_budget budget_;
+  };
 
   P* policy_;
+  run_limits limits_;
   std::shared_ptr<global_store> globals_;
   std::unique_ptr<detail::body_plan<P, G>> main_;
   std::map<std::string, std::unique_ptr<detail::body_plan<P, G>>, std::less<>> functions_;
@@ -655,7 +694,7 @@ class plan : private detail::run_services<P> {
 };
 
 template <executor_policy P, class G>
-plan<P, G>::plan(const G& g, P& policy, plan_options options) : policy_(&policy) {
+plan<P, G>::plan(const G& g, P& policy, plan_options options) : policy_(&policy), limits_(options.limits) {
   globals_ = options.globals ? options.globals : std::make_shared<global_store>();
   if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) globals_->initialize_from(g.attrs());
   main_ = std::make_unique<detail::body_plan<P, G>>(g, g, policy, options, "graph");

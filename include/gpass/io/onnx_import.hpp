@@ -13,6 +13,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,12 +30,18 @@
 #include <gpass/core/type.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/topological_order.hpp>
+#include <gpass/io/detail/file.hpp>
 #include <gpass/io/detail/onnx_dtype.hpp>
 #include <gpass/io/detail/onnx_names.hpp>
 #include <gpass/io/detail/onnx_proto.hpp>
 #include <gpass/io/detail/onnx_tensor.hpp>
 #include <gpass/io/detail/onnx_type.hpp>
+#include <gpass/ops/onnx/versions.hpp>
+#include <gpass/ops/registry.hpp>
+#include <gpass/ops/schema.hpp>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -64,6 +71,11 @@ struct onnx_import_options {
   bool infer_shapes = false;
   /// Deepest nesting of subgraphs accepted (subgraphs are imported recursively).
   int max_subgraph_depth = 64;
+  /// Refuse what gpass would otherwise run with other semantics than the model's: a default
+  /// domain opset newer than the newest ONNX release gpass knows, a node whose opset selects
+  /// a version of its op (a signature change, see `onnx_op_version`) newer than gpass's schema
+  /// ("unsupported op version"), and an attribute the op's version does not define.
+  bool strict = true;
 };
 
 namespace detail::onnx_io {
@@ -144,6 +156,12 @@ class importer {
     std::vector<std::string> opsets;
     for (const auto& o : m.opset_import()) opsets.push_back(o.domain() + ":" + std::to_string(o.version()));
     a["opset_import"] = std::move(opsets);
+    for (const auto& o : m.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx") onnx_opset_ = static_cast<int>(std::min<std::int64_t>(o.version(), 1 << 30));
+    if (opt_.strict && onnx_opset_ > onnx_newest_known_opset)
+      throw error("the model imports opset " + std::to_string(onnx_opset_) +
+                  " of the ONNX default domain; the newest gpass knows is " + std::to_string(onnx_newest_known_opset) +
+                  " (unsupported op version: its operators may have semantics gpass does not implement)");
     if (!m.producer_name().empty()) a["producer_name"] = m.producer_name();
     if (!m.producer_version().empty()) a["producer_version"] = m.producer_version();
     if (!m.domain().empty()) a["domain"] = m.domain();
@@ -166,6 +184,8 @@ class importer {
     node_id node;
     int index;
   };
+  int onnx_opset_ = 0;  // the model's default-domain opset (0: none imported)
+
   struct frame {
     G& g;
     std::unordered_map<std::string, port> values;  // value name -> producer port
@@ -502,6 +522,7 @@ class importer {
     const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
     if (domain.empty() && (n.op_type() == "arg" || n.op_type() == "return" || n.op_type() == "function_entry"))
       throw_node_error("op '" + n.op_type() + "' in the default domain is reserved by gpass", label, n.op_type());
+    if (opt_.strict && domain.empty()) check_version(n, label);
     node_type nd;
     nd.name = pick_name(g, n);
     nd.op = n.op_type();
@@ -541,6 +562,30 @@ class importer {
     for (int k = 0; k < n.output_size(); ++k)
       if (!n.output(k).empty()) define(f, n.output(k), v, k, "node output");
     return v;
+  }
+
+  /// Strict mode: the op version the model's opset selects must be one gpass implements (every
+  /// version up to `onnx_implemented_opset`, later ones where a schema's `since_version` says
+  /// so), and every attribute must be one ONNX defines for that version.
+  void check_version(const onnx::NodeProto& n, const std::string& label) const {
+    if (onnx_opset_ <= 0) return;  // no opset imported (not valid ONNX): the newest schemas apply
+    const int opset = onnx_opset_;
+    const int wanted = onnx_op_version(n.op_type(), opset);
+    if (wanted == 0) return;  // not an ONNX operator at this opset: "unsupported op" later
+    if (wanted > onnx_implemented_opset) {
+      const op_schema* sc = op_registry::global().find("", n.op_type(), opset);
+      if (sc && sc->frontend == "onnx" && sc->since_version < wanted)
+        throw_node_error("unsupported op version: opset " + std::to_string(opset) + " selects " + n.op_type() + "-" +
+                             std::to_string(wanted) + ", gpass implements " + n.op_type() + "-" +
+                             std::to_string(sc->since_version),
+                         label, n.op_type());
+    }
+    if (const auto* defined = onnx_op_attributes(n.op_type(), opset))
+      for (const auto& a : n.attribute())
+        if (!a.name().empty() && std::find(defined->begin(), defined->end(), a.name()) == defined->end())
+          throw_node_error("attribute '" + a.name() + "' is not defined by " + n.op_type() + " at opset " +
+                               std::to_string(opset) + " (unknown attribute)",
+                           label, n.op_type());
   }
 
   /// Pass B for one node: connects its inputs, imports its subgraphs as functions and adds
@@ -730,33 +775,58 @@ G import_onnx(const onnx::ModelProto& model, const onnx_import_options& options 
   return g;
 }
 
+/// Parses a serialized `ModelProto` (the bytes of an `.onnx` file) and imports it (see
+/// `import_onnx`). Empty input is an error (protobuf would read it as an empty model); the
+/// protobuf recursion limit is raised to what `options.max_subgraph_depth` subgraphs need,
+/// so a model nested too deeply is refused by the importer with that limit named, not by the
+/// parser. External data is refused unless `options.external_data_dir` is set.
+/// \code
+///   std::string bytes = ...;
+///   auto g = gpass::parse_onnx_model(bytes, "model.onnx");
+/// \endcode
+template <class G = graph<>>
+G parse_onnx_model(std::string_view bytes, std::string_view source_name = {}, const onnx_import_options& options = {}) {
+  error_context where;
+  where.file = source_name.empty() ? std::string("<ONNX model>") : std::string(source_name);
+  if (bytes.empty()) throw error("not an ONNX model (no bytes)", where);
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw error("ONNX models over 2 GiB cannot be parsed (protobuf's limit); keep the weights as external data", where);
+  onnx::ModelProto m;
+  {
+    google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+    google::protobuf::io::CodedInputStream in(&raw);
+    // each level of subgraph is 3 messages (GraphProto > NodeProto > AttributeProto) deep
+    in.SetRecursionLimit(std::max(100, 3 * std::max(options.max_subgraph_depth, 0) + 40));
+    if (!m.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+      throw error("not an ONNX model (protobuf parsing failed: truncated or malformed, or nested deeper than " +
+                      std::to_string(options.max_subgraph_depth) + " subgraphs)",
+                  where);
+  }
+  try {
+    return import_onnx<G>(m, options);
+  } catch (const error& e) {
+    error_context c = e.context();
+    c.file = where.file;
+    throw error(e.message(), c);
+  }
+}
+
 /// Reads an ONNX model file and imports it (see `import_onnx` for the mapping). Errors
-/// (unreadable file, bad protobuf, malformed model) are `gpass::error`s naming the file.
-/// External tensor data is read from the model's folder unless `options.external_data_dir`
-/// says otherwise.
+/// (a missing, empty or unreadable file, bad protobuf, malformed model) are `gpass::error`s
+/// naming the file. External tensor data is read from the model's folder unless
+/// `options.external_data_dir` says otherwise.
 /// \code
 ///   auto g = gpass::read_onnx_file("resnet50.onnx");
 /// \endcode
 template <class G = graph<>>
 G read_onnx_file(const std::filesystem::path& path, const onnx_import_options& options = {}) {
-  error_context where;
-  where.file = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("cannot open the ONNX file", where);
-  onnx::ModelProto m;
-  if (!m.ParseFromIstream(&in)) throw error("not an ONNX model (protobuf parsing failed)", where);
+  const std::string bytes = detail::read_model_file(path, "ONNX model");
   onnx_import_options o = options;
   if (o.external_data_dir.empty()) {
     o.external_data_dir = path.parent_path();
     if (o.external_data_dir.empty()) o.external_data_dir = ".";
   }
-  try {
-    return import_onnx<G>(m, o);
-  } catch (const error& e) {
-    error_context c = e.context();
-    c.file = path.string();
-    throw error(e.message(), c);
-  }
+  return parse_onnx_model<G>(bytes, path.string(), o);
 }
 
 }  // namespace gpass

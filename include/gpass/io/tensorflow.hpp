@@ -30,6 +30,7 @@
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/io/detail/file.hpp>
 #include <gpass/io/detail/tf_attr.hpp>
 #include <gpass/io/detail/tf_binary.hpp>
 #include <gpass/io/detail/tf_ops.hpp>
@@ -581,13 +582,7 @@ G import_graph_def(const pb_message& gd, const tf_import_options& o, const std::
 }
 
 inline std::string read_whole_file(const std::filesystem::path& path, const char* what) {
-  error_context where;
-  where.file = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(std::string("cannot open the ") + what + " file", where);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw error(std::string("cannot read the ") + what + " file", where);
-  return bytes;
+  return gpass::detail::read_model_file(path, what);
 }
 
 /// True when `bytes` look like a binary GraphDef: the first byte is the tag of one of its

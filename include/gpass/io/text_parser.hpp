@@ -16,6 +16,7 @@
 #include <gpass/config.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/io/detail/file.hpp>
 #include <gpass/io/detail/text_concept.hpp>
 #include <gpass/io/detail/text_format.hpp>
 #include <gpass/io/detail/text_lexer.hpp>
@@ -287,19 +288,7 @@ G parse_text(std::string_view text, std::string_view source_name = "<input>") {
 /// \endcode
 template <class G = graph<>>
 G read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error_context c;
-    c.file = path.string();
-    throw error("cannot open file", std::move(c));
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error_context c;
-    c.file = path.string();
-    throw error("cannot read file", std::move(c));
-  }
-  return parse_text<G>(text, path.string());
+  return parse_text<G>(detail::read_model_file(path, "text IR"), path.string());
 }
 
 }  // namespace gpass

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/core/dim.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/shape.hpp>
@@ -374,17 +375,26 @@ inline void eval_elementwise(infer_context& c, const std::function<dim(const std
 inline dim int_dim(std::int64_t v) { return dim::integer(v); }
 
 /// Sum, difference and product of dims holding integer values (negative constants allowed).
+/// A sum or difference that overflows `int64_t` is unknown (Slice ends of `INT64_MAX` are
+/// legitimate); a product of known dims that overflows is an error (it is the size of a
+/// tensor no machine holds), raised as a `gpass::error` the inference engine attributes to
+/// the node.
 inline dim add_dims(const dim& a, const dim& b) {
-  if (a.is_known() && b.is_known()) return int_dim(a.value() + b.value());
+  if (a.is_known() && b.is_known()) {
+    auto r = checked_add(a.value(), b.value());
+    return r ? int_dim(*r) : dim();
+  }
   return a + b;
 }
 inline dim sub_dims(const dim& a, const dim& b) {
-  if (a.is_known() && b.is_known()) return int_dim(a.value() - b.value());
-  if (b.is_known()) return a + int_dim(-b.value());
+  if (a.is_known() && b.is_known()) {
+    auto r = checked_sub(a.value(), b.value());
+    return r ? int_dim(*r) : dim();
+  }
   return a - b;
 }
 inline dim mul_dims(const dim& a, const dim& b) {
-  if (a.is_known() && b.is_known()) return int_dim(a.value() * b.value());
+  if (a.is_known() && b.is_known()) return int_dim(mul_or_throw(a.value(), b.value(), "dimension product"));
   if (a.is_known() && a.value() < 0) return dim();  // keep symbols non-negative
   if (b.is_known() && b.value() < 0) return dim();
   return a * b;

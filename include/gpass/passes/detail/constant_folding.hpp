@@ -48,6 +48,7 @@ struct folding_limits {
   std::int64_t min_bytes = 1024;     ///< constants up to this size are made even when they grow the graph
   double max_growth = 2;             ///< a result may be at most this times the bytes of its inputs
   bool inferred_values = false;      ///< nodes with a `_value` attribute (infer-values) are known
+  std::int64_t max_held_bytes = std::int64_t{1} << 30;  ///< no more evaluation once the known values hold this much
 };
 
 /// What folding did.
@@ -108,6 +109,13 @@ void fold_constant_subgraphs(G& g, const G& top, exec::eigen_cpu& cpu, const fol
   std::vector<node_id> ready = data_sources(g, pending);
   std::unordered_map<std::uint64_t, std::vector<tensor>> values;  // by serial: known outputs
   std::vector<std::pair<node_id, tensor>> folds;
+  // what one evaluation may allocate, and how much the known values may hold in all: a model
+  // chooses these constants, and an Expand to 10^12 elements must not be computed
+  exec::run_limits eval_limits;
+  eval_limits.max_tensor_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(lim.max_bytes, 0)) * 4 + (std::uint64_t{64} << 20);
+  eval_limits.max_run_bytes = eval_limits.max_tensor_bytes * 4;
+  eval_limits.max_call_depth = 1;
+  std::int64_t held_bytes = 0;
   auto fits = [&](double bytes, std::int64_t in_bytes) {
     return bytes <= static_cast<double>(lim.max_bytes) &&
            (bytes <= static_cast<double>(lim.min_bytes) || bytes <= lim.max_growth * static_cast<double>(in_bytes));
@@ -176,9 +184,13 @@ void fold_constant_subgraphs(G& g, const G& top, exec::eigen_cpu& cpu, const fol
       kn.input_types.push_back(ins[i].empty ? type{} : g[ins[i].node].outputs[static_cast<std::size_t>(ins[i].port)]);
       if (in_t[i]) args[i] = *in_t[i];
     }
+    if (held_bytes > lim.max_held_bytes) {  // the known values take enough memory already
+      ++c.too_large;
+      continue;
+    }
     std::vector<exec::value> out;
     try {
-      out = exec::run_kernel(cpu, kernels, kn, std::move(args));
+      out = exec::run_kernel(cpu, kernels, kn, std::move(args), eval_limits);
     } catch (const error& e) {
       ++c.failed;
       ctx.note("node '" + n.name + "' (op " + n.op + ") not folded: " + e.message());
@@ -200,6 +212,7 @@ void fold_constant_subgraphs(G& g, const G& top, exec::eigen_cpu& cpu, const fol
     const bool fold = fits(static_cast<double>(out_bytes), in_bytes);
     if (!fold) ++c.too_large;
     if (fold && result.size() == 1) folds.emplace_back(v, result[0]);
+    held_bytes += out_bytes;
     values[g.serial(v)] = std::move(result);
   }
   for (auto& [v, t] : folds) {

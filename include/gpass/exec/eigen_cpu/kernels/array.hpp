@@ -242,7 +242,9 @@ inline std::vector<i64> reshape_sizes(const std::vector<i64>& in, std::vector<i6
     } else if (req[i] < 0) {
       n.fail("shape has invalid size " + std::to_string(req[i]));
     } else {
-      known *= req[i];
+      auto k = checked_mul(known, req[i]);
+      if (!k) n.fail("shape " + sizes_str(req) + " has more elements than int64 counts");
+      known = *k;
     }
   }
   const i64 total = num_elements(in);

@@ -202,6 +202,7 @@ void register_control(kernel_registry<P>& r) {
       const std::size_t num_scan = ctx.num_outputs() - carried;
       std::vector<std::vector<gpass::tensor>> scans(num_scan);
       for (std::int64_t i = 0; (max_trip < 0 || i < max_trip) && cond; ++i) {
+        ctx.check_iteration(i);
         std::vector<value> args;
         args.reserve(2 + carried + caps);
         args.emplace_back(gpass::tensor::scalar<std::int64_t>(i));
@@ -223,7 +224,7 @@ void register_control(kernel_registry<P>& r) {
 
   // ---- core functional control flow: while, if, get_tuple ---------------------------
   // while(v...) {cond, body}: as TensorFlow runs a loop: while cond(v) is true, v = body(v);
-  // no iteration limit. The condition must return one bool scalar.
+  // no iteration limit but the run's (run_limits::max_loop_iterations). The condition must return one bool scalar.
   r.add({.op = "while", .type_input = -1, .make = [](const kernel_node& n) -> fn {
     const std::string cond = function_attr(n, "cond"), body = function_attr(n, "body");
     if (n.num_outputs() > n.num_inputs()) n.fail("while has more outputs than loop-carried inputs");
@@ -231,7 +232,8 @@ void register_control(kernel_registry<P>& r) {
       std::vector<value> state;
       state.reserve(ctx.num_inputs());
       for (std::size_t i = 0; i < ctx.num_inputs(); ++i) state.push_back(ctx.input_value(i));
-      while (true) {
+      for (std::int64_t i = 0;; ++i) {
+        ctx.check_iteration(i);
         auto c = ctx.call(cond, state);
         if (c.size() != 1) ctx.fail("condition '" + cond + "' returned " + std::to_string(c.size()) + " values, expected 1");
         if (!c[0].is_tensor() || c[0].tensor().element_type() != dtype::bool_ || c[0].tensor().rank() != 0)

@@ -580,11 +580,20 @@ inline dtype cast_target(const kernel_node& n) {
   return t;
 }
 
-/// f32 -> bf16 by truncation (NaN stays NaN), as the ONNX reference of this test data does.
-inline Eigen::bfloat16 to_bf16_truncate(float f) {
-  if (std::isnan(f)) return Eigen::bfloat16(f);
+/// f32 -> bf16 rounded to nearest, ties to even (what TensorFlow, ONNX Runtime and the ONNX
+/// reference since 1.14 do): finite values past the largest bf16 become infinities, signed
+/// zeros and subnormals keep their sign, NaN stays a (quiet) NaN of the same sign.
+inline Eigen::bfloat16 to_bf16_nearest_even(float f) {
   const auto bits = std::bit_cast<std::uint32_t>(f);
-  return Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(bits >> 16));
+  if (std::isnan(f)) return Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>((bits >> 16) | 0x0040u));
+  const std::uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
+  return Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(rounded >> 16));
+}
+
+/// f32 -> bf16 by dropping the low 16 bits (TensorFlow's Cast with `Truncate`); NaN stays NaN.
+inline Eigen::bfloat16 to_bf16_truncated(float f) {
+  if (std::isnan(f)) return to_bf16_nearest_even(f);
+  return Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(f) >> 16));
 }
 
 /// Parses `s` as a number for Cast from string ("+INF", "INF", "-INF", "NaN" in any case,
@@ -656,7 +665,7 @@ D cast_one(const S& s, const kernel_node& n) {
   } else if constexpr (std::is_same_v<S, bool>) {
     return static_cast<D>(s ? 1 : 0);
   } else if constexpr (std::is_same_v<D, Eigen::bfloat16>) {
-    return to_bf16_truncate(static_cast<float>(static_cast<compute_t<S>>(s)));
+    return to_bf16_nearest_even(static_cast<float>(static_cast<compute_t<S>>(s)));
   } else if constexpr (is_low_float<S> || is_low_float<D>) {
     using C = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double>, double, float>;
     const C c = static_cast<C>(static_cast<compute_t<S>>(s));

@@ -252,13 +252,13 @@ inline void register_tf_misc(registry& r) {
              const gpass::tensor& x = ctx.input(0);
              if (from != dtype::undefined && x.element_type() != from)
                ctx.fail("input has element type " + std::string(to_string(x.element_type())) + ", SrcT is " + std::string(to_string(from)));
-             // TF rounds to the nearest bfloat16 (ties to even) unless Truncate; ONNX's Cast truncates
-             if (to == dtype::bf16 && !truncate && (x.element_type() == dtype::f32 || x.element_type() == dtype::f64)) {
+             // to bfloat16: rounded to nearest even (as cast_into does) unless Truncate
+             if (to == dtype::bf16 && truncate && (x.element_type() == dtype::f32 || x.element_type() == dtype::f64)) {
                gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
                Eigen::bfloat16* o = y.data<Eigen::bfloat16>();
                dispatch<type_list<float, double>>(x.element_type(), ctx.node(), [&]<class S>() {
                  const S* p = x.data<S>();
-                 for (i64 i = 0; i < x.size(); ++i) o[i] = Eigen::bfloat16(static_cast<float>(p[i]));
+                 for (i64 i = 0; i < x.size(); ++i) o[i] = to_bf16_truncated(static_cast<float>(p[i]));
                });
                return;
              }

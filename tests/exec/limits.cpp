@@ -1,0 +1,136 @@
+#include <doctest/doctest.h>
+
+#include <gpass/analysis/verify.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/plan.hpp>
+#include <gpass/io/text.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_limits {
+
+namespace {
+
+namespace ex = gpass::exec;
+
+// while(true) { x = x }: runs until a limit or a cancellation stops it
+constexpr const char* endless = R"(
+graph {
+  %x = arg() {index = 0} -> (f32[2])
+  %w = while(%x) {body = @body, cond = @cond} -> (f32[2])
+  %r:0 = return(%w)
+}
+func @cond {
+  %e = function_entry() -> (f32[2])
+  %t = Constant() {value = tensor<bool[]> [true]} -> (bool[])
+  %r:0 = return(%t)
+}
+func @body {
+  %e = function_entry() -> (f32[2])
+  %r:0 = return(%e)
+}
+)";
+
+// two 4000-byte tensors alive at once, then their sum
+constexpr const char* two_big = R"(
+graph {
+  %s = Constant() {value = tensor<i64[1]> [1000]} -> (i64[1])
+  %a = ConstantOfShape(%s) -> (f32[?])
+  %b = ConstantOfShape(%s) -> (f32[?])
+  %y = Add(%a, %b) -> (f32[?])
+  %r:0 = return(%y)
+}
+)";
+
+// f calls itself through an If
+gpass::graph<> recursive() { return gpass::read_text_file(std::string(GPASS_TEST_DATA_DIR) + "/hostile/recursive_function.gir"); }
+
+std::string run_error(const gpass::graph<>& g, ex::run_limits limits, std::vector<ex::value> in = {}) {
+  ex::eigen_cpu cpu;
+  ex::plan<ex::eigen_cpu> p(g, cpu, {.limits = limits});
+  try {
+    (void)p.run(std::move(in));
+  } catch (const gpass::error& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string run_error(const char* text, ex::run_limits limits, std::vector<ex::value> in = {}) {
+  return run_error(gpass::parse_text(text), limits, std::move(in));
+}
+
+std::vector<ex::value> x2() { return {gpass::tensor::from<float>({1, 2})}; }
+
+}  // namespace
+
+TEST_CASE("exec.limits.loop_iterations") {
+  const std::string e = run_error(endless, {.max_loop_iterations = 100}, x2());
+  CHECK(e.find("node 'w' (op while)") != std::string::npos);
+  CHECK(e.find("more than 100 iterations (max_loop_iterations)") != std::string::npos);
+}
+
+TEST_CASE("exec.limits.cancellation_from_another_thread") {
+  std::atomic<bool> stop{false};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop = true;
+  });
+  const std::string e = run_error(endless, {.max_loop_iterations = 0, .cancel = &stop}, x2());
+  canceller.join();
+  CHECK(e.find("run cancelled") != std::string::npos);
+  // a flag set before the run stops it at its first kernel
+  CHECK(run_error(two_big, {.cancel = &stop}).find("run cancelled") != std::string::npos);
+}
+
+TEST_CASE("exec.limits.call_depth_and_the_verifier_on_recursion") {
+  const std::string e = run_error(recursive(), {.max_call_depth = 8}, x2());
+  CHECK(e.find("nests calls deeper than 8 levels (max_call_depth") != std::string::npos);
+  CHECK(e.find("node 'y' (op If)") != std::string::npos);
+  const auto bad = gpass::verify_report(recursive());
+  bool found = false;
+  for (const auto& v : bad)
+    if (v.rule == "recursive-function") {
+      found = true;
+      CHECK(v.message.find("calls itself (f -> f)") != std::string::npos);
+    }
+  CHECK(found);
+}
+
+TEST_CASE("exec.limits.tensor_and_run_bytes") {
+  CHECK(run_error(two_big, {}) == "");
+  const std::string t = run_error(two_big, {.max_tensor_bytes = 3999});
+  CHECK(t.find("(op ConstantOfShape): a tensor of 4000 bytes is over the limit of 3999 bytes per tensor (max_tensor_bytes)") !=
+        std::string::npos);
+  // a and b alive together: 8000 bytes, then y (4000 more) while both are alive
+  CHECK(run_error(two_big, {.max_run_bytes = 12000}) == "");
+  const std::string r = run_error(two_big, {.max_run_bytes = 11999});
+  CHECK(r.find("node 'y' (op Add)") != std::string::npos);
+  CHECK(r.find("max_run_bytes)") != std::string::npos);
+  // the count goes back down as tensors die: the same plan runs again and again
+  auto g = gpass::parse_text(two_big);
+  ex::eigen_cpu cpu;
+  ex::plan<ex::eigen_cpu> p(g, cpu, {.limits = {.max_run_bytes = 12000}});
+  for (int i = 0; i < 3; ++i) CHECK(p.run({})[0].tensor().size() == 1000);
+}
+
+TEST_CASE("exec.limits.overflowing_sizes_are_errors") {
+  // a kernel asked for sizes whose element count wraps around int64
+  constexpr const char* expand = R"(
+graph {
+  %x = arg() {index = 0} -> (f32[2])
+  %s = Constant() {value = tensor<i64[3]> [4294967296, 4294967296, 2]} -> (i64[3])
+  %y = Expand(%x, %s) -> (f32[?,?,?])
+  %r:0 = return(%y)
+}
+)";
+  const std::string e = run_error(expand, {}, x2());
+  CHECK(e.find("node 'y' (op Expand)") != std::string::npos);
+  CHECK(e.find("overflows int64") != std::string::npos);
+}
+
+}  // namespace gpass_test_exec_limits
