@@ -324,8 +324,7 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
   } charged{nullptr, arena_bytes_};
   if (budget && arena_bytes_) {
     try {
-      budget->check_tensor(arena_bytes_);
-      budget->charge(arena_bytes_);
+      budget->charge(arena_bytes_);  // (each planned output is checked against max_tensor_bytes when made)
     } catch (const error& e) {
       throw error(label_ + ": the buffer plan (" + std::to_string(arena_bytes_) + " bytes): " + e.message());
     }
