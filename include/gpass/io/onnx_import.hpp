@@ -568,8 +568,9 @@ class importer {
   /// version up to `onnx_implemented_opset`, later ones where a schema's `since_version` says
   /// so), and every attribute must be one ONNX defines for that version.
   void check_version(const onnx::NodeProto& n, const std::string& label) const {
-    if (onnx_opset_ <= 0) return;  // no opset imported (not valid ONNX): the newest schemas apply
-    const int opset = onnx_opset_;
+    // no default-domain opset imported (not valid ONNX): what gpass implements applies, the
+    // opset its export writes
+    const int opset = onnx_opset_ > 0 ? onnx_opset_ : onnx_implemented_opset;
     const int wanted = onnx_op_version(n.op_type(), opset);
     if (wanted == 0) return;  // not an ONNX operator at this opset: "unsupported op" later
     if (wanted > onnx_implemented_opset) {

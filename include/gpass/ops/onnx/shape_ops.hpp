@@ -199,7 +199,9 @@ inline void reshape_infer(infer_context& c) {
   if (auto d = c.input_dims(1)) return reshape_to(c, *d, allowzero);
   // shape contents unknown: the rank is the shape input's length when known
   shape ss = c.input_shape(1);
-  if (ss.has_rank() && ss.rank() == 1 && ss[0].is_known()) c.set_shape(0, shape::unknown_dims(ss[0].value()));
+  // (a declared length past any real rank says nothing: the rank stays unknown)
+  if (ss.has_rank() && ss.rank() == 1 && ss[0].is_known() && ss[0].value() <= 4096)
+    c.set_shape(0, shape::unknown_dims(ss[0].value()));
 }
 
 inline void flatten_infer(infer_context& c) {

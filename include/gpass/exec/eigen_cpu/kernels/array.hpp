@@ -354,7 +354,9 @@ inline void tile_into(context& ctx, const gpass::tensor& x, const std::vector<i6
   std::vector<i64> out, vs, vst;
   for (std::size_t d = 0; d < x.rank(); ++d) {
     if (reps[d] < 0) ctx.fail(std::string(what) + " has a negative entry");
-    out.push_back(x.sizes()[d] * reps[d]);
+    auto n = checked_mul(x.sizes()[d], reps[d]);
+    if (!n) ctx.fail(std::string(what) + ": " + std::to_string(x.sizes()[d]) + " * " + std::to_string(reps[d]) + " overflows int64");
+    out.push_back(*n);
     vs.insert(vs.end(), {reps[d], x.sizes()[d]});
     vst.insert(vst.end(), {0, st[d]});
   }
@@ -615,6 +617,7 @@ inline void register_array_move(registry& r) {
     return [axis_attr, split_attr, num_outputs](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       const i64 rank = static_cast<i64>(x.rank());
+      if (rank == 0) ctx.fail("cannot split a scalar (rank 0)");
       const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
       const i64 dim = x.sizes()[axis];
       const std::size_t nout = ctx.num_outputs();

@@ -1123,8 +1123,9 @@ inline std::vector<std::int32_t> shifted_int32(const context& ctx, const gpass::
 /// Writes saturate(round_half_even(acc * scale) + zero_point) into `out` of type uint8/int8.
 template <class Q>
 Q requantize(float v, std::int32_t zp) {
-  const float r = std::nearbyint(v) + static_cast<float>(zp);
   const float lo = static_cast<float>(std::numeric_limits<Q>::lowest()), hi = static_cast<float>(std::numeric_limits<Q>::max());
+  if (std::isnan(v)) return static_cast<Q>(std::clamp(static_cast<float>(zp), lo, hi));  // (NaN would convert to any value)
+  const float r = std::nearbyint(v) + static_cast<float>(zp);
   return static_cast<Q>(std::clamp(r, lo, hi));
 }
 
