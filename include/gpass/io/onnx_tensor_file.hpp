@@ -8,12 +8,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
+#include <gpass/io/detail/file.hpp>
 #include <gpass/io/detail/onnx_proto.hpp>
 #include <gpass/io/detail/onnx_tensor.hpp>
 
@@ -22,17 +22,11 @@
 namespace gpass {
 
 namespace detail::onnx_io {
-inline std::string read_bytes(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw error("cannot open '" + p.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 template <class Proto>
 Proto parse_proto_file(const std::filesystem::path& p, const char* what) {
   Proto m;
-  const std::string bytes = read_bytes(p);
+  // (an empty message is a valid one here: an empty sequence, a tensor of defaults)
+  const std::string bytes = gpass::detail::read_model_file(p, std::string("ONNX ") + what, true);
   if (!m.ParseFromString(bytes)) throw error("'" + p.string() + "' is not a valid ONNX " + what);
   return m;
 }

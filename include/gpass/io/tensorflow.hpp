@@ -581,10 +581,6 @@ G import_graph_def(const pb_message& gd, const tf_import_options& o, const std::
   return g;
 }
 
-inline std::string read_whole_file(const std::filesystem::path& path, const char* what) {
-  return gpass::detail::read_model_file(path, what);
-}
-
 /// True when `bytes` look like a binary GraphDef: the first byte is the tag of one of its
 /// length-delimited or varint fields (node 0x0a, library 0x12, version 0x18, versions 0x22,
 /// debug_info 0x2a), none of which is a character that starts a text-format file.
@@ -692,7 +688,7 @@ G parse_tf_graph_def_text(std::string_view text, std::string_view source_name = 
 /// \endcode
 template <class G = graph<>>
 G read_tf_graph_file(const std::filesystem::path& path, const tf_import_options& options = {}) {
-  const std::string bytes = detail::tf_io::read_whole_file(path, "TensorFlow GraphDef");
+  const std::string bytes = gpass::detail::read_model_file(path, "TensorFlow GraphDef");
   const std::string ext = path.extension().string();
   bool text = false;
   if (ext == ".pbtxt" || ext == ".pbtx" || ext == ".prototxt" || ext == ".txt") text = true;
@@ -724,7 +720,7 @@ inline tensor parse_tf_tensor(std::string_view bytes, std::string_view source_na
 ///   gpass::tensor x = gpass::read_tf_tensor_file("tests/data/tf/cond/feed_0.pb");
 /// \endcode
 inline tensor read_tf_tensor_file(const std::filesystem::path& path, const tf_import_options& options = {}) {
-  return parse_tf_tensor(detail::tf_io::read_whole_file(path, "TensorProto"), path.string(), options);
+  return parse_tf_tensor(gpass::detail::read_model_file(path, "TensorProto"), path.string(), options);
 }
 
 }  // namespace gpass
