@@ -3,7 +3,7 @@
 include (#include <gpass/...>) only files of its own layer, of a lower layer, or the base
 headers. The order, lowest first (README "Layout"):
 
-    core < graph < ops < analysis < io < exec < pass < passes
+    core < graph < ops < analysis < io < exec < pass < passes < session
 
 base headers: gpass/config.hpp and gpass/version.hpp (includable from anywhere); the other
 top-level headers (all.hpp, the umbrellas, fwd.hpp, src.hpp) sit above every layer and may
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-LAYERS = ["core", "graph", "ops", "analysis", "io", "exec", "pass", "passes"]
+LAYERS = ["core", "graph", "ops", "analysis", "io", "exec", "pass", "passes", "session"]
 BASE = {"config.hpp", "version.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*<gpass/([^>]+)>', re.M)
 

@@ -25,11 +25,13 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <gpass/all.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/plan.hpp>
+#include <gpass/session.hpp>
 #include <gpass/passes/optimize.hpp>
 #include <gpass/passes/tf.hpp>
 #ifdef GPASS_OPT_WITH_ONNX
@@ -120,6 +122,20 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
   --max-loop-iterations=N   from a TensorFlow constant (default 1 GiB), bytes alive at once
   --max-call-depth=N        in a run (default 2 GiB), iterations of one loop (default 10^7),
                             nested function calls (default 64); over a limit is an error
+  --session               run as --run does, through a gpass::session: the graph is placed
+                          on the devices, partitioned (send/recv pairs where an edge
+                          crosses devices) and run by one executor per device; prints the
+                          placement counts and the send/recv pairs, then the outputs
+  --devices=cpu:0,cpu:1   the session's devices (default cpu:0); each CPU device has its
+                          own pool of --threads threads
+  --place=first|round-robin  where nodes without a constraint go: the first device that
+                          can run them (default), or the devices in turn (testing: every
+                          cross-device path gets exercised)
+  --allow-soft-placement  a node whose requested device is missing or cannot run it goes
+                          to one that can (else: an error)
+  --log-device-placement  print each node's device (to stderr): NAME: (OP): DEVICE
+  --trace=FILE.json       write the run's kernel timeline, per device, as a Chrome trace
+                          (chrome://tracing, ui.perfetto.dev)
   --print-tensor=FILE.pb  print FILE's NAME DTYPE[SHAPE] checksum=... line (same format as
                           --run; repeatable), then exit
   --version               print the version
@@ -154,6 +170,13 @@ struct options {
   int repeat = 0;
   int timing_runs = 1;
   std::vector<std::string> print_tensors;
+  // --session
+  bool session = false;
+  std::vector<std::string> devices;
+  std::string place = "first";
+  bool soft_placement = false;
+  bool log_placement = false;
+  std::string trace;
   // optimization
   int level = 0;
   std::vector<std::string> input_shapes;
@@ -234,6 +257,20 @@ options parse_args(int argc, char** argv) {
       o.dot_file = *v5;
     } else if (a == "--run") {
       o.run = true;
+    } else if (a == "--session") {
+      o.run = o.session = true;
+    } else if (auto d1 = value_of(a, "--devices")) {
+      o.devices = split_list(*d1);
+      if (o.devices.empty()) throw usage_error{"--devices needs at least one device, e.g. --devices=cpu:0,cpu:1"};
+    } else if (auto d2 = value_of(a, "--place")) {
+      if (*d2 != "first" && *d2 != "round-robin") throw usage_error{"--place takes first or round-robin, got '" + *d2 + "'"};
+      o.place = *d2;
+    } else if (a == "--allow-soft-placement") {
+      o.soft_placement = true;
+    } else if (a == "--log-device-placement") {
+      o.log_placement = true;
+    } else if (auto d3 = value_of(a, "--trace")) {
+      o.trace = *d3;
     } else if (auto v6 = value_of(a, "--input")) {
       o.run_inputs.push_back(*v6);
     } else if (auto v7 = value_of(a, "--seed")) {
@@ -291,6 +328,8 @@ options parse_args(int argc, char** argv) {
       o.input = std::string(a);
     }
   }
+  if (!o.session && (!o.devices.empty() || o.place != "first" || o.soft_placement || o.log_placement || !o.trace.empty()))
+    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement and --trace need --session"};
   if (!o.run && ((o.check == 0 && !o.run_inputs.empty()) || !o.save_outputs.empty()))
     throw usage_error{"--input needs --run or --check, --save-outputs needs --run"};
   return o;
@@ -495,9 +534,8 @@ bool has_default(const graph_t& g, const std::string& input) {
 }
 
 // Reads --input files (in graph-input order) or makes random inputs.
-std::vector<ex::value> make_inputs(const options& o, const graph_t& g, const ex::plan<ex::eigen_cpu>& p) {
-  const auto& names = p.input_names();
-  const auto& types = p.input_types();
+std::vector<ex::value> make_inputs(const options& o, const graph_t& g, const std::vector<std::string>& names,
+                                   const std::vector<gpass::type>& types) {
   std::vector<ex::value> in(names.size());
   if (!o.run_inputs.empty()) {
     std::size_t needed = names.size();
@@ -544,43 +582,24 @@ ex::plan_options plan_options_of(const options& o) {
   return p;
 }
 
-void run_graph(const options& o, graph_t& g) {
-#ifndef GPASS_OPT_WITH_ONNX
-  if (!o.save_outputs.empty()) no_onnx("--save-outputs=" + o.save_outputs);
-#endif
-  try {
-    gpass::pass_context ictx;
-    gpass::infer_shapes(g, ictx);
-  } catch (const std::exception&) {
-    // run without static sizes: no buffer plan, the kernels check at run time
+// --repeat=N: N more runs on copies of the inputs, then the median and fastest latency.
+template <class Run>
+void repeat_runs(const options& o, const std::vector<ex::value>& inputs, Run run) {
+  if (o.repeat <= 0) return;
+  std::vector<double> times;
+  for (int r = 0; r < o.repeat; ++r) {
+    auto args = clone_values(inputs);
+    const auto t1 = std::chrono::steady_clock::now();
+    run(std::move(args));
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
   }
-  ex::eigen_cpu cpu({.threads = o.threads});
-  ex::plan<ex::eigen_cpu> p(g, cpu, plan_options_of(o));
-  std::vector<ex::value> in = make_inputs(o, g, p);
-  const auto& st = p.stats();
-  std::cout << "plan: " << st.steps << " steps, " << st.pruned << " pruned, " << st.planned_buffers << " planned buffers ("
-            << st.planned_peak_bytes << " peak bytes, " << st.naive_bytes << " naive bytes), " << st.dynamic_buffers
-            << " dynamic buffers, " << st.functions << " functions"
-            << (st.recorded_memory_plan ? ", recorded memory plan (" + std::to_string(st.in_place) + " in place)" : std::string())
-            << '\n';
-  std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<ex::value> out = p.run(std::move(in));
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (o.timing) std::cerr << "run: " << format_g(ms) << " ms\n";
-  if (o.repeat > 0) {
-    std::vector<double> times;
-    for (int r = 0; r < o.repeat; ++r) {
-      auto args = clone_values(again);
-      const auto t1 = std::chrono::steady_clock::now();
-      (void)p.run(std::move(args));
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
-    }
-    std::sort(times.begin(), times.end());
-    std::cout << "latency median: " << format_g(times[times.size() / 2]) << " ms, min: " << format_g(times.front())
-              << " ms (" << times.size() << " runs)\n";
-  }
-  const auto& names = p.output_names();
+  std::sort(times.begin(), times.end());
+  std::cout << "latency median: " << format_g(times[times.size() / 2]) << " ms, min: " << format_g(times.front())
+            << " ms (" << times.size() << " runs)\n";
+}
+
+// Prints one line per output and writes --save-outputs.
+void report_outputs(const options& o, const std::vector<std::string>& names, const std::vector<ex::value>& out) {
   for (std::size_t k = 0; k < out.size(); ++k) std::cout << describe_value(k < names.size() ? names[k] : std::string(), out[k]) << '\n';
   if (!o.save_outputs.empty()) {
 #ifdef GPASS_OPT_WITH_ONNX
@@ -599,6 +618,114 @@ void run_graph(const options& o, graph_t& g) {
   }
 }
 
+
+// The graph's inputs (arg nodes, by index) with their types, and its result names (as a plan
+// names them: the return node's `names`, else the producer's name).
+struct graph_interface {
+  std::vector<std::string> inputs;
+  std::vector<gpass::type> input_types;
+  std::vector<std::string> outputs;
+};
+graph_interface interface_of(const graph_t& g) {
+  graph_interface r;
+  std::vector<std::tuple<std::int64_t, std::string, gpass::type>> args;
+  for (auto v : g.nodes()) {
+    const auto& n = g[v];
+    if (!n.domain.empty()) continue;
+    if (n.op == "arg")
+      args.emplace_back(gpass::get_or<std::int64_t>(n.attrs, "index", 0), n.name, n.outputs.empty() ? gpass::type{} : n.outputs[0]);
+    if (n.op == "return") {
+      std::vector<std::string> names;
+      if (auto it = n.attrs.find("names"); it != n.attrs.end() && it->second.is<std::vector<std::string>>())
+        names = it->second.as<std::vector<std::string>>();
+      for (std::size_t k = 0; k < g.num_inputs(v); ++k) {
+        auto in = g.input(v, static_cast<int>(k));
+        r.outputs.push_back(k < names.size() ? names[k] : (in.empty ? std::string() : g[in.node].name));
+      }
+    }
+  }
+  std::stable_sort(args.begin(), args.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (auto& [i, name, t] : args) {
+    r.inputs.push_back(name);
+    r.input_types.push_back(t);
+  }
+  return r;
+}
+
+// --session: the graph run through a gpass::session on --devices.
+void run_session(const options& o, graph_t& g) {
+  gpass::session_options<graph_t> so;
+  const std::vector<std::string> devices = o.devices.empty() ? std::vector<std::string>{"cpu:0"} : o.devices;
+  for (const auto& d : devices) {
+    gpass::device_name n = gpass::parse_device_name(d);
+    if ((n.type && *n.type != "CPU") || !n.id)
+      throw gpass::error("--devices: '" + d + "': this gpass-opt has CPU devices only, named cpu:N");
+    so.devices.push_back(std::make_shared<gpass::policy_device<ex::eigen_cpu, graph_t>>(
+        gpass::parse_device_name("/job:localhost/replica:0/task:0/device:CPU:" + std::to_string(*n.id)),
+        std::make_unique<ex::eigen_cpu>(ex::eigen_cpu::options{.threads = o.threads})));
+  }
+  so.placement.allow_soft_placement = o.soft_placement;
+  so.placement.log_device_placement = o.log_placement;
+  so.placement.spread = o.place == "round-robin" ? gpass::placement_options::spread_kind::round_robin
+                                                 : gpass::placement_options::spread_kind::first;
+  so.plan = plan_options_of(o);
+  const graph_interface io = interface_of(g);
+  gpass::session<graph_t> sess(g, std::move(so));
+  std::vector<ex::value> in = make_inputs(o, g, io.inputs, io.input_types);
+  std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
+  gpass::run_metadata md;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<ex::value> out = sess.run_graph(std::move(in), {.trace = !o.trace.empty()}, &md);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (o.timing) std::cerr << "run: " << format_g(ms) << " ms\n";
+  std::map<std::string, std::size_t> per_device;
+  for (const auto& name : sess.device_names()) per_device[name] = 0;
+  for (const auto& [node, dev] : sess.last_placement()) ++per_device[dev];
+  std::cout << "session: " << sess.device_names().size() << " device(s), " << md.partitions << " partition(s) run, "
+            << md.sends << " send/recv pair(s) (" << md.control_sends << " for control edges); placement:";
+  for (const auto& [dev, count] : per_device) std::cout << ' ' << gpass::parse_device_name(dev).short_name() << '=' << count;
+  std::cout << '\n';
+  if (!o.trace.empty()) {
+    std::ofstream f(o.trace, std::ios::binary | std::ios::trunc);
+    gpass::write_chrome_trace(f, md.stats);
+    f.flush();
+    if (!f) throw gpass::error("cannot write '" + o.trace + "'");
+  }
+  repeat_runs(o, again, [&](std::vector<ex::value> args) { (void)sess.run_graph(std::move(args)); });
+  report_outputs(o, io.outputs, out);
+}
+
+void run_graph(const options& o, graph_t& g) {
+#ifndef GPASS_OPT_WITH_ONNX
+  if (!o.save_outputs.empty()) no_onnx("--save-outputs=" + o.save_outputs);
+#endif
+  try {
+    gpass::pass_context ictx;
+    gpass::infer_shapes(g, ictx);
+  } catch (const std::exception&) {
+    // run without static sizes: no buffer plan, the kernels check at run time
+  }
+  if (o.session) {
+    run_session(o, g);
+    return;
+  }
+  ex::eigen_cpu cpu({.threads = o.threads});
+  ex::plan<ex::eigen_cpu> p(g, cpu, plan_options_of(o));
+  std::vector<ex::value> in = make_inputs(o, g, p.input_names(), p.input_types());
+  const auto& st = p.stats();
+  std::cout << "plan: " << st.steps << " steps, " << st.pruned << " pruned, " << st.planned_buffers << " planned buffers ("
+            << st.planned_peak_bytes << " peak bytes, " << st.naive_bytes << " naive bytes), " << st.dynamic_buffers
+            << " dynamic buffers, " << st.functions << " functions"
+            << (st.recorded_memory_plan ? ", recorded memory plan (" + std::to_string(st.in_place) + " in place)" : std::string())
+            << '\n';
+  std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<ex::value> out = p.run(std::move(in));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (o.timing) std::cerr << "run: " << format_g(ms) << " ms\n";
+  repeat_runs(o, again, [&](std::vector<ex::value> args) { (void)p.run(std::move(args)); });
+  report_outputs(o, p.output_names(), out);
+}
 
 // ---- optimization: --input-shape, --summary, --check ----
 
@@ -734,7 +861,7 @@ void check_graphs(const options& o, graph_t before, graph_t after) {
   for (int r = 0; r < runs; ++r) {
     options oi = o;
     oi.seed = o.seed + static_cast<std::uint64_t>(r);
-    std::vector<ex::value> in = make_inputs(oi, before, pa);
+    std::vector<ex::value> in = make_inputs(oi, before, pa.input_names(), pa.input_types());
     std::vector<ex::value> ya = pa.run(clone_values(in)), yb = pb.run(std::move(in));
     for (std::size_t k = 0; k < ya.size() && k < yb.size(); ++k) {
       auto [d, fine] = compare_outputs(ya[k], yb[k], o.check_tolerance);

@@ -1,10 +1,12 @@
 // gpass_conformance: runs ONNX's backend test data on the Eigen CPU executor.
 //
 //   gpass_conformance DATA_DIR [--suite=node,simple,...] [--filter=SUBSTRING]
-//                     [--expected=FILE] [--threads=N] [--optimize=PIPELINE] [--quiet]
+//                     [--expected=FILE] [--threads=N] [--optimize=PIPELINE] [--session=N] [--quiet]
 //
 // With --optimize (a pass pipeline, "O3"), each model is optimized before it runs: the
 // optimizer's differential test (the same tests must pass, against the same references).
+// With --session=N, each model also runs through a gpass::session on N CPU devices with its
+// nodes spread round-robin, and its outputs must equal the plan's bit for bit.
 // Prints one line per test (pass / FAIL with max error / unsupported op / ERROR) and a
 // summary per suite. With --expected, only the tests listed there (one `suite/test` per line,
 // `#` comments) must pass: the exit status is 1 when any of them does not, 0 otherwise; the
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
   std::string data, filter, expected_file;
   std::vector<std::string> suites{"node", "pytorch-converted", "pytorch-operator", "simple"};
   std::string optimize;
+  int session_devices = 0;
   int threads = 1;
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--expected=", 0) == 0) expected_file = val("--expected=");
     else if (a.rfind("--threads=", 0) == 0) threads = std::stoi(val("--threads="));
     else if (a.rfind("--optimize=", 0) == 0) optimize = val("--optimize=");
+    else if (a.rfind("--session=", 0) == 0) session_devices = std::stoi(val("--session="));
     else if (a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] != '-') data = a;
     else {
@@ -46,7 +50,7 @@ int main(int argc, char** argv) {
   }
   if (data.empty()) {
     std::cerr << "usage: gpass_conformance DATA_DIR [--suite=a,b] [--filter=S] [--expected=FILE] [--threads=N]"
-                 " [--optimize=PIPELINE]\n";
+                 " [--optimize=PIPELINE] [--session=N]\n";
     return 2;
   }
   std::set<std::string> expected;
@@ -79,12 +83,14 @@ int main(int argc, char** argv) {
     std::sort(tests.begin(), tests.end());
     std::map<gc::status, int> count;
     int total = 0;
-    std::size_t nodes_before = 0, nodes_after = 0;
+    std::size_t nodes_before = 0, nodes_after = 0, sends = 0, spread = 0;
     for (const auto& t : tests) {
       const std::string id = suite + "/" + t.filename().string();
       if (!filter.empty() && id.find(filter) == std::string::npos) continue;
       ++total;
-      auto r = gc::run_test(t, cpu, {}, optimize);
+      auto r = gc::run_test(t, cpu, {}, optimize, session_devices);
+      sends += r.sends;
+      spread += r.partitions > 1;
       ++count[r.st];
       nodes_before += r.nodes_before;
       nodes_after += r.nodes_after;
@@ -103,6 +109,9 @@ int main(int argc, char** argv) {
               << count[gc::status::fail] << " fail, " << count[gc::status::unsupported] << " unsupported, "
               << count[gc::status::error] << " error";
     if (!optimize.empty()) std::cout << "; optimized by " << optimize << ": " << nodes_before << " -> " << nodes_after << " nodes";
+    if (session_devices > 0)
+      std::cout << "; through a session on " << session_devices << " device(s): " << spread << " models ran on several devices, "
+                << sends << " send/recv pairs";
     std::cout << "\n";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -15,6 +15,7 @@
 #include <gpass/passes/optimize.hpp>
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
+#include <gpass/session.hpp>
 
 namespace gpass_conformance {
 
@@ -37,6 +38,7 @@ struct result {
   double max_abs_error = 0;
   std::string message;
   std::size_t nodes_before = 0, nodes_after = 0;  // with an optimize pipeline
+  std::size_t sends = 0, partitions = 0;          // with a session: send/recv pairs, parts run
 };
 
 struct tolerance {
@@ -146,7 +148,26 @@ inline ex::value read_value(const fs::path& p, kind k) {
 // Runs every test_data_set_* of the test in `dir`; with `optimize` (a pipeline, "O3"), on
 // the model that pipeline made of it (the optimizer's differential test: the outputs must
 // still match the suite's references).
-inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol, const std::string& optimize = {}) {
+// Bitwise equality of two values ("" when equal, else what differs).
+inline std::string identical(const ex::value& a, const ex::value& b) {
+  auto same_tensor = [](const gpass::tensor& x, const gpass::tensor& y) {
+    if (x.element_type() != y.element_type() || x.sizes() != y.sizes()) return false;
+    if (x.element_type() == gpass::dtype::string) return x == y;
+    return std::equal(x.raw(), x.raw() + x.nbytes(), y.raw());
+  };
+  if (a.is_none() || b.is_none()) return a.is_none() == b.is_none() ? "" : "a none value on one side only";
+  if (a.is_tensor() && b.is_tensor()) return same_tensor(a.tensor(), b.tensor()) ? "" : "tensors differ";
+  if (a.is_sequence() && b.is_sequence()) {
+    if (a.sequence().size() != b.sequence().size()) return "sequence lengths differ";
+    for (std::size_t j = 0; j < a.sequence().size(); ++j)
+      if (!same_tensor(a.sequence()[j], b.sequence()[j])) return "sequence element " + std::to_string(j) + " differs";
+    return "";
+  }
+  return "kinds differ";
+}
+
+inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol, const std::string& optimize = {},
+                       int session_devices = 0) {
   result r;
   gpass::graph<> g;
   try {
@@ -214,10 +235,36 @@ inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol, c
       }
     }
     std::vector<ex::value> outputs;
+    std::vector<ex::value> session_inputs = session_devices > 0 ? inputs : std::vector<ex::value>{};
     try {
       outputs = p->run(std::move(inputs));
     } catch (const std::exception& e) {
       return {status::error, 0, std::string("run: ") + e.what()};
+    }
+    if (session_devices > 0) {
+      // the same graph through a session on `session_devices` CPU devices, nodes spread
+      // round-robin: the outputs must be the plan's, bit for bit
+      std::vector<ex::value> got;
+      try {
+        gpass::session_options<gpass::graph<>> so;
+        so.devices = gpass::cpu_devices<gpass::graph<>>(session_devices);
+        so.placement.spread = gpass::placement_options::spread_kind::round_robin;
+        gpass::session<gpass::graph<>> sess(g, std::move(so));
+        gpass::run_metadata md;
+        got = sess.run_graph(std::move(session_inputs), {}, &md);
+        r.sends += md.sends;
+        r.partitions = std::max(r.partitions, md.partitions);
+      } catch (const std::exception& e) {
+        return {status::error, 0, std::string("session: ") + e.what()};
+      }
+      if (got.size() != outputs.size()) return {status::fail, 0, "session: " + std::to_string(got.size()) + " outputs, the plan " + std::to_string(outputs.size())};
+      for (std::size_t k = 0; k < got.size(); ++k)
+        if (auto d = identical(got[k], outputs[k]); !d.empty()) {
+          r.st = status::fail;
+          r.message = s.filename().string() + " output " + std::to_string(k) + ": the session on " + std::to_string(session_devices) +
+                      " device(s) differs from the plan: " + d;
+          return r;
+        }
     }
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const fs::path f = s / ("output_" + std::to_string(k) + ".pb");

@@ -2,7 +2,8 @@
 # End-to-end checks of the gpass-opt command-line tool: bundled example, text-IR files,
 # --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, a crash
 # reproducer that gpass-opt reads back, --run (random and .pb inputs, --save-outputs,
-# --print-tensor), -O levels with --check / --summary / --input-shape, and TensorFlow GraphDef input (when GPASS_OPT_WITH_TENSORFLOW is set).
+# --print-tensor), -O levels with --check / --summary / --input-shape, TensorFlow GraphDef input (when
+# GPASS_OPT_WITH_TENSORFLOW is set), and --session (one and two devices, placement log, trace).
 #   gpass_opt.sh <gpass-opt> <tests/data dir> <scratch dir> [ONNX model, when built with ONNX]
 set -u
 opt=$1 data=$2 tmp=$3 model=${4:-}
@@ -208,6 +209,40 @@ if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" && -f "$tfx/graph.pbtxt" ]]; then
     "$opt" "$tmp/onnx_model.pb" >"$tmp/onnx_pb.gir" 2>/dev/null
     check "onnx .pb detected" grep -q 'return(' "$tmp/onnx_pb.gir"
   fi
+fi
+
+# 11. --session: the same outputs as --run, on one device and on two with the nodes spread
+"$opt" "$data/tools/optimize.gir" --run --seed=5 >"$tmp/plan_run.txt" 2>/dev/null
+"$opt" "$data/tools/optimize.gir" --session --seed=5 >"$tmp/sess1.txt" 2>/dev/null
+check "--session exit 0" test $? -eq 0
+check "--session one device, no send/recv" grep -q '^session: 1 device(s), 1 partition(s) run, 0 send/recv pair(s)' "$tmp/sess1.txt"
+"$opt" "$data/tools/optimize.gir" --session --seed=5 --devices=cpu:0,cpu:1 --place=round-robin --log-device-placement \
+  --trace="$tmp/trace.json" >"$tmp/sess2.txt" 2>"$tmp/placement.txt"
+check "--session two devices exit 0" test $? -eq 0
+check "--session spreads over two devices" grep -Eq '^session: 2 device\(s\), 2 partition\(s\) run, [1-9][0-9]* send/recv' "$tmp/sess2.txt"
+check "--session outputs equal --run's (1 device)" diff <(grep checksum= "$tmp/plan_run.txt") <(grep checksum= "$tmp/sess1.txt")
+check "--session outputs equal --run's (2 devices)" diff <(grep checksum= "$tmp/plan_run.txt") <(grep checksum= "$tmp/sess2.txt")
+check "--log-device-placement lines" grep -Eq '^[^ ]+: \([A-Za-z:_]+\): /job:localhost/replica:0/task:0/device:CPU:[01]$' "$tmp/placement.txt"
+check "--trace writes a Chrome trace" grep -q '"traceEvents"' "$tmp/trace.json"
+check "--trace names both devices" test "$(grep -c 'process_name' "$tmp/trace.json")" -eq 2
+"$opt" "$data/tools/optimize.gir" --session --devices=gpu:0 >/dev/null 2>"$tmp/e30.txt"
+check "--devices=gpu:0 exit 1" test $? -eq 1
+check "--devices=gpu:0 says CPU only" grep -q 'CPU devices only' "$tmp/e30.txt"
+"$opt" "$data/tools/optimize.gir" --devices=cpu:0 >/dev/null 2>&1
+check "--devices without --session exit 2" test $? -eq 2
+"$opt" "$data/tools/optimize.gir" --session --place=everywhere >/dev/null 2>&1
+check "--place bad value exit 2" test $? -eq 2
+if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" ]]; then
+  for fx in while_two_vars nested_loops while_ctrl cond dynamic_rnn_lstm; do
+    feeds=$(awk '$1=="feed"{print $2}' "$data/tf/$fx/fixture.txt" | paste -sd,)
+    fetches=$(awk '$1=="fetch"{print $2}' "$data/tf/$fx/fixture.txt" | paste -sd,)
+    "$opt" "$data/tf/$fx/graph.pb" --tf-feeds="$feeds" --tf-fetches="$fetches" --passes=tf-frontend --run --seed=2 \
+      >"$tmp/tf_plan_$fx.txt" 2>/dev/null
+    "$opt" "$data/tf/$fx/graph.pb" --tf-feeds="$feeds" --tf-fetches="$fetches" --passes=tf-frontend --session --seed=2 \
+      --devices=cpu:0,cpu:1 --place=round-robin >"$tmp/tf_sess_$fx.txt" 2>/dev/null
+    check "tf $fx --session exit 0" test $? -eq 0
+    check "tf $fx --session equals --run" diff <(grep checksum= "$tmp/tf_plan_$fx.txt") <(grep checksum= "$tmp/tf_sess_$fx.txt")
+  done
 fi
 
 echo "$passes passed, $fails failed"

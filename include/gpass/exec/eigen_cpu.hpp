@@ -33,7 +33,8 @@ GPASS_DECL void register_eigen_cpu_nn(kernel_registry<eigen_cpu>& r);
 GPASS_DECL void register_eigen_cpu_array(kernel_registry<eigen_cpu>& r);
 /// Reductions, arg-min/max, cumulative sums, top-k style scans (`src/reduce.cpp`).
 GPASS_DECL void register_eigen_cpu_reduce(kernel_registry<eigen_cpu>& r);
-/// Control flow, constants, globals (variables) and list (TensorArray) ops (`src/control.cpp`).
+/// Control flow, constants, globals (variables), list (TensorArray) ops and the session's
+/// `send` / `recv` (`src/control.cpp`).
 GPASS_DECL void register_eigen_cpu_control(kernel_registry<eigen_cpu>& r);
 /// The TensorFlow ops (domain `tf`) adapt TF's operands to the kernels above, in three units:
 /// element-wise math, AddN, BiasAdd, Cast, Select (`src/tf_elementwise.cpp`), matrix

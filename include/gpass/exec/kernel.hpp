@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,7 @@
 #include <gpass/core/type.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/exec/policy.hpp>
+#include <gpass/exec/rendezvous.hpp>
 #include <gpass/exec/value.hpp>
 
 namespace gpass::exec {
@@ -148,6 +150,12 @@ class run_budget {
  public:
   explicit run_budget(const run_limits& l)
       : limits_(l), live_(l.max_run_bytes ? std::make_shared<std::atomic<std::uint64_t>>(0) : nullptr) {}
+  /// Part of a run accounted elsewhere too (a session runs one step as several partitions,
+  /// on several threads): the live-bytes counter is shared, calls start at `depth`.
+  run_budget(const run_limits& l, std::shared_ptr<std::atomic<std::uint64_t>> live, int depth)
+      : limits_(l), live_(l.max_run_bytes ? std::move(live) : nullptr), depth_(depth) {}
+  /// Calls entered and not left.
+  int depth() const noexcept { return depth_; }
 
   const run_limits& limits() const noexcept { return limits_; }
   /// Throws "run cancelled" once the cancellation flag is set.
@@ -191,7 +199,16 @@ class run_budget {
   int depth_ = 0;
 };
 
-/// What a kernel context needs from the running plan (implemented by `plan`).
+/// Receives the start and end of every kernel a traced run executes (the session's step
+/// statistics). Called from the threads running the kernels, concurrently.
+struct kernel_recorder {
+  virtual ~kernel_recorder() = default;
+  virtual void record(const kernel_node& n, std::chrono::steady_clock::time_point start,
+                      std::chrono::steady_clock::time_point end) = 0;
+};
+
+/// What a kernel context needs from the running plan (implemented by `plan`, and by the
+/// session for the partitions it runs).
 template <class P>
 struct run_services {
   virtual ~run_services() = default;
@@ -203,6 +220,12 @@ struct run_services {
   virtual global_store* run_globals() const { return nullptr; }
   /// The accounting of the run against its limits; null when it has none.
   virtual run_budget* budget() const { return nullptr; }
+  /// Where `send` / `recv` exchange tensors in this run; null outside a session.
+  virtual rendezvous* run_rendezvous() const { return nullptr; }
+  /// The frame the kernels run in (part of every rendezvous key; see `rendezvous_key`).
+  virtual std::string_view run_frame() const { return {}; }
+  /// Receives kernel timings when the run is traced; null otherwise.
+  virtual kernel_recorder* recorder() const { return nullptr; }
 };
 
 /// A planned buffer for an output: `size` bytes at `offset` in the run's arena.
@@ -334,6 +357,37 @@ class kernel_context {
     global_store* g = services_ ? services_->run_globals() : nullptr;
     if (!g) fail("no globals here (the kernel runs outside a plan)");
     return *g;
+  }
+
+  /// The rendezvous of the running session step (`send` / `recv`); fails naming the node
+  /// outside a session.
+  rendezvous& step_rendezvous() const {
+    rendezvous* r = services_ ? services_->run_rendezvous() : nullptr;
+    if (!r) fail("no rendezvous here (send and recv run only in a session's partitions)");
+    return *r;
+  }
+  /// The frame this kernel runs in (see `rendezvous_key`); empty outside a session.
+  std::string_view frame() const { return services_ ? services_->run_frame() : std::string_view{}; }
+  /// The run's cancellation flag, or null.
+  const std::atomic<bool>* cancel_flag() const {
+    detail::run_budget* b = budget();
+    return b ? b->limits().cancel : nullptr;
+  }
+  /// `v` with every tensor that lives in this run's buffer arena copied out of it (a value
+  /// that must outlive its slot: a sent tensor, a stored global).
+  value_type detached(value_type v) const {
+    if constexpr (std::is_same_v<tensor_type, gpass::tensor>) {
+      if (!arena_ || !*arena_) return v;
+      const auto& arena = *arena_;
+      auto inside = [&](const gpass::tensor& t) {  // shares the arena's ownership: a view into it
+        return !t.buffer().owner_before(arena) && !arena.owner_before(t.buffer());
+      };
+      if (v.is_tensor() && inside(v.tensor())) v = v.tensor().clone();
+      else if (v.is_sequence())
+        for (auto& t : v.sequence())
+          if (inside(t)) t = t.clone();
+    }
+    return v;
   }
 
   /// Throws `gpass::error` naming the node and op.

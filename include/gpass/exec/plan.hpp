@@ -4,6 +4,7 @@
 /// buffer plan) and run any number of times, from any number of threads.
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -314,6 +315,7 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
     slots[input_slots_[i]] = std::move(args[i]);
   }
   run_budget* budget = services ? services->budget() : nullptr;
+  kernel_recorder* recorder = services ? services->recorder() : nullptr;
   // the arena counts as alive for the whole run of this body
   struct arena_charge {
     run_budget* b;
@@ -343,7 +345,13 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
                           arena ? &arena : nullptr, s.wanted, services);
     try {
       if (budget) budget->check_cancelled();
-      s.fn(ctx);
+      if (recorder) {
+        const auto start = std::chrono::steady_clock::now();
+        s.fn(ctx);
+        recorder->record(n, start, std::chrono::steady_clock::now());
+      } else {
+        s.fn(ctx);
+      }
     } catch (const error& e) {
       give_back_arena(std::move(arena));
       throw e.with_node(n.name, n.op);

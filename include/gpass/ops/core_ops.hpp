@@ -14,8 +14,8 @@ class op_registry;
 /// - `while` (n in, n out, `cond:func`, `body:func`), `if` (1+n in, m out, `then_branch`, `else_branch`);
 /// - `function_entry` (0 in, n out: a function's arguments), `return` (n in, 0 out: its results);
 /// - `get_global` / `set_global` (`variable:string`);
-/// - `arg` / `retval` (`index:int`) and `send` / `recv` (`tensor_name`, `send_device`,
-///   `recv_device`) used by the session;
+/// - `arg` / `retval` (`index:int`) and `send` (0 or 1 in) / `recv` (`tensor_name`,
+///   `send_device`, `recv_device`) used by the session's partitions;
 /// - TF v1 control flow: Enter, Exit, Merge, Switch, NextIteration, LoopCond (may form cycles).
 ///
 /// Type functions: `get_tuple` takes element `index` of its tuple input (any other input: forwards
@@ -171,9 +171,9 @@ inline void gpass::register_core_ops(op_registry& r) {
       detail::core_forward);
   add("arg", 0, 0, 1, 1, {req("index", "int")}, iface, "Session feed `index` read from the call frame.");
   add("retval", 1, 1, 0, 0, {req("index", "int")}, term, "Session fetch `index` written to the call frame.");
-  add("send", 1, 1, 0, 0,
+  add("send", 0, 1, 0, 0,
       {req("tensor_name", "string"), req("send_device", "string"), req("recv_device", "string")}, effect,
-      "Sends its input through the rendezvous.");
+      "Sends its input through the rendezvous (no input: a control edge between devices, nothing sent).");
   add("recv", 0, 0, 1, 1,
       {req("tensor_name", "string"), req("send_device", "string"), req("recv_device", "string")},
       op_traits{.stateful = true}, "Receives a tensor through the rendezvous.");

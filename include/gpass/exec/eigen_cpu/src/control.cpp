@@ -11,11 +11,13 @@
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/globals.hpp>
 #include <gpass/exec/eigen_cpu/kernels/lists.hpp>
+#include <gpass/exec/transfer_kernels.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_control(kernel_registry<eigen_cpu>& r) {
   cpu_detail::register_control(r);
   cpu_detail::register_globals(r);
   cpu_detail::register_lists(r);
+  register_transfer_kernels(r);
 }
 
 #endif  // GPASS_UNIT_EIGEN_CPU_CONTROL

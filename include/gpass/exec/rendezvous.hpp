@@ -1,0 +1,121 @@
+#pragma once
+/// \file rendezvous.hpp
+/// `gpass::exec::rendezvous`: where a `send` kernel leaves a tensor and the matching `recv`
+/// kernel (on another device, another thread) picks it up, keyed as TensorFlow keys its
+/// rendezvous: source device, destination device, tensor name, and the frame and iteration
+/// the two nodes run in.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <gpass/core/error.hpp>
+#include <gpass/exec/value.hpp>
+
+namespace gpass::exec {
+
+/// The key of one transfer: `send_device;recv_device;tensor;frame`. `frame` names the
+/// function call the nodes run in (the step's root frame, then `/<function>#<call>` per
+/// nested call, so every iteration of a loop body has its own), which keeps the tensors of
+/// different iterations apart.
+/// \code
+///   gpass::exec::rendezvous_key("/device:CPU:0", "/device:CPU:1", "mul:0", "step/body#3");
+/// \endcode
+inline std::string rendezvous_key(std::string_view send_device, std::string_view recv_device, std::string_view tensor,
+                                  std::string_view frame) {
+  std::string k;
+  k.reserve(send_device.size() + recv_device.size() + tensor.size() + frame.size() + 3);
+  k.append(send_device).append(1, ';').append(recv_device).append(1, ';').append(tensor).append(1, ';').append(frame);
+  return k;
+}
+
+/// A blocking mailbox of host values for one step (one `session::run`). `send` never blocks;
+/// `recv` waits until the value with its key was sent, the rendezvous was aborted (another
+/// device failed: `recv` rethrows that error), or the run was cancelled. Each key is sent and
+/// received once. Thread-safe.
+/// \code
+///   gpass::exec::rendezvous r;
+///   r.send("a;b;x:0;", gpass::exec::value(gpass::tensor::from<float>({1})));
+///   auto v = r.recv("a;b;x:0;");       // the tensor
+/// \endcode
+class rendezvous {
+ public:
+  rendezvous() = default;
+  rendezvous(const rendezvous&) = delete;
+  rendezvous& operator=(const rendezvous&) = delete;
+
+  /// Leaves `v` under `key`. Sending a key twice is an error (two sends of one tensor in
+  /// one frame: a partitioning bug, or a frame key reused).
+  void send(const std::string& key, value v) {
+    {
+      std::lock_guard lock(mu_);
+      if (aborted_) return;  // nobody will receive it
+      auto [it, fresh] = items_.try_emplace(key);
+      if (!fresh && it->second.sent) throw error("rendezvous: '" + key + "' sent twice");
+      it->second.sent = true;
+      it->second.v = std::move(v);
+    }
+    cv_.notify_all();
+  }
+
+  /// Waits for the value under `key` and takes it. Throws the abort error when the step was
+  /// aborted, and "run cancelled" when `cancel` is set while waiting.
+  value recv(const std::string& key, const std::atomic<bool>* cancel = nullptr) {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      if (aborted_) throw error(abort_message_);
+      auto it = items_.find(key);
+      if (it != items_.end() && it->second.sent) {
+        value v = std::move(it->second.v);
+        items_.erase(it);
+        return v;
+      }
+      if (cancel && cancel->load(std::memory_order_relaxed)) throw error("run cancelled");
+      if (cancel) cv_.wait_for(lock, std::chrono::milliseconds(20));
+      else cv_.wait(lock);
+    }
+  }
+
+  /// Fails every `recv` waiting now or later with `message` (the first abort wins); sends
+  /// are dropped from then on.
+  void abort(std::string message) {
+    {
+      std::lock_guard lock(mu_);
+      if (aborted_) return;
+      aborted_ = true;
+      abort_message_ = std::move(message);
+      items_.clear();
+    }
+    cv_.notify_all();
+  }
+  bool aborted() const {
+    std::lock_guard lock(mu_);
+    return aborted_;
+  }
+  /// Values sent and not yet received (0 after a complete step).
+  std::size_t pending() const {
+    std::lock_guard lock(mu_);
+    return items_.size();
+  }
+
+ private:
+  struct item {
+    bool sent = false;
+    value v;
+  };
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, item, std::less<>> items_;
+  bool aborted_ = false;
+  std::string abort_message_;
+};
+
+}  // namespace gpass::exec

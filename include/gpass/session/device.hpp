@@ -1,0 +1,376 @@
+#pragma once
+/// \file device.hpp
+/// The devices of a session: `session_device<G>` (what the placer and the partitioned run
+/// need of a device), `policy_device<P, G>` (a device backed by an executor policy, one
+/// policy object, and so one thread pool or GPU context, per device) and `cpu_devices`.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/error.hpp>
+#include <gpass/exec/globals.hpp>
+#include <gpass/exec/kernel.hpp>
+#include <gpass/exec/plan.hpp>
+#include <gpass/exec/rendezvous.hpp>
+#include <gpass/exec/value.hpp>
+#include <gpass/graph/graph.hpp>
+#include <gpass/session/device_name.hpp>
+#include <gpass/session/partition.hpp>
+#include <gpass/session/step_stats.hpp>
+
+namespace gpass {
+
+template <class G>
+class step_context;
+
+/// A device's compiled parts of one signature: its part of the main graph and of every
+/// function it runs a part of.
+template <class G>
+class device_part {
+ public:
+  virtual ~device_part() = default;
+  /// Runs the main part on its feeds (host values, `partitioned_program::feeds` order) and
+  /// returns its fetches (host values).
+  virtual std::vector<exec::value> run_main(std::vector<exec::value> args, step_context<G>& step) const = 0;
+  /// Runs this device's part of one call of `function` that another device (its home)
+  /// makes, in `frame`.
+  virtual void run_remote(const std::string& function, const std::string& frame, int depth, step_context<G>& step) const = 0;
+};
+
+/// A device of a session. Concurrent calls of every member are safe.
+template <class G>
+class session_device {
+ public:
+  explicit session_device(device_name name) : name_(std::move(name)) {}
+  virtual ~session_device() = default;
+  /// The full name (`/job:localhost/replica:0/task:0/device:CPU:0`).
+  const device_name& name() const noexcept { return name_; }
+  /// Whether the device has a kernel for `op` (the placer asks).
+  virtual bool supports(std::string_view domain, std::string_view op) const = 0;
+  /// Compiles `part` (one of `partition`'s graphs; `has_main`: its main graph has nodes).
+  virtual std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
+                                                  std::size_t device_index) const = 0;
+
+ private:
+  device_name name_;
+};
+
+/// A pool of threads that grows when every thread is busy, so a task never waits for
+/// another task to finish (the partitions of a step block on each other's sends).
+class elastic_pool {
+ public:
+  elastic_pool() = default;
+  elastic_pool(const elastic_pool&) = delete;
+  elastic_pool& operator=(const elastic_pool&) = delete;
+  ~elastic_pool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void submit(std::function<void()> f) {
+    std::unique_lock lock(mu_);
+    queue_.push_back(std::move(f));
+    if (idle_ < queue_.size()) {
+      threads_.emplace_back([this] { work(); });
+    } else {
+      lock.unlock();
+      cv_.notify_one();
+    }
+  }
+  std::size_t threads() const {
+    std::lock_guard lock(mu_);
+    return threads_.size();
+  }
+
+ private:
+  void work() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      ++idle_;
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      --idle_;
+      if (queue_.empty()) return;  // stopping
+      auto f = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      f();
+      lock.lock();
+    }
+  }
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> threads_;
+  std::size_t idle_ = 0;
+  bool stop_ = false;
+};
+
+/// One step (one `session::run`): its rendezvous, its globals and limits, its first error,
+/// the kernel timings when traced, and the way to start the parts of a call on other devices.
+template <class G>
+class step_context {
+ public:
+  step_context(const std::vector<std::unique_ptr<device_part<G>>>& parts, const partitioned_program<G>& prog,
+               elastic_pool& pool, exec::global_store& globals, const exec::run_limits& limits, bool trace,
+               std::chrono::steady_clock::time_point epoch)
+      : parts_(parts), prog_(prog), pool_(pool), globals_(globals), limits_(limits), trace_(trace), epoch_(epoch),
+        live_(std::make_shared<std::atomic<std::uint64_t>>(0)), stats_(parts.size()) {}
+
+  exec::rendezvous& rendezvous() noexcept { return rendezvous_; }
+  exec::global_store& globals() noexcept { return globals_; }
+  const exec::run_limits& limits() const noexcept { return limits_; }
+  const std::shared_ptr<std::atomic<std::uint64_t>>& live() const noexcept { return live_; }
+  bool tracing() const noexcept { return trace_; }
+  /// A fresh number for a call frame.
+  std::uint64_t next_call() noexcept { return calls_.fetch_add(1, std::memory_order_relaxed); }
+  const typename partitioned_program<G>::function_parts* function(std::string_view name) const {
+    auto it = prog_.functions.find(name);
+    return it == prog_.functions.end() ? nullptr : &it->second;
+  }
+  const device_part<G>& part(std::size_t d) const { return *parts_[d]; }
+
+  /// Records the first failure of the step and aborts its rendezvous, so every partition
+  /// waiting on a `recv` stops.
+  void fail(std::exception_ptr e) {
+    std::string msg = "the step was aborted";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      msg = std::string("the step was aborted: ") + x.what();
+    } catch (...) {
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (!error_) error_ = e;
+    }
+    rendezvous_.abort(std::move(msg));
+  }
+  /// Throws the step's first failure, if any.
+  void rethrow_if_failed() {
+    std::exception_ptr e;
+    {
+      std::lock_guard lock(mu_);
+      e = error_;
+    }
+    if (e) std::rethrow_exception(e);
+  }
+
+  /// Tasks started with `spawn` and not finished, counted by a `join` set.
+  class join_set {
+   public:
+    explicit join_set(step_context& s) : s_(s) {}
+    join_set(const join_set&) = delete;
+    ~join_set() { wait(); }
+    void spawn(std::function<void()> f) {
+      {
+        std::lock_guard lock(mu_);
+        ++pending_;
+      }
+      s_.pool_.submit([this, f = std::move(f)] {
+        try {
+          f();
+        } catch (...) {
+          s_.fail(std::current_exception());
+        }
+        std::lock_guard lock(mu_);
+        if (--pending_ == 0) cv_.notify_all();
+      });
+    }
+    void wait() {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return pending_ == 0; });
+    }
+
+   private:
+    step_context& s_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::size_t pending_ = 0;
+  };
+
+  /// Records one kernel run on device `d` (traced steps).
+  void record(std::size_t d, const exec::kernel_node& n, std::string_view frame, std::chrono::steady_clock::time_point a,
+              std::chrono::steady_clock::time_point b) {
+    static std::atomic<std::uint64_t> threads{0};
+    thread_local const std::uint64_t tid = threads.fetch_add(1) + 1;
+    node_exec_stats st;
+    st.node = n.name;
+    st.op = n.domain.empty() ? n.op : n.domain + "::" + n.op;
+    st.frame = std::string(frame);
+    st.start_us = std::chrono::duration_cast<std::chrono::microseconds>(a - epoch_).count();
+    st.end_us = std::chrono::duration_cast<std::chrono::microseconds>(b - epoch_).count();
+    st.thread = tid;
+    std::lock_guard lock(mu_);
+    stats_[d].nodes.push_back(std::move(st));
+  }
+  std::vector<device_step_stats> take_stats() {
+    std::lock_guard lock(mu_);
+    return std::move(stats_);
+  }
+
+ private:
+  const std::vector<std::unique_ptr<device_part<G>>>& parts_;
+  const partitioned_program<G>& prog_;
+  elastic_pool& pool_;
+  exec::global_store& globals_;
+  exec::run_limits limits_;
+  bool trace_;
+  std::chrono::steady_clock::time_point epoch_;
+  exec::rendezvous rendezvous_;
+  std::atomic<std::uint64_t> calls_{0};
+  std::shared_ptr<std::atomic<std::uint64_t>> live_;
+  std::mutex mu_;
+  std::exception_ptr error_;
+  std::vector<device_step_stats> stats_;
+};
+
+namespace detail {
+
+template <class P, class G>
+class policy_part;
+
+// What the kernels of one partition see while it runs in one frame.
+template <class P, class G>
+class part_services final : public exec::detail::run_services<P>, public exec::detail::kernel_recorder {
+ public:
+  using value_type = exec::basic_value<typename P::tensor_type>;
+  part_services(const policy_part<P, G>& part, step_context<G>& step, std::string frame, int depth)
+      : part_(part), step_(step), frame_(std::move(frame)), budget_(step.limits(), step.live(), depth) {}
+
+  std::vector<value_type> call(std::string_view name, std::vector<value_type> args) const override {
+    budget_.enter_call(name);
+    struct leave {
+      exec::detail::run_budget& b;
+      ~leave() { b.leave_call(); }
+    } guard{budget_};
+    std::string child = frame_;
+    child.append(1, '/').append(name).append(1, '#').append(std::to_string(step_.next_call()));
+    return part_.call(name, std::move(args), step_, std::move(child), budget_.depth());
+  }
+  exec::global_store* run_globals() const override { return &step_.globals(); }
+  exec::detail::run_budget* budget() const override { return &budget_; }
+  exec::rendezvous* run_rendezvous() const override { return &step_.rendezvous(); }
+  std::string_view run_frame() const override { return frame_; }
+  exec::detail::kernel_recorder* recorder() const override {
+    return step_.tracing() ? const_cast<part_services*>(this) : nullptr;
+  }
+  void record(const exec::kernel_node& n, std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) override {
+    step_.record(part_.device_index(), n, frame_, a, b);
+  }
+
+ private:
+  const policy_part<P, G>& part_;
+  step_context<G>& step_;
+  std::string frame_;
+  mutable exec::detail::run_budget budget_;
+};
+
+template <class P, class G>
+class policy_part final : public device_part<G> {
+ public:
+  using value_type = exec::basic_value<typename P::tensor_type>;
+  policy_part(P& policy, const G& part, bool has_main, const exec::plan_options& opt, std::size_t index)
+      : policy_(&policy), index_(index) {
+    if (has_main) main_ = std::make_unique<exec::detail::body_plan<P, G>>(part, part, policy, opt, "graph");
+    for (const auto& [name, f] : part.functions())
+      functions_.emplace(name, std::make_unique<exec::detail::body_plan<P, G>>(*f, part, policy, opt, "function '" + name + "'"));
+  }
+  std::size_t device_index() const noexcept { return index_; }
+
+  std::vector<exec::value> run_main(std::vector<exec::value> args, step_context<G>& step) const override {
+    if (!main_) return {};
+    part_services<P, G> sv(*this, step, std::string(), 0);
+    if constexpr (std::is_same_v<typename P::tensor_type, gpass::tensor>) {
+      return main_->run(*policy_, std::move(args), &sv);
+    } else {
+      auto st = policy_->make_stream();
+      std::vector<value_type> in;
+      for (auto& a : args) in.push_back(a.is_tensor() ? value_type(policy_->upload(a.tensor(), st)) : value_type{});
+      auto out = main_->run(*policy_, std::move(in), &sv);
+      std::vector<exec::value> r;
+      for (auto& o : out) r.push_back(o.is_tensor() ? exec::value(policy_->download(o.tensor(), st)) : exec::value{});
+      policy_->synchronize(st);
+      return r;
+    }
+  }
+
+  void run_remote(const std::string& function, const std::string& frame, int depth, step_context<G>& step) const override {
+    auto it = functions_.find(function);
+    if (it == functions_.end()) throw error("function '" + function + "' has no part on this device");
+    part_services<P, G> sv(*this, step, frame, depth);
+    (void)it->second->run(*policy_, {}, &sv);
+  }
+
+  // One call of `name` made by a kernel of this device (its home): the other devices run
+  // their parts of it in the same frame, concurrently.
+  std::vector<value_type> call(std::string_view name, std::vector<value_type> args, step_context<G>& step, std::string frame,
+                               int depth) const {
+    auto it = functions_.find(name);
+    if (it == functions_.end()) throw error("function '" + std::string(name) + "' has no plan on this device");
+    const auto* info = step.function(name);
+    part_services<P, G> sv(*this, step, frame, depth);
+    if (!info || info->remote.empty()) return it->second->run(*policy_, std::move(args), &sv);
+    typename step_context<G>::join_set remote(step);
+    const std::string fname(name);
+    for (std::size_t d : info->remote)
+      remote.spawn([&step, d, fname, frame, depth] { step.part(d).run_remote(fname, frame, depth, step); });
+    std::vector<value_type> r;
+    try {
+      r = it->second->run(*policy_, std::move(args), &sv);
+    } catch (...) {
+      step.fail(std::current_exception());
+      remote.wait();
+      step.rethrow_if_failed();
+      throw;
+    }
+    remote.wait();
+    step.rethrow_if_failed();
+    return r;
+  }
+
+ private:
+  P* policy_;
+  std::size_t index_;
+  std::unique_ptr<exec::detail::body_plan<P, G>> main_;
+  std::map<std::string, std::unique_ptr<exec::detail::body_plan<P, G>>, std::less<>> functions_;
+};
+
+}  // namespace detail
+
+/// A device backed by one object of executor policy `P` (owned): the device's thread pool on
+/// the CPU, its context and streams on a GPU. The `send` / `recv` kernels of `P` copy between
+/// the device and the host.
+template <exec::executor_policy P, class G = graph<>>
+class policy_device final : public session_device<G> {
+ public:
+  policy_device(device_name name, std::unique_ptr<P> policy) : session_device<G>(std::move(name)), policy_(std::move(policy)) {}
+  bool supports(std::string_view domain, std::string_view op) const override { return policy_->kernels().has(domain, op); }
+  std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
+                                          std::size_t device_index) const override {
+    return std::make_unique<detail::policy_part<P, G>>(*policy_, part, has_main, opt, device_index);
+  }
+  P& policy() const noexcept { return *policy_; }
+
+ private:
+  std::unique_ptr<P> policy_;
+};
+
+}  // namespace gpass

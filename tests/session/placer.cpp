@@ -1,0 +1,188 @@
+#include <doctest/doctest.h>
+
+#include <gpass/io/text.hpp>
+#include <gpass/session/partition.hpp>
+#include <gpass/session/placer.hpp>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gpass_test_session_placer {
+
+namespace {
+
+using G = gpass::graph<>;
+
+const std::string cpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+const std::string cpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
+
+// Two CPUs; CPU:1 has no kernel for ops named "OnlyOn0"; no device runs "Nowhere".
+std::vector<gpass::placement_device> devices() {
+  auto any = [](std::string_view, std::string_view op) { return op != "Nowhere"; };
+  auto not0 = [](std::string_view, std::string_view op) { return op != "Nowhere" && op != "OnlyOn0"; };
+  return {{gpass::parse_device_name(cpu0), any}, {gpass::parse_device_name(cpu1), not0}};
+}
+
+std::string dev(const G& g, const char* n) { return g[g.at(n)].device; }
+
+}  // namespace
+
+TEST_CASE("session.placer.requests_colocation_and_heuristics") {
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x) on "/cpu:1"
+  %b = Neg(%a) {_class = ["loc:@a"]}
+  %c = Exp(%b)
+  %s = Shape(%c)
+  %k = Constant() {value = tensor<f32[]> [1.0]}
+  %d = Add(%c, %k) on "/device:CPU:0"
+  %v = get_global() {variable = "w"} on "/cpu:1" -> (f32[4])
+  %u = Add(%d, %v)
+  %w = set_global(%u) {variable = "w"}
+  %r:0 = return(%d, %s, ^%w)
+})");
+  std::ostringstream log;
+  auto res = gpass::place(g, devices(), {.log_device_placement = true, .log = &log});
+  CHECK(dev(g, "a") == cpu1);
+  CHECK(dev(g, "b") == cpu1);   // colocated with a
+  CHECK(dev(g, "x") == cpu1);   // a generator goes with its one consumer
+  CHECK(dev(g, "d") == cpu0);
+  CHECK(dev(g, "k") == cpu0);   // with its consumer d
+  CHECK(dev(g, "s") == dev(g, "c"));  // a metadata op with its input's producer
+  CHECK(dev(g, "w") == cpu1);   // set_global with the get_global of the same variable
+  CHECK(dev(g, "v") == cpu1);
+  CHECK(res.stateful.count("v"));
+  CHECK(res.stateful.count("w"));
+  CHECK(log.str().find("a: (Relu): " + cpu1 + "\n") != std::string::npos);
+  CHECK(res.nodes_per_device.at(cpu0) + res.nodes_per_device.at(cpu1) == g.num_nodes());
+}
+
+TEST_CASE("session.placer.functions_go_with_their_callers") {
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[3])
+  %loop = while(%x) {body = @body, cond = @cond} on "/cpu:1"
+  %r:0 = return(%loop)
+}
+func @body {
+  %a = function_entry() -> (f32[3])
+  %n = Neg(%a) on "/cpu:0"
+  %ret:0 = return(%n)
+}
+func @cond {
+  %a = function_entry() -> (f32[3])
+  %t = Constant() {value = tensor<bool[]> [false]}
+  %ret:0 = return(%t)
+})");
+  gpass::place(g, devices());
+  const G& body = *g.find_function("body");
+  CHECK(body[body.at("a")].device == cpu1);
+  CHECK(body[body.at("ret")].device == cpu1);
+  CHECK(body[body.at("n")].device == cpu0);
+  // split: the body's home is CPU:1 (the while), its Neg runs on CPU:0 as a remote part
+  auto prog = gpass::partition(g, {cpu0, cpu1});
+  REQUIRE(prog.functions.count("body"));
+  CHECK(prog.functions.at("body").home == 1);
+  CHECK(prog.functions.at("body").remote == std::vector<std::size_t>{0});
+  CHECK(prog.functions.at("cond").remote.empty());
+  CHECK(prog.sends == 2);  // a -> n and n -> ret, inside the body
+  const G& remote = *prog.parts[0].find_function("body");
+  std::set<std::string> ops;
+  for (auto v : remote.nodes()) ops.insert(remote[v].op);
+  CHECK(ops == std::set<std::string>{"recv", "Neg", "send", "return"});
+}
+
+TEST_CASE("session.placer.round_robin_spreads_unconstrained_groups") {
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x)
+  %b = Neg(%a)
+  %c = Exp(%b)
+  %d = Abs(%c)
+  %r:0 = return(%d)
+})");
+  gpass::place(g, devices(), {.spread = gpass::placement_options::spread_kind::round_robin});
+  std::set<std::string> used;
+  for (auto v : g.nodes()) used.insert(g[v].device);
+  CHECK(used.size() == 2);
+  auto prog = gpass::partition(g, {cpu0, cpu1});
+  CHECK(prog.sends >= 3);
+  // each part orders its nodes by a chain of control edges
+  for (const auto& part : prog.parts)
+    for (auto v : part.nodes())
+      if (part[v].op != "return" && part[v].op != "arg") CHECK(part.control_outputs(v).size() == 1);
+}
+
+TEST_CASE("session.placer.control_edges_between_devices") {
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x) on "/cpu:0"
+  %b = Neg(%x, ^%a) on "/cpu:1"
+  %r:0 = return(%b)
+})");
+  gpass::place(g, devices());
+  auto prog = gpass::partition(g, {cpu0, cpu1});
+  CHECK(prog.control_transfers == 1);
+  const G& p1 = prog.parts[1];
+  bool recv_controls_b = false;
+  for (auto c : p1.control_inputs(p1.at("b"))) recv_controls_b = recv_controls_b || p1[c].op == "recv";
+  CHECK(recv_controls_b);
+}
+
+TEST_CASE("session.placer.errors_name_the_nodes") {
+  G conflict = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x) on "/cpu:0"
+  %b = Neg(%a) {_class = ["loc:@a"]} on "/cpu:1"
+  %r:0 = return(%b)
+})");
+  CHECK_THROWS_WITH(gpass::place(conflict, devices()), doctest::Contains("colocation conflict"));
+  G missing = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x) on "/gpu:0"
+  %r:0 = return(%a)
+})");
+  CHECK_THROWS_WITH(gpass::place(missing, devices()), doctest::Contains("requests device '/device:GPU:0'"));
+  G soft = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x) on "/gpu:0"
+  %r:0 = return(%a)
+})");
+  gpass::place(soft, devices(), {.allow_soft_placement = true});
+  CHECK(soft[soft.at("a")].device == cpu0);
+  G nokernel = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = OnlyOn0(%x) on "/cpu:1"
+  %r:0 = return(%a)
+})");
+  CHECK_THROWS_WITH(gpass::place(nokernel, devices()), doctest::Contains("no kernel for op 'OnlyOn0'"));
+  G nokernel_soft = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = OnlyOn0(%x) on "/cpu:1"
+  %r:0 = return(%a)
+})");
+  gpass::place(nokernel_soft, devices(), {.allow_soft_placement = true});
+  CHECK(nokernel_soft[nokernel_soft.at("a")].device == cpu0);
+  G nowhere = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Nowhere(%x)
+  %r:0 = return(%a)
+})");
+  CHECK_THROWS_WITH(gpass::place(nowhere, devices()), doctest::Contains("has a kernel for op 'Nowhere'"));
+  G bad = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %a = Relu(%x) on "/device:CPU:zero"
+  %r:0 = return(%a)
+})");
+  CHECK_THROWS_WITH(gpass::place(bad, devices()), doctest::Contains("bad device index"));
+  // a stateful node placed earlier stays there; asking for another device is an error
+  G pinned = gpass::parse_text(R"(graph {
+  %v = get_global() {variable = "w"} on "/cpu:1" -> (f32[4])
+  %r:0 = return(%v)
+})");
+  std::map<std::string, std::string, std::less<>> earlier{{"v", cpu0}};
+  CHECK_THROWS_WITH(gpass::place(pinned, devices(), {.pinned = &earlier}), doctest::Contains("placed in an earlier run"));
+}
+
+}  // namespace gpass_test_session_placer
