@@ -130,6 +130,25 @@ TEST_CASE("session.placer.control_edges_between_devices") {
   CHECK(recv_controls_b);
 }
 
+TEST_CASE("session.placer.globals_stay_where_an_earlier_placement_put_them") {
+  // no request: the first device would do, but an earlier signature put global w on CPU:1
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %v = get_global() {variable = "w"} -> (f32[4])
+  %s = Add(%v, %x)
+  %u = set_global(%s) {variable = "w"}
+  %k = get_global() {variable = "other"} -> (f32[4])
+  %r:0 = return(%k, ^%u)
+})");
+  std::map<std::string, std::string, std::less<>> earlier{{"global:w", cpu1}};
+  auto res = gpass::place(g, devices(), {.pinned = &earlier});
+  CHECK(dev(g, "v") == cpu1);
+  CHECK(dev(g, "u") == cpu1);
+  CHECK(dev(g, "k") == cpu0);
+  CHECK(res.stateful.at("global:w") == cpu1);
+  CHECK(res.stateful.at("global:other") == cpu0);
+}
+
 TEST_CASE("session.placer.errors_name_the_nodes") {
   G conflict = gpass::parse_text(R"(graph {
   %x = arg() {index = 0} -> (f32[4])

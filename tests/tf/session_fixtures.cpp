@@ -170,14 +170,24 @@ TEST_CASE("tf.session.variables_persist_and_stay_pinned") {
   const auto f = read("variables_devices");
   gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "variables_devices" / "graph.pb"), options(f, true));
   CHECK(run_all("variables_devices", f, s) == 1);
-  // every signature after the first kept the stateful nodes where they were placed
-  std::map<std::string, std::string> first;
+  // a global stays on the device its first signature put it on, whatever other signature
+  // touches it: round-robin would spread each new signature's groups afresh
   gpass::session<G> t(gpass::read_tf_graph_file<G>(dir / "variables_devices" / "graph.pb"), options(f, true));
   (void)t.run({}, {}, {"init"});
-  for (const auto& [n, d] : t.last_placement()) first[n] = d;
   (void)t.run({{"x:0", gpass::tensor::from<float>({1, 1})}}, {}, {"update"});
-  for (const auto& [n, d] : t.last_placement())
-    if (first.count(n) && (n.find("global") != std::string::npos)) CHECK(first[n] == d);
+  const auto first = t.last_placement();
+  REQUIRE(first.count("upd_v"));  // set_global of v
+  REQUIRE(first.count("upd_r"));  // set_global of r
+  (void)t.run({}, {"y:0"});
+  const auto second = t.last_placement();
+  REQUIRE(second.count("Read/ReadVariableOp"));  // get_global of v, only in this signature
+  REQUIRE(second.count("y/ReadVariableOp"));     // get_global of r
+  CHECK(second.at("Read/ReadVariableOp") == first.at("upd_v"));
+  CHECK(second.at("y/ReadVariableOp") == first.at("upd_r"));
+  CHECK(first.at("upd_v") != first.at("upd_r"));  // (round-robin put the two variables apart)
+  // as in TensorFlow, a variable read before its initializer ran is an error
+  gpass::session<G> u(gpass::read_tf_graph_file<G>(dir / "variables_devices" / "graph.pb"), options(f, true));
+  CHECK_THROWS_WITH(u.run({{"x:0", gpass::tensor::from<float>({1, 1})}}, {}, {"update"}), doctest::Contains("never initialized"));
 }
 
 TEST_CASE("tf.session.errors_name_the_nodes") {
@@ -200,6 +210,21 @@ TEST_CASE("tf.session.errors_name_the_nodes") {
     gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "missing_device" / "graph.pb"), options(f, false));
     CHECK_THROWS_WITH(s.run({{"x:0", gpass::tensor::from<float>({1, 2})}}, {"b:0"}),
                       doctest::Contains("requests device '/device:GPU:0', which this session does not have"));
+  }
+  {
+    // TensorFlow runs the Conv2D; gpass has no CPU kernel for it yet: no device can run it
+    const auto f = read("no_kernel");
+    REQUIRE(f.runs.front().error.empty());
+    gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "no_kernel" / "graph.pb"), options(f, false));
+    try {
+      (void)s.run({{"x:0", gpass::read_tf_tensor_file(f.runs[0].feeds[0].second)}}, {"y:0"});
+      FAIL("no error");
+    } catch (const gpass::error& e) {
+      const std::string m = e.what();
+      CHECK(m.find("no device of this session") != std::string::npos);
+      CHECK(m.find("Conv2D") != std::string::npos);
+      CHECK(m.find("'conv'") != std::string::npos);
+    }
   }
   {
     const auto f = read("placement");

@@ -43,10 +43,11 @@
 #include <gpass/core/type.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/exec/policy.hpp>
-#include <gpass/exec/rendezvous.hpp>
 #include <gpass/exec/value.hpp>
 
 namespace gpass::exec {
+
+class rendezvous;  // gpass/exec/rendezvous.hpp (the session's; send / recv kernels include it)
 
 /// A node as a kernel factory sees it: identity, attributes, the opset of its domain, and
 /// the types inference gave its inputs and outputs (`type{}` where unknown).

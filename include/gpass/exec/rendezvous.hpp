@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <gpass/core/error.hpp>
@@ -69,6 +70,9 @@ class rendezvous {
   /// Waits for the value under `key` and takes it. Throws the abort error when the step was
   /// aborted, and "run cancelled" when `cancel` is set while waiting.
   value recv(const std::string& key, const std::atomic<bool>* cancel = nullptr) {
+    // the sender is usually microseconds away: look again for a while before sleeping
+    // (a wake-up through the condition variable costs tens of microseconds on a busy VM)
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
     std::unique_lock lock(mu_);
     for (;;) {
       if (aborted_) throw error(abort_message_);
@@ -79,10 +83,20 @@ class rendezvous {
         return v;
       }
       if (cancel && cancel->load(std::memory_order_relaxed)) throw error("run cancelled");
-      if (cancel) cv_.wait_for(lock, std::chrono::milliseconds(20));
-      else cv_.wait(lock);
+      if (std::chrono::steady_clock::now() < spin_until) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      } else if (cancel) {
+        cv_.wait_for(lock, std::chrono::milliseconds(20));
+      } else {
+        cv_.wait(lock);
+      }
     }
   }
+
+  /// How long `recv` looks for its value before it sleeps, in microseconds.
+  static constexpr int spin_us = 50;
 
   /// Fails every `recv` waiting now or later with `message` (the first abort wins); sends
   /// are dropped from then on.

@@ -105,6 +105,13 @@ class elastic_pool {
     std::unique_lock lock(mu_);
     for (;;) {
       ++idle_;
+      // a step submits its parts back to back: stay awake a little before sleeping
+      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+      while (!stop_ && queue_.empty() && std::chrono::steady_clock::now() < spin_until) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       --idle_;
       if (queue_.empty()) return;  // stopping
@@ -195,7 +202,13 @@ class step_context {
       });
     }
     void wait() {
+      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
       std::unique_lock lock(mu_);
+      while (pending_ != 0 && std::chrono::steady_clock::now() < spin_until) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
       cv_.wait(lock, [&] { return pending_ == 0; });
     }
 

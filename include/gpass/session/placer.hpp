@@ -54,8 +54,9 @@ struct placement_options {
 struct placement_result {
   std::size_t groups = 0;                                 ///< colocation groups
   std::map<std::string, std::size_t> nodes_per_device;    ///< full device name -> nodes
-  /// The stateful nodes (variables, random ops, effects) and their devices, to pin them in
-  /// later placements (`placement_options::pinned`).
+  /// The stateful nodes (variables, random ops, effects; and `global:<variable>` for the
+  /// globals read or written) and their devices, to pin them in later placements
+  /// (`placement_options::pinned`).
   std::map<std::string, std::string, std::less<>> stateful;
 };
 
@@ -66,6 +67,7 @@ struct placer_item {
   std::string key;        // node name, or function/node
   std::optional<device_name> request;
   std::string request_text;
+  std::string variable;  // get_global / set_global: the global it reads or writes
 };
 
 inline std::size_t uf_find(std::vector<std::size_t>& p, std::size_t x) {
@@ -99,7 +101,9 @@ inline bool is_interface_op(std::string_view domain, std::string_view op) {
 /// - resource edges (an input of element type `resource`) and every `get_global` /
 ///   `set_global` of one variable stay together; a node calling a function (loop body,
 ///   branch) stays with that function's `function_entry` and `return`;
-/// - stateful nodes placed earlier (`pinned`) keep their device.
+/// - stateful nodes placed earlier (`pinned`, by node name) keep their device, and so does
+///   every reader and writer of a global placed earlier (key `global:<variable>`: a variable
+///   stays on one device whatever signature touches it).
 ///
 /// Each group goes to the first device that matches its merged request and has a kernel for
 /// every op of the group. Errors (`gpass::error` naming the nodes): two requests in a group
@@ -131,6 +135,9 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
       detail::placer_item it;
       it.graph = gi;
       it.key = gi == 0 ? h[v].name : graph_names[gi] + "/" + h[v].name;
+      if (h[v].domain.empty() && (h[v].op == "get_global" || h[v].op == "set_global"))
+        if (auto a = h[v].attrs.find("variable"); a != h[v].attrs.end() && a->second.template is<std::string>())
+          it.variable = a->second.template as<std::string>();
       if (!h[v].device.empty()) {
         try {
           it.request = parse_device_name(h[v].device);
@@ -247,11 +254,16 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
       if (items[i].request) add_request(*items[i].request, i, "requests device");
     bool pinned = false;
     if (opt.pinned)
-      for (std::size_t i : group)
-        if (auto p = opt.pinned->find(items[i].key); p != opt.pinned->end()) {
-          add_request(parse_device_name(p->second), i, "is stateful and was placed in an earlier run on");
+      for (std::size_t i : group) {
+        auto p = opt.pinned->find(items[i].key);
+        if (p == opt.pinned->end() && !items[i].variable.empty()) p = opt.pinned->find("global:" + items[i].variable);
+        if (p != opt.pinned->end()) {
+          add_request(parse_device_name(p->second), i,
+                      p->first.starts_with("global:") ? "uses global '" + items[i].variable + "', placed in an earlier run on"
+                                                      : "is stateful and was placed in an earlier run on");
           pinned = true;
         }
+      }
     auto supports_all = [&](const placement_device& d, std::size_t* missing) {
       for (std::size_t i : group) {
         const auto& n = op_of(i);
@@ -309,6 +321,7 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
       h[v].device = chosen[i];
       ++result.nodes_per_device[chosen[i]];
       if (stateful(h[v])) result.stateful[items[i].key] = chosen[i];
+      if (!items[i].variable.empty()) result.stateful["global:" + items[i].variable] = chosen[i];
       if (opt.log_device_placement) {
         std::ostream& os = opt.log ? *opt.log : std::cerr;
         os << items[i].key << ": (" << (h[v].domain.empty() ? "" : h[v].domain + "::") << h[v].op << "): " << chosen[i] << '\n';

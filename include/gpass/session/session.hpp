@@ -277,12 +277,19 @@ class session {
   std::shared_ptr<const executors> executors_for(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
                                                  const std::vector<std::string>& targets, bool* hit) {
     const std::string key = key_of(feeds, fetches, targets);
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = cache_.find(key); it != cache_.end()) {
+        if (hit) *hit = true;
+        return it->second;
+      }
+    }
     auto sorted = [](std::vector<std::string> v) {
       std::sort(v.begin(), v.end());
       return v;
     };
     const std::string sorted_key = key_of(sorted(feeds), sorted(fetches), sorted(targets));
-    // the unsorted key (fast), then the sorted one (the same names in another order)
+    // the unsorted key (the fast path above), then the sorted one (the same names in another order)
     auto lookup = [&]() -> std::shared_ptr<const executors> {
       std::lock_guard lock(mu_);
       if (auto it = cache_.find(key); it != cache_.end()) return it->second;

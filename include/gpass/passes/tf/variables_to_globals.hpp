@@ -76,6 +76,9 @@ inline bool mutates_variable(std::string_view op) {
 ///   Uses of the initializer's output read the constant; control edges from it are dropped.
 ///   An initializer computed at run time (a random one) stays, as a `set_global`.
 /// - Order: TensorFlow orders reads and writes by data and control edges; all are kept.
+/// - Devices: a lowered read or write keeps the device the op it replaces requested, else it
+///   takes the variable's (TensorFlow places the ops on a variable's reference or resource
+///   with the variable), so a session's placer keeps each variable where TensorFlow would.
 /// - The variable (or its handle) reaches its readers and writers directly or through `Enter`
 ///   nodes (v1 loop invariants; `Identity` for handles); a reader or writer behind an `Enter`
 ///   gets a control edge from it (it stays in the loop frame). `Enter`s left without
@@ -130,7 +133,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
   static typename G::node_id take_over(G& g, typename G::node_id old, typename G::node_type n) {
     std::string nm = g[old].name;
     auto controls = g.control_inputs(old);
-    n.device = g[old].device;
+    if (!g[old].device.empty()) n.device = g[old].device;  // else the variable's (global_node)
     g.rename(old, g.unique_name(nm + ".lowered"));
     n.name = std::move(nm);
     auto v = g.add_node(std::move(n));
@@ -140,9 +143,12 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
   }
 
   template <class G>
-  static typename G::node_type global_node(std::string op, const std::string& var, const type& t) {
+  // (`device`: the variable's; TensorFlow places the ops on a variable's reference or
+  // resource with the variable)
+  static typename G::node_type global_node(std::string op, const std::string& var, const type& t, const std::string& device) {
     typename G::node_type n;
     n.op = std::move(op);
+    n.device = device;
     n.attrs["variable"] = var;
     n.outputs.assign(1, t);
     return n;
@@ -153,10 +159,10 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
   // `op` itself when there is none: no edge) so it stays in the op's loop frame.
   template <class G>
   static typename G::node_id read_for(G& g, typename G::node_id op, const std::string& gname, const tensor_type& vt,
-                                      typename G::node_id carrier) {
-    auto n = global_node<G>("get_global", gname, type(vt));
+                                      typename G::node_id carrier, const std::string& var_device) {
+    auto n = global_node<G>("get_global", gname, type(vt), var_device);
     n.name = g.unique_name(g[op].name + "/read");
-    n.device = g[op].device;
+    if (!g[op].device.empty()) n.device = g[op].device;
     auto rd = g.add_node(std::move(n));
     for (auto p : g.control_inputs(op)) g.add_control(p, rd);
     if (carrier != op) g.add_control(carrier, rd);
@@ -191,7 +197,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
         else if (!detail::is_v1_control_flow(g[u.node])) readers.push_back({u.node, u.dst_port, enters[i]});
       }
     for (const auto& rd : readers) {
-      g.set_input(rd.node, rd.port, read_for(g, rd.node, gname, vt, rd.enter), 0);
+      g.set_input(rd.node, rd.port, read_for(g, rd.node, gname, vt, rd.enter, g[r].device), 0);
       ++c.reads;
     }
   }
@@ -213,6 +219,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
     using node_id = typename G::node_id;
     using node_type = typename G::node_type;
     const node_type vn = g[var];
+    const std::string vdev = vn.device;  // the lowered reads and writes go where the variable is
     const bool resource = vn.op == "VarHandleOp";
     const bool tf = detail::tf_constants(top, vn.domain);
     std::string gname = get_or<std::string>(vn.attrs, "shared_name", "");
@@ -283,12 +290,12 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
         }
         type out_t = !cn.outputs.empty() && cn.outputs[0].is_tensor() ? cn.outputs[0] : type(vt);
         if (is_write) {
-          auto s = take_over(g, cv, global_node<G>("set_global", gname, out_t));
+          auto s = take_over(g, cv, global_node<G>("set_global", gname, out_t, vdev));
           g.add_input(s, value.node, value.port);
           if (u.via != var) g.add_control(u.via, s);
         } else {
           const bool add = cn.op == "AssignAdd" || cn.op == "AssignAddVariableOp";
-          auto rd = read_for(g, cv, gname, vt, u.via != var ? u.via : cv);
+          auto rd = read_for(g, cv, gname, vt, u.via != var ? u.via : cv, vdev);
           if (value.node != var) g.add_control(value.node, rd);  // read when TF would: after the value is ready
           node_type op;
           op.name = g.unique_name(cn.name + (add ? "/add" : "/sub"));
@@ -304,7 +311,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
           auto ov = g.add_node(std::move(op));
           g.add_input(ov, rd, 0);
           g.add_input(ov, value.node, value.port);
-          auto s = take_over(g, cv, global_node<G>("set_global", gname, out_t));
+          auto s = take_over(g, cv, global_node<G>("set_global", gname, out_t, vdev));
           g.add_input(s, ov, 0);
           // the original control inputs order the read; the write follows it through the data
           for (auto p : g.control_inputs(s)) g.remove_control(p, s);
@@ -315,7 +322,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
         doomed.push_back(cv);
       } else if (is_read) {
         type out_t = !cn.outputs.empty() && cn.outputs[0].is_tensor() ? cn.outputs[0] : type(vt);
-        auto r = take_over(g, cv, global_node<G>("get_global", gname, out_t));
+        auto r = take_over(g, cv, global_node<G>("get_global", gname, out_t, vdev));
         if (u.via != var) g.add_control(u.via, r);
         ++c.reads;
         if (!resource) reread_in_frames(g, r, gname, vt, c);
@@ -331,7 +338,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
         // op runs): its own get_global, ordered like the op (its control inputs) and, behind
         // an Enter (RefEnter), kept in the loop frame by a control edge from it, so a loop
         // body reads the value of the current iteration
-        g.set_input(cv, u.port, read_for(g, cv, gname, vt, u.via != var ? u.via : cv), 0);
+        g.set_input(cv, u.port, read_for(g, cv, gname, vt, u.via != var ? u.via : cv, vdev), 0);
         ++c.reads;
       }
     }
@@ -343,7 +350,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
       g.remove_node(var);
       return;
     }
-    auto r = take_over(g, var, global_node<G>("get_global", gname, type(vt)));
+    auto r = take_over(g, var, global_node<G>("get_global", gname, type(vt), vdev));
     g.remove_node(var);
     (void)r;
   }
