@@ -13,6 +13,7 @@ packages=(
   doctest-dev                           # tests
   libbenchmark-dev                      # benchmarks
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata   # component onnx + its tests
+  pkgconf                               # the pkg-config consumer test (install.pkg_config_consumer)
   python3                               # comparison scripts
 )
 
