@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     const figures pf = time_runs(runs, [&] { (void)p.run({x}); });
     const auto& t = y[0].tensor();
     std::printf("{\"peer\": \"gpass\", \"devices\": %d, \"runs\": %d, \"first_run_us\": %.1f, \"us_median\": %.3f, \"us_min\": %.3f, "
-                "\"plan_us_median\": %.3f, \"y\": [%g, %g, %g, %g]}\n",
+                "\"plan_us_median\": %.3f, \"y\": [%.9g, %.9g, %.9g, %.9g]}\n",
                 devices, runs, first_us, f.median, f.min, pf.median, static_cast<double>(t.data<float>()[0]),
                 static_cast<double>(t.data<float>()[1]), static_cast<double>(t.data<float>()[2]),
                 static_cast<double>(t.data<float>()[3]));

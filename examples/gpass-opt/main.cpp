@@ -682,7 +682,8 @@ void run_session(const options& o, graph_t& g) {
   for (const auto& name : sess.device_names()) per_device[name] = 0;
   for (const auto& [node, dev] : sess.last_placement()) ++per_device[dev];
   std::cout << "session: " << sess.device_names().size() << " device(s), " << md.partitions << " partition(s) run, "
-            << md.sends << " send/recv pair(s) (" << md.control_sends << " for control edges); placement:";
+            << md.sends << " send/recv pair(s) (" << md.control_sends << " for control edges), " << md.copied_constants
+            << " constant(s) copied; placement:";
   for (const auto& [dev, count] : per_device) std::cout << ' ' << gpass::parse_device_name(dev).short_name() << '=' << count;
   std::cout << '\n';
   if (!o.trace.empty()) {

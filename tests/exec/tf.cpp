@@ -486,4 +486,34 @@ TEST_CASE("exec.tf.gather_topk") {
   CHECK_THROWS_AS(f.run1("InvertPermutation", {i32v({0, 0})}), gpass::error);
 }
 
+TEST_CASE("exec.tf.gradient_ops") {
+  fixture f;
+  // ReluGrad passes the gradient where the feature is > 0; TanhGrad dy*(1-y^2); SigmoidGrad dy*y*(1-y)
+  CHECK(vals<float>(f.run1("ReluGrad", {f32v({1, 2, 3}), f32v({-1, 0, 5})})) == std::vector<float>{0, 0, 3});
+  CHECK(vals<float>(f.run1("TanhGrad", {f32v({0.5f, 0}), f32v({2, 3})})) == std::vector<float>{1.5f, 3});
+  CHECK(vals<float>(f.run1("SigmoidGrad", {f32v({0.5f, 1}), f32v({4, 3})})) == std::vector<float>{1, 0});
+  CHECK_THROWS_WITH(f.run1("ReluGrad", {f32v({1, 2}), f32v({1, 2, 3})}), doctest::Contains("same shape"));
+  // BiasAddGrad sums all but the channel dim
+  CHECK(vals<float>(f.run1("BiasAddGrad", {iota_f32({2, 3})})) == std::vector<float>{3, 5, 7});
+  CHECK(vals<float>(f.run1("BiasAddGrad", {iota_f32({1, 2, 2})}, {{"data_format", std::string("NCHW")}})) ==
+        std::vector<float>{1, 5});
+  // the cross-entropies: loss and backprop (softmax - labels)
+  auto d = f.run("SoftmaxCrossEntropyWithLogits", {f32({0, 0, 1, 1}, {2, 2}), f32({1, 0, 0, 1}, {2, 2})}, {}, 2);
+  CHECK(vals<float>(d[0].tensor()) == std::vector<float>{std::log(2.0f), std::log(2.0f)});
+  CHECK(vals<float>(d[1].tensor()) == std::vector<float>{-0.5f, 0.5f, 0.5f, -0.5f});
+  auto sp = f.run("SparseSoftmaxCrossEntropyWithLogits", {f32({0, 0, 1, 1}, {2, 2}), i32v({0, 1})}, {}, 2);
+  CHECK(vals<float>(sp[0].tensor()) == vals<float>(d[0].tensor()));
+  CHECK(vals<float>(sp[1].tensor()) == vals<float>(d[1].tensor()));
+  CHECK_THROWS_WITH(f.run("SparseSoftmaxCrossEntropyWithLogits", {f32({0, 0}, {1, 2}), i32v({2})}, {}, 2),
+                    doctest::Contains("outside the valid range [0, 2)"));
+  // BroadcastGradientArgs, TensorFlow's rule (size-1 axes of both sides reduce on both)
+  auto b = f.run("BroadcastGradientArgs", {i32v({4, 1, 3}), i32v({2, 1, 4, 1, 1})}, {}, 2);
+  CHECK(vals<i32>(b[0].tensor()) == std::vector<i32>{0, 1, 3});
+  CHECK(vals<i32>(b[1].tensor()) == std::vector<i32>{1, 3, 4});
+  auto same = f.run("BroadcastGradientArgs", {i32v({1}), i32v({1})}, {}, 2);
+  CHECK(same[0].tensor().size() == 0);
+  CHECK(same[1].tensor().size() == 0);
+  CHECK_THROWS_WITH(f.run("BroadcastGradientArgs", {i32v({2, 3}), i32v({4, 3})}, {}, 2), doctest::Contains("incompatible shapes"));
+}
+
 }  // namespace gpass_test_exec_tf

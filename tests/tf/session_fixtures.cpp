@@ -279,7 +279,7 @@ TEST_CASE("tf.session.every_frontend_fixture_on_one_and_two_devices") {
     }
     ++fixtures;
   }
-  CHECK(fixtures == 14);
+  CHECK(fixtures == 15);
   CHECK(total_sends > 0);
 }
 

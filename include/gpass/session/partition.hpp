@@ -40,6 +40,7 @@ struct partitioned_program {
   };
   std::map<std::string, function_parts, std::less<>> functions;
   std::size_t sends = 0;  ///< send nodes made (as many recv nodes)
+  std::size_t copied_constants = 0;  ///< constants copied to another device instead of sent
   std::size_t control_transfers = 0;  ///< of which carry a control edge (no value)
 };
 
@@ -96,9 +97,27 @@ void partition_one(const G& h, const std::string& fname, const std::vector<std::
   }
   // data and control edges; a crossing edge becomes send -> recv (one pair per tensor and device)
   std::map<std::tuple<node_id, int, std::size_t>, node_id> recv_of;
+  auto is_constant = [&](node_id u) {
+    const auto& n = h[u];
+    return ((n.domain.empty() && n.op == "Constant") || (n.domain == "tf" && n.op == "Const")) && h.num_inputs(u) == 0 &&
+           h.control_inputs(u).empty();
+  };
   auto transfer = [&](node_id u, int port, std::size_t to, std::size_t consumer_pos) -> node_id {
     const std::tuple<node_id, int, std::size_t> k{u, port, to};
     if (auto it = recv_of.find(k); it != recv_of.end()) return it->second;
+    if (port >= 0 && is_constant(u)) {
+      // a constant read on another device is copied there, not sent: no transfer, and the
+      // consumer's kernel still sees a constant input (it may pre-pack it)
+      node_type c = h[u];
+      c.name = out[to].unique_name(h[u].name);
+      c.device = device_names[to];
+      auto cv = out[to].add_node(std::move(c));
+      chain[to].push_back({{2 * consumer_pos + 1, 1, seq++}, cv});
+      present[to] = 1;
+      ++prog.copied_constants;
+      recv_of.emplace(k, cv);
+      return cv;
+    }
     const std::size_t from = dev[u];
     const std::string tensor = port < 0 ? "^" + h[u].name : h[u].name + ":" + std::to_string(port);
     const std::string tag = (port < 0 ? "ctrl_" + h[u].name : h[u].name + "_" + std::to_string(port)) + "_" + std::to_string(to);
@@ -200,7 +219,9 @@ void partition_one(const G& h, const std::string& fname, const std::vector<std::
 
 /// Splits `g`, a main graph whose nodes (and its functions' nodes) are placed on
 /// `device_names` (full names in `node.device`, see `place`), into one graph per device:
-/// - each node goes to the part of its device; a data edge between devices becomes a `send`
+/// - each node goes to the part of its device; a constant (`Constant`, TensorFlow `Const`)
+///   read on another device is copied into that device's part; any other data edge between
+///   devices becomes a `send`
 ///   (on the producer's device, attributes `tensor_name` = `node:port`, `send_device`,
 ///   `recv_device`) and a `recv` (on the consumer's, the tensor's type), one pair per tensor
 ///   and destination device; a control edge between devices becomes a `send` with no input

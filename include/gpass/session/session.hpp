@@ -83,6 +83,7 @@ struct run_metadata {
   std::size_t partitions = 0;   ///< devices that ran a part of the main graph
   std::size_t sends = 0;        ///< send/recv pairs of the signature (data and control)
   std::size_t control_sends = 0;  ///< of which carry a control edge
+  std::size_t copied_constants = 0;  ///< constants copied to a second device instead of sent
   bool cache_hit = false;       ///< the signature was compiled by an earlier run
 };
 
@@ -172,6 +173,7 @@ class session {
       md->partitions = running.size();
       md->sends = exe->prog.sends;
       md->control_sends = exe->prog.control_transfers;
+      md->copied_constants = exe->prog.copied_constants;
       md->stats.devices = step.take_stats();
       for (std::size_t d = 0; d < md->stats.devices.size(); ++d) md->stats.devices[d].device = device_names_[d];
     }

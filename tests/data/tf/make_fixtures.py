@@ -355,10 +355,47 @@ def function_call():
                 post=stable_function_names)
 
 
+def mlp_gradients():
+    """Forward and backward of a small MLP as `tf.gradients` builds it: MatMul, BiasAdd,
+    Relu, Tanh, Sigmoid, a broadcasting Add, the dense and the sparse softmax cross-entropy,
+    reduce_mean; the gradients of the loss with respect to the weights and the input
+    (ReluGrad, TanhGrad, SigmoidGrad, BiasAddGrad, BroadcastGradientArgs over shapes computed
+    at run time (the batch is dynamic), the MatMul transposes, the cross-entropies' backprop
+    outputs)."""
+    r = rng(40)
+    x = v1.placeholder(tf.float32, [None, 3], name="x")  # a dynamic batch: shapes computed at run time
+    labels = v1.placeholder(tf.float32, [None, 2], name="labels")
+    ids = v1.placeholder(tf.int32, [None], name="ids")
+    w1 = tf.constant(r.randn(3, 5).astype(np.float32), name="w1")
+    b1 = tf.constant((r.randn(5) * 0.1).astype(np.float32), name="b1")
+    w2 = tf.constant(r.randn(5, 4).astype(np.float32), name="w2")
+    w3 = tf.constant(r.randn(4, 2).astype(np.float32), name="w3")
+    b3 = tf.constant((r.randn(1, 2) * 0.1).astype(np.float32), name="b3")
+    h1 = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w1), b1), name="h1")
+    h2 = tf.tanh(tf.matmul(h1, w2), name="h2")
+    h3 = tf.multiply(tf.sigmoid(h2), 2.0, name="h3")
+    logits = tf.add(tf.matmul(h3, w3), b3, name="logits")
+    dense = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="dense")
+    sparse = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="sparse")
+    loss = tf.add(dense, 0.5 * sparse, name="loss")
+    grads = tf.gradients(loss, [w1, b1, w2, w3, b3, x])
+    outs = [tf.identity(g, name=f"grad_{n}") for g, n in zip(grads, ["w1", "b1", "w2", "w3", "b3", "x"])]
+    # the reduction axes of a broadcast's gradient, on shapes fed at run time (size-1 axes of
+    # both sides included)
+    s0 = v1.placeholder(tf.int32, [None], name="s0")
+    s1 = v1.placeholder(tf.int32, [None], name="s1")
+    bga = tf.raw_ops.BroadcastGradientArgs(s0=s0, s1=s1, name="bga")
+    xv = r.randn(4, 3).astype(np.float32)
+    lv = np.eye(2, dtype=np.float32)[[0, 1, 1, 0]]
+    iv = np.array([1, 0, 1, 1], np.int32)
+    return Spec({x: xv, labels: lv, ids: iv, s0: np.array([4, 1, 3], np.int32), s1: np.array([2, 1, 4, 1, 1], np.int32)},
+                [loss] + outs + [bga[0], bga[1]])
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
-    control_deps, while_ctrl, variables_in_loop,
+    control_deps, while_ctrl, variables_in_loop, mlp_gradients,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

@@ -89,6 +89,7 @@ TensorArrayV3 = handle:resource, flow:f32
 TensorArrayGradV3 TensorArrayGradWithShape = grad_handle:resource, flow_out:f32
 TensorArrayConcatV3 = value:dtype, lengths:i64
 BroadcastGradientArgs = r0:T, r1:T
+SoftmaxCrossEntropyWithLogits SparseSoftmaxCrossEntropyWithLogits = loss:T, backprop:T
 FusedBatchNorm = y:T, batch_mean:T, batch_variance:T, reserve_space_1:T, reserve_space_2:T
 FusedBatchNormV2 = y:T, batch_mean:U, batch_variance:U, reserve_space_1:U, reserve_space_2:U
 FusedBatchNormV3 = y:T, batch_mean:U, batch_variance:U, reserve_space_1:U, reserve_space_2:U, reserve_space_3:U

@@ -4,13 +4,17 @@
 /// TopKV2 (values and int32 indices), InTopKV2, Conv2D, DepthwiseConv2dNative, MaxPool and
 /// AvgPool (NHWC or NCHW, `SAME`/`VALID`/`EXPLICIT` padding, through ONNX's Conv and
 /// pooling shape functions), FusedBatchNorm/V2/V3, Resize{Bilinear,NearestNeighbor,Bicubic,Area},
-/// L2Loss.
+/// L2Loss; the gradient ops of dense networks: ReluGrad, Relu6Grad, TanhGrad, SigmoidGrad,
+/// BiasAddGrad, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits,
+/// BroadcastGradientArgs (with value propagation).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gpass/ops/tf/common.hpp>
@@ -152,6 +156,72 @@ inline void resize_infer(infer_context& c) {
   c.set_shape(0, shape{x.has_rank() ? x[0] : dim(), h, w, x.has_rank() ? x[3] : dim()});
 }
 
+// BiasAddGrad(out_backprop): [C], the channel dim (last for NHWC, 1 for NCHW).
+inline void bias_add_grad_infer(infer_context& c) {
+  shape g = c.input_shape(0);
+  if (!g.has_rank()) return c.set_shape(0, shape{dim()});
+  if (g.rank() < 2) c.fail("out_backprop must have rank >= 2, got " + g.to_string());
+  c.set_shape(0, shape{channels_first(c) ? g[1] : g[g.rank() - 1]});
+}
+
+// (Sparse)SoftmaxCrossEntropyWithLogits(features [B, N], labels): loss [B], backprop [B, N].
+inline void xent_infer(infer_context& c) {
+  shape x = c.input_shape(0);
+  if (x.has_rank() && x.rank() != 2) c.fail("features must be 2-D [batch, classes], got " + x.to_string());
+  const dim b = x.has_rank() ? x[0] : dim(), n = x.has_rank() ? x[1] : dim();
+  c.set_shape(0, shape{b});
+  c.set_shape(1, shape{b, n});
+}
+
+// BroadcastGradientArgs(s0, s1): the axes to reduce each side's gradient over, as TensorFlow
+// computes them (equal shapes: none; else the axes where a side's left-padded dim is 1). Null
+// when the shapes are not both known or do not broadcast.
+inline std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> broadcast_gradient_axes(
+    const std::vector<std::int64_t>& s0, const std::vector<std::int64_t>& s1) {
+  std::vector<std::int64_t> r0, r1;
+  if (s0 == s1) return std::pair{r0, r1};
+  const std::size_t rank = std::max(s0.size(), s1.size());
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t d0 = i + s0.size() >= rank ? s0[i + s0.size() - rank] : 1;
+    const std::int64_t d1 = i + s1.size() >= rank ? s1[i + s1.size() - rank] : 1;
+    if (d0 != d1 && d0 != 1 && d1 != 1) return std::nullopt;
+    if (d0 == 1) r0.push_back(static_cast<std::int64_t>(i));
+    if (d1 == 1) r1.push_back(static_cast<std::int64_t>(i));
+  }
+  return std::pair{r0, r1};
+}
+
+inline void broadcast_gradient_args_infer(infer_context& c) {
+  for (std::size_t k = 0; k < 2; ++k) c.set_shape(k, shape{c.fresh_dim(k == 0 ? "r0" : "r1")});
+}
+
+inline void broadcast_gradient_args_value(infer_context& c) {
+  auto a = c.input_dims(0), b = c.input_dims(1);
+  if (!a || !b) return;
+  std::vector<std::int64_t> s0, s1;
+  for (const auto& d : *a) {
+    if (!d.is_known()) return;
+    s0.push_back(d.value());
+  }
+  for (const auto& d : *b) {
+    if (!d.is_known()) return;
+    s1.push_back(d.value());
+  }
+  auto r = broadcast_gradient_axes(s0, s1);
+  if (!r) c.fail("s0 and s1 are shapes that do not broadcast");
+  const dtype t = c.input_dtype(0) == dtype::int64 ? dtype::int64 : dtype::int32;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto& v = k == 0 ? r->first : r->second;
+    tensor out(t, {static_cast<std::int64_t>(v.size())});
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (t == dtype::int32) out.data<std::int32_t>()[i] = static_cast<std::int32_t>(v[i]);
+      else out.data<std::int64_t>()[i] = v[i];
+    }
+    c.set_shape(k, shape{dim(static_cast<std::int64_t>(v.size()))});
+    c.set_value(k, known_value::of(std::move(out)));
+  }
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -204,6 +274,21 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
         .infer(resize_infer).add(r);
   tf_op("L2Loss").in("t:T").out("output:T").type_attr("T").infer([](infer_context& c) { c.set_shape(0, shape::scalar()); })
       .add(r);
+
+  // what tf.gradients emits for dense networks
+  for (const char* n : {"ReluGrad", "Relu6Grad"})
+    tf_op(n).in("gradients:T").in("features:T").out("backprops:T").type_attr("T")
+        .infer(detail::onnx_ops::same_shapes).add(r);
+  for (const char* n : {"TanhGrad", "SigmoidGrad"})
+    tf_op(n).in("y:T").in("dy:T").out("z:T").type_attr("T").infer(detail::onnx_ops::same_shapes).add(r);
+  tf_op("BiasAddGrad").in("out_backprop:T").out("output:T").type_attr("T").attr("data_format", "string", "NHWC")
+      .infer(bias_add_grad_infer).add(r);
+  tf_op("SoftmaxCrossEntropyWithLogits").in("features:T").in("labels:T").out("loss:T").out("backprop:T")
+      .type_attr("T").infer(xent_infer).add(r);
+  tf_op("SparseSoftmaxCrossEntropyWithLogits").in("features:T").in("labels:Tlabels").out("loss:T").out("backprop:T")
+      .type_attr("T").type_attr("Tlabels", dtype::int64).infer(xent_infer).add(r);
+  tf_op("BroadcastGradientArgs").in("s0:T").in("s1:T").out("r0:T").out("r1:T").type_attr("T", dtype::int32)
+      .infer(broadcast_gradient_args_infer).propagate(broadcast_gradient_args_value).add(r);
 }
 
 // the definitions of the ONNX functions used above (see tf/detail/onnx_functions.hpp)
