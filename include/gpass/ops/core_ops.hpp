@@ -13,7 +13,8 @@ class op_registry;
 /// - `get_tuple` (1 in, 1 out, `index:int`), `make_tuple` (n in, 1 out);
 /// - `while` (n in, n out, `cond:func`, `body:func`), `if` (1+n in, m out, `then_branch`, `else_branch`);
 /// - `function_entry` (0 in, n out: a function's arguments), `return` (n in, 0 out: its results);
-/// - `get_global` / `set_global` (`variable:string`);
+/// - `get_global` / `set_global` (`variable:string`), `update_globals` (an optimizer step:
+///   `rule:string`, `variables:strings`, `use_nesterov:bool`);
 /// - `arg` / `retval` (`index:int`) and `send` (0 or 1 in) / `recv` (`tensor_name`,
 ///   `send_device`, `recv_device`) used by the session's partitions;
 /// - TF v1 control flow: Enter, Exit, Merge, Switch, NextIteration, LoopCond (may form cycles).
@@ -52,6 +53,17 @@ inline void core_make_tuple(infer_context& c) {
   tuple_type t;
   for (std::size_t i = 0; i < c.num_inputs(); ++i) t.elements.push_back(c.input_type(i));
   c.set_output(0, std::move(t));
+}
+
+// update_globals: output 0 has the gradient's type, which is the variable's (the gradient is
+// input 1 of `momentum`, the last input of the other rules, as in TensorFlow's ops).
+inline std::size_t update_globals_gradient(std::string_view rule, std::size_t inputs) {
+  return rule == "momentum" ? 1 : inputs - 1;
+}
+inline void core_update_globals_type(infer_context& c) {
+  if (c.num_outputs() == 0 || c.num_inputs() == 0) return;
+  const std::size_t g = update_globals_gradient(c.attr_string("rule", ""), c.num_inputs());
+  if (g < c.num_inputs()) c.set_output(0, c.input_type(g));
 }
 
 inline void core_forward(infer_context& c) {
@@ -169,6 +181,12 @@ inline void gpass::register_core_ops(op_registry& r) {
       "Reads the global (variable) `variable`.");
   add("set_global", 1, 1, 0, 1, {req("variable", "string")}, effect, "Writes the global (variable) `variable`.",
       detail::core_forward);
+  add("update_globals", 1, U, 0, 1,
+      {req("rule", "string"), req("variables", "strings"), opt("use_nesterov", "bool", false)}, effect,
+      "An optimizer step on globals (TensorFlow's Apply* after variables-to-globals): `rule` gradient_descent "
+      "(inputs alpha, delta), momentum (lr, grad, momentum; variables var, accum) or adam (beta1_power, "
+      "beta2_power, lr, beta1, beta2, epsilon, grad; variables var, m, v); output: the new value of the first.",
+      detail::core_update_globals_type);
   add("arg", 0, 0, 1, 1, {req("index", "int")}, iface, "Session feed `index` read from the call frame.");
   add("retval", 1, 1, 0, 0, {req("index", "int")}, term, "Session fetch `index` written to the call frame.");
   add("send", 0, 1, 0, 0,

@@ -99,7 +99,7 @@ inline bool is_interface_op(std::string_view domain, std::string_view op) {
 ///   a metadata op (`Shape`, `Size`, `Rank`, `ShapeN`) goes with the producer of its input;
 ///   both only when they request no device themselves;
 /// - resource edges (an input of element type `resource`) and every `get_global` /
-///   `set_global` of one variable stay together; a node calling a function (loop body,
+///   `set_global` / `update_globals` of one variable stay together; a node calling a function (loop body,
 ///   branch) stays with that function's `function_entry` and `return`;
 /// - stateful nodes placed earlier (`pinned`, by node name) keep their device, and so does
 ///   every reader and writer of a global placed earlier (key `global:<variable>`: a variable
@@ -138,6 +138,10 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
       if (h[v].domain.empty() && (h[v].op == "get_global" || h[v].op == "set_global"))
         if (auto a = h[v].attrs.find("variable"); a != h[v].attrs.end() && a->second.template is<std::string>())
           it.variable = a->second.template as<std::string>();
+      if (h[v].domain.empty() && h[v].op == "update_globals")
+        if (auto a = h[v].attrs.find("variables"); a != h[v].attrs.end() && a->second.template is<std::vector<std::string>>() &&
+                                                   !a->second.template as<std::vector<std::string>>().empty())
+          it.variable = a->second.template as<std::vector<std::string>>().front();
       if (!h[v].device.empty()) {
         try {
           it.request = parse_device_name(h[v].device);
@@ -196,12 +200,17 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
         const auto& t = h[in.node].outputs[static_cast<std::size_t>(in.port)];
         if (t.is_tensor() && t.tensor().element == dtype::resource) unite(i, index[gi][in.node]);
       }
-      // one variable, one device
+      // one variable, one device (with the optimizer steps that update it)
+      auto with_global = [&](const std::string& var) {
+        auto [it, fresh] = global_first.try_emplace(var, i);
+        if (!fresh) unite(i, it->second);
+      };
       if (n.domain.empty() && (n.op == "get_global" || n.op == "set_global"))
-        if (auto a = n.attrs.find("variable"); a != n.attrs.end() && a->second.template is<std::string>()) {
-          auto [it, fresh] = global_first.try_emplace(a->second.template as<std::string>(), i);
-          if (!fresh) unite(i, it->second);
-        }
+        if (auto a = n.attrs.find("variable"); a != n.attrs.end() && a->second.template is<std::string>())
+          with_global(a->second.template as<std::string>());
+      if (n.domain.empty() && n.op == "update_globals")
+        if (auto a = n.attrs.find("variables"); a != n.attrs.end() && a->second.template is<std::vector<std::string>>())
+          for (const auto& var : a->second.template as<std::vector<std::string>>()) with_global(var);
       // callers with the functions they call
       auto call = [&](const std::string& fname) {
         for (std::size_t fj = 1; fj < graphs.size(); ++fj) {

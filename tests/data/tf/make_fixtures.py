@@ -11,8 +11,9 @@ tests/data/tf/<name>/:
   graph.pbtxt   the same GraphDef in protobuf text format
   fixture.txt   one item per line:
                   tf_version <v>
-                  target <node_name>           ops run (each in its own Session.run, in order)
-                                               before the fetches, e.g. an initializer
+                  target <node_name>           ops run (each in its own Session.run, in order,
+                                               with the feeds) before the fetches, e.g. an
+                                               initializer, or a training step
                   feed <node:port> <file>      a fed tensor
                   fetch <node:port> <file>     TensorFlow's value of a fetched tensor
   feed_<i>.pb / output_<i>.pb   TensorProto messages (binary, tf.make_tensor_proto)
@@ -392,10 +393,44 @@ def mlp_gradients():
                 [loss] + outs + [bga[0], bga[1]])
 
 
+def mlp_training():
+    """Three small MLPs (same data, their own variables) trained together by
+    `GradientDescentOptimizer` (reference variables: ApplyGradientDescent),
+    `MomentumOptimizer` (resource variables: ResourceApplyMomentum) and `AdamOptimizer`
+    (reference variables: ApplyAdam, its beta powers updated by Assign); NOT frozen: targets
+    `init`, then `train` 20 times (every run fed the same batch), then the three losses."""
+    r = rng(50)
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    ids = v1.placeholder(tf.int32, [None], name="ids")
+    init_w1 = (r.randn(3, 6) * 0.5).astype(np.float32)
+    init_w2 = (r.randn(6, 3) * 0.5).astype(np.float32)
+
+    def model(scope, resource):
+        with v1.variable_scope(scope):
+            w1 = v1.get_variable("w1", initializer=init_w1, use_resource=resource)
+            b1 = v1.get_variable("b1", initializer=np.zeros(6, np.float32), use_resource=resource)
+            w2 = v1.get_variable("w2", initializer=init_w2, use_resource=resource)
+            b2 = v1.get_variable("b2", initializer=np.zeros(3, np.float32), use_resource=resource)
+            h = tf.nn.relu(tf.matmul(x, w1) + b1)
+            logits = tf.matmul(h, w2) + b2
+            return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
+
+    l_sgd = model("sgd", False)
+    l_mom = model("mom", True)
+    l_adam = model("adam", False)
+    train = tf.group(v1.train.GradientDescentOptimizer(0.5).minimize(l_sgd),
+                     v1.train.MomentumOptimizer(0.1, 0.9).minimize(l_mom),
+                     v1.train.AdamOptimizer(0.05).minimize(l_adam), name="train")
+    init = v1.global_variables_initializer()
+    xv = r.randn(8, 3).astype(np.float32)
+    iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
+    return Spec({x: xv, ids: iv}, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
-    control_deps, while_ctrl, variables_in_loop, mlp_gradients,
+    control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]
@@ -416,7 +451,7 @@ def make(fn, out_root):
         config = v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
         with v1.Session(graph=g, config=config) as sess:
             for t in spec.targets:
-                sess.run(t)
+                sess.run(t, feed_dict=spec.feeds)  # (targets that need no feed ignore it)
             values = sess.run(spec.fetches, feed_dict=spec.feeds)
             gd = g.as_graph_def(add_shapes=spec.add_shapes)
             if spec.freeze:

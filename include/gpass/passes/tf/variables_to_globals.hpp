@@ -22,6 +22,7 @@
 #include <gpass/exec/globals.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/library.hpp>
+#include <gpass/ops/core_ops.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
 #include <gpass/pass/pass_base.hpp>
@@ -45,6 +46,17 @@ inline bool mutates_variable(std::string_view op) {
          op.starts_with("ResourceSparseApply") || op.starts_with("Scatter") || op.starts_with("ResourceScatter") ||
          op.ends_with("SliceAssign") || op == "CountUpTo" || op == "ResourceCountUpTo" || op == "DestroyResourceOp" ||
          op == "ResourceGather" || op == "ResourceGatherNd";
+}
+
+/// The optimizer updates `variables-to-globals` lowers to `update_globals`: the number of
+/// leading variable (reference or resource) inputs of `op` and its update rule; {0, ""} for
+/// any other op.
+inline std::pair<int, std::string_view> optimizer_update(std::string_view op) {
+  if (op.starts_with("Resource")) op.remove_prefix(8);
+  if (op == "ApplyGradientDescent") return {1, "gradient_descent"};
+  if (op == "ApplyMomentum") return {2, "momentum"};
+  if (op == "ApplyAdam") return {3, "adam"};
+  return {0, ""};
 }
 
 }  // namespace detail
@@ -84,8 +96,13 @@ inline bool mutates_variable(std::string_view op) {
 ///   gets a control edge from it (it stays in the loop frame). `Enter`s left without
 ///   consumers are removed; the variable node is removed, or becomes a `get_global` when a
 ///   consumer is left (a kept `Enter`, an op reading a reference variable directly).
+/// - Optimizer updates: `ApplyGradientDescent`, `ApplyMomentum`, `ApplyAdam` (and their
+///   `Resource` forms) whose variable inputs are all variables become
+///   `update_globals {rule = "gradient_descent" | "momentum" | "adam", variables = [...],
+///   use_nesterov}` on their other inputs (learning rate, gradient, ...), with the op's name,
+///   control inputs and uses; its output is the first variable's new value.
 /// - Errors (`gpass::error` naming the node, the op and the pass): a variable reaching an op
-///   that updates it otherwise (`ApplyGradientDescent`, `ScatterUpdate`, ...), a resource
+///   that updates it otherwise (`ScatterUpdate`, sparse optimizer updates, ...), a resource
 ///   handle reaching any other op, an initial value for a graph whose attributes are not
 ///   `attribute_map`.
 /// Runs on the graph and every function of its library. Statistics: `variables`,
@@ -212,6 +229,45 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
         vars.push_back(v);
     }
     for (auto var : vars) lower_variable(g, top, var, c);
+    finish_updates(g, c);
+  }
+
+  // An optimizer update (ApplyGradientDescent, ApplyMomentum, ApplyAdam, their Resource forms)
+  // whose variable inputs all came from variables (`_update_globals`, one name per variable
+  // port, set by lower_variable) becomes `update_globals {rule, variables, use_nesterov}` on
+  // its other inputs; its output (the updated variable) is the new value of the first one.
+  template <class G>
+  static void finish_updates(G& g, counters& c) {
+    using node_id = typename G::node_id;
+    std::vector<node_id> todo;
+    for (auto v : g.nodes())
+      if (g[v].attrs.count("_update_globals")) todo.push_back(v);
+    for (auto v : todo) {
+      const auto n = g[v];
+      const auto [nref, rule] = detail::optimizer_update(n.op);
+      const auto names = n.attrs.at("_update_globals").template as<std::vector<std::string>>();
+      for (std::size_t k = 0; k < names.size(); ++k)
+        if (names[k].empty())
+          throw_node_error("variables-to-globals: input " + std::to_string(k) + " of the optimizer update is not a variable",
+                           n.name, n.op);
+      typename G::node_type u;
+      u.op = "update_globals";
+      u.attrs["rule"] = std::string(rule);
+      u.attrs["variables"] = names;
+      u.attrs["use_nesterov"] = get_or<bool>(n.attrs, "use_nesterov", false);
+      u.device = n.device;
+      const std::size_t grad = static_cast<std::size_t>(nref) + detail::update_globals_gradient(rule, g.num_inputs(v) - static_cast<std::size_t>(nref));
+      u.outputs = {g.input(v, static_cast<int>(grad)).empty ? type{} : g[g.input(v, static_cast<int>(grad)).node].outputs[0]};
+      std::vector<typename G::input_ref> ins;
+      for (std::size_t k = static_cast<std::size_t>(nref); k < g.num_inputs(v); ++k) ins.push_back(g.input(v, static_cast<int>(k)));
+      auto nu = take_over(g, v, std::move(u));
+      for (const auto& in : ins) {
+        if (in.empty) throw_node_error("variables-to-globals: the optimizer update has an empty input", n.name, n.op);
+        g.add_input(nu, in.node, in.port);
+      }
+      g.remove_node(v);
+      ++c.writes;
+    }
   }
 
   template <class G>
@@ -331,6 +387,17 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
       } else if (is_init_query) {
         done.insert(g.serial(cv));
         detail::replace_by_constant(g, cv, tensor::scalar(true), detail::tf_constants(top, cn.domain));
+      } else if (const auto upd = detail::optimizer_update(cn.op); upd.first > 0 && u.port < upd.first) {
+        // an optimizer's update of this variable: recorded here, lowered once all its
+        // variables are known (finish_updates)
+        if (u.via != var)
+          fail("variable '" + gname + "' is updated by an optimizer inside a loop (not supported)", cn.name, cn.op);
+        auto& node = g[cv];
+        auto names = get_or<std::vector<std::string>>(node.attrs, "_update_globals",
+                                                       std::vector<std::string>(static_cast<std::size_t>(upd.first)));
+        names[static_cast<std::size_t>(u.port)] = gname;
+        node.attrs["_update_globals"] = std::move(names);
+        if (node.device.empty()) node.device = vdev;
       } else if (detail::mutates_variable(cn.op) || resource) {
         fail("variable '" + gname + "' reaches an op that variables-to-globals does not lower", cn.name, cn.op);
       } else {

@@ -4,8 +4,12 @@
 /// after `gpass::variables_to_globals`): they read and write the running plan's
 /// `global_store`.
 
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/globals.hpp>
@@ -35,6 +39,92 @@ void register_globals(kernel_registry<P>& r) {
       const auto& x = ctx.input(0);
       ctx.globals().set(var, x.clone());
       if (ctx.num_outputs() > 0) ctx.set_output(0, ctx.input_value(0));
+    };
+  }});
+}
+
+/// Registers `update_globals` (an optimizer step on globals, TensorFlow's ApplyGradientDescent /
+/// ApplyMomentum / ApplyAdam after `variables-to-globals`), with TensorFlow's update rules:
+/// - `gradient_descent` (alpha, delta): var -= alpha * delta;
+/// - `momentum` (lr, grad, momentum), variables [var, accum]: accum = accum * momentum + grad;
+///   var -= lr * accum (Nesterov: var -= lr * grad + lr * momentum * accum);
+/// - `adam` (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad), variables [var, m, v]:
+///   lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m += (grad - m) * (1 - beta1);
+///   v += (grad^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon) (Nesterov: with
+///   m * beta1 + (1 - beta1) * grad in place of m).
+/// f32 and f64 variables; the hyper-parameters are scalars of any numeric type. Each global
+/// gets a new tensor (stored tensors are never written in place); output 0 is the first
+/// variable's new value. Not atomic across concurrent runs (TensorFlow's `use_locking` false).
+template <class P = eigen_cpu>
+void register_update_globals(kernel_registry<P>& r) {
+  using context = kernel_context<P>;
+  using fn = kernel_fn<P>;
+  r.add({.op = "update_globals", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string rule = n.attr<std::string>("rule");
+    const auto vars = n.attr<std::vector<std::string>>("variables");
+    const bool nesterov = n.attr<bool>("use_nesterov", false);
+    const std::size_t want_vars = rule == "gradient_descent" ? 1 : rule == "momentum" ? 2 : rule == "adam" ? 3 : 0;
+    const std::size_t want_inputs = rule == "gradient_descent" ? 2 : rule == "momentum" ? 3 : 7;
+    if (want_vars == 0) n.fail("unknown update rule '" + rule + "' (gradient_descent, momentum, adam)");
+    if (vars.size() != want_vars)
+      n.fail("rule '" + rule + "' updates " + std::to_string(want_vars) + " variables, " + std::to_string(vars.size()) + " given");
+    if (n.num_inputs() != want_inputs)
+      n.fail("rule '" + rule + "' takes " + std::to_string(want_inputs) + " inputs, the node has " + std::to_string(n.num_inputs()));
+    return [rule, vars, nesterov](context& ctx) {
+      auto& store = ctx.globals();
+      const gpass::tensor& grad = ctx.input(rule == "momentum" ? 1 : ctx.num_inputs() - 1);  // (TF's argument order)
+      std::vector<gpass::tensor> cur;
+      for (const auto& v : vars) {
+        auto t = store.get(v);
+        if (!t) ctx.fail("global '" + v + "' has no value (the variable was never initialized or assigned)");
+        if (t->element_type() != grad.element_type() || t->sizes() != grad.sizes())
+          ctx.fail("global '" + v + "' is " + t->shape().to_string() + " " + std::string(to_string(t->element_type())) +
+                   ", the gradient " + grad.shape().to_string() + " " + std::string(to_string(grad.element_type())));
+        cur.push_back(t->clone());
+      }
+      auto scalar = [&](std::size_t i) {
+        const gpass::tensor& t = ctx.input(i);
+        if (t.size() != 1) ctx.fail("input " + std::to_string(i) + " must be a scalar, got " + t.shape().to_string());
+        double v = 0;
+        visit_dtype(t.element_type(), [&]<class S>() {
+          if constexpr (std::is_arithmetic_v<S>) v = static_cast<double>(t.data<S>()[0]);
+          else ctx.fail("input " + std::to_string(i) + " must be numeric");
+        });
+        return v;
+      };
+      auto run = [&]<class T>() {
+        const T* g = grad.data<T>();
+        T* var = cur[0].data<T>();
+        const std::int64_t count = grad.size();
+        if (rule == "gradient_descent") {
+          const T alpha = static_cast<T>(scalar(0));
+          for (std::int64_t i = 0; i < count; ++i) var[i] -= alpha * g[i];
+        } else if (rule == "momentum") {
+          const T lr = static_cast<T>(scalar(0)), mom = static_cast<T>(scalar(2));
+          T* acc = cur[1].data<T>();
+          for (std::int64_t i = 0; i < count; ++i) {
+            acc[i] = acc[i] * mom + g[i];
+            var[i] -= nesterov ? g[i] * lr + acc[i] * mom * lr : acc[i] * lr;
+          }
+        } else {
+          const T b1p = static_cast<T>(scalar(0)), b2p = static_cast<T>(scalar(1)), lr = static_cast<T>(scalar(2));
+          const T b1 = static_cast<T>(scalar(3)), b2 = static_cast<T>(scalar(4)), eps = static_cast<T>(scalar(5));
+          const T lr_t = lr * std::sqrt(T(1) - b2p) / (T(1) - b1p);
+          T* m = cur[1].data<T>();
+          T* v = cur[2].data<T>();
+          for (std::int64_t i = 0; i < count; ++i) {
+            m[i] += (g[i] - m[i]) * (T(1) - b1);
+            v[i] += (g[i] * g[i] - v[i]) * (T(1) - b2);
+            const T step = nesterov ? m[i] * b1 + (T(1) - b1) * g[i] : m[i];
+            var[i] -= step * lr_t / (std::sqrt(v[i]) + eps);
+          }
+        }
+      };
+      if (grad.element_type() == dtype::f32) run.template operator()<float>();
+      else if (grad.element_type() == dtype::f64) run.template operator()<double>();
+      else ctx.fail("update_globals supports f32 and f64 variables, got " + std::string(to_string(grad.element_type())));
+      for (std::size_t k = 0; k < vars.size(); ++k) store.set(vars[k], cur[k]);
+      if (ctx.num_outputs() > 0) ctx.set_output(0, cur[0]);
     };
   }});
 }

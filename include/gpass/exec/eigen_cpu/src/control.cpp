@@ -16,6 +16,7 @@
 GPASS_DECL void gpass::exec::register_eigen_cpu_control(kernel_registry<eigen_cpu>& r) {
   cpu_detail::register_control(r);
   cpu_detail::register_globals(r);
+  cpu_detail::register_update_globals(r);
   cpu_detail::register_lists(r);
   register_transfer_kernels(r);
 }
