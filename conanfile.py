@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conan 2 recipe of gpass: a header-only library (package_type "header-library") whose
 package is its own CMake install (include/, share/cmake/gpass with gpassConfig.cmake and the
 units script, share/pkgconfig/gpass.pc). Consumers find it with find_package(gpass CONFIG

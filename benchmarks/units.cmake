@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpass_bench_units: the gpass units (cmake/gpassUnits.cmake) that the benchmarks link.
 # The executor benchmark times the kernels, which live in the units, so in a Release build
 # (the bench preset, the run.sh scripts) they are compiled once for all benchmarks with the

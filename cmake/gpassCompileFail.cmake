@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpassCompileFail.cmake: run one compile-fail test (cmake -P script, used by CTest).
 #
 #   cmake -DBUILD_DIR=<build tree> -DTARGET=<target> -DSOURCE=<file.cpp> [-DCONFIG=<cfg>]

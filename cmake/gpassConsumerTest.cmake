@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpassConsumerTest.cmake: the `install.find_package_consumer` test (cmake -P script).
 #
 #   cmake -DBUILD_DIR=<gpass build tree> -DSOURCE_DIR=<gpass source tree> -DWORK_DIR=<scratch>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpassHeaderCheck.cmake: the "every public header compiles on its own" test.
 #
 # gpass_add_header_check(<prefix> INCLUDE_DIR <dir> BINARY_DIR <dir> [UNITS <unit.cpp>...])

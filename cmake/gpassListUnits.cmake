@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpassListUnits.cmake: the gpass units (see include/gpass/config.hpp), one file per line.
 #
 #   include(gpassListUnits.cmake)      sets GPASS_UNIT_SOURCES (absolute paths) from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpassPkgConfigTest.cmake: the `install.pkg_config_consumer` test (cmake -P script).
 #
 #   cmake -DBUILD_DIR=<gpass build tree> -DSOURCE_DIR=<gpass source tree> -DWORK_DIR=<scratch>

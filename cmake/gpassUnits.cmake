@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpassUnits.cmake: compile gpass's heavy parts once per build (see include/gpass/config.hpp).
 #
 # gpass is header-only; in the default mode every translation unit that runs a plan compiles

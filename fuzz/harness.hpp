@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the fuzz harnesses (fuzz/*.cpp). Each harness defines its entry point with
 // GPASS_FUZZ_TARGET(name): under libFuzzer (GPASS_FUZZ_LIBFUZZER) that is
 // LLVMFuzzerTestOneInput; in the replay build (the CI test that runs the committed corpora

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target onnx: ONNX models imported, inferred (types, symbolic shapes, known values),
 // exported and imported again. Property: bad input is a gpass::error; what imports and
 // exports imports again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first steps of the ONNX fuzz targets (onnx, run): parse and import the bytes, then
 // infer types and shapes (a failed inference leaves what was inferred; the graph goes on).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replay driver: runs a fuzz target over files and folders of inputs (the committed
 // corpora and regression inputs), without a fuzzer and without sanitizers. Any crash,
 // uncaught exception or broken property aborts; the CTest tests fuzz.replay.<target> use it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target run: ONNX models imported, inferred, planned and run on the Eigen CPU executor
 // under tight limits (16 MiB per tensor, 128 MiB alive, 1000 loop iterations, call depth 16),
 // on inputs made from the declared types (unknown dims 2, elements 0, 1, 2, ...). Property:

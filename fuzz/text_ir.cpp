@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target text_ir: the text IR parser and printer. Property: whatever parses prints, and
 // the printed text parses again to a graph that prints the same (a round trip is exact).
 #include <string>

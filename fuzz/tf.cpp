@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target tf: TensorFlow GraphDefs, binary or text (chosen as gpass-opt does, by the
 // first byte), imported and lowered by the tf-frontend pipeline (which evaluates constant
 // subgraphs with the CPU kernels). Property: bad input is a gpass::error, never a crash, an

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks a vcpkg port manifest (vcpkg.json) against the rules of the vcpkg.json reference
 (learn.microsoft.com/vcpkg/reference/vcpkg-json, the fields of vcpkg-tool's
 docs/vcpkg.schema.json): strict JSON, known top-level fields, exactly one version field of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The include layering of gpass: every folder of include/gpass is a layer, and a file may
 include (#include <gpass/...>) only files of its own layer, of a lower layer, or the base
 headers. The order, lowest first (README "Layout"):

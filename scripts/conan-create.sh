@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and tests the Conan 2 package of gpass offline, from a fresh clone: the recipe
 # (conanfile.py) against Debian's Boost, Eigen, protobuf and ONNX as platform requirements
 # (conan/profiles/debian12), then test_package/ (a consumer found through the package's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Demo: builds the gpass-opt driver and runs a compile-time-checked pass pipeline on its
 # bundled example graph (an MLP block with a dead branch and a disconnected constant),
 # printing the IR after each pass and the timing/statistics report; then the optimizer (-O3)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the packages gpass needs to build, test and run its demo, on Debian 12 (bookworm)
 # or a derivative. Installs only what is missing; `apt-get update` runs only then. Works as
 # root (no sudo needed) or as a user with sudo.

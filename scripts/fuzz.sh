@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes one of gpass's fuzz targets (fuzz/*.cpp) with libFuzzer + ASan/UBSan (clang 16).
 #
 #   scripts/fuzz.sh TARGET [SECONDS] [JOBS]   fuzz for SECONDS (default 60) with JOBS processes

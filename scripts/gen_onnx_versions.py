@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes include/gpass/ops/onnx/versions.hpp: for every operator of the ONNX default domain
 (ai.onnx), the opset versions in which the operator was introduced or its signature changed
 (attributes, inputs or outputs added, removed or changed in kind or optionality), from the
@@ -37,7 +38,8 @@ for name in sorted(by_op):
         prev = sig
     lines.append(f'      {{"{name}", {{{", ".join(entries)}}}}},')
 
-out = f"""#pragma once
+out = f"""// SPDX-License-Identifier: Apache-2.0
+#pragma once
 /// \\file versions.hpp
 /// The version history of the ONNX default-domain operators: for each operator, every
 /// version (`since_version`) with its attribute names, and whether it changed the signature

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/data/hostile/: small model files an attacker could hand gpass, one per class of
 bad input (size arithmetic that overflows, resource exhaustion, runaway loops and recursion,
 strictness about versions and attributes, malformed files). tests/tools/hostile_inputs.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds gpass and runs every test: `cmake --workflow --preset ci` (configure build/ci,
 # build with 2 jobs, ctest). Exits non-zero when anything fails.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The concurrency tests under ThreadSanitizer: the units built once with the `tsan` preset
 # (Debug, -O1 -fsanitize=thread), then the test files that run plans and sessions from many
 # threads (tests/exec/concurrent.cpp, tests/session/*.cpp) compiled with the same flags and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What the vcpkg overlay port (ports/gpass) does, without vcpkg (which cannot be fetched
 # here): checks the manifest, then performs the portfile's steps by hand — configure with
 # its options (features: FEATURES, default "tensorflow"), install into a package directory

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compile cost of gpass: time and peak compiler memory (/usr/bin/time -v) of
 #   (a) a user translation unit (user_tu.cpp: <gpass/all.hpp>, a small graph run on the Eigen
 #       CPU policy) with GPASS_SEPARATE_COMPILATION,

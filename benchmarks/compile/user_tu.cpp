@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user translation unit: includes the umbrella, builds a one-node Relu graph, infers its
 // shapes and runs it on the Eigen CPU policy. benchmarks/compile/run.sh measures the time and
 // peak memory the compiler needs for it (in the compiled-kernels mode and fully header-only).

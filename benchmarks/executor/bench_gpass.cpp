@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_gpass: latency of one ONNX model on gpass's Eigen CPU executor.
 //
 //   bench_gpass MODEL.onnx [--threads=N] [--batch=B] [--iters=K] [--warmup=W] [--dump=DIR]

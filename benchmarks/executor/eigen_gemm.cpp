@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // eigen_gemm: single-threaded f32 GEMM throughput on this machine, the hardware reference of
 // the executor benchmark. One line per size n: Eigen's best and mean GFLOP/s over repeated
 // C.noalias() = A * B (n x n, 2 n^3 flops per product), then the same for gpass's GEMM engine

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the executor benchmark's models (random weights, numpy seed 0, opset 13) into a folder:
 
   mlp.onnx           x: f32[N,784] -> 4 Gemm layers 784-1024-1024-1024-10 (Relu after the first

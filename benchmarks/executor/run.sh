@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs the executor benchmark: gpass (Eigen CPU executor) vs ONNX Runtime, same
 # machine, same run, same intra-op thread count (1 and 2), alternating between the two.
 #

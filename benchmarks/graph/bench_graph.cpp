@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph benchmarks: topological order, dce and delete-disconnected on synthetic graphs of
 // 10^3 .. 10^6 nodes, reported in ns per node (counter "ns/node").
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs the graph benchmarks, then prints a table: op, nodes, ns/node, and for each
 # op the ratio ns/node(10^6) / ns/node(10^4) (target: <= 2.0).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file synthetic_graph.hpp
 /// A deterministic synthetic computation graph for the graph benchmarks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass ONNX import + shape inference vs ONNX's own shape inference on one synthetic model.
 //
 // Builds (with the protobuf API) an ONNX model of about 10^5 nodes: a chain of blocks shaped

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds gpass_bench_onnx_infer directly with g++ (no CMake) and runs it.
 #   benchmarks/onnx_infer/run.sh [nodes=100000] [reps=3]
 # Environment: CXX (default g++), BUILD_DIR (default /tmp/gpass_bench_onnx_infer).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare gpass-opt's graph optimizer with ONNX Runtime, onnxsim and onnxoptimizer.
 
     compare.py MODELS_DIR --gpass-opt PATH [--out results.json] [options]

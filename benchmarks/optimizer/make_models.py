@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Build the optimizer benchmark's models and export them to ONNX.
 
     make_models.py OUT_DIR [--only a,b] [--force] [--seed N] [--batch N]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Optimizer benchmark: gpass-opt against ONNX Runtime, onnxsim and onnxoptimizer.
 #
 #   benchmarks/optimizer/run.sh [BUILD_DIR] [compare.py options...]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass_bench_session GRAPH.pb [RUNS] [DEVICES]: times gpass::session::run on a TensorFlow
 // GraphDef (tf_session.py writes the 10-node one): import, a session on DEVICES CPU devices
 // (1 thread each; nodes spread round-robin when DEVICES > 1) with the tf-frontend pipeline,

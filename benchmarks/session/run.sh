@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Per-run overhead of gpass::session::run vs TensorFlow's Session.run on the same 10-node
 # GraphDef, same machine, one thread each, measured in this run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The TensorFlow side of the session benchmark: writes a 10-node GraphDef (x -> 8 element-wise
 ops -> y, on [4] floats) to --out, then times tf.compat.v1.Session.run on it (one CPU device,
 one thread, the same feed every run) and prints one JSON line:

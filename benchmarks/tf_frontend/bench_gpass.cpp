@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass's TensorFlow import + frontend, timed (the numbers put next to tf2onnx's conversion in
 // benchmarks/tf_frontend/README.md).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tf2onnx on gpass's TensorFlow fixtures: which ones it converts, how long it takes, and
 whether the converted ONNX model reproduces TensorFlow's outputs in onnxruntime.
 

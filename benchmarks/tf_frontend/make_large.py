@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write a large binary GraphDef made of many small v1 while loops, for the ns/node benchmark
 of gpass's TensorFlow import + frontend.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpass import + tf-frontend vs tf2onnx on the fixtures of tests/data/tf, and gpass's ns/node
 # on generated GraphDefs of 10^3 to 10^6 nodes (chains of v1 while loops).
 #

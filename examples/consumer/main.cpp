@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A downstream program using an installed gpass: builds a small graph, cleans it with a
 // pipeline composed at compile time, prints it as text IR, checks the node counts, then
 // infers its types and runs it on the Eigen CPU executor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass-opt: reads a graph, runs a pass pipeline on it, writes the result; with --run, also
 // executes the result on the Eigen CPU executor.
 //

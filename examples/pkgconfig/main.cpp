@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A consumer built with nothing but pkg-config:
 //   g++ $(pkg-config --cflags gpass) main.cpp $(pkg-config --libs gpass)
 // (the test install.pkg_config_consumer does it against an installed gpass). It uses the

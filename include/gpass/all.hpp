@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file all.hpp
 /// Everything in gpass that needs only `gpass::gpass` (Boost, Eigen): the core values and

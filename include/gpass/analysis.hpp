@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file analysis.hpp
 /// Umbrella for `gpass/analysis/`: the generic inference engine (seed 004's InferAttr),

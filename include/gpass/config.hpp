@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file config.hpp
 /// Compiler requirements and library-wide configuration macros (all `GPASS_`-prefixed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file core.hpp
 /// Umbrella header of `gpass/core/`: values and types shared by everything else: errors,

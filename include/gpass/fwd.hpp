@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fwd.hpp
 /// Forward declarations of the main gpass types, for headers that only name them (in

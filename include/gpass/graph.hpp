@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file graph.hpp
 /// Umbrella header of `gpass/graph/`: the graph (`gpass::graph<Node, Edge, Attrs>`), its node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file io.hpp
 /// Umbrella header of `gpass/io/` without optional components: the text IR (print and

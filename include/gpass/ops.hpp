@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file ops.hpp
 /// Umbrella header of `gpass/ops/`: op schemas and the op registry (with the core gpass ops

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file pass.hpp
 /// Umbrella header of the pass infrastructure: the pass concept and facts, the context,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file passes.hpp
 /// Umbrella header of `gpass/passes/`: every pass that needs no optional component

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file session.hpp
 /// The session layer: `gpass::session` and its parts (device names, feed/fetch rewrite,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file src.hpp
 /// Every gpass unit in one file, for builds without CMake that want separate compilation

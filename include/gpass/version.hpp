@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file version.hpp
 /// The library version, also exported by CMake as `gpass_VERSION`.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # vcpkg overlay port of gpass (header-only): `vcpkg install gpass --overlay-ports=<gpass>/ports`.
 # The source is the gpass tree this port lives in (a registry port would use
 # vcpkg_from_github with a REF and SHA512 instead).

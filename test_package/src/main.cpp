@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test package of the Conan recipe (and of scripts/vcpkg-layout.sh): a graph, its topological order and the TensorFlow tensor-name
 // parser (component tensorflow), header-only.
 #include <iostream>

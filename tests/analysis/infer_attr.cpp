@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass::infer_attr: the generic fixed-point engine with toy policies (seed 004's InferAttr).
 
 #include <doctest/doctest.h>

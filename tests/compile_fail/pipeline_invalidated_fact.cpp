@@ -1,4 +1,5 @@
 // EXPECT: missing_fact<needs_types_fn, gpass::fact_tags::types_inferred>
+// SPDX-License-Identifier: Apache-2.0
 // A fact provided by an earlier pass but invalidated by a later one is no longer available:
 // `infer | breaks | needs` must not compile (`infer | needs | breaks` does, see
 // tests/pass/pipeline.cpp, test pass.pipeline.facts_flow).

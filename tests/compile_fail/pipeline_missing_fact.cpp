@@ -1,4 +1,5 @@
 // EXPECT: missing_fact<needs_types_fn, gpass::fact_tags::types_inferred>
+// SPDX-License-Identifier: Apache-2.0
 // A pipeline whose pass requires a fact that no earlier pass provides must not compile, and
 // the diagnostic must name the pass and the fact. (The variant with the fact provided is
 // compiled and run in tests/pass/pipeline.cpp, test pass.pipeline.fact_provided_compiles.)

@@ -1,4 +1,5 @@
 // EXPECT: argument is not a pass
+// SPDX-License-Identifier: Apache-2.0
 // gpass::pipeline checks its arguments at the API boundary with a readable message.
 #include <gpass/pass/pipeline.hpp>
 

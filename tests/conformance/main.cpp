@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass_conformance: runs ONNX's backend test data on the Eigen CPU executor.
 //
 //   gpass_conformance DATA_DIR [--suite=node,simple,...] [--filter=SUBSTRING]

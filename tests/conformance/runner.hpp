@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ONNX backend conformance runner: runs one test folder of ONNX's backend test data
 // (model.onnx + test_data_set_*/input_*.pb -> output_*.pb) on gpass's Eigen CPU executor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
 #include <gpass/core/attribute.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass::symbol_table: fresh symbols, unification (bindings), resolution, joins.
 
 #include <doctest/doctest.h>

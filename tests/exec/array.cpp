@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Eigen CPU array family (shape and data-movement kernels).
 #include <doctest/doctest.h>
 

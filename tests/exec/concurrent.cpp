@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One plan of a small CNN on the real Eigen CPU kernels (Conv, Relu, Add, GlobalAveragePool,
 // Flatten, Gemm, MatMul, Softmax; weights as Constant nodes, so the products use their
 // pre-packed forms) run from 8 threads at once, each with its own inputs: every result must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Eigen CPU elementwise kernels (exec/eigen_cpu/kernels/elementwise.hpp).
 
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Eigen CPU linalg kernels (MatMul, Gemm, Conv, ConvTranspose, pooling,
 // Einsum, Det, quantized products).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Eigen CPU nn kernels: softmax family, normalizations, recurrent layers,
 // losses, GridSample and RoiAlign. Expected values are computed by hand or by small
 // independent reference loops written here from the ONNX operator definitions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Eigen CPU reduce-family kernels (reductions, ArgMax/ArgMin, CumSum, signal ops,
 // NonMaxSuppression, TfIdfVectorizer, StringNormalizer, random generators).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Eigen CPU kernels of TensorFlow ops (domain "tf"), one node at a time through
 // exec::run_kernel. Expected values are worked out by hand from TensorFlow's documented
 // semantics (tf.math.floormod, tf.strided_slice, tf.gather, tf.math.top_k, ...).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // update_globals: TensorFlow's optimizer steps on globals (ApplyGradientDescent / ApplyMomentum /
 // ApplyAdam after variables-to-globals), values worked out by hand from TensorFlow's formulas.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX export: graphs built with the gpass API (not imported), naming, errors, files.
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX import: hand-built models covering the mapping rules, captures and errors.
 
 #include <complex>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass type/shape inference cross-checked against ONNX's own shape inference
 // (onnx::shape_inference::InferShapes) over the ONNX backend test models.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Helpers shared by the ONNX tests: building small ModelProtos, comparing gpass graphs.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input never crashes: corrupted backend models are either imported or refused with a
 // gpass::error, and what imports also exports (or is refused with a gpass::error).
 

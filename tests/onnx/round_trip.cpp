@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trip over ONNX's backend test models: import, export, check, re-import, compare.
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass::broadcast_shapes: numpy broadcasting with symbolic dims.
 
 #include <doctest/doctest.h>

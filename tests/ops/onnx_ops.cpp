@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape functions of the ONNX op schemas, family by family, through the infer-shapes pass.
 
 #include <doctest/doctest.h>

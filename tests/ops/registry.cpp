@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The op registry: core and ONNX schemas, opset ranges, arity from formals, core type functions.
 
 #include <doctest/doctest.h>

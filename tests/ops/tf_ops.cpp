@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape and value functions of the TensorFlow op schemas (domain `tf`), family by family,
 // through the infer-shapes pass on text IR.
 

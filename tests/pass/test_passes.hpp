@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test passes shared by the pass-infrastructure tests: each records its name as a note
 // (so a test sees the order passes ran in) and declares facts, and nothing else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The infer-shapes and infer-types passes: value propagation, symbolic shapes, control flow,
 // errors naming the node, hints, stability.
 

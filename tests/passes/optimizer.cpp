@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The optimizer's passes, text in / text out, ONNX and TensorFlow: fold-constants (kernels,
 // inferred values, symbolic Reshape targets), cse, simplify-inference, fold-batch-norm, and
 // the levels O1-O3. Rewrites that change numbers are checked by running the graph before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test support for the real-TensorFlow fixtures of tests/data/tf (see its README): reads a
 // fixture's `fixture.txt`, turns the imported GraphDef into a runnable graph (fed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TensorFlow frontend end to end on every real-TensorFlow fixture of tests/data/tf:
 // import graph.pb -> `tf-frontend` -> no v1 control-flow, TensorArray or variable op left ->
 // verifies (no cycles) -> every node output has a type and a shape with no `?` dim (symbols

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorFlow GraphDef import (<gpass/io/tensorflow.hpp>): hand-written pbtxt and hand-encoded
 // binary GraphDefs covering the mapping rules and the text format, the real-TensorFlow
 // fixtures of tests/data/tf (binary and text give the same graph, every node and edge is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Type inference with the TensorFlow op schemas (include/gpass/ops/tf) on the acyclic
 // real-TensorFlow fixtures: after import and infer-shapes every output of every node has a
 // dtype and a shape whose dims are known or symbolic, and shapes computed in the graph

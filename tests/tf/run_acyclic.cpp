@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The acyclic real-TensorFlow fixtures (no v1 loops, conds or variables: shape_ops,
 // multi_output, control_deps) imported and run directly on the Eigen CPU executor through
 // the TF kernels (domain "tf"), without the frontend passes: the fixture's signature is bound

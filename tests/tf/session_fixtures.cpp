@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The session on real TensorFlow graphs (tests/data/tf_session, made by its make_fixtures.py
 // with TensorFlow running each graph on two CPU devices): the same runs in order through a
 // gpass::session on two CPU devices give TensorFlow's values, the nodes with a device request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpass::bind_tf_signature (<gpass/io/tf_signature.hpp>): feeds become `arg` nodes, fetches
 // the inputs of a `return` node, targets its control inputs; errors name the tensor.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end checks of the gpass-opt command-line tool: bundled example, text-IR files,
 # --timing / --print-ir-after-all / --dot / -o / --list-passes, exit codes, a crash
 # reproducer that gpass-opt reads back, --run (random and .pb inputs, --save-outputs,

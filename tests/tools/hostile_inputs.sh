@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpass-opt on hostile inputs (tests/data/hostile, made by scripts/make_hostile_inputs.py):
 # each must end with exit status 1 and a clear `gpass:` error containing the expected words,
 # never a crash, an "internal error", a hang (60 s) or more than 1.2 GB of memory. Prints one

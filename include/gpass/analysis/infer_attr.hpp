@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file infer_attr.hpp
 /// `gpass::infer_attr`: the generic fixed-point engine that infers one attribute per output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file type_inference.hpp
 /// `gpass::type_inference<G>`: type, shape and value inference over a graph and its function

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file verify.hpp
 /// `gpass::verify` / `gpass::verify_report`: checks that a graph (and its function library) is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file attribute.hpp
 /// Attribute values of nodes and graphs: `gpass::attribute` and `gpass::attribute_map`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file checked.hpp
 /// Overflow-checked integer arithmetic for sizes: the one helper family that shape inference,

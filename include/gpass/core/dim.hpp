@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file dim.hpp
 /// `gpass::dim`: one dimension of a shape; known, unknown, or a symbolic affine expression.

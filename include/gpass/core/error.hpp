@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file error.hpp
 /// `gpass::error`: the one exception type of the library, with context.

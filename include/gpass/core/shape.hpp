@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file shape.hpp
 /// `gpass::shape`: a list of dims, or a shape of unknown rank.

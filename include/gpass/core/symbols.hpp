@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file symbols.hpp
 /// `gpass::symbol_table`: symbolic dims during inference: fresh symbols, union-find style

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tensor.hpp
 /// `gpass::tensor`: a host tensor value (owning, reference-counted buffer, dtype, sizes) with Eigen views.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file type.hpp
 /// Value types: `tensor_type`, `list_type` (TensorArray), `tuple_type`, and `type` (any of them, or unknown).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file eigen_cpu.hpp
 /// The Eigen CPU backend: the `gpass::exec::eigen_cpu` policy and the declarations of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file globals.hpp
 /// `gpass::exec::global_store`: the values of a graph's globals (TensorFlow variables lowered

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file kernel.hpp
 /// Kernels: `kernel_node` (a node as a kernel sees it when a plan binds it),

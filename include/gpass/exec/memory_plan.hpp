@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file memory_plan.hpp
 /// `gpass::exec::plan_memory`: offsets in one arena for buffers with known sizes and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file plan.hpp
 /// `gpass::exec::plan<P, G>`: a graph compiled once for a backend (schedule, kernels,

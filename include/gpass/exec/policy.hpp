@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file policy.hpp
 /// `gpass::exec::executor_policy`: what a backend (Eigen on the CPU, CUDA) provides to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file rendezvous.hpp
 /// `gpass::exec::rendezvous`: where a `send` kernel leaves a tensor and the matching `recv`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file transfer_kernels.hpp
 /// The kernels of the core ops `send` and `recv` for any executor policy: they move a value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file value.hpp
 /// `gpass::exec::basic_value<Tensor>`: what flows along an edge at run time: a tensor, a

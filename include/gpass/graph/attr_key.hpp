@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file attr_key.hpp
 /// `gpass::attr_key<T>`: a typed key for graph attributes (seed 001's `Get/Set/Has`).

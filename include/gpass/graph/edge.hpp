@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file edge.hpp
 /// `gpass::edge`: the default edge type (data edge `src_port -> dst_port`, or control edge),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file graph.hpp
 /// `gpass::graph<Node, Edge, Attrs>`: the computation graph, over a Boost.Graph `adjacency_list`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file library.hpp
 /// `gpass::all_graphs`: a graph and every function of its library tree, for passes and tools

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file name_index.hpp
 /// `gpass::detail::name_index<Id>`: the name -> node index of `gpass::graph`.

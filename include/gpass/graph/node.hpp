@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file node.hpp
 /// `gpass::node`: the default node type, and the `node_like` concept user node types model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file node_map.hpp
 /// `gpass::node_map<G, T>`: a dense side table from nodes to values, indexed by serial number.

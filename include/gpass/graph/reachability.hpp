@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file reachability.hpp
 /// `gpass::reachable_from` / `gpass::reaching`: forward and backward reachability over data and control edges.

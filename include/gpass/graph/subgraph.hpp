@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file subgraph.hpp
 /// `gpass::extract_subgraph`: copy a set of nodes (and the edges among them) into a new graph.

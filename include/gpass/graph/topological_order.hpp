@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file topological_order.hpp
 /// `gpass::topological_order`: an iterative (Kahn) topological order that names a cycle when there is one;

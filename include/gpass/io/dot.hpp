@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file dot.hpp
 /// `gpass::write_dot` / `gpass::to_dot`: Graphviz DOT export of a graph and its function library.

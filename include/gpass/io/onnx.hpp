@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx.hpp
 /// ONNX import and export: `gpass::import_onnx`, `gpass::read_onnx_file`,

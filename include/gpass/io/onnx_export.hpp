@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_export.hpp
 /// `gpass::export_onnx` / `gpass::write_onnx_file`: gpass graphs to ONNX models.

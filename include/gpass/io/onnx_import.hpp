@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_import.hpp
 /// `gpass::import_onnx` / `gpass::read_onnx_file`: ONNX models (`onnx::ModelProto`, `.onnx`

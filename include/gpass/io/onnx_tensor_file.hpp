@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_tensor_file.hpp
 /// `gpass::read_onnx_tensor_file`, `gpass::write_onnx_tensor_file`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tensorflow.hpp
 /// `gpass::read_tf_graph_file`, `gpass::parse_tf_graph_def`, `gpass::parse_tf_graph_def_text`:

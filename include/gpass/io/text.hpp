@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text.hpp
 /// The text IR of gpass (`.gir` files): `gpass::write_text`, `gpass::print_text`,

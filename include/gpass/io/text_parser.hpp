@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text_parser.hpp
 /// `gpass::parse_text` and `gpass::read_text_file`: read a graph from text IR (`.gir`).

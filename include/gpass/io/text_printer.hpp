@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text_printer.hpp
 /// `gpass::write_text` and `gpass::print_text`: print a graph as text IR (`.gir`).

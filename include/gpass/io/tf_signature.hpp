@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_signature.hpp
 /// `gpass::bind_tf_signature`: chooses the feeds, fetches and targets of an imported

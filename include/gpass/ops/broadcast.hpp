@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file broadcast.hpp
 /// `gpass::broadcast_shapes`: numpy (multidirectional) broadcasting of shapes with symbolic dims.

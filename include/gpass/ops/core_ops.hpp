@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file core_ops.hpp
 /// The core gpass ops (tuples, functional control flow, functions, globals, session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file formal_types.hpp
 /// `gpass::apply_formal_types`: dtype inference and checking from an op's formal parameters

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file infer_context.hpp
 /// `gpass::infer_context`: what an op's type, shape and value functions see of one node,

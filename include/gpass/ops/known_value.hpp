@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file known_value.hpp
 /// `gpass::known_value`: what inference knows about the contents of a value (seed 000's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file list_ops.hpp
 /// The gpass list ops (domain ""): values of `list_type`, the lowering of TensorFlow's

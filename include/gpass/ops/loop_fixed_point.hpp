@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file loop_fixed_point.hpp
 /// `gpass::loop_fixed_point`: the types of loop-carried values, by iterating a loop body's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file opset.hpp
 /// `gpass::graph_opset`: the opset version a graph declares for an op domain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file port_info.hpp
 /// `gpass::port_info`: what inference knows about one value (an output port): its type and contents.

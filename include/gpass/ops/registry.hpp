@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file registry.hpp
 /// `gpass::op_registry`: op schemas keyed by (domain, name, opset range).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file schema.hpp
 /// `gpass::op_schema`: what gpass knows about an op (arity, attributes, behaviour flags).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file any_pass.hpp
 /// `gpass::any_pass<G>`: a type-erased pass on graphs of type `G` (what the run-time registry

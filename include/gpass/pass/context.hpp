@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file context.hpp
 /// `gpass::pass_context`: what a pass run sees besides the graph: options, statistics, diagnostics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file dynamic_pipeline.hpp
 /// `gpass::dynamic_pipeline<G>`: a pipeline built at run time (usually by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file facts.hpp
 /// Facts: type tags that passes require, provide and invalidate; `gpass::facts<...>` lists

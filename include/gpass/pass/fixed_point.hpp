@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fixed_point.hpp
 /// `gpass::fixed_point(p, n)`: run a pass or pipeline again until a round leaves the graph

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file held_facts.hpp
 /// `gpass::held_facts`: the graph attribute in which pipelines record the facts a graph holds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file instrumentation.hpp
 /// `gpass::instrumentation_options`: what happens around every pass of a pipeline run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file options.hpp
 /// Typed pass options: what a pass declares (`gpass::option_spec`), how a value's text is

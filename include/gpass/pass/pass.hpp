@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file pass.hpp
 /// The pass concept (`gpass::pass_like`, `gpass::pass_for<P, G>`) and the traits that read a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file pass_base.hpp
 /// `gpass::pass_base`: the call operator every pass shares (the graph concept check and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file pipeline.hpp
 /// `gpass::pipeline(a, b, c)` / `a | b | c`: passes composed at compile time (Boost.Hana),

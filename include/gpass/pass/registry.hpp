@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file registry.hpp
 /// `gpass::pass_registry<G>`: passes and named pipelines by name, and textual pipelines

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file rewrite.hpp
 /// The pattern-rewrite driver (the role of MLIR's greedy rewrite driver): declarative

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file builtin.hpp
 /// `gpass::register_builtin_passes(registry)`: fills a registry with the passes that ship

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file common.hpp
 /// Umbrella header of the framework-independent passes (`gpass/passes/common/`), except

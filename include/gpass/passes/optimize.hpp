@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file optimize.hpp
 /// The optimizer's levels and `register_optimizer_passes`, which makes `fold-constants`,

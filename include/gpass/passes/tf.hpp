@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf.hpp
 /// Umbrella header of the TensorFlow frontend passes (`gpass/passes/tf/`, seed 000), the

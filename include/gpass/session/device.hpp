@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file device.hpp
 /// The devices of a session: `session_device<G>` (what the placer and the partitioned run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file device_name.hpp
 /// `gpass::device_name`: TensorFlow device names, full (`/job:localhost/replica:0/task:0/device:CPU:0`)

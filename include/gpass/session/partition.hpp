@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file partition.hpp
 /// `gpass::partition`: splits a placed graph (and the functions it calls) into one graph per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file placer.hpp
 /// `gpass::place`: assigns every node of a graph (and of the functions in its library) to one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file rewrite.hpp
 /// The feed/fetch rewrite of a session run (TensorFlow DirectSession's, seed 003): the fed

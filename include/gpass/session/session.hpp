@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file session.hpp
 /// `gpass::session`: TensorFlow's DirectSession (seed 003) for gpass graphs. A session keeps a

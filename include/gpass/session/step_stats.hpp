@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file step_stats.hpp
 /// `gpass::step_stats`: what each kernel of a traced session run did and when, per device,

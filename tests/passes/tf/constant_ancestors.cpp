@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The infer-values and delete-constant-ancestors passes (seed 000: a value known by inference
 // replaces its computation; a partly known value does not).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tf-constant-propagation pass (seed 000, "Tensorflow Constant Propagation"): constant
 // subgraphs evaluated by the CPU kernels, the size limit, what is never folded.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The laws the control-flow functionalization tests check on every converted graph.
 

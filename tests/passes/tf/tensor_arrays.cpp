@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lower-tensor-arrays pass (seeds 000/002, "TensorArray"), the list ops' types and their
 // Eigen CPU kernels.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The variables-to-globals pass (seed 000, "Variable Nodes") and the get_global/set_global
 // kernels: reference and resource variables, initial values, reads and writes in order,
 // globals persisting across runs of a plan.

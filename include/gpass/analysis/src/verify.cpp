@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file verify.cpp
 /// A gpass unit (see gpass/config.hpp): the verifier on the default graph type, instantiated
 /// once for the program with GPASS_SEPARATE_COMPILATION (<gpass/analysis/verify.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file policy.hpp
 /// `gpass::exec::eigen_cpu`: the CPU executor policy: host memory, an intra-op thread pool

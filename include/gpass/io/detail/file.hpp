@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file file.hpp
 /// `read_model_file`: the whole contents of a model file, with the errors every reader gives

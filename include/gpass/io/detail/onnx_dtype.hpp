@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_dtype.hpp
 /// Private: the mapping between ONNX `TensorProto.DataType` numbers and `gpass::dtype`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_names.hpp
 /// Private: the names the ONNX importer and exporter agree on (reserved attributes, graph

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_proto.hpp
 /// Private: includes the ONNX protobuf classes (`onnx::ModelProto`, ...) for the ONNX importer

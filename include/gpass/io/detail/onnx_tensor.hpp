@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_tensor.hpp
 /// Private: conversion between ONNX `TensorProto` / `SparseTensorProto` and `gpass::tensor`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_type.hpp
 /// Private: conversion between ONNX `TypeProto` and `gpass::type`, and the one-line text form

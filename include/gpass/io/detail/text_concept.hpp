@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text_concept.hpp
 /// Private: the graphs the text IR can print and parse.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text_format.hpp
 /// Private: the lexical rules of the text IR (which names print bare, how strings are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text_lexer.hpp
 /// Private: the tokenizer of the text IR. Tokens carry their 1-based line and column;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file text_reader.hpp
 /// Private: the graph-independent half of the text IR parser: dims, shapes, types,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_attr.hpp
 /// Private: TensorFlow `AttrValue` -> `gpass::attribute`, and the parsing of NodeDef input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_binary.hpp
 /// Private: decodes protobuf binary data into a `pb_message` following a `message_schema`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_ops.hpp
 /// Private: what the GraphDef importer knows about TensorFlow ops without their schemas: the

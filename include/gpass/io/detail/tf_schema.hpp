@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_schema.hpp
 /// Private: the protobuf messages of a TensorFlow GraphDef that the importer reads (field

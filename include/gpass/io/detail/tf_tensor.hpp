@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_tensor.hpp
 /// Private: TensorFlow `TensorShapeProto` -> `gpass::shape` and `TensorProto` ->

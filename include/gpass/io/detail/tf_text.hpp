@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_text.hpp
 /// Private: a parser of the protobuf text format (`.pbtxt`) into a `pb_message` following a

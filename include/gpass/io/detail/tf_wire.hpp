@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_wire.hpp
 /// Private: a bounds-checked reader of the protobuf binary wire format (varints, fixed32/64,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file text.cpp
 /// A gpass unit (see gpass/config.hpp): the text IR parser and printer on the default graph
 /// type, instantiated once for the program with GPASS_SEPARATE_COMPILATION

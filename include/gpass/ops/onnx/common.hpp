@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file common.hpp
 /// Shared machinery of the ONNX op schemas: a small builder for schemas (`onnx_op`) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file control_flow.hpp
 /// ONNX control flow: If, Loop, Scan (opset 8 and 9+) and SequenceMap, over functions of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file logical.hpp
 /// ONNX casts, comparisons and logical ops: Cast, CastLike, Equal, Greater, Less,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file matmul.hpp
 /// ONNX matrix products: MatMul (numpy semantics, batch broadcasting), MatMulInteger,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file misc.hpp
 /// Other ONNX ops: random generators (RandomNormal/Uniform[Like], Multinomial, Bernoulli;

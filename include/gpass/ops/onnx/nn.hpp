@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file nn.hpp
 /// ONNX neural-network ops: convolutions (Conv, ConvTranspose, ConvInteger, QLinearConv),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file register.hpp
 /// Every ONNX default-domain op schema family, with its registration function. The unit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file sequence.hpp
 /// ONNX sequence and optional ops, with sequences as `list_type` (element type and length):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file shape_ops.hpp
 /// ONNX ops that compute or rearrange shapes: Constant, Shape, Size, Reshape, Flatten,

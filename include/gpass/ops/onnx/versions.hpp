@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file versions.hpp
 /// The version history of the ONNX default-domain operators: for each operator, every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file onnx_schemas.cpp
 /// A gpass unit (see gpass/config.hpp): the ONNX default-domain op schemas,
 /// `gpass::register_onnx_ops`. Compiled once with GPASS_SEPARATE_COMPILATION, or included by

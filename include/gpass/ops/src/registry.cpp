@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file registry.cpp
 /// A gpass unit (see gpass/config.hpp): `op_registry::global()`, with the core gpass ops and
 /// list ops. Compiled once with GPASS_SEPARATE_COMPILATION, or included by

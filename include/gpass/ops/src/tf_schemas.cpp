@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file tf_schemas.cpp
 /// A gpass unit (see gpass/config.hpp): the TensorFlow op schemas (domain `tf`),
 /// `gpass::register_tf_ops`. Compiled once with GPASS_SEPARATE_COMPILATION, or included by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file common.hpp
 /// Shared machinery of the TensorFlow op schemas (domain `tf`): the schema builder `tf_op`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file elementwise.hpp
 /// TensorFlow element-wise ops: unary math and activations, binary arithmetic with numpy

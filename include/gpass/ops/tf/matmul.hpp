@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file matmul.hpp
 /// TensorFlow matrix products: MatMul (2-D, `transpose_a`/`transpose_b`), BatchMatMul (equal

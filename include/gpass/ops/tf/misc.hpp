@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file misc.hpp
 /// TensorFlow sources, identities and assertions: Const, Placeholder, PlaceholderWithDefault,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file nn.hpp
 /// TensorFlow neural-network ops: BiasAdd/BiasAddV1 (`data_format`), Softmax, LogSoftmax,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file reduction.hpp
 /// TensorFlow reductions: Sum, Mean, Max, Min, Prod, All, Any (axes as the input

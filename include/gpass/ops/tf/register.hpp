@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file register.hpp
 /// Every TensorFlow op schema family (domain `tf`), with its registration function. The unit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file shape_ops.hpp
 /// TensorFlow ops that compute or rearrange shapes: Shape, ShapeN, Size, Rank, Reshape,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file pass_info.hpp
 /// `gpass::detail::pass_info`: the run-time description of a pass (name, facts, required

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file cse.hpp
 /// `gpass::cse`: the "cse" pass (common-subexpression elimination).

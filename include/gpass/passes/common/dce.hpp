@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file dce.hpp
 /// `gpass::dce`: dead code elimination over data and control edges, in the graph and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file delete_disconnected.hpp
 /// `gpass::delete_disconnected`: removes nodes that have no edge at all (seed 000, "Delete

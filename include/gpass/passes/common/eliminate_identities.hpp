@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file eliminate_identities.hpp
 /// `gpass::eliminate_identities`: the "eliminate-identities" pass, written as rewrite

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fold_batch_norm.hpp
 /// `gpass::fold_batch_norm`: the "fold-batch-norm" pass: per-channel scales and shifts after

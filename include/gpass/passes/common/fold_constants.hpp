@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fold_constants.hpp
 /// `gpass::fold_constants`: the "fold-constants" pass (constant folding through the CPU

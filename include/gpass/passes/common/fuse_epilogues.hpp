@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fuse_epilogues.hpp
 /// `gpass::fuse_epilogues`: the "fuse-epilogues" pass: a Conv or Gemm absorbs the residual

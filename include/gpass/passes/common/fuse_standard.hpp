@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fuse_standard.hpp
 /// `gpass::fuse_standard`: the "fuse-standard" pass: fusions whose result is standard ONNX

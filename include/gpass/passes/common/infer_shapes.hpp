@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file infer_shapes.hpp
 /// `gpass::infer_shapes`: the "infer-shapes" pass (types, symbolic shapes and known values).

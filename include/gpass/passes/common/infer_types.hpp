@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file infer_types.hpp
 /// `gpass::infer_types`: the "infer-types" pass (element types only).

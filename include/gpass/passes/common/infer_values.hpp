@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file infer_values.hpp
 /// `gpass::infer_values`: the "infer-values" pass (type inference with value propagation,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file plan_memory.hpp
 /// Pass "plan-memory": the executor's buffer plan as a pass (Paddle's

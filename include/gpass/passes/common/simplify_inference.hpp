@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file simplify_inference.hpp
 /// `gpass::simplify_inference`: the "simplify-inference" pass (NNVM's SimplifyInference):

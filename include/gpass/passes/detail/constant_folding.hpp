@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file constant_folding.hpp
 /// The engine of the constant-folding passes (`fold_constants`, `constant_propagation`):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file constants.hpp
 /// Private helpers of the constant passes (`fold_constants`, `constant_propagation`,

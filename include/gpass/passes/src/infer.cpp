@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file infer.cpp
 /// A gpass unit (see gpass/config.hpp): type and shape inference (`infer-types`,
 /// `infer-shapes`, `tf-infer-values`) on the default graph type, instantiated once for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file passes.cpp
 /// A gpass unit (see gpass/config.hpp): every pass of gpass/passes on the default graph type,
 /// instantiated once for the program with GPASS_SEPARATE_COMPILATION (each pass header

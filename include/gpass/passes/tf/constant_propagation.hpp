@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file constant_propagation.hpp
 /// `gpass::constant_propagation`: the "tf-constant-propagation" pass (seed 000, "Tensorflow

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file delete_constant_ancestors.hpp
 /// `gpass::delete_constant_ancestors`: the "delete-constant-ancestors" pass (seed 000: nodes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fold_get_tuple.hpp
 /// `gpass::fold_get_tuple`: bypasses the `get_tuple` nodes that only select a port (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file functionalize_conds.hpp
 /// `gpass::functionalize_conds`: TensorFlow v1 conditionals (`tf.cond`'s Switch / Merge

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file functionalize_loops.hpp
 /// `gpass::functionalize_loops`: TensorFlow v1 loop frames (Enter / Merge / Switch / Exit /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file insert_get_tuple.hpp
 /// `gpass::insert_get_tuple`: routes every read of one output of a multi-output node through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tensor_arrays.hpp
 /// `gpass::tensor_arrays`: the "lower-tensor-arrays" pass (seed 000, "TensorArray"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_frontend.hpp
 /// `gpass::tf_frontend`: the TensorFlow frontend of seed 000 as one compile-time pipeline,

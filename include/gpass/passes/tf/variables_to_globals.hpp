@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file variables_to_globals.hpp
 /// `gpass::variables_to_globals`: the "variables-to-globals" pass (seed 000, "Variable

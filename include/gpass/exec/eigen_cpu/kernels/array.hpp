@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file array.hpp
 /// Eigen CPU kernels: the array family (shape and data-movement ops of the ONNX default domain).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file common.hpp
 /// Helpers shared by the Eigen CPU kernel families: dtype groups and dispatch, broadcasting,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file control.hpp
 /// Eigen CPU kernels: constants, control flow (ONNX `If`, `Loop`, `Scan`, `SequenceMap`;

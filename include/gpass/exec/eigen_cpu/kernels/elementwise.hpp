@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file elementwise.hpp
 /// Eigen CPU kernels: the elementwise family (ONNX default domain).

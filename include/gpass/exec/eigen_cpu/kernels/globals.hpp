@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file globals.hpp
 /// Eigen CPU kernels of the core ops `get_global` and `set_global` (TensorFlow variables

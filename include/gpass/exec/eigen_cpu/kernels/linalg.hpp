@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file linalg.hpp
 /// Eigen CPU kernels: the linalg family: matrix products (MatMul, Gemm, Einsum, Det,

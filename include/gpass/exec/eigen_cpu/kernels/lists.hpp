@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file lists.hpp
 /// Eigen CPU kernels of the gpass list ops (`list_reserve`, `list_write`, `list_read`,

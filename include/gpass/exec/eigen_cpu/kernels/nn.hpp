@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file nn.hpp
 /// Eigen CPU kernels: nn family (ONNX semantics): Softmax, LogSoftmax, Hardmax (opset < 13

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file reduce.hpp
 /// Eigen CPU kernels: the reduce family: reductions (ReduceSum ... ReduceLogSumExp), ArgMax /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file sgemm.hpp
 /// The f32 matrix-product engine of the CPU policy: register-blocked micro-kernels over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_array.hpp
 /// Eigen CPU kernels of TensorFlow graph, shape and data-movement ops (domain "tf"), on the

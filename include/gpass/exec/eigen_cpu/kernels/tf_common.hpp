@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_common.hpp
 /// Helpers shared by the Eigen CPU kernels of TensorFlow ops (domain "tf"): reading TF

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_elementwise.hpp
 /// Eigen CPU kernels of TensorFlow element-wise ops (domain "tf"), on the broadcasting binary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_grad.hpp
 /// Eigen CPU kernels of the TensorFlow ops that `tf.gradients` emits for dense networks

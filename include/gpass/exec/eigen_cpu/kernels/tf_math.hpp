@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_math.hpp
 /// Eigen CPU kernels of TensorFlow math ops (domain "tf"), on the engines of the ONNX

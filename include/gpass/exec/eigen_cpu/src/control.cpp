@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file control.cpp
 /// A gpass unit (see gpass/config.hpp): the Eigen CPU control-flow, globals and list kernels.
 /// Compiled once with GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp>

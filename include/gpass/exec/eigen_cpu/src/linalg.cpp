@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file linalg.cpp
 /// A gpass unit (see gpass/config.hpp): the Eigen CPU linalg kernels. Compiled once with
 /// GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp> in header-only mode.

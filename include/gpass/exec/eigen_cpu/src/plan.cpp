@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file plan.cpp
 /// A gpass unit (see gpass/config.hpp): `plan<eigen_cpu, graph<>>`, instantiated once for the
 /// program with GPASS_SEPARATE_COMPILATION (<gpass/exec/eigen_cpu.hpp> declares it `extern`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file tf_array.cpp
 /// A gpass unit (see gpass/config.hpp): the Eigen CPU kernels of the TensorFlow graph, shape
 /// and data-movement ops. Compiled once with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file tf_elementwise.cpp
 /// A gpass unit (see gpass/config.hpp): the Eigen CPU kernels of the TensorFlow element-wise
 /// ops (broadcasting binary and unary math, AddN, BiasAdd,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// \file tf_math.cpp
 /// A gpass unit (see gpass/config.hpp): the Eigen CPU kernels of the TensorFlow matrix products,
 /// Einsum, reductions, softmax and the gradient ops of dense networks (tf_grad.hpp). Compiled once with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file families.hpp
 /// Every TensorFlow op family header (included by tf/register.hpp, or at the end of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file onnx_functions.hpp
 /// Declarations of the ONNX shape and value functions the TensorFlow schemas reuse.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file control_flow.hpp
 /// Private helpers of the TensorFlow control-flow passes (`insert_get_tuple`,
