@@ -137,6 +137,13 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
   --log-device-placement  print each node's device (to stderr): NAME: (OP): DEVICE
   --trace=FILE.json       write the run's kernel timeline, per device, as a Chrome trace
                           (chrome://tracing, ui.perfetto.dev)
+  --init=TARGET,...       TensorFlow input: run these targets first, each in its own run
+  --steps=N                 (an initializer), then N runs of the signature (--tf-feeds,
+                            --tf-fetches, --tf-targets: a training step) on the --input
+                            feeds (TensorFlow TensorProto files, in --tf-feeds order); the
+                            session keeps the graph and its variables across the runs and
+                            applies --passes to each signature's graph; prints (and
+                            --save-outputs) the last run's fetches
   --print-tensor=FILE.pb  print FILE's NAME DTYPE[SHAPE] checksum=... line (same format as
                           --run; repeatable), then exit
   --version               print the version
@@ -178,6 +185,8 @@ struct options {
   bool soft_placement = false;
   bool log_placement = false;
   std::string trace;
+  std::vector<std::string> init_targets;
+  int steps = 0;
   // optimization
   int level = 0;
   std::vector<std::string> input_shapes;
@@ -272,6 +281,11 @@ options parse_args(int argc, char** argv) {
       o.log_placement = true;
     } else if (auto d3 = value_of(a, "--trace")) {
       o.trace = *d3;
+    } else if (auto d4 = value_of(a, "--init")) {
+      o.init_targets = split_list(*d4);
+    } else if (auto d5 = value_of(a, "--steps")) {
+      o.steps = parse_number<int>(*d5, "--steps");
+      if (o.steps < 1) throw usage_error{"--steps needs a number >= 1, got '" + *d5 + "'"};
     } else if (auto v6 = value_of(a, "--input")) {
       o.run_inputs.push_back(*v6);
     } else if (auto v7 = value_of(a, "--seed")) {
@@ -329,8 +343,9 @@ options parse_args(int argc, char** argv) {
       o.input = std::string(a);
     }
   }
-  if (!o.session && (!o.devices.empty() || o.place != "first" || o.soft_placement || o.log_placement || !o.trace.empty()))
-    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement and --trace need --session"};
+  if (!o.session && (!o.devices.empty() || o.place != "first" || o.soft_placement || o.log_placement || !o.trace.empty() ||
+                     !o.init_targets.empty() || o.steps > 0))
+    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement, --trace, --init and --steps need --session"};
   if (!o.run && ((o.check == 0 && !o.run_inputs.empty()) || !o.save_outputs.empty()))
     throw usage_error{"--input needs --run or --check, --save-outputs needs --run"};
   return o;
@@ -653,8 +668,8 @@ graph_interface interface_of(const graph_t& g) {
   return r;
 }
 
-// --session: the graph run through a gpass::session on --devices.
-void run_session(const options& o, graph_t& g) {
+// The session options of --session: --devices (CPU, --threads each), placement, limits.
+gpass::session_options<graph_t> session_options_of(const options& o) {
   gpass::session_options<graph_t> so;
   const std::vector<std::string> devices = o.devices.empty() ? std::vector<std::string>{"cpu:0"} : o.devices;
   for (const auto& d : devices) {
@@ -670,6 +685,12 @@ void run_session(const options& o, graph_t& g) {
   so.placement.spread = o.place == "round-robin" ? gpass::placement_options::spread_kind::round_robin
                                                  : gpass::placement_options::spread_kind::first;
   so.plan = plan_options_of(o);
+  return so;
+}
+
+// --session: the graph run through a gpass::session on --devices.
+void run_session(const options& o, graph_t& g) {
+  gpass::session_options<graph_t> so = session_options_of(o);
   const graph_interface io = interface_of(g);
   gpass::session<graph_t> sess(g, std::move(so));
   std::vector<ex::value> in = make_inputs(o, g, io.inputs, io.input_types);
@@ -696,6 +717,48 @@ void run_session(const options& o, graph_t& g) {
   repeat_runs(o, again, [&](std::vector<ex::value> args) { (void)sess.run_graph(std::move(args)); });
   report_outputs(o, io.outputs, out);
 }
+
+#ifdef GPASS_OPT_WITH_TENSORFLOW
+// --session with --init / --steps: a session on the imported GraphDef itself (not bound to a
+// signature), --passes applied per signature, the init targets run once, then --steps runs.
+void run_steps(const options& o) {
+  if (input_format_of(o) != "tf") throw usage_error{"--init and --steps need a TensorFlow input"};
+  if (o.run_inputs.size() != o.tf_feeds.size())
+    throw gpass::error("--steps: " + std::to_string(o.tf_feeds.size()) + " --tf-feeds need as many --input files (TensorFlow " +
+                       "TensorProto), got " + std::to_string(o.run_inputs.size()));
+  gpass::tf_import_options to;
+  if (o.max_tensor_bytes) to.max_tensor_bytes = o.max_tensor_bytes;
+  graph_t g = gpass::read_tf_graph_file<graph_t>(*o.input, to);
+  gpass::session_options<graph_t> so = session_options_of(o);
+  std::string passes = o.passes;
+  if (o.level > 0) passes = "O" + std::to_string(o.level) + (passes.empty() ? "" : "," + passes);
+  if (!passes.empty()) {
+    const auto pipe = std::make_shared<gpass::dynamic_pipeline<graph_t>>(gpass::pass_registry<graph_t>::global().parse(passes));
+    so.prepare = [pipe](graph_t& h) {
+      gpass::pass_context ctx;
+      pipe->run(h, ctx, gpass::instrumentation_options{});
+    };
+  }
+  gpass::session<graph_t> sess(std::move(g), std::move(so));
+  std::vector<std::pair<std::string, ex::value>> feeds;
+  for (std::size_t i = 0; i < o.tf_feeds.size(); ++i) {
+    if (!std::filesystem::exists(o.run_inputs[i])) throw gpass::error("cannot open '" + o.run_inputs[i] + "': no such file");
+    feeds.emplace_back(o.tf_feeds[i], gpass::read_tf_tensor_file(o.run_inputs[i]));
+  }
+  for (const auto& t : o.init_targets) (void)sess.run(feeds, {}, {t});
+  const int steps = std::max(o.steps, 1);
+  std::vector<ex::value> out;
+  gpass::run_metadata md;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) out = sess.run(feeds, o.tf_fetches, o.tf_targets, {}, &md);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "session: " << steps << " step(s) after " << o.init_targets.size() << " init target(s), "
+            << sess.compilations() << " signature(s) compiled, " << md.partitions << " partition(s) per step, " << md.sends
+            << " send/recv pair(s)\n";
+  if (o.timing) std::cerr << "steps: " << format_g(ms) << " ms (" << format_g(ms / steps) << " ms per step)\n";
+  report_outputs(o, o.tf_fetches, out);
+}
+#endif
 
 void run_graph(const options& o, graph_t& g) {
 #ifndef GPASS_OPT_WITH_ONNX
@@ -889,6 +952,14 @@ int run(const options& o) {
   if (!o.print_tensors.empty()) {
     print_tensor_files(o);
     return 0;
+  }
+  if (o.session && (!o.init_targets.empty() || o.steps > 0)) {
+#ifdef GPASS_OPT_WITH_TENSORFLOW
+    run_steps(o);
+    return 0;
+#else
+    throw gpass::error("--init and --steps need TensorFlow support, which this gpass-opt was built without");
+#endif
   }
   graph_t g = read_input(o);
   apply_input_shapes(o, g);

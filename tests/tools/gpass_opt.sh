@@ -244,6 +244,22 @@ if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" ]]; then
     check "tf $fx --session exit 0" test $? -eq 0
     check "tf $fx --session equals --run" diff <(grep checksum= "$tmp/tf_plan_$fx.txt") <(grep checksum= "$tmp/tf_sess_$fx.txt")
   done
+  # training: init, then 21 steps of three optimizers on two devices; the 21st step's losses are
+  # TensorFlow's after 20 steps (tests/data/tf/mlp_training/output_*.pb: 0.7056527, 0.71732223,
+  # 0.5977696)
+  mt="$data/tf/mlp_training"
+  "$opt" "$mt/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=sgd/loss:0,mom/loss:0,adam/loss:0 --tf-targets=train \
+    --passes=tf-frontend --session --init=init --steps=21 --input="$mt/feed_0.pb" --input="$mt/feed_1.pb" \
+    --devices=cpu:0,cpu:1 --place=round-robin >"$tmp/steps.txt" 2>"$tmp/e31.txt"
+  check "--steps exit 0" test $? -eq 0
+  check "--steps runs 21 steps" grep -q '^session: 21 step(s) after 1 init target(s), 2 signature(s) compiled' "$tmp/steps.txt"
+  check "--steps sgd loss" grep -q '^sgd/loss:0 f32\[\] checksum=0.705653 ' "$tmp/steps.txt"
+  check "--steps momentum loss" grep -q '^mom/loss:0 f32\[\] checksum=0.717322 ' "$tmp/steps.txt"
+  check "--steps adam loss" grep -q '^adam/loss:0 f32\[\] checksum=0.59777 ' "$tmp/steps.txt"
+  "$opt" "$mt/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=sgd/loss:0 --tf-targets=train --passes=tf-frontend --session \
+    --steps=2 --input="$mt/feed_0.pb" --input="$mt/feed_1.pb" >/dev/null 2>"$tmp/e32.txt"
+  check "--steps without --init exit 1" test $? -eq 1
+  check "--steps without --init: uninitialized variable" grep -q 'never initialized' "$tmp/e32.txt"
 fi
 
 echo "$passes passed, $fails failed"
