@@ -71,6 +71,34 @@ inline shape tf_named_dims(shape s, std::string_view name) {
   return s;
 }
 
+/// Feed `index` of a run: output `port` of `v` becomes an `arg {index}` node, returned. A
+/// TensorFlow `Placeholder` (or `PlaceholderWithDefault`, whose default input is dropped) is
+/// replaced in place by the `arg` (same name, type from its `dtype` and `shape`, unknown dims
+/// named `<name>_d<i>`); any other tensor gets a new `arg` named `_arg_<node>_<port>` of the
+/// tensor's type, read by every former consumer of the tensor (the producer stays).
+template <class G>
+typename G::node_id feed_as_arg(G& g, typename G::node_id v, int port, std::int64_t index) {
+  typename G::node_type a;
+  a.op = "arg";
+  a.attrs["index"] = index;
+  const auto& n = g[v];
+  if (n.domain == "tf" && (n.op == "Placeholder" || n.op == "PlaceholderWithDefault")) {
+    tensor_type tt;
+    if (auto it = n.attrs.find("dtype"); it != n.attrs.end() && it->second.template is<dtype>())
+      tt.element = it->second.template as<dtype>();
+    if (auto it = n.attrs.find("shape"); it != n.attrs.end() && it->second.template is<shape>())
+      tt.shape = tf_named_dims(it->second.template as<shape>(), n.name);
+    a.outputs = {type(tt)};
+    g.set_num_inputs(v, 0);
+    return g.replace_node(v, std::move(a));
+  }
+  a.name = g.unique_name("_arg_" + n.name + "_" + std::to_string(port));
+  a.outputs = {n.outputs[static_cast<std::size_t>(port)]};
+  auto av = g.add_node(std::move(a));
+  g.replace_uses(v, port, av, 0);
+  return av;
+}
+
 }  // namespace detail
 
 /// Rewrites an imported TensorFlow graph `g` (no `return` node yet) for one signature, the
@@ -115,29 +143,7 @@ void bind_tf_signature(G& g, const tf_signature& sig) {
     for (const auto& f : fed)
       if (f == t) throw error("feed '" + sig.feeds[k] + "' is fed twice");
     fed.push_back(t);
-
-    node_type a;
-    a.op = "arg";
-    a.attrs["index"] = static_cast<std::int64_t>(k);
-    const auto& n = g[v];
-    const bool placeholder = n.domain == "tf" && (n.op == "Placeholder" || n.op == "PlaceholderWithDefault");
-    if (placeholder) {
-      tensor_type tt;
-      if (auto it = n.attrs.find("dtype"); it != n.attrs.end() && it->second.template is<dtype>())
-        tt.element = it->second.template as<dtype>();
-      if (auto it = n.attrs.find("shape"); it != n.attrs.end() && it->second.template is<shape>())
-        tt.shape = detail::tf_named_dims(it->second.template as<shape>(), n.name);
-      a.outputs = {type(tt)};
-      // a PlaceholderWithDefault's default input is not needed once fed
-      g.set_num_inputs(v, 0);
-      fed_args.push_back(g.replace_node(v, std::move(a)));
-    } else {
-      a.name = g.unique_name("_arg_" + n.name + "_" + std::to_string(port));
-      a.outputs = {n.outputs[static_cast<std::size_t>(port)]};
-      auto av = g.add_node(std::move(a));
-      g.replace_uses(v, port, av, 0);
-      fed_args.push_back(av);
-    }
+    fed_args.push_back(detail::feed_as_arg(g, v, port, static_cast<std::int64_t>(k)));
   }
 
   node_type r;

@@ -71,6 +71,25 @@ class session_device {
   device_name name_;
 };
 
+namespace detail {
+
+/// `cv.wait(lock, ready)`, after looking at `ready` for `spin` first (lock released between
+/// looks): the waits of a step are usually microseconds long, and waking a thread through a
+/// condition variable costs tens of microseconds on a busy machine.
+template <class Ready>
+void wait_spinning(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, std::chrono::microseconds spin,
+                   Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + spin;
+  while (!ready() && std::chrono::steady_clock::now() < until) {
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
+  cv.wait(lock, ready);
+}
+
+}  // namespace detail
+
 /// A pool of threads that grows when every thread is busy, so a task never waits for
 /// another task to finish (the partitions of a step block on each other's sends).
 class elastic_pool {
@@ -107,13 +126,7 @@ class elastic_pool {
     for (;;) {
       ++idle_;
       // a step submits its parts back to back: stay awake a little before sleeping
-      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
-      while (!stop_ && queue_.empty() && std::chrono::steady_clock::now() < spin_until) {
-        lock.unlock();
-        std::this_thread::yield();
-        lock.lock();
-      }
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      detail::wait_spinning(lock, cv_, std::chrono::microseconds(100), [&] { return stop_ || !queue_.empty(); });
       --idle_;
       if (queue_.empty()) return;  // stopping
       auto f = std::move(queue_.front());
@@ -203,14 +216,8 @@ class step_context {
       });
     }
     void wait() {
-      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
       std::unique_lock lock(mu_);
-      while (pending_ != 0 && std::chrono::steady_clock::now() < spin_until) {
-        lock.unlock();
-        std::this_thread::yield();
-        lock.lock();
-      }
-      cv_.wait(lock, [&] { return pending_ == 0; });
+      detail::wait_spinning(lock, cv_, std::chrono::microseconds(50), [&] { return pending_ == 0; });
     }
 
    private:

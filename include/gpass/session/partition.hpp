@@ -18,6 +18,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/graph/topological_order.hpp>
+#include <gpass/passes/detail/constants.hpp>
 
 namespace gpass {
 
@@ -99,9 +100,7 @@ void partition_one(const G& h, const std::string& fname, const std::vector<std::
   // data and control edges; a crossing edge becomes send -> recv (one pair per tensor and device)
   std::map<std::tuple<node_id, int, std::size_t>, node_id> recv_of;
   auto is_constant = [&](node_id u) {
-    const auto& n = h[u];
-    return ((n.domain.empty() && n.op == "Constant") || (n.domain == "tf" && n.op == "Const")) && h.num_inputs(u) == 0 &&
-           h.control_inputs(u).empty();
+    return gpass::detail::is_constant_node(h[u]) && h.num_inputs(u) == 0 && h.control_inputs(u).empty();
   };
   auto transfer = [&](node_id u, int port, std::size_t to, std::size_t consumer_pos) -> node_id {
     const std::tuple<node_id, int, std::size_t> k{u, port, to};

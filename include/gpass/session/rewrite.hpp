@@ -146,27 +146,11 @@ void rewrite_for_run(G& g, const run_signature& sig) {
       fed_args.push_back(t.node);
       continue;
     }
-    node_type a;
-    a.op = "arg";
-    a.attrs["index"] = static_cast<std::int64_t>(k);
-    a.attrs["_fed"] = true;
-    a.device = n.device;
-    const bool placeholder = n.domain == "tf" && (n.op == "Placeholder" || n.op == "PlaceholderWithDefault");
-    if (placeholder) {
-      tensor_type tt;
-      if (auto it = n.attrs.find("dtype"); it != n.attrs.end() && it->second.template is<dtype>()) tt.element = it->second.template as<dtype>();
-      if (auto it = n.attrs.find("shape"); it != n.attrs.end() && it->second.template is<shape>())
-        tt.shape = detail::tf_named_dims(it->second.template as<shape>(), n.name);
-      a.outputs = {type(tt)};
-      g.set_num_inputs(t.node, 0);
-      fed_args.push_back(g.replace_node(t.node, std::move(a)));
-    } else {
-      a.name = g.unique_name("_arg_" + n.name + "_" + std::to_string(t.port));
-      a.outputs = {n.outputs[static_cast<std::size_t>(t.port)]};
-      auto av = g.add_node(std::move(a));
-      g.replace_uses(t.node, t.port, av, 0);
-      fed_args.push_back(av);
-    }
+    const std::string device = n.device;  // (a new arg goes where the fed tensor's producer was asked to)
+    const node_id av = detail::feed_as_arg(g, t.node, t.port, static_cast<std::int64_t>(k));
+    g[av].attrs["_fed"] = true;
+    g[av].device = device;
+    fed_args.push_back(av);
   }
   // inputs that are not fed: after the feeds, in their old order
   {

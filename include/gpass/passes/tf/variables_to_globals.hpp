@@ -240,10 +240,10 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
   template <class G>
   static void finish_updates(G& g, counters& c) {
     using node_id = typename G::node_id;
-    std::vector<node_id> todo;
+    std::vector<node_id> updates;
     for (auto v : g.nodes())
-      if (g[v].attrs.count("_update_globals")) todo.push_back(v);
-    for (auto v : todo) {
+      if (g[v].attrs.count("_update_globals")) updates.push_back(v);
+    for (auto v : updates) {
       const auto n = g[v];
       const auto [nref, rule] = detail::optimizer_update(n.op);
       const auto names = n.attrs.at("_update_globals").template as<std::vector<std::string>>();
