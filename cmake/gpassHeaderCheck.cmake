@@ -18,6 +18,7 @@
 #   onnx        when it is io/onnx*.hpp, io/detail/onnx*.hpp, under io/onnx/, or includes
 #               <onnx/...>;
 #   tensorflow  when it includes <google/protobuf/...> or a generated *.pb.h (and not onnx);
+#   mpi         when it includes <mpi.h>;
 #   cuda        when it lies under a cuda/ folder, is named cuda*.hpp, or includes a CUDA
 #               header (<cuda*.h>, <cublas*>, <cudnn*>, <nvrtc*>);
 # and every component needed by a gpass header it includes (transitively), so umbrella
@@ -80,6 +81,8 @@ function(gpass_add_header_check prefix)
           endforeach()
         elseif(inc MATCHES "^onnx/")
           list(APPEND comps onnx)
+        elseif(inc STREQUAL "mpi.h")
+          list(APPEND comps mpi)
         elseif(inc MATCHES "^(cuda|cublas|cudnn|nvrtc|cuda_runtime)")
           list(APPEND comps cuda)
         elseif(inc MATCHES "^google/protobuf/" OR inc MATCHES "\\.pb\\.h$")

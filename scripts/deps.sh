@@ -15,7 +15,8 @@ packages=(
   libbenchmark-dev                      # benchmarks
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata   # component onnx + its tests
   pkgconf                               # the pkg-config consumer test (install.pkg_config_consumer)
-  python3                               # comparison scripts
+  libopenmpi-dev openmpi-bin            # component mpi, tools.mpi_data_parallel (mpirun -np 2)
+  python3 python3-dev python3-numpy python3-pytest pybind11-dev   # the Python module and its tests (offline: pybind11)
 )
 
 check_only=0

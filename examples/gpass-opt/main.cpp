@@ -39,6 +39,9 @@
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
 #endif
+#ifdef GPASS_OPT_WITH_MPI
+#include <gpass/session/mpi.hpp>
+#endif
 #ifdef GPASS_OPT_WITH_TENSORFLOW
 #include <gpass/io/tensorflow.hpp>
 #include <gpass/io/tf_signature.hpp>
@@ -144,6 +147,12 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
                             session keeps the graph and its variables across the runs and
                             applies --passes to each signature's graph; prints (and
                             --save-outputs) the last run's fetches
+  --data-parallel=N       with --session: the step replicated over N CPU devices (default
+                          --devices cpu:0..N-1), each on a slice of the batch, gradients
+                          all-reduced before the updates, fetches combined (passes
+                          multi-devices and multi-devices-check on each signature)
+  --data-parallel=mpi[:N]  the same over the ranks of `mpirun -np R` (N replicas per rank,
+                          default 1): rank r feeds slice r of the batch; rank 0 prints
   --print-tensor=FILE.pb  print FILE's NAME DTYPE[SHAPE] checksum=... line (same format as
                           --run; repeatable), then exit
   --version               print the version
@@ -187,6 +196,8 @@ struct options {
   std::string trace;
   std::vector<std::string> init_targets;
   int steps = 0;
+  int data_parallel = 0;  // replicas in this process (0: none)
+  bool data_parallel_mpi = false;
   // optimization
   int level = 0;
   std::vector<std::string> input_shapes;
@@ -286,6 +297,14 @@ options parse_args(int argc, char** argv) {
     } else if (auto d5 = value_of(a, "--steps")) {
       o.steps = parse_number<int>(*d5, "--steps");
       if (o.steps < 1) throw usage_error{"--steps needs a number >= 1, got '" + *d5 + "'"};
+    } else if (auto d6 = value_of(a, "--data-parallel")) {
+      std::string n = *d6;
+      if (n == "mpi" || n.starts_with("mpi:")) {
+        o.data_parallel_mpi = true;
+        n = n == "mpi" ? "1" : n.substr(4);
+      }
+      o.data_parallel = parse_number<int>(n, "--data-parallel");
+      if (o.data_parallel < 1) throw usage_error{"--data-parallel takes N >= 1, mpi or mpi:N, got '" + *d6 + "'"};
     } else if (auto v6 = value_of(a, "--input")) {
       o.run_inputs.push_back(*v6);
     } else if (auto v7 = value_of(a, "--seed")) {
@@ -344,8 +363,12 @@ options parse_args(int argc, char** argv) {
     }
   }
   if (!o.session && (!o.devices.empty() || o.place != "first" || o.soft_placement || o.log_placement || !o.trace.empty() ||
-                     !o.init_targets.empty() || o.steps > 0))
-    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement, --trace, --init and --steps need --session"};
+                     !o.init_targets.empty() || o.steps > 0 || o.data_parallel > 0))
+    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement, --trace, --init, --steps and "
+                      "--data-parallel need --session"};
+  if (o.data_parallel > 0 && !o.devices.empty() && static_cast<int>(o.devices.size()) != o.data_parallel)
+    throw usage_error{"--data-parallel=" + std::to_string(o.data_parallel) + " needs as many --devices, got " +
+                      std::to_string(o.devices.size())};
   if (!o.run && ((o.check == 0 && !o.run_inputs.empty()) || !o.save_outputs.empty()))
     throw usage_error{"--input needs --run or --check, --save-outputs needs --run"};
   return o;
@@ -635,43 +658,26 @@ void report_outputs(const options& o, const std::vector<std::string>& names, con
 }
 
 
-// The graph's inputs (arg nodes, by index) with their types, and its result names (as a plan
-// names them: the return node's `names`, else the producer's name).
-struct graph_interface {
-  std::vector<std::string> inputs;
-  std::vector<gpass::type> input_types;
-  std::vector<std::string> outputs;
-};
-graph_interface interface_of(const graph_t& g) {
-  graph_interface r;
-  std::vector<std::tuple<std::int64_t, std::string, gpass::type>> args;
-  for (auto v : g.nodes()) {
-    const auto& n = g[v];
-    if (!n.domain.empty()) continue;
-    if (n.op == "arg")
-      args.emplace_back(gpass::get_or<std::int64_t>(n.attrs, "index", 0), n.name, n.outputs.empty() ? gpass::type{} : n.outputs[0]);
-    if (n.op == "return") {
-      std::vector<std::string> names;
-      if (auto it = n.attrs.find("names"); it != n.attrs.end() && it->second.is<std::vector<std::string>>())
-        names = it->second.as<std::vector<std::string>>();
-      for (std::size_t k = 0; k < g.num_inputs(v); ++k) {
-        auto in = g.input(v, static_cast<int>(k));
-        r.outputs.push_back(k < names.size() ? names[k] : (in.empty ? std::string() : g[in.node].name));
-      }
-    }
-  }
-  std::stable_sort(args.begin(), args.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-  for (auto& [i, name, t] : args) {
-    r.inputs.push_back(name);
-    r.input_types.push_back(t);
-  }
-  return r;
+#ifdef GPASS_OPT_WITH_MPI
+// The ranks of this mpirun (MPI initialized on first use, finalized at exit); outside
+// rank 0, standard output is silenced (one copy of the results).
+std::shared_ptr<gpass::mpi_process_group> mpi_world() {
+  static gpass::mpi_environment env;
+  static auto world = std::make_shared<gpass::mpi_process_group>();
+  if (world->rank() != 0) std::cout.setstate(std::ios::failbit);
+  return world;
 }
+#endif
 
-// The session options of --session: --devices (CPU, --threads each), placement, limits.
-gpass::session_options<graph_t> session_options_of(const options& o) {
+// The session options of --session: --devices (CPU, --threads each), placement, limits; the
+// signature pipeline `passes` (run per signature) and, with --data-parallel, the
+// multi-devices passes after it.
+gpass::session_options<graph_t> session_options_of(const options& o, std::string passes = {}) {
   gpass::session_options<graph_t> so;
-  const std::vector<std::string> devices = o.devices.empty() ? std::vector<std::string>{"cpu:0"} : o.devices;
+  std::vector<std::string> devices = o.devices;
+  if (devices.empty())
+    for (int r = 0; r < std::max(1, o.data_parallel); ++r) devices.push_back("cpu:" + std::to_string(r));
+  std::string device_list;
   for (const auto& d : devices) {
     gpass::device_name n = gpass::parse_device_name(d);
     if ((n.type && *n.type != "CPU") || !n.id)
@@ -679,19 +685,43 @@ gpass::session_options<graph_t> session_options_of(const options& o) {
     so.devices.push_back(std::make_shared<gpass::policy_device<ex::eigen_cpu, graph_t>>(
         gpass::parse_device_name("/job:localhost/replica:0/task:0/device:CPU:" + std::to_string(*n.id)),
         std::make_unique<ex::eigen_cpu>(ex::eigen_cpu::options{.threads = o.threads})));
+    device_list += (device_list.empty() ? "" : ",") + std::string("/device:CPU:") + std::to_string(*n.id);
   }
   so.placement.allow_soft_placement = o.soft_placement;
   so.placement.log_device_placement = o.log_placement;
   so.placement.spread = o.place == "round-robin" ? gpass::placement_options::spread_kind::round_robin
                                                  : gpass::placement_options::spread_kind::first;
   so.plan = plan_options_of(o);
+  if (o.data_parallel > 0) {
+    int rank = 0, ranks = 1;
+    if (o.data_parallel_mpi) {
+#ifdef GPASS_OPT_WITH_MPI
+      auto world = mpi_world();
+      rank = world->rank();
+      ranks = world->size();
+      so.processes = world;
+#else
+      throw gpass::error("--data-parallel=mpi: this gpass-opt was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+    }
+    passes += (passes.empty() ? "" : ",") + std::string("multi-devices{replicas=") + std::to_string(o.data_parallel) +
+              ",rank=" + std::to_string(rank) + ",ranks=" + std::to_string(ranks) + ",devices=\"" + device_list +
+              "\"},multi-devices-check";
+  }
+  if (!passes.empty()) {
+    const auto pipe = std::make_shared<gpass::dynamic_pipeline<graph_t>>(gpass::pass_registry<graph_t>::global().parse(passes));
+    so.prepare = [pipe](graph_t& h) {
+      gpass::pass_context ctx;
+      pipe->run(h, ctx, gpass::instrumentation_options{});
+    };
+  }
   return so;
 }
 
 // --session: the graph run through a gpass::session on --devices.
 void run_session(const options& o, graph_t& g) {
   gpass::session_options<graph_t> so = session_options_of(o);
-  const graph_interface io = interface_of(g);
+  const gpass::graph_interface io = gpass::interface_of(g);
   gpass::session<graph_t> sess(g, std::move(so));
   std::vector<ex::value> in = make_inputs(o, g, io.inputs, io.input_types);
   std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
@@ -729,16 +759,10 @@ void run_steps(const options& o) {
   gpass::tf_import_options to;
   if (o.max_tensor_bytes) to.max_tensor_bytes = o.max_tensor_bytes;
   graph_t g = gpass::read_tf_graph_file<graph_t>(*o.input, to);
-  gpass::session_options<graph_t> so = session_options_of(o);
   std::string passes = o.passes;
   if (o.level > 0) passes = "O" + std::to_string(o.level) + (passes.empty() ? "" : "," + passes);
-  if (!passes.empty()) {
-    const auto pipe = std::make_shared<gpass::dynamic_pipeline<graph_t>>(gpass::pass_registry<graph_t>::global().parse(passes));
-    so.prepare = [pipe](graph_t& h) {
-      gpass::pass_context ctx;
-      pipe->run(h, ctx, gpass::instrumentation_options{});
-    };
-  }
+  gpass::session_options<graph_t> so = session_options_of(o, passes);
+  const std::shared_ptr<ex::process_group> so_processes = so.processes;
   gpass::session<graph_t> sess(std::move(g), std::move(so));
   std::vector<std::pair<std::string, ex::value>> feeds;
   for (std::size_t i = 0; i < o.tf_feeds.size(); ++i) {
@@ -754,7 +778,11 @@ void run_steps(const options& o) {
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "session: " << steps << " step(s) after " << o.init_targets.size() << " init target(s), "
             << sess.compilations() << " signature(s) compiled, " << md.partitions << " partition(s) per step, " << md.sends
-            << " send/recv pair(s)\n";
+            << " send/recv pair(s)";
+  if (o.data_parallel > 0)
+    std::cout << ", data-parallel: " << o.data_parallel << " replica(s) x "
+              << (so_processes ? so_processes->size() : 1) << " process(es)";
+  std::cout << '\n';
   if (o.timing) std::cerr << "steps: " << format_g(ms) << " ms (" << format_g(ms / steps) << " ms per step)\n";
   report_outputs(o, o.tf_fetches, out);
 }
@@ -825,21 +853,6 @@ void apply_input_shapes(const options& o, graph_t& g) {
                            std::to_string(old[i].value()) + ", not " + std::to_string(dims[i]));
     t = gpass::type(gpass::tensor_type{t.tensor().element, gpass::shape::of(dims)});
   }
-}
-
-// Nodes per op type ("domain::op" outside the default domain), the graph and its functions.
-std::map<std::string, std::int64_t> op_counts(const graph_t& g) {
-  std::map<std::string, std::int64_t> r;
-  auto count = [&](const graph_t& h) {
-    for (auto v : h.nodes()) {
-      const auto& n = h[v];
-      if (n.domain.empty() && (n.op == "arg" || n.op == "return")) continue;
-      ++r[n.domain.empty() ? n.op : n.domain + "::" + n.op];
-    }
-  };
-  count(g);
-  for (const auto& [name, f] : g.functions()) count(*f);
-  return r;
 }
 
 // onnxsim's summary: one row per op type, count before and after.
@@ -965,7 +978,7 @@ int run(const options& o) {
   apply_input_shapes(o, g);
   std::optional<graph_t> original;
   if (o.check > 0) original = g;
-  const auto counts_before = o.summary ? op_counts(g) : std::map<std::string, std::int64_t>{};
+  const auto counts_before = o.summary ? gpass::op_counts(g) : std::map<std::string, std::int64_t>{};
   std::string passes = o.passes;
   if (o.level > 0) passes = "O" + std::to_string(o.level) + (passes.empty() ? "" : "," + passes);
   gpass::pass_context ctx;
@@ -1017,7 +1030,7 @@ int run(const options& o) {
   }
   if (o.stats)
     for (const auto& [k, v] : ctx.statistics()) std::cerr << "statistic " << k << " = " << v << '\n';
-  if (o.summary) print_summary(counts_before, op_counts(g));
+  if (o.summary) print_summary(counts_before, gpass::op_counts(g));
   if (original) check_graphs(o, std::move(*original), g);
   if (!o.dot_file.empty()) {
     std::ofstream f(o.dot_file, std::ios::binary | std::ios::trunc);

@@ -15,6 +15,7 @@
 #include <gpass/graph/attr_key.hpp>
 #include <gpass/graph/edge.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/interface.hpp>
 #include <gpass/graph/node.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/graph/reachability.hpp>

@@ -260,6 +260,30 @@ if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" ]]; then
     --steps=2 --input="$mt/feed_0.pb" --input="$mt/feed_1.pb" >/dev/null 2>"$tmp/e32.txt"
   check "--steps without --init exit 1" test $? -eq 1
   check "--steps without --init: uninitialized variable" grep -q 'never initialized' "$tmp/e32.txt"
+  # data parallelism: the same 20 steps over 2 replicas (each on half the batch, gradients
+  # all-reduced) give the one-device losses; 3 replicas cannot split the batch of 8
+  "$opt" "$mt/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=sgd/loss:0,mom/loss:0,adam/loss:0 --tf-targets=train \
+    --passes=tf-frontend --session --init=init --steps=21 --input="$mt/feed_0.pb" --input="$mt/feed_1.pb" \
+    --data-parallel=2 >"$tmp/dp.txt" 2>"$tmp/e33.txt"
+  check "--data-parallel=2 exit 0" test $? -eq 0
+  check "--data-parallel=2 replicas" grep -q 'data-parallel: 2 replica(s) x 1 process(es)$' "$tmp/dp.txt"
+  check "--data-parallel=2 sgd loss" grep -q '^sgd/loss:0 f32\[\] checksum=0.705653 ' "$tmp/dp.txt"
+  check "--data-parallel=2 momentum loss" grep -q '^mom/loss:0 f32\[\] checksum=0.717322 ' "$tmp/dp.txt"
+  check "--data-parallel=2 adam loss" grep -q '^adam/loss:0 f32\[\] checksum=0.59777 ' "$tmp/dp.txt"
+  "$opt" "$mt/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=sgd/loss:0 --tf-targets=train --passes=tf-frontend --session \
+    --init=init --steps=1 --input="$mt/feed_0.pb" --input="$mt/feed_1.pb" --data-parallel=3 >/dev/null 2>"$tmp/e34.txt"
+  check "--data-parallel=3 exit 1" test $? -eq 1
+  check "--data-parallel=3 batch error" grep -q "node 'replica_0/x' (op batch_slice): a batch of 8 does not split into 3 equal slices" "$tmp/e34.txt"
+  "$opt" "$mt/graph.pb" --session --data-parallel=2 --devices=cpu:0 >/dev/null 2>"$tmp/e35.txt"
+  check "--data-parallel=2 with one device: usage error" grep -q 'needs as many --devices' "$tmp/e35.txt"
+fi
+
+# data parallelism on an ONNX model: batch-major outputs gathered back in batch order
+if [[ -n "$model" ]]; then
+  "$opt" "$model" --session --input-shape=0:2,3,7,5 >"$tmp/dp1.txt" 2>&1
+  "$opt" "$model" --session --input-shape=0:2,3,7,5 --data-parallel=2 >"$tmp/dp2.txt" 2>&1
+  check "onnx --data-parallel=2 exit 0" test $? -eq 0
+  check "onnx --data-parallel=2 outputs equal" diff <(grep checksum "$tmp/dp1.txt") <(grep checksum "$tmp/dp2.txt")
 fi
 
 echo "$passes passed, $fails failed"

@@ -49,6 +49,7 @@
 namespace gpass::exec {
 
 class rendezvous;  // gpass/exec/rendezvous.hpp (the session's; send / recv kernels include it)
+class process_group;  // gpass/exec/collectives.hpp (a data-parallel run's processes; all_reduce includes it)
 
 /// A node as a kernel factory sees it: identity, attributes, the opset of its domain, and
 /// the types inference gave its inputs and outputs (`type{}` where unknown).
@@ -224,6 +225,9 @@ struct run_services {
   virtual run_budget* budget() const { return nullptr; }
   /// Where `send` / `recv` exchange tensors in this run; null outside a session.
   virtual rendezvous* run_rendezvous() const { return nullptr; }
+  /// The other processes of a data-parallel run (`all_reduce` across ranks); null when the
+  /// run has none.
+  virtual process_group* run_process_group() const { return nullptr; }
   /// The frame the kernels run in (part of every rendezvous key; see `rendezvous_key`).
   virtual std::string_view run_frame() const { return {}; }
   /// Receives kernel timings when the run is traced; null otherwise.
@@ -368,6 +372,8 @@ class kernel_context {
     if (!r) fail("no rendezvous here (send and recv run only in a session's partitions)");
     return *r;
   }
+  /// The processes of a data-parallel run (MPI ranks), or null: the run is one process.
+  process_group* step_process_group() const { return services_ ? services_->run_process_group() : nullptr; }
   /// The frame this kernel runs in (see `rendezvous_key`); empty outside a session.
   std::string_view frame() const { return services_ ? services_->run_frame() : std::string_view{}; }
   /// The run's cancellation flag, or null.

@@ -109,8 +109,9 @@ typename G::node_id feed_as_arg(G& g, typename G::node_id v, int port, std::int6
 ///   tensor gets a new `arg` node named `_arg_<node>_<port>`, its output type that of the
 ///   tensor, and every use of the tensor reads the `arg` instead (the producer stays, for
 ///   its other outputs or effects);
-/// - a `return` node named `_fetches` takes the fetches in order, and has a control input
-///   from each target.
+/// - a `return` node named `_fetches` takes the fetches in order (its `names` are the fetch
+///   strings, so the results are named "loss:0" as they were fetched), and has a control
+///   input from each target.
 ///
 /// Nodes that no fetch or target needs stay (run `dce` to drop them). Errors (`gpass::error`
 /// naming the tensor): an unknown node, a port the node does not have, a tensor fed twice,
@@ -164,6 +165,7 @@ void bind_tf_signature(G& g, const tf_signature& sig) {
     if (!v) throw error("target '" + t + "': no node '" + t + "' in the graph");
     tgts.push_back(*v);
   }
+  r.attrs["names"] = sig.fetches;  // the results are named as fetched ("loss:0")
   auto ret = g.add_node(std::move(r));
   for (auto [v, port] : srcs) g.add_input(ret, v, port);
   for (auto v : tgts) g.add_control(v, ret);

@@ -67,6 +67,25 @@ inline void core_update_globals_type(infer_context& c) {
   if (g < c.num_inputs()) c.set_output(0, c.input_type(g));
 }
 
+// The type of input 0 with dim 0 divided (batch_slice) or multiplied (all_gather) by
+// `factor`, unknown when it is not a known multiple.
+inline void core_scale_dim0(infer_context& c, std::int64_t factor, bool divide) {
+  if (c.num_outputs() == 0 || c.num_inputs() == 0) return;
+  type t = c.input_type(0);
+  if (t.is_tensor() && t.tensor().shape.has_rank() && t.tensor().shape.rank() > 0 && factor > 0) {
+    tensor_type tt = t.tensor();
+    std::vector<dim> dims;
+    for (std::size_t d = 0; d < tt.shape.rank(); ++d) dims.push_back(tt.shape[d]);
+    if (dims[0].is_known() && (!divide || dims[0].value() % factor == 0))
+      dims[0] = dim(divide ? dims[0].value() / factor : dims[0].value() * factor);
+    else
+      dims[0] = dim::unknown();
+    tt.shape = shape(std::move(dims));
+    t = type(std::move(tt));
+  }
+  c.set_output(0, std::move(t));
+}
+
 inline void core_forward(infer_context& c) {
   for (std::size_t k = 0; k < c.num_outputs(); ++k) c.output(k) = c.input(0);
 }
@@ -196,6 +215,23 @@ inline void gpass::register_core_ops(op_registry& r) {
   add("recv", 0, 0, 1, 1,
       {req("tensor_name", "string"), req("send_device", "string"), req("recv_device", "string")},
       op_traits{.stateful = true}, "Receives a tensor through the rendezvous.");
+  const op_traits collective{.stateful = true};
+  add("batch_slice", 1, 1, 1, 1, {req("index", "int"), req("count", "int")}, pure,
+      "Data parallelism: slice `index` of `count` equal parts of input 0 along dim 0 (a replica's share of a batch).",
+      [](infer_context& c) { detail::core_scale_dim0(c, c.attr_int("count", 1), true); });
+  add("all_reduce", 1, 1, 1, 1,
+      {req("group", "string"), req("replica", "int"), req("replicas", "int"), opt("ranks", "int", std::int64_t{1}),
+       opt("reduction", "string", std::string("mean"))},
+      collective,
+      "Data parallelism: the sum or mean of input 0 over the `replicas` replicas of `group` in this process and "
+      "the `ranks` processes of the run; every replica gets the same value.",
+      detail::core_forward);
+  add("all_gather", 1, 1, 1, 1,
+      {req("group", "string"), req("replica", "int"), req("replicas", "int"), opt("ranks", "int", std::int64_t{1})},
+      collective,
+      "Data parallelism: input 0 of every replica of `group` (of every process) concatenated along dim 0, "
+      "process-major then replica order.",
+      [](infer_context& c) { detail::core_scale_dim0(c, c.attr_int("replicas", 1) * c.attr_int("ranks", 1), false); });
   add("Enter", 1, 1, 1, 1, {req("frame_name", "string"), opt("is_constant", "bool", false)}, cf,
       "TF v1: enters a loop frame.", detail::core_forward);
   add("Exit", 1, 1, 1, 1, {}, cf, "TF v1: leaves a loop frame.", detail::core_forward);

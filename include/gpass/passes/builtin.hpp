@@ -15,6 +15,7 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/infer_values.hpp>
+#include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/passes/common/simplify_inference.hpp>
 
 namespace gpass {
@@ -23,7 +24,8 @@ namespace gpass {
 /// - `dce` (`gpass::dce`), `delete-disconnected` (`gpass::delete_disconnected`),
 ///   `infer-types`, `infer-shapes`, `infer-values` (`gpass::infer_types`, ...), and the
 ///   optimizer passes that need no kernels: `eliminate-identities`, `cse`,
-///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`;
+///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`; data
+///   parallelism: `multi-devices`, `multi-devices-check`;
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
 ///
 /// The passes that evaluate nodes with the CPU kernels are registered by
@@ -51,6 +53,8 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(infer_types);
   registry.add(infer_shapes);
   registry.add(infer_values);
+  registry.add(multi_devices);
+  registry.add(multi_devices_check);
   registry.add_pipeline("default", "delete-disconnected,dce", "Deletes disconnected nodes, then dead code");
 }
 

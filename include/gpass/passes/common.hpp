@@ -14,4 +14,5 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/infer_values.hpp>
+#include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/passes/common/simplify_inference.hpp>

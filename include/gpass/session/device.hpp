@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <gpass/core/error.hpp>
+#include <gpass/exec/collectives.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/plan.hpp>
@@ -151,12 +152,14 @@ class step_context {
  public:
   step_context(const std::vector<std::unique_ptr<device_part<G>>>& parts, const partitioned_program<G>& prog,
                elastic_pool& pool, exec::global_store& globals, const exec::run_limits& limits, bool trace,
-               std::chrono::steady_clock::time_point epoch)
+               std::chrono::steady_clock::time_point epoch, exec::process_group* processes = nullptr)
       : parts_(parts), prog_(prog), pool_(pool), globals_(globals), limits_(limits), trace_(trace), epoch_(epoch),
-        live_(std::make_shared<std::atomic<std::uint64_t>>(0)), stats_(parts.size()) {}
+        processes_(processes), live_(std::make_shared<std::atomic<std::uint64_t>>(0)), stats_(parts.size()) {}
 
   exec::rendezvous& rendezvous() noexcept { return rendezvous_; }
   exec::global_store& globals() noexcept { return globals_; }
+  /// The other processes of a data-parallel run (`session_options::processes`), or null.
+  exec::process_group* processes() const noexcept { return processes_; }
   const exec::run_limits& limits() const noexcept { return limits_; }
   const std::shared_ptr<std::atomic<std::uint64_t>>& live() const noexcept { return live_; }
   bool tracing() const noexcept { return trace_; }
@@ -255,6 +258,7 @@ class step_context {
   exec::run_limits limits_;
   bool trace_;
   std::chrono::steady_clock::time_point epoch_;
+  exec::process_group* processes_;
   exec::rendezvous rendezvous_;
   std::atomic<std::uint64_t> calls_{0};
   std::shared_ptr<std::atomic<std::uint64_t>> live_;
@@ -289,6 +293,7 @@ class part_services final : public exec::detail::run_services<P>, public exec::d
   exec::global_store* run_globals() const override { return &step_.globals(); }
   exec::detail::run_budget* budget() const override { return &budget_; }
   exec::rendezvous* run_rendezvous() const override { return &step_.rendezvous(); }
+  exec::process_group* run_process_group() const override { return step_.processes(); }
   std::string_view run_frame() const override { return frame_; }
   exec::detail::kernel_recorder* recorder() const override {
     return step_.tracing() ? const_cast<part_services*>(this) : nullptr;

@@ -24,6 +24,7 @@
 
 #include <gpass/core/error.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/collectives.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/exec/plan.hpp>
 #include <gpass/exec/value.hpp>
@@ -71,6 +72,10 @@ struct session_options {
   exec::plan_options plan;
   /// Signatures kept compiled (the oldest is dropped past this).
   std::size_t cache_capacity = 64;
+  /// The other processes of a data-parallel run (MPI ranks: `gpass::mpi_process_group`), for
+  /// the `all_reduce` / `all_gather` nodes of a graph the `multi-devices` pass replicated with
+  /// `ranks` > 1; null: this process alone.
+  std::shared_ptr<exec::process_group> processes;
 };
 
 /// Options of one run.
@@ -145,7 +150,8 @@ class session {
     std::vector<exec::value> args(exe->feed_names.size());
     for (const auto& [name, v] : feeds) args[exe->feed_index(name)] = v;
     std::vector<exec::value> out(exe->fetch_names.size());
-    step_context<G> step(exe->parts, exe->prog, pool_, *globals_, options_.plan.limits, ro.trace, epoch_);
+    step_context<G> step(exe->parts, exe->prog, pool_, *globals_, options_.plan.limits, ro.trace, epoch_,
+                          options_.processes.get());
     std::vector<std::size_t> running;
     for (std::size_t d = 0; d < exe->parts.size(); ++d)
       if (exe->prog.has_main[d]) running.push_back(d);

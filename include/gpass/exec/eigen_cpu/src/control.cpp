@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file control.cpp
-/// A gpass unit (see gpass/config.hpp): the Eigen CPU control-flow, globals and list kernels.
+/// A gpass unit (see gpass/config.hpp): the Eigen CPU control-flow, globals, list, transfer and collective kernels.
 /// Compiled once with GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp>
 /// in header-only mode.
 
@@ -10,6 +10,7 @@
 #include <gpass/exec/eigen_cpu/kernels/control.hpp>
 // (first: compiling this unit proves the family header compiles on its own)
 #include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/collectives.hpp>
 #include <gpass/exec/eigen_cpu/kernels/globals.hpp>
 #include <gpass/exec/eigen_cpu/kernels/lists.hpp>
 #include <gpass/exec/transfer_kernels.hpp>
@@ -20,6 +21,7 @@ GPASS_DECL void gpass::exec::register_eigen_cpu_control(kernel_registry<eigen_cp
   cpu_detail::register_update_globals(r);
   cpu_detail::register_lists(r);
   register_transfer_kernels(r);
+  cpu_detail::register_collectives(r);
 }
 
 #endif  // GPASS_UNIT_EIGEN_CPU_CONTROL

@@ -1,0 +1,2 @@
+B
+ort_logitsJ(JIOÀI™Ày8À~Ï”?_îæ¾r¹lÀ‚Ê8½lWÀl©½üWr>
