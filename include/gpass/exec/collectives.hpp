@@ -43,7 +43,9 @@ class process_group {
 namespace detail {
 
 // The elementwise sum of equally shaped numeric tensors, added in the order given (so every
-// caller that sums the same list gets the same bits).
+// caller that sums the same list gets the same bits). One part is returned as it is (its
+// buffer shared: a caller that writes to the result copies it first when it is not the sole
+// owner, see `owned`).
 inline tensor sum_in_order(const std::vector<tensor>& parts, const std::string& what) {
   if (parts.empty()) throw error(what + ": nothing to sum");
   const tensor& first = parts.front();
@@ -54,6 +56,7 @@ inline tensor sum_in_order(const std::vector<tensor>& parts, const std::string& 
                   shape::of(p.sizes()).to_string() + ")");
   if (!is_trivial(first.element_type()) || first.element_type() == dtype::bool_)
     throw error(what + ": cannot sum " + std::string(to_string(first.element_type())) + " tensors");
+  if (parts.size() == 1) return first;
   tensor r = first.clone();
   visit_dtype(first.element_type(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
@@ -66,6 +69,12 @@ inline tensor sum_in_order(const std::vector<tensor>& parts, const std::string& 
     }
   });
   return r;
+}
+
+// `t` itself when nothing else holds its buffer, else a copy: a tensor that may be written.
+inline tensor owned(tensor t) {
+  if (t.buffer() && t.buffer().use_count() == 1) return t;
+  return t.clone();
 }
 
 // Tensors concatenated along dim 0 (the other dims and the dtype equal).

@@ -76,11 +76,10 @@ class mpi_process_group final : public exec::process_group {
   void all_reduce_sum(tensor& t, const std::string& what) override {
     const MPI_Datatype type = mpi_type(t.element_type(), what);
     check_same(t, what);
-    tensor out = t.clone();  // t may share its buffer with other replicas' values
+    t = exec::detail::owned(std::move(t));  // in place unless the buffer is shared (other replicas' values)
     std::lock_guard lock(mu_);
-    if (MPI_Allreduce(MPI_IN_PLACE, out.raw(), static_cast<int>(out.size()), type, MPI_SUM, comm_) != MPI_SUCCESS)
+    if (MPI_Allreduce(MPI_IN_PLACE, t.raw(), static_cast<int>(t.size()), type, MPI_SUM, comm_) != MPI_SUCCESS)
       throw error(what + ": MPI_Allreduce failed on rank " + std::to_string(rank_));
-    t = std::move(out);
   }
 
   tensor all_gather(const tensor& t, const std::string& what) override {

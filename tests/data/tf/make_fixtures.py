@@ -427,10 +427,49 @@ def mlp_training():
     return Spec({x: xv, ids: iv}, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
 
 
+def cnn_training():
+    """Three small CNNs (NHWC: Conv2D SAME + BiasAdd + Relu, MaxPool VALID, Conv2D VALID with
+    stride 2, AvgPool SAME, a dense layer, sparse softmax cross-entropy) trained together by
+    GradientDescent, Momentum (resource variables) and Adam, as `mlp_training`: targets
+    `init`, then `train` 20 times, then the three losses. The gradients use
+    Conv2DBackpropInput/Filter, MaxPoolGrad, AvgPoolGrad, BiasAddGrad, ReluGrad."""
+    r = rng(60)
+    x = v1.placeholder(tf.float32, [None, 7, 7, 2], name="x")
+    ids = v1.placeholder(tf.int32, [None], name="ids")
+    init_k1 = (r.randn(3, 3, 2, 4) * 0.4).astype(np.float32)
+    init_k2 = (r.randn(2, 2, 4, 5) * 0.4).astype(np.float32)
+    init_w = (r.randn(5, 3) * 0.5).astype(np.float32)
+
+    def model(scope, resource):
+        with v1.variable_scope(scope):
+            k1 = v1.get_variable("k1", initializer=init_k1, use_resource=resource)
+            c1 = v1.get_variable("c1", initializer=np.full(4, 0.1, np.float32), use_resource=resource)
+            k2 = v1.get_variable("k2", initializer=init_k2, use_resource=resource)
+            w = v1.get_variable("w", initializer=init_w, use_resource=resource)
+            b = v1.get_variable("b", initializer=np.zeros(3, np.float32), use_resource=resource)
+            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, k1, strides=1, padding="SAME"), c1))   # 7x7x4
+            h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID")                          # 3x3x4
+            h = tf.nn.relu(tf.nn.conv2d(h, k2, strides=2, padding="VALID"))                       # 1x1x5
+            h = tf.nn.avg_pool2d(h, ksize=2, strides=2, padding="SAME")                           # 1x1x5
+            logits = tf.matmul(tf.reshape(h, [-1, 5]), w) + b
+            return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
+
+    l_sgd = model("sgd", False)
+    l_mom = model("mom", True)
+    l_adam = model("adam", False)
+    train = tf.group(v1.train.GradientDescentOptimizer(0.2).minimize(l_sgd),
+                     v1.train.MomentumOptimizer(0.05, 0.9).minimize(l_mom),
+                     v1.train.AdamOptimizer(0.02).minimize(l_adam), name="train")
+    init = v1.global_variables_initializer()
+    xv = r.randn(8, 7, 7, 2).astype(np.float32)
+    iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
+    return Spec({x: xv, ids: iv}, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
-    control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training,
+    control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

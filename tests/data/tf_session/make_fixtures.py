@@ -162,12 +162,13 @@ def soft_placement_device():
 
 
 def no_kernel():
-    """A Conv2D (NHWC) on /cpu:1: gpass has its schema but no CPU kernel yet, so no device of
-    the session can run it: a placement error naming the node and op (TensorFlow runs it)."""
+    """A DepthwiseConv2dNative (NHWC) on /cpu:1: gpass has its schema but no CPU kernel yet, so
+    no device of the session can run it: a placement error naming the node and op
+    (TensorFlow runs it)."""
     x = v1.placeholder(tf.float32, [1, 4, 4, 2], name="x")
     w = tf.constant(np.linspace(-1, 1, 3 * 3 * 2 * 2, dtype=np.float32).reshape(3, 3, 2, 2), name="w")
     with tf.device("/cpu:1"):
-        c = tf.nn.conv2d(x, w, strides=1, padding="SAME", name="conv")
+        c = tf.nn.depthwise_conv2d(x, w, strides=[1, 1, 1, 1], padding="SAME", name="conv")
     y = tf.nn.relu(c, name="y")
     return Spec([Run({x: np.linspace(0, 1, 32, dtype=np.float32).reshape(1, 4, 4, 2)}, [y])])
 

@@ -288,6 +288,35 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
       .type_attr("T").infer(xent_infer).add(r);
   tf_op("SparseSoftmaxCrossEntropyWithLogits").in("features:T").in("labels:Tlabels").out("loss:T").out("backprop:T")
       .type_attr("T").type_attr("Tlabels", dtype::int64).infer(xent_infer).add(r);
+  // ... and for convolutional ones: the shape of the gradient comes from a sizes input
+  // (known value) or the original input
+  auto shape_from_sizes = [](std::size_t sizes_input) {
+    return [sizes_input](infer_context& c) {
+      if (auto v = c.input_ints(sizes_input)) {
+        for (auto d : *v)
+          if (d < 0) c.fail("sizes must be >= 0, got " + std::to_string(d));
+        c.set_shape(0, shape::of(*v));
+      } else if (auto d = c.input_value(sizes_input).dims(); d && d->size() == 4) {
+        c.set_shape(0, shape(std::move(*d)));  // Shape(x) of a symbolic batch: [n, 7, 7, 2]
+      } else {
+        c.set_shape(0, shape::unknown_dims(4));
+      }
+    };
+  };
+  auto conv_grad = [&](const char* n, const char* a, const char* b, std::size_t sizes_input) {
+    tf_op o(n);
+    o.in(a).in(b).in("out_backprop:T").out("output:T").type_attr("T").req("padding", "string").opt("strides", "ints")
+        .attr("data_format", "string", "NHWC").opt("explicit_paddings", "ints").opt("dilations", "ints")
+        .attr("use_cudnn_on_gpu", "bool", true).infer(shape_from_sizes(sizes_input)).add(r);
+  };
+  conv_grad("Conv2DBackpropInput", "input_sizes:i32", "filter:T", 0);
+  conv_grad("Conv2DBackpropFilter", "input:T", "filter_sizes:i32", 1);
+  tf_op("MaxPoolGrad").in("orig_input:T").in("orig_output:T").in("grad:T").out("output:T").type_attr("T")
+      .req("ksize", "ints").req("strides", "ints").req("padding", "string").attr("data_format", "string", "NHWC")
+      .opt("explicit_paddings", "ints").infer([](infer_context& c) { c.set_shape(0, c.input_shape(0)); }).add(r);
+  tf_op("AvgPoolGrad").in("orig_input_shape:i32").in("grad:T").out("output:T").type_attr("T").req("ksize", "ints")
+      .req("strides", "ints").req("padding", "string").attr("data_format", "string", "NHWC")
+      .infer(shape_from_sizes(0)).add(r);
   tf_op("BroadcastGradientArgs").in("s0:T").in("s1:T").out("r0:T").out("r1:T").type_attr("T", dtype::int32)
       .infer(broadcast_gradient_args_infer).propagate(broadcast_gradient_args_value).add(r);
 }

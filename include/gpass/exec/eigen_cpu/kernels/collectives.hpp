@@ -125,7 +125,7 @@ void register_collectives(kernel_registry<P>& r) {
       });
       if (mean) {
         const double scale = 1.0 / static_cast<double>(p.replicas * p.ranks);
-        gpass::tensor out = sum.clone();
+        gpass::tensor out = detail::owned(std::move(sum));
         gpass::visit_dtype(out.element_type(), [&]<class T>() {
           if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
             for (T& x : out.values<T>()) x *= static_cast<typename T::value_type>(scale);

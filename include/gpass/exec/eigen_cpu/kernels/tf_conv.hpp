@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file tf_conv.hpp
+/// Eigen CPU kernels of TensorFlow's NHWC convolution and pooling ops and their gradients
+/// (domain "tf"): Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad,
+/// AvgPool, AvgPoolGrad. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
+/// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`);
+/// dilations for the convolutions; pooling windows see only the input (no padded values: a
+/// max over the valid ones, an average divided by their count). Convolutions are im2col and
+/// one GEMM per image (filter HWIO is already the [KH*KW*C, OC] matrix); f32 and f64, NHWC
+/// only (TensorFlow's CPU kernels take no NCHW either). Private
+/// (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp` registers them.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+
+namespace gpass::exec::cpu_detail::tf_detail {
+
+namespace conv_impl {
+
+using conv_types = type_list<float, double>;
+
+/// The geometry of a 2-D window over an NHWC input.
+struct geometry {
+  i64 N = 0, H = 0, W = 0, C = 0;     // input
+  i64 KH = 1, KW = 1;                 // window
+  i64 SH = 1, SW = 1, DH = 1, DW = 1; // strides, dilations
+  i64 PT = 0, PL = 0;                 // padding before (top, left)
+  i64 OH = 0, OW = 0;                 // output
+};
+
+// The window attributes of node `n`: strides, dilations (`with_dilations`), ksize
+// (`pool`), padding.
+struct window {
+  std::vector<i64> strides, dilations, ksize, explicit_paddings;
+  std::string padding;
+  window(const kernel_node& n, bool pool) {
+    const std::string format = n.attr<std::string>("data_format", std::string("NHWC"));
+    if (format != "NHWC") n.fail("data_format " + format + " is not supported on the CPU (NHWC only, as TensorFlow's CPU kernels)");
+    auto four = [&](const char* what, std::vector<i64> v, bool required) {
+      if (v.empty() && !required) v = {1, 1, 1, 1};
+      if (v.size() != 4) n.fail(std::string(what) + " must have 4 values (NHWC), got " + std::to_string(v.size()));
+      if (v[0] != 1 || v[3] != 1) n.fail(std::string(what) + " must be 1 in the batch and channel dims");
+      for (i64 x : v)
+        if (x < 1) n.fail(std::string(what) + " must be positive");
+      return v;
+    };
+    strides = four("strides", int_list(n, "strides"), false);
+    if (pool) ksize = four("ksize", int_list(n, "ksize"), true);
+    else dilations = four("dilations", int_list(n, "dilations"), false);
+    padding = n.attr<std::string>("padding");
+    if (padding == "EXPLICIT") {
+      explicit_paddings = int_list(n, "explicit_paddings");
+      if (explicit_paddings.size() != 8) n.fail("explicit_paddings must have 8 values");
+      for (i64 p : explicit_paddings)
+        if (p < 0) n.fail("explicit_paddings must be >= 0");
+    } else if (padding != "SAME" && padding != "VALID") {
+      n.fail("unknown padding '" + padding + "'");
+    }
+  }
+
+  geometry resolve(const std::vector<i64>& input, i64 kh, i64 kw, const kernel_node& n) const {
+    if (input.size() != 4) n.fail("the input must have rank 4 (NHWC), got sizes " + shape::of(input).to_string());
+    geometry g;
+    g.N = input[0], g.H = input[1], g.W = input[2], g.C = input[3];
+    g.KH = kh, g.KW = kw, g.SH = strides[1], g.SW = strides[2];
+    if (!dilations.empty()) g.DH = dilations[1], g.DW = dilations[2];
+    auto dim = [&](i64 in, i64 k, i64 s, i64 d, i64 pad_lo, i64 pad_hi, i64& before) {
+      const i64 eff = (k - 1) * d + 1;
+      if (padding == "SAME") {
+        const i64 out = (in + s - 1) / s;
+        const i64 total = std::max<i64>(0, (out - 1) * s + eff - in);
+        before = total / 2;
+        return out;
+      }
+      before = padding == "EXPLICIT" ? pad_lo : 0;
+      const i64 span = in + (padding == "EXPLICIT" ? pad_lo + pad_hi : 0) - eff;
+      if (span < 0) n.fail("the window (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
+      return span / s + 1;
+    };
+    const auto& e = explicit_paddings;
+    g.OH = dim(g.H, g.KH, g.SH, g.DH, e.empty() ? 0 : e[2], e.empty() ? 0 : e[3], g.PT);
+    g.OW = dim(g.W, g.KW, g.SW, g.DW, e.empty() ? 0 : e[4], e.empty() ? 0 : e[5], g.PL);
+    return g;
+  }
+};
+
+template <class T>
+using row_matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// cols[(oh * OW + ow), (kh * KW + kw) * C + c] = x[ih, iw, c] of one image (0 outside).
+template <class T>
+void im2col(const geometry& g, const T* x, T* cols) {
+  const i64 row = g.KH * g.KW * g.C;
+  for (i64 oh = 0; oh < g.OH; ++oh)
+    for (i64 ow = 0; ow < g.OW; ++ow) {
+      T* out = cols + (oh * g.OW + ow) * row;
+      for (i64 kh = 0; kh < g.KH; ++kh) {
+        const i64 ih = oh * g.SH + kh * g.DH - g.PT;
+        for (i64 kw = 0; kw < g.KW; ++kw, out += g.C) {
+          const i64 iw = ow * g.SW + kw * g.DW - g.PL;
+          if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) std::fill(out, out + g.C, T(0));
+          else std::copy(x + (ih * g.W + iw) * g.C, x + (ih * g.W + iw + 1) * g.C, out);
+        }
+      }
+    }
+}
+
+// The inverse scatter: dx[ih, iw, c] += cols[...] of one image.
+template <class T>
+void col2im_add(const geometry& g, const T* cols, T* dx) {
+  const i64 row = g.KH * g.KW * g.C;
+  for (i64 oh = 0; oh < g.OH; ++oh)
+    for (i64 ow = 0; ow < g.OW; ++ow) {
+      const T* in = cols + (oh * g.OW + ow) * row;
+      for (i64 kh = 0; kh < g.KH; ++kh) {
+        const i64 ih = oh * g.SH + kh * g.DH - g.PT;
+        for (i64 kw = 0; kw < g.KW; ++kw, in += g.C) {
+          const i64 iw = ow * g.SW + kw * g.DW - g.PL;
+          if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+          T* dst = dx + (ih * g.W + iw) * g.C;
+          for (i64 c = 0; c < g.C; ++c) dst[c] += in[c];
+        }
+      }
+    }
+}
+
+// The [KH, KW, C, OC] filter checked against the input's channels.
+inline void check_filter(const std::vector<i64>& f, i64 channels, const kernel_node& n) {
+  if (f.size() != 4) n.fail("the filter must have rank 4 (HWIO), got sizes " + shape::of(f).to_string());
+  if (f[2] != channels)
+    n.fail("the filter's input depth " + std::to_string(f[2]) + " differs from the input's channels " + std::to_string(channels) +
+           " (grouped convolutions are not supported on the CPU here)");
+}
+
+inline std::vector<i64> sizes_input(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  std::vector<i64> v = vector_ints(t, n, what);
+  if (v.size() != 4) n.fail(std::string(what) + " must have 4 values, got " + std::to_string(v.size()));
+  for (i64 d : v)
+    if (d < 0) n.fail(std::string(what) + " must be >= 0");
+  return v;
+}
+
+// `t` (an out_backprop or grad) must have the window op's output sizes.
+inline void check_output_sizes(context& ctx, const gpass::tensor& t, const geometry& g, i64 channels, const char* what,
+                               const char* op) {
+  const std::vector<i64> want{g.N, g.OH, g.OW, channels};
+  if (t.sizes() != want)
+    ctx.fail(std::string(what) + " has sizes " + t.shape().to_string() + ", the " + op + "'s output is " +
+             shape::of(want).to_string());
+}
+
+// Visits every valid input position of output (oh, ow) of a pooling window.
+template <class F>
+void for_window(const geometry& g, i64 oh, i64 ow, F f) {
+  const i64 h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+  for (i64 ih = std::max<i64>(h0, 0); ih < std::min(h0 + g.KH, g.H); ++ih)
+    for (i64 iw = std::max<i64>(w0, 0); iw < std::min(w0 + g.KW, g.W); ++iw) f(ih, iw);
+}
+
+}  // namespace conv_impl
+
+/// Registers Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad,
+/// AvgPool, AvgPoolGrad.
+inline void register_tf_conv(registry& r) {
+  using namespace conv_impl;
+  r.add({.domain = domain, .op = "Conv2D", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const window win(n, false);
+    return [win](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& f = ctx.input(1);
+      if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
+      check_filter(f.sizes(), x.rank() == 4 ? x.sizes()[3] : -1, ctx.node());
+      const geometry g = win.resolve(x.sizes(), f.sizes()[0], f.sizes()[1], ctx.node());
+      const i64 OC = f.sizes()[3], K = g.KH * g.KW * g.C, P = g.OH * g.OW;
+      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {g.N, g.OH, g.OW, OC});
+        if (y.size() == 0) return;
+        std::vector<T> cols(static_cast<std::size_t>(P * K));
+        Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
+        for (i64 b = 0; b < g.N; ++b) {
+          im2col(g, x.data<T>() + b * g.H * g.W * g.C, cols.data());
+          Eigen::Map<row_matrix<T>> ym(y.data<T>() + b * P * OC, P, OC);
+          ym.noalias() = Eigen::Map<const row_matrix<T>>(cols.data(), P, K) * wm;
+        }
+      });
+    };
+  }});
+  r.add({.domain = domain, .op = "Conv2DBackpropInput", .dtypes = conv_types::dtypes(), .type_input = 1,
+         .make = [](const kernel_node& n) -> fn {
+    const window win(n, false);
+    return [win](context& ctx) {
+      const std::vector<i64> xs = sizes_input(ctx.input(0), ctx.node(), "input_sizes");
+      const gpass::tensor& f = ctx.input(1);
+      const gpass::tensor& dy = ctx.input(2);
+      if (f.element_type() != dy.element_type()) ctx.fail("filter and out_backprop have different element types");
+      check_filter(f.sizes(), xs[3], ctx.node());
+      const geometry g = win.resolve(xs, f.sizes()[0], f.sizes()[1], ctx.node());
+      const i64 OC = f.sizes()[3], K = g.KH * g.KW * g.C, P = g.OH * g.OW;
+      check_output_sizes(ctx, dy, g, OC, "out_backprop", "convolution");
+      dispatch<conv_types>(f.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& dx = ctx.allocate_output_zeroed(0, f.element_type(), xs);
+        if (dx.size() == 0 || P == 0) return;
+        std::vector<T> cols(static_cast<std::size_t>(P * K));
+        Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
+        for (i64 b = 0; b < g.N; ++b) {
+          Eigen::Map<row_matrix<T>>(cols.data(), P, K).noalias() =
+              Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC) * wm.transpose();
+          col2im_add(g, cols.data(), dx.data<T>() + b * g.H * g.W * g.C);
+        }
+      });
+    };
+  }});
+  r.add({.domain = domain, .op = "Conv2DBackpropFilter", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const window win(n, false);
+    return [win](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const std::vector<i64> fs = sizes_input(ctx.input(1), ctx.node(), "filter_sizes");
+      const gpass::tensor& dy = ctx.input(2);
+      if (x.element_type() != dy.element_type()) ctx.fail("input and out_backprop have different element types");
+      check_filter(fs, x.rank() == 4 ? x.sizes()[3] : -1, ctx.node());
+      const geometry g = win.resolve(x.sizes(), fs[0], fs[1], ctx.node());
+      const i64 OC = fs[3], K = g.KH * g.KW * g.C, P = g.OH * g.OW;
+      check_output_sizes(ctx, dy, g, OC, "out_backprop", "convolution");
+      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& df = ctx.allocate_output_zeroed(0, x.element_type(), fs);
+        if (df.size() == 0 || P == 0) return;
+        std::vector<T> cols(static_cast<std::size_t>(P * K));
+        Eigen::Map<row_matrix<T>> dw(df.data<T>(), K, OC);
+        for (i64 b = 0; b < g.N; ++b) {
+          im2col(g, x.data<T>() + b * g.H * g.W * g.C, cols.data());
+          dw.noalias() += Eigen::Map<const row_matrix<T>>(cols.data(), P, K).transpose() *
+                          Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC);
+        }
+      });
+    };
+  }});
+
+  // pooling: output (b, oh, ow, c) over the valid positions of its window
+  auto pool = [&](const char* op, bool max) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [max](const kernel_node& n) -> fn {
+      const window win(n, true);
+      return [win, max](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const geometry g = win.resolve(x.sizes(), win.ksize[1], win.ksize[2], ctx.node());
+        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {g.N, g.OH, g.OW, g.C});
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          for (i64 b = 0; b < g.N; ++b)
+            for (i64 oh = 0; oh < g.OH; ++oh)
+              for (i64 ow = 0; ow < g.OW; ++ow)
+                for (i64 c = 0; c < g.C; ++c) {
+                  T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
+                  i64 count = 0;
+                  for_window(g, oh, ow, [&](i64 ih, i64 iw) {
+                    const T v = px[((b * g.H + ih) * g.W + iw) * g.C + c];
+                    acc = max ? std::max(acc, v) : acc + v;
+                    ++count;
+                  });
+                  py[((b * g.OH + oh) * g.OW + ow) * g.C + c] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
+                }
+        });
+      };
+    }});
+  };
+  pool("MaxPool", true);
+  pool("AvgPool", false);
+
+  // MaxPoolGrad: each output's gradient goes to the first maximum of its window (row-major
+  // window order), as TensorFlow's CPU kernel routes it
+  r.add({.domain = domain, .op = "MaxPoolGrad", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const window win(n, true);
+    return [win](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& dy = ctx.input(2);
+      if (x.element_type() != dy.element_type()) ctx.fail("orig_input and grad have different element types");
+      const geometry g = win.resolve(x.sizes(), win.ksize[1], win.ksize[2], ctx.node());
+      check_output_sizes(ctx, dy, g, g.C, "grad", "pooling");
+      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& dx = ctx.allocate_output_zeroed(0, x.element_type(), x.sizes());
+        const T* px = x.data<T>();
+        const T* pg = dy.data<T>();
+        T* pd = dx.data<T>();
+        for (i64 b = 0; b < g.N; ++b)
+          for (i64 oh = 0; oh < g.OH; ++oh)
+            for (i64 ow = 0; ow < g.OW; ++ow)
+              for (i64 c = 0; c < g.C; ++c) {
+                i64 at = -1;
+                T best = -std::numeric_limits<T>::infinity();
+                for_window(g, oh, ow, [&](i64 ih, i64 iw) {
+                  const i64 k = ((b * g.H + ih) * g.W + iw) * g.C + c;
+                  if (at < 0 || px[k] > best) best = px[k], at = k;
+                });
+                if (at >= 0) pd[at] += pg[((b * g.OH + oh) * g.OW + ow) * g.C + c];
+              }
+      });
+    };
+  }});
+  // AvgPoolGrad: each output's gradient spread evenly over the valid positions of its window
+  r.add({.domain = domain, .op = "AvgPoolGrad", .dtypes = conv_types::dtypes(), .type_input = 1,
+         .make = [](const kernel_node& n) -> fn {
+    const window win(n, true);
+    return [win](context& ctx) {
+      const std::vector<i64> xs = sizes_input(ctx.input(0), ctx.node(), "orig_input_shape");
+      const gpass::tensor& dy = ctx.input(1);
+      const geometry g = win.resolve(xs, win.ksize[1], win.ksize[2], ctx.node());
+      check_output_sizes(ctx, dy, g, g.C, "grad", "pooling");
+      dispatch<conv_types>(dy.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& dx = ctx.allocate_output_zeroed(0, dy.element_type(), xs);
+        const T* pg = dy.data<T>();
+        T* pd = dx.data<T>();
+        for (i64 b = 0; b < g.N; ++b)
+          for (i64 oh = 0; oh < g.OH; ++oh)
+            for (i64 ow = 0; ow < g.OW; ++ow) {
+              i64 count = 0;
+              for_window(g, oh, ow, [&](i64, i64) { ++count; });
+              if (count == 0) continue;
+              for (i64 c = 0; c < g.C; ++c) {
+                const T share = pg[((b * g.OH + oh) * g.OW + ow) * g.C + c] / static_cast<T>(count);
+                for_window(g, oh, ow, [&](i64 ih, i64 iw) { pd[((b * g.H + ih) * g.W + iw) * g.C + c] += share; });
+              }
+            }
+      });
+    };
+  }});
+}
+
+}  // namespace gpass::exec::cpu_detail::tf_detail

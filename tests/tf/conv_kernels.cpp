@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// The NHWC convolution and pooling kernels (tf_conv.hpp) beyond what the cnn_training fixture
+// covers: Conv2DBackpropInput / Conv2DBackpropFilter against finite differences of Conv2D for
+// strides, dilations and SAME / VALID / EXPLICIT padding; AvgPoolGrad against AvgPool's;
+// errors naming the node.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/plan.hpp>
+#include <gpass/io/text.hpp>
+
+namespace gpass_test_tf_conv_kernels {
+
+namespace {
+
+using G = gpass::graph<>;
+namespace ex = gpass::exec;
+
+std::vector<double> run1(const std::string& text, std::vector<ex::value> in) {
+  G g = gpass::parse_text(text);
+  ex::eigen_cpu cpu;
+  ex::plan<ex::eigen_cpu> p(g, cpu);
+  auto out = p.run(std::move(in));
+  const auto& t = out.at(0).tensor();
+  return std::vector<double>(t.data<double>(), t.data<double>() + t.size());
+}
+
+gpass::tensor random(std::vector<std::int64_t> sizes, std::mt19937& rng) {
+  gpass::tensor t(gpass::dtype::f64, sizes);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double& v : t.values<double>()) v = u(rng);
+  return t;
+}
+
+std::string dims(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (auto d : v) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
+}
+
+struct conv_case {
+  std::vector<std::int64_t> x, f;
+  std::string attrs;  // strides, dilations, padding
+};
+
+}  // namespace
+
+TEST_CASE("tf.conv_kernels.backprops_match_finite_differences") {
+  std::mt19937 rng(7);
+  const std::vector<conv_case> cases = {
+      {{1, 5, 5, 2}, {3, 3, 2, 3}, R"(padding = "SAME", strides = [1, 1, 1, 1])"},
+      {{2, 6, 5, 2}, {3, 2, 2, 2}, R"(padding = "SAME", strides = [1, 2, 2, 1])"},
+      {{1, 7, 6, 1}, {2, 3, 1, 2}, R"(padding = "VALID", strides = [1, 2, 1, 1], dilations = [1, 2, 1, 1])"},
+      {{1, 4, 4, 2}, {3, 3, 2, 2},
+       R"(padding = "EXPLICIT", explicit_paddings = [0, 0, 2, 1, 0, 1, 0, 0], strides = [1, 1, 2, 1])"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.attrs);
+    const std::string conv = "graph {\n  %x = arg() {index = 0} -> (f64[" + dims(c.x) + "])\n  %f = arg() {index = 1} -> (f64[" +
+                             dims(c.f) + "])\n  %y = tf::Conv2D(%x, %f) {T = f64, " + c.attrs +
+                             "}\n  %r:0 = return(%y)\n}\n";
+    gpass::tensor x = random(c.x, rng), f = random(c.f, rng);
+    G probe = gpass::parse_text(conv);
+    ex::eigen_cpu cpu;
+    const auto y0 = ex::plan<ex::eigen_cpu>(probe, cpu).run({x, f}).at(0).tensor();
+    gpass::tensor gy = random(y0.sizes(), rng);
+    auto loss = [&](const gpass::tensor& xx, const gpass::tensor& ff) {
+      auto y = run1(conv, {xx, ff});
+      double s = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) s += y[i] * gy.data<double>()[i];
+      return s;
+    };
+    const std::string back = "graph {\n  %s = arg() {index = 0} -> (i32[4])\n  %f = arg() {index = 1} -> (f64[" + dims(c.f) +
+                             "])\n  %g = arg() {index = 2} -> (f64[" + dims(y0.sizes()) +
+                             "])\n  %dx = tf::Conv2DBackpropInput(%s, %f, %g) {T = f64, " + c.attrs +
+                             "}\n  %r:0 = return(%dx)\n}\n";
+    const std::string backf = "graph {\n  %x = arg() {index = 0} -> (f64[" + dims(c.x) +
+                              "])\n  %s = arg() {index = 1} -> (i32[4])\n  %g = arg() {index = 2} -> (f64[" +
+                              dims(y0.sizes()) + "])\n  %df = tf::Conv2DBackpropFilter(%x, %s, %g) {T = f64, " + c.attrs +
+                              "}\n  %r:0 = return(%df)\n}\n";
+    auto sizes = [](const std::vector<std::int64_t>& v) {
+      return gpass::tensor::from<std::int32_t>({static_cast<std::int32_t>(v[0]), static_cast<std::int32_t>(v[1]),
+                                                 static_cast<std::int32_t>(v[2]), static_cast<std::int32_t>(v[3])});
+    };
+    const auto dx = run1(back, {sizes(c.x), f, gy});
+    const auto df = run1(backf, {x, sizes(c.f), gy});
+    const double h = 1e-6;
+    double worst = 0;
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+      gpass::tensor xp = x.clone(), xm = x.clone();
+      xp.data<double>()[i] += h;
+      xm.data<double>()[i] -= h;
+      worst = std::max(worst, std::abs((loss(xp, f) - loss(xm, f)) / (2 * h) - dx[static_cast<std::size_t>(i)]));
+    }
+    for (std::int64_t i = 0; i < f.size(); ++i) {
+      gpass::tensor fp = f.clone(), fm = f.clone();
+      fp.data<double>()[i] += h;
+      fm.data<double>()[i] -= h;
+      worst = std::max(worst, std::abs((loss(x, fp) - loss(x, fm)) / (2 * h) - df[static_cast<std::size_t>(i)]));
+    }
+    CHECK(worst < 1e-6);
+  }
+}
+
+TEST_CASE("tf.conv_kernels.pool_gradients") {
+  std::mt19937 rng(11);
+  for (const char* attrs : {R"(ksize = [1, 2, 2, 1], padding = "SAME", strides = [1, 2, 2, 1])",
+                            R"(ksize = [1, 3, 2, 1], padding = "VALID", strides = [1, 1, 2, 1])"}) {
+    CAPTURE(attrs);
+    const std::vector<std::int64_t> xs{2, 5, 5, 3};
+    const std::string avg = "graph {\n  %x = arg() {index = 0} -> (f64[" + dims(xs) + "])\n  %y = tf::AvgPool(%x) {T = f64, " +
+                            std::string(attrs) + "}\n  %r:0 = return(%y)\n}\n";
+    const std::string mx = "graph {\n  %x = arg() {index = 0} -> (f64[" + dims(xs) + "])\n  %y = tf::MaxPool(%x) {T = f64, " +
+                           std::string(attrs) + "}\n  %r:0 = return(%y)\n}\n";
+    gpass::tensor x = random(xs, rng);
+    G probe = gpass::parse_text(avg);
+    ex::eigen_cpu cpu;
+    const auto y0 = ex::plan<ex::eigen_cpu>(probe, cpu).run({x}).at(0).tensor();
+    gpass::tensor gy = random(y0.sizes(), rng);
+    const std::string avg_grad = "graph {\n  %s = arg() {index = 0} -> (i32[4])\n  %g = arg() {index = 1} -> (f64[" +
+                                 dims(y0.sizes()) + "])\n  %dx = tf::AvgPoolGrad(%s, %g) {T = f64, " + std::string(attrs) +
+                                 "}\n  %r:0 = return(%dx)\n}\n";
+    const std::string max_grad = "graph {\n  %x = arg() {index = 0} -> (f64[" + dims(xs) + "])\n  %y = arg() {index = 1} -> (f64[" +
+                                 dims(y0.sizes()) + "])\n  %g = arg() {index = 2} -> (f64[" + dims(y0.sizes()) +
+                                 "])\n  %dx = tf::MaxPoolGrad(%x, %y, %g) {T = f64, " + std::string(attrs) +
+                                 "}\n  %r:0 = return(%dx)\n}\n";
+    const auto da = run1(avg_grad, {gpass::tensor::from<std::int32_t>({2, 5, 5, 3}), gy});
+    const auto ymax = ex::plan<ex::eigen_cpu>(gpass::parse_text(mx), cpu).run({x}).at(0).tensor();
+    const auto dm = run1(max_grad, {x, ymax, gy});
+    const double h = 1e-6;
+    double worst_avg = 0, worst_max = 0;
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+      gpass::tensor xp = x.clone(), xm = x.clone();
+      xp.data<double>()[i] += h;
+      xm.data<double>()[i] -= h;
+      for (auto [text, grad, worst] : {std::tuple{&avg, &da, &worst_avg}, std::tuple{&mx, &dm, &worst_max}}) {
+        auto yp = run1(*text, {xp}), ym = run1(*text, {xm});
+        double s = 0;
+        for (std::size_t k = 0; k < yp.size(); ++k) s += (yp[k] - ym[k]) * gy.data<double>()[k];
+        *worst = std::max(*worst, std::abs(s / (2 * h) - (*grad)[static_cast<std::size_t>(i)]));
+      }
+    }
+    CHECK(worst_avg < 1e-6);
+    CHECK(worst_max < 1e-6);
+  }
+}
+
+TEST_CASE("tf.conv_kernels.errors_name_the_node") {
+  auto fails = [](const std::string& body, std::vector<ex::value> in, const std::string& what) {
+    G g = gpass::parse_text("graph {\n" + body + "}\n");
+    ex::eigen_cpu cpu;
+    CAPTURE(what);
+    try {
+      ex::plan<ex::eigen_cpu> p(g, cpu);
+      (void)p.run(std::move(in));
+      FAIL("no error");
+    } catch (const gpass::error& e) {
+      const std::string m = e.what();
+      CHECK(m.find(what) != std::string::npos);
+      CHECK(m.find("'c'") != std::string::npos);
+    }
+  };
+  gpass::tensor x(gpass::dtype::f32, {1, 4, 4, 2}), f(gpass::dtype::f32, {3, 3, 2, 2}), f3(gpass::dtype::f32, {3, 3, 3, 2});
+  fails("  %x = arg() {index = 0} -> (f32[1,4,4,2])\n  %f = arg() {index = 1} -> (f32[3,3,2,2])\n"
+        "  %c = tf::Conv2D(%x, %f) {T = f32, data_format = \"NCHW\", padding = \"SAME\"} -> (f32[?,?,?,?])\n  %r:0 = return(%c)\n",
+        {x, f}, "NHWC only");
+  fails("  %x = arg() {index = 0} -> (f32[1,4,4,2])\n  %f = arg() {index = 1} -> (f32[3,3,3,2])\n"
+        "  %c = tf::Conv2D(%x, %f) {T = f32, padding = \"SAME\"} -> (f32[?,?,?,?])\n  %r:0 = return(%c)\n",
+        {x, f3}, "input depth 3");
+  fails("  %s = arg() {index = 0} -> (i32[4])\n  %f = arg() {index = 1} -> (f32[3,3,2,2])\n"
+        "  %g = arg() {index = 2} -> (f32[1,3,3,2])\n"
+        "  %c = tf::Conv2DBackpropInput(%s, %f, %g) {T = f32, padding = \"SAME\"} -> (f32[?,?,?,?])\n  %r:0 = return(%c)\n",
+        {gpass::tensor::from<std::int32_t>({1, 4, 4, 2}), f, gpass::tensor(gpass::dtype::f32, {1, 3, 3, 2})}, "out_backprop has sizes");
+  fails("  %x = arg() {index = 0} -> (f32[1,4,4,2])\n"
+        "  %c = tf::MaxPool(%x) {T = f32, ksize = [1, 5, 5, 1], padding = \"VALID\"} -> (f32[?,?,?,?])\n  %r:0 = return(%c)\n",
+        {x}, "larger than the padded input");
+}
+
+}  // namespace gpass_test_tf_conv_kernels
