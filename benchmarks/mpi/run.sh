@@ -3,10 +3,11 @@
 # Data parallelism figures, measured in this run on this machine:
 #  1. all-reduce bandwidth under `mpirun -np 2`: MPI_Allreduce alone vs gpass's MPI process
 #     group vs an all_reduce node run by a session, on the same f32 buffers (gpass_bench_mpi);
-#  2. training steps/s of the MLP fixture (tests/data/tf/mlp_training: three 3-6-3 MLPs,
-#     SGD, momentum, Adam) on a batch of BATCH rows (default 8192, made here by repeating
-#     the fixture's 8 rows): one device, --data-parallel=2 (two CPU devices of one process),
-#     and `mpirun -np 2 --data-parallel=mpi` (two processes), STEPS steps each (default 200).
+#  2. training steps/s of the MLP and CNN fixtures (tests/data/tf/mlp_training: three 3-6-3
+#     MLPs; cnn_training: three 7x7x2 CNNs; SGD, momentum, Adam) on batches of BATCH rows
+#     (default 8192) and CNN_BATCH images (default 256), made here by repeating the
+#     fixtures' 8: one device, --data-parallel=2 (two CPU devices of one process), and
+#     `mpirun -np 2 --data-parallel=mpi` (two processes), STEPS steps each (default 200).
 #
 #   benchmarks/mpi/run.sh [build-dir]
 # Builds gpass-opt and gpass_bench_mpi with -O3 -march=x86-64-v3 (Release).
@@ -28,21 +29,25 @@ echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus,
 echo "== all-reduce (mpirun -np 2) =="
 mpirun "${root_flag[@]}" --oversubscribe -np 2 "$build/benchmarks/mpi/gpass_bench_mpi"
 
-echo "== MLP training steps, batch $batch, $steps steps =="
-mt="$root/tests/data/tf/mlp_training"
-feeds="$build/mlp_feeds"
-mkdir -p "$feeds"
-python3 "$here/repeat_feeds.py" "$mt/feed_0.pb" "$mt/feed_1.pb" "$batch" "$feeds"
-common=("$mt/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=sgd/loss:0,mom/loss:0,adam/loss:0 --tf-targets=train
-        --passes=tf-frontend --session --init=init --steps="$steps" --input="$feeds/feed_0.pb" --input="$feeds/feed_1.pb"
-        --timing)
 report() {  # report NAME < gpass-opt stderr+stdout
   local out; out="$(cat)"
   local per; per="$(sed -n 's/^steps: .*(\([0-9.e+-]*\) ms per step)$/\1/p' <<<"$out" | head -1)"
   local loss; loss="$(sed -n 's/^sgd\/loss:0 f32\[\] checksum=\([^ ]*\) .*/\1/p' <<<"$out" | head -1)"
   echo "{\"config\": \"$1\", \"ms_per_step\": $per, \"steps_per_s\": $(python3 -c "print(round(1000/$per, 1))"), \"sgd_loss\": $loss}"
 }
-"$build/examples/gpass-opt/gpass-opt" "${common[@]}" 2>&1 | report "1 device"
-"$build/examples/gpass-opt/gpass-opt" "${common[@]}" --data-parallel=2 2>&1 | report "2 replicas, 1 process"
-mpirun "${root_flag[@]}" --oversubscribe -np 2 "$build/examples/gpass-opt/gpass-opt" "${common[@]}" --data-parallel=mpi 2>&1 |
-  report "2 ranks (mpirun -np 2)"
+for fixture in mlp_training cnn_training; do
+  b="$batch"
+  if [[ "$fixture" == cnn_training ]]; then b="${CNN_BATCH:-256}"; fi
+  echo "== $fixture steps, batch $b, $steps steps =="
+  fx="$root/tests/data/tf/$fixture"
+  feeds="$build/${fixture}_feeds"
+  mkdir -p "$feeds"
+  python3 "$here/repeat_feeds.py" "$fx/feed_0.pb" "$fx/feed_1.pb" "$b" "$feeds"
+  common=("$fx/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=sgd/loss:0,mom/loss:0,adam/loss:0 --tf-targets=train
+          --passes=tf-frontend --session --init=init --steps="$steps" --input="$feeds/feed_0.pb" --input="$feeds/feed_1.pb"
+          --timing)
+  "$build/examples/gpass-opt/gpass-opt" "${common[@]}" 2>&1 | report "1 device"
+  "$build/examples/gpass-opt/gpass-opt" "${common[@]}" --data-parallel=2 2>&1 | report "2 replicas, 1 process"
+  mpirun "${root_flag[@]}" --oversubscribe -np 2 "$build/examples/gpass-opt/gpass-opt" "${common[@]}" --data-parallel=mpi 2>&1 |
+    report "2 ranks (mpirun -np 2)"
+done
