@@ -150,6 +150,32 @@ TEST_CASE("tf.conv_kernels.pool_gradients") {
   }
 }
 
+TEST_CASE("tf.conv_kernels.depthwise_is_a_conv_per_channel") {
+  // channel c of the input convolved with filter (., ., c, m) by Conv2D gives output channel
+  // c * M + m of DepthwiseConv2dNative
+  std::mt19937 rng(3);
+  const std::string attrs = R"(padding = "SAME", strides = [1, 2, 1, 1], dilations = [1, 1, 2, 1])";
+  const std::int64_t C = 3, M = 2;
+  gpass::tensor x = random({2, 5, 6, C}, rng), f = random({3, 2, C, M}, rng);
+  const auto y = run1("graph {\n  %x = arg() {index = 0} -> (f64[2,5,6,3])\n  %f = arg() {index = 1} -> (f64[3,2,3,2])\n"
+                      "  %y = tf::DepthwiseConv2dNative(%x, %f) {T = f64, " + attrs + "}\n  %r:0 = return(%y)\n}\n",
+                      {x, f});
+  const std::string conv = "graph {\n  %x = arg() {index = 0} -> (f64[2,5,6,1])\n  %f = arg() {index = 1} -> (f64[3,2,1,1])\n"
+                           "  %y = tf::Conv2D(%x, %f) {T = f64, " + attrs + "}\n  %r:0 = return(%y)\n}\n";
+  double worst = 0;
+  for (std::int64_t c = 0; c < C; ++c)
+    for (std::int64_t m = 0; m < M; ++m) {
+      gpass::tensor xc(gpass::dtype::f64, {2, 5, 6, 1}), fc(gpass::dtype::f64, {3, 2, 1, 1});
+      for (std::int64_t i = 0; i < xc.size(); ++i) xc.data<double>()[i] = x.data<double>()[i * C + c];
+      for (std::int64_t i = 0; i < fc.size(); ++i) fc.data<double>()[i] = f.data<double>()[i * C * M + c * M + m];
+      const auto yc = run1(conv, {xc, fc});
+      REQUIRE(yc.size() * static_cast<std::size_t>(C * M) == y.size());
+      for (std::size_t i = 0; i < yc.size(); ++i)
+        worst = std::max(worst, std::abs(yc[i] - y[i * static_cast<std::size_t>(C * M) + static_cast<std::size_t>(c * M + m)]));
+    }
+  CHECK(worst < 1e-12);
+}
+
 TEST_CASE("tf.conv_kernels.errors_name_the_node") {
   auto fails = [](const std::string& body, std::vector<ex::value> in, const std::string& what) {
     G g = gpass::parse_text("graph {\n" + body + "}\n");

@@ -162,14 +162,15 @@ def soft_placement_device():
 
 
 def no_kernel():
-    """A DepthwiseConv2dNative (NHWC) on /cpu:1: gpass has its schema but no CPU kernel yet, so
-    no device of the session can run it: a placement error naming the node and op
+    """A FusedBatchNormV3 (NHWC, inference) on /cpu:1: gpass has its schema but no CPU kernel
+    yet, so no device of the session can run it: a placement error naming the node and op
     (TensorFlow runs it)."""
     x = v1.placeholder(tf.float32, [1, 4, 4, 2], name="x")
-    w = tf.constant(np.linspace(-1, 1, 3 * 3 * 2 * 2, dtype=np.float32).reshape(3, 3, 2, 2), name="w")
+    p = [tf.constant(np.array(v, np.float32)) for v in ([1.5, 0.5], [0.1, -0.1], [0.2, 0.3], [1.0, 2.0])]
     with tf.device("/cpu:1"):
-        c = tf.nn.depthwise_conv2d(x, w, strides=[1, 1, 1, 1], padding="SAME", name="conv")
-    y = tf.nn.relu(c, name="y")
+        c = tf.raw_ops.FusedBatchNormV3(x=x, scale=p[0], offset=p[1], mean=p[2], variance=p[3], is_training=False,
+                                        name="bn")
+    y = tf.nn.relu(c[0], name="y")
     return Spec([Run({x: np.linspace(0, 1, 32, dtype=np.float32).reshape(1, 4, 4, 2)}, [y])])
 
 

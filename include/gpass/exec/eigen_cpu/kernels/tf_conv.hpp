@@ -2,8 +2,8 @@
 #pragma once
 /// \file tf_conv.hpp
 /// Eigen CPU kernels of TensorFlow's NHWC convolution and pooling ops and their gradients
-/// (domain "tf"): Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad,
-/// AvgPool, AvgPoolGrad. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
+/// (domain "tf"): Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput, Conv2DBackpropFilter,
+/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
 /// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`);
 /// dilations for the convolutions; pooling windows see only the input (no padded values: a
 /// max over the valid ones, an average divided by their count). Convolutions are im2col and
@@ -166,8 +166,8 @@ void for_window(const geometry& g, i64 oh, i64 ow, F f) {
 
 }  // namespace conv_impl
 
-/// Registers Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad,
-/// AvgPool, AvgPoolGrad.
+/// Registers Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput, Conv2DBackpropFilter,
+/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad.
 inline void register_tf_conv(registry& r) {
   using namespace conv_impl;
   r.add({.domain = domain, .op = "Conv2D", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
@@ -238,6 +238,46 @@ inline void register_tf_conv(registry& r) {
           dw.noalias() += Eigen::Map<const row_matrix<T>>(cols.data(), P, K).transpose() *
                           Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC);
         }
+      });
+    };
+  }});
+
+  // DepthwiseConv2dNative: filter [KH, KW, C, M]; output channel c * M + m convolves input
+  // channel c with filter (., ., c, m)
+  r.add({.domain = domain, .op = "DepthwiseConv2dNative", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const window win(n, false);
+    return [win](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& f = ctx.input(1);
+      if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
+      if (f.rank() != 4) ctx.fail("the filter must have rank 4 ([KH, KW, C, M]), got sizes " + f.shape().to_string());
+      if (x.rank() == 4 && f.sizes()[2] != x.sizes()[3])
+        ctx.fail("the filter's input depth " + std::to_string(f.sizes()[2]) + " differs from the input's channels " +
+                 std::to_string(x.sizes()[3]));
+      const geometry g = win.resolve(x.sizes(), f.sizes()[0], f.sizes()[1], ctx.node());
+      const i64 M = f.sizes()[3], OC = g.C * M;
+      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), {g.N, g.OH, g.OW, OC});
+        const T* px = x.data<T>();
+        const T* pf = f.data<T>();
+        T* py = y.data<T>();
+        for (i64 b = 0; b < g.N; ++b)
+          for (i64 oh = 0; oh < g.OH; ++oh)
+            for (i64 ow = 0; ow < g.OW; ++ow) {
+              T* out = py + ((b * g.OH + oh) * g.OW + ow) * OC;
+              for (i64 kh = 0; kh < g.KH; ++kh) {
+                const i64 ih = oh * g.SH + kh * g.DH - g.PT;
+                if (ih < 0 || ih >= g.H) continue;
+                for (i64 kw = 0; kw < g.KW; ++kw) {
+                  const i64 iw = ow * g.SW + kw * g.DW - g.PL;
+                  if (iw < 0 || iw >= g.W) continue;
+                  const T* in = px + ((b * g.H + ih) * g.W + iw) * g.C;
+                  const T* w = pf + (kh * g.KW + kw) * OC;  // [C, M] at (kh, kw)
+                  for (i64 c = 0; c < g.C; ++c)
+                    for (i64 m = 0; m < M; ++m) out[c * M + m] += in[c] * w[c * M + m];
+                }
+              }
+            }
       });
     };
   }});
