@@ -393,6 +393,21 @@ def mlp_gradients():
                 [loss] + outs + [bga[0], bga[1]])
 
 
+def train_three(model, feeds, rates):
+    """Three copies of `model(scope, resource)` trained together in one step: "sgd"
+    (reference variables) by GradientDescent, "mom" (resource variables) by Momentum 0.9,
+    "adam" (reference variables) by Adam, at `rates`; NOT frozen: targets `init`, then `train`
+    20 times (every run fed `feeds`), then the three losses."""
+    l_sgd = model("sgd", False)
+    l_mom = model("mom", True)
+    l_adam = model("adam", False)
+    train = tf.group(v1.train.GradientDescentOptimizer(rates[0]).minimize(l_sgd),
+                     v1.train.MomentumOptimizer(rates[1], 0.9).minimize(l_mom),
+                     v1.train.AdamOptimizer(rates[2]).minimize(l_adam), name="train")
+    init = v1.global_variables_initializer()
+    return Spec(feeds, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
+
+
 def mlp_training():
     """Three small MLPs (same data, their own variables) trained together by
     `GradientDescentOptimizer` (reference variables: ApplyGradientDescent),
@@ -415,16 +430,9 @@ def mlp_training():
             logits = tf.matmul(h, w2) + b2
             return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
 
-    l_sgd = model("sgd", False)
-    l_mom = model("mom", True)
-    l_adam = model("adam", False)
-    train = tf.group(v1.train.GradientDescentOptimizer(0.5).minimize(l_sgd),
-                     v1.train.MomentumOptimizer(0.1, 0.9).minimize(l_mom),
-                     v1.train.AdamOptimizer(0.05).minimize(l_adam), name="train")
-    init = v1.global_variables_initializer()
     xv = r.randn(8, 3).astype(np.float32)
     iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
-    return Spec({x: xv, ids: iv}, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
+    return train_three(model, {x: xv, ids: iv}, (0.5, 0.1, 0.05))
 
 
 def cnn_training():
@@ -454,22 +462,47 @@ def cnn_training():
             logits = tf.matmul(tf.reshape(h, [-1, 5]), w) + b
             return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
 
-    l_sgd = model("sgd", False)
-    l_mom = model("mom", True)
-    l_adam = model("adam", False)
-    train = tf.group(v1.train.GradientDescentOptimizer(0.2).minimize(l_sgd),
-                     v1.train.MomentumOptimizer(0.05, 0.9).minimize(l_mom),
-                     v1.train.AdamOptimizer(0.02).minimize(l_adam), name="train")
-    init = v1.global_variables_initializer()
     xv = r.randn(8, 7, 7, 2).astype(np.float32)
     iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
-    return Spec({x: xv, ids: iv}, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
+    return train_three(model, {x: xv, ids: iv}, (0.2, 0.05, 0.02))
+
+
+def cnn_bn_training():
+    """Three small CNNs with a training-mode batch normalization (FusedBatchNormV3 on the
+    batch's statistics, its scale and offset trained) between a SAME convolution and a
+    strided one: the gradients add FusedBatchNormGradV3 (and ShapeN, ZerosLike). Targets
+    `init`, then `train` 20 times, then the three losses."""
+    r = rng(70)
+    x = v1.placeholder(tf.float32, [None, 6, 6, 2], name="x")
+    ids = v1.placeholder(tf.int32, [None], name="ids")
+    init_k1 = (r.randn(3, 3, 2, 4) * 0.4).astype(np.float32)
+    init_k2 = (r.randn(3, 3, 4, 3) * 0.3).astype(np.float32)
+    init_w = (r.randn(3 * 3 * 3, 3) * 0.3).astype(np.float32)
+
+    def model(scope, resource):
+        with v1.variable_scope(scope):
+            k1 = v1.get_variable("k1", initializer=init_k1, use_resource=resource)
+            gamma = v1.get_variable("gamma", initializer=np.ones(4, np.float32), use_resource=resource)
+            beta = v1.get_variable("beta", initializer=np.zeros(4, np.float32), use_resource=resource)
+            k2 = v1.get_variable("k2", initializer=init_k2, use_resource=resource)
+            w = v1.get_variable("w", initializer=init_w, use_resource=resource)
+            h = tf.nn.conv2d(x, k1, strides=1, padding="SAME")                                   # 6x6x4
+            h, _, _ = v1.nn.fused_batch_norm(h, gamma, beta, epsilon=1e-3, is_training=True)
+            h = tf.nn.relu(h)
+            h = tf.nn.conv2d(h, k2, strides=2, padding="SAME")                                   # 3x3x3
+            logits = tf.matmul(tf.reshape(h, [-1, 27]), w)
+            return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
+
+    xv = r.randn(8, 6, 6, 2).astype(np.float32)
+    iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
+    return train_three(model, {x: xv, ids: iv}, (0.2, 0.05, 0.02))
 
 
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
+    cnn_bn_training,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

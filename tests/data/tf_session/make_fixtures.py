@@ -162,15 +162,13 @@ def soft_placement_device():
 
 
 def no_kernel():
-    """A FusedBatchNormV3 (NHWC, inference) on /cpu:1: gpass has its schema but no CPU kernel
-    yet, so no device of the session can run it: a placement error naming the node and op
-    (TensorFlow runs it)."""
+    """A GatherNd on /cpu:1: gpass has its schema but no CPU kernel yet, so no device of the
+    session can run it: a placement error naming the node and op (TensorFlow runs it)."""
     x = v1.placeholder(tf.float32, [1, 4, 4, 2], name="x")
-    p = [tf.constant(np.array(v, np.float32)) for v in ([1.5, 0.5], [0.1, -0.1], [0.2, 0.3], [1.0, 2.0])]
+    idx = tf.constant(np.array([[0, 1], [0, 3]], np.int32), name="idx")
     with tf.device("/cpu:1"):
-        c = tf.raw_ops.FusedBatchNormV3(x=x, scale=p[0], offset=p[1], mean=p[2], variance=p[3], is_training=False,
-                                        name="bn")
-    y = tf.nn.relu(c[0], name="y")
+        c = tf.gather_nd(x, idx, name="gather")
+    y = tf.nn.relu(c, name="y")
     return Spec([Run({x: np.linspace(0, 1, 32, dtype=np.float32).reshape(1, 4, 4, 2)}, [y])])
 
 

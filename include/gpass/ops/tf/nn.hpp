@@ -268,6 +268,28 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
     o.attr("epsilon", "float", 0.0001).attr("exponential_avg_factor", "float", 1.0)
         .attr("data_format", "string", "NHWC").attr("is_training", "bool", true).infer(fused_batch_norm_infer).add(r);
   }
+  // FusedBatchNormGrad*(y_backprop, x, scale, reserve_space_1, reserve_space_2[, reserve_space_3]):
+  // x_backprop like x; scale_backprop, offset_backprop and the reserve outputs [C]
+  for (const char* n : {"FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"}) {
+    tf_op o(n);
+    const std::string s = n;
+    const char* u = s == "FusedBatchNormGrad" ? "T" : "U";
+    o.in("y_backprop:T").in("x:T").in(s == "FusedBatchNormGrad" ? "scale:T" : "scale:f32").in(std::string("reserve_space_1:") + u)
+        .in(std::string("reserve_space_2:") + u);
+    if (s == "FusedBatchNormGradV3") o.in(std::string("reserve_space_3:") + u);
+    o.out("x_backprop:T").out(std::string("scale_backprop:") + u).out(std::string("offset_backprop:") + u)
+        .out(std::string(s == "FusedBatchNormGradV3" ? "reserve_space_4:" : "reserve_space_3:") + u)
+        .out(std::string(s == "FusedBatchNormGradV3" ? "reserve_space_5:" : "reserve_space_4:") + u).type_attr("T");
+    if (s != "FusedBatchNormGrad") o.type_attr("U");
+    o.attr("epsilon", "float", 0.0001).attr("data_format", "string", "NHWC").attr("is_training", "bool", true)
+        .infer([](infer_context& c) {
+          shape x = c.input_shape(1);
+          c.set_shape(0, x);
+          dim ch = x.has_rank() && x.rank() >= 2 ? x[channels_first(c) ? 1 : x.rank() - 1] : dim();
+          for (std::size_t k = 1; k < c.num_outputs(); ++k) c.set_shape(k, shape{ch});
+        })
+        .add(r);
+  }
   for (const char* n : {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea"})
     tf_op(n).in("images:T").in("size:i32")
         .out(std::string_view(n) == "ResizeNearestNeighbor" ? "resized_images:T" : "resized_images:f32")

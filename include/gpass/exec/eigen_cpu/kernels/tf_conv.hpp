@@ -3,7 +3,8 @@
 /// \file tf_conv.hpp
 /// Eigen CPU kernels of TensorFlow's NHWC convolution and pooling ops and their gradients
 /// (domain "tf"): Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput, Conv2DBackpropFilter,
-/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
+/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad, and batch normalization: FusedBatchNorm{,V2,V3}
+/// and FusedBatchNormGrad{,V2,V3}. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
 /// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`);
 /// dilations for the convolutions; pooling windows see only the input (no padded values: a
 /// max over the valid ones, an average divided by their count). Convolutions are im2col and
@@ -12,6 +13,7 @@
 /// (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp` registers them.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -165,6 +167,139 @@ void for_window(const geometry& g, i64 oh, i64 ow, F f) {
 }
 
 }  // namespace conv_impl
+
+/// Registers FusedBatchNorm{,V2,V3} and FusedBatchNormGrad{,V2,V3} (NHWC: channels last):
+/// TensorFlow's CPU rules. Training: the batch's mean and biased variance normalize `x`;
+/// outputs batch_mean / batch_variance are the new running statistics (the batch's, the
+/// variance Bessel-corrected, blended with the inputs when `exponential_avg_factor` != 1),
+/// reserve_space_1/2 the batch mean and biased variance (what the gradient reads). Inference:
+/// the given mean and variance. f32 activations and statistics (T = U = f32) and f64.
+inline void register_tf_batch_norm(registry& r) {
+  using namespace conv_impl;
+  for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"})
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+      const std::string format = n.attr<std::string>("data_format", std::string("NHWC"));
+      if (format != "NHWC") n.fail("data_format " + format + " is not supported on the CPU here (NHWC only)");
+      const double eps = n.attr<double>("epsilon", 1e-4), factor = n.attr<double>("exponential_avg_factor", 1.0);
+      const bool training = flag(n, "is_training", true);
+      return [eps, factor, training](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() < 2) ctx.fail("x must have rank >= 2, got sizes " + x.shape().to_string());
+        const i64 C = x.sizes().back(), rows = C == 0 ? 0 : x.size() / C;
+        for (std::size_t k = 1; k < 5; ++k) {
+          const gpass::tensor& p = ctx.input(k);
+          if (p.element_type() != x.element_type())
+            ctx.fail("input " + std::to_string(k) + " is " + std::string(to_string(p.element_type())) + ", x is " +
+                     std::string(to_string(x.element_type())) + " (mixed precision is not supported on the CPU here)");
+          const bool stats = k >= 3;
+          if (p.rank() != 1 || (p.sizes()[0] != C && !(training && stats && p.sizes()[0] == 0)))
+            ctx.fail("input " + std::to_string(k) + " must have " + std::to_string(C) + " elements, got sizes " +
+                     p.shape().to_string());
+        }
+        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          const T* px = x.data<T>();
+          const T* scale = ctx.input(1).template data<T>();
+          const T* offset = ctx.input(2).template data<T>();
+          std::vector<double> mean(static_cast<std::size_t>(C)), var(static_cast<std::size_t>(C));
+          if (training) {
+            for (i64 i = 0; i < rows; ++i)
+              for (i64 c = 0; c < C; ++c) mean[static_cast<std::size_t>(c)] += static_cast<double>(px[i * C + c]);
+            for (auto& m : mean) m /= static_cast<double>(std::max<i64>(rows, 1));
+            for (i64 i = 0; i < rows; ++i)
+              for (i64 c = 0; c < C; ++c) {
+                const double d = static_cast<double>(px[i * C + c]) - mean[static_cast<std::size_t>(c)];
+                var[static_cast<std::size_t>(c)] += d * d;
+              }
+            for (auto& v : var) v /= static_cast<double>(std::max<i64>(rows, 1));
+          } else {
+            for (i64 c = 0; c < C; ++c) {
+              mean[static_cast<std::size_t>(c)] = static_cast<double>(ctx.input(3).template data<T>()[c]);
+              var[static_cast<std::size_t>(c)] = static_cast<double>(ctx.input(4).template data<T>()[c]);
+            }
+          }
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+          T* py = y.data<T>();
+          for (i64 c = 0; c < C; ++c) {
+            const double k = static_cast<double>(scale[c]) / std::sqrt(var[static_cast<std::size_t>(c)] + eps);
+            for (i64 i = 0; i < rows; ++i)
+              py[i * C + c] = static_cast<T>((static_cast<double>(px[i * C + c]) - mean[static_cast<std::size_t>(c)]) * k +
+                                             static_cast<double>(offset[c]));
+          }
+          const double adjust = rows > 1 ? static_cast<double>(rows) / static_cast<double>(rows - 1) : 1.0;
+          auto out = [&](std::size_t k, auto value) {
+            if (k >= ctx.num_outputs()) return;
+            gpass::tensor& t = ctx.allocate_output(k, x.element_type(), {C});
+            for (i64 c = 0; c < C; ++c) t.data<T>()[c] = static_cast<T>(value(static_cast<std::size_t>(c)));
+          };
+          const bool blend = training && factor != 1.0 && ctx.input(3).size() == C && ctx.input(4).size() == C;
+          out(1, [&](std::size_t c) {
+            if (!training) return mean[c];
+            return blend ? (1 - factor) * static_cast<double>(ctx.input(3).template data<T>()[c]) + factor * mean[c] : mean[c];
+          });
+          out(2, [&](std::size_t c) {
+            if (!training) return var[c];
+            const double v = var[c] * adjust;
+            return blend ? (1 - factor) * static_cast<double>(ctx.input(4).template data<T>()[c]) + factor * v : v;
+          });
+          out(3, [&](std::size_t c) { return mean[c]; });
+          out(4, [&](std::size_t c) { return var[c]; });
+          out(5, [&](std::size_t) { return 0.0; });
+        });
+      };
+    }});
+  // dx = scale / sqrt(var + eps) * (dy - mean(dy) - x_hat * mean(dy * x_hat)) in training
+  // (the batch statistics' own gradient), scale / sqrt(var + eps) * dy in inference;
+  // d_scale = sum(dy * x_hat), d_offset = sum(dy)
+  for (const char* op : {"FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"})
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+      const std::string format = n.attr<std::string>("data_format", std::string("NHWC"));
+      if (format != "NHWC") n.fail("data_format " + format + " is not supported on the CPU here (NHWC only)");
+      const double eps = n.attr<double>("epsilon", 1e-4);
+      const bool training = flag(n, "is_training", true);
+      return [eps, training](context& ctx) {
+        const gpass::tensor& dy = ctx.input(0);
+        const gpass::tensor& x = ctx.input(1);
+        if (dy.sizes() != x.sizes() || dy.element_type() != x.element_type())
+          ctx.fail("y_backprop " + dy.shape().to_string() + " and x " + x.shape().to_string() + " differ");
+        if (x.rank() < 2) ctx.fail("x must have rank >= 2, got sizes " + x.shape().to_string());
+        const i64 C = x.sizes().back(), rows = C == 0 ? 0 : x.size() / C;
+        for (std::size_t k = 2; k < 5; ++k)
+          if (ctx.input(k).element_type() != x.element_type() || ctx.input(k).size() != C)
+            ctx.fail("input " + std::to_string(k) + " must be " + std::string(to_string(x.element_type())) + "[" +
+                     std::to_string(C) + "], got " + std::string(to_string(ctx.input(k).element_type())) +
+                     ctx.input(k).shape().to_string());
+        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          const T* pdy = dy.data<T>();
+          const T* px = x.data<T>();
+          const T* scale = ctx.input(2).template data<T>();
+          const T* mean = ctx.input(3).template data<T>();
+          const T* var = ctx.input(4).template data<T>();
+          gpass::tensor& dx = ctx.allocate_output(0, x.element_type(), x.sizes());
+          gpass::tensor& dscale = ctx.allocate_output(1, x.element_type(), {C});
+          gpass::tensor& doffset = ctx.allocate_output(2, x.element_type(), {C});
+          for (i64 c = 0; c < C; ++c) {
+            const double inv = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps), m = static_cast<double>(mean[c]);
+            double sum_dy = 0, sum_dy_xhat = 0;
+            for (i64 i = 0; i < rows; ++i) {
+              const double g = static_cast<double>(pdy[i * C + c]);
+              sum_dy += g;
+              sum_dy_xhat += g * (static_cast<double>(px[i * C + c]) - m) * inv;
+            }
+            dscale.data<T>()[c] = static_cast<T>(sum_dy_xhat);
+            doffset.data<T>()[c] = static_cast<T>(sum_dy);
+            const double k = static_cast<double>(scale[c]) * inv, nr = static_cast<double>(std::max<i64>(rows, 1));
+            for (i64 i = 0; i < rows; ++i) {
+              const double g = static_cast<double>(pdy[i * C + c]);
+              const double xhat = (static_cast<double>(px[i * C + c]) - m) * inv;
+              dx.data<T>()[i * C + c] =
+                  static_cast<T>(training ? k * (g - sum_dy / nr - xhat * sum_dy_xhat / nr) : k * g);
+            }
+          }
+          for (std::size_t k = 3; k < ctx.num_outputs(); ++k) ctx.allocate_output_zeroed(k, x.element_type(), {C});
+        });
+      };
+    }});
+}
 
 /// Registers Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput, Conv2DBackpropFilter,
 /// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad.

@@ -18,6 +18,7 @@ GPASS_DECL void gpass::exec::register_eigen_cpu_tf_math(kernel_registry<eigen_cp
   cpu_detail::tf_detail::register_tf_linalg_reduce(r);
   cpu_detail::tf_detail::register_tf_grad(r);
   cpu_detail::tf_detail::register_tf_conv(r);
+  cpu_detail::tf_detail::register_tf_batch_norm(r);
 }
 
 #endif  // GPASS_UNIT_EIGEN_CPU_TF_MATH
