@@ -15,7 +15,7 @@ dtype); results are NumPy arrays over the executor's own buffers. Errors are `gp
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
 import os
 
 import numpy as np

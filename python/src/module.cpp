@@ -11,15 +11,13 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
-#include <optional>
 #include <chrono>
-#include <complex>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
