@@ -2,7 +2,7 @@
 """Conan 2 recipe of gpass: a header-only library (package_type "header-library") whose
 package is its own CMake install (include/, share/cmake/gpass with gpassConfig.cmake and the
 units script, share/pkgconfig/gpass.pc). Consumers find it with find_package(gpass CONFIG
-[COMPONENTS onnx tensorflow]); the components below mirror the CMake ones for the other
+[COMPONENTS onnx tensorflow mpi]); the components below mirror the CMake ones for the other
 generators (PkgConfigDeps, ...).
 
     conan create . -pr:a conan/profiles/debian12      # offline, Debian's Boost/Eigen/ONNX
@@ -23,8 +23,8 @@ class GpassConan(ConanFile):
     description = "Header-only C++20 library for deep-learning computation graphs"
     topics = ("deep-learning", "graph", "compiler", "onnx", "tensorflow", "header-only")
     settings = "os", "arch", "compiler", "build_type"
-    options = {"with_onnx": [True, False], "with_tensorflow": [True, False]}
-    default_options = {"with_onnx": True, "with_tensorflow": True}
+    options = {"with_onnx": [True, False], "with_tensorflow": [True, False], "with_mpi": [True, False]}
+    default_options = {"with_onnx": True, "with_tensorflow": True, "with_mpi": False}
     exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
     no_copy_source = True
 
@@ -39,6 +39,8 @@ class GpassConan(ConanFile):
         if self.options.with_onnx:
             self.requires("onnx/[>=1.12 <2]")
             self.requires("protobuf/[>=3.21]")
+        if self.options.with_mpi:
+            self.requires("openmpi/[>=4.1 <6]")
 
     def layout(self):
         cmake_layout(self)
@@ -54,6 +56,8 @@ class GpassConan(ConanFile):
         tc.cache_variables["GPASS_INSTALL"] = True
         tc.cache_variables["GPASS_WITH_ONNX"] = bool(self.options.with_onnx)
         tc.cache_variables["GPASS_WITH_TENSORFLOW"] = bool(self.options.with_tensorflow)
+        tc.cache_variables["GPASS_WITH_MPI"] = bool(self.options.with_mpi)
+        tc.cache_variables["GPASS_BUILD_PYTHON"] = False
         tc.generate()
 
     def package(self):
@@ -88,3 +92,9 @@ class GpassConan(ConanFile):
             tf.bindirs = []
             tf.libdirs = []
             tf.requires = ["core"]
+        if self.options.with_mpi:
+            mpi = self.cpp_info.components["mpi"]
+            mpi.set_property("cmake_target_name", "gpass::mpi")
+            mpi.bindirs = []
+            mpi.libdirs = []
+            mpi.requires = ["core", "openmpi::openmpi"]

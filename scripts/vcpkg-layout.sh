@@ -19,17 +19,18 @@ rm -rf "$work" && mkdir -p "$work"
 
 python3 "$root/ports/check_manifest.py" "$root/ports/gpass/vcpkg.json"
 
-opts=(-DGPASS_WITH_ONNX=OFF -DGPASS_WITH_TENSORFLOW=OFF)
+opts=(-DGPASS_WITH_ONNX=OFF -DGPASS_WITH_TENSORFLOW=OFF -DGPASS_WITH_MPI=OFF)
 for f in $features; do
   case "$f" in
     onnx) opts+=(-DGPASS_WITH_ONNX=ON) ;;
     tensorflow) opts+=(-DGPASS_WITH_TENSORFLOW=ON) ;;
+    mpi) opts+=(-DGPASS_WITH_MPI=ON) ;;
     *) echo "vcpkg-layout.sh: unknown feature '$f'" >&2; exit 2 ;;
   esac
 done
 # vcpkg_cmake_configure + vcpkg_cmake_install (VCPKG_BUILD_TYPE release)
 cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release "${opts[@]}" -DGPASS_BUILD_TESTS=OFF \
-  -DGPASS_BUILD_EXAMPLES=OFF -DGPASS_BUILD_BENCHMARKS=OFF -DGPASS_INSTALL=ON -DGPASS_INSTALL_CMAKEDIR=share/gpass >/dev/null
+  -DGPASS_BUILD_EXAMPLES=OFF -DGPASS_BUILD_BENCHMARKS=OFF -DGPASS_BUILD_PYTHON=OFF -DGPASS_INSTALL=ON -DGPASS_INSTALL_CMAKEDIR=share/gpass >/dev/null
 cmake --install "$work/build" --prefix "$pkg" >/dev/null
 # vcpkg_cmake_config_fixup(CONFIG_PATH share/gpass), vcpkg_fixup_pkgconfig, the removals
 test -f "$pkg/share/gpass/gpassConfig.cmake" || { echo "FAIL: no share/gpass/gpassConfig.cmake" >&2; exit 1; }

@@ -9,6 +9,7 @@ vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
   FEATURES
     onnx GPASS_WITH_ONNX
     tensorflow GPASS_WITH_TENSORFLOW
+    mpi GPASS_WITH_MPI
 )
 
 vcpkg_cmake_configure(
@@ -18,6 +19,7 @@ vcpkg_cmake_configure(
     -DGPASS_BUILD_TESTS=OFF
     -DGPASS_BUILD_EXAMPLES=OFF
     -DGPASS_BUILD_BENCHMARKS=OFF
+    -DGPASS_BUILD_PYTHON=OFF
     -DGPASS_INSTALL=ON
     -DGPASS_INSTALL_CMAKEDIR=share/gpass
 )
