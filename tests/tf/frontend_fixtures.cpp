@@ -168,6 +168,7 @@ TEST_CASE("tf.frontend.mlp_gradients") { check_fixture("mlp_gradients"); }
 TEST_CASE("tf.frontend.mlp_training") { check_fixture("mlp_training"); }
 TEST_CASE("tf.frontend.cnn_training") { check_fixture("cnn_training"); }
 TEST_CASE("tf.frontend.cnn_bn_training") { check_fixture("cnn_bn_training"); }
+TEST_CASE("tf.frontend.mlp_more_optimizers") { check_fixture("mlp_more_optimizers"); }
 
 TEST_CASE("tf.frontend.registry_pipeline_matches_compile_time") {
   // The run-time `tf-frontend` (register_tf_passes) gives the same graph as gpass::tf_frontend.
@@ -195,7 +196,8 @@ TEST_CASE("tf.frontend.every_fixture_has_a_test") {
                                         "while_growing", "while_ctrl",     "tensor_array_loop", "dynamic_rnn_lstm",
                                         "cond",          "variables",      "shape_ops",      "multi_output",
                                         "control_deps",  "variables_in_loop", "mlp_gradients",
-                                        "mlp_training", "cnn_training", "cnn_bn_training"};
+                                        "mlp_training", "cnn_training", "cnn_bn_training",
+                                        "mlp_more_optimizers"};
   for (const auto& e : std::filesystem::directory_iterator(data_dir))
     if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
       CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());

@@ -286,6 +286,16 @@ if [[ -n "${GPASS_OPT_WITH_TENSORFLOW:-}" ]]; then
     check "cnn --data-parallel=$dp momentum loss" grep -q '^mom/loss:0 f32\[\] checksum=0.00176799 ' "$tmp/cnn$dp.txt"
     check "cnn --data-parallel=$dp adam loss" grep -q '^adam/loss:0 f32\[\] checksum=0.309551 ' "$tmp/cnn$dp.txt"
   done
+  # Adagrad and RMSProp (tests/data/tf/mlp_more_optimizers): TensorFlow's losses (0.68197393,
+  # 1.0500033, 0.98657763) over two replicas
+  mo="$data/tf/mlp_more_optimizers"
+  "$opt" "$mo/graph.pb" --tf-feeds=x:0,ids:0 --tf-fetches=adagrad/loss:0,rmsprop/loss:0,rms_momentum/loss:0 \
+    --tf-targets=train --passes=tf-frontend --session --init=init --steps=21 --input="$mo/feed_0.pb" \
+    --input="$mo/feed_1.pb" --data-parallel=2 >"$tmp/mo.txt" 2>&1
+  check "adagrad/rmsprop --data-parallel=2 exit 0" test $? -eq 0
+  check "adagrad loss" grep -q '^adagrad/loss:0 f32\[\] checksum=0.681974 ' "$tmp/mo.txt"
+  check "rmsprop loss" grep -q '^rmsprop/loss:0 f32\[\] checksum=1.05 ' "$tmp/mo.txt"
+  check "rmsprop momentum loss" grep -q '^rms_momentum/loss:0 f32\[\] checksum=0.986578 ' "$tmp/mo.txt"
   "$opt" "$mt/graph.pb" --session --data-parallel=2 --devices=cpu:0 >/dev/null 2>"$tmp/e35.txt"
   check "--data-parallel=2 with one device: usage error" grep -q 'needs as many --devices' "$tmp/e35.txt"
 fi

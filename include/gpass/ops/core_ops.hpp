@@ -202,10 +202,14 @@ inline void gpass::register_core_ops(op_registry& r) {
   add("set_global", 1, 1, 0, 1, {req("variable", "string")}, effect, "Writes the global (variable) `variable`.",
       detail::core_forward);
   add("update_globals", 1, U, 0, 1,
-      {req("rule", "string"), req("variables", "strings"), opt("use_nesterov", "bool", false)}, effect,
+      {req("rule", "string"), req("variables", "strings"), opt("use_nesterov", "bool", false),
+       opt("update_slots", "bool", true)},
+      effect,
       "An optimizer step on globals (TensorFlow's Apply* after variables-to-globals): `rule` gradient_descent "
-      "(inputs alpha, delta), momentum (lr, grad, momentum; variables var, accum) or adam (beta1_power, "
-      "beta2_power, lr, beta1, beta2, epsilon, grad; variables var, m, v); output: the new value of the first.",
+      "(inputs alpha, delta), momentum (lr, grad, momentum; variables var, accum), adam (beta1_power, "
+      "beta2_power, lr, beta1, beta2, epsilon, grad; variables var, m, v), adagrad (lr, grad; variables var, "
+      "accum; update_slots), adagrad_v2 (lr, epsilon, grad) or rmsprop (lr, rho, momentum, epsilon, grad; "
+      "variables var, ms, mom); output: the new value of the first.",
       detail::core_update_globals_type);
   add("arg", 0, 0, 1, 1, {req("index", "int")}, iface, "Session feed `index` read from the call frame.");
   add("retval", 1, 1, 0, 0, {req("index", "int")}, term, "Session fetch `index` written to the call frame.");

@@ -408,6 +408,23 @@ def train_three(model, feeds, rates):
     return Spec(feeds, [l_sgd, l_mom, l_adam], targets=[init] + [train] * 20, freeze=False)
 
 
+def mlp_model(x, ids, init_w1, init_w2, out_bias):
+    """`model(scope, resource)` for `train_three`: a 3-6-3 MLP (Relu; an output bias when
+    `out_bias`) with its own variables in `scope`, its mean sparse cross-entropy loss."""
+
+    def model(scope, resource):
+        with v1.variable_scope(scope):
+            w1 = v1.get_variable("w1", initializer=init_w1, use_resource=resource)
+            b1 = v1.get_variable("b1", initializer=np.zeros(6, np.float32), use_resource=resource)
+            w2 = v1.get_variable("w2", initializer=init_w2, use_resource=resource)
+            b2 = v1.get_variable("b2", initializer=np.zeros(3, np.float32), use_resource=resource) if out_bias else None
+            h = tf.nn.relu(tf.matmul(x, w1) + b1)
+            logits = tf.matmul(h, w2) + b2 if out_bias else tf.matmul(h, w2)
+            return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
+
+    return model
+
+
 def mlp_training():
     """Three small MLPs (same data, their own variables) trained together by
     `GradientDescentOptimizer` (reference variables: ApplyGradientDescent),
@@ -419,17 +436,7 @@ def mlp_training():
     ids = v1.placeholder(tf.int32, [None], name="ids")
     init_w1 = (r.randn(3, 6) * 0.5).astype(np.float32)
     init_w2 = (r.randn(6, 3) * 0.5).astype(np.float32)
-
-    def model(scope, resource):
-        with v1.variable_scope(scope):
-            w1 = v1.get_variable("w1", initializer=init_w1, use_resource=resource)
-            b1 = v1.get_variable("b1", initializer=np.zeros(6, np.float32), use_resource=resource)
-            w2 = v1.get_variable("w2", initializer=init_w2, use_resource=resource)
-            b2 = v1.get_variable("b2", initializer=np.zeros(3, np.float32), use_resource=resource)
-            h = tf.nn.relu(tf.matmul(x, w1) + b1)
-            logits = tf.matmul(h, w2) + b2
-            return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits), name="loss")
-
+    model = mlp_model(x, ids, init_w1, init_w2, True)
     xv = r.randn(8, 3).astype(np.float32)
     iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
     return train_three(model, {x: xv, ids: iv}, (0.5, 0.1, 0.05))
@@ -498,11 +505,34 @@ def cnn_bn_training():
     return train_three(model, {x: xv, ids: iv}, (0.2, 0.05, 0.02))
 
 
+def mlp_more_optimizers():
+    """`mlp_training`'s MLP trained 20 steps by the other v1 optimizers that apply one
+    ApplyX op per variable: Adagrad (reference variables: ApplyAdagrad), RMSProp (resource
+    variables: ResourceApplyRMSProp, slot `rms` starting at 1) and RMSProp with momentum
+    (reference variables: ApplyRMSProp); targets `init`, then `train` 20 times, then the losses."""
+    r = rng(80)
+    x = v1.placeholder(tf.float32, [None, 3], name="x")
+    ids = v1.placeholder(tf.int32, [None], name="ids")
+    init_w1 = (r.randn(3, 6) * 0.5).astype(np.float32)
+    init_w2 = (r.randn(6, 3) * 0.5).astype(np.float32)
+    model = mlp_model(x, ids, init_w1, init_w2, False)
+    l_ada = model("adagrad", False)
+    l_rms = model("rmsprop", True)
+    l_rmm = model("rms_momentum", False)
+    train = tf.group(v1.train.AdagradOptimizer(0.3).minimize(l_ada),
+                     v1.train.RMSPropOptimizer(0.02).minimize(l_rms),
+                     v1.train.RMSPropOptimizer(0.01, momentum=0.8).minimize(l_rmm), name="train")
+    init = v1.global_variables_initializer()
+    xv = r.randn(8, 3).astype(np.float32)
+    iv = np.array([0, 1, 2, 0, 1, 2, 1, 0], np.int32)
+    return Spec({x: xv, ids: iv}, [l_ada, l_rms, l_rmm], targets=[init] + [train] * 20, freeze=False)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
-    cnn_bn_training,
+    cnn_bn_training, mlp_more_optimizers,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

@@ -57,6 +57,9 @@ inline std::pair<int, std::string_view> optimizer_update(std::string_view op) {
   if (op == "ApplyGradientDescent") return {1, "gradient_descent"};
   if (op == "ApplyMomentum") return {2, "momentum"};
   if (op == "ApplyAdam") return {3, "adam"};
+  if (op == "ApplyAdagrad") return {2, "adagrad"};
+  if (op == "ApplyAdagradV2") return {2, "adagrad_v2"};
+  if (op == "ApplyRMSProp") return {3, "rmsprop"};
   return {0, ""};
 }
 
@@ -97,9 +100,11 @@ inline std::pair<int, std::string_view> optimizer_update(std::string_view op) {
 ///   gets a control edge from it (it stays in the loop frame). `Enter`s left without
 ///   consumers are removed; the variable node is removed, or becomes a `get_global` when a
 ///   consumer is left (a kept `Enter`, an op reading a reference variable directly).
-/// - Optimizer updates: `ApplyGradientDescent`, `ApplyMomentum`, `ApplyAdam` (and their
+/// - Optimizer updates: `ApplyGradientDescent`, `ApplyMomentum`, `ApplyAdam`, `ApplyAdagrad`,
+///   `ApplyAdagradV2`, `ApplyRMSProp` (and their
 ///   `Resource` forms) whose variable inputs are all variables become
-///   `update_globals {rule = "gradient_descent" | "momentum" | "adam", variables = [...],
+///   `update_globals {rule = "gradient_descent" | "momentum" | "adam" | "adagrad" | "adagrad_v2" |
+///   "rmsprop", variables = [...],
 ///   use_nesterov}` on their other inputs (learning rate, gradient, ...), with the op's name,
 ///   control inputs and uses; its output is the first variable's new value.
 /// - Errors (`gpass::error` naming the node, the op and the pass): a variable reaching an op
@@ -256,6 +261,7 @@ struct variables_to_globals_fn : lowering_pass_base<variables_to_globals_fn> {
       u.attrs["rule"] = std::string(rule);
       u.attrs["variables"] = names;
       u.attrs["use_nesterov"] = get_or<bool>(n.attrs, "use_nesterov", false);
+      if (rule.starts_with("adagrad")) u.attrs["update_slots"] = get_or<bool>(n.attrs, "update_slots", true);
       u.device = n.device;
       const std::size_t grad = static_cast<std::size_t>(nref) + detail::update_globals_gradient(rule, g.num_inputs(v) - static_cast<std::size_t>(nref));
       u.outputs = {g.input(v, static_cast<int>(grad)).empty ? type{} : g[g.input(v, static_cast<int>(grad)).node].outputs[0]};

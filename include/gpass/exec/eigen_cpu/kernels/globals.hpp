@@ -45,14 +45,19 @@ void register_globals(kernel_registry<P>& r) {
 }
 
 /// Registers `update_globals` (an optimizer step on globals, TensorFlow's ApplyGradientDescent /
-/// ApplyMomentum / ApplyAdam after `variables-to-globals`), with TensorFlow's update rules:
+/// ApplyMomentum / ApplyAdam / ApplyAdagrad(V2) / ApplyRMSProp after `variables-to-globals`),
+/// with TensorFlow's update rules:
 /// - `gradient_descent` (alpha, delta): var -= alpha * delta;
 /// - `momentum` (lr, grad, momentum), variables [var, accum]: accum = accum * momentum + grad;
 ///   var -= lr * accum (Nesterov: var -= lr * grad + lr * momentum * accum);
 /// - `adam` (beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad), variables [var, m, v]:
 ///   lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m += (grad - m) * (1 - beta1);
 ///   v += (grad^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon) (Nesterov: with
-///   m * beta1 + (1 - beta1) * grad in place of m).
+///   m * beta1 + (1 - beta1) * grad in place of m);
+/// - `adagrad` (lr, grad) / `adagrad_v2` (lr, epsilon, grad), variables [var, accum]: accum +=
+///   grad^2 (unless update_slots is false); var -= lr * grad / (sqrt(accum) + epsilon);
+/// - `rmsprop` (lr, rho, momentum, epsilon, grad), variables [var, ms, mom]: ms += (grad^2 - ms) *
+///   (1 - rho); mom = mom * momentum + lr * grad / sqrt(ms + epsilon); var -= mom.
 /// f32 and f64 variables; the hyper-parameters are scalars of any numeric type. Each global
 /// gets a new tensor (stored tensors are never written in place); output 0 is the first
 /// variable's new value. Not atomic across concurrent runs (TensorFlow's `use_locking` false).
@@ -63,15 +68,23 @@ void register_update_globals(kernel_registry<P>& r) {
   r.add({.op = "update_globals", .type_input = -1, .make = [](const kernel_node& n) -> fn {
     const std::string rule = n.attr<std::string>("rule");
     const auto vars = n.attr<std::vector<std::string>>("variables");
-    const bool nesterov = n.attr<bool>("use_nesterov", false);
-    const std::size_t want_vars = rule == "gradient_descent" ? 1 : rule == "momentum" ? 2 : rule == "adam" ? 3 : 0;
-    const std::size_t want_inputs = rule == "gradient_descent" ? 2 : rule == "momentum" ? 3 : 7;
-    if (want_vars == 0) n.fail("unknown update rule '" + rule + "' (gradient_descent, momentum, adam)");
+    const bool nesterov = n.attr<bool>("use_nesterov", false), update_slots = n.attr<bool>("update_slots", true);
+    struct shape_of_rule {
+      const char* name;
+      std::size_t vars, inputs;
+    };
+    static constexpr shape_of_rule rules[] = {{"gradient_descent", 1, 2}, {"momentum", 2, 3}, {"adam", 3, 7},
+                                              {"adagrad", 2, 2},          {"adagrad_v2", 2, 3}, {"rmsprop", 3, 5}};
+    std::size_t want_vars = 0, want_inputs = 0;
+    for (const auto& r : rules)
+      if (rule == r.name) want_vars = r.vars, want_inputs = r.inputs;
+    if (want_vars == 0)
+      n.fail("unknown update rule '" + rule + "' (gradient_descent, momentum, adam, adagrad, adagrad_v2, rmsprop)");
     if (vars.size() != want_vars)
       n.fail("rule '" + rule + "' updates " + std::to_string(want_vars) + " variables, " + std::to_string(vars.size()) + " given");
     if (n.num_inputs() != want_inputs)
       n.fail("rule '" + rule + "' takes " + std::to_string(want_inputs) + " inputs, the node has " + std::to_string(n.num_inputs()));
-    return [rule, vars, nesterov](context& ctx) {
+    return [rule, vars, nesterov, update_slots](context& ctx) {
       auto& store = ctx.globals();
       const gpass::tensor& grad = ctx.input(rule == "momentum" ? 1 : ctx.num_inputs() - 1);  // (TF's argument order)
       std::vector<gpass::tensor> cur;
@@ -106,6 +119,23 @@ void register_update_globals(kernel_registry<P>& r) {
           for (std::int64_t i = 0; i < count; ++i) {
             acc[i] = acc[i] * mom + g[i];
             var[i] -= nesterov ? g[i] * lr + acc[i] * mom * lr : acc[i] * lr;
+          }
+        } else if (rule == "adagrad" || rule == "adagrad_v2") {
+          const T lr = static_cast<T>(scalar(0)), eps = rule == "adagrad_v2" ? static_cast<T>(scalar(1)) : T(0);
+          T* acc = cur[1].data<T>();
+          for (std::int64_t i = 0; i < count; ++i) {
+            if (update_slots) acc[i] += g[i] * g[i];
+            var[i] -= lr * g[i] / (std::sqrt(acc[i]) + eps);
+          }
+        } else if (rule == "rmsprop") {
+          const T lr = static_cast<T>(scalar(0)), rho = static_cast<T>(scalar(1)), momentum = static_cast<T>(scalar(2));
+          const T eps = static_cast<T>(scalar(3));
+          T* ms = cur[1].data<T>();
+          T* mom = cur[2].data<T>();
+          for (std::int64_t i = 0; i < count; ++i) {
+            ms[i] += (g[i] * g[i] - ms[i]) * (T(1) - rho);
+            mom[i] = mom[i] * momentum + lr * g[i] / std::sqrt(ms[i] + eps);
+            var[i] -= mom[i];
           }
         } else {
           const T b1p = static_cast<T>(scalar(0)), b2p = static_cast<T>(scalar(1)), lr = static_cast<T>(scalar(2));
