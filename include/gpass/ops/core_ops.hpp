@@ -56,10 +56,25 @@ inline void core_make_tuple(infer_context& c) {
   c.set_output(0, std::move(t));
 }
 
+// The rules of `update_globals`: how many globals each updates and how many inputs it takes.
+struct update_rule {
+  std::string_view name;
+  std::size_t variables, inputs;
+};
+inline constexpr update_rule update_rules[] = {{"gradient_descent", 1, 2}, {"momentum", 2, 3}, {"adam", 3, 7},
+                                               {"adagrad", 2, 2},          {"adagrad_v2", 2, 3}, {"rmsprop", 3, 5}};
+/// The rule named `name`, or null.
+inline const update_rule* find_update_rule(std::string_view name) {
+  for (const auto& r : update_rules)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
 // update_globals: output 0 has the gradient's type, which is the variable's (the gradient is
 // input 1 of `momentum`, the last input of the other rules, as in TensorFlow's ops).
 inline std::size_t update_globals_gradient(std::string_view rule, std::size_t inputs) {
-  return rule == "momentum" ? 1 : inputs - 1;
+  if (rule == "momentum") return 1;
+  return inputs == 0 ? 0 : inputs - 1;
 }
 inline void core_update_globals_type(infer_context& c) {
   if (c.num_outputs() == 0 || c.num_inputs() == 0) return;

@@ -25,6 +25,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/graph/topological_order.hpp>
+#include <gpass/ops/core_ops.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
@@ -56,13 +57,6 @@ inline std::pair<std::int64_t, std::string> split_replica_name(const std::string
 
 inline bool is_collective_op(const std::string& domain, const std::string& op) {
   return domain.empty() && (op == "all_reduce" || op == "all_gather");
-}
-
-/// The input port of an `update_globals` node that carries the gradient (momentum: 1; the
-/// other rules: the last).
-inline std::size_t update_gradient_port(const std::string& rule, std::size_t inputs) {
-  if (rule == "momentum") return 1;
-  return inputs == 0 ? 0 : inputs - 1;
 }
 
 inline std::vector<std::string> split_names(const std::string& text) {
@@ -245,7 +239,7 @@ struct multi_devices_fn : pass_base<multi_devices_fn> {
     for (auto v : body) {
       const std::string orig_name = g[v].name;
       const bool update = g[v].domain.empty() && g[v].op == "update_globals";
-      const std::size_t grad = update ? detail::update_gradient_port(get_or<std::string>(g[v].attrs, "rule", ""), g.num_inputs(v))
+      const std::size_t grad = update ? detail::update_globals_gradient(get_or<std::string>(g[v].attrs, "rule", ""), g.num_inputs(v))
                                       : g.num_inputs(v);
       for (std::int64_t r = 0; r < replicas; ++r) {
         const node_id c = copies[v][static_cast<std::size_t>(r)];
@@ -419,7 +413,7 @@ struct multi_devices_check_fn : pass_base<multi_devices_check_fn> {
                n.name, n.op);
       }
       if (n.op != "update_globals") continue;
-      const std::size_t grad = detail::update_gradient_port(get_or<std::string>(n.attrs, "rule", ""), g.num_inputs(v));
+      const std::size_t grad = detail::update_globals_gradient(get_or<std::string>(n.attrs, "rule", ""), g.num_inputs(v));
       for (std::size_t k = 0; k < g.num_inputs(v); ++k) {
         auto in = g.input(v, static_cast<int>(k));
         if (in.empty) continue;

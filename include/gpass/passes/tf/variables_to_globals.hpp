@@ -50,17 +50,19 @@ inline bool mutates_variable(std::string_view op) {
 }
 
 /// The optimizer updates `variables-to-globals` lowers to `update_globals`: the number of
-/// leading variable (reference or resource) inputs of `op` and its update rule; {0, ""} for
-/// any other op.
+/// leading variable (reference or resource) inputs of `op` (the rule's globals) and its update
+/// rule; {0, ""} for any other op.
 inline std::pair<int, std::string_view> optimizer_update(std::string_view op) {
   if (op.starts_with("Resource")) op.remove_prefix(8);
-  if (op == "ApplyGradientDescent") return {1, "gradient_descent"};
-  if (op == "ApplyMomentum") return {2, "momentum"};
-  if (op == "ApplyAdam") return {3, "adam"};
-  if (op == "ApplyAdagrad") return {2, "adagrad"};
-  if (op == "ApplyAdagradV2") return {2, "adagrad_v2"};
-  if (op == "ApplyRMSProp") return {3, "rmsprop"};
-  return {0, ""};
+  std::string_view rule;
+  if (op == "ApplyGradientDescent") rule = "gradient_descent";
+  else if (op == "ApplyMomentum") rule = "momentum";
+  else if (op == "ApplyAdam") rule = "adam";
+  else if (op == "ApplyAdagrad") rule = "adagrad";
+  else if (op == "ApplyAdagradV2") rule = "adagrad_v2";
+  else if (op == "ApplyRMSProp") rule = "rmsprop";
+  const update_rule* r = find_update_rule(rule);
+  return r ? std::pair<int, std::string_view>{static_cast<int>(r->variables), r->name} : std::pair<int, std::string_view>{0, ""};
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/globals.hpp>
+#include <gpass/ops/core_ops.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -69,24 +70,16 @@ void register_update_globals(kernel_registry<P>& r) {
     const std::string rule = n.attr<std::string>("rule");
     const auto vars = n.attr<std::vector<std::string>>("variables");
     const bool nesterov = n.attr<bool>("use_nesterov", false), update_slots = n.attr<bool>("update_slots", true);
-    struct shape_of_rule {
-      const char* name;
-      std::size_t vars, inputs;
-    };
-    static constexpr shape_of_rule rules[] = {{"gradient_descent", 1, 2}, {"momentum", 2, 3}, {"adam", 3, 7},
-                                              {"adagrad", 2, 2},          {"adagrad_v2", 2, 3}, {"rmsprop", 3, 5}};
-    std::size_t want_vars = 0, want_inputs = 0;
-    for (const auto& r : rules)
-      if (rule == r.name) want_vars = r.vars, want_inputs = r.inputs;
-    if (want_vars == 0)
-      n.fail("unknown update rule '" + rule + "' (gradient_descent, momentum, adam, adagrad, adagrad_v2, rmsprop)");
+    const gpass::detail::update_rule* shape = gpass::detail::find_update_rule(rule);
+    if (!shape) n.fail("unknown update rule '" + rule + "' (gradient_descent, momentum, adam, adagrad, adagrad_v2, rmsprop)");
+    const std::size_t want_vars = shape->variables, want_inputs = shape->inputs;
     if (vars.size() != want_vars)
       n.fail("rule '" + rule + "' updates " + std::to_string(want_vars) + " variables, " + std::to_string(vars.size()) + " given");
     if (n.num_inputs() != want_inputs)
       n.fail("rule '" + rule + "' takes " + std::to_string(want_inputs) + " inputs, the node has " + std::to_string(n.num_inputs()));
     return [rule, vars, nesterov, update_slots](context& ctx) {
       auto& store = ctx.globals();
-      const gpass::tensor& grad = ctx.input(rule == "momentum" ? 1 : ctx.num_inputs() - 1);  // (TF's argument order)
+      const gpass::tensor& grad = ctx.input(gpass::detail::update_globals_gradient(rule, ctx.num_inputs()));  // (TF's argument order)
       std::vector<gpass::tensor> cur;
       for (const auto& v : vars) {
         auto t = store.get(v);
