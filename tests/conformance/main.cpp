@@ -8,8 +8,8 @@
 // optimizer's differential test (the same tests must pass, against the same references).
 // With --session=N, each model also runs through a gpass::session on N CPU devices with its
 // nodes spread round-robin, and its outputs must equal the plan's bit for bit.
-// Prints one line per test (pass / FAIL with max error / unsupported op / ERROR) and a
-// summary per suite. With --expected, only the tests listed there (one `suite/test` per line,
+// Prints one line per test (pass / FAIL with max error / unsupported op / ERROR / random: a
+// random op's test, whose outputs are checked for types and sizes only) and a summary per suite. With --expected, only the tests listed there (one `suite/test` per line,
 // `#` comments) must pass: the exit status is 1 when any of them does not, 0 otherwise; the
 // tests that pass but are not listed are printed as "newly passing" (add them to the list).
 #include "runner.hpp"
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     }
     std::cout << "== " << suite << ": " << total << " tests, " << count[gc::status::pass] << " pass, "
               << count[gc::status::fail] << " fail, " << count[gc::status::unsupported] << " unsupported, "
-              << count[gc::status::error] << " error";
+              << count[gc::status::error] << " error, " << count[gc::status::random] << " random";
     if (!optimize.empty()) std::cout << "; optimized by " << optimize << ": " << nodes_before << " -> " << nodes_after << " nodes";
     if (session_devices > 0)
       std::cout << "; through a session on " << session_devices << " device(s): " << spread << " models ran on several devices, "

@@ -197,8 +197,18 @@ inline void gpass::register_onnx_elementwise_ops(op_registry& r) {
       .add(r);
   onnx_op("Mod", 10).in("A:T").in("B:T").out("C:T").tc("T", num).attr("fmod", "int", std::int64_t{0})
       .infer(numpy_broadcast).propagate(mod_value).add(r);
-  onnx_op("BitShift", 11).in("X:T").in("Y:T").out("Z:T").tc("T", ot::unsigned_ints()).req("direction", "string")
+  onnx_op("BitShift", 11).until(27).in("X:T").in("Y:T").out("Z:T").tc("T", ot::unsigned_ints()).req("direction", "string")
       .infer(numpy_broadcast).add(r);
+  onnx_op("BitShift", 28).in("X:T").in("Y:T").out("Z:T").tc("T", ot::ints()).req("direction", "string")  // signed too
+      .infer(numpy_broadcast).add(r);
+  for (const char* n : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    onnx_op(n, 18).in("A:T").in("B:T").out("C:T").tc("T", ot::ints()).infer(numpy_broadcast).add(r);
+  onnx_op("BitwiseNot", 18).in("X:T").out("Y:T").tc("T", ot::ints()).infer(same_as_input0).add(r);
+  onnx_op("Mish", 18).in("X:T").out("Y:T").tc("T", fl).infer(same_as_input0).backward(same_as_output0_backward).add(r);
+  onnx_op("Swish", 24).in("X:T").out("Y:T").tc("T", fl).attr("alpha", "float", 1.0).infer(same_as_input0)
+      .backward(same_as_output0_backward).add(r);
+  onnx_op("Gelu", 20).in("X:T").out("Y:T").tc("T", fl).attr("approximate", "string", "none").infer(same_as_input0)
+      .backward(same_as_output0_backward).add(r);
   onnx_op("PRelu", 1).until(6).in("X:T").in("slope:T").out("Y:T").tc("T", fl).infer(shape_as_input0).add(r);
   onnx_op("PRelu", 7).in("X:T").in("slope:T").out("Y:T").tc("T", num).infer(prelu).add(r);
 

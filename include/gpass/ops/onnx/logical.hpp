@@ -123,9 +123,22 @@ inline void gpass::register_onnx_logical_ops(op_registry& r) {
   using namespace detail::onnx_ops;
   namespace ot = onnx_types;
   const auto all = ot::all();
-  onnx_op("Cast", 1).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")
+  // Cast-19 adds `saturate`, Cast-24 `round_mode`: both apply to the float8 / float8e8m0
+  // targets only, which gpass's dtypes do not include (a model using them fails at import),
+  // so every version casts alike on gpass's types
+  onnx_op("Cast", 1).until(18).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")
       .infer(cast_infer).propagate(cast_value).add(r);
-  onnx_op("CastLike", 15).in("input:T1").in("target_type:T2").out("output:T2").tc("T1", all).tc("T2", all)
+  onnx_op("Cast", 19).until(23).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")
+      .attr("saturate", "int", std::int64_t{1}).infer(cast_infer).propagate(cast_value).add(r);
+  onnx_op("Cast", 24).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")
+      .attr("saturate", "int", std::int64_t{1}).attr("round_mode", "string", "up")
+      .infer(cast_infer).propagate(cast_value).add(r);
+  onnx_op("CastLike", 15).until(18).in("input:T1").in("target_type:T2").out("output:T2").tc("T1", all).tc("T2", all)
+      .infer(cast_infer).propagate(cast_value).add(r);
+  onnx_op("CastLike", 19).until(23).in("input:T1").in("target_type:T2").out("output:T2").tc("T1", all)
+      .tc("T2", all).attr("saturate", "int", std::int64_t{1}).infer(cast_infer).propagate(cast_value).add(r);
+  onnx_op("CastLike", 24).in("input:T1").in("target_type:T2").out("output:T2").tc("T1", all).tc("T2", all)
+      .attr("saturate", "int", std::int64_t{1}).attr("round_mode", "string", "up")
       .infer(cast_infer).propagate(cast_value).add(r);
 
   struct cmp {

@@ -52,7 +52,17 @@ inline void dft_infer(infer_context& c) {
   if (s.rank() < 2) c.fail("input must have rank >= 2, got " + s.to_string());
   std::vector<dim> out = s.dims();
   out.back() = dim(2);
-  std::size_t a = axis(c, c.attr_int("axis", 1), s.rank());
+  std::int64_t ax = c.attr_int("axis", 1);
+  if (c.opset() >= 20 || c.has_input(2)) {  // DFT-20
+    ax = -2;
+    if (c.has_input(2)) {
+      auto v = c.input_ints(2);
+      if (!v) return c.set_shape(0, shape::unknown_dims(s.rank()));
+      if (v->size() != 1) c.fail("axis must be a scalar");
+      ax = (*v)[0];
+    }
+  }
+  std::size_t a = axis(c, ax, s.rank());
   if (a == s.rank() - 1) c.fail("axis must not be the last (complex) axis");
   dim n = c.has_input(1) ? scalar_dim(c, 1) : s[a];
   if (c.attr_int("onesided", 0) != 0 && c.attr_int("inverse", 0) == 0) n = n.is_known() ? dim(n.value() / 2 + 1) : dim();
@@ -130,8 +140,12 @@ inline void gpass::register_onnx_misc_ops(op_registry& r) {
     onnx_op(n, 17).in("size:T1").out("output:T2").tc("T1", ot::index()).tc("T2", ot::numeric())
         .attr("output_datatype", "int", std::int64_t{1}).attr("periodic", "int", std::int64_t{1})
         .infer(window_fn_infer).add(r);
-  onnx_op("DFT", 17).in("input:T1").in("dft_length?:T2").out("output:T1").tc("T1", fl).tc("T2", ot::index())
+  onnx_op("DFT", 17).until(19).in("input:T1").in("dft_length?:T2").out("output:T1").tc("T1", fl).tc("T2", ot::index())
       .attr("axis", "int", std::int64_t{1}).attr("inverse", "int", std::int64_t{0}).attr("onesided", "int", std::int64_t{0})
+      .infer(dft_infer).add(r);
+  // DFT-20: the axis is input 2 (default -2)
+  onnx_op("DFT", 20).in("input:T1").in("dft_length?:T2").in("axis?:i64").out("output:T1").tc("T1", fl)
+      .tc("T2", ot::index()).attr("inverse", "int", std::int64_t{0}).attr("onesided", "int", std::int64_t{0})
       .infer(dft_infer).add(r);
   onnx_op("STFT", 17).in("signal:T1").in("frame_step:T2").in("window?:T1").in("frame_length?:T2").out("output:T1")
       .tc("T1", fl).tc("T2", ot::index()).attr("onesided", "int", std::int64_t{1}).infer(stft_infer).add(r);
@@ -145,16 +159,51 @@ inline void gpass::register_onnx_misc_ops(op_registry& r) {
       })
       .add(r);
 
-  onnx_op("QuantizeLinear", 10).in("x:T1").in("y_scale:T1").in("y_zero_point?:T2").out("y:T2").tc("T1", fl)
-      .tc("T2", {dtype::int8, dtype::uint8}).attr("axis", "int", std::int64_t{1})
-      .infer([](infer_context& c) {
-        dtype d = c.has_input(2) ? c.input_dtype(2) : dtype::uint8;
-        c.set_tensor(0, d, c.input_shape(0));
-      })
-      .add(r);
-  onnx_op("DequantizeLinear", 10).in("x:T").in("x_scale:f32").in("x_zero_point?:T").out("y:f32")
-      .tc("T", {dtype::int8, dtype::uint8, dtype::int32}).attr("axis", "int", std::int64_t{1}).infer(shape_as_input0)
-      .add(r);
+  // QuantizeLinear-19 adds `saturate` (float8 targets only), 21 blocked quantization
+  // (`block_size`), `output_dtype` and 16-bit targets, 23 `precision`; DequantizeLinear-21
+  // `block_size`, 23 `output_dtype`. gpass has no float8 / 4-bit / 2-bit types: a model using
+  // them fails at import.
+  // `output_dtype` (0, the default, means "not given")
+  const auto output_dtype = [](infer_context& c) -> std::optional<dtype> {
+    const attribute* a = c.attr("output_dtype");
+    if (!a || (a->is<std::int64_t>() && a->as<std::int64_t>() == 0)) return std::nullopt;
+    return c.attr_dtype("output_dtype");
+  };
+  const auto quant_infer = [output_dtype](infer_context& c) {
+    dtype d = dtype::uint8;
+    if (c.has_input(2)) d = c.input_dtype(2);
+    else if (auto o = output_dtype(c)) d = *o;
+    c.set_tensor(0, d, c.input_shape(0));
+  };
+  const auto dequant_infer = [output_dtype](infer_context& c) {
+    dtype d = c.input_dtype(1);
+    if (auto o = output_dtype(c)) d = *o;
+    c.set_tensor(0, d, c.input_shape(0));
+  };
+  const std::vector<dtype> q8{dtype::int8, dtype::uint8}, q16{dtype::int8, dtype::uint8, dtype::int16, dtype::uint16};
+  const std::vector<dtype> qx{dtype::f32, dtype::f16, dtype::bf16, dtype::int32};
+  onnx_op("QuantizeLinear", 10).until(18).in("x:T1").in("y_scale:T1").in("y_zero_point?:T2").out("y:T2").tc("T1", fl)
+      .tc("T2", q8).attr("axis", "int", std::int64_t{1}).infer(quant_infer).add(r);
+  onnx_op("QuantizeLinear", 19).until(20).in("x:T1").in("y_scale:T1").in("y_zero_point?:T2").out("y:T2").tc("T1", qx)
+      .tc("T2", q8).attr("axis", "int", std::int64_t{1}).attr("saturate", "int", std::int64_t{1}).infer(quant_infer).add(r);
+  onnx_op("QuantizeLinear", 21).until(22).in("x:T1").in("y_scale:T1").in("y_zero_point?:T2").out("y:T2").tc("T1", qx)
+      .tc("T2", q16).attr("axis", "int", std::int64_t{1}).attr("block_size", "int", std::int64_t{0})
+      .attr("output_dtype", "int", std::int64_t{0}).attr("saturate", "int", std::int64_t{1}).infer(quant_infer).add(r);
+  onnx_op("QuantizeLinear", 23).in("x:T1").in("y_scale:T2").in("y_zero_point?:T3").out("y:T3").tc("T1", qx)
+      .tc("T2", qx).tc("T3", q16).attr("axis", "int", std::int64_t{1}).attr("block_size", "int", std::int64_t{0})
+      .attr("output_dtype", "int", std::int64_t{0}).attr("precision", "int", std::int64_t{0})
+      .attr("saturate", "int", std::int64_t{1}).infer(quant_infer).add(r);
+  const std::vector<dtype> dq{dtype::int8, dtype::uint8, dtype::int16, dtype::uint16, dtype::int32};
+  const std::vector<dtype> dqs{dtype::f32, dtype::f16, dtype::bf16};
+  onnx_op("DequantizeLinear", 10).until(20).in("x:T").in("x_scale:T2").in("x_zero_point?:T").out("y:T2")
+      .tc("T", dq).tc("T2", dqs).attr("axis", "int", std::int64_t{1}).infer(dequant_infer).add(r);
+  onnx_op("DequantizeLinear", 21).until(22).in("x:T").in("x_scale:T2").in("x_zero_point?:T").out("y:T2")
+      .tc("T", dq).tc("T2", dqs).attr("axis", "int", std::int64_t{1}).attr("block_size", "int", std::int64_t{0})
+      .infer(dequant_infer).add(r);
+  onnx_op("DequantizeLinear", 23).in("x:T1").in("x_scale:T2").in("x_zero_point?:T1").out("y:T3")
+      .tc("T1", dq).tc("T2", dqs).tc("T3", dqs).attr("axis", "int", std::int64_t{1})
+      .attr("block_size", "int", std::int64_t{0}).attr("output_dtype", "int", std::int64_t{0})
+      .infer(dequant_infer).add(r);
   onnx_op("DynamicQuantizeLinear", 11).in("x:f32").out("y:u8").out("y_scale:f32").out("y_zero_point:u8")
       .infer([](infer_context& c) {
         c.set_shape(0, c.input_shape(0));

@@ -9,7 +9,10 @@
 /// Spatial sizes follow the ONNX formulas; with symbolic sizes they stay affine where the
 /// stride is 1 (`n + pads - (k-1)*d`), and are unknown otherwise.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -275,7 +278,49 @@ inline void resize_infer(infer_context& c) {
       return;
     }
   }
-  resize_to(c, scales, sizes);
+  const auto axes_attr = c.attr_ints("axes");
+  const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (!axes_attr && (policy == "stretch" || !sizes || sizes->empty())) return resize_to(c, scales, sizes);
+  // Resize-18: scales / sizes for the listed axes only (the others keep their size), and
+  // sizes adjusted to keep the aspect ratio ("not_larger" / "not_smaller")
+  shape x = c.input_shape(0);
+  if (!x.has_rank()) return;
+  const std::size_t rank = x.rank();
+  std::vector<std::int64_t> ax_raw;
+  if (axes_attr) ax_raw = *axes_attr;
+  else
+    for (std::size_t i = 0; i < rank; ++i) ax_raw.push_back(static_cast<std::int64_t>(i));
+  const auto ax = axes(c, ax_raw, rank);
+  const bool use_sizes = sizes && !sizes->empty();
+  const std::size_t given = use_sizes ? sizes->size() : scales ? scales->size() : 0;
+  if (given == 0) return c.set_shape(0, shape::unknown_dims(rank));
+  if (given != ax.size())
+    c.fail(std::string(use_sizes ? "sizes" : "scales") + " has " + std::to_string(given) + " values for " +
+           std::to_string(ax.size()) + " axes");
+  std::vector<dim> out = x.dims();
+  if (!use_sizes) {
+    for (std::size_t i = 0; i < ax.size(); ++i) {
+      const double s = (*scales)[i];
+      if (!(s > 0)) c.fail("scale " + std::to_string(s) + " must be positive");
+      const dim& d = x[ax[i]];
+      out[ax[i]] = d.is_known() ? dim(static_cast<std::int64_t>(std::floor(static_cast<double>(d.value()) * s))) : dim();
+    }
+  } else if (policy == "stretch") {
+    for (std::size_t i = 0; i < ax.size(); ++i) out[ax[i]] = (*sizes)[i];
+  } else {
+    if (policy != "not_larger" && policy != "not_smaller")
+      c.fail("keep_aspect_ratio_policy must be stretch, not_larger or not_smaller, not '" + policy + "'");
+    double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+    for (std::size_t i = 0; i < ax.size(); ++i) {
+      const dim& d = x[ax[i]];
+      if (!d.is_known() || !(*sizes)[i].is_known() || d.value() == 0) return c.set_shape(0, shape::unknown_dims(rank));
+      const double s = static_cast<double>((*sizes)[i].value()) / static_cast<double>(d.value());
+      scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+    }
+    for (std::size_t a : ax)
+      out[a] = dim(static_cast<std::int64_t>(scale * static_cast<double>(x[a].value()) + 0.5));
+  }
+  c.set_shape(0, shape(std::move(out)));
 }
 
 inline void rnn_infer(infer_context& c) {
@@ -358,13 +403,25 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
   }
   {
     onnx_op o("AveragePool", 1);
-    o.in("X:T").out("Y:T").tc("T", fl).attr("ceil_mode", "int", std::int64_t{0})
+    o.until(18).in("X:T").out("Y:T").tc("T", fl).attr("ceil_mode", "int", std::int64_t{0})
         .attr("count_include_pad", "int", std::int64_t{0});
     window_attrs(o).infer(pool_infer).add(r);
   }
   {
+    onnx_op o("AveragePool", 19);  // dilations
+    o.in("X:T").out("Y:T").tc("T", fl).attr("ceil_mode", "int", std::int64_t{0})
+        .attr("count_include_pad", "int", std::int64_t{0}).opt("dilations", "ints");
+    window_attrs(o).infer(pool_infer).add(r);
+  }
+  {
     onnx_op o("LpPool", 1);
-    o.in("X:T").out("Y:T").tc("T", fl).attr("p", "int", std::int64_t{2});
+    o.until(17).in("X:T").out("Y:T").tc("T", fl).attr("p", "int", std::int64_t{2});
+    window_attrs(o).infer(pool_infer).add(r);
+  }
+  {
+    onnx_op o("LpPool", 18);  // ceil_mode, dilations
+    o.in("X:T").out("Y:T").tc("T", fl).attr("p", "int", std::int64_t{2}).attr("ceil_mode", "int", std::int64_t{0})
+        .opt("dilations", "ints");
     window_attrs(o).infer(pool_infer).add(r);
   }
   for (const char* n : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
@@ -413,10 +470,18 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
       .infer(upsample_infer).add(r);
   onnx_op("Resize", 10).until(10).in("X:T").in("scales:f32").out("Y:T").tc("T", num).attr("mode", "string", "nearest")
       .infer(resize_infer).add(r);
-  onnx_op("Resize", 11).in("X:T1").in("roi?:T2").in("scales?:f32").in("sizes?:i64").out("Y:T1").tc("T1", num)
+  onnx_op("Resize", 11).until(17).in("X:T1").in("roi?:T2").in("scales?:f32").in("sizes?:i64").out("Y:T1").tc("T1", num)
       .tc("T2", fl).attr("coordinate_transformation_mode", "string", "half_pixel").attr("cubic_coeff_a", "float", -0.75)
       .attr("exclude_outside", "int", std::int64_t{0}).attr("extrapolation_value", "float", 0.0)
       .attr("mode", "string", "nearest").attr("nearest_mode", "string", "round_prefer_floor").infer(resize_infer).add(r);
+  // Resize-18: axes, antialias, keep_aspect_ratio_policy (Resize-19 adds the coordinate mode
+  // half_pixel_symmetric: no signature change)
+  onnx_op("Resize", 18).in("X:T1").in("roi?:T2").in("scales?:f32").in("sizes?:i64").out("Y:T1").tc("T1", num)
+      .tc("T2", fl).attr("antialias", "int", std::int64_t{0}).opt("axes", "ints")
+      .attr("coordinate_transformation_mode", "string", "half_pixel").attr("cubic_coeff_a", "float", -0.75)
+      .attr("exclude_outside", "int", std::int64_t{0}).attr("extrapolation_value", "float", 0.0)
+      .attr("keep_aspect_ratio_policy", "string", "stretch").attr("mode", "string", "nearest")
+      .attr("nearest_mode", "string", "round_prefer_floor").infer(resize_infer).add(r);
 
   struct rnn {
     const char* name;
@@ -446,6 +511,30 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
         dim n = x.has_rank() ? x[0] : dim();
         if (g.has_rank()) n = c.unify(n, g[0], "(batch of grid)");
         c.set_shape(0, shape{n, x.has_rank() ? x[1] : dim(), g.has_rank() ? g[1] : dim(), g.has_rank() ? g[2] : dim()});
+      })
+      .add(r);
+  onnx_op("AffineGrid", 20).in("theta:T1").in("size:T2").out("grid:T1").tc("T1", fl).tc("T2", {dtype::int64})
+      .attr("align_corners", "int", std::int64_t{0})
+      .infer([](infer_context& c) {
+        shape t = c.input_shape(0);
+        if (t.has_rank() && t.rank() != 3) c.fail("theta must be 3-D, got " + t.to_string());
+        auto size = c.input_dims(1);
+        if (!size) {
+          shape ss = c.input_shape(1);  // the length of size gives the rank
+          if (ss.has_rank() && ss.rank() == 1 && ss[0].is_known()) {
+            const std::int64_t k = ss[0].value();
+            if (k != 4 && k != 5) c.fail("size must have 4 or 5 values, got " + std::to_string(k));
+            c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(k)));
+          }
+          return;
+        }
+        if (size->size() != 4 && size->size() != 5)
+          c.fail("size must have 4 (2-D) or 5 (3-D) values, got " + std::to_string(size->size()));
+        std::vector<dim> out{(*size)[0]};
+        out.insert(out.end(), size->begin() + 2, size->end());
+        out.push_back(dim(static_cast<std::int64_t>(size->size() - 2)));
+        if (t.has_rank()) out[0] = c.unify(out[0], t[0], "(batch of theta)");
+        c.set_shape(0, shape(std::move(out)));
       })
       .add(r);
   onnx_op("RoiAlign", 10).in("X:T1").in("rois:T1").in("batch_indices:T2").out("Y:T1").tc("T1", fl)

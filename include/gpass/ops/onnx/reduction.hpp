@@ -2,7 +2,7 @@
 #pragma once
 /// \file reduction.hpp
 /// ONNX reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare (axes as an
-/// attribute; ReduceSum takes them as an input from opset 13), ArgMax/ArgMin; value
+/// attribute; ReduceSum takes them as an input from opset 13, the others from opset 18), ArgMax/ArgMin; value
 /// propagation of ReduceProd/Sum/Max/Min over small integer vectors (element counts computed
 /// from `Shape`).
 
@@ -121,8 +121,16 @@ inline void gpass::register_onnx_reduction_ops(op_registry& r) {
           .attr("keepdims", "int", std::int64_t{1}).attr("noop_with_empty_axes", "int", std::int64_t{0})
           .infer(reduce_infer).propagate(prop).add(r);
     } else {
-      onnx_op(x.name, 1).in("data:T").out("reduced:T").tc("T", num).opt("axes", "ints")
+      // opset 18 moves the axes of every other reduction to an input; ReduceMax/Min-20 add
+      // bool (a types-only change)
+      onnx_op(x.name, 1).until(17).in("data:T").out("reduced:T").tc("T", num).opt("axes", "ints")
           .attr("keepdims", "int", std::int64_t{1}).infer(reduce_infer).propagate(prop).add(r);
+      const bool minmax = std::string(x.name) == "ReduceMax" || std::string(x.name) == "ReduceMin";
+      auto types = num;
+      if (minmax) types.push_back(dtype::bool_);
+      onnx_op(x.name, 18).in("data:T").in("axes?:i64").out("reduced:T").tc("T", types)
+          .attr("keepdims", "int", std::int64_t{1}).attr("noop_with_empty_axes", "int", std::int64_t{0})
+          .infer(reduce_infer).propagate(prop).add(r);
     }
   }
   for (const char* n : {"ArgMax", "ArgMin"})

@@ -162,7 +162,11 @@ inline void gpass::register_onnx_sequence_ops(op_registry& r) {
         else if (const attribute* a = c.attr("type"); a && a->is<type>()) c.set_output(0, a->as<type>());
       })
       .add(r);
-  onnx_op("OptionalHasElement", 15).in("input?:O").out("output:bool")
+  // OptionalHasElement-18 also takes a tensor or a sequence (true) or no input (false)
+  onnx_op("OptionalHasElement", 15).until(17).in("input?:O").out("output:bool")
+      .infer([](infer_context& c) { c.set_tensor(0, dtype::bool_, shape::scalar()); })
+      .add(r);
+  onnx_op("OptionalHasElement", 18).in("input?:O").out("output:bool")
       .infer([](infer_context& c) { c.set_tensor(0, dtype::bool_, shape::scalar()); })
       .add(r);
   onnx_op("OptionalGetElement", 15).in("input:O").out("output:V")

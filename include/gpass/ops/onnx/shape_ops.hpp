@@ -360,6 +360,17 @@ inline void split_infer(infer_context& c) {
     if (s[a].is_known() && s[a].value() != sum)
       c.fail("split sizes sum to " + std::to_string(sum) + ", axis " + std::to_string(a) + " has " + s[a].to_string());
     for (std::size_t k = 0; k < n; ++k) parts[k] = dim((*sizes)[k]);
+  } else if (!split_given && c.attr("num_outputs")) {
+    // Split-18: ceil(size / num_outputs) per output, the last ones smaller (the kernel's rule)
+    const std::int64_t k = c.attr_int("num_outputs", 0);
+    if (k <= 0) c.fail("num_outputs must be positive, got " + std::to_string(k));
+    if (static_cast<std::size_t>(k) != n)
+      c.fail("num_outputs is " + std::to_string(k) + " but the node has " + std::to_string(n) + " outputs");
+    if (s[a].is_known()) {
+      const std::int64_t total = s[a].value(), chunk = (total + k - 1) / k;
+      for (std::size_t i = 0; i < n; ++i)
+        parts[i] = dim(std::clamp<std::int64_t>(total - chunk * static_cast<std::int64_t>(i), 0, chunk));
+    }
   } else if (!split_given) {
     dim q = s[a] / static_cast<std::int64_t>(n);
     if (s[a].is_known() && q.is_unknown())
@@ -644,6 +655,19 @@ inline void pad_infer(infer_context& c) {
     c.set_shape(0, shape::unknown_dims(*r));
     return;
   }
+  if (c.has_input(3)) {  // Pad-18: pads for the listed axes, zero for the others
+    auto ax_raw = c.input_ints(3);
+    if (!ax_raw) return c.set_shape(0, shape::unknown_dims(*r));
+    const auto ax = axes(c, *ax_raw, *r);
+    if (pads->size() != 2 * ax.size())
+      c.fail("pads has " + std::to_string(pads->size()) + " values for " + std::to_string(ax.size()) + " axes");
+    std::vector<std::int64_t> full(2 * *r, 0);
+    for (std::size_t i = 0; i < ax.size(); ++i) {
+      full[ax[i]] = (*pads)[i];
+      full[ax[i] + *r] = (*pads)[i + ax.size()];
+    }
+    pads = std::move(full);
+  }
   if (pads->size() != 2 * *r)
     c.fail("pads has " + std::to_string(pads->size()) + " values for rank " + std::to_string(*r));
   shape s = c.input_shape(0);
@@ -884,8 +908,10 @@ inline void gpass::register_onnx_shape_ops(op_registry& r) {
       .opt("split", "ints").infer(split_infer).propagate(split_value).add(r);
   onnx_op("Split", 2).until(12).in("input:T").out("outputs*:T").tc("T", all).attr("axis", "int", std::int64_t{0})
       .opt("split", "ints").infer(split_infer).propagate(split_value).add(r);
-  onnx_op("Split", 13).in("input:T").in("split?:i64").out("outputs*:T").tc("T", all)
+  onnx_op("Split", 13).until(17).in("input:T").in("split?:i64").out("outputs*:T").tc("T", all)
       .attr("axis", "int", std::int64_t{0}).infer(split_infer).propagate(split_value).add(r);
+  onnx_op("Split", 18).in("input:T").in("split?:i64").out("outputs*:T").tc("T", all)
+      .attr("axis", "int", std::int64_t{0}).opt("num_outputs", "int").infer(split_infer).propagate(split_value).add(r);
 
   onnx_op("Slice", 1).until(9).in("data:T").out("output:T").tc("T", all).opt("axes", "ints").req("starts", "ints")
       .req("ends", "ints").infer(slice_infer).propagate(slice_value).add(r);
@@ -912,11 +938,18 @@ inline void gpass::register_onnx_shape_ops(op_registry& r) {
       .attr("mode", "string", "constant").attr("value", "float", 0.0).infer(pad_infer).add(r);
   onnx_op("Pad", 2).until(10).in("data:T").out("output:T").tc("T", all).req("pads", "ints")
       .attr("mode", "string", "constant").attr("value", "float", 0.0).infer(pad_infer).add(r);
-  onnx_op("Pad", 11).in("data:T").in("pads:i64").in("constant_value?:T").out("output:T").tc("T", all)
+  onnx_op("Pad", 11).until(17).in("data:T").in("pads:i64").in("constant_value?:T").out("output:T").tc("T", all)
       .attr("mode", "string", "constant").infer(pad_infer).add(r);
+  // Pad-18: the pads of the axes listed by input 3 only (Pad-19 adds the mode "wrap")
+  onnx_op("Pad", 18).in("data:T").in("pads:i64").in("constant_value?:T").in("axes?:Tind").out("output:T")
+      .tc("T", all).tc("Tind", ix).attr("mode", "string", "constant").infer(pad_infer).add(r);
 
-  onnx_op("Range", 11).in("start:T").in("limit:T").in("delta:T").out("output:T").tc("T", ot::numeric())
+  onnx_op("Range", 11).until(26).in("start:T").in("limit:T").in("delta:T").out("output:T").tc("T", ot::numeric())
       .infer(range_infer).propagate(range_value).add(r);
+  // Range-27: stash_type 1 computes f16 / bf16 ranges in float (what gpass's kernel does in
+  // every version)
+  onnx_op("Range", 27).in("start:T").in("limit:T").in("delta:T").out("output:T").tc("T", ot::numeric())
+      .attr("stash_type", "int", std::int64_t{1}).infer(range_infer).propagate(range_value).add(r);
   onnx_op("ConstantOfShape", 9).in("input:i64").out("output:T2").tc("T2", all).opt("value", "tensor")
       .infer(constant_of_shape_infer).propagate(constant_of_shape_value).add(r);
   onnx_op("EyeLike", 9).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).opt("dtype", "int")
@@ -936,8 +969,10 @@ inline void gpass::register_onnx_shape_ops(op_registry& r) {
       .infer(topk_infer).add(r);
   onnx_op("DepthToSpace", 1).in("input:T").out("output:T").tc("T", all).req("blocksize", "int")
       .attr("mode", "string", "DCR").infer(depth_to_space_infer).add(r);
-  onnx_op("SpaceToDepth", 1).in("input:T").out("output:T").tc("T", all).req("blocksize", "int")
+  onnx_op("SpaceToDepth", 1).until(27).in("input:T").out("output:T").tc("T", all).req("blocksize", "int")
       .infer(space_to_depth_infer).add(r);
+  onnx_op("SpaceToDepth", 28).in("input:T").out("output:T").tc("T", all).req("blocksize", "int")
+      .attr("mode", "string", "DCR").infer(space_to_depth_infer).add(r);
 
   onnx_op("Identity", 1).in("input:V").out("output:V").infer(same_as_input0)
       .propagate([](infer_context& c) { c.set_value(0, c.input_value(0)); })
@@ -956,6 +991,63 @@ inline void gpass::register_onnx_shape_ops(op_registry& r) {
       .attr("reduction", "string", "none").add(r);
   same("ScatterND", 11, {"indices:i64", "updates:T"}).attr("reduction", "string", "none").add(r);
   same("CumSum", 11, {"axis:T2"}).attr("exclusive", "int", std::int64_t{0}).attr("reverse", "int", std::int64_t{0}).add(r);
+  same("TensorScatter", 24, {"update:T", "write_indices?:i64"}).attr("axis", "int", std::int64_t{-2})
+      .attr("mode", "string", "linear").add(r);
+  onnx_op("BitCast", 26).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")
+      .infer([](infer_context& c) {
+        const dtype to = c.attr_dtype("to").value_or(dtype::undefined), from = c.input_dtype(0);
+        if (to != dtype::undefined && from != dtype::undefined && size_of(to) != size_of(from))
+          c.fail("cannot bit-cast " + std::string(to_string(from)) + " to " + std::string(to_string(to)) + " (the widths differ)");
+        c.set_tensor(0, to, c.input_shape(0));
+      })
+      .add(r);
+  onnx_op("CenterCropPad", 18).in("input_data:T").in("shape:Tind").out("output_data:T").tc("T", all).tc("Tind", ix)
+      .opt("axes", "ints")
+      .infer([](infer_context& c) {
+        auto rk = c.input_rank(0);
+        if (!rk) return;
+        std::vector<std::int64_t> raw;
+        if (auto a = c.attr_ints("axes")) raw = *a;
+        else
+          for (std::size_t i = 0; i < *rk; ++i) raw.push_back(static_cast<std::int64_t>(i));
+        const auto ax = axes(c, raw, *rk);
+        std::vector<dim> out = c.input_shape(0).dims();
+        auto want = c.input_dims(1);
+        if (want && want->size() != ax.size())
+          c.fail("shape has " + std::to_string(want->size()) + " values for " + std::to_string(ax.size()) + " axes");
+        for (std::size_t i = 0; i < ax.size(); ++i) out[ax[i]] = want ? (*want)[i] : dim();
+        c.set_shape(0, shape(std::move(out)));
+      })
+      .add(r);
+  onnx_op("Col2Im", 18).in("input:T").in("image_shape:i64").in("block_shape:i64").out("output:T").tc("T", all)
+      .opt("dilations", "ints").opt("pads", "ints").opt("strides", "ints")
+      .infer([](infer_context& c) {
+        shape x = c.input_shape(0);
+        if (x.has_rank() && x.rank() != 3) c.fail("input must be 3-D, got " + x.to_string());
+        auto image = c.input_dims(1);
+        auto block = c.input_ints(2);
+        dim ch;
+        if (x.has_rank() && block) {
+          std::int64_t k = 1;
+          for (auto b : *block) k *= b;
+          if (k > 0 && x[1].is_known()) {
+            if (x[1].value() % k != 0)
+              c.fail("input's dimension 1 (" + x[1].to_string() + ") is not a multiple of prod(block_shape) " + std::to_string(k));
+            ch = dim(x[1].value() / k);
+          }
+        }
+        if (!image) {
+          shape is = c.input_shape(1);
+          if (is.has_rank() && is.rank() == 1 && is[0].is_known())
+            c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(is[0].value()) + 2));
+          return;
+        }
+        std::vector<dim> out{x.has_rank() ? x[0] : dim(), ch};
+        out.insert(out.end(), image->begin(), image->end());
+        c.set_shape(0, shape(std::move(out)));
+      })
+      .add(r);
+  same("CumProd", 26, {"axis:T2"}).attr("exclusive", "int", std::int64_t{0}).attr("reverse", "int", std::int64_t{0}).add(r);
   same("Trilu", 14, {"k?:i64"}).attr("upper", "int", std::int64_t{1}).add(r);
   same("ReverseSequence", 10, {"sequence_lens:i64"}).attr("batch_axis", "int", std::int64_t{1})
       .attr("time_axis", "int", std::int64_t{0}).add(r);

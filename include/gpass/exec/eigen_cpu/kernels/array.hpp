@@ -6,7 +6,7 @@
 /// Reshape Shape Size Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather
 /// GatherElements GatherND ScatterElements Scatter ScatterND Expand Tile Pad ConstantOfShape
 /// Range OneHot Trilu EyeLike Compress NonZero Unique TopK ReverseSequence DepthToSpace
-/// SpaceToDepth Resize Upsample.
+/// SpaceToDepth Resize Upsample CenterCropPad Col2Im TensorScatter BitCast.
 ///
 /// Data movement is dispatched by element size (1/2/4/8/16-byte raw moves, plus a
 /// `std::string` path), so every dtype (bool and string included) goes through a handful of
@@ -757,13 +757,17 @@ inline void register_array_move(registry& r) {
   r.add({.op = "SpaceToDepth", .make = [](const kernel_node& n) -> fn {
     const i64 b = n.attr<i64>("blocksize");
     if (b <= 0) n.fail("blocksize must be positive");
-    return [b](context& ctx) {
+    const std::string mode = n.attr<std::string>("mode", "DCR");  // SpaceToDepth-28
+    if (mode != "DCR" && mode != "CRD") n.fail("mode must be DCR or CRD, not '" + mode + "'");
+    return [b, crd = mode == "CRD"](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
       const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
       if (H % b != 0 || W % b != 0) ctx.fail("spatial sizes are not multiples of blocksize");
-      const std::vector<i64> vs{N, b, b, C, H / b, W / b};
-      const std::vector<i64> vst{C * H * W, W, 1, H * W, b * W, b};
+      // output channel (by * b + bx) * C + c (DCR) or (c * b + by) * b + bx (CRD)
+      const std::vector<i64> vs = crd ? std::vector<i64>{N, C, b, b, H / b, W / b} : std::vector<i64>{N, b, b, C, H / b, W / b};
+      const std::vector<i64> vst = crd ? std::vector<i64>{C * H * W, H * W, W, 1, b * W, b}
+                                       : std::vector<i64>{C * H * W, W, 1, H * W, b * W, b};
       copy_view(ctx, x, {N, C * b * b, H / b, W / b}, vs, vst, 0);
     };
   }});
@@ -1026,27 +1030,42 @@ inline void register_array_make(registry& r) {
       });
     };
   }});
-  r.add({.op = "Range", .make = [](const kernel_node&) -> fn {
-    return [](context& ctx) {
+  r.add({.op = "Range", .make = [](const kernel_node& n) -> fn {
+    // Range-27's stash_type: f16 / bf16 ranges computed in float (1, the default) or double (11)
+    const i64 stash = n.attr<i64>("stash_type", 1);
+    if (stash != 1 && stash != 11) n.fail("stash_type must be 1 (float) or 11 (double), got " + std::to_string(stash));
+    return [stash](context& ctx) {
       const gpass::tensor &a = ctx.input(0), &l = ctx.input(1), &d = ctx.input(2);
       if (l.element_type() != a.element_type() || d.element_type() != a.element_type())
         ctx.fail("start, limit and delta must have the same element type");
       if (a.size() != 1 || l.size() != 1 || d.size() != 1) ctx.fail("start, limit and delta must be scalars");
-      using L = type_list<float, double, std::int16_t, std::int32_t, std::int64_t>;
+      using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int16_t, std::int32_t, std::int64_t>;
       dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
-        const T start = a.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
-        if (delta == T(0)) ctx.fail("delta is 0");
-        i64 count;
-        if constexpr (std::is_floating_point_v<T>) {
-          count = static_cast<i64>(std::max(0.0, std::ceil((static_cast<double>(limit) - start) / delta)));
+        if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
+          const double start = static_cast<float>(a.data<T>()[0]), limit = static_cast<float>(l.data<T>()[0]),
+                       delta = static_cast<float>(d.data<T>()[0]);
+          if (delta == 0) ctx.fail("delta is 0");
+          const i64 count = static_cast<i64>(std::max(0.0, std::ceil((limit - start) / delta)));
+          gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
+          T* o = y.data<T>();
+          for (i64 i = 0; i < count; ++i)
+            o[i] = stash == 1 ? static_cast<T>(static_cast<float>(start) + static_cast<float>(i) * static_cast<float>(delta))
+                              : static_cast<T>(static_cast<float>(start + static_cast<double>(i) * delta));
         } else {
-          const i64 span = static_cast<i64>(limit) - start, dl = delta;
-          count = span / dl + ((span % dl != 0) && ((span < 0) == (dl < 0)) ? 1 : 0);
-          count = std::max<i64>(0, count);
+          const T start = a.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
+          if (delta == T(0)) ctx.fail("delta is 0");
+          i64 count;
+          if constexpr (std::is_floating_point_v<T>) {
+            count = static_cast<i64>(std::max(0.0, std::ceil((static_cast<double>(limit) - start) / delta)));
+          } else {
+            const i64 span = static_cast<i64>(limit) - start, dl = delta;
+            count = span / dl + ((span % dl != 0) && ((span < 0) == (dl < 0)) ? 1 : 0);
+            count = std::max<i64>(0, count);
+          }
+          gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
+          T* o = y.data<T>();
+          for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
         }
-        gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
-        T* o = y.data<T>();
-        for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
       });
     };
   }});
@@ -1618,6 +1637,192 @@ inline void register_array_resize(registry& r) {
   r.add({.op = "Upsample", .make = [](const kernel_node& n) -> fn { return make_resize(read_resize_options(n, true)); }});
 }
 
+/// Registers the ops new since opset 18: CenterCropPad, Col2Im, TensorScatter, BitCast.
+inline void register_array_new(registry& r) {
+  using namespace array_detail;
+  // CenterCropPad (18): each listed axis cropped or zero-padded to its size in `shape`,
+  // centered (an odd difference leaves the extra element at the end)
+  r.add({.op = "CenterCropPad", .since_version = 18, .make = [](const kernel_node& n) -> fn {
+    std::optional<std::vector<i64>> axes_attr;
+    if (n.has_attr("axes")) axes_attr = n.attr<std::vector<i64>>("axes");
+    return [axes_attr](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      const std::vector<i64> want = int_values(ctx.input(1), ctx.node(), "shape");
+      std::vector<i64> axes;
+      if (axes_attr) {
+        std::vector<char> seen(static_cast<std::size_t>(rank), 0);
+        for (i64 a : *axes_attr) {
+          const i64 k = normalize_axis(a, rank, ctx.node());
+          if (seen[static_cast<std::size_t>(k)]++) ctx.fail("axes repeat axis " + std::to_string(a));
+          axes.push_back(k);
+        }
+      } else {
+        for (i64 d = 0; d < rank; ++d) axes.push_back(d);
+      }
+      if (want.size() != axes.size())
+        ctx.fail("shape has " + std::to_string(want.size()) + " values for " + std::to_string(axes.size()) + " axes");
+      std::vector<i64> begin(static_cast<std::size_t>(rank), 0), end(static_cast<std::size_t>(rank), 0);
+      for (std::size_t i = 0; i < axes.size(); ++i) {
+        const std::size_t a = static_cast<std::size_t>(axes[i]);
+        const i64 dim = x.sizes()[a], sh = want[i];
+        if (sh < 0) ctx.fail("shape must not be negative, got " + std::to_string(sh));
+        const i64 diff = sh - dim;  // > 0: pad, < 0: crop
+        begin[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
+        end[a] = diff - begin[a];
+      }
+      pad_into(ctx, x, begin, end, 0, gpass::tensor{});
+    };
+  }});
+  // TensorScatter (24): the cache with `update` written along `axis` from each batch's write
+  // index (input 2; 0 when absent), "linear" (must fit) or "circular" (wraps around)
+  r.add({.op = "TensorScatter", .since_version = 24, .make = [](const kernel_node& n) -> fn {
+    const std::string mode = n.attr<std::string>("mode", "linear");
+    if (mode != "linear" && mode != "circular") n.fail("mode must be linear or circular, not '" + mode + "'");
+    const i64 axis_attr = n.attr<i64>("axis", -2);
+    return [circular = mode == "circular", axis_attr](context& ctx) {
+      const gpass::tensor& cache = ctx.input(0);
+      const gpass::tensor& upd = ctx.input(1);
+      const i64 rank = static_cast<i64>(cache.rank());
+      if (rank < 2) ctx.fail("past_cache must have rank >= 2, got " + cache.shape().to_string());
+      const i64 axis = normalize_axis(axis_attr, rank, ctx.node());
+      if (axis == 0) ctx.fail("axis must not be the batch axis 0");
+      if (upd.element_type() != cache.element_type()) ctx.fail("update and past_cache have different element types");
+      if (upd.rank() != cache.rank()) ctx.fail("update has rank " + std::to_string(upd.rank()) + ", past_cache " + std::to_string(rank));
+      for (i64 d = 0; d < rank; ++d) {
+        const std::size_t ud = static_cast<std::size_t>(d);
+        if (d == axis ? upd.sizes()[ud] > cache.sizes()[ud] : upd.sizes()[ud] != cache.sizes()[ud])
+          ctx.fail("update " + upd.shape().to_string() + " does not fit past_cache " + cache.shape().to_string() + " along axis " +
+                   std::to_string(axis));
+      }
+      const i64 batch = cache.sizes()[0];
+      std::vector<i64> write(static_cast<std::size_t>(batch), 0);
+      if (ctx.has_input(2)) {
+        write = int_values(ctx.input(2), ctx.node(), "write_indices");
+        if (static_cast<i64>(write.size()) != batch)
+          ctx.fail("write_indices has " + std::to_string(write.size()) + " values for batch " + std::to_string(batch));
+      }
+      const i64 L = cache.sizes()[static_cast<std::size_t>(axis)], S = upd.sizes()[static_cast<std::size_t>(axis)];
+      const i64 outer = prod(cache.sizes(), 0, static_cast<std::size_t>(axis));
+      const i64 per_batch = prod(cache.sizes(), 1, static_cast<std::size_t>(axis));
+      const i64 inner = prod(cache.sizes(), static_cast<std::size_t>(axis) + 1, cache.rank());
+      for (i64 w : write)
+        if (w < 0 || w >= (L == 0 ? 1 : L) || (!circular && w + S > L))
+          ctx.fail("write index " + std::to_string(w) + " with " + std::to_string(S) + " updates does not fit axis size " +
+                   std::to_string(L) + (circular ? "" : " (mode linear)"));
+      gpass::tensor& y = ctx.allocate_output(0, cache.element_type(), cache.sizes());
+      dispatch_move(cache.element_type(), ctx.node(), [&]<class U>() {
+        copy_n(elems<U>(cache), cache.size(), elems<U>(y));
+        const U* u = elems<U>(upd);
+        U* o = elems<U>(y);
+        for (i64 q = 0; q < outer; ++q) {
+          const i64 w = write[static_cast<std::size_t>(q / (per_batch ? per_batch : 1))];
+          for (i64 k = 0; k < S; ++k) {
+            const i64 at = circular ? (w + k) % L : w + k;
+            copy_n(u + (q * S + k) * inner, inner, o + (q * L + at) * inner);
+          }
+        }
+      });
+    };
+  }});
+  // BitCast (26): the same bytes as element type `to` of the same width
+  r.add({.op = "BitCast", .since_version = 26, .make = [](const kernel_node& n) -> fn {
+    const i64 code = n.attr<i64>("to");
+    const auto to = dtype_from_onnx_code(code);
+    if (!to || *to == dtype::string || size_of(*to) == 0) n.fail("'to' (" + std::to_string(code) + ") is not a type gpass can bit-cast to");
+    return [to = *to](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      if (x.element_type() == dtype::string || size_of(x.element_type()) != size_of(to))
+        ctx.fail("cannot bit-cast " + std::string(to_string(x.element_type())) + " to " + std::string(to_string(to)) +
+                 " (the widths differ)");
+      gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
+      if (to == dtype::bool_) {  // a bool holds 0 or 1
+        const auto* p = reinterpret_cast<const std::uint8_t*>(x.raw());
+        for (i64 i = 0; i < x.size(); ++i) y.data<bool>()[i] = p[i] != 0;
+      } else if (x.nbytes()) {
+        std::memcpy(y.raw(), x.raw(), x.nbytes());
+      }
+    };
+  }});
+  // Col2Im (18): input [N, C * prod(block), L] of sliding blocks summed back into an image
+  // [N, C, image_shape...] (the inverse of im2col; strides, pads, dilations)
+  r.add({.op = "Col2Im", .since_version = 18, .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const auto strides_attr = n.attr<std::vector<i64>>("strides", {});
+    const auto pads_attr = n.attr<std::vector<i64>>("pads", {});
+    const auto dil_attr = n.attr<std::vector<i64>>("dilations", {});
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const std::vector<i64> image = int_values(ctx.input(1), ctx.node(), "image_shape");
+      const std::vector<i64> block = int_values(ctx.input(2), ctx.node(), "block_shape");
+      const std::size_t nd = image.size();
+      if (nd == 0 || block.size() != nd)
+        ctx.fail("image_shape and block_shape must have the same non-zero length, got " + std::to_string(nd) + " and " +
+                 std::to_string(block.size()));
+      auto list = [&](const std::vector<i64>& v, std::size_t len, i64 def, const char* what) {
+        if (v.empty()) return std::vector<i64>(len, def);
+        if (v.size() != len) ctx.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
+        return v;
+      };
+      const auto st = list(strides_attr, nd, 1, "strides"), dl = list(dil_attr, nd, 1, "dilations");
+      const auto pd = list(pads_attr, 2 * nd, 0, "pads");
+      if (x.rank() != 3) ctx.fail("input must be 3-D [N, C * prod(block_shape), L], got " + x.shape().to_string());
+      i64 kprod = 1, L = 1;
+      std::vector<i64> blocks(nd);  // sliding positions per spatial axis
+      for (std::size_t d = 0; d < nd; ++d) {
+        if (block[d] <= 0 || st[d] <= 0 || dl[d] <= 0 || image[d] < 0) ctx.fail("block_shape, strides and dilations must be positive");
+        kprod *= block[d];
+        const i64 span = image[d] + pd[d] + pd[d + nd] - (dl[d] * (block[d] - 1) + 1);
+        blocks[d] = span < 0 ? 0 : span / st[d] + 1;
+        L *= blocks[d];
+      }
+      const i64 N = x.sizes()[0], CK = x.sizes()[1];
+      if (CK % kprod != 0) ctx.fail("input's dimension 1 (" + std::to_string(CK) + ") is not a multiple of prod(block_shape) " + std::to_string(kprod));
+      if (x.sizes()[2] != L) ctx.fail("input has " + std::to_string(x.sizes()[2]) + " blocks, image_shape and block_shape give " + std::to_string(L));
+      const i64 C = CK / kprod;
+      std::vector<i64> out{N, C};
+      out.insert(out.end(), image.begin(), image.end());
+      const i64 plane = prod(image, 0, nd);
+      dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+        std::vector<CT> acc(static_cast<std::size_t>(plane));
+        const T* in = x.data<T>();
+        T* o = y.data<T>();
+        std::vector<i64> kidx(nd), bidx(nd);
+        for (i64 nc = 0; nc < N * C; ++nc) {
+          std::fill(acc.begin(), acc.end(), CT(0));
+          for (i64 k = 0; k < kprod; ++k) {
+            for (i64 r = k, d = static_cast<i64>(nd); d-- > 0;) {
+              kidx[static_cast<std::size_t>(d)] = r % block[static_cast<std::size_t>(d)];
+              r /= block[static_cast<std::size_t>(d)];
+            }
+            const T* row = in + (nc * kprod + k) * L;
+            for (i64 l = 0; l < L; ++l) {
+              i64 pos = 0;
+              bool inside = true;
+              for (i64 r = l, d = static_cast<i64>(nd); d-- > 0;) {
+                const std::size_t ud = static_cast<std::size_t>(d);
+                bidx[ud] = r % blocks[ud];
+                r /= blocks[ud];
+              }
+              for (std::size_t d = 0; d < nd; ++d) {
+                const i64 p = bidx[d] * st[d] - pd[d] + kidx[d] * dl[d];
+                if (p < 0 || p >= image[d]) {
+                  inside = false;
+                  break;
+                }
+                pos = pos * image[d] + p;
+              }
+              if (inside) acc[static_cast<std::size_t>(pos)] += static_cast<CT>(row[l]);
+            }
+          }
+          for (i64 i = 0; i < plane; ++i) o[nc * plane + i] = static_cast<T>(acc[static_cast<std::size_t>(i)]);
+        }
+      });
+    };
+  }});
+}
+
 /// Registers the array family.
 inline void register_array(registry& r) {
   register_array_shape(r);
@@ -1626,6 +1831,7 @@ inline void register_array(registry& r) {
   register_array_make(r);
   register_array_select(r);
   register_array_resize(r);
+  register_array_new(r);
 }
 
 }  // namespace gpass::exec::cpu_detail

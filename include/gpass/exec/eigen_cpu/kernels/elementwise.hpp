@@ -8,7 +8,7 @@
 /// - unary math: Abs Acos Acosh Asin Asinh Atan Atanh Ceil Cos Cosh Erf Exp Floor IsInf
 ///   IsNaN Log Neg Not Reciprocal Round Sign Sin Sinh Sqrt Tan Tanh;
 /// - activations: Relu LeakyRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish Softplus
-///   Softsign ThresholdedRelu Shrink PRelu Gelu;
+///   Softsign ThresholdedRelu Shrink PRelu Gelu Mish Swish; BitShift and the Bitwise* ops;
 /// - Where Clip Cast CastLike Identity Dropout QuantizeLinear DequantizeLinear
 ///   DynamicQuantizeLinear.
 ///
@@ -701,24 +701,53 @@ inline void cast_into(context& ctx, const gpass::tensor& x, dtype to) {
 
 // ---- quantization ---------------------------------------------------------------------------
 
-/// Splits `sizes` around `axis` into (outer, axis size, inner) element counts.
-inline std::array<i64, 3> split_at_axis(const std::vector<i64>& sizes, i64 axis) {
-  std::array<i64, 3> r{1, 1, 1};
-  for (i64 d = 0; d < static_cast<i64>(sizes.size()); ++d) r[d < axis ? 0 : d == axis ? 1 : 2] *= sizes[d];
-  return r;
-}
+/// Where the quantization parameter (scale, zero point) of each element of `x` is: one for
+/// the tensor, one per index of an axis (a 1-D parameter), or one per block of `block`
+/// consecutive indices of an axis (blocked quantization: the parameter has x's rank and
+/// ceil(size / block) on the axis).
+struct quant_layout {
+  i64 axis = -1;   ///< -1: per tensor
+  i64 block = 0;   ///< 0: per axis
+  i64 mid = 1, inner = 1, param_mid = 1;
+  /// The parameter index of element `i` of `x`.
+  i64 operator()(i64 i) const {
+    if (axis < 0) return 0;
+    const i64 m = (i / inner) % mid;
+    if (block == 0) return m;
+    return ((i / inner / mid) * param_mid + m / block) * inner + i % inner;
+  }
+};
 
-/// The per-tensor or per-axis layout of quantization parameters of `param_sizes` for `x`:
-/// returns the axis (or -1 for per-tensor).
-inline i64 quant_axis(const std::vector<i64>& xs, const std::vector<i64>& ps, i64 axis, const kernel_node& n,
-                      const char* what) {
-  if (num_elements(ps) == 1 && ps.size() <= 1) return -1;
-  if (ps.size() != 1) n.fail(std::string(what) + " must be a scalar or a 1-D tensor, got " + shape::of(ps).to_string());
+inline quant_layout quant_layout_of(const std::vector<i64>& xs, const std::vector<i64>& ps, i64 axis, i64 block,
+                                    const kernel_node& n, const char* what) {
+  quant_layout q;
+  if (block < 0) n.fail("block_size must not be negative, got " + std::to_string(block));
+  if (block == 0 && num_elements(ps) == 1 && ps.size() <= 1) return q;
   const i64 a = normalize_axis(axis, static_cast<i64>(xs.size()), n);
-  if (ps[0] != xs[static_cast<std::size_t>(a)])
-    n.fail(std::string(what) + " has " + std::to_string(ps[0]) + " elements, axis " + std::to_string(a) + " of " +
-           shape::of(xs).to_string() + " has " + std::to_string(xs[static_cast<std::size_t>(a)]));
-  return a;
+  const std::size_t ua = static_cast<std::size_t>(a);
+  q.axis = a;
+  q.block = block;
+  for (std::size_t d = 0; d < xs.size(); ++d) {
+    if (d == ua) q.mid = xs[d];
+    else if (d > ua) q.inner *= xs[d];
+  }
+  if (block == 0) {
+    if (ps.size() != 1) n.fail(std::string(what) + " must be a scalar or a 1-D tensor, got " + shape::of(ps).to_string());
+    if (ps[0] != xs[ua])
+      n.fail(std::string(what) + " has " + std::to_string(ps[0]) + " elements, axis " + std::to_string(a) + " of " +
+             shape::of(xs).to_string() + " has " + std::to_string(xs[ua]));
+    q.param_mid = q.mid;
+    return q;
+  }
+  bool ok = ps.size() == xs.size();
+  for (std::size_t d = 0; ok && d < xs.size(); ++d)
+    ok = d == ua ? ps[d] == (xs[d] + block - 1) / block : ps[d] == xs[d];
+  if (!ok)
+    n.fail(std::string(what) + " has sizes " + shape::of(ps).to_string() + ", blocked quantization of " +
+           shape::of(xs).to_string() + " along axis " + std::to_string(a) + " with block_size " + std::to_string(block) +
+           " needs " + std::to_string((xs[ua] + block - 1) / block) + " on that axis and x's sizes elsewhere");
+  q.param_mid = ps[ua];
+  return q;
 }
 
 /// The float values of a scale tensor (f32, f16, bf16, f64).
@@ -789,18 +818,26 @@ inline void register_elementwise(registry& r) {
            const bool fmod = n.attr<int64_t>("fmod", 0) != 0;
            return binary_kernel<numeric_types, false>(n, bsf{[fmod](auto a, auto b) { return mod_op(a, b, fmod); }}, 2.0);
          }});
-  r.add({.op = "BitShift", .dtypes = unsigned_int_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+  // BitShift: unsigned types, signed ones from opset 28 (an arithmetic right shift; shifts by
+  // the bit width or more, or by a negative amount, give 0, or -1 for a negative value
+  // shifted right)
+  r.add({.op = "BitShift", .dtypes = int_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const std::string dir = n.attr<std::string>("direction");
            if (dir != "LEFT" && dir != "RIGHT") n.fail("attribute 'direction' must be LEFT or RIGHT, got '" + dir + "'");
            const bool left = dir == "LEFT";
-           return binary_kernel<unsigned_int_types, false>(n, bsf{[left](auto a, auto b) {
-                                                             using C = decltype(a);
-                                                             constexpr auto bits = sizeof(C) * 8;
-                                                             if (b >= bits) return C(0);
-                                                             return left ? C(a << b) : C(a >> b);
-                                                           }},
-                                                           1.0);
+           return binary_kernel<int_types, false>(n, bsf{[left](auto a, auto b) {
+                                                    using C = decltype(a);
+                                                    using U = std::make_unsigned_t<C>;
+                                                    constexpr auto bits = sizeof(C) * 8;
+                                                    if (b < C(0) || static_cast<U>(b) >= bits) return left || a >= C(0) ? C(0) : C(-1);
+                                                    return left ? C(static_cast<U>(a) << b) : C(a >> b);
+                                                  }},
+                                                  1.0);
          }});
+  add_binary<int_types>(r, "BitwiseAnd", bsf{[](auto a, auto b) { return decltype(a)(a & b); }});
+  add_binary<int_types>(r, "BitwiseOr", bsf{[](auto a, auto b) { return decltype(a)(a | b); }});
+  add_binary<int_types>(r, "BitwiseXor", bsf{[](auto a, auto b) { return decltype(a)(a ^ b); }});
+  add_unary<int_types>(r, "BitwiseNot", sf{[](auto a) { return decltype(a)(~a); }});
   r.add({.op = "Pow", .dtypes = pow_base_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const i64 lax = legacy_axis(n);
            return [lax](context& ctx) {
@@ -972,6 +1009,21 @@ inline void register_elementwise(registry& r) {
                                                             }},
                                                             2.0);
          }});
+  add_unary<float_types>(r, "Mish", sf{[](auto x) {  // x * tanh(softplus(x))
+                                         using C = decltype(x);
+                                         const C sp = x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+                                         return x * std::tanh(sp);
+                                       }},
+                         25.0);
+  r.add({.op = "Swish", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {  // x * sigmoid(alpha x)
+           const double alpha = n.attr<double>("alpha", 1.0);
+           return unary_kernel<float_types, false>(sf{[alpha](auto x) {
+                                                     using C = decltype(x);
+                                                     const C z = C(alpha) * x;
+                                                     return x * (z >= C(0) ? C(1) / (C(1) + std::exp(-z)) : std::exp(z) / (C(1) + std::exp(z)));
+                                                   }},
+                                                   12.0);
+         }});
   // ONNX's Gelu (opset 20) and gpass's (the optimizer's -O3 on older graphs): one kernel
   auto gelu = [](const kernel_node& n) -> fn {
            const std::string approx = n.attr<std::string>("approximate", "none");
@@ -1116,18 +1168,29 @@ inline void register_elementwise(registry& r) {
   r.add({.op = "QuantizeLinear", .dtypes = {dtype::f32, dtype::f16, dtype::bf16, dtype::f64, dtype::int32},
          .make = [](const kernel_node& n) -> fn {
            const i64 axis = n.attr<i64>("axis", 1);
-           return [axis](context& ctx) {
+           const i64 block = n.attr<i64>("block_size", 0);
+           const i64 out_code = n.attr<i64>("output_dtype", 0);
+           dtype out_type = dtype::uint8;
+           if (out_code != 0) {
+             auto d = dtype_from_onnx_code(out_code);
+             if (!d || (*d != dtype::uint8 && *d != dtype::int8 && *d != dtype::uint16 && *d != dtype::int16))
+               n.fail("output_dtype " + std::to_string(out_code) + " is not a quantized type gpass has (u8, i8, u16, i16)");
+             out_type = *d;
+           }
+           return [axis, block, out_code, out_type](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& sc = ctx.input(1);
              const bool has_zp = ctx.has_input(2);
-             const dtype qt = has_zp ? ctx.input(2).element_type() : dtype::uint8;
-             const i64 ax = quant_axis(x.sizes(), sc.sizes(), axis, ctx.node(), "y_scale");
+             const dtype qt = has_zp ? ctx.input(2).element_type() : out_type;
+             if (has_zp && out_code != 0 && qt != out_type)
+               ctx.fail("y_zero_point has element type " + std::string(to_string(qt)) + ", output_dtype says " +
+                        std::string(to_string(out_type)));
+             const quant_layout lay = quant_layout_of(x.sizes(), sc.sizes(), axis, block, ctx.node(), "y_scale");
              if (has_zp && ctx.input(2).sizes() != sc.sizes() && !(ctx.input(2).size() == 1 && sc.size() == 1))
                ctx.fail("y_zero_point has sizes " + ctx.input(2).shape().to_string() + ", y_scale has " + sc.shape().to_string());
              const std::vector<float> scale = float_values(sc, ctx.node(), "y_scale");
              for (float s : scale)
                if (!(s != 0) || !std::isfinite(s)) ctx.fail("y_scale must be finite and non-zero");
-             const auto [outer, mid, inner] = split_at_axis(x.sizes(), ax < 0 ? static_cast<i64>(x.rank()) : ax);
              std::vector<float> xf(static_cast<std::size_t>(x.size()));
              dispatch<type_list<float, Eigen::half, Eigen::bfloat16, double, std::int32_t>>(x.element_type(), ctx.node(), [&]<class T>() {
                const T* p = x.data<T>();
@@ -1143,43 +1206,49 @@ inline void register_elementwise(registry& r) {
                Q* o = y.data<Q>();
                ctx.policy().parallel_for(x.size(), 4.0, [&](i64 b, i64 e) {
                  for (i64 i = b; i < e; ++i) {
-                   const std::size_t c = ax < 0 ? 0 : static_cast<std::size_t>((i / inner) % mid);
+                   const std::size_t c = static_cast<std::size_t>(lay(i));
                    o[i] = saturate_round<Q>(xf[static_cast<std::size_t>(i)] / scale[c], zp[c]);
                  }
                });
-               (void)outer;
              });
            };
          }});
   r.add({.op = "DequantizeLinear", .dtypes = dequant_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const i64 axis = n.attr<i64>("axis", 1);
-           return [axis](context& ctx) {
+           const i64 block = n.attr<i64>("block_size", 0);
+           const i64 out_code = n.attr<i64>("output_dtype", 0);
+           dtype out_type = dtype::undefined;  // the scale's type
+           if (out_code != 0) {
+             auto d = dtype_from_onnx_code(out_code);
+             if (!d || (*d != dtype::f32 && *d != dtype::f16 && *d != dtype::bf16))
+               n.fail("output_dtype " + std::to_string(out_code) + " must be float, float16 or bfloat16");
+             out_type = *d;
+           }
+           return [axis, block, out_type](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& sc = ctx.input(1);
              const bool has_zp = ctx.has_input(2);
-             const i64 ax = quant_axis(x.sizes(), sc.sizes(), axis, ctx.node(), "x_scale");
+             const quant_layout lay = quant_layout_of(x.sizes(), sc.sizes(), axis, block, ctx.node(), "x_scale");
              if (has_zp && ctx.input(2).element_type() != x.element_type())
                ctx.fail("x_zero_point has element type " + std::string(to_string(ctx.input(2).element_type())) + ", x has " +
                         std::string(to_string(x.element_type())));
              if (has_zp && ctx.input(2).size() != sc.size())
                ctx.fail("x_zero_point has sizes " + ctx.input(2).shape().to_string() + ", x_scale has " + sc.shape().to_string());
              const std::vector<float> scale = float_values(sc, ctx.node(), "x_scale");
-             const auto [outer, mid, inner] = split_at_axis(x.sizes(), ax < 0 ? static_cast<i64>(x.rank()) : ax);
-             (void)outer;
              dispatch<dequant_types>(x.element_type(), ctx.node(), [&]<class Q>() {
                std::vector<float> zp(scale.size(), 0.0f);
                if (has_zp) {
                  const Q* z = ctx.input(2).data<Q>();
                  for (std::size_t i = 0; i < zp.size(); ++i) zp[i] = static_cast<float>(z[i]);
                }
-               const dtype out_t = sc.element_type();
+               const dtype out_t = out_type == dtype::undefined ? sc.element_type() : out_type;
                dispatch<float_types>(out_t, ctx.node(), [&]<class F>() {
                  gpass::tensor& y = ctx.allocate_output(0, out_t, x.sizes());
                  const Q* p = x.data<Q>();
                  F* o = y.data<F>();
                  ctx.policy().parallel_for(x.size(), 2.0, [&](i64 b, i64 e) {
                    for (i64 i = b; i < e; ++i) {
-                     const std::size_t c = ax < 0 ? 0 : static_cast<std::size_t>((i / inner) % mid);
+                     const std::size_t c = static_cast<std::size_t>(lay(i));
                      o[i] = static_cast<F>((static_cast<float>(p[i]) - zp[c]) * scale[c]);
                    }
                  });

@@ -1093,6 +1093,9 @@ std::vector<R> values_as(const context& ctx, std::size_t i, R fallback) {
     if constexpr (std::is_arithmetic_v<S>) {
       const S* p = t.data<S>();
       for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(p[k]);
+    } else if constexpr (std::is_same_v<S, Eigen::half> || std::is_same_v<S, Eigen::bfloat16>) {  // scales of opset 21
+      const S* p = t.data<S>();
+      for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(static_cast<float>(p[k]));
     } else {
       ctx.fail("input " + std::to_string(i) + " has unsupported type " + std::string(to_string(t.element_type())));
     }
@@ -1254,7 +1257,7 @@ using gemm_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::i
                              std::uint64_t>;
 using conv_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
 using maxpool_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::uint8_t>;
-using einsum_types = type_list<float, double, Eigen::half, std::int32_t, std::int64_t, std::uint32_t, std::uint64_t>;
+using einsum_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t, std::uint64_t>;
 
 template <class T>
 inline constexpr bool half_like = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;

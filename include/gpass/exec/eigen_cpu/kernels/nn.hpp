@@ -3,9 +3,9 @@
 /// \file nn.hpp
 /// Eigen CPU kernels: nn family (ONNX semantics): Softmax, LogSoftmax, Hardmax (opset < 13
 /// coerce-to-2-D and opset >= 13 single-axis forms), BatchNormalization,
-/// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, the recurrent
-/// layers LSTM, GRU and RNN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, GridSample
-/// and RoiAlign. Floating-point element types (f32, f64; f16 and bf16 compute in float).
+/// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, LpNormalization,
+/// the recurrent layers LSTM, GRU and RNN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
+/// GridSample, AffineGrid and RoiAlign. Floating-point element types (f32, f64; f16 and bf16 compute in float).
 /// Private (`gpass::exec::cpu_detail`); `register_nn` adds them to a registry.
 
 #include <algorithm>
@@ -512,6 +512,44 @@ inline void register_mvn(registry& r) {
   }});
 }
 
+/// LpNormalization: x / ||x||_p along `axis` (p = 1 or 2); a zero norm gives 0.
+inline void register_lp_normalization(registry& r) {
+  r.add({.domain = "", .op = "LpNormalization", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", -1), p = n.attr<i64>("p", 2);
+    if (p != 1 && p != 2) n.fail("p must be 1 or 2, got " + std::to_string(p));
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      if (s.empty()) ctx.fail("input must have rank >= 1");
+      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, static_cast<i64>(s.size()), ctx.node()));
+      i64 outer = 1, inner = 1;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (d < axis) outer *= s[d];
+        else if (d > axis) inner *= s[d];
+      }
+      const i64 len = s[axis];
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
+          ctx.policy().parallel_for(outer * inner, 4.0 * static_cast<double>(len), [&](i64 b, i64 e) {
+            for (i64 w = b; w < e; ++w) {
+              const i64 base = (w / inner) * len * inner + w % inner;
+              double norm = 0;
+              for (i64 k = 0; k < len; ++k) {
+                const double v = xi[base + k * inner];
+                norm += p == 1 ? std::abs(v) : v * v;
+              }
+              if (p == 2) norm = std::sqrt(norm);
+              for (i64 k = 0; k < len; ++k)
+                yo[base + k * inner] = norm == 0 ? CT(0) : static_cast<CT>(xi[base + k * inner] / norm);
+            }
+          });
+        });
+      });
+    };
+  }});
+}
 
 // ---------------------------------------------------------------------------------------
 // Recurrent layers: RNN, GRU, LSTM
@@ -979,6 +1017,58 @@ inline void cubic_coeffs(double f, double* c) {
   c[3] = ((A * (2 - x) - 5 * A) * (2 - x) + 8 * A) * (2 - x) - 4 * A;
 }
 
+/// AffineGrid (opset 20): the sampling grid of affine matrices theta [N, 2, 3] (2-D) or
+/// [N, 3, 4] (3-D) for an output of `size` [N, C, H, W] or [N, C, D, H, W]: grid [N, H, W, 2]
+/// or [N, D, H, W, 3] of theta times the normalized coordinates (x, y[, z], 1) in [-1, 1]
+/// (pixel centers, or corners with align_corners).
+inline void register_affine_grid(registry& r) {
+  r.add({.domain = "", .op = "AffineGrid", .since_version = 20, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const bool align = n.attr<i64>("align_corners", 0) != 0;
+    return [align](context& ctx) {
+      const gpass::tensor& theta = ctx.input(0);
+      const std::vector<i64> size = int_values(ctx.input(1), ctx.node(), "size");
+      if (size.size() != 4 && size.size() != 5) ctx.fail("size must have 4 (2-D) or 5 (3-D) values, got " + std::to_string(size.size()));
+      const std::size_t nd = size.size() - 2;  // spatial dimensions
+      const i64 N = size[0];
+      if (theta.rank() != 3 || theta.sizes()[0] != N || theta.sizes()[1] != static_cast<i64>(nd) ||
+          theta.sizes()[2] != static_cast<i64>(nd) + 1)
+        ctx.fail("theta must be [" + std::to_string(N) + ", " + std::to_string(nd) + ", " + std::to_string(nd + 1) +
+                 "], got " + theta.shape().to_string());
+      for (i64 v : size)
+        if (v < 0) ctx.fail("size must not be negative");
+      std::vector<i64> out{N};
+      for (std::size_t d = 0; d < nd; ++d) out.push_back(size[2 + d]);
+      out.push_back(static_cast<i64>(nd));
+      // normalized coordinate of index i of an axis of n points
+      auto coord = [align](i64 i, i64 n) {
+        if (align) return n == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1);
+        return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n);
+      };
+      dispatch<nn_types>(theta.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& y = ctx.allocate_output(0, theta.element_type(), out);
+        const T* th = theta.data<T>();
+        T* g = y.data<T>();
+        const i64 D = nd == 3 ? size[2] : 1, H = size[nd == 3 ? 3 : 2], W = size[nd == 3 ? 4 : 3];
+        const i64 k = static_cast<i64>(nd);
+        for (i64 b = 0; b < N; ++b) {
+          const T* t = th + b * k * (k + 1);
+          for (i64 z = 0; z < D; ++z)
+            for (i64 yy = 0; yy < H; ++yy)
+              for (i64 x = 0; x < W; ++x) {
+                // homogeneous source point (x, y[, z], 1)
+                double p[4] = {coord(x, W), coord(yy, H), nd == 3 ? coord(z, D) : 1.0, 1.0};
+                for (i64 row = 0; row < k; ++row) {
+                  double acc = 0;
+                  for (i64 c = 0; c <= k; ++c) acc += static_cast<double>(static_cast<compute_t<T>>(t[row * (k + 1) + c])) * p[c];
+                  *g++ = static_cast<T>(static_cast<compute_t<T>>(acc));
+                }
+              }
+        }
+      });
+    };
+  }});
+}
+
 inline void register_grid_sample(registry& r) {
   r.add({.domain = "", .op = "GridSample", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
     const std::string m = n.attr<std::string>("mode", n.opset >= 20 ? "linear" : "bilinear");
@@ -1212,11 +1302,13 @@ inline void register_nn(registry& r) {
   nn_impl::register_layer_norm(r);
   nn_impl::register_lrn(r);
   nn_impl::register_mvn(r);
+  nn_impl::register_lp_normalization(r);
   nn_impl::register_rnn(r, "RNN", nn_impl::cell::rnn);
   nn_impl::register_rnn(r, "GRU", nn_impl::cell::gru);
   nn_impl::register_rnn(r, "LSTM", nn_impl::cell::lstm);
   nn_impl::register_losses(r);
   nn_impl::register_grid_sample(r);
+  nn_impl::register_affine_grid(r);
   nn_impl::register_roi_align(r);
 }
 

@@ -358,6 +358,15 @@ inline fn make_reduce(const kernel_node& n, rkind k) {
       }
     }
     const reduce_layout l = make_layout(x.sizes(), mask, keepdims);
+    if (x.element_type() == dtype::bool_ && (k == rkind::max || k == rkind::min)) {
+      // ReduceMax / ReduceMin of bool (opset 20): any / all, reduced as bytes 0 and 1
+      gpass::tensor xb(dtype::uint8, x.sizes()), yb(dtype::uint8, l.out_sizes);
+      std::copy_n(x.data<bool>(), x.size(), xb.data<std::uint8_t>());
+      run_reduce<std::uint8_t>(ctx.policy(), xb, yb, l, k);
+      gpass::tensor& y = ctx.allocate_output(0, dtype::bool_, l.out_sizes);
+      for (std::int64_t i = 0; i < y.size(); ++i) y.data<bool>()[i] = yb.data<std::uint8_t>()[i] != 0;
+      return;
+    }
     auto body = [&]<class T>() {
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), l.out_sizes);
       run_reduce<T>(ctx.policy(), x, y, l, k);
@@ -444,7 +453,9 @@ inline fn make_arg(const kernel_node& n, bool is_max) {
 using cumsum_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t,
                                std::uint64_t>;
 
-inline fn make_cumsum(const kernel_node& n) {
+/// CumSum (`product` false) and CumProd (opset 26): running sums / products along input 1's
+/// axis, `exclusive` (each output leaves its own element out) and `reverse`.
+inline fn make_cumsum(const kernel_node& n, bool product = false) {
   const bool exclusive = n.attr<std::int64_t>("exclusive", 0) != 0;
   const bool reverse = n.attr<std::int64_t>("reverse", 0) != 0;
   return [=](context& ctx) {
@@ -452,7 +463,7 @@ inline fn make_cumsum(const kernel_node& n) {
     const auto av = int_values(ctx.input(1), ctx.node(), "axis");
     if (av.size() != 1) ctx.fail("axis must hold one value");
     const std::int64_t rank = static_cast<std::int64_t>(x.rank());
-    if (rank == 0) ctx.fail("CumSum needs an input of rank >= 1");
+    if (rank == 0) ctx.fail(std::string(product ? "CumProd" : "CumSum") + " needs an input of rank >= 1");
     const std::int64_t axis = normalize_axis(av[0], rank, ctx.node());
     const axis_split s = split_at(x.sizes(), axis);
     dispatch<cumsum_types>(x.element_type(), ctx.node(), [&]<class T>() {
@@ -464,19 +475,17 @@ inline fn make_cumsum(const kernel_node& n) {
       ctx.policy().parallel_for(s.outer, 2.0 * static_cast<double>(s.len * s.inner), [&](std::int64_t b, std::int64_t e) {
         Eigen::Array<C, Eigen::Dynamic, 1> acc(w);
         for (std::int64_t o = b; o < e; ++o) {
-          acc.setZero();
+          if (product) acc.setOnes();
+          else acc.setZero();
           for (std::int64_t i = 0; i < s.len; ++i) {
             const std::int64_t r = reverse ? s.len - 1 - i : i;
             const std::int64_t off = (o * s.len + r) * s.inner;
             Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> src(in + off, w);
             Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> dst(out + off, w);
-            if (exclusive) {
-              dst = acc.template cast<T>();
-              acc += src.template cast<C>();
-            } else {
-              acc += src.template cast<C>();
-              dst = acc.template cast<T>();
-            }
+            if (exclusive) dst = acc.template cast<T>();
+            if (product) acc *= src.template cast<C>();
+            else acc += src.template cast<C>();
+            if (!exclusive) dst = acc.template cast<T>();
           }
         }
       });
@@ -1087,13 +1096,17 @@ inline void register_reduce(registry& r) {
   };
   for (const auto& [name, k] : reductions) {
     const rkind kind = k;
+    auto types = kind == rkind::log_sum_exp ? reduce_float_types::dtypes() : reduce_types::dtypes();
+    if (kind == rkind::max || kind == rkind::min) types.push_back(dtype::bool_);
     r.add({.op = name,
-           .dtypes = kind == rkind::log_sum_exp ? reduce_float_types::dtypes() : reduce_types::dtypes(),
+           .dtypes = std::move(types),
            .make = [kind](const kernel_node& n) -> fn { return make_reduce(n, kind); }});
   }
   r.add({.op = "ArgMax", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_arg(n, true); }});
   r.add({.op = "ArgMin", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_arg(n, false); }});
   r.add({.op = "CumSum", .dtypes = cumsum_types::dtypes(), .make = [](const kernel_node& n) -> fn { return make_cumsum(n); }});
+  r.add({.op = "CumProd", .since_version = 26, .dtypes = cumsum_types::dtypes(),
+         .make = [](const kernel_node& n) -> fn { return make_cumsum(n, true); }});
   r.add({.op = "HannWindow", .since_version = 17, .dtypes = {dtype::int32, dtype::int64},
          .make = [](const kernel_node& n) -> fn { return make_window(n, window_kind::hann); }});
   r.add({.op = "HammingWindow", .since_version = 17, .dtypes = {dtype::int32, dtype::int64},

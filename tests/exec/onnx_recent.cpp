@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernels of the ONNX ops and versions after opset 17: blocked QuantizeLinear /
+// DequantizeLinear, CumProd, Bitwise*, signed BitShift, Mish, Swish, LpNormalization,
+// AffineGrid, CenterCropPad, Col2Im, TensorScatter, BitCast, ReduceMax of bool, f16 Range,
+// SpaceToDepth CRD, Split num_outputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <gpass/exec/eigen_cpu.hpp>
+
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_onnx_recent {
+
+namespace {
+
+using gpass::tensor;
+using gpass::exec::value;
+using i64 = std::int64_t;
+
+struct fixture {
+  gpass::exec::eigen_cpu cpu{{.threads = 1}};
+  gpass::exec::kernel_registry<gpass::exec::eigen_cpu> reg;
+  fixture() { gpass::exec::register_eigen_cpu_kernels(reg); }
+  std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 28,
+                         std::size_t outputs = 1) {
+    gpass::exec::kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
+    n.input_types.resize(in.size());
+    n.output_types.resize(outputs);
+    return gpass::exec::run_kernel(cpu, reg, n, std::move(in));
+  }
+  tensor run1(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 28) {
+    return run(op, std::move(in), std::move(attrs), opset).at(0).tensor();
+  }
+};
+
+tensor f32(std::vector<float> v, std::vector<i64> s) { return tensor::from<float>(std::move(v), std::move(s)); }
+tensor i64s(std::vector<i64> v) { return tensor::from<i64>(std::move(v)); }
+template <class T>
+std::vector<T> vals(const tensor& t) {
+  auto s = t.values<T>();
+  return {s.begin(), s.end()};
+}
+
+}  // namespace
+
+TEST_CASE("exec.onnx_recent.blocked_quantization") {
+  fixture f;
+  // x [2, 4], blocks of 2 along axis 1: scales [2, 2]
+  auto x = f32({1, 2, 30, 40, -1, -2, -30, -40}, {2, 4});
+  auto s = f32({1, 10, 1, 10}, {2, 2});
+  auto y = f.run1("QuantizeLinear", {x, s, tensor::from<std::int8_t>({0, 0, 0, 0}, {2, 2})}, {{"axis", i64{1}}, {"block_size", i64{2}}});
+  CHECK(vals<std::int8_t>(y) == std::vector<std::int8_t>{1, 2, 3, 4, -1, -2, -3, -4});
+  auto back = f.run1("DequantizeLinear", {y, s}, {{"axis", i64{1}}, {"block_size", i64{2}}, {"output_dtype", i64{10}}});
+  CHECK(back.element_type() == gpass::dtype::f16);
+  CHECK(static_cast<float>(back.values<Eigen::half>()[3]) == 40.0f);
+  // output_dtype without a zero point; int16
+  auto q16 = f.run1("QuantizeLinear", {f32({70000, -3.5f}, {2}), f32({1}, {})}, {{"output_dtype", i64{5}}});
+  CHECK(vals<std::int16_t>(q16) == std::vector<std::int16_t>{32767, -4});
+  CHECK_THROWS_WITH_AS(f.run1("QuantizeLinear", {x, f32({1, 1, 1}, {3, 1})}, {{"axis", i64{1}}, {"block_size", i64{2}}}),
+                       doctest::Contains("blocked quantization"), gpass::error);
+}
+
+TEST_CASE("exec.onnx_recent.elementwise") {
+  fixture f;
+  auto a = tensor::from<std::int8_t>({-8, 5, 127}, {3});
+  auto b = tensor::from<std::int8_t>({1, 9, -1}, {3});
+  CHECK(vals<std::int8_t>(f.run1("BitwiseAnd", {a, b})) == std::vector<std::int8_t>{0, 1, 127});
+  CHECK(vals<std::int8_t>(f.run1("BitwiseXor", {a, b})) == std::vector<std::int8_t>{-7, 12, -128});
+  CHECK(vals<std::int8_t>(f.run1("BitwiseNot", {a})) == std::vector<std::int8_t>{7, -6, -128});
+  // signed shifts: arithmetic right; shifting by the width or more saturates to 0 / -1
+  auto sh = tensor::from<std::int8_t>({1, 8, 2}, {3});
+  CHECK(vals<std::int8_t>(f.run1("BitShift", {a, sh}, {{"direction", std::string("RIGHT")}})) == std::vector<std::int8_t>{-4, 0, 31});
+  CHECK(vals<std::int8_t>(f.run1("BitShift", {a, sh}, {{"direction", std::string("LEFT")}})) == std::vector<std::int8_t>{-16, 0, -4});
+  auto x = f32({-2, 0, 1.5f}, {3});
+  auto mish = vals<float>(f.run1("Mish", {x}));
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double v = std::vector<double>{-2, 0, 1.5}[i];
+    CHECK(mish[i] == doctest::Approx(v * std::tanh(std::log1p(std::exp(v)))).epsilon(1e-6));
+  }
+  auto sw = vals<float>(f.run1("Swish", {x}, {{"alpha", 2.0}}));
+  CHECK(sw[2] == doctest::Approx(1.5 / (1 + std::exp(-3.0))).epsilon(1e-6));
+}
+
+TEST_CASE("exec.onnx_recent.reduce_scan") {
+  fixture f;
+  auto x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(vals<float>(f.run1("CumProd", {x, i64s({1})})) == std::vector<float>{1, 2, 6, 4, 20, 120});
+  CHECK(vals<float>(f.run1("CumProd", {x, i64s({1})}, {{"exclusive", i64{1}}, {"reverse", i64{1}}})) ==
+        std::vector<float>{6, 3, 1, 30, 6, 1});
+  auto bx = tensor::from<bool>({true, false, true, true}, {2, 2});
+  CHECK(vals<bool>(f.run1("ReduceMax", {bx, i64s({1})}, {{"keepdims", i64{0}}})) == std::vector<bool>{true, true});
+  CHECK(vals<bool>(f.run1("ReduceMin", {bx, i64s({1})}, {{"keepdims", i64{0}}})) == std::vector<bool>{false, true});
+  auto r = f.run1("Range", {tensor::scalar<Eigen::half>(Eigen::half(0.0f)), tensor::scalar<Eigen::half>(Eigen::half(2.0f)),
+                            tensor::scalar<Eigen::half>(Eigen::half(0.5f))});
+  CHECK(r.size() == 4);
+  CHECK(static_cast<float>(r.values<Eigen::half>()[3]) == 1.5f);
+}
+
+TEST_CASE("exec.onnx_recent.normalization_grid") {
+  fixture f;
+  auto y = vals<float>(f.run1("LpNormalization", {f32({3, 4, 0, 0}, {2, 2})}, {{"axis", i64{1}}, {"p", i64{2}}}));
+  CHECK(y == std::vector<float>{0.6f, 0.8f, 0, 0});  // a zero norm gives 0
+  auto l1 = vals<float>(f.run1("LpNormalization", {f32({-1, 3}, {1, 2})}, {{"p", i64{1}}}));
+  CHECK(l1 == std::vector<float>{-0.25f, 0.75f});
+  // identity theta: the normalized pixel centers
+  auto g = f.run1("AffineGrid", {f32({1, 0, 0, 0, 1, 0}, {1, 2, 3}), i64s({1, 1, 2, 2})});
+  CHECK(g.sizes() == std::vector<i64>{1, 2, 2, 2});
+  CHECK(vals<float>(g) == std::vector<float>{-0.5f, -0.5f, 0.5f, -0.5f, -0.5f, 0.5f, 0.5f, 0.5f});
+  auto ga = f.run1("AffineGrid", {f32({2, 0, 1, 0, 1, 0}, {1, 2, 3}), i64s({1, 1, 1, 3})}, {{"align_corners", i64{1}}});
+  CHECK(vals<float>(ga) == std::vector<float>{-1, -1, 1, -1, 3, -1});
+}
+
+TEST_CASE("exec.onnx_recent.array") {
+  fixture f;
+  // crop 5 -> 3 (centered), pad 2 -> 4 (one zero before, one after)
+  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
+  auto c = f.run1("CenterCropPad", {x, i64s({4, 3})});
+  CHECK(c.sizes() == std::vector<i64>{4, 3});
+  CHECK(vals<float>(c) == std::vector<float>{0, 0, 0, 2, 3, 4, 7, 8, 9, 0, 0, 0});
+  // Col2Im: 2x2 blocks of a 3x3 image, stride 1: the center is covered four times
+  auto cols = f32(std::vector<float>(16, 1.0f), {1, 4, 4});
+  auto im = f.run1("Col2Im", {cols, i64s({3, 3}), i64s({2, 2})});
+  CHECK(im.sizes() == std::vector<i64>{1, 1, 3, 3});
+  CHECK(vals<float>(im) == std::vector<float>{1, 2, 1, 2, 4, 2, 1, 2, 1});
+  // TensorScatter: batch 0 writes at 1, batch 1 wraps around (circular)
+  auto cache = f32(std::vector<float>(6, 0.0f), {2, 3, 1});
+  auto upd = f32({7, 8, 9, 10}, {2, 2, 1});
+  auto ts = f.run1("TensorScatter", {cache, upd, i64s({1, 2})}, {{"mode", std::string("circular")}, {"axis", i64{1}}});
+  CHECK(vals<float>(ts) == std::vector<float>{0, 7, 8, 10, 0, 9});
+  CHECK_THROWS_WITH_AS(f.run1("TensorScatter", {cache, upd, i64s({1, 2})}, {{"axis", i64{1}}}), doctest::Contains("does not fit"),
+                       gpass::error);
+  auto bc = f.run1("BitCast", {f32({1.0f}, {1})}, {{"to", i64{6}}});
+  CHECK(vals<std::int32_t>(bc) == std::vector<std::int32_t>{0x3f800000});
+  CHECK_THROWS_WITH_AS(f.run1("BitCast", {f32({1.0f}, {1})}, {{"to", i64{7}}}), doctest::Contains("widths differ"), gpass::error);
+  // SpaceToDepth CRD: channel c * 4 + by * 2 + bx
+  auto s2d = f.run1("SpaceToDepth", {f32({1, 2, 3, 4}, {1, 1, 2, 2})}, {{"blocksize", i64{2}}, {"mode", std::string("CRD")}});
+  CHECK(vals<float>(s2d) == std::vector<float>{1, 2, 3, 4});
+  auto parts = f.run("Split", {f32({1, 2, 3, 4, 5, 6, 7}, {7})}, {{"num_outputs", i64{3}}}, 18, 3);
+  CHECK(parts.at(2).tensor().sizes() == std::vector<i64>{1});
+}
+
+}  // namespace gpass_test_exec_onnx_recent
