@@ -123,6 +123,11 @@ class exporter {
         o->set_domain(d);
         o->set_version(d.empty() ? default_opset : 1);
       }
+    // the functions `call` nodes call, with the model's opset imports
+    for (auto& fp : functions_) {
+      *fp.mutable_opset_import() = m.opset_import();
+      *m.add_functions() = std::move(fp);
+    }
     return m;
   }
 
@@ -448,11 +453,26 @@ class exporter {
     for (auto v : order) {
       if (kind[v] != 0) continue;
       const auto& n = g[v];
-      domains_.insert(n.domain);
       auto* np = out.add_node();
       np->set_name(n.name);
-      np->set_op_type(n.op);
-      if (!n.domain.empty()) np->set_domain(n.domain);
+      const bool call = n.domain.empty() && n.op == "call";
+      if (call) {
+        // a call of a function: a node of the FunctionProto's (domain, name)
+        auto fit = n.attrs.find("f");
+        if (fit == n.attrs.end() || !fit->second.template is<function_ref>())
+          throw_node_error("call has no function attribute 'f'", n.name, n.op);
+        const std::string& fname = fit->second.template as<function_ref>().name;
+        std::string d = get_or<std::string>(n.attrs, attr_function_domain, std::string());
+        if (d.empty() || d == "ai.onnx") d = "gpass.functions";  // a model-local function needs its own domain
+        np->set_op_type(fname);
+        np->set_domain(d);
+        domains_.insert(d);
+        export_function(fname, d, g, v, depth);
+      } else {
+        domains_.insert(n.domain);
+        np->set_op_type(n.op);
+        if (!n.domain.empty()) np->set_domain(n.domain);
+      }
       if (auto it = n.attrs.find(attr_doc); it != n.attrs.end() && it->second.template is<std::string>())
         np->set_doc_string(it->second.template as<std::string>());
       std::int64_t ncap = get_or<std::int64_t>(n.attrs, attr_captures, 0);
@@ -473,7 +493,7 @@ class exporter {
       }
       for (std::size_t k = 0; k < n.outputs.size(); ++k) np->add_output(vn[v][k]);
       for (const auto& [name, a] : n.attrs) {
-        if (is_reserved_attribute(name) || is_analysis_attribute(name)) continue;
+        if (is_reserved_attribute(name) || is_analysis_attribute(name) || (call && name == "f")) continue;
         write_attribute(name, a, *np->add_attribute(), g, v, caps, sc, depth);
       }
     }
@@ -517,9 +537,38 @@ class exporter {
     }
   }
 
+  /// Writes function `fname` (called by `call` nodes) once, as a FunctionProto of `domain`:
+  /// its inputs, outputs and nodes, constants as Constant nodes.
+  void export_function(const std::string& fname, const std::string& domain, const G& g, node_id call, int depth) {
+    if (!exported_functions_.insert(fname).second) return;
+    const G* fn = top_.find_function(fname);
+    if (!fn) throw_node_error("call of function '" + fname + "', which the graph's function library does not have", g[call].name, g[call].op);
+    onnx::GraphProto gp;
+    export_graph(*fn, gp, {}, nullptr, depth + 1, false, fname);
+    onnx::FunctionProto fp;
+    fp.set_name(fname);
+    fp.set_domain(domain);
+    for (const auto& i : gp.input()) fp.add_input(i.name());
+    for (const auto& o : gp.output()) fp.add_output(o.name());
+    for (const auto& t : gp.initializer()) {
+      auto* c = fp.add_node();
+      c->set_op_type("Constant");
+      c->add_output(t.name());
+      auto* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      *a->mutable_t() = t;
+      domains_.insert("");
+    }
+    for (const auto& n : gp.node()) *fp.add_node() = n;
+    functions_.push_back(std::move(fp));
+  }
+
   const G& top_;
   std::int64_t ir_version_ = default_ir_version;
   std::set<std::string> domains_;
+  std::set<std::string> exported_functions_;
+  std::vector<onnx::FunctionProto> functions_;
 };
 
 }  // namespace detail::onnx_io

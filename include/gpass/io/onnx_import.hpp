@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -146,9 +147,12 @@ class importer {
   importer(G& top, const onnx_import_options& o) : top_(top), opt_(o) {}
 
   void import_model(const onnx::ModelProto& m) {
-    if (m.functions_size() != 0)
-      throw error("model-local functions are not supported (the model has " + std::to_string(m.functions_size()) +
-                  ", the first is '" + m.functions(0).name() + "')");
+    for (const auto& fp : m.functions()) {
+      if (fp.name().empty()) throw error("a model-local function has no name");
+      const std::string d = fp.domain() == "ai.onnx" ? std::string() : fp.domain();
+      if (!local_functions_.emplace(function_key(d, fp.name(), string_field(fp, 13)), &fp).second)  // overload
+        throw error("model-local function '" + fp.name() + "' of domain '" + fp.domain() + "' is defined twice");
+    }
     if (m.training_info_size() != 0) throw error("training_info is not supported");
     if (!m.has_graph()) throw error("the model has no graph");
     auto& a = top_.attrs();
@@ -186,6 +190,104 @@ class importer {
     int index;
   };
   int onnx_opset_ = 0;  // the model's default-domain opset (0: none imported)
+
+  // ---- model-local functions -----------------------------------------------------------
+
+  static std::string function_key(const std::string& domain, const std::string& name, const std::string& overload) {
+    return domain + '\n' + name + '\n' + overload;
+  }
+  std::unordered_map<std::string, const onnx::FunctionProto*> local_functions_;  // key -> function
+  std::unordered_map<std::string, std::string> instances_;  // function key + attribute values -> gpass function
+  std::unordered_set<std::string> importing_;               // function keys being imported (recursion)
+  std::unordered_map<const onnx::FunctionProto*, std::vector<onnx::AttributeProto>> defaults_;  // attribute_proto
+
+  /// Replaces the attributes of `n` (and of the nodes of its subgraphs) that refer to a
+  /// function attribute (`ref_attr_name`) by the bound value, or drops them when unbound.
+  static void bind_attributes(onnx::NodeProto& n, const std::map<std::string, const onnx::AttributeProto*>& bound,
+                              const std::string& fname, int depth) {
+    if (depth > 64) throw error("function '" + fname + "': subgraphs nested deeper than 64 levels");
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> out;
+    for (auto& a : *n.mutable_attribute()) {
+      if (!a.ref_attr_name().empty()) {
+        auto it = bound.find(a.ref_attr_name());
+        if (it == bound.end()) continue;  // not given and no default: the attribute is absent
+        onnx::AttributeProto b = *it->second;
+        if (a.type() != onnx::AttributeProto::UNDEFINED && b.type() != onnx::AttributeProto::UNDEFINED &&
+            a.type() != b.type())
+          throw error("node '" + n.name() + "' (op " + n.op_type() + ") of function '" + fname + "': attribute '" + a.name() +
+                      "' refers to function attribute '" + a.ref_attr_name() + "', which has another type");
+        b.set_name(a.name());
+        b.clear_ref_attr_name();
+        *out.Add() = std::move(b);
+        continue;
+      }
+      if (a.has_g())
+        for (auto& sn : *a.mutable_g()->mutable_node()) bind_attributes(sn, bound, fname, depth + 1);
+      for (auto& sg : *a.mutable_graphs())
+        for (auto& sn : *sg.mutable_node()) bind_attributes(sn, bound, fname, depth + 1);
+      *out.Add() = std::move(a);
+    }
+    n.mutable_attribute()->Swap(&out);
+  }
+
+  /// The gpass function for a call `call` of model-local function `fp`: one per distinct set
+  /// of attribute values (the call's, else the function's defaults), imported on first use
+  /// with the references to the function's attributes replaced by those values.
+  std::string instantiate(const onnx::FunctionProto& fp, const std::string& key, const onnx::NodeProto& call) {
+    std::set<std::string> declared(fp.attribute().begin(), fp.attribute().end());
+    std::map<std::string, const onnx::AttributeProto*> bound;
+    // attribute_proto (field 11, onnx 1.13+): the attributes with default values
+    std::vector<onnx::AttributeProto>& defaults = defaults_[&fp];
+    if (defaults.empty())
+      for (const auto& bytes : field_bytes(fp, 11))
+        if (!defaults.emplace_back().ParseFromString(bytes))
+          throw error("model-local function '" + fp.name() + "': an attribute default does not parse");
+    for (const auto& a : defaults) {
+      declared.insert(a.name());
+      bound[a.name()] = &a;
+    }
+    for (const auto& a : call.attribute()) {
+      if (!declared.contains(a.name()))
+        throw error("attribute '" + a.name() + "' is not an attribute of model-local function '" + fp.name() + "'");
+      if (!a.ref_attr_name().empty())
+        throw error("attribute '" + a.name() + "' refers to a function attribute (ref_attr_name '" + a.ref_attr_name() +
+                    "') outside a model-local function");
+      bound[a.name()] = &a;
+    }
+    std::string instance = key;
+    for (const auto& [name, a] : bound) instance += '\n' + name + '=' + a->SerializeAsString();
+    if (importing_.contains(key))
+      throw error("model-local function '" + fp.name() + "' calls itself (recursive functions are not supported)");
+    if (auto it = instances_.find(instance); it != instances_.end()) return it->second;
+    if (importing_.size() >= static_cast<std::size_t>(opt_.max_subgraph_depth))
+      throw error("model-local function calls nest deeper than " + std::to_string(opt_.max_subgraph_depth) + " levels");
+    for (const auto& o : fp.opset_import())
+      if ((o.domain().empty() || o.domain() == "ai.onnx") && onnx_opset_ > 0 && o.version() != onnx_opset_)
+        throw error("model-local function '" + fp.name() + "' imports opset " + std::to_string(o.version()) +
+                    " of the default domain, the model " + std::to_string(onnx_opset_) +
+                    " (gpass runs a model at one opset per domain)");
+    onnx::GraphProto gp;
+    gp.set_name(fp.name());
+    for (const auto& i : fp.input()) gp.add_input()->set_name(i);
+    for (const auto& o : fp.output()) gp.add_output()->set_name(o);
+    for (const auto& bytes : field_bytes(fp, 12))  // value_info (onnx 1.15+)
+      if (!gp.add_value_info()->ParseFromString(bytes))
+        throw error("model-local function '" + fp.name() + "': a value_info does not parse");
+    for (const auto& n : fp.node()) bind_attributes(*gp.add_node() = n, bound, fp.name(), 0);
+    const std::string fname = fresh_function_name(fp.name());
+    instances_.emplace(instance, fname);
+    G& fg = top_.add_function(fname, G{});
+    importing_.insert(key);
+    const std::vector<std::string> no_captures;
+    const std::vector<type> no_types;
+    try {
+      import_graph(gp, fg, &no_captures, &no_types, static_cast<int>(importing_.size()));
+    } catch (const error& e) {
+      throw error("in model-local function '" + fp.name() + "': " + e.message(), e.context());
+    }
+    importing_.erase(key);
+    return fname;
+  }
 
   struct frame {
     G& g;
@@ -521,14 +623,27 @@ class importer {
     const std::string label = node_label(n, index);
     if (n.op_type().empty()) throw_node_error("node has no op_type", label, "");
     const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
-    if (domain.empty() && (n.op_type() == "arg" || n.op_type() == "return" || n.op_type() == "function_entry"))
+    if (domain.empty() && (n.op_type() == "arg" || n.op_type() == "return" || n.op_type() == "function_entry" ||
+                           n.op_type() == "call"))
       throw_node_error("op '" + n.op_type() + "' in the default domain is reserved by gpass", label, n.op_type());
-    if (opt_.strict && domain.empty()) check_version(n, label);
     node_type nd;
     nd.name = pick_name(g, n);
+    nd.outputs.assign(static_cast<std::size_t>(n.output_size()), type{});
+    const std::string fkey = function_key(domain, n.op_type(), string_field(n, 8));  // overload
+    if (auto fit = local_functions_.find(fkey); fit != local_functions_.end()) {
+      // a call of a model-local function: a core `call` of its gpass instance
+      nd.op = "call";
+      try {
+        nd.attrs["f"] = function_ref{instantiate(*fit->second, fkey, n)};
+      } catch (const error& e) {
+        rethrow_for_node(e, label, n.op_type());
+      }
+      nd.attrs[std::string(attr_function_domain)] = n.domain();
+      return add_created_node(f, n, std::move(nd));
+    }
+    if (opt_.strict && domain.empty()) check_version(n, label);
     nd.op = n.op_type();
     nd.domain = domain;
-    nd.outputs.assign(static_cast<std::size_t>(n.output_size()), type{});
     for (const auto* a : sorted_attributes(n)) {
       try {
         if (a->name().empty()) throw error("an attribute has no name");
@@ -554,6 +669,13 @@ class importer {
     if (domain.empty() && nd.op == "Constant" && nd.attrs.size() == 1 && nd.attrs.begin()->first == "value" &&
         nd.attrs.begin()->second.template is<tensor>())
       nd.attrs[std::string(attr_node)] = true;  // keep it a node on export (not an initializer)
+    return add_created_node(f, n, std::move(nd));
+  }
+
+  /// Adds `nd`, made from ONNX node `n`, to the frame's graph with its doc string and output
+  /// names, and defines its output values.
+  node_id add_created_node(frame& f, const onnx::NodeProto& n, node_type nd) {
+    G& g = f.g;
     if (!n.doc_string().empty()) nd.attrs[std::string(attr_doc)] = n.doc_string();
     bool derived = true;
     for (int k = 0; k < n.output_size(); ++k)
@@ -605,6 +727,7 @@ class importer {
         throw_node_error("input " + std::to_string(k) + " ('" + name + "') has no producer", g[v].name, g[v].op);
       g.add_input(v, it->second.node, it->second.index);
     }
+    if (g[v].domain.empty() && g[v].op == "call") return;  // its attributes went into the function
     std::vector<std::pair<const onnx::AttributeProto*, std::vector<const onnx::GraphProto*>>> subs;
     for (const auto* a : sorted_attributes(n)) {
       auto gs = subgraphs_of(*a);
@@ -686,8 +809,16 @@ class importer {
 ///   (strings `"domain:version"`, e.g. `":13"`, `"ai.onnx.ml:3"`), and when present
 ///   `producer_name`, `producer_version`, `domain`, `doc_string` (strings), `model_version`
 ///   (int), `metadata_keys` / `metadata_values` (parallel strings), `name` (the graph name),
-///   `graph_doc_string`. Model-local functions, `training_info` and `quantization_annotation`
-///   are refused (errors).
+///   `graph_doc_string`. `training_info` and `quantization_annotation` are refused (errors).
+/// - *Model-local functions* (`FunctionProto`): a node whose (domain, op_type, overload) names
+///   one becomes a core `call` node (default domain) with `f` = the gpass function holding
+///   the function's body and `_onnx_function_domain` = the node's domain. The body is
+///   imported once per distinct set of attribute values (the call's, else the function's
+///   defaults), with the attributes that refer to a function attribute (`ref_attr_name`)
+///   replaced by those values (an unbound one is dropped); the function's inputs are the
+///   `function_entry` outputs. A function that calls itself, or one importing another
+///   default-domain opset than the model, is refused. `inline-functions` replaces the calls
+///   by the bodies; the exporter writes each called function back as a FunctionProto.
 /// - *Graph inputs* become `arg` nodes named as the input, with `index` (int, position among the
 ///   inputs) and the input's type as output type. An input that is also an initializer gets
 ///   its value as `default` (tensor). *Initializers* that are not inputs become `Constant` nodes

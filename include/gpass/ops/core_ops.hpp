@@ -163,6 +163,18 @@ inline void core_if(infer_context& c) {
   join_branches(c, a, b, known_predicate(c, 0));
 }
 
+inline void core_call(infer_context& c) {
+  auto f = c.attr_function("f");
+  if (!f) return;
+  std::vector<port_info> args;
+  for (std::size_t i = 0; i < c.num_inputs(); ++i) args.push_back(c.input(i));
+  std::vector<port_info> r = c.call(*f, args);
+  if (r.size() != c.num_outputs())
+    c.fail("function '" + *f + "' returns " + std::to_string(r.size()) + " values, the call has " +
+           std::to_string(c.num_outputs()) + " outputs");
+  for (std::size_t k = 0; k < r.size(); ++k) c.output(k) = r[k];
+}
+
 inline void core_merge(infer_context& c) {
   std::optional<port_info> acc;
   if (!c.current_output(0).type.is_unknown()) acc = c.current_output(0);
@@ -219,6 +231,10 @@ inline void gpass::register_core_ops(op_registry& r) {
   add("if", 1, U, 0, U, {req("then_branch", "func"), req("else_branch", "func")}, pure,
       "Functional conditional: input 0 selects then_branch or else_branch, applied to the other inputs.",
       detail::core_if);
+  add("call", 0, U, 0, U, {req("f", "func")}, pure,
+      "Applies function `f` to the inputs; its results are the outputs (ONNX model-local functions; "
+      "`inline-functions` replaces calls by the functions' bodies).",
+      detail::core_call);
   add("function_entry", 0, 0, 0, U, {}, iface, "The arguments of a function, one per output port.");
   add("return", 0, U, 0, 0, {}, term, "The results of a graph or function, one per input port.");
   add("get_global", 0, 0, 1, 1, {req("variable", "string")}, op_traits{.stateful = true},

@@ -15,6 +15,7 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/infer_values.hpp>
+#include <gpass/passes/common/inline_functions.hpp>
 #include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/passes/common/simplify_inference.hpp>
 
@@ -25,7 +26,8 @@ namespace gpass {
 ///   `infer-types`, `infer-shapes`, `infer-values` (`gpass::infer_types`, ...), and the
 ///   optimizer passes that need no kernels: `eliminate-identities`, `cse`,
 ///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`; data
-///   parallelism: `multi-devices`, `multi-devices-check`;
+///   parallelism: `multi-devices`, `multi-devices-check`; `inline-functions` (calls of ONNX
+///   model-local functions replaced by their bodies);
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
 ///
 /// The passes that evaluate nodes with the CPU kernels are registered by
@@ -55,6 +57,7 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(infer_values);
   registry.add(multi_devices);
   registry.add(multi_devices_check);
+  registry.add(inline_functions);
   registry.add_pipeline("default", "delete-disconnected,dce", "Deletes disconnected nodes, then dead code");
 }
 

@@ -14,5 +14,6 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/infer_values.hpp>
+#include <gpass/passes/common/inline_functions.hpp>
 #include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/passes/common/simplify_inference.hpp>

@@ -16,6 +16,8 @@ inline constexpr std::string_view attr_doc = "_onnx_doc";          ///< string: 
 inline constexpr std::string_view attr_node = "_onnx_node";        ///< bool: a Constant that was an ONNX node
 inline constexpr std::string_view attr_types = "_onnx_types";      ///< strings: exact ONNX types (text) per port
 inline constexpr std::string_view attr_captures = "_captures";     ///< int: trailing inputs that are captures
+/// string: the ONNX domain of a model-local function a `call` node calls
+inline constexpr std::string_view attr_function_domain = "_onnx_function_domain";
 
 /// True for attribute names the importer reserves for itself.
 constexpr bool is_reserved_attribute(std::string_view name) noexcept {

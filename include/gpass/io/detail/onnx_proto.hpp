@@ -19,3 +19,45 @@
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include <string>
+#include <vector>
+
+namespace gpass::detail::onnx_io {
+
+/// The values of field `number` of `m` as bytes (strings as they are, messages serialized),
+/// whether the ONNX the build links knows the field or keeps it as an unknown field (fields
+/// newer than Debian's onnx 1.12: FunctionProto.attribute_proto (11), value_info (12),
+/// overload (13), NodeProto.overload (8)).
+inline std::vector<std::string> field_bytes(const google::protobuf::Message& m, int number) {
+  std::vector<std::string> r;
+  const auto* refl = m.GetReflection();
+  if (const auto* f = m.GetDescriptor()->FindFieldByNumber(number)) {
+    using FD = google::protobuf::FieldDescriptor;
+    if (f->is_repeated()) {
+      for (int i = 0; i < refl->FieldSize(m, f); ++i)
+        r.push_back(f->cpp_type() == FD::CPPTYPE_MESSAGE ? refl->GetRepeatedMessage(m, f, i).SerializeAsString()
+                                                         : refl->GetRepeatedString(m, f, i));
+    } else if (refl->HasField(m, f)) {
+      r.push_back(f->cpp_type() == FD::CPPTYPE_MESSAGE ? refl->GetMessage(m, f).SerializeAsString() : refl->GetString(m, f));
+    }
+    return r;
+  }
+  const auto& u = refl->GetUnknownFields(m);
+  for (int i = 0; i < u.field_count(); ++i)
+    if (u.field(i).number() == number && u.field(i).type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      r.push_back(u.field(i).length_delimited());
+  return r;
+}
+
+/// A string field of `m` by number ("" when absent; see `field_bytes`).
+inline std::string string_field(const google::protobuf::Message& m, int number) {
+  auto v = field_bytes(m, number);
+  return v.empty() ? std::string() : v.back();
+}
+
+}  // namespace gpass::detail::onnx_io

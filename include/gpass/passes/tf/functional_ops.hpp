@@ -27,6 +27,7 @@
 #include <gpass/pass/facts.hpp>
 #include <gpass/pass/options.hpp>
 #include <gpass/pass/pass_base.hpp>
+#include <gpass/passes/detail/inline_call.hpp>
 #include <gpass/passes/tf/detail/control_flow.hpp>
 
 namespace gpass {
@@ -131,13 +132,7 @@ struct functional_ops_fn : lowering_pass_base<functional_ops_fn> {
   template <class G>
   static std::pair<typename G::node_id, typename G::node_id> interface_of(const G& f, const std::string& fname,
                                                                           const typename G::node_type& caller) {
-    std::optional<typename G::node_id> entry, ret;
-    for (auto v : f.nodes()) {
-      if (f[v].domain.empty() && f[v].op == "function_entry") entry = v;
-      if (f[v].domain.empty() && f[v].op == "return") ret = v;
-    }
-    if (!ret) fail("function '" + fname + "' has no return node", caller.name, caller.op);
-    return {entry.value_or(*ret), *ret};
+    return detail::function_interface(f, fname, caller, name);
   }
 
   // ---- inlining ---------------------------------------------------------------------------
@@ -159,96 +154,21 @@ struct functional_ops_fn : lowering_pass_base<functional_ops_fn> {
     }
   }
 
-  /// Inlines call `c` of `h`; returns the new nodes.
+  /// Inlines call `c` of `h`; returns the new nodes. A `tf::NoOp` named as the call carries
+  /// its control successors.
   template <class G>
   static std::vector<typename G::node_id> inline_one(const G& root, G& h, typename G::node_id c, stats& s) {
-    using node_id = typename G::node_id;
-    const typename G::node_type call = h[c];
-    const std::string fname = function_attr(call, "f");
-    const G& f = callee(root, call, fname);
-    if (&f == &h) fail("function '" + fname + "' calls itself (a recursive function cannot be inlined)", call.name, call.op);
-    const auto [entry, ret] = interface_of(f, fname, call);
-    const auto call_inputs = h.inputs(c);
-    const auto call_controls = h.control_inputs(c);
-    const auto call_successors = h.control_outputs(c);
-    if (f.num_inputs(ret) != call.outputs.size())
-      fail("function '" + fname + "' returns " + std::to_string(f.num_inputs(ret)) + " values, the call has " +
-               std::to_string(call.outputs.size()) + " outputs",
-           call.name, call.op);
-    if (entry != ret && f.num_outputs(entry) != call_inputs.size())
-      fail("function '" + fname + "' takes " + std::to_string(f.num_outputs(entry)) + " arguments, the call passes " +
-               std::to_string(call_inputs.size()),
-           call.name, call.op);
-    h.rename(c, h.unique_name(call.name + ".inlined"));
-
-    std::unordered_map<std::uint64_t, node_id> copy;
-    std::vector<node_id> added;
-    for (auto u : f.nodes()) {
-      if (u == entry || u == ret) continue;
-      typename G::node_type n = f[u];
-      n.name = h.unique_name(call.name + "/" + n.name);
-      if (n.device.empty()) n.device = call.device;
-      const node_id w = h.add_node(std::move(n));
-      copy.emplace(f.serial(u), w);
-      added.push_back(w);
-    }
-    // a value of the body in the caller: an argument is the call's input
-    auto value_of = [&](const typename G::input_ref& in) -> typename G::input_ref {
-      if (in.empty) return in;
-      if (in.node == entry) {
-        const auto& a = call_inputs.at(static_cast<std::size_t>(in.port));
-        return a;
-      }
-      typename G::input_ref r = in;
-      r.node = copy.at(f.serial(in.node));
-      return r;
-    };
-    for (auto u : f.nodes()) {
-      if (u == entry || u == ret) continue;
-      const node_id w = copy.at(f.serial(u));
-      bool has_data = false;
-      for (std::size_t p = 0; p < f.num_inputs(u); ++p) {
-        auto in = value_of(f.input(u, static_cast<int>(p)));
-        if (in.empty) {
-          h.add_empty_input(w);
-          continue;
-        }
-        has_data = true;
-        h.connect(in.node, in.port, w, static_cast<int>(p));
-      }
-      for (auto p : f.control_inputs(u)) {
-        if (p == entry) {
-          for (auto cc : call_controls) h.add_control(cc, w);
-        } else {
-          h.add_control(copy.at(f.serial(p)), w);
-        }
-      }
-      if (!has_data)
-        for (auto cc : call_controls) h.add_control(cc, w);
-    }
-    // the call's results
-    std::vector<typename G::input_ref> results;
-    for (std::size_t k = 0; k < f.num_inputs(ret); ++k) {
-      auto in = value_of(f.input(ret, static_cast<int>(k)));
-      if (in.empty) fail("function '" + fname + "' returns an empty value " + std::to_string(k), call.name, call.op);
-      results.push_back(in);
-    }
-    for (std::size_t k = 0; k < results.size(); ++k)
-      h.replace_uses(c, static_cast<int>(k), results[k].node, results[k].port);
-    if (!call_successors.empty() || !f.control_inputs(ret).empty()) {
+    const std::string fname = function_attr(h[c], "f");
+    const G& f = callee(root, h[c], fname);
+    auto added = detail::inline_call(h, c, f, fname, name, [](const typename G::node_type& call) {
       typename G::node_type noop;
       noop.name = call.name;
       noop.op = "NoOp";
       noop.domain = "tf";
       noop.device = call.device;
       noop.outputs.clear();
-      const node_id z = h.add_node(std::move(noop));
-      for (auto w : added) h.add_control(w, z);
-      for (const auto& r : results) h.add_control(r.node, z);
-      for (auto cc : call_controls) h.add_control(cc, z);
-      for (auto sn : call_successors) h.add_control(z, sn);
-    }
-    h.remove_node(c);
+      return noop;
+    });
     ++s.calls;
     s.nodes += static_cast<std::int64_t>(added.size());
     return added;

@@ -266,6 +266,25 @@ void register_control(kernel_registry<P>& r) {
       for (std::size_t k = 0; k < out.size(); ++k) ctx.set_output(k, std::move(out[k]));
     };
   }});
+  // call(x...) {f}: runs function f on x... (ONNX model-local functions)
+  r.add({.op = "call", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    const std::string f = function_attr(n, "f");
+    return [f](context& ctx) {
+      std::vector<value> args;
+      for (std::size_t i = 0; i < ctx.num_inputs(); ++i) args.push_back(ctx.input_value(i));
+      auto out = ctx.call(f, std::move(args));
+      if (out.size() != ctx.num_outputs())
+        ctx.fail("function '" + f + "' returned " + std::to_string(out.size()) + " values for " +
+                 std::to_string(ctx.num_outputs()) + " outputs");
+      for (std::size_t k = 0; k < out.size(); ++k) ctx.set_output(k, std::move(out[k]));
+    };
+  }});
+  // make_tuple() with no inputs: the empty tuple, a none value (the anchor `inline-functions`
+  // leaves for a call's control successors); tuples of values have no run-time form
+  r.add({.op = "make_tuple", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+    if (n.num_inputs() != 0) n.fail("a tuple of values has no run-time form (only the empty tuple runs)");
+    return [](context& ctx) { ctx.set_output(0, value{}); };
+  }});
   // get_tuple of a port (TF `node:i` made explicit): the value itself. Run-time values have
   // no tuples, so a get_tuple of a real tuple (make_tuple) has no kernel here.
   r.add({.op = "get_tuple", .type_input = -1, .alias_input = 0, .make = [](const kernel_node&) -> fn {

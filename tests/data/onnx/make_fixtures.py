@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Makes the ONNX fixtures of tests/onnx/functions.cpp with onnx's helpers and ONNX Runtime's
+outputs as the references (committed; rerun only to change them):
+
+    /tmp/optvenv/bin/python tests/data/onnx/make_fixtures.py
+
+- local_functions.onnx: a model shaped like the ones PyTorch's dynamo exporter writes
+  (opset 18, model-local functions in a `pkg.torch` domain): a function with attributes and a
+  default (`LayerNormLike`: epsilon through `ref_attr_name`, called with and without it), a
+  function calling another (`Mlp` -> `Gelu`), the opset-18 reductions with axes as an input.
+- external_data.onnx + external_data.bin: weights stored beside the model
+  (`data_location = EXTERNAL`).
+Each model's input and ONNX Runtime's outputs are written as <name>.input_<k>.pb /
+<name>.output_<k>.pb (TensorProto files).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOMAIN = "pkg.torch.2.9"
+OPSETS = [helper.make_opsetid("", 18), helper.make_opsetid(DOMAIN, 1)]
+rng = np.random.default_rng(7)
+
+
+def save_io(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
+    sess = ort.InferenceSession(model.SerializeToString() if name != "external_data" else os.path.join(HERE, name + ".onnx"),
+                                providers=["CPUExecutionProvider"])
+    outs = sess.run(None, feeds)
+    for k, (n, v) in enumerate(feeds.items()):
+        onnx.save_tensor(numpy_helper.from_array(v, n), os.path.join(HERE, f"{name}.input_{k}.pb"))
+    for k, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
+        onnx.save_tensor(numpy_helper.from_array(v, o.name), os.path.join(HERE, f"{name}.output_{k}.pb"))
+
+
+def local_functions() -> None:
+    f = TensorProto.FLOAT
+    # LayerNormLike(x, scale, bias) {epsilon = 1e-5, axis: the normalized axis (as an axes input)}
+    eps = onnx.AttributeProto(name="value_float", ref_attr_name="epsilon", type=onnx.AttributeProto.FLOAT)
+    eps_node = helper.make_node("Constant", [], ["eps"])
+    eps_node.attribute.append(eps)
+    ln = helper.make_function(
+        DOMAIN, "LayerNormLike", ["x", "scale", "bias"], ["y"],
+        [
+            helper.make_node("Constant", [], ["axes"], value=numpy_helper.from_array(np.array([-1], np.int64))),
+            helper.make_node("ReduceMean", ["x", "axes"], ["mean"]),
+            helper.make_node("Sub", ["x", "mean"], ["d"]),
+            helper.make_node("Mul", ["d", "d"], ["d2"]),
+            helper.make_node("ReduceMean", ["d2", "axes"], ["var"]),
+            eps_node,
+            helper.make_node("Add", ["var", "eps"], ["ve"]),
+            helper.make_node("Sqrt", ["ve"], ["sd"]),
+            helper.make_node("Div", ["d", "sd"], ["n"]),
+            helper.make_node("Mul", ["n", "scale"], ["ns"]),
+            helper.make_node("Add", ["ns", "bias"], ["y"]),
+        ],
+        OPSETS, attributes=[])
+    ln.attribute_proto.append(helper.make_attribute("epsilon", 1e-5))
+    gelu = helper.make_function(
+        DOMAIN, "Gelu", ["x"], ["y"],
+        [
+            helper.make_node("Constant", [], ["c"], value_float=0.7071067811865476),
+            helper.make_node("Constant", [], ["half"], value_float=0.5),
+            helper.make_node("Constant", [], ["one"], value_float=1.0),
+            helper.make_node("Mul", ["x", "c"], ["xc"]),
+            helper.make_node("Erf", ["xc"], ["e"]),
+            helper.make_node("Add", ["e", "one"], ["e1"]),
+            helper.make_node("Mul", ["x", "half"], ["xh"]),
+            helper.make_node("Mul", ["xh", "e1"], ["y"]),
+        ],
+        OPSETS)
+    mlp = helper.make_function(
+        DOMAIN, "Mlp", ["x", "w1", "w2"], ["y"],
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"]),
+            helper.make_node("Gelu", ["h"], ["g"], domain=DOMAIN),
+            helper.make_node("MatMul", ["g", "w2"], ["y"]),
+        ],
+        OPSETS)
+    d, h = 8, 16
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((d, h)).astype(np.float32), "w1"),
+        numpy_helper.from_array(rng.standard_normal((h, d)).astype(np.float32), "w2"),
+        numpy_helper.from_array(rng.standard_normal(d).astype(np.float32), "scale"),
+        numpy_helper.from_array(rng.standard_normal(d).astype(np.float32), "bias"),
+        numpy_helper.from_array(np.array([1], np.int64), "red_axes"),
+    ]
+    nodes = [
+        helper.make_node("Mlp", ["x", "w1", "w2"], ["m"], domain=DOMAIN, name="mlp"),
+        helper.make_node("Add", ["x", "m"], ["r"]),
+        helper.make_node("LayerNormLike", ["r", "scale", "bias"], ["n1"], domain=DOMAIN, name="ln1", epsilon=1e-3),
+        helper.make_node("LayerNormLike", ["n1", "scale", "bias"], ["n2"], domain=DOMAIN, name="ln2"),
+        helper.make_node("ReduceMax", ["n2", "red_axes"], ["mx"], keepdims=0),
+        helper.make_node("ReduceL2", ["n2", "red_axes"], ["l2"], keepdims=1),
+    ]
+    graph = helper.make_graph(nodes, "torch_like", [helper.make_tensor_value_info("x", f, [2, 5, d])],
+                              [helper.make_tensor_value_info("mx", f, [2, d]), helper.make_tensor_value_info("l2", f, [2, 1, d])],
+                              inits)
+    model = helper.make_model(graph, opset_imports=OPSETS, functions=[ln, gelu, mlp], producer_name="gpass-fixture",
+                              ir_version=10)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "local_functions.onnx"))
+    save_io("local_functions", model, {"x": rng.standard_normal((2, 5, d)).astype(np.float32)})
+
+
+def external_data() -> None:
+    f = TensorProto.FLOAT
+    w = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+        "external", [helper.make_tensor_value_info("x", f, [3, 64])], [helper.make_tensor_value_info("z", f, [3, 32])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="gpass-fixture",
+                              ir_version=10)
+    path = os.path.join(HERE, "external_data.onnx")
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="external_data.bin",
+                    size_threshold=0)
+    save_io("external_data", model, {"x": rng.standard_normal((3, 64)).astype(np.float32)})
+
+
+if __name__ == "__main__":
+    local_functions()
+    external_data()

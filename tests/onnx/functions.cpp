@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX model-local functions: import as gpass functions called by `call` nodes (one instance
+// per set of attribute values), inference and execution through the calls, the
+// inline-functions pass, export back to FunctionProtos; and a model with external data. The
+// fixtures and ONNX Runtime's outputs come from tests/data/onnx/make_fixtures.py.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/io/onnx.hpp>
+#include <gpass/io/onnx_tensor_file.hpp>
+#include <gpass/passes/common/infer_shapes.hpp>
+#include <gpass/passes/common/inline_functions.hpp>
+
+#include "onnx_test_support.hpp"
+
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_onnx_functions {
+
+namespace {
+
+using G = gpass::graph<>;
+const std::filesystem::path dir = std::filesystem::path(GPASS_TEST_DATA_DIR) / "onnx";
+
+std::size_t count_op(const G& g, const std::string& op) {
+  std::size_t n = 0;
+  for (auto v : g.nodes()) n += g[v].op == op;
+  return n;
+}
+
+// Runs `g` on the fixture's inputs and checks its outputs against ONNX Runtime's.
+void check_against_ort(G g, const std::string& name, std::size_t outputs) {
+  gpass::pass_context ctx;
+  gpass::infer_shapes(g, ctx);
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  gpass::exec::plan p(g, cpu);
+  auto out = p.run({gpass::read_onnx_tensor_file(dir / (name + ".input_0.pb"))});
+  REQUIRE(out.size() == outputs);
+  for (std::size_t k = 0; k < outputs; ++k) {
+    const auto want = gpass::read_onnx_tensor_file(dir / (name + ".output_" + std::to_string(k) + ".pb"));
+    const auto& got = out[k].tensor();
+    REQUIRE(got.sizes() == want.sizes());
+    for (std::int64_t i = 0; i < got.size(); ++i)
+      CHECK(std::abs(got.data<float>()[i] - want.data<float>()[i]) <= 1e-5 + 1e-5 * std::abs(want.data<float>()[i]));
+  }
+}
+
+std::string import_error(const onnx::ModelProto& m) {
+  try {
+    (void)gpass::import_onnx(m);
+  } catch (const gpass::error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A model calling function `f` of domain "local" (inputs x, output y) once.
+onnx::ModelProto calling_model(const onnx::FunctionProto& f, int model_opset = 18) {
+  auto m = onnx_test::make_model(model_opset, 10);
+  auto* o = m.add_opset_import();
+  o->set_domain("local");
+  o->set_version(1);
+  auto* g = m.mutable_graph();
+  onnx_test::add_input(g, "x", onnx_test::f32({2}));
+  auto* n = onnx_test::add_node(g, f.name(), {"x"}, {"y"}, "c");
+  n->set_domain("local");
+  onnx_test::add_output(g, "y", onnx_test::f32({2}));
+  *m.add_functions() = f;
+  return m;
+}
+
+onnx::FunctionProto relu_function(const std::string& name, const std::string& body_op = "Relu", int opset = 18) {
+  onnx::FunctionProto f;
+  f.set_name(name);
+  f.set_domain("local");
+  f.add_input("a");
+  f.add_output("b");
+  auto* n = f.add_node();
+  n->set_op_type(body_op);
+  n->add_input("a");
+  n->add_output("b");
+  if (body_op == name) n->set_domain("local");
+  auto* o = f.add_opset_import();
+  o->set_domain("");
+  o->set_version(opset);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("onnx.functions.import_run_inline_export") {
+  G g = gpass::read_onnx_file(dir / "local_functions.onnx");
+  // Mlp, Gelu (called from Mlp), LayerNormLike with epsilon 1e-3 and with its default
+  CHECK(g.functions().size() == 4);
+  CHECK(count_op(g, "call") == 3);
+  CHECK(count_op(*g.find_function("Mlp"), "call") == 1);
+  const G* ln = g.find_function("LayerNormLike");
+  const G* ln_default = g.find_function("LayerNormLike_1");
+  REQUIRE(ln);
+  REQUIRE(ln_default);
+  CHECK(ln->at("eps") != ln_default->at("eps"));
+  CHECK((*ln)[ln->at("eps")].attrs.at("value_float").as<double>() == doctest::Approx(1e-3));
+  CHECK((*ln_default)[ln_default->at("eps")].attrs.at("value_float").as<double>() == doctest::Approx(1e-5));
+  {  // types flow through the calls
+    G t = g;
+    gpass::pass_context ctx;
+    gpass::infer_shapes(t, ctx);
+    CHECK(t[t.at("ln2")].outputs.at(0).to_string() == "f32[2,5,8]");
+  }
+  check_against_ort(g, "local_functions", 2);
+
+  G flat = g;
+  gpass::pass_context ctx;
+  gpass::inline_functions(flat, ctx);
+  CHECK(count_op(flat, "call") == 0);
+  CHECK(flat.functions().empty());
+  CHECK(ctx.statistics().at("inline-functions.calls") == 5);
+  check_against_ort(flat, "local_functions", 2);
+
+  // export: the calls become nodes of the functions' domain, the functions FunctionProtos
+  onnx::ModelProto m = gpass::export_onnx(g);
+  CHECK(m.functions_size() == 4);
+  bool ln_node = false;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "LayerNormLike") ln_node = n.domain() == "pkg.torch.2.9" && n.attribute_size() == 0;
+  CHECK(ln_node);
+  G back = gpass::import_onnx(m);
+  CHECK(back.functions().size() == 4);
+  check_against_ort(back, "local_functions", 2);
+}
+
+TEST_CASE("onnx.functions.errors") {
+  SUBCASE("unknown attribute of a call") {
+    auto m = calling_model(relu_function("F"));
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name("alpha");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(1);
+    CHECK(import_error(m).find("node 'c' (op F): attribute 'alpha' is not an attribute of model-local function 'F'") !=
+          std::string::npos);
+  }
+  SUBCASE("recursion") {
+    auto m = calling_model(relu_function("F", "F"));
+    CHECK(import_error(m).find("calls itself") != std::string::npos);
+  }
+  SUBCASE("another default-domain opset") {
+    auto m = calling_model(relu_function("F", "Relu", 17));
+    CHECK(import_error(m).find("imports opset 17 of the default domain, the model 18") != std::string::npos);
+  }
+  SUBCASE("a body reading a value it does not define") {
+    auto f = relu_function("F");
+    f.mutable_node(0)->set_input(0, "outer");
+    CHECK(import_error(calling_model(f)).find("in model-local function 'F'") != std::string::npos);
+  }
+  SUBCASE("a function defined twice") {
+    auto m = calling_model(relu_function("F"));
+    *m.add_functions() = relu_function("F");
+    CHECK(import_error(m).find("defined twice") != std::string::npos);
+  }
+  SUBCASE("a reserved op name") {
+    auto m = onnx_test::make_model(18, 10);
+    auto* g = m.mutable_graph();
+    onnx_test::add_input(g, "x", onnx_test::f32({2}));
+    onnx_test::add_node(g, "call", {"x"}, {"y"}, "c");
+    onnx_test::add_output(g, "y", onnx_test::f32({2}));
+    CHECK(import_error(m).find("reserved by gpass") != std::string::npos);
+  }
+}
+
+TEST_CASE("onnx.functions.external_data") {
+  // weights in external_data.bin beside the model
+  G g = gpass::read_onnx_file(dir / "external_data.onnx");
+  check_against_ort(g, "external_data", 1);
+}
+
+}  // namespace gpass_test_onnx_functions
