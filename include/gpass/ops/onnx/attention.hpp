@@ -4,8 +4,8 @@
 /// ONNX transformer-block ops of the newer opsets: Attention (versions 23, 24 and 25: 3-D and
 /// 4-D inputs, grouped-query heads, past and present key/value caches, the optional
 /// qk_matmul_output, nonpad_kv_seqlen from 24, sliding windows from 25), RMSNormalization
-/// (23), RotaryEmbedding (23) and GroupNormalization (18: scale and bias per group, 21: per
-/// channel, with stash_type).
+/// (23), RotaryEmbedding (23), GroupNormalization (18: scale and bias per group, 21: per
+/// channel, with stash_type), LinearAttention (27), CausalConvWithState (27) and SwiGLU (28).
 ///
 /// The shape functions check what the operator definitions require of sizes that are known
 /// (head counts dividing hidden sizes, head sizes agreeing between Q, K and the caches) and
@@ -194,6 +194,95 @@ inline void group_norm_infer(infer_context& c, bool per_channel) {
   }
 }
 
+/// LinearAttention: output (batch, seq, q_heads * v_head) and present_state (batch, kv_heads,
+/// k_head, v_head) of past_state's type, or of the query's when there is no past_state.
+inline void linear_attention_infer(infer_context& c) {
+  const std::int64_t qn = c.attr_int("q_num_heads", 0), kvn = c.attr_int("kv_num_heads", 0);
+  if (qn <= 0 || kvn <= 0 || qn % kvn != 0)
+    c.fail("q_num_heads (" + std::to_string(qn) + ") must be a positive multiple of kv_num_heads (" + std::to_string(kvn) + ")");
+  const std::string rule = c.attr_string("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+    c.fail("update_rule must be linear, gated, delta or gated_delta, got '" + rule + "'");
+  const bool gating = rule == "gated" || rule == "gated_delta", delta = rule == "delta" || rule == "gated_delta";
+  if (gating != c.has_input(4)) c.fail("update_rule '" + rule + (gating ? "' needs the input decay" : "' takes no input decay"));
+  if (delta != c.has_input(5)) c.fail("update_rule '" + rule + (delta ? "' needs the input beta" : "' takes no input beta"));
+  shape q = c.input_shape(0), k = c.input_shape(1), v = c.input_shape(2);
+  for (const shape* s : {&q, &k, &v})
+    if (s->has_rank() && s->rank() != 3) c.fail("query, key and value must be 3-D (batch, seq, heads * head), got " + s->to_string());
+  auto at = [](const shape& s, std::size_t i) { return s.has_rank() ? s[i] : dim(); };
+  dim batch = at(q, 0), seq = at(q, 1);
+  for (const shape* s : {&k, &v})
+    if (s->has_rank()) {
+      batch = c.unify(batch, (*s)[0], "(batch of key and value)");
+      seq = c.unify(seq, (*s)[1], "(sequence length of key and value)");
+    }
+  dim dk = q.has_rank() ? head_split(c, q[2], qn, "query") : dim();
+  if (k.has_rank()) dk = c.unify(dk, head_split(c, k[2], kvn, "key"), "(head size of key vs query)");
+  const dim dv = v.has_rank() ? head_split(c, v[2], kvn, "value") : dim();
+  dtype state = c.input_dtype(0);
+  if (c.has_input(3)) {
+    state = c.input_dtype(3);
+    shape p = c.input_shape(3);
+    if (p.has_rank()) {
+      if (p.rank() != 4) c.fail("past_state must be 4-D (batch, kv_heads, k_head, v_head), got " + p.to_string());
+      batch = c.unify(batch, p[0], "(batch of past_state)");
+      c.unify(p[1], dim(kvn), "(heads of past_state vs kv_num_heads)");
+      dk = c.unify(dk, p[2], "(k_head of past_state)");
+      c.unify(p[3], dv, "(v_head of past_state)");
+    }
+  }
+  c.set_shape(0, shape{batch, seq, mul_dims(dim(qn), dv)});
+  c.set_tensor(1, state, shape{batch, dim(kvn), dk, dv});
+}
+
+/// CausalConvWithState: output of the input's shape (batch, channels, length) and
+/// present_state (batch, channels, k - 1) for a weight (channels, 1, k).
+inline void causal_conv_infer(infer_context& c) {
+  const std::string act = c.attr_string("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish") c.fail("activation must be none, silu or swish, got '" + act + "'");
+  shape x = c.input_shape(0), w = c.input_shape(1);
+  if (x.has_rank() && x.rank() != 3) c.fail("input must be 3-D (batch, channels, length), got " + x.to_string());
+  if (w.has_rank() && w.rank() != 3) c.fail("weight must be 3-D (channels, 1, k), got " + w.to_string());
+  dim batch = x.has_rank() ? x[0] : dim(), ch = x.has_rank() ? x[1] : dim(), keep;
+  if (w.has_rank()) {
+    ch = c.unify(ch, w[0], "(channels of weight)");
+    c.unify(w[1], dim(1), "(weight dim 1 of a depthwise convolution)");
+    if (w[2].is_known() && w[2].value() < 1) c.fail("the kernel size must be positive, got " + w.to_string());
+    keep = sub_dims(w[2], dim(1));
+  }
+  if (c.has_input(2)) {
+    shape b = c.input_shape(2);
+    if (b.has_rank()) {
+      if (b.rank() != 1) c.fail("bias must be 1-D (channels), got " + b.to_string());
+      ch = c.unify(ch, b[0], "(channels of bias)");
+    }
+  }
+  if (c.has_input(3)) {
+    shape p = c.input_shape(3);
+    if (p.has_rank()) {
+      if (p.rank() != 3) c.fail("past_state must be 3-D (batch, channels, k - 1), got " + p.to_string());
+      batch = c.unify(batch, p[0], "(batch of past_state)");
+      ch = c.unify(ch, p[1], "(channels of past_state)");
+      keep = c.unify(keep, p[2], "(past_state length vs kernel size - 1)");
+    }
+  }
+  if (x.has_rank()) c.set_shape(0, shape{batch, ch, x[2]});
+  c.set_shape(1, shape{batch, ch, keep});
+}
+
+/// SwiGLU: A and B have the same shape (no broadcasting), which Y has.
+inline void swiglu_infer(infer_context& c) {
+  shape a = c.input_shape(0), b = c.input_shape(1);
+  if (a.has_rank() && b.has_rank()) {
+    if (a.rank() != b.rank()) c.fail("A " + a.to_string() + " and B " + b.to_string() + " must have the same shape");
+    std::vector<dim> d;
+    for (std::size_t i = 0; i < a.rank(); ++i) d.push_back(c.unify(a[i], b[i], "(A and B must have the same shape)"));
+    c.set_shape(0, shape(std::move(d)));
+    return;
+  }
+  c.set_shape(0, a.has_rank() ? a : b);
+}
+
 }  // namespace detail::onnx_ops
 }  // namespace gpass
 
@@ -238,4 +327,15 @@ inline void gpass::register_onnx_attention_ops(op_registry& r) {
   onnx_op("GroupNormalization", 21).in("X:T").in("scale:T").in("bias:T").out("Y:T").tc("T", fl)
       .attr("epsilon", "float", 1e-5).req("num_groups", "int").attr("stash_type", "int", std::int64_t{1})
       .infer([](infer_context& c) { group_norm_infer(c, true); }).add(r);
+
+  // ONNX names the state's type parameter S; gpass reserves parameters starting with S for
+  // sequences: TS here.
+  const std::vector<dtype> half_single{dtype::f16, dtype::bf16, dtype::f32};
+  onnx_op("LinearAttention", 27).in("query:T").in("key:T").in("value:T").in("past_state?:TS").in("decay?:T").in("beta?:T")
+      .out("output:T").out("present_state:TS").tc("T", half_single).tc("TS", half_single)
+      .attr("chunk_size", "int", std::int64_t{64}).req("kv_num_heads", "int").req("q_num_heads", "int")
+      .attr("scale", "float", 0.0).attr("update_rule", "string", "gated_delta").infer(linear_attention_infer).add(r);
+  onnx_op("CausalConvWithState", 27).in("input:T").in("weight:T").in("bias?:T").in("past_state?:T").out("output:T")
+      .out("present_state:T").tc("T", half_single).attr("activation", "string", "none").infer(causal_conv_infer).add(r);
+  onnx_op("SwiGLU", 28).in("A:T").in("B:T").out("Y:T").tc("T", fl).attr("alpha", "float", 1.0).infer(swiglu_infer).add(r);
 }

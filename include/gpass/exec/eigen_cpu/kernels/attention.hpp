@@ -4,9 +4,10 @@
 /// Eigen CPU kernels: attention family (ONNX semantics): Attention (versions 23 to 25: 3-D
 /// and 4-D inputs, grouped-query heads, boolean or additive masks, causal and sliding-window
 /// masks, past and present key/value caches, nonpad_kv_seqlen, softcap, softmax_precision
-/// and the four qk_matmul_output modes), RMSNormalization, RotaryEmbedding and
-/// GroupNormalization (18: scale and bias per group, 21: per channel). Floating-point element
-/// types (f32, f64; f16 and bf16 compute in float).
+/// and the four qk_matmul_output modes), RMSNormalization, RotaryEmbedding,
+/// GroupNormalization (18: scale and bias per group, 21: per channel), LinearAttention (the
+/// four update rules, grouped-query heads), CausalConvWithState and SwiGLU. Floating-point
+/// element types (f32, f64; f16 and bf16 compute in float).
 ///
 /// Where ONNX's definition materializes an intermediate tensor of the input's element type
 /// (the scaled Q and K, the scores, the probabilities), the kernels round to that type too,
@@ -636,6 +637,203 @@ inline void register_group_norm(registry& r) {
   }});
 }
 
+// ---------------------------------------------------------------------------------------
+// LinearAttention
+
+inline void register_linear_attention(registry& r) {
+  r.add({.domain = "", .op = "LinearAttention", .since_version = 27, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 qn = n.attr<i64>("q_num_heads"), kvn = n.attr<i64>("kv_num_heads");
+    if (qn <= 0 || kvn <= 0 || qn % kvn != 0)
+      n.fail("q_num_heads (" + std::to_string(qn) + ") must be a positive multiple of kv_num_heads (" + std::to_string(kvn) + ")");
+    const std::string rule = n.attr<std::string>("update_rule", "gated_delta");
+    if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+      n.fail("update_rule must be linear, gated, delta or gated_delta, got '" + rule + "'");
+    const bool gating = rule == "gated" || rule == "gated_delta", delta = rule == "delta" || rule == "gated_delta";
+    const double scale_attr = n.attr<double>("scale", 0.0);
+    return [=](context& ctx) {
+      const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+      if (gating != ctx.has_input(4)) ctx.fail("update_rule '" + rule + (gating ? "' needs the input decay" : "' takes no input decay"));
+      if (delta != ctx.has_input(5)) ctx.fail("update_rule '" + rule + (delta ? "' needs the input beta" : "' takes no input beta"));
+      for (const gpass::tensor* t : {&q, &k, &v}) {
+        check_float(*t, ctx.node(), "query, key and value");
+        if (t->rank() != 3) ctx.fail("query, key and value must be 3-D (batch, seq, heads * head), got " + t->shape().to_string());
+      }
+      const i64 B = q.sizes()[0], T = q.sizes()[1];
+      for (const gpass::tensor* t : {&k, &v})
+        if (t->sizes()[0] != B || t->sizes()[1] != T)
+          ctx.fail("query, key and value must have the same batch and sequence length, got " + q.shape().to_string() + ", " +
+                   k.shape().to_string() + " and " + v.shape().to_string());
+      if (q.sizes()[2] % qn != 0 || k.sizes()[2] % kvn != 0 || v.sizes()[2] % kvn != 0)
+        ctx.fail("the last dims of query, key and value (" + std::to_string(q.sizes()[2]) + ", " + std::to_string(k.sizes()[2]) +
+                 ", " + std::to_string(v.sizes()[2]) + ") must be multiples of their head counts (" + std::to_string(qn) + ", " +
+                 std::to_string(kvn) + ")");
+      const i64 dk = q.sizes()[2] / qn, dv = v.sizes()[2] / kvn, group = qn / kvn;
+      if (k.sizes()[2] / kvn != dk) ctx.fail("key's head size " + std::to_string(k.sizes()[2] / kvn) + " differs from query's " + std::to_string(dk));
+      const std::vector<float> qf = to_compute<float>(q, ctx.node()), kf = to_compute<float>(k, ctx.node()), vf = to_compute<float>(v, ctx.node());
+      // decay: (B, T, kv_heads) per head or (B, T, kv_heads * dk) per key dimension; beta: (B, T, kv_heads or 1)
+      std::vector<float> decay, beta;
+      i64 decay_per = 0, beta_per = 0;
+      if (gating) {
+        const gpass::tensor& g = ctx.input(4);
+        check_float(g, ctx.node(), "decay");
+        if (g.rank() != 3 || g.sizes()[0] != B || g.sizes()[1] != T || (g.sizes()[2] != kvn && g.sizes()[2] != kvn * dk))
+          ctx.fail("decay must be (batch, seq, kv_heads) or (batch, seq, kv_heads * k_head), got " + g.shape().to_string());
+        decay = to_compute<float>(g, ctx.node());
+        decay_per = g.sizes()[2] == kvn ? 1 : dk;
+      }
+      if (delta) {
+        const gpass::tensor& bt = ctx.input(5);
+        check_float(bt, ctx.node(), "beta");
+        if (bt.rank() != 3 || bt.sizes()[0] != B || bt.sizes()[1] != T || (bt.sizes()[2] != kvn && bt.sizes()[2] != 1))
+          ctx.fail("beta must be (batch, seq, kv_heads) or (batch, seq, 1), got " + bt.shape().to_string());
+        beta = to_compute<float>(bt, ctx.node());
+        beta_per = bt.sizes()[2];
+      }
+      // the state (B, kv_heads, dk, dv), in float whatever its element type
+      const std::vector<i64> state_sizes{B, kvn, dk, dv};
+      std::vector<float> state(static_cast<std::size_t>(B * kvn * dk * dv), 0.0f);
+      dtype state_type = q.element_type();
+      if (ctx.has_input(3)) {
+        const gpass::tensor& p = ctx.input(3);
+        check_float(p, ctx.node(), "past_state");
+        if (p.sizes() != state_sizes)
+          ctx.fail("past_state " + p.shape().to_string() + " must be (batch, kv_heads, k_head, v_head) " + shape::of(state_sizes).to_string());
+        state = to_compute<float>(p, ctx.node());
+        state_type = p.element_type();
+      }
+      const float scale = scale_attr == 0.0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))) : static_cast<float>(scale_attr);
+      std::vector<float> out(static_cast<std::size_t>(B * T * qn * dv));
+      ctx.policy().parallel_for(B * kvn, static_cast<double>(T * dk * dv * (3 + group)) * 2.0, [&](i64 lo, i64 hi) {
+        std::vector<float> vt(static_cast<std::size_t>(dv));
+        for (i64 u = lo; u < hi; ++u) {
+          const i64 b = u / kvn, h = u % kvn;
+          float* S = state.data() + u * dk * dv;  // (dk, dv)
+          for (i64 t = 0; t < T; ++t) {
+            const float* kt = kf.data() + ((b * T + t) * kvn + h) * dk;
+            std::copy_n(vf.data() + ((b * T + t) * kvn + h) * dv, dv, vt.begin());
+            if (gating) {  // S *= exp(g)
+              const float* g = decay.data() + ((b * T + t) * kvn + h) * decay_per;
+              for (i64 d = 0; d < dk; ++d) {
+                const float e = std::exp(g[decay_per == 1 ? 0 : d]);
+                for (i64 m = 0; m < dv; ++m) S[d * dv + m] *= e;
+              }
+            }
+            if (delta) {  // v <- beta * (v - S^T k)
+              const float bv = beta[static_cast<std::size_t>((b * T + t) * beta_per + (beta_per == 1 ? 0 : h))];
+              for (i64 m = 0; m < dv; ++m) {
+                float got = 0;
+                for (i64 d = 0; d < dk; ++d) got += S[d * dv + m] * kt[d];
+                vt[static_cast<std::size_t>(m)] = bv * (vt[static_cast<std::size_t>(m)] - got);
+              }
+            }
+            for (i64 d = 0; d < dk; ++d)  // S += k (outer) v
+              for (i64 m = 0; m < dv; ++m) S[d * dv + m] += kt[d] * vt[static_cast<std::size_t>(m)];
+            for (i64 hq = h * group; hq < (h + 1) * group; ++hq) {  // query heads reading this KV head
+              const float* qt = qf.data() + ((b * T + t) * qn + hq) * dk;
+              float* o = out.data() + ((b * T + t) * qn + hq) * dv;
+              for (i64 m = 0; m < dv; ++m) {
+                float acc = 0;
+                for (i64 d = 0; d < dk; ++d) acc += qt[d] * S[d * dv + m];
+                o[m] = scale * acc;
+              }
+            }
+          }
+        }
+      });
+      gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {B, T, qn * dv});
+      dispatch<nn_types>(q.element_type(), ctx.node(), [&]<class U>() { nn_impl::from_compute<U>(out.data(), y); });
+      if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+        gpass::tensor& ps = ctx.allocate_output(1, state_type, state_sizes);
+        dispatch<nn_types>(state_type, ctx.node(), [&]<class U>() { nn_impl::from_compute<U>(state.data(), ps); });
+      }
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// CausalConvWithState, SwiGLU
+
+inline void register_causal_conv(registry& r) {
+  r.add({.domain = "", .op = "CausalConvWithState", .since_version = 27, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const std::string act = n.attr<std::string>("activation", "none");
+    if (act != "none" && act != "silu" && act != "swish") n.fail("activation must be none, silu or swish, got '" + act + "'");
+    const bool silu = act != "none";
+    return [=](context& ctx) {
+      const gpass::tensor &x = ctx.input(0), &w = ctx.input(1);
+      if (x.rank() != 3) ctx.fail("input must be 3-D (batch, channels, length), got " + x.shape().to_string());
+      const i64 B = x.sizes()[0], C = x.sizes()[1], L = x.sizes()[2];
+      if (w.rank() != 3 || w.sizes()[0] != C || w.sizes()[1] != 1 || w.sizes()[2] < 1)
+        ctx.fail("weight must be (channels, 1, k) with channels " + std::to_string(C) + ", got " + w.shape().to_string());
+      const i64 K = w.sizes()[2], keep = K - 1, len = keep + L;  // the padded sequence: state then input
+      for (std::size_t i = 1; i < 4; ++i)
+        if (ctx.has_input(i) && ctx.input(i).element_type() != x.element_type())
+          ctx.fail("weight, bias and past_state must have the input's element type " + std::string(to_string(x.element_type())));
+      if (ctx.has_input(2) && (ctx.input(2).rank() != 1 || ctx.input(2).sizes()[0] != C))
+        ctx.fail("bias must be (channels) = (" + std::to_string(C) + "), got " + ctx.input(2).shape().to_string());
+      if (ctx.has_input(3) && ctx.input(3).sizes() != std::vector<i64>{B, C, keep})
+        ctx.fail("past_state must be (batch, channels, k - 1) = " + shape::of(std::vector<i64>{B, C, keep}).to_string() + ", got " +
+                 ctx.input(3).shape().to_string());
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        const T *px = x.data<T>(), *pw = w.data<T>();
+        const T* pb = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
+        const T* pp = ctx.has_input(3) ? ctx.input(3).data<T>() : nullptr;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, C, L});
+        T* py = y.data<T>();
+        T* pst = nullptr;
+        if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) pst = ctx.allocate_output(1, x.element_type(), {B, C, keep}).template data<T>();
+        ctx.policy().parallel_for(B * C, static_cast<double>(L * K) * 2.0, [&](i64 lo, i64 hi) {
+          std::vector<CT> seq(static_cast<std::size_t>(len));
+          for (i64 u = lo; u < hi; ++u) {
+            const i64 c = u % C;
+            for (i64 i = 0; i < keep; ++i) seq[static_cast<std::size_t>(i)] = pp ? static_cast<CT>(pp[u * keep + i]) : CT(0);
+            for (i64 i = 0; i < L; ++i) seq[static_cast<std::size_t>(keep + i)] = static_cast<CT>(px[u * L + i]);
+            const T* wc = pw + c * K;
+            for (i64 i = 0; i < L; ++i) {
+              CT acc = 0;
+              for (i64 j = 0; j < K; ++j) acc += static_cast<CT>(wc[j]) * seq[static_cast<std::size_t>(i + j)];
+              CT o = round_to<T>(acc);
+              if (pb) o = round_to<T>(static_cast<CT>(o + static_cast<CT>(pb[c])));
+              if (silu) o = static_cast<CT>(o * (CT(1) / (CT(1) + std::exp(-o))));  // in float (f64: double)
+              py[u * L + i] = to_elem<T>(o);
+            }
+            if (pst)
+              for (i64 i = 0; i < keep; ++i) pst[u * keep + i] = to_elem<T>(seq[static_cast<std::size_t>(len - keep + i)]);
+          }
+        });
+      });
+    };
+  }});
+}
+
+inline void register_swiglu(registry& r) {
+  r.add({.domain = "", .op = "SwiGLU", .since_version = 28, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const double alpha = n.attr<double>("alpha", 1.0);
+    return [=](context& ctx) {
+      const gpass::tensor &a = ctx.input(0), &b = ctx.input(1);
+      if (a.sizes() != b.sizes() || a.element_type() != b.element_type())
+        ctx.fail("A " + std::string(to_string(a.element_type())) + a.shape().to_string() + " and B " +
+                 std::string(to_string(b.element_type())) + b.shape().to_string() + " must have the same shape and element type (no broadcasting)");
+      dispatch<nn_types>(a.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        const T *pa = a.data<T>(), *pb = b.data<T>();
+        gpass::tensor& y = ctx.allocate_output(0, a.element_type(), a.sizes());
+        T* py = y.data<T>();
+        const CT al = round_to<T>(static_cast<CT>(alpha));
+        // Y = A * sigmoid(alpha * A) * B, each step in T (ONNX's reference)
+        ctx.policy().parallel_for(a.size(), 20.0, [&](i64 lo, i64 hi) {
+          for (i64 i = lo; i < hi; ++i) {
+            const CT x = static_cast<CT>(pa[i]);
+            const CT e = round_to<T>(static_cast<CT>(std::exp(round_to<T>(static_cast<CT>(-al * x)))));
+            const CT sig = round_to<T>(static_cast<CT>(CT(1) / round_to<T>(static_cast<CT>(CT(1) + e))));
+            py[i] = to_elem<T>(round_to<T>(static_cast<CT>(x * sig)) * static_cast<CT>(pb[i]));
+          }
+        });
+      });
+    };
+  }});
+}
+
 }  // namespace attention_impl
 
 /// Registers the kernels of this family.
@@ -644,6 +842,9 @@ inline void register_attention(registry& r) {
   attention_impl::register_rms_norm(r);
   attention_impl::register_rotary_embedding(r);
   attention_impl::register_group_norm(r);
+  attention_impl::register_linear_attention(r);
+  attention_impl::register_causal_conv(r);
+  attention_impl::register_swiglu(r);
 }
 
 }  // namespace gpass::exec::cpu_detail
