@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests of the ONNX attention family: the Eigen CPU kernels of Attention, RMSNormalization,
-// RotaryEmbedding and GroupNormalization, and the shape functions of their schemas. Expected
+// RotaryEmbedding, GroupNormalization, LinearAttention, CausalConvWithState and SwiGLU, and
+// the shape functions of their schemas. Expected
 // values are computed by hand or by a small independent loop written here from the ONNX
 // operator definitions.
 #include <doctest/doctest.h>
@@ -371,6 +372,69 @@ TEST_CASE("exec.onnx_attention.group_normalization") {
                   gpass::error);
 }
 
+// ---- LinearAttention, CausalConvWithState, SwiGLU ------------------------------------------
+
+TEST_CASE("exec.onnx_attention.linear_attention_by_hand") {
+  fixture f;
+  // one head, k_head 1, v_head 2, two steps; scale 1/sqrt(1)
+  auto q = tensor::from<float>({1, 2}, {1, 2, 1});
+  auto k = tensor::from<float>({3, 4}, {1, 2, 1});
+  auto v = tensor::from<float>({1, 2, 5, 6}, {1, 2, 2});
+  auto heads = [](const char* rule) {
+    return attrs({{"q_num_heads", i64{1}}, {"kv_num_heads", i64{1}}, {"update_rule", std::string(rule)}});
+  };
+  // linear: S1 = 3 (1, 2), S2 = S1 + 4 (5, 6) = (23, 30); o_t = q_t S_t
+  auto lin = f.run(node("LinearAttention", 27, 2, heads("linear")), {q, k, v});
+  check_close(lin[0].tensor(), {3, 6, 46, 60});
+  CHECK(lin[1].tensor().sizes() == std::vector<i64>{1, 1, 1, 2});
+  check_close(lin[1].tensor(), {23, 30});
+  // gated, per-head decay (0, ln 0.5): S2 = 0.5 S1 + 4 (5, 6)
+  auto decay = tensor::from<float>({0, static_cast<float>(std::log(0.5))}, {1, 2, 1});
+  check_close(f.run(node("LinearAttention", 27, 2, heads("gated")), {q, k, v, value{}, decay})[0].tensor(), {3, 6, 43, 54});
+  // delta, beta (1, 0.5): v2 <- 0.5 ((5, 6) - 4 S1) = (-3.5, -9), S2 = S1 + 4 v2 = (-11, -30)
+  auto beta = tensor::from<float>({1, 0.5f}, {1, 2, 1});
+  check_close(f.run(node("LinearAttention", 27, 2, heads("delta")), {q, k, v, value{}, value{}, beta})[0].tensor(), {3, 6, -22, -60});
+  // two query heads share the one state; a past state is added to
+  auto q2 = tensor::from<float>({1, -1, 2, 0.5f}, {1, 2, 2});
+  auto gqa = attrs({{"q_num_heads", i64{2}}, {"kv_num_heads", i64{1}}, {"update_rule", std::string("linear")}, {"scale", 1.0}});
+  check_close(f.run(node("LinearAttention", 27, 2, gqa), {q2, k, v})[0].tensor(), {3, 6, -3, -6, 46, 60, 11.5, 15});
+  auto past = tensor::from<float>({1, 1}, {1, 1, 1, 2});
+  check_close(f.run(node("LinearAttention", 27, 2, gqa), {q2, k, v, past})[1].tensor(), {24, 31});
+  // the default rule gated_delta needs decay and beta
+  CHECK_THROWS_AS(f.run(node("LinearAttention", 27, 2, attrs({{"q_num_heads", i64{1}}, {"kv_num_heads", i64{1}}})), {q, k, v}), gpass::error);
+}
+
+TEST_CASE("exec.onnx_attention.causal_conv_with_state_by_hand") {
+  fixture f;
+  // channels (1, 2, 3) and (4, 5, 6); kernels (1, 2) and (0, 1): y_i = w0 x_{i-1} + w1 x_i
+  auto x = tensor::from<float>({1, 2, 3, 4, 5, 6}, {1, 2, 3});
+  auto w = tensor::from<float>({1, 2, 0, 1}, {2, 1, 2});
+  auto out = f.run(node("CausalConvWithState", 27, 2), {x, w});
+  check_close(out[0].tensor(), {2, 5, 8, 4, 5, 6});
+  CHECK(out[1].tensor().sizes() == std::vector<i64>{1, 2, 1});
+  check_close(out[1].tensor(), {3, 6});
+  // a carry state and a bias
+  auto past = tensor::from<float>({10, 20}, {1, 2, 1});
+  auto bias = tensor::from<float>({1, -1}, {2});
+  check_close(f.run(node("CausalConvWithState", 27, 2), {x, w, bias, past})[0].tensor(), {13, 6, 9, 3, 4, 5});
+  // silu
+  auto silu = [](double t) { return t / (1 + std::exp(-t)); };
+  check_close(f.run(node("CausalConvWithState", 27, 2, attrs({{"activation", std::string("silu")}})), {x, w})[0].tensor(),
+              {silu(2), silu(5), silu(8), silu(4), silu(5), silu(6)});
+  CHECK_THROWS_AS(f.run(node("CausalConvWithState", 27, 2), {x, tensor::from<float>({1, 2}, {1, 1, 2})}), gpass::error);
+}
+
+TEST_CASE("exec.onnx_attention.swiglu_by_hand") {
+  fixture f;
+  auto sig = [](double t) { return 1 / (1 + std::exp(-t)); };
+  auto a = tensor::from<float>({0, 1, -2}, {3});
+  auto b = tensor::from<float>({2, 3, 4}, {3});
+  check_close(f.run(node("SwiGLU", 28), {a, b})[0].tensor(), {0, sig(1) * 3, -2 * sig(-2) * 4});
+  check_close(f.run(node("SwiGLU", 28, 1, attrs({{"alpha", 0.5}})), {a, b})[0].tensor(), {0, sig(0.5) * 3, -2 * sig(-1) * 4});
+  // no broadcasting
+  CHECK_THROWS_AS(f.run(node("SwiGLU", 28), {a, tensor::from<float>({1}, {1})}), gpass::error);
+}
+
 // ---- shape functions --------------------------------------------------------------------
 
 TEST_CASE("exec.onnx_attention.shape_inference") {
@@ -407,6 +471,23 @@ TEST_CASE("exec.onnx_attention.shape_inference") {
                  "%y = GroupNormalization(%x, %s, %s) {num_groups = 3}",
                  18)
             .find("scale vs num_groups") != std::string::npos);
+  // LinearAttention's state has past_state's type, else the query's
+  const char* la = "%q = arg() {index = 0} -> (f16[b,t,64])\n%k = arg() {index = 1} -> (f16[b,t,32])\n"
+                   "%v = arg() {index = 2} -> (f16[b,t,48])\n";
+  CHECK(inferred(std::string(la) + "%y:2 = LinearAttention(%q, %k, %v) {q_num_heads = 8, kv_num_heads = 4, update_rule = \"linear\"}", 27, 0) ==
+        "f16[b,t,96]");
+  CHECK(inferred(std::string(la) + "%y:2 = LinearAttention(%q, %k, %v) {q_num_heads = 8, kv_num_heads = 4, update_rule = \"linear\"}", 27, 1) ==
+        "f16[b,4,8,12]");
+  CHECK(inferred(std::string(la) + "%p = arg() {index = 3} -> (f32[b,4,8,12])\n"
+                                   "%y:2 = LinearAttention(%q, %k, %v, %p) {q_num_heads = 8, kv_num_heads = 4, update_rule = \"linear\"}",
+                 27, 1) == "f32[b,4,8,12]");
+  CHECK(inferred(std::string(la) + "%y:2 = LinearAttention(%q, %k, %v) {q_num_heads = 8, kv_num_heads = 4}", 27)
+            .find("needs the input decay") != std::string::npos);
+  CHECK(inferred("%x = arg() {index = 0} -> (f32[b,4,n])\n%w = arg() {index = 1} -> (f32[4,1,5])\n"
+                 "%y:2 = CausalConvWithState(%x, %w)",
+                 27, 1) == "f32[b,4,4]");
+  CHECK(inferred("%a = arg() {index = 0} -> (f32[n,4])\n%b = arg() {index = 1} -> (f32[n,5])\n%y = SwiGLU(%a, %b)", 28)
+            .find("A and B must have the same shape") != std::string::npos);
 }
 
 }  // namespace gpass_test_exec_onnx_attention
