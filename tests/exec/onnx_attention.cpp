@@ -298,6 +298,8 @@ TEST_CASE("exec.onnx_attention.errors_name_the_node") {
   CHECK_THROWS_AS(f.run(node("Attention", 23), {q4, q4, q4, value{}, q4}), gpass::error);
   CHECK_THROWS_AS(f.run(node("Attention", 23), {q4, q4, q4, tensor::from<float>(wave(3), {3})}), gpass::error);
   CHECK_THROWS_AS(f.run(node("Attention", 23, 1, attrs({{"softmax_precision", i64{7}}})), {q4, q4, q4}), gpass::error);
+  // more valid keys than there are
+  CHECK_THROWS_AS(f.run(node("Attention", 24), {q4, q4, q4, value{}, value{}, value{}, tensor::from<i64>({3}, {1})}), gpass::error);
 }
 
 // ---- RMSNormalization, RotaryEmbedding, GroupNormalization ------------------------------

@@ -209,6 +209,11 @@ inline attention_sizes attention_check(const context& ctx, const attention_attrs
     if (np.element_type() != dtype::int64 || np.rank() != 1 || np.sizes()[0] != z.batch)
       ctx.fail("nonpad_kv_seqlen must be an int64 vector of batch size " + std::to_string(z.batch) + ", got " +
                std::string(to_string(np.element_type())) + np.shape().to_string());
+    // a count of valid keys: at most the keys there are
+    for (i64 len : np.values<i64>())
+      if (len < 0 || len > z.total)
+        ctx.fail("nonpad_kv_seqlen " + std::to_string(len) + " is out of range [0, " + std::to_string(z.total) +
+                 "] (the key/value sequence length)");
   }
   return z;
 }
