@@ -30,7 +30,8 @@ GPASS_DECL void register_eigen_cpu_elementwise(kernel_registry<eigen_cpu>& r);
 GPASS_DECL void register_eigen_cpu_linalg(kernel_registry<eigen_cpu>& r);
 /// Normalizations, softmax, recurrent cells, losses, sampling (`src/nn.cpp`).
 GPASS_DECL void register_eigen_cpu_nn(kernel_registry<eigen_cpu>& r);
-/// Attention, RMSNormalization, RotaryEmbedding, GroupNormalization (`src/attention.cpp`).
+/// Attention, RMSNormalization, RotaryEmbedding, GroupNormalization, LinearAttention,
+/// CausalConvWithState, SwiGLU (`src/attention.cpp`).
 GPASS_DECL void register_eigen_cpu_attention(kernel_registry<eigen_cpu>& r);
 /// Shapes, data movement, indexing, construction, selection, resizing (`src/array.cpp`).
 GPASS_DECL void register_eigen_cpu_array(kernel_registry<eigen_cpu>& r);

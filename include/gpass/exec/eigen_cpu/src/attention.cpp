@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file attention.cpp
 /// A gpass unit (see gpass/config.hpp): the Eigen CPU attention kernels (Attention,
-/// RMSNormalization, RotaryEmbedding, GroupNormalization). Compiled once with
-/// GPASS_SEPARATE_COMPILATION, or included by <gpass/exec/eigen_cpu.hpp> in header-only mode.
+/// RMSNormalization, RotaryEmbedding, GroupNormalization, LinearAttention,
+/// CausalConvWithState, SwiGLU). Compiled once with GPASS_SEPARATE_COMPILATION, or included
+/// by <gpass/exec/eigen_cpu.hpp> in header-only mode.
 
 #ifndef GPASS_UNIT_EIGEN_CPU_ATTENTION  // a guard: in header-only mode a unit is also included as a header
 #define GPASS_UNIT_EIGEN_CPU_ATTENTION
