@@ -18,6 +18,7 @@ set(_gpass_units
   gpass/passes/src/infer.cpp
   gpass/passes/src/passes.cpp
   gpass/exec/eigen_cpu/src/array.cpp
+  gpass/exec/eigen_cpu/src/attention.cpp
   gpass/exec/eigen_cpu/src/control.cpp
   gpass/exec/eigen_cpu/src/elementwise.cpp
   gpass/exec/eigen_cpu/src/linalg.cpp

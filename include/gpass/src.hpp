@@ -17,6 +17,7 @@
 #if !GPASS_HEADER_ONLY
 #include <gpass/analysis/src/verify.cpp>
 #include <gpass/exec/eigen_cpu/src/array.cpp>
+#include <gpass/exec/eigen_cpu/src/attention.cpp>
 #include <gpass/exec/eigen_cpu/src/control.cpp>
 #include <gpass/exec/eigen_cpu/src/elementwise.cpp>
 #include <gpass/exec/eigen_cpu/src/linalg.cpp>

@@ -4,6 +4,7 @@
 /// Every ONNX default-domain op schema family, with its registration function. The unit
 /// `gpass/ops/src/onnx_schemas.cpp` includes it and defines `gpass::register_onnx_ops`.
 
+#include <gpass/ops/onnx/attention.hpp>
 #include <gpass/ops/onnx/control_flow.hpp>
 #include <gpass/ops/onnx/elementwise.hpp>
 #include <gpass/ops/onnx/logical.hpp>
@@ -27,5 +28,6 @@ void register_onnx_logical_ops(op_registry& r);
 void register_onnx_control_flow_ops(op_registry& r);
 void register_onnx_sequence_ops(op_registry& r);
 void register_onnx_misc_ops(op_registry& r);
+void register_onnx_attention_ops(op_registry& r);
 
 }  // namespace gpass

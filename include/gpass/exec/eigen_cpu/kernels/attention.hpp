@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file attention.hpp
+/// Eigen CPU kernels: attention family (ONNX semantics): Attention (versions 23 to 25: 3-D
+/// and 4-D inputs, grouped-query heads, boolean or additive masks, causal and sliding-window
+/// masks, past and present key/value caches, nonpad_kv_seqlen, softcap, softmax_precision
+/// and the four qk_matmul_output modes), RMSNormalization, RotaryEmbedding,
+/// GroupNormalization (18: scale and bias per group, 21: per channel), LinearAttention (the
+/// four update rules, grouped-query heads), CausalConvWithState and SwiGLU. Floating-point
+/// element types (f32, f64; f16 and bf16 compute in float).
+///
+/// Where ONNX's definition materializes an intermediate tensor of the input's element type
+/// (the scaled Q and K, the scores, the probabilities), the kernels round to that type too,
+/// so f16 and bf16 results agree with ONNX's reference to the last bit or so.
+/// Private (`gpass::exec::cpu_detail`); `register_attention` adds them to a registry.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/eigen_cpu/kernels/nn.hpp>
+
+namespace gpass::exec::cpu_detail {
+
+namespace attention_impl {
+
+using i64 = std::int64_t;
+using nn_impl::check_float;
+using nn_impl::is_low_v;
+using nn_impl::nn_types;
+using nn_impl::prod;
+using nn_impl::to_compute;
+using nn_impl::to_elem;
+
+template <class C>
+using rmat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class C>
+using rmat_map = Eigen::Map<rmat<C>>;
+template <class C>
+using crmat_map = Eigen::Map<const rmat<C>>;
+
+inline constexpr double neg_inf = -std::numeric_limits<double>::infinity();
+
+/// `v` rounded to element type `T` and back to its compute type `C`: the value a tensor of
+/// `T` holds where the ONNX definition materializes one.
+template <class T, class C>
+inline C round_to(C v) {
+  if constexpr (is_low_v<T>) return static_cast<C>(static_cast<float>(T(static_cast<float>(v))));
+  else return static_cast<C>(static_cast<T>(v));
+}
+
+/// A rounding function for a dtype known at run time (softmax_precision, stash_type).
+using rounder = double (*)(double);
+inline rounder rounder_for(dtype d, const kernel_node& n) {
+  rounder r = nullptr;
+  dispatch<nn_types>(d, n, [&]<class T>() { r = &round_to<T, double>; });
+  return r;
+}
+
+/// The floating-point dtype of an ONNX TensorProto data type number (1, 10, 11, 16), as
+/// softmax_precision and stash_type give it; other numbers fail naming `what`.
+inline dtype float_type_attr(i64 v, const kernel_node& n, const char* what) {
+  switch (v) {
+    case 1: return dtype::f32;
+    case 10: return dtype::f16;
+    case 11: return dtype::f64;
+    case 16: return dtype::bf16;
+    default: break;
+  }
+  n.fail(std::string(what) + " " + std::to_string(v) + " is not a floating-point type (1: float, 10: float16, 11: double, 16: bfloat16)");
+}
+
+/// The values of tensor `t` as doubles (any numeric or bool element type).
+inline std::vector<double> as_doubles(const gpass::tensor& t, const kernel_node& n) {
+  std::vector<double> r(static_cast<std::size_t>(t.size()));
+  dispatch<type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                     std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>>(t.element_type(), n, [&]<class S>() {
+    const S* p = t.data<S>();
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(static_cast<compute_t<S>>(p[i]));
+  });
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// Attention
+
+/// The attributes of one Attention node.
+struct attention_attrs {
+  bool causal = false;
+  i64 q_heads = 0, kv_heads = 0;  ///< 0: not given
+  i64 mode = 0;                   ///< qk_matmul_output_mode
+  bool has_scale = false;
+  double scale = 0;
+  double softcap = 0;
+  dtype softmax_type = dtype::undefined;  ///< undefined: Q's type
+  i64 left = -1, right = -1;              ///< sliding window (version 25)
+  int opset = 0;
+};
+
+/// The sizes of one Attention call, every tensor seen as 4-D (batch, heads, sequence, head).
+struct attention_sizes {
+  i64 batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, past = 0, total = 0, head = 0, v_head = 0;
+  bool three_d = false;
+};
+
+/// The elements of Q, K or V (3-D (batch, seq, heads * head) or 4-D (batch, heads, seq,
+/// head)) as compute values in (batch, heads, seq, head) order.
+template <class C>
+std::vector<C> to_bhsd(const gpass::tensor& t, i64 heads, const kernel_node& n) {
+  std::vector<C> v = to_compute<C>(t, n);
+  if (t.rank() == 4) return v;
+  const auto& s = t.sizes();
+  const i64 B = s[0], S = s[1], D = s[2] / heads;
+  std::vector<C> r(v.size());
+  for (i64 b = 0; b < B; ++b)
+    for (i64 q = 0; q < S; ++q)
+      for (i64 h = 0; h < heads; ++h)
+        std::copy_n(v.begin() + ((b * S + q) * heads + h) * D, D, r.begin() + ((b * heads + h) * S + q) * D);
+  return r;
+}
+
+/// `past` then `cur` along the sequence axis: (batch, heads, past + seq, head).
+template <class C>
+std::vector<C> concat_seq(const std::vector<C>& past, const std::vector<C>& cur, i64 bh, i64 p, i64 s, i64 d) {
+  std::vector<C> r(static_cast<std::size_t>(bh * (p + s) * d));
+  for (i64 u = 0; u < bh; ++u) {
+    std::copy_n(past.begin() + u * p * d, p * d, r.begin() + u * (p + s) * d);
+    std::copy_n(cur.begin() + u * s * d, s * d, r.begin() + (u * (p + s) + p) * d);
+  }
+  return r;
+}
+
+/// Checks the inputs of an Attention node and returns their sizes.
+inline attention_sizes attention_check(const context& ctx, const attention_attrs& a) {
+  const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  for (std::size_t i = 0; i < 3; ++i) check_float(ctx.input(i), ctx.node(), "Q, K and V");
+  if (k.element_type() != q.element_type())
+    ctx.fail("K must have Q's element type " + std::string(to_string(q.element_type())) + ", got " +
+             std::string(to_string(k.element_type())));
+  if ((q.rank() != 3 && q.rank() != 4) || k.rank() != q.rank() || v.rank() != q.rank())
+    ctx.fail("Q, K and V must all be 3-D or all be 4-D, got " + q.shape().to_string() + ", " + k.shape().to_string() +
+             " and " + v.shape().to_string());
+  attention_sizes z;
+  const auto &qs = q.sizes(), &ks = k.sizes(), &vs = v.sizes();
+  z.batch = qs[0];
+  if (ks[0] != z.batch || vs[0] != z.batch)
+    ctx.fail("Q, K and V must have the same batch size, got " + q.shape().to_string() + ", " + k.shape().to_string() +
+             " and " + v.shape().to_string());
+  if (q.rank() == 3) {
+    z.three_d = true;
+    if (a.q_heads <= 0 || a.kv_heads <= 0) ctx.fail("3-D inputs need positive attributes q_num_heads and kv_num_heads");
+    z.q_heads = a.q_heads;
+    z.kv_heads = a.kv_heads;
+    if (qs[2] % z.q_heads != 0)
+      ctx.fail("Q's hidden size " + std::to_string(qs[2]) + " is not a multiple of q_num_heads " + std::to_string(z.q_heads));
+    if (ks[2] % z.kv_heads != 0 || vs[2] % z.kv_heads != 0)
+      ctx.fail("the hidden sizes of K (" + std::to_string(ks[2]) + ") and V (" + std::to_string(vs[2]) +
+               ") must be multiples of kv_num_heads " + std::to_string(z.kv_heads));
+    z.q_seq = qs[1];
+    z.kv_seq = ks[1];
+    z.head = qs[2] / z.q_heads;
+    if (ks[2] / z.kv_heads != z.head)
+      ctx.fail("K's head size " + std::to_string(ks[2] / z.kv_heads) + " differs from Q's " + std::to_string(z.head));
+    if (vs[1] != z.kv_seq) ctx.fail("K and V must have the same sequence length, got " + k.shape().to_string() + " and " + v.shape().to_string());
+    z.v_head = vs[2] / z.kv_heads;
+  } else {
+    if ((a.q_heads || a.kv_heads) && (a.opset == 0 || a.opset >= 25))
+      ctx.fail("q_num_heads and kv_num_heads must not be given for 4-D inputs");
+    z.q_heads = qs[1];
+    z.kv_heads = ks[1];
+    if ((a.q_heads && a.q_heads != z.q_heads) || (a.kv_heads && a.kv_heads != z.kv_heads))
+      ctx.fail("q_num_heads " + std::to_string(a.q_heads) + " and kv_num_heads " + std::to_string(a.kv_heads) +
+               " do not match the inputs' heads " + std::to_string(z.q_heads) + " and " + std::to_string(z.kv_heads));
+    z.q_seq = qs[2];
+    z.kv_seq = ks[2];
+    z.head = qs[3];
+    if (ks[3] != z.head) ctx.fail("K's head size " + std::to_string(ks[3]) + " differs from Q's " + std::to_string(z.head));
+    if (vs[1] != z.kv_heads || vs[2] != z.kv_seq)
+      ctx.fail("V " + v.shape().to_string() + " must have K's heads and sequence length " + k.shape().to_string());
+    z.v_head = vs[3];
+  }
+  if (z.kv_heads <= 0 || z.q_heads % z.kv_heads != 0)
+    ctx.fail("the query heads (" + std::to_string(z.q_heads) + ") must be a multiple of the key/value heads (" +
+             std::to_string(z.kv_heads) + ")");
+  const bool pk = ctx.has_input(4), pv = ctx.has_input(5);
+  if (pk != pv) ctx.fail("past_key and past_value must be given together");
+  if (pk) {
+    if (ctx.has_input(6)) ctx.fail("nonpad_kv_seqlen cannot be combined with past_key and past_value");
+    const gpass::tensor &p1 = ctx.input(4), &p2 = ctx.input(5);
+    if (p1.element_type() != k.element_type() || p2.element_type() != v.element_type())
+      ctx.fail("past_key and past_value must have the element types of K and V");
+    if (p1.rank() != 4 || p2.rank() != 4) ctx.fail("past_key and past_value must be 4-D, got " + p1.shape().to_string() + " and " + p2.shape().to_string());
+    z.past = p1.sizes()[2];
+    const std::vector<i64> want_k{z.batch, z.kv_heads, z.past, z.head}, want_v{z.batch, z.kv_heads, z.past, z.v_head};
+    if (p1.sizes() != want_k || p2.sizes() != want_v)
+      ctx.fail("past_key " + p1.shape().to_string() + " and past_value " + p2.shape().to_string() + " must be " +
+               shape::of(want_k).to_string() + " and " + shape::of(want_v).to_string());
+  }
+  z.total = z.past + z.kv_seq;
+  if (ctx.has_input(6)) {
+    const gpass::tensor& np = ctx.input(6);
+    if (np.element_type() != dtype::int64 || np.rank() != 1 || np.sizes()[0] != z.batch)
+      ctx.fail("nonpad_kv_seqlen must be an int64 vector of batch size " + std::to_string(z.batch) + ", got " +
+               std::string(to_string(np.element_type())) + np.shape().to_string());
+    // a count of valid keys: at most the keys there are
+    for (i64 len : np.values<i64>())
+      if (len < 0 || len > z.total)
+        ctx.fail("nonpad_kv_seqlen " + std::to_string(len) + " is out of range [0, " + std::to_string(z.total) +
+                 "] (the key/value sequence length)");
+  }
+  return z;
+}
+
+/// The additive attention bias of every (batch, head, query) row, of the total sequence length
+/// each: the attention mask (boolean: 0 or -inf; numeric: added; a last dimension shorter than
+/// the total length is padded with -inf), the causal mask, the sliding window and the padding
+/// of nonpad_kv_seqlen. Empty when nothing masks (all zero).
+inline std::vector<double> attention_bias(const context& ctx, const attention_attrs& a, const attention_sizes& z) {
+  const bool has_mask = ctx.has_input(3), nonpad = ctx.has_input(6);
+  const bool window = a.left >= 0 || a.right >= 0;
+  if (!has_mask && !a.causal && !window && !nonpad) return {};
+  const i64 B = z.batch, H = z.q_heads, Sq = z.q_seq, T = z.total;
+  std::vector<i64> lens;
+  if (nonpad) lens = int_values(ctx.input(6), ctx.node(), "nonpad_kv_seqlen");
+  // offset of the query block: the cached keys before it
+  auto offset = [&](i64 b) -> i64 {
+    if (z.past > 0 || ctx.has_input(4)) return z.past;
+    if (nonpad) return lens[static_cast<std::size_t>(b)] - Sq;
+    return 0;
+  };
+  std::vector<double> bias(static_cast<std::size_t>(B * H * Sq * T), 0.0);
+  if (has_mask) {
+    const gpass::tensor& m = ctx.input(3);
+    const std::size_t r = m.rank();
+    if (r < 1 || r > 4) ctx.fail("attn_mask must have rank 1 to 4, got " + m.shape().to_string());
+    std::vector<i64> ms(4 - r, 1);
+    ms.insert(ms.end(), m.sizes().begin(), m.sizes().end());
+    const std::vector<i64> target{B, H, Sq, T};
+    if (ms[3] > T) ctx.fail("attn_mask " + m.shape().to_string() + " is longer than the total sequence length " + std::to_string(T));
+    for (std::size_t d = 0; d < 3; ++d)
+      if (ms[d] != 1 && ms[d] != target[d])
+        ctx.fail("attn_mask " + m.shape().to_string() + " does not broadcast to (batch, q_heads, q_seq, total_seq) " +
+                 shape::of(target).to_string());
+    const bool boolean = m.element_type() == dtype::bool_;
+    const std::vector<double> mv = as_doubles(m, ctx.node());
+    const i64 L = ms[3];
+    for (i64 b = 0; b < B; ++b)
+      for (i64 h = 0; h < H; ++h)
+        for (i64 i = 0; i < Sq; ++i) {
+          const i64 mrow = ((ms[0] == 1 ? 0 : b) * ms[1] + (ms[1] == 1 ? 0 : h)) * ms[2] + (ms[2] == 1 ? 0 : i);
+          double* out = bias.data() + ((b * H + h) * Sq + i) * T;
+          for (i64 j = 0; j < T; ++j) {
+            if (j >= L) {
+              out[j] = neg_inf;
+              continue;
+            }
+            const double x = mv[static_cast<std::size_t>(mrow * L + j)];
+            out[j] = boolean ? (x != 0 ? 0.0 : neg_inf) : x;
+          }
+        }
+  }
+  for (i64 b = 0; b < B; ++b) {
+    const i64 off = offset(b);
+    const i64 len = nonpad ? lens[static_cast<std::size_t>(b)] : T;
+    for (i64 h = 0; h < H; ++h)
+      for (i64 i = 0; i < Sq; ++i) {
+        double* out = bias.data() + ((b * H + h) * Sq + i) * T;
+        for (i64 j = 0; j < T; ++j) {
+          const i64 diff = i + off - j;  // the query's absolute position minus the key's
+          bool allowed = !a.causal || diff >= 0;
+          if (a.left >= 0 && diff > a.left) allowed = false;
+          if (a.right >= 0 && -diff > a.right) allowed = false;
+          if (j >= len) allowed = false;
+          if (!allowed) out[j] = neg_inf;
+        }
+      }
+  }
+  return bias;
+}
+
+/// Softmax of one row in place, each step rounded by `rp` (the softmax precision); a row
+/// whose maximum is -inf (nothing to attend) becomes zeros, NaN propagates. The sum of the
+/// exponentials is rounded once, or after every addition when `running_sum` (bf16: numpy's
+/// bfloat16, which ONNX's reference computes with, accumulates a sum in bfloat16).
+inline void attention_softmax(double* x, i64 n, rounder rp, bool running_sum) {
+  double m = neg_inf;
+  for (i64 j = 0; j < n; ++j) x[j] = rp(x[j]);  // the scores cast to the softmax precision
+  for (i64 j = 0; j < n; ++j) {
+    if (std::isnan(x[j])) {
+      m = x[j];
+      break;
+    }
+    m = std::max(m, x[j]);
+  }
+  if (m == neg_inf) {
+    std::fill_n(x, n, 0.0);
+    return;
+  }
+  double s = 0;
+  for (i64 j = 0; j < n; ++j) {
+    s += (x[j] = rp(std::exp(rp(x[j] - m))));
+    if (running_sum) s = rp(s);
+  }
+  s = rp(s);
+  if (s == 0) s = 1;
+  for (i64 j = 0; j < n; ++j) x[j] = rp(x[j] / s);
+}
+
+/// Runs Attention with Q of element type `T1` in compute type `C`.
+template <class T1, class C>
+void attention_run(context& ctx, const attention_attrs& a, const attention_sizes& z) {
+  const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  const i64 B = z.batch, H = z.q_heads, KH = z.kv_heads, Sq = z.q_seq, S = z.kv_seq, P = z.past, T = z.total,
+            D = z.head, Dv = z.v_head;
+  const i64 group = H / KH;
+  // present key and value: the caches followed by this step's keys and values
+  std::vector<C> kc = to_bhsd<C>(k, KH, ctx.node()), vc = to_bhsd<C>(v, KH, ctx.node());
+  if (ctx.has_input(4)) {
+    kc = concat_seq(to_compute<C>(ctx.input(4), ctx.node()), kc, B * KH, P, S, D);
+    vc = concat_seq(to_compute<C>(ctx.input(5), ctx.node()), vc, B * KH, P, S, Dv);
+  }
+  auto put = [&](std::size_t port, dtype d, const std::vector<C>& vals, std::vector<i64> sizes) {
+    if (port >= ctx.num_outputs() || !ctx.output_wanted(port)) return;
+    gpass::tensor& o = ctx.allocate_output(port, d, std::move(sizes));
+    dispatch<nn_types>(d, ctx.node(), [&]<class U>() { nn_impl::from_compute<U>(vals.data(), o); });
+  };
+  put(1, k.element_type(), kc, {B, KH, T, D});
+  put(2, v.element_type(), vc, {B, KH, T, Dv});
+  // Q and K scaled by sqrt(scale), in T1
+  const double scale = a.has_scale ? a.scale : 1.0 / std::sqrt(static_cast<double>(D));
+  const C sq = round_to<T1>(static_cast<C>(std::sqrt(scale)));
+  std::vector<C> qc = to_bhsd<C>(q, H, ctx.node());
+  for (C& x : qc) x = round_to<T1>(static_cast<C>(x * sq));
+  for (C& x : kc) x = round_to<T1>(static_cast<C>(x * sq));
+  const std::vector<double> bias = attention_bias(ctx, a, z);
+  const dtype softmax_type = a.softmax_type == dtype::undefined ? q.element_type() : a.softmax_type;
+  const rounder rp = rounder_for(softmax_type, ctx.node());
+  const bool running_sum = softmax_type == dtype::bf16;
+  const bool want_qk = ctx.num_outputs() > 3 && ctx.output_wanted(3);
+  std::vector<C> y(static_cast<std::size_t>(B * H * Sq * Dv));
+  std::vector<C> qk(want_qk ? static_cast<std::size_t>(B * H * Sq * T) : 0);
+  const C cap = round_to<T1>(static_cast<C>(a.softcap));
+  ctx.policy().parallel_for(B * H, static_cast<double>(Sq * T * (D + Dv + 20)), [&](i64 lo, i64 hi) {
+    rmat<C> scores(Sq, T), probs(Sq, T);
+    std::vector<double> row(static_cast<std::size_t>(T));
+    for (i64 u = lo; u < hi; ++u) {
+      const i64 b = u / H, h = u % H, kvh = b * KH + h / group;  // kv head h / group (interleaved repeat)
+      crmat_map<C> qm(qc.data() + u * Sq * D, Sq, D);
+      crmat_map<C> km(kc.data() + kvh * T * D, T, D);
+      crmat_map<C> vm(vc.data() + kvh * T * Dv, T, Dv);
+      scores.noalias() = qm * km.transpose();
+      for (i64 i = 0; i < Sq; ++i) {
+        const double* bi = bias.empty() ? nullptr : bias.data() + (u * Sq + i) * T;
+        C* qko = want_qk ? qk.data() + (u * Sq + i) * T : nullptr;
+        bool all_masked = bi != nullptr;
+        for (i64 j = 0; j < T; ++j) {
+          C s = round_to<T1>(scores(i, j));
+          if (qko && a.mode == 0) qko[j] = s;
+          if (a.softcap > 0) s = round_to<T1>(static_cast<C>(round_to<T1>(static_cast<C>(std::tanh(round_to<T1>(static_cast<C>(s / cap))))) * cap));
+          if (qko && a.mode == 1) qko[j] = s;
+          if (bi) {
+            s = round_to<T1>(static_cast<C>(s + static_cast<C>(bi[j])));
+            if (bi[j] != neg_inf) all_masked = false;
+          }
+          if (qko && a.mode == 2) qko[j] = s;
+          row[static_cast<std::size_t>(j)] = static_cast<double>(s);
+        }
+        if (all_masked) std::fill(row.begin(), row.end(), 0.0);  // no key to attend: a zero row
+        else attention_softmax(row.data(), T, rp, running_sum);
+        for (i64 j = 0; j < T; ++j) {
+          const C p = round_to<T1>(static_cast<C>(row[static_cast<std::size_t>(j)]));
+          probs(i, j) = p;
+          if (qko && a.mode == 3) qko[j] = p;
+        }
+      }
+      rmat_map<C> ym(y.data() + u * Sq * Dv, Sq, Dv);
+      ym.noalias() = probs * vm;
+      for (i64 e = 0; e < Sq * Dv; ++e) ym.data()[e] = round_to<T1>(ym.data()[e]);
+    }
+  });
+  // Y: (batch, heads, q_seq, v_head), or (batch, q_seq, heads * v_head) for 3-D inputs
+  gpass::tensor& yo = z.three_d ? ctx.allocate_output(0, q.element_type(), {B, Sq, H * Dv})
+                                : ctx.allocate_output(0, q.element_type(), {B, H, Sq, Dv});
+  T1* py = yo.data<T1>();
+  for (i64 b = 0; b < B; ++b)
+    for (i64 h = 0; h < H; ++h)
+      for (i64 i = 0; i < Sq; ++i)
+        for (i64 d = 0; d < Dv; ++d) {
+          const i64 src = ((b * H + h) * Sq + i) * Dv + d;
+          const i64 dst = z.three_d ? (b * Sq + i) * H * Dv + h * Dv + d : src;
+          py[dst] = to_elem<T1>(y[static_cast<std::size_t>(src)]);
+        }
+  if (want_qk) put(3, q.element_type(), qk, {B, H, Sq, T});
+}
+
+inline void register_attention_op(registry& r) {
+  r.add({.domain = "", .op = "Attention", .since_version = 23, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    attention_attrs a;
+    a.causal = n.attr<i64>("is_causal", 0) != 0;
+    a.q_heads = n.attr<i64>("q_num_heads", 0);
+    a.kv_heads = n.attr<i64>("kv_num_heads", 0);
+    a.mode = n.attr<i64>("qk_matmul_output_mode", 0);
+    if (a.mode < 0 || a.mode > 3) n.fail("qk_matmul_output_mode must be 0, 1, 2 or 3, got " + std::to_string(a.mode));
+    a.has_scale = n.has_attr("scale");
+    a.scale = n.attr<double>("scale", 0.0);
+    a.softcap = n.attr<double>("softcap", 0.0);
+    if (n.has_attr("softmax_precision")) a.softmax_type = float_type_attr(n.attr<i64>("softmax_precision"), n, "softmax_precision");
+    a.left = n.attr<i64>("left_window_size", -1);
+    a.right = n.attr<i64>("right_window_size", -1);
+    if (a.left < -1 || a.right < -1)
+      n.fail("left_window_size and right_window_size must be -1 or non-negative, got " + std::to_string(a.left) + " and " +
+             std::to_string(a.right));
+    a.opset = n.opset;
+    return [a](context& ctx) {
+      const attention_sizes z = attention_check(ctx, a);
+      const bool wide = ctx.input(0).element_type() == dtype::f64 || ctx.input(2).element_type() == dtype::f64;
+      dispatch<nn_types>(ctx.input(0).element_type(), ctx.node(), [&]<class T1>() {
+        if (wide) attention_run<T1, double>(ctx, a, z);
+        else attention_run<T1, float>(ctx, a, z);
+      });
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// RMSNormalization
+
+inline void register_rms_norm(registry& r) {
+  r.add({.domain = "", .op = "RMSNormalization", .since_version = 23, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 axis_attr = n.attr<i64>("axis", -1);
+    const double eps = n.attr<double>("epsilon", 1e-5);
+    const dtype stash = float_type_attr(n.attr<i64>("stash_type", 1), n, "stash_type");
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& sc = ctx.input(1);
+      check_float(sc, ctx.node(), "scale");
+      const auto& s = x.sizes();
+      const i64 rank = static_cast<i64>(s.size());
+      if (rank == 0) ctx.fail("X must have rank >= 1");
+      const std::size_t a = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+      const i64 outer = prod(s, 0, a), inner = prod(s, a, s.size());
+      // scale broadcasts (unidirectionally) to X
+      if (sc.rank() > s.size()) ctx.fail("scale " + sc.shape().to_string() + " does not broadcast to X " + x.shape().to_string());
+      for (std::size_t i = 0; i < sc.rank(); ++i) {
+        const i64 d = sc.sizes()[i], want = s[s.size() - sc.rank() + i];
+        if (d != 1 && d != want) ctx.fail("scale " + sc.shape().to_string() + " does not broadcast to X " + x.shape().to_string());
+      }
+      const std::vector<double> scale = to_compute<double>(sc, ctx.node());
+      const auto sstr = broadcast_strides(sc.sizes(), s);
+      const rounder rs = rounder_for(stash, ctx.node());
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        const T* px = x.data<T>();
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        T* py = y.data<T>();
+        const double e = rs(static_cast<double>(static_cast<float>(eps)));
+        ctx.policy().parallel_for(outer, static_cast<double>(inner) * 8.0, [&](i64 lo, i64 hi) {
+          strided_walker<1> w(s, {sstr});
+          for (i64 o = lo; o < hi; ++o) {
+            const T* xr = px + o * inner;
+            double acc = 0;
+            for (i64 i = 0; i < inner; ++i) {
+              const double xu = rs(static_cast<double>(static_cast<compute_t<T>>(xr[i])));
+              acc += rs(xu * xu);
+            }
+            const double ms = rs(inner ? acc / static_cast<double>(inner) : 0.0);
+            const double rms = rs(std::sqrt(rs(ms + e)));
+            w.seek(o * inner);
+            for (i64 i = 0; i < inner; ++i, w.next()) {
+              const double xu = rs(static_cast<double>(static_cast<compute_t<T>>(xr[i])));
+              const double normalized = round_to<T>(rs(xu / rms));
+              py[o * inner + i] = to_elem<T>(normalized * scale[static_cast<std::size_t>(w.offset(0))]);
+            }
+          }
+        });
+      });
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// RotaryEmbedding
+
+inline void register_rotary_embedding(registry& r) {
+  r.add({.domain = "", .op = "RotaryEmbedding", .since_version = 23, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const bool interleaved = n.attr<i64>("interleaved", 0) != 0;
+    const i64 num_heads = n.attr<i64>("num_heads", 0);
+    const i64 rot_attr = n.attr<i64>("rotary_embedding_dim", 0);
+    if (rot_attr < 0) n.fail("rotary_embedding_dim must not be negative, got " + std::to_string(rot_attr));
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor &cs = ctx.input(1), &sn = ctx.input(2);
+      const auto& s = x.sizes();
+      if (x.rank() != 3 && x.rank() != 4) ctx.fail("X must be 3-D or 4-D, got " + x.shape().to_string());
+      for (const gpass::tensor* t : {&cs, &sn})
+        if (t->element_type() != x.element_type())
+          ctx.fail("cos_cache and sin_cache must have X's element type " + std::string(to_string(x.element_type())));
+      // X seen as (batch, heads, seq, head) through strides
+      i64 B = s[0], H, S, D, sh, ss;  // sh, ss: strides of a head and of a position
+      if (x.rank() == 4) {
+        H = s[1], S = s[2], D = s[3];
+        sh = S * D;
+        ss = D;
+      } else {
+        if (num_heads <= 0) ctx.fail("a 3-D X needs a positive attribute num_heads");
+        if (s[2] % num_heads != 0)
+          ctx.fail("X's hidden size " + std::to_string(s[2]) + " is not a multiple of num_heads " + std::to_string(num_heads));
+        H = num_heads, S = s[1], D = s[2] / num_heads;
+        sh = D;
+        ss = H * D;
+      }
+      const i64 rot = rot_attr == 0 ? D : rot_attr;
+      if (rot > D) ctx.fail("rotary_embedding_dim " + std::to_string(rot) + " is larger than the head size " + std::to_string(D));
+      if (rot % 2 != 0) ctx.fail("the rotated size " + std::to_string(rot) + " must be even");
+      const i64 half = rot / 2;
+      // the cache row of each (batch, position)
+      std::vector<i64> rows(static_cast<std::size_t>(B * S));
+      const bool pos = ctx.has_input(3);
+      const std::size_t cache_rank = pos ? 2 : 3;
+      for (const gpass::tensor* t : {&cs, &sn}) {
+        if (t->rank() != cache_rank || t->sizes().back() != half)
+          ctx.fail(std::string("cos_cache and sin_cache must be ") +
+                   (pos ? "(max_position, " : "(batch, seq, ") + std::to_string(half) + ") " +
+                   (pos ? "with position_ids" : "without position_ids") + ", got " + t->shape().to_string());
+        if (t->sizes() != cs.sizes()) ctx.fail("cos_cache and sin_cache must have the same shape");
+      }
+      if (pos) {
+        const gpass::tensor& p = ctx.input(3);
+        if (p.rank() != 2 || p.sizes()[0] != B || p.sizes()[1] != S)
+          ctx.fail("position_ids must be (batch, seq) = (" + std::to_string(B) + ", " + std::to_string(S) + "), got " + p.shape().to_string());
+        const auto ids = int_values(p, ctx.node(), "position_ids");
+        const i64 max_pos = cs.sizes()[0];
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+          if (ids[i] < 0 || ids[i] >= max_pos)
+            ctx.fail("position id " + std::to_string(ids[i]) + " is out of range [0, " + std::to_string(max_pos) + ") of the caches");
+          rows[i] = ids[i];
+        }
+      } else {
+        if (cs.sizes()[0] != B || cs.sizes()[1] != S)
+          ctx.fail("cos_cache and sin_cache must be (batch, seq, rotary_dim / 2) = (" + std::to_string(B) + ", " +
+                   std::to_string(S) + ", " + std::to_string(half) + "), got " + cs.shape().to_string());
+        for (i64 i = 0; i < B * S; ++i) rows[static_cast<std::size_t>(i)] = i;
+      }
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        const T *px = x.data<T>(), *pc = cs.data<T>(), *ps = sn.data<T>();
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        T* py = y.data<T>();
+        ctx.policy().parallel_for(B * S, static_cast<double>(H * D) * 6.0, [&](i64 lo, i64 hi) {
+          for (i64 u = lo; u < hi; ++u) {
+            const i64 b = u / S, q = u % S;
+            const T* cr = pc + rows[static_cast<std::size_t>(u)] * half;
+            const T* sr = ps + rows[static_cast<std::size_t>(u)] * half;
+            for (i64 h = 0; h < H; ++h) {
+              const i64 base = x.rank() == 4 ? b * H * S * D + h * sh + q * ss : b * S * H * D + q * ss + h * sh;
+              const T* xi = px + base;
+              T* yo = py + base;
+              for (i64 j = 0; j < half; ++j) {
+                const i64 i1 = interleaved ? 2 * j : j, i2 = interleaved ? 2 * j + 1 : j + half;
+                const C c = static_cast<C>(cr[j]), sv = static_cast<C>(sr[j]);
+                const C x1 = static_cast<C>(xi[i1]), x2 = static_cast<C>(xi[i2]);
+                yo[i1] = to_elem<T>(round_to<T>(static_cast<C>(c * x1)) - round_to<T>(static_cast<C>(sv * x2)));
+                yo[i2] = to_elem<T>(round_to<T>(static_cast<C>(sv * x1)) + round_to<T>(static_cast<C>(c * x2)));
+              }
+              for (i64 d = rot; d < D; ++d) yo[d] = xi[d];
+            }
+          }
+        });
+      });
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// GroupNormalization
+
+inline void register_group_norm(registry& r) {
+  r.add({.domain = "", .op = "GroupNormalization", .since_version = 18, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 groups = n.attr<i64>("num_groups");
+    if (groups <= 0) n.fail("num_groups must be positive, got " + std::to_string(groups));
+    const double eps = n.attr<double>("epsilon", 1e-5);
+    // version 21 (opset 21 on): scale and bias per channel and stash_type; 18: per group, in X's type
+    const bool per_channel = n.opset == 0 || n.opset >= 21;
+    const bool has_stash = per_channel;
+    const dtype stash = has_stash ? float_type_attr(n.attr<i64>("stash_type", 1), n, "stash_type") : dtype::undefined;
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const auto& s = x.sizes();
+      if (s.size() < 2) ctx.fail("X must have rank >= 2 (N x C x ...), got " + x.shape().to_string());
+      const i64 N = s[0], Cn = s[1], inner = prod(s, 2, s.size());
+      if (Cn % groups != 0)
+        ctx.fail("the number of channels " + std::to_string(Cn) + " is not a multiple of num_groups " + std::to_string(groups));
+      const i64 per = per_channel ? Cn : groups;
+      for (std::size_t k = 1; k < 3; ++k) {
+        check_float(ctx.input(k), ctx.node(), "scale and bias");
+        if (ctx.input(k).size() != per)
+          ctx.fail(std::string(k == 1 ? "scale" : "bias") + " must have " + std::to_string(per) +
+                   (per_channel ? " elements (one per channel), got " : " elements (one per group), got ") +
+                   ctx.input(k).shape().to_string());
+      }
+      const std::vector<double> scale = to_compute<double>(ctx.input(1), ctx.node());
+      const std::vector<double> bias = to_compute<double>(ctx.input(2), ctx.node());
+      const i64 cpg = Cn / groups, len = cpg * inner;  // channels per group, elements per group
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        const rounder rs = has_stash ? rounder_for(stash, ctx.node()) : &round_to<T, double>;
+        const T* px = x.data<T>();
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        T* py = y.data<T>();
+        const double e = rs(static_cast<double>(static_cast<float>(eps)));
+        ctx.policy().parallel_for(N * groups, static_cast<double>(len) * 6.0, [&](i64 lo, i64 hi) {
+          for (i64 u = lo; u < hi; ++u) {
+            const i64 g = u % groups;
+            const T* xg = px + u * len;
+            T* yg = py + u * len;
+            double sum = 0;
+            for (i64 i = 0; i < len; ++i) sum += rs(static_cast<double>(static_cast<compute_t<T>>(xg[i])));
+            const double mean = rs(len ? sum / static_cast<double>(len) : 0.0);
+            double var = 0;
+            for (i64 i = 0; i < len; ++i) {
+              const double d = rs(static_cast<double>(static_cast<compute_t<T>>(xg[i]))) - mean;
+              var += d * d;
+            }
+            var = rs(len ? var / static_cast<double>(len) : 0.0);
+            const double sd = rs(std::sqrt(rs(var + e)));
+            for (i64 i = 0; i < len; ++i) {
+              const i64 c = g * cpg + i / inner;
+              const std::size_t p = static_cast<std::size_t>(per_channel ? c : g);
+              const double xu = rs(static_cast<double>(static_cast<compute_t<T>>(xg[i])));
+              const double normalized = round_to<T>(rs(rs(xu - mean) / sd));
+              yg[i] = to_elem<T>(round_to<T>(scale[p] * normalized) + bias[p]);
+            }
+          }
+        });
+      });
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// LinearAttention
+
+inline void register_linear_attention(registry& r) {
+  r.add({.domain = "", .op = "LinearAttention", .since_version = 27, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 qn = n.attr<i64>("q_num_heads"), kvn = n.attr<i64>("kv_num_heads");
+    if (qn <= 0 || kvn <= 0 || qn % kvn != 0)
+      n.fail("q_num_heads (" + std::to_string(qn) + ") must be a positive multiple of kv_num_heads (" + std::to_string(kvn) + ")");
+    const std::string rule = n.attr<std::string>("update_rule", "gated_delta");
+    if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+      n.fail("update_rule must be linear, gated, delta or gated_delta, got '" + rule + "'");
+    const bool gating = rule == "gated" || rule == "gated_delta", delta = rule == "delta" || rule == "gated_delta";
+    const double scale_attr = n.attr<double>("scale", 0.0);
+    return [=](context& ctx) {
+      const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+      if (gating != ctx.has_input(4)) ctx.fail("update_rule '" + rule + (gating ? "' needs the input decay" : "' takes no input decay"));
+      if (delta != ctx.has_input(5)) ctx.fail("update_rule '" + rule + (delta ? "' needs the input beta" : "' takes no input beta"));
+      for (const gpass::tensor* t : {&q, &k, &v}) {
+        check_float(*t, ctx.node(), "query, key and value");
+        if (t->rank() != 3) ctx.fail("query, key and value must be 3-D (batch, seq, heads * head), got " + t->shape().to_string());
+      }
+      const i64 B = q.sizes()[0], T = q.sizes()[1];
+      for (const gpass::tensor* t : {&k, &v})
+        if (t->sizes()[0] != B || t->sizes()[1] != T)
+          ctx.fail("query, key and value must have the same batch and sequence length, got " + q.shape().to_string() + ", " +
+                   k.shape().to_string() + " and " + v.shape().to_string());
+      if (q.sizes()[2] % qn != 0 || k.sizes()[2] % kvn != 0 || v.sizes()[2] % kvn != 0)
+        ctx.fail("the last dims of query, key and value (" + std::to_string(q.sizes()[2]) + ", " + std::to_string(k.sizes()[2]) +
+                 ", " + std::to_string(v.sizes()[2]) + ") must be multiples of their head counts (" + std::to_string(qn) + ", " +
+                 std::to_string(kvn) + ")");
+      const i64 dk = q.sizes()[2] / qn, dv = v.sizes()[2] / kvn, group = qn / kvn;
+      if (k.sizes()[2] / kvn != dk) ctx.fail("key's head size " + std::to_string(k.sizes()[2] / kvn) + " differs from query's " + std::to_string(dk));
+      const std::vector<float> qf = to_compute<float>(q, ctx.node()), kf = to_compute<float>(k, ctx.node()), vf = to_compute<float>(v, ctx.node());
+      // decay: (B, T, kv_heads) per head or (B, T, kv_heads * dk) per key dimension; beta: (B, T, kv_heads or 1)
+      std::vector<float> decay, beta;
+      i64 decay_per = 0, beta_per = 0;
+      if (gating) {
+        const gpass::tensor& g = ctx.input(4);
+        check_float(g, ctx.node(), "decay");
+        if (g.rank() != 3 || g.sizes()[0] != B || g.sizes()[1] != T || (g.sizes()[2] != kvn && g.sizes()[2] != kvn * dk))
+          ctx.fail("decay must be (batch, seq, kv_heads) or (batch, seq, kv_heads * k_head), got " + g.shape().to_string());
+        decay = to_compute<float>(g, ctx.node());
+        decay_per = g.sizes()[2] == kvn ? 1 : dk;
+      }
+      if (delta) {
+        const gpass::tensor& bt = ctx.input(5);
+        check_float(bt, ctx.node(), "beta");
+        if (bt.rank() != 3 || bt.sizes()[0] != B || bt.sizes()[1] != T || (bt.sizes()[2] != kvn && bt.sizes()[2] != 1))
+          ctx.fail("beta must be (batch, seq, kv_heads) or (batch, seq, 1), got " + bt.shape().to_string());
+        beta = to_compute<float>(bt, ctx.node());
+        beta_per = bt.sizes()[2];
+      }
+      // the state (B, kv_heads, dk, dv), in float whatever its element type
+      const std::vector<i64> state_sizes{B, kvn, dk, dv};
+      std::vector<float> state(static_cast<std::size_t>(B * kvn * dk * dv), 0.0f);
+      dtype state_type = q.element_type();
+      if (ctx.has_input(3)) {
+        const gpass::tensor& p = ctx.input(3);
+        check_float(p, ctx.node(), "past_state");
+        if (p.sizes() != state_sizes)
+          ctx.fail("past_state " + p.shape().to_string() + " must be (batch, kv_heads, k_head, v_head) " + shape::of(state_sizes).to_string());
+        state = to_compute<float>(p, ctx.node());
+        state_type = p.element_type();
+      }
+      const float scale = scale_attr == 0.0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))) : static_cast<float>(scale_attr);
+      std::vector<float> out(static_cast<std::size_t>(B * T * qn * dv));
+      ctx.policy().parallel_for(B * kvn, static_cast<double>(T * dk * dv * (3 + group)) * 2.0, [&](i64 lo, i64 hi) {
+        std::vector<float> vt(static_cast<std::size_t>(dv));
+        for (i64 u = lo; u < hi; ++u) {
+          const i64 b = u / kvn, h = u % kvn;
+          float* S = state.data() + u * dk * dv;  // (dk, dv)
+          for (i64 t = 0; t < T; ++t) {
+            const float* kt = kf.data() + ((b * T + t) * kvn + h) * dk;
+            std::copy_n(vf.data() + ((b * T + t) * kvn + h) * dv, dv, vt.begin());
+            if (gating) {  // S *= exp(g)
+              const float* g = decay.data() + ((b * T + t) * kvn + h) * decay_per;
+              for (i64 d = 0; d < dk; ++d) {
+                const float e = std::exp(g[decay_per == 1 ? 0 : d]);
+                for (i64 m = 0; m < dv; ++m) S[d * dv + m] *= e;
+              }
+            }
+            if (delta) {  // v <- beta * (v - S^T k)
+              const float bv = beta[static_cast<std::size_t>((b * T + t) * beta_per + (beta_per == 1 ? 0 : h))];
+              for (i64 m = 0; m < dv; ++m) {
+                float got = 0;
+                for (i64 d = 0; d < dk; ++d) got += S[d * dv + m] * kt[d];
+                vt[static_cast<std::size_t>(m)] = bv * (vt[static_cast<std::size_t>(m)] - got);
+              }
+            }
+            for (i64 d = 0; d < dk; ++d)  // S += k (outer) v
+              for (i64 m = 0; m < dv; ++m) S[d * dv + m] += kt[d] * vt[static_cast<std::size_t>(m)];
+            for (i64 hq = h * group; hq < (h + 1) * group; ++hq) {  // query heads reading this KV head
+              const float* qt = qf.data() + ((b * T + t) * qn + hq) * dk;
+              float* o = out.data() + ((b * T + t) * qn + hq) * dv;
+              for (i64 m = 0; m < dv; ++m) {
+                float acc = 0;
+                for (i64 d = 0; d < dk; ++d) acc += qt[d] * S[d * dv + m];
+                o[m] = scale * acc;
+              }
+            }
+          }
+        }
+      });
+      gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {B, T, qn * dv});
+      dispatch<nn_types>(q.element_type(), ctx.node(), [&]<class U>() { nn_impl::from_compute<U>(out.data(), y); });
+      if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+        gpass::tensor& ps = ctx.allocate_output(1, state_type, state_sizes);
+        dispatch<nn_types>(state_type, ctx.node(), [&]<class U>() { nn_impl::from_compute<U>(state.data(), ps); });
+      }
+    };
+  }});
+}
+
+// ---------------------------------------------------------------------------------------
+// CausalConvWithState, SwiGLU
+
+inline void register_causal_conv(registry& r) {
+  r.add({.domain = "", .op = "CausalConvWithState", .since_version = 27, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const std::string act = n.attr<std::string>("activation", "none");
+    if (act != "none" && act != "silu" && act != "swish") n.fail("activation must be none, silu or swish, got '" + act + "'");
+    const bool silu = act != "none";
+    return [=](context& ctx) {
+      const gpass::tensor &x = ctx.input(0), &w = ctx.input(1);
+      if (x.rank() != 3) ctx.fail("input must be 3-D (batch, channels, length), got " + x.shape().to_string());
+      const i64 B = x.sizes()[0], C = x.sizes()[1], L = x.sizes()[2];
+      if (w.rank() != 3 || w.sizes()[0] != C || w.sizes()[1] != 1 || w.sizes()[2] < 1)
+        ctx.fail("weight must be (channels, 1, k) with channels " + std::to_string(C) + ", got " + w.shape().to_string());
+      const i64 K = w.sizes()[2], keep = K - 1, len = keep + L;  // the padded sequence: state then input
+      for (std::size_t i = 1; i < 4; ++i)
+        if (ctx.has_input(i) && ctx.input(i).element_type() != x.element_type())
+          ctx.fail("weight, bias and past_state must have the input's element type " + std::string(to_string(x.element_type())));
+      if (ctx.has_input(2) && (ctx.input(2).rank() != 1 || ctx.input(2).sizes()[0] != C))
+        ctx.fail("bias must be (channels) = (" + std::to_string(C) + "), got " + ctx.input(2).shape().to_string());
+      if (ctx.has_input(3) && ctx.input(3).sizes() != std::vector<i64>{B, C, keep})
+        ctx.fail("past_state must be (batch, channels, k - 1) = " + shape::of(std::vector<i64>{B, C, keep}).to_string() + ", got " +
+                 ctx.input(3).shape().to_string());
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        const T *px = x.data<T>(), *pw = w.data<T>();
+        const T* pb = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
+        const T* pp = ctx.has_input(3) ? ctx.input(3).data<T>() : nullptr;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, C, L});
+        T* py = y.data<T>();
+        T* pst = nullptr;
+        if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) pst = ctx.allocate_output(1, x.element_type(), {B, C, keep}).template data<T>();
+        ctx.policy().parallel_for(B * C, static_cast<double>(L * K) * 2.0, [&](i64 lo, i64 hi) {
+          std::vector<CT> seq(static_cast<std::size_t>(len));
+          for (i64 u = lo; u < hi; ++u) {
+            const i64 c = u % C;
+            for (i64 i = 0; i < keep; ++i) seq[static_cast<std::size_t>(i)] = pp ? static_cast<CT>(pp[u * keep + i]) : CT(0);
+            for (i64 i = 0; i < L; ++i) seq[static_cast<std::size_t>(keep + i)] = static_cast<CT>(px[u * L + i]);
+            const T* wc = pw + c * K;
+            for (i64 i = 0; i < L; ++i) {
+              CT acc = 0;
+              for (i64 j = 0; j < K; ++j) acc += static_cast<CT>(wc[j]) * seq[static_cast<std::size_t>(i + j)];
+              CT o = round_to<T>(acc);
+              if (pb) o = round_to<T>(static_cast<CT>(o + static_cast<CT>(pb[c])));
+              if (silu) o = static_cast<CT>(o * (CT(1) / (CT(1) + std::exp(-o))));  // in float (f64: double)
+              py[u * L + i] = to_elem<T>(o);
+            }
+            if (pst)
+              for (i64 i = 0; i < keep; ++i) pst[u * keep + i] = to_elem<T>(seq[static_cast<std::size_t>(len - keep + i)]);
+          }
+        });
+      });
+    };
+  }});
+}
+
+inline void register_swiglu(registry& r) {
+  r.add({.domain = "", .op = "SwiGLU", .since_version = 28, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const double alpha = n.attr<double>("alpha", 1.0);
+    return [=](context& ctx) {
+      const gpass::tensor &a = ctx.input(0), &b = ctx.input(1);
+      if (a.sizes() != b.sizes() || a.element_type() != b.element_type())
+        ctx.fail("A " + std::string(to_string(a.element_type())) + a.shape().to_string() + " and B " +
+                 std::string(to_string(b.element_type())) + b.shape().to_string() + " must have the same shape and element type (no broadcasting)");
+      dispatch<nn_types>(a.element_type(), ctx.node(), [&]<class T>() {
+        using CT = compute_t<T>;
+        const T *pa = a.data<T>(), *pb = b.data<T>();
+        gpass::tensor& y = ctx.allocate_output(0, a.element_type(), a.sizes());
+        T* py = y.data<T>();
+        const CT al = round_to<T>(static_cast<CT>(alpha));
+        // Y = A * sigmoid(alpha * A) * B, each step in T (ONNX's reference)
+        ctx.policy().parallel_for(a.size(), 20.0, [&](i64 lo, i64 hi) {
+          for (i64 i = lo; i < hi; ++i) {
+            const CT x = static_cast<CT>(pa[i]);
+            const CT e = round_to<T>(static_cast<CT>(std::exp(round_to<T>(static_cast<CT>(-al * x)))));
+            const CT sig = round_to<T>(static_cast<CT>(CT(1) / round_to<T>(static_cast<CT>(CT(1) + e))));
+            py[i] = to_elem<T>(round_to<T>(static_cast<CT>(x * sig)) * static_cast<CT>(pb[i]));
+          }
+        });
+      });
+    };
+  }});
+}
+
+}  // namespace attention_impl
+
+/// Registers the kernels of this family.
+inline void register_attention(registry& r) {
+  attention_impl::register_attention_op(r);
+  attention_impl::register_rms_norm(r);
+  attention_impl::register_rotary_embedding(r);
+  attention_impl::register_group_norm(r);
+  attention_impl::register_linear_attention(r);
+  attention_impl::register_causal_conv(r);
+  attention_impl::register_swiglu(r);
+}
+
+}  // namespace gpass::exec::cpu_detail
