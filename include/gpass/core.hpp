@@ -14,6 +14,7 @@
 #include <gpass/core/dim.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
+#include <gpass/core/low_precision.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/core/symbols.hpp>
 #include <gpass/core/tensor.hpp>

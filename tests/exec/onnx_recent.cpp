@@ -145,4 +145,50 @@ TEST_CASE("exec.onnx_recent.array") {
   CHECK(parts.at(2).tensor().sizes() == std::vector<i64>{1});
 }
 
+TEST_CASE("exec.onnx_recent.low_precision") {
+  fixture f;
+  auto codes = [](const tensor& t) {
+    std::vector<int> r;
+    for (i64 i = 0; i < t.size(); ++i) r.push_back(reinterpret_cast<const std::uint8_t*>(t.raw())[i]);
+    return r;
+  };
+  auto x = f32({3.14159f, 1000.0f, -0.0f}, {3});
+  // Cast-19 saturates by default; saturate = 0 makes the overflow NaN (e4m3fn has no inf)
+  auto y = f.run1("Cast", {x}, {{"to", i64{17}}});
+  CHECK(y.element_type() == gpass::dtype::f8e4m3fn);
+  CHECK(codes(y) == std::vector<int>{69, 0x7E, 0x80});
+  CHECK(codes(f.run1("Cast", {x}, {{"to", i64{17}}, {"saturate", i64{0}}})) == std::vector<int>{69, 0x7F, 0x80});
+  CHECK(vals<float>(f.run1("Cast", {y}, {{"to", i64{1}}}))[1] == 448.0f);
+  // int4: truncated and wrapped; back to int8
+  auto q = f.run1("Cast", {f32({-1.7f, 8.5f, 7.0f}, {3})}, {{"to", i64{22}}});
+  CHECK(vals<std::int8_t>(f.run1("Cast", {q}, {{"to", i64{3}}})) == std::vector<std::int8_t>{-1, -8, 7});
+  // f8e8m0 rounding modes (Cast-24)
+  CHECK(codes(f.run1("Cast", {f32({1.5f}, {1})}, {{"to", i64{24}}})) == std::vector<int>{128});
+  CHECK(codes(f.run1("Cast", {f32({1.5f}, {1})}, {{"to", i64{24}}, {"round_mode", std::string("down")}})) == std::vector<int>{127});
+  CHECK_THROWS_WITH_AS(f.run1("Cast", {x}, {{"to", i64{24}}, {"round_mode", std::string("sideways")}}),
+                       doctest::Contains("round_mode"), gpass::error);
+  // QuantizeLinear to int4 rounds half to even and clamps; DequantizeLinear decodes
+  auto zp = f.run1("Cast", {f32({1.0f}, {1})}, {{"to", i64{22}}});
+  auto q4 = f.run1("QuantizeLinear", {f32({2.5f, 100.0f, -100.0f}, {3}), f32({1.0f}, {1}), zp}, {{"axis", i64{0}}});
+  CHECK(q4.element_type() == gpass::dtype::i4);
+  CHECK(vals<float>(f.run1("DequantizeLinear", {q4, f32({1.0f}, {1}), zp}, {{"axis", i64{0}}})) == std::vector<float>{2, 6, -9});
+}
+
+TEST_CASE("exec.onnx_recent.strings") {
+  fixture f;
+  auto str = [](std::vector<std::string> v, std::vector<i64> s) { return tensor::from<std::string>(std::move(v), std::move(s)); };
+  CHECK(vals<std::string>(f.run1("StringConcat", {str({"a", "b"}, {2}), str({"!"}, {1})})) == std::vector<std::string>{"a!", "b!"});
+  auto parts = f.run("StringSplit", {str({"a,,b", "c"}, {2})}, {{"delimiter", std::string(",")}}, 20, 2);
+  CHECK(parts.at(0).tensor().sizes() == std::vector<i64>{2, 3});
+  CHECK(vals<std::string>(parts.at(0).tensor()) == std::vector<std::string>{"a", "", "b", "c", "", ""});
+  CHECK(vals<i64>(parts.at(1).tensor()) == std::vector<i64>{3, 1});
+  auto ws = f.run("StringSplit", {str({"  x  y z ", ""}, {2})}, {{"maxsplit", i64{1}}}, 20, 2);
+  CHECK(vals<std::string>(ws.at(0).tensor()) == std::vector<std::string>{"x", "y z ", "", ""});
+  CHECK(vals<i64>(ws.at(1).tensor()) == std::vector<i64>{2, 0});
+  CHECK(vals<bool>(f.run1("RegexFullMatch", {str({"ab12", "ab12x"}, {2})}, {{"pattern", std::string("[a-z]+\\d+")}})) ==
+        std::vector<bool>{true, false});
+  CHECK_THROWS_WITH_AS(f.run1("RegexFullMatch", {str({"a"}, {1})}, {{"pattern", std::string("(")}}),
+                       doctest::Contains("not a regular expression"), gpass::error);
+}
+
 }  // namespace gpass_test_exec_onnx_recent

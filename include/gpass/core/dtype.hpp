@@ -36,6 +36,18 @@ enum class dtype : std::uint8_t {
   string,
   resource,
   variant,
+  // the low-precision types of ONNX 1.14-1.20: one element per byte, holding its bit code
+  // (the low 4 or 2 bits for the 4- and 2-bit types); gpass/core/low_precision.hpp converts
+  f8e4m3fn,    ///< float8, 4 exponent bits, 3 mantissa bits, no inf (ONNX FLOAT8E4M3FN)
+  f8e4m3fnuz,  ///< the same with no negative zero (NaN 0x80; FLOAT8E4M3FNUZ)
+  f8e5m2,      ///< float8, 5 exponent bits, 2 mantissa bits, inf (FLOAT8E5M2)
+  f8e5m2fnuz,  ///< the same with no inf and no negative zero (FLOAT8E5M2FNUZ)
+  u4,          ///< 4-bit unsigned integer (UINT4)
+  i4,          ///< 4-bit signed integer (INT4)
+  f4e2m1,      ///< float4, 2 exponent bits, 1 mantissa bit (FLOAT4E2M1)
+  f8e8m0,      ///< a power of two 2^(e-127), 0xFF NaN (FLOAT8E8M0, a scale type)
+  u2,          ///< 2-bit unsigned integer (UINT2)
+  i2,          ///< 2-bit signed integer (INT2)
 };
 
 namespace detail {
@@ -44,7 +56,7 @@ struct dtype_info {
   std::string_view name;
   std::size_t size;  // bytes per element; 0 for non-numeric
 };
-inline constexpr std::array<dtype_info, 19> dtype_table{{
+inline constexpr std::array<dtype_info, 29> dtype_table{{
     {dtype::undefined, "?", 0},     {dtype::bool_, "bool", 1},     {dtype::int8, "i8", 1},
     {dtype::int16, "i16", 2},       {dtype::int32, "i32", 4},      {dtype::int64, "i64", 8},
     {dtype::uint8, "u8", 1},        {dtype::uint16, "u16", 2},     {dtype::uint32, "u32", 4},
@@ -52,6 +64,10 @@ inline constexpr std::array<dtype_info, 19> dtype_table{{
     {dtype::f32, "f32", 4},         {dtype::f64, "f64", 8},        {dtype::complex64, "c64", 8},
     {dtype::complex128, "c128", 16}, {dtype::string, "str", 0},    {dtype::resource, "resource", 0},
     {dtype::variant, "variant", 0},
+    {dtype::f8e4m3fn, "f8e4m3fn", 1}, {dtype::f8e4m3fnuz, "f8e4m3fnuz", 1}, {dtype::f8e5m2, "f8e5m2", 1},
+    {dtype::f8e5m2fnuz, "f8e5m2fnuz", 1}, {dtype::u4, "u4", 1},        {dtype::i4, "i4", 1},
+    {dtype::f4e2m1, "f4e2m1", 1},     {dtype::f8e8m0, "f8e8m0", 1},      {dtype::u2, "u2", 1},
+    {dtype::i2, "i2", 1},
 }};
 }  // namespace detail
 
@@ -82,6 +98,16 @@ constexpr std::optional<dtype> dtype_from_onnx_code(std::int64_t code) noexcept 
     case 14: return dtype::complex64;
     case 15: return dtype::complex128;
     case 16: return dtype::bf16;
+    case 17: return dtype::f8e4m3fn;
+    case 18: return dtype::f8e4m3fnuz;
+    case 19: return dtype::f8e5m2;
+    case 20: return dtype::f8e5m2fnuz;
+    case 21: return dtype::u4;
+    case 22: return dtype::i4;
+    case 23: return dtype::f4e2m1;
+    case 24: return dtype::f8e8m0;
+    case 25: return dtype::u2;
+    case 26: return dtype::i2;
     default: return std::nullopt;
   }
 }
@@ -105,6 +131,10 @@ constexpr bool is_integer(dtype t) noexcept {
 }
 /// True for unsigned integer types.
 constexpr bool is_unsigned(dtype t) noexcept { return t >= dtype::uint8 && t <= dtype::uint64; }
+/// True for the low-precision types (float8, float4, 4- and 2-bit integers): one byte per
+/// element holding its bit code, no C++ element type (`visit_dtype` refuses them); kernels
+/// convert them through float (gpass/core/low_precision.hpp).
+constexpr bool is_low_precision(dtype t) noexcept { return t >= dtype::f8e4m3fn && t <= dtype::i2; }
 /// True for types whose elements are plain bytes of fixed size (everything but string/resource/variant/undefined).
 constexpr bool is_trivial(dtype t) noexcept { return size_of(t) != 0; }
 

@@ -11,7 +11,7 @@
 namespace gpass::detail::onnx_io {
 
 /// The gpass dtype of an ONNX element type number; `std::nullopt` for UNDEFINED (0) and for
-/// numbers gpass does not know (element types newer than ONNX 1.12, e.g. the float8 types).
+/// numbers gpass does not know (FLOAT6E2M3 and later).
 inline std::optional<dtype> dtype_from_onnx(int t) noexcept {
   switch (t) {
     case onnx::TensorProto::FLOAT: return dtype::f32;
@@ -30,8 +30,11 @@ inline std::optional<dtype> dtype_from_onnx(int t) noexcept {
     case onnx::TensorProto::COMPLEX64: return dtype::complex64;
     case onnx::TensorProto::COMPLEX128: return dtype::complex128;
     case onnx::TensorProto::BFLOAT16: return dtype::bf16;
-    default: return std::nullopt;
+    default: break;
   }
+  // the low-precision types (numbers 17-26; newer than the protos of Debian's onnx 1.12)
+  if (t >= 17 && t <= 26) return dtype_from_onnx_code(t);
+  return std::nullopt;
 }
 
 /// The ONNX element type number of a gpass dtype: 0 (UNDEFINED) for `undefined`, and
@@ -55,6 +58,16 @@ inline std::optional<int> dtype_to_onnx(dtype t) noexcept {
     case dtype::complex64: return onnx::TensorProto::COMPLEX64;
     case dtype::complex128: return onnx::TensorProto::COMPLEX128;
     case dtype::bf16: return onnx::TensorProto::BFLOAT16;
+    case dtype::f8e4m3fn: return 17;
+    case dtype::f8e4m3fnuz: return 18;
+    case dtype::f8e5m2: return 19;
+    case dtype::f8e5m2fnuz: return 20;
+    case dtype::u4: return 21;
+    case dtype::i4: return 22;
+    case dtype::f4e2m1: return 23;
+    case dtype::f8e8m0: return 24;
+    case dtype::u2: return 25;
+    case dtype::i2: return 26;
     default: return std::nullopt;
   }
 }

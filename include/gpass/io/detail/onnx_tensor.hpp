@@ -24,6 +24,14 @@
 
 namespace gpass::detail::onnx_io {
 
+/// Bits of one element of a low-precision dtype in ONNX's packed form: 4 (u4, i4, f4e2m1),
+/// 2 (u2, i2) or 8 (the float8 kinds).
+inline int low_precision_bits(dtype t) noexcept {
+  if (t == dtype::u4 || t == dtype::i4 || t == dtype::f4e2m1) return 4;
+  if (t == dtype::u2 || t == dtype::i2) return 2;
+  return 8;
+}
+
 /// Byte size of one scalar component (half of a complex element) for byte swapping.
 inline std::size_t component_size(dtype t) noexcept {
   if (t == dtype::complex64) return 4;
@@ -136,7 +144,9 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
     case dtype::f64: field = 5; break;
     case dtype::complex128: field = 5; per = 2; break;
     case dtype::string: field = 6; break;
-    default: break;
+    default:
+      if (is_low_precision(d)) field = 2;  // codes (packed for the 4- and 2-bit types), one per entry
+      break;
   }
   const std::size_t sizes_by_field[7] = {0,
                                          static_cast<std::size_t>(t.float_data_size()),
@@ -160,6 +170,38 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
     tensor r(d, sizes);
     auto* p = r.data<std::string>();
     for (std::size_t i = 0; i < count; ++i) p[i] = t.string_data(static_cast<int>(i));
+    return r;
+  }
+
+  if (is_low_precision(d)) {
+    // one code per element in memory; ONNX packs the 4-bit types two to a byte and the 2-bit
+    // types four, the first element in the low bits
+    const int bits = low_precision_bits(d);
+    const std::size_t per_byte = static_cast<std::size_t>(8 / bits);
+    const std::size_t nbytes = (count + per_byte - 1) / per_byte;
+    std::string packed;
+    if (external || !t.raw_data().empty()) {
+      if (sizes_by_field[2] != 0) throw error(what + ": both raw_data and int32_data are given");
+      if (external) packed = read_external_data(t, external_dir, nbytes, what);
+      else packed = t.raw_data();
+      if (packed.size() != nbytes)
+        throw error(what + ": raw_data has " + std::to_string(packed.size()) + " bytes, " + std::to_string(n) +
+                    " elements of " + std::string(to_string(d)) + " need " + std::to_string(nbytes));
+    } else {
+      if (sizes_by_field[2] != nbytes)
+        throw error(what + ": int32_data has " + std::to_string(sizes_by_field[2]) + " entries, " + std::to_string(n) +
+                    " elements of " + std::string(to_string(d)) + " need " + std::to_string(nbytes));
+      for (std::size_t i = 0; i < nbytes; ++i) {
+        const std::int32_t v = t.int32_data(static_cast<int>(i));
+        if (v < 0 || v > 255) throw error(what + ": int32_data entry " + std::to_string(v) + " is not a byte");
+        packed.push_back(static_cast<char>(v));
+      }
+    }
+    tensor r(d, sizes);
+    auto* codes = reinterpret_cast<std::uint8_t*>(r.raw());
+    const unsigned mask = (1u << bits) - 1;
+    for (std::size_t i = 0; i < count; ++i)
+      codes[i] = static_cast<std::uint8_t>((static_cast<unsigned char>(packed[i / per_byte]) >> ((i % per_byte) * bits)) & mask);
     return r;
   }
 
@@ -288,6 +330,16 @@ inline void tensor_to_onnx(const tensor& t, onnx::TensorProto& out) {
     return;
   }
   std::string* raw = out.mutable_raw_data();
+  if (is_low_precision(t.element_type())) {  // packed as tensor_from_onnx reads it
+    const int bits = low_precision_bits(t.element_type());
+    const std::size_t per_byte = static_cast<std::size_t>(8 / bits), n = static_cast<std::size_t>(t.size());
+    raw->assign((n + per_byte - 1) / per_byte, '\0');
+    const auto* codes = reinterpret_cast<const std::uint8_t*>(t.raw());
+    for (std::size_t i = 0; i < n; ++i)
+      (*raw)[i / per_byte] = static_cast<char>(static_cast<unsigned char>((*raw)[i / per_byte]) |
+                                               ((codes[i] & ((1u << bits) - 1)) << ((i % per_byte) * bits)));
+    return;
+  }
   raw->resize(t.nbytes());
   if (t.nbytes()) {
     copy_little_endian(reinterpret_cast<std::byte*>(raw->data()), t.raw(), t.nbytes(), t.element_type());

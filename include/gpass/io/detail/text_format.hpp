@@ -23,6 +23,7 @@
 #include <gpass/core/dim.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
+#include <gpass/core/low_precision.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
@@ -322,7 +323,18 @@ inline void append_tensor(std::string& out, const tensor& t, const text_print_op
     return;
   }
   out += "]> [";
-  if (t.element_type() != dtype::undefined && t.size() > 0) {
+  if (is_low_precision(t.element_type())) {
+    // low-precision elements print as their values (exact; they parse back to the same codes)
+    const auto* codes = reinterpret_cast<const std::uint8_t*>(t.raw());
+    const dtype d = t.element_type();
+    const bool integral = d == dtype::u4 || d == dtype::i4 || d == dtype::u2 || d == dtype::i2;
+    for (std::int64_t i = 0; i < t.size(); ++i) {
+      if (i) out += ", ";
+      const float v = from_low_precision(d, codes[i]);
+      if (integral) append_int(out, static_cast<std::int64_t>(v));
+      else append_floating(out, static_cast<double>(v));
+    }
+  } else if (t.element_type() != dtype::undefined && t.size() > 0) {
     visit_dtype(t.element_type(), [&]<class T>() {
       auto vs = t.values<T>();
       for (std::size_t i = 0; i < vs.size(); ++i) {

@@ -24,6 +24,7 @@
 #include <gpass/core/dim.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
+#include <gpass/core/low_precision.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
@@ -437,6 +438,25 @@ class reader {
     }
     if (d == dtype::resource || d == dtype::variant)
       lx_.fail(tl, tc, "a tensor of dtype " + std::string(to_string(d)) + " cannot hold values");
+    if (is_low_precision(d)) {  // values, encoded to the dtype's bit codes
+      tensor r(d, sizes);
+      auto* codes = reinterpret_cast<std::uint8_t*>(r.raw());
+      std::uint64_t k = 0;
+      if (!accept(']')) {
+        for (;;) {
+          const token& at = lx_.peek();
+          if (k >= count)
+            lx_.fail(at, "too many elements for tensor " + ty.to_string() + " (expected " + std::to_string(count) + ")");
+          codes[k++] = to_low_precision(d, parse_element<double>(dtype::f64));
+          if (accept(']')) break;
+          if (!lx_.peek().is(',')) unexpected(lx_.peek(), "',' or ']'");
+          lx_.take();
+        }
+      }
+      if (k != count)
+        lx_.fail(open, "tensor " + ty.to_string() + " needs " + std::to_string(count) + " elements, got " + std::to_string(k));
+      return r;
+    }
     return visit_dtype(d, [&]<class T>() -> tensor {
       std::vector<T> values;
       if (!accept(']')) {

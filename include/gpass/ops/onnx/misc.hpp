@@ -232,6 +232,18 @@ inline void gpass::register_onnx_misc_ops(op_registry& r) {
         else c.fail("X must be [C] or [1, C], got " + s.to_string());
       })
       .add(r);
+  onnx_op("StringConcat", 20).in("X:str").in("Y:str").out("Z:str").infer(numpy_broadcast).add(r);
+  onnx_op("RegexFullMatch", 20).in("X:str").out("Y:bool").req("pattern", "string").infer(shape_as_input0).add(r);
+  onnx_op("StringSplit", 20).in("X:str").out("Y:str").out("Z:i64").opt("delimiter", "string").opt("maxsplit", "int")
+      .infer([](infer_context& c) {
+        shape s = c.input_shape(0);
+        if (!s.has_rank()) return;
+        std::vector<dim> d = s.dims();
+        c.set_shape(1, s);
+        d.push_back(dim());  // the most pieces of any element: known when run
+        c.set_shape(0, shape(std::move(d)));
+      })
+      .add(r);
   onnx_op("TfIdfVectorizer", 9).in("X:T").out("Y:f32").tc("T", {dtype::string, dtype::int32, dtype::int64})
       .req("max_gram_length", "int").req("max_skip_count", "int").req("min_gram_length", "int").req("mode", "string")
       .req("ngram_counts", "ints").req("ngram_indexes", "ints").opt("pool_int64s", "ints").opt("pool_strings", "strings")

@@ -37,6 +37,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
+#include <gpass/core/low_precision.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 
@@ -679,8 +680,63 @@ D cast_one(const S& s, const kernel_node& n) {
   }
 }
 
+/// The low-precision dtypes (gpass/core/low_precision.hpp), which Cast, CastLike,
+/// QuantizeLinear and DequantizeLinear take and make.
+inline std::vector<dtype> low_precision_dtypes() {
+  return {dtype::f8e4m3fn, dtype::f8e4m3fnuz, dtype::f8e5m2, dtype::f8e5m2fnuz, dtype::u4,
+          dtype::i4,       dtype::f4e2m1,     dtype::f8e8m0, dtype::u2,         dtype::i2};
+}
+/// `types` and the low-precision dtypes.
+inline std::vector<dtype> with_low_precision(std::vector<dtype> types) {
+  for (dtype d : low_precision_dtypes()) types.push_back(d);
+  return types;
+}
+
+/// Cast's conversion options for the low-precision targets.
+struct cast_options {
+  bool saturate = true;                          ///< float8 targets (Cast-19)
+  e8m0_rounding rounding = e8m0_rounding::up;    ///< f8e8m0 targets (Cast-24)
+};
+
+/// The elements of `x` as doubles (low-precision codes decoded, strings parsed, bool 0 / 1).
+inline void to_doubles(const context& ctx, const gpass::tensor& x, std::vector<double>& out) {
+  out.resize(static_cast<std::size_t>(x.size()));
+  if (is_low_precision(x.element_type())) {
+    const auto* c = reinterpret_cast<const std::uint8_t*>(x.raw());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = from_low_precision(x.element_type(), c[i]);
+    return;
+  }
+  dispatch<all_types>(x.element_type(), ctx.node(), [&]<class S>() {
+    const S* s = x.data<S>();
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if constexpr (std::is_same_v<S, std::string>) out[i] = parse_number(s[i], ctx.node());
+      else if constexpr (std::is_same_v<S, bool>) out[i] = s[i] ? 1.0 : 0.0;
+      else if constexpr (std::is_same_v<S, std::complex<float>> || std::is_same_v<S, std::complex<double>>)
+        ctx.fail("a complex tensor does not cast to or from the low-precision types");
+      else out[i] = static_cast<double>(static_cast<compute_t<S>>(s[i]));
+    }
+  });
+}
+
 /// `x` cast to `to` as a new tensor written to output 0.
-inline void cast_into(context& ctx, const gpass::tensor& x, dtype to) {
+inline void cast_into(context& ctx, const gpass::tensor& x, dtype to, cast_options o = {}) {
+  if (is_low_precision(x.element_type()) || is_low_precision(to)) {
+    // through double: decode the source, then encode the target (ONNX's rules for the
+    // low-precision types: gpass/core/low_precision.hpp)
+    std::vector<double> v;
+    to_doubles(ctx, x, v);
+    gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
+    if (is_low_precision(to)) {
+      auto* c = reinterpret_cast<std::uint8_t*>(y.raw());
+      for (std::size_t i = 0; i < v.size(); ++i) c[i] = to_low_precision(to, v[i], o.saturate, o.rounding);
+      return;
+    }
+    dispatch<all_types>(to, ctx.node(), [&]<class D>() {
+      D* d = y.data<D>();
+      for (std::size_t i = 0; i < v.size(); ++i) d[i] = cast_one<double, D>(v[i], ctx.node());
+    });
+    return;
+  }
   dispatch<all_types>(x.element_type(), ctx.node(), [&]<class S>() {
     dispatch<all_types>(to, ctx.node(), [&]<class D>() {
       gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
@@ -753,6 +809,11 @@ inline quant_layout quant_layout_of(const std::vector<i64>& xs, const std::vecto
 /// The float values of a scale tensor (f32, f16, bf16, f64).
 inline std::vector<float> float_values(const gpass::tensor& t, const kernel_node& n, const char* what) {
   std::vector<float> r(static_cast<std::size_t>(t.size()));
+  if (is_low_precision(t.element_type())) {  // f8e8m0 scales
+    const auto* c = reinterpret_cast<const std::uint8_t*>(t.raw());
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = from_low_precision(t.element_type(), c[i]);
+    return r;
+  }
   dispatch<float_types>(t.element_type(), n, [&]<class T>() {
     const T* p = t.data<T>();
     for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(p[i]);
@@ -834,6 +895,7 @@ inline void register_elementwise(registry& r) {
                                                   }},
                                                   1.0);
          }});
+  add_binary<type_list<std::string>>(r, "StringConcat", bsf{[](const std::string& a, const std::string& b) { return a + b; }}, 20.0);
   add_binary<int_types>(r, "BitwiseAnd", bsf{[](auto a, auto b) { return decltype(a)(a & b); }});
   add_binary<int_types>(r, "BitwiseOr", bsf{[](auto a, auto b) { return decltype(a)(a | b); }});
   add_binary<int_types>(r, "BitwiseXor", bsf{[](auto a, auto b) { return decltype(a)(a ^ b); }});
@@ -1117,12 +1179,19 @@ inline void register_elementwise(registry& r) {
          }});
 
   // ---- Cast, CastLike, Identity, Dropout ---------------------------------------------------------
-  r.add({.op = "Cast", .dtypes = all_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+  auto cast_opts = [](const kernel_node& n) {
+    cast_options o;
+    o.saturate = n.attr<std::int64_t>("saturate", 1) != 0;
+    const std::string mode = n.attr<std::string>("round_mode", "up");
+    if (!parse_e8m0_rounding(mode, o.rounding)) n.fail("round_mode must be up, down or nearest, not '" + mode + "'");
+    return o;
+  };
+  r.add({.op = "Cast", .dtypes = with_low_precision(all_types::dtypes()), .make = [cast_opts](const kernel_node& n) -> fn {
            const dtype to = cast_target(n);
-           return [to](context& ctx) { cast_into(ctx, ctx.input(0), to); };
+           return [to, o = cast_opts(n)](context& ctx) { cast_into(ctx, ctx.input(0), to, o); };
          }});
-  r.add({.op = "CastLike", .dtypes = all_types::dtypes(), .make = [](const kernel_node&) -> fn {
-           return [](context& ctx) { cast_into(ctx, ctx.input(0), ctx.input(1).element_type()); };
+  r.add({.op = "CastLike", .dtypes = with_low_precision(all_types::dtypes()), .make = [cast_opts](const kernel_node& n) -> fn {
+           return [o = cast_opts(n)](context& ctx) { cast_into(ctx, ctx.input(0), ctx.input(1).element_type(), o); };
          }});
   r.add({.op = "Identity", .alias_input = 0, .make = [](const kernel_node&) -> fn {
            return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
@@ -1170,14 +1239,16 @@ inline void register_elementwise(registry& r) {
            const i64 axis = n.attr<i64>("axis", 1);
            const i64 block = n.attr<i64>("block_size", 0);
            const i64 out_code = n.attr<i64>("output_dtype", 0);
+           const bool saturate = n.attr<i64>("saturate", 1) != 0;
            dtype out_type = dtype::uint8;
            if (out_code != 0) {
              auto d = dtype_from_onnx_code(out_code);
-             if (!d || (*d != dtype::uint8 && *d != dtype::int8 && *d != dtype::uint16 && *d != dtype::int16))
-               n.fail("output_dtype " + std::to_string(out_code) + " is not a quantized type gpass has (u8, i8, u16, i16)");
+             if (!d || !(*d == dtype::uint8 || *d == dtype::int8 || *d == dtype::uint16 || *d == dtype::int16 ||
+                         (is_low_precision(*d) && *d != dtype::f8e8m0)))
+               n.fail("output_dtype " + std::to_string(out_code) + " is not a quantized type (8-, 16-, 4- or 2-bit integers, float8, float4)");
              out_type = *d;
            }
-           return [axis, block, out_code, out_type](context& ctx) {
+           return [axis, block, out_code, out_type, saturate](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& sc = ctx.input(1);
              const bool has_zp = ctx.has_input(2);
@@ -1196,6 +1267,26 @@ inline void register_elementwise(registry& r) {
                const T* p = x.data<T>();
                for (std::size_t i = 0; i < xf.size(); ++i) xf[i] = static_cast<float>(p[i]);
              });
+             if (is_low_precision(qt)) {
+               // 4- and 2-bit integers: rounded (ties to even) and clamped; float8 / float4: cast
+               // (saturating unless `saturate` = 0)
+               std::vector<double> zp(scale.size(), 0.0);
+               if (has_zp) {
+                 const auto* z = reinterpret_cast<const std::uint8_t*>(ctx.input(2).raw());
+                 for (std::size_t i = 0; i < zp.size(); ++i) zp[i] = from_low_precision(qt, z[i]);
+               }
+               const bool integral = qt == dtype::u4 || qt == dtype::i4 || qt == dtype::u2 || qt == dtype::i2;
+               const auto [lo, hi] = low_precision_range(qt);
+               gpass::tensor& y = ctx.allocate_output(0, qt, x.sizes());
+               auto* o = reinterpret_cast<std::uint8_t*>(y.raw());
+               for (i64 i = 0; i < x.size(); ++i) {
+                 const std::size_t c = static_cast<std::size_t>(lay(i));
+                 const double v = static_cast<double>(xf[static_cast<std::size_t>(i)]) / scale[c];
+                 o[i] = integral ? to_low_precision(qt, std::clamp(std::nearbyint(v) + zp[c], lo, hi))
+                                 : to_low_precision(qt, static_cast<double>(static_cast<float>(v)) + zp[c], saturate);
+               }
+               return;
+             }
              dispatch<quant_types>(qt, ctx.node(), [&]<class Q>() {
                std::vector<float> zp(scale.size(), 0.0f);
                if (has_zp) {
@@ -1213,7 +1304,7 @@ inline void register_elementwise(registry& r) {
              });
            };
          }});
-  r.add({.op = "DequantizeLinear", .dtypes = dequant_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+  r.add({.op = "DequantizeLinear", .dtypes = with_low_precision(dequant_types::dtypes()), .make = [](const kernel_node& n) -> fn {
            const i64 axis = n.attr<i64>("axis", 1);
            const i64 block = n.attr<i64>("block_size", 0);
            const i64 out_code = n.attr<i64>("output_dtype", 0);
@@ -1235,6 +1326,25 @@ inline void register_elementwise(registry& r) {
              if (has_zp && ctx.input(2).size() != sc.size())
                ctx.fail("x_zero_point has sizes " + ctx.input(2).shape().to_string() + ", x_scale has " + sc.shape().to_string());
              const std::vector<float> scale = float_values(sc, ctx.node(), "x_scale");
+             if (is_low_precision(x.element_type())) {  // decoded codes
+               const dtype qt = x.element_type();
+               std::vector<double> zp(scale.size(), 0.0);
+               if (has_zp) {
+                 const auto* z = reinterpret_cast<const std::uint8_t*>(ctx.input(2).raw());
+                 for (std::size_t i = 0; i < zp.size(); ++i) zp[i] = from_low_precision(qt, z[i]);
+               }
+               const dtype out_t = out_type == dtype::undefined ? (is_low_precision(sc.element_type()) ? dtype::f32 : sc.element_type()) : out_type;
+               const auto* p = reinterpret_cast<const std::uint8_t*>(x.raw());
+               dispatch<float_types>(out_t, ctx.node(), [&]<class F>() {
+                 gpass::tensor& y = ctx.allocate_output(0, out_t, x.sizes());
+                 F* o = y.data<F>();
+                 for (i64 i = 0; i < x.size(); ++i) {
+                   const std::size_t c = static_cast<std::size_t>(lay(i));
+                   o[i] = static_cast<F>(static_cast<float>((from_low_precision(qt, p[i]) - zp[c]) * scale[c]));
+                 }
+               });
+               return;
+             }
              dispatch<dequant_types>(x.element_type(), ctx.node(), [&]<class Q>() {
                std::vector<float> zp(scale.size(), 0.0f);
                if (has_zp) {

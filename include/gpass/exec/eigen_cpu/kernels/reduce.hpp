@@ -16,7 +16,9 @@
 #include <limits>
 #include <map>
 #include <numbers>
+#include <memory>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -974,6 +976,82 @@ inline fn make_tfidf(const kernel_node& n) {
   };
 }
 
+/// StringSplit (opset 20): each string split as Python's `str.split` does: on `delimiter`
+/// (empty or absent: on runs of whitespace, leading and trailing whitespace dropped), at most
+/// `maxsplit` times (the rest is the last piece); output 0 [x..., most pieces] padded with
+/// "", output 1 the counts.
+inline fn make_string_split(const kernel_node& n) {
+  const std::string delim = n.attr<std::string>("delimiter", "");
+  const bool has_max = n.has_attr("maxsplit");
+  const std::int64_t maxsplit = n.attr<std::int64_t>("maxsplit", -1);
+  if (has_max && maxsplit < 0) n.fail("maxsplit must not be negative, got " + std::to_string(maxsplit));
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    const std::string* in = x.data<std::string>();
+    std::vector<std::vector<std::string>> parts(static_cast<std::size_t>(x.size()));
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    std::size_t most = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::string& str = in[i];
+      auto& out = parts[i];
+      if (delim.empty()) {
+        std::size_t p = 0;
+        while (p < str.size()) {
+          while (p < str.size() && is_space(str[p])) ++p;
+          if (p == str.size()) break;
+          if (has_max && static_cast<std::int64_t>(out.size()) == maxsplit) {  // the rest, as it is (Python's str.split)
+            out.push_back(str.substr(p));
+            break;
+          }
+          std::size_t e = p;
+          while (e < str.size() && !is_space(str[e])) ++e;
+          out.push_back(str.substr(p, e - p));
+          p = e;
+        }
+      } else {
+        std::size_t p = 0;
+        for (;;) {
+          const std::size_t f = has_max && static_cast<std::int64_t>(out.size()) == maxsplit ? std::string::npos : str.find(delim, p);
+          if (f == std::string::npos) {
+            out.push_back(str.substr(p));
+            break;
+          }
+          out.push_back(str.substr(p, f - p));
+          p = f + delim.size();
+        }
+      }
+      most = std::max(most, out.size());
+    }
+    std::vector<std::int64_t> ys = x.sizes();
+    ys.push_back(static_cast<std::int64_t>(most));
+    gpass::tensor& y = ctx.allocate_output(0, dtype::string, ys);
+    gpass::tensor& z = ctx.allocate_output(1, dtype::int64, x.sizes());
+    std::string* yo = y.data<std::string>();
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      z.data<std::int64_t>()[i] = static_cast<std::int64_t>(parts[i].size());
+      for (std::size_t k = 0; k < parts[i].size(); ++k) yo[i * most + k] = std::move(parts[i][k]);
+    }
+  };
+}
+
+/// RegexFullMatch (opset 20): true where the whole string matches `pattern` (compiled once
+/// with std::regex's ECMAScript grammar: RE2's common syntax; RE2-only constructs such as
+/// named groups `(?P<n>...)` are refused with an error naming the node).
+inline fn make_regex_full_match(const kernel_node& n) {
+  const std::string pattern = n.attr<std::string>("pattern");
+  std::shared_ptr<const std::regex> re;
+  try {
+    re = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    n.fail("pattern '" + pattern + "' is not a regular expression gpass supports (" + e.what() + ")");
+  }
+  return [re](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    gpass::tensor& y = ctx.allocate_output(0, dtype::bool_, x.sizes());
+    for (std::int64_t i = 0; i < x.size(); ++i) y.data<bool>()[i] = std::regex_match(x.data<std::string>()[i], *re);
+  };
+}
+
 /// StringNormalizer: drops the elements equal to a stopword (ignoring ASCII case unless
 /// is_case_sensitive), then changes ASCII case (LOWER / UPPER / NONE). Input [C] or [1, C];
 /// all dropped gives [""] (shape [1] or [1, 1]).
@@ -1121,6 +1199,10 @@ inline void register_reduce(registry& r) {
          .make = [](const kernel_node& n) -> fn { return make_nms(n); }});
   r.add({.op = "TfIdfVectorizer", .since_version = 9, .dtypes = {dtype::int32, dtype::int64, dtype::string},
          .make = [](const kernel_node& n) -> fn { return make_tfidf(n); }});
+  r.add({.op = "StringSplit", .since_version = 20, .dtypes = {dtype::string},
+         .make = [](const kernel_node& n) -> fn { return make_string_split(n); }});
+  r.add({.op = "RegexFullMatch", .since_version = 20, .dtypes = {dtype::string},
+         .make = [](const kernel_node& n) -> fn { return make_regex_full_match(n); }});
   r.add({.op = "StringNormalizer", .since_version = 10, .dtypes = {dtype::string},
          .make = [](const kernel_node& n) -> fn { return make_string_normalizer(n); }});
   r.add({.op = "RandomUniform", .type_input = -1,
