@@ -114,6 +114,8 @@ options:
   --reproducer-dir=DIR    when a pass fails, write its input graph into DIR
   --dot=FILE              also write the result as Graphviz DOT
   -o FILE                 write the result to FILE (.gir, or .onnx with ONNX support)
+  --external-data=BYTES   .onnx output: tensors of at least BYTES bytes go to FILE.data
+                          beside it (default: only when the model would pass 2 GiB)
 
 running (Eigen CPU executor; after the passes, on the resulting graph):
   --run                   infer shapes, plan and run the graph once; print the plan's
@@ -189,6 +191,7 @@ struct options {
   std::string reproducer_dir;
   std::string dot_file;
   std::string output;
+  std::int64_t external_data = -1;
   // --run
   bool run = false;
   std::vector<std::string> run_inputs;
@@ -332,6 +335,9 @@ options parse_args(int argc, char** argv) {
     } else if (auto l3 = value_of(a, "--max-loop-iterations")) {
       o.max_loop_iterations = parse_number<std::int64_t>(*l3, "--max-loop-iterations");
       if (o.max_loop_iterations < 0) throw usage_error{"--max-loop-iterations needs a number >= 0, got '" + *l3 + "'"};
+    } else if (auto xd = value_of(a, "--external-data")) {
+      o.external_data = parse_number<std::int64_t>(*xd, "--external-data");
+      if (o.external_data < 0) throw usage_error{"--external-data needs a number >= 0, got '" + *xd + "'"};
     } else if (auto l4 = value_of(a, "--max-call-depth")) {
       o.max_call_depth = parse_number<int>(*l4, "--max-call-depth");
       if (o.max_call_depth < 1) throw usage_error{"--max-call-depth needs a number >= 1, got '" + *l4 + "'"};
@@ -451,7 +457,7 @@ void write_output(const options& o, const graph_t& g) {
   }
   if (has_extension(o.output, ".onnx")) {
 #ifdef GPASS_OPT_WITH_ONNX
-    gpass::write_onnx_file(g, o.output);
+    gpass::write_onnx_file(g, o.output, {.external_data_threshold = o.external_data});
     return;
 #else
     throw gpass::error("cannot write '" + o.output + "': this gpass-opt was built without ONNX support");

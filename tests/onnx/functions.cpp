@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX model-local functions: import as gpass functions called by `call` nodes (one instance
 // per set of attribute values), inference and execution through the calls, the
-// inline-functions pass, export back to FunctionProtos; and a model with external data. The
+// inline-functions pass, export back to FunctionProtos; and external data (read, mapped,
+// written). The
 // fixtures and ONNX Runtime's outputs come from tests/data/onnx/make_fixtures.py.
 #include <doctest/doctest.h>
 
@@ -176,6 +177,21 @@ TEST_CASE("onnx.functions.external_data") {
   // weights in external_data.bin beside the model
   G g = gpass::read_onnx_file(dir / "external_data.onnx");
   check_against_ort(g, "external_data", 1);
+  // written back with every tensor of 64 bytes or more in out.onnx.data, 64-byte aligned
+  const auto tmp = std::filesystem::temp_directory_path() / "gpass_test_external_data";
+  std::filesystem::remove_all(tmp);
+  std::filesystem::create_directories(tmp);
+  gpass::write_onnx_file(g, tmp / "out.onnx", {.external_data_threshold = 64});
+  CHECK(std::filesystem::file_size(tmp / "out.onnx.data") >= (64 * 32 + 32) * 4);
+  CHECK(std::filesystem::file_size(tmp / "out.onnx") < 1024);
+  G back = gpass::read_onnx_file(tmp / "out.onnx");  // the weights mapped from the file
+  const auto& w = back[back.at("w")].attrs.at("value").as<gpass::tensor>();
+  CHECK(w.sizes() == std::vector<std::int64_t>{64, 32});
+  CHECK(reinterpret_cast<std::uintptr_t>(w.raw()) % 64 == 0);
+  check_against_ort(back, "external_data", 1);
+  CHECK_THROWS_WITH_AS(gpass::write_onnx_file(g, tmp / "bad.onnx", {.external_data_threshold = 0, .external_data_file = "../x"}),
+                       doctest::Contains("must be a file name"), gpass::error);
+  std::filesystem::remove_all(tmp);
 }
 
 }  // namespace gpass_test_onnx_functions

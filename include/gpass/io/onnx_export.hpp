@@ -626,12 +626,88 @@ onnx::ModelProto export_onnx(const G& g) {
   return detail::onnx_io::exporter<G>(g).export_model();
 }
 
-/// Exports `g` (see `export_onnx`) and writes it as a binary `.onnx` file. Errors name the file.
+/// How `write_onnx_file` stores large tensors.
+struct onnx_write_options {
+  /// Tensors of at least this many bytes go to an external data file beside the model
+  /// (`data_location = EXTERNAL`, each 64-byte aligned so that `read_onnx_file` maps them);
+  /// -1 (the default): only when the model would not fit one protobuf message (2 GiB), and
+  /// then every tensor of 1 KiB or more.
+  std::int64_t external_data_threshold = -1;
+  /// The external data file, a name in the model's folder; empty: `<model file name>.data`.
+  std::string external_data_file;
+};
+
+namespace detail::onnx_io {
+
+/// Calls `f(onnx::TensorProto&)` for every tensor of `m`: initializers, tensor attributes of
+/// the nodes of the graph, of its subgraphs and of the model's functions.
+template <class F>
+void for_each_model_tensor(onnx::ModelProto& m, F&& f) {
+  std::vector<onnx::GraphProto*> graphs{m.mutable_graph()};
+  std::vector<google::protobuf::RepeatedPtrField<onnx::NodeProto>*> node_lists;
+  for (auto& fp : *m.mutable_functions()) node_lists.push_back(fp.mutable_node());
+  while (!graphs.empty() || !node_lists.empty()) {
+    if (!graphs.empty()) {
+      onnx::GraphProto* g = graphs.back();
+      graphs.pop_back();
+      for (auto& t : *g->mutable_initializer()) f(t);
+      node_lists.push_back(g->mutable_node());
+      continue;
+    }
+    auto* nodes = node_lists.back();
+    node_lists.pop_back();
+    for (auto& n : *nodes)
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_t()) f(*a.mutable_t());
+        for (auto& t : *a.mutable_tensors()) f(t);
+        if (a.has_g()) graphs.push_back(a.mutable_g());
+        for (auto& sg : *a.mutable_graphs()) graphs.push_back(&sg);
+      }
+  }
+}
+
+/// Moves the raw data of the tensors of `m` of at least `threshold` bytes into `file`
+/// (`location` in the model): each 64-byte aligned, the tensor pointing at it.
+inline void move_to_external_data(onnx::ModelProto& m, std::int64_t threshold, const std::filesystem::path& file,
+                                  const std::string& location) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) throw error("cannot open the external data file '" + file.string() + "' for writing");
+  std::uint64_t offset = 0;
+  for_each_model_tensor(m, [&](onnx::TensorProto& t) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL || static_cast<std::int64_t>(t.raw_data().size()) < threshold) return;
+    const std::uint64_t pad = (64 - offset % 64) % 64;
+    static const char zeros[64] = {};
+    out.write(zeros, static_cast<std::streamsize>(pad));
+    offset += pad;
+    const std::string& raw = t.raw_data();
+    out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
+    auto add = [&](const char* k, const std::string& v) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", location);
+    add("offset", std::to_string(offset));
+    add("length", std::to_string(raw.size()));
+    offset += raw.size();
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+  });
+  out.close();
+  if (!out) throw error("cannot write the external data file '" + file.string() + "'");
+}
+
+}  // namespace detail::onnx_io
+
+/// Exports `g` (see `export_onnx`) and writes it as a binary `.onnx` file, large tensors in
+/// an external data file beside it when `options` asks or the model would pass protobuf's
+/// 2 GiB limit (`onnx_write_options`). Errors name the file.
 /// \code
 ///   gpass::write_onnx_file(g, "optimized.onnx");
+///   gpass::write_onnx_file(g, "big.onnx", {.external_data_threshold = 1024});  // big.onnx.data
 /// \endcode
 template <class G>
-void write_onnx_file(const G& g, const std::filesystem::path& path) {
+void write_onnx_file(const G& g, const std::filesystem::path& path, const onnx_write_options& options = {}) {
   error_context where;
   where.file = path.string();
   onnx::ModelProto m;
@@ -641,6 +717,20 @@ void write_onnx_file(const G& g, const std::filesystem::path& path) {
     error_context c = e.context();
     c.file = path.string();
     throw error(e.message(), c);
+  }
+  std::int64_t threshold = options.external_data_threshold;
+  if (threshold < 0 && m.ByteSizeLong() >= (std::size_t{1} << 31) - (std::size_t{1} << 20)) threshold = 1024;
+  if (threshold >= 0) {
+    const std::string location =
+        options.external_data_file.empty() ? path.filename().string() + ".data" : options.external_data_file;
+    const std::filesystem::path rel(location);
+    if (rel.empty() || rel.has_parent_path() || rel.is_absolute())
+      throw error("external_data_file '" + location + "' must be a file name (it goes beside the model)", where);
+    try {
+      detail::onnx_io::move_to_external_data(m, threshold, path.parent_path() / rel, location);
+    } catch (const error& e) {
+      throw error(e.message(), where);
+    }
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw error("cannot open the file for writing", where);

@@ -197,6 +197,7 @@ class importer {
     return domain + '\n' + name + '\n' + overload;
   }
   std::unordered_map<std::string, const onnx::FunctionProto*> local_functions_;  // key -> function
+  external_files files_;  // external data files, mapped once
   std::unordered_map<std::string, std::string> instances_;  // function key + attribute values -> gpass function
   std::unordered_set<std::string> importing_;               // function keys being imported (recursion)
   std::unordered_map<const onnx::FunctionProto*, std::vector<onnx::AttributeProto>> defaults_;  // attribute_proto
@@ -408,7 +409,7 @@ class importer {
       case A::FLOAT: return static_cast<double>(a.f());
       case A::INT: return static_cast<std::int64_t>(a.i());
       case A::STRING: return a.s();
-      case A::TENSOR: return tensor_from_onnx(a.t(), opt_.external_data_dir);
+      case A::TENSOR: return tensor_from_onnx(a.t(), opt_.external_data_dir, &files_);
       case A::TYPE_PROTO: {
         if (!type_round_trips(a.tp()) || type_from_onnx(a.tp()).is_unknown())
           throw error(what + ": TYPE_PROTO '" + proto_text(a.tp()) + "' has no gpass form");
@@ -419,7 +420,7 @@ class importer {
       case A::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
       case A::TENSORS: {
         std::vector<tensor> v;
-        for (const auto& t : a.tensors()) v.push_back(tensor_from_onnx(t, opt_.external_data_dir));
+        for (const auto& t : a.tensors()) v.push_back(tensor_from_onnx(t, opt_.external_data_dir, &files_));
         return v;
       }
       case A::TYPE_PROTOS: {
@@ -462,7 +463,7 @@ class importer {
     }
     auto tensor_of = [&](const onnx::TensorProto& t, const std::string& node, const char* op) {
       try {
-        return tensor_from_onnx(t, opt_.external_data_dir);
+        return tensor_from_onnx(t, opt_.external_data_dir, &files_);
       } catch (const error& e) {
         rethrow_for_node(e, node, op);
       }

@@ -12,9 +12,23 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if __has_include(<sys/mman.h>)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifdef MAP_TYPE  // a Linux flag mask gpass does not use; ONNX's parser.h names an enumerator so
+#undef MAP_TYPE
+#endif
+#define GPASS_HAVE_MMAP 1
+#else
+#define GPASS_HAVE_MMAP 0
+#endif
 
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
@@ -66,10 +80,59 @@ inline std::int64_t checked_count(const google::protobuf::RepeatedField<std::int
   return n;
 }
 
-/// Reads the external data of `t` from `dir` (ONNX `external_data`: location, offset, length).
-/// The location must be a relative path without `..` (it may not leave `dir`).
-inline std::string read_external_data(const onnx::TensorProto& t, const std::filesystem::path& dir,
-                                      std::size_t expected, const std::string& what) {
+/// A file mapped into memory (private, copy-on-write: writes never reach the file), kept
+/// alive by the tensors over it.
+struct mapped_file {
+  std::byte* data = nullptr;
+  std::size_t size = 0;
+  mapped_file() = default;
+  mapped_file(const mapped_file&) = delete;
+  mapped_file& operator=(const mapped_file&) = delete;
+  ~mapped_file() {
+#if GPASS_HAVE_MMAP
+    if (data) ::munmap(data, size);
+#endif
+  }
+};
+
+/// The external data files of one import, each mapped once (`read_onnx_file`): tensors whose
+/// data starts 64-byte aligned in a mapped file share its pages instead of copying them.
+struct external_files {
+  std::map<std::filesystem::path, std::shared_ptr<mapped_file>> mapped;
+  /// The mapping of `file` (nullptr when it cannot be mapped: the caller reads it instead).
+  std::shared_ptr<mapped_file> map(const std::filesystem::path& file) {
+    if (auto it = mapped.find(file); it != mapped.end()) return it->second;
+    std::shared_ptr<mapped_file> m;
+#if GPASS_HAVE_MMAP
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(file, ec);
+      if (!ec && size > 0) {
+        void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+          m = std::make_shared<mapped_file>();
+          m->data = static_cast<std::byte*>(p);
+          m->size = size;
+        }
+      }
+      ::close(fd);
+    }
+#endif
+    mapped.emplace(file, m);
+    return m;
+  }
+};
+
+/// Where the external data of `t` is: its file in `dir` and offset, checked (ONNX
+/// `external_data`: location, offset, length; the location must be a relative path without
+/// `..`, the file must hold `expected` bytes at the offset).
+struct external_ref {
+  std::filesystem::path file;
+  std::int64_t offset = 0;
+};
+inline external_ref locate_external_data(const onnx::TensorProto& t, const std::filesystem::path& dir, std::size_t expected,
+                                         const std::string& what) {
   std::string location;
   std::int64_t offset = 0, length = -1;
   auto to_int = [&](const std::string& key, const std::string& v) {
@@ -100,15 +163,25 @@ inline std::string read_external_data(const onnx::TensorProto& t, const std::fil
     throw error(what + ": external data length " + std::to_string(length) + " does not match the " +
                 std::to_string(expected) + " bytes of its dims");
   std::filesystem::path file = dir / rel;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw error(what + ": cannot open external data file '" + file.string() + "'");
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<std::int64_t>(in.tellg());
+  std::error_code ec;
+  const auto fsize = std::filesystem::file_size(file, ec);
+  if (ec) throw error(what + ": cannot open external data file '" + file.string() + "'");
+  const auto size = static_cast<std::int64_t>(fsize);
   if (offset > size || static_cast<std::uint64_t>(size - offset) < expected)
     throw error(what + ": external data file '" + file.string() + "' is too short (" + std::to_string(size) +
                 " bytes, need " + std::to_string(expected) + " at offset " + std::to_string(offset) + ")");
+  return {file, offset};
+}
+
+/// Reads the external data of `t` from `dir` (see `locate_external_data`).
+inline std::string read_external_data(const onnx::TensorProto& t, const std::filesystem::path& dir,
+                                      std::size_t expected, const std::string& what) {
+  const external_ref ref = locate_external_data(t, dir, expected, what);
+  const std::filesystem::path& file = ref.file;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw error(what + ": cannot open external data file '" + file.string() + "'");
   std::string bytes(expected, '\0');
-  in.seekg(offset);
+  in.seekg(ref.offset);
   in.read(bytes.data(), static_cast<std::streamsize>(expected));
   if (!in) throw error(what + ": cannot read external data file '" + file.string() + "'");
   return bytes;
@@ -118,8 +191,10 @@ inline std::string read_external_data(const onnx::TensorProto& t, const std::fil
 /// the typed field ONNX assigns to the element type (float_data: f32/c64; int32_data:
 /// i8/i16/i32/u8/u16/bool/f16/bf16 (f16/bf16 as bit patterns); int64_data: i64;
 /// uint64_data: u32/u64; double_data: f64/c128; string_data: str), or from external data in
-/// `external_dir`. The element count must match the dims exactly.
-inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem::path& external_dir = {}) {
+/// `external_dir` (mapped instead of read, when `files` is given, the data starts 64-byte
+/// aligned and the machine is little-endian). The element count must match the dims exactly.
+inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem::path& external_dir = {},
+                               external_files* files = nullptr) {
   const std::string what = tensor_label(t);
   auto dt = dtype_from_onnx(t.data_type());
   if (!dt)
@@ -210,6 +285,14 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
     if (sizes_by_field[field] != 0) throw error(what + ": both raw_data and " + field_names[field] + " are given");
     const std::size_t expected = count * esize;
     if (external) {
+      if (files && expected > 0 && std::endian::native == std::endian::little) {
+        const external_ref ref = locate_external_data(t, external_dir, expected, what);
+        if (auto m = files->map(ref.file)) {
+          std::byte* p = m->data + ref.offset;
+          if (reinterpret_cast<std::uintptr_t>(p) % 64 == 0)
+            return tensor::wrap(d, sizes, std::shared_ptr<std::byte[]>(m, p));  // shares the mapping
+        }
+      }
       std::string bytes = read_external_data(t, external_dir, expected, what);
       tensor r(d, sizes);
       copy_little_endian(r.raw(), bytes.data(), expected, d);
