@@ -174,6 +174,49 @@ TEST_CASE("exec.onnx_recent.low_precision") {
   CHECK(vals<float>(f.run1("DequantizeLinear", {q4, f32({1.0f}, {1}), zp}, {{"axis", i64{0}}})) == std::vector<float>{2, 6, -9});
 }
 
+TEST_CASE("exec.onnx_recent.deform_conv") {
+  fixture f;
+  // 1x1x3x3 image, 2x2 kernel of ones: zero offsets give the plain convolution
+  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  auto w = f32({1, 1, 1, 1}, {1, 1, 2, 2});
+  auto zero = f32(std::vector<float>(8 * 4, 0.0f), {1, 8, 2, 2});
+  CHECK(vals<float>(f.run1("DeformConv", {x, w, zero}, {}, 22)) == std::vector<float>{12, 16, 24, 28});
+  // every tap moved half a pixel right: bilinear between columns (zero past the edge)
+  std::vector<float> o(8 * 4, 0.0f);
+  for (int t = 0; t < 4; ++t)
+    for (int p = 0; p < 4; ++p) o[static_cast<std::size_t>((2 * t + 1) * 4 + p)] = 0.5f;
+  auto y = vals<float>(f.run1("DeformConv", {x, w, f32(o, {1, 8, 2, 2})}, {}, 22));
+  CHECK(y[0] == doctest::Approx(14.0));  // (1.5 + 2.5 + 4.5 + 5.5)
+  CHECK(y[1] == doctest::Approx(12.5));  // 2.5 + 1.5 + 5.5 + 3: column 3 is outside
+  // a mask scales each tap; bias adds
+  auto mask = f32(std::vector<float>(16, 0.5f), {1, 4, 2, 2});
+  auto ym = vals<float>(f.run1("DeformConv", {x, w, zero, f32({1}, {1}), mask}, {}, 22));
+  CHECK(ym[0] == doctest::Approx(7.0));
+  CHECK_THROWS_WITH_AS(f.run1("DeformConv", {x, w, f32({0}, {1, 1, 1, 1})}, {}, 22), doctest::Contains("offset is"), gpass::error);
+}
+
+TEST_CASE("exec.onnx_recent.ort_fused_ops") {
+  // ONNX Runtime's com.microsoft ops (what its extended optimizer saves)
+  fixture f;
+  auto run_ms = [&](const std::string& op, std::vector<value> in, gpass::attribute_map attrs) {
+    gpass::exec::kernel_node n{.name = "n", .op = op, .domain = "com.microsoft", .attrs = std::move(attrs), .opset = 1};
+    n.input_types.resize(in.size());
+    n.output_types.resize(1);
+    return gpass::exec::run_kernel(f.cpu, f.reg, n, std::move(in)).at(0).tensor();
+  };
+  // alpha * A^T x B: A [3, 2] -> [2, 3]
+  auto a = f32({1, 2, 3, 4, 5, 6}, {3, 2});
+  auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});
+  auto y = run_ms("FusedMatMul", {a, b}, {{"transA", i64{1}}, {"alpha", 0.5}});
+  CHECK(y.sizes() == std::vector<i64>{2, 2});
+  CHECK(vals<float>(y) == std::vector<float>{3, 4, 4, 5});  // 0.5 * [[6, 8], [8, 10]]
+  CHECK_THROWS_WITH_AS(run_ms("FusedMatMul", {a, b}, {{"transBatchA", i64{1}}}), doctest::Contains("transBatchA"), gpass::error);
+  // FusedGemm with LeakyRelu through activation_alpha
+  auto g = run_ms("FusedGemm", {f32({1, -1}, {1, 2}), f32({1, 0, 0, 1}, {2, 2})},
+                  {{"activation", std::string("LeakyRelu")}, {"activation_alpha", 0.25}});
+  CHECK(vals<float>(g) == std::vector<float>{1, -0.25f});
+}
+
 TEST_CASE("exec.onnx_recent.strings") {
   fixture f;
   auto str = [](std::vector<std::string> v, std::vector<i64> s) { return tensor::from<std::string>(std::move(v), std::move(s)); };

@@ -216,6 +216,34 @@ inline void gpass::register_onnx_matmul_ops(op_registry& r) {
     s.domain = "gpass";
     r.add(std::move(s));
   }
+  // what ONNX Runtime's extended optimizer saves (domain com.microsoft)
+  {
+    op_schema s = onnx_op("FusedGemm", 1).in("A:T").in("B:T").in("C?:T").out("Y:T").tc("T", onnx_types::floats()).attr("alpha", "float", 1.0)
+                      .attr("beta", "float", 1.0).attr("transA", "int", std::int64_t{0}).attr("transB", "int", std::int64_t{0})
+                      .attr("activation", "string", "").opt("activation_alpha", "float").opt("activation_beta", "float")
+                      .opt("activation_gamma", "float").infer(gemm_infer)
+                      .doc("ONNX Runtime's Gemm through `activation`").build();
+    s.domain = "com.microsoft";
+    r.add(std::move(s));
+    op_schema m = onnx_op("FusedMatMul", 1).in("A:T").in("B:T").out("Y:T").tc("T", onnx_types::floats()).attr("alpha", "float", 1.0)
+                      .attr("transA", "int", std::int64_t{0}).attr("transB", "int", std::int64_t{0})
+                      .attr("transBatchA", "int", std::int64_t{0}).attr("transBatchB", "int", std::int64_t{0})
+                      .infer([](infer_context& c) {
+                        auto op = [&](std::size_t i, const char* t) {
+                          shape x = c.input_shape(i);
+                          if (c.attr_int(t, 0) != 0 && x.has_rank() && x.rank() >= 2) {
+                            std::vector<dim> d = x.dims();
+                            std::swap(d[d.size() - 2], d.back());
+                            x = shape(std::move(d));
+                          }
+                          return x;
+                        };
+                        matmul_shapes(c, op(0, "transA"), op(1, "transB"));
+                      })
+                      .doc("ONNX Runtime's alpha * op(A) x op(B)").build();
+    m.domain = "com.microsoft";
+    r.add(std::move(m));
+  }
   onnx_op("Einsum", 12).in("Inputs*:T").out("Output:T").tc("T", num).req("equation", "string").infer(einsum_infer).add(r);
   onnx_op("Det", 11).in("X:T").out("Y:T").tc("T", ot::floats()).infer(det_infer).add(r);
 }

@@ -368,12 +368,14 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
     o.in("X:T").in("W:T").in("B?:T").out("Y:T").tc("T", fl).opt("dilations", "ints").attr("group", "int", std::int64_t{1});
     window_attrs(o).infer(conv_infer).add(r);
   }
-  {  // gpass's fused op (the optimizer's -O3): act(Conv(X, W, B) + Z)
+  // act(Conv(X, W, B) + Z): gpass's fused op (the optimizer's -O3) and ONNX Runtime's
+  // (com.microsoft, what its extended optimizer saves), alike
+  for (const char* domain : {"gpass", "com.microsoft"}) {
     onnx_op o("FusedConv", 1);
     o.in("X:T").in("W:T").in("B?:T").in("Z?:T").out("Y:T").tc("T", fl).opt("dilations", "ints")
         .attr("group", "int", std::int64_t{1}).attr("activation", "string", "").opt("activation_params", "floats");
-    op_schema s = window_attrs(o).infer(conv_infer).doc("Conv, plus Z, through `activation` (gpass-opt -O3)").build();
-    s.domain = "gpass";
+    op_schema s = window_attrs(o).infer(conv_infer).doc("Conv, plus Z, through `activation`").build();
+    s.domain = domain;
     r.add(std::move(s));
   }
   {
@@ -511,6 +513,17 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
         dim n = x.has_rank() ? x[0] : dim();
         if (g.has_rank()) n = c.unify(n, g[0], "(batch of grid)");
         c.set_shape(0, shape{n, x.has_rank() ? x[1] : dim(), g.has_rank() ? g[1] : dim(), g.has_rank() ? g[2] : dim()});
+      })
+      .add(r);
+  onnx_op("DeformConv", 19).in("X:T").in("W:T").in("offset:T").in("B?:T").in("mask?:T").out("Y:T").tc("T", fl)
+      .opt("dilations", "ints").attr("group", "int", std::int64_t{1}).opt("kernel_shape", "ints")
+      .attr("offset_group", "int", std::int64_t{1}).opt("pads", "ints").opt("strides", "ints")
+      .infer([](infer_context& c) {
+        shape x = c.input_shape(0), w = c.input_shape(1), off = c.input_shape(2);
+        if (x.has_rank() && x.rank() != 4) c.fail("only 2-D DeformConv is supported, X is " + x.to_string());
+        // the output's spatial sizes are the offset's
+        c.set_shape(0, shape{x.has_rank() ? x[0] : dim(), w.has_rank() ? w[0] : dim(),
+                             off.has_rank() && off.rank() == 4 ? off[2] : dim(), off.has_rank() && off.rank() == 4 ? off[3] : dim()});
       })
       .add(r);
   onnx_op("AffineGrid", 20).in("theta:T1").in("size:T2").out("grid:T1").tc("T1", fl).tc("T2", {dtype::int64})

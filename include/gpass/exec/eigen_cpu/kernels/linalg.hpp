@@ -1291,6 +1291,52 @@ void run_conv_like(context& ctx, const gpass::tensor& x, const gpass::tensor& w,
 
 // ---- kernels --------------------------------------------------------------------------------
 
+/// ONNX Runtime's FusedMatMul (com.microsoft): alpha * op(A) x op(B), op transposing the last
+/// two dims when transA / transB (transBatchA / transBatchB are refused).
+inline void add_fused_matmul(registry& r) {
+  using L = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+  r.add({.domain = "com.microsoft", .op = "FusedMatMul", .dtypes = L::dtypes(), .make = [](const kernel_node& n) -> fn {
+           const double alpha = n.attr<double>("alpha", 1.0);
+           const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
+           if (n.attr<i64>("transBatchA", 0) != 0 || n.attr<i64>("transBatchB", 0) != 0)
+             n.fail("transBatchA / transBatchB are not supported");
+           return [=](context& ctx) {
+             const gpass::tensor& a = ctx.input(0);
+             const gpass::tensor& b = ctx.input(1);
+             if (a.element_type() != b.element_type()) ctx.fail("FusedMatMul inputs have different element types");
+             dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
+               using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+               // the operands in C, the last two dims swapped where asked
+               auto prep = [&](const gpass::tensor& t, bool tr) {
+                 std::vector<i64> sz = t.sizes();
+                 gpass::tensor o = gpass::tensor::uninitialized(dtype_of_v<C>, sz);
+                 const T* src = t.data<T>();
+                 C* dst = o.data<C>();
+                 if (!tr || sz.size() < 2) {
+                   for (i64 i = 0; i < t.size(); ++i) dst[i] = static_cast<C>(src[i]);
+                   return o;
+                 }
+                 const i64 R = sz[sz.size() - 2], K = sz.back(), batches = R * K != 0 ? t.size() / (R * K) : 0;
+                 for (i64 q = 0; q < batches; ++q)
+                   for (i64 i = 0; i < R; ++i)
+                     for (i64 j = 0; j < K; ++j) dst[q * R * K + j * R + i] = static_cast<C>(src[q * R * K + i * K + j]);
+                 std::swap(sz[sz.size() - 2], sz.back());
+                 return o.reshaped(sz);
+               };
+               const gpass::tensor ac = prep(a, ta), bc = prep(b, tb);
+               const matmul_shape s = matmul_shapes(ac.sizes(), bc.sizes(), ctx.node());
+               gpass::tensor yc = gpass::tensor::uninitialized(dtype_of_v<C>, s.out);
+               if (s.K == 0) std::fill_n(yc.data<C>(), yc.size(), C(0));
+               else if (yc.size() > 0) batched_matmul<C>(ctx.policy(), s, ac.data<C>(), bc.data<C>(), yc.data<C>());
+               gpass::tensor& y = ctx.allocate_output(0, a.element_type(), s.out);
+               T* yo = y.data<T>();
+               const C* yi = yc.data<C>();
+               for (i64 i = 0; i < y.size(); ++i) yo[i] = static_cast<T>(static_cast<C>(alpha) * yi[i]);
+             });
+           };
+         }});
+}
+
 inline void add_matmul(registry& r) {
   r.add({.op = "MatMul", .dtypes = gemm_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            // a constant f32 B holding one K x N matrix is packed once here
@@ -1472,14 +1518,19 @@ inline def conv_def() {
 
 /// The activation a fused op applies to its result: attribute `activation` ("" none,
 /// "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid") with `activation_params`
-/// (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta).
+/// (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta), or ONNX Runtime's
+/// FusedGemm's `activation_alpha` / `activation_beta`.
 struct fused_activation {
   enum class kind { none, relu, leaky_relu, clip, sigmoid, tanh, hard_sigmoid } k = kind::none;
   double a = 0, b = 0;
 
   static fused_activation read(const kernel_node& n) {
     const std::string name = n.attr<std::string>("activation", "");
-    const std::vector<double> p = n.attr<std::vector<double>>("activation_params", {});
+    std::vector<double> p = n.attr<std::vector<double>>("activation_params", {});
+    if (p.empty() && n.has_attr("activation_alpha")) {
+      p.push_back(n.attr<double>("activation_alpha"));
+      if (n.has_attr("activation_beta")) p.push_back(n.attr<double>("activation_beta"));
+    }
     auto param = [&](std::size_t i, double def) { return i < p.size() ? p[i] : def; };
     fused_activation f;
     if (name.empty()) f.k = kind::none;
@@ -1497,8 +1548,8 @@ struct fused_activation {
 /// `base` (the kernel of a standard op) as gpass's fused op `op`: output 0 of the standard
 /// kernel, plus input `z_input` when given (the same shape: a residual), through the
 /// activation of `fused_activation`, in place.
-inline def fused_def(def base, std::string op, int z_input) {
-  base.domain = "gpass";
+inline def fused_def(def base, std::string op, int z_input, std::string domain = "gpass") {
+  base.domain = std::move(domain);
   base.op = std::move(op);
   base.since_version = 1;
   auto make = std::move(base.make);
@@ -1980,6 +2031,11 @@ inline void register_linalg(registry& r) {
   r.add(conv_def());
   r.add(fused_def(gemm_def(), "FusedGemm", -1));
   r.add(fused_def(conv_def(), "FusedConv", 3));
+  // what ONNX Runtime's extended optimizer saves (domain com.microsoft): the same fused ops,
+  // and MatMul with transposes and a scale
+  r.add(fused_def(gemm_def(), "FusedGemm", -1, "com.microsoft"));
+  r.add(fused_def(conv_def(), "FusedConv", 3, "com.microsoft"));
+  add_fused_matmul(r);
   add_conv_transpose(r);
   add_pool(r, "MaxPool", pool_kind::max, maxpool_types::dtypes());
   add_pool(r, "AveragePool", pool_kind::average, conv_types::dtypes());

@@ -5,7 +5,7 @@
 /// coerce-to-2-D and opset >= 13 single-axis forms), BatchNormalization,
 /// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, LpNormalization,
 /// the recurrent layers LSTM, GRU and RNN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
-/// GridSample, AffineGrid and RoiAlign. Floating-point element types (f32, f64; f16 and bf16 compute in float).
+/// GridSample, AffineGrid, DeformConv and RoiAlign. Floating-point element types (f32, f64; f16 and bf16 compute in float).
 /// Private (`gpass::exec::cpu_detail`); `register_nn` adds them to a registry.
 
 #include <algorithm>
@@ -1069,6 +1069,97 @@ inline void register_affine_grid(registry& r) {
   }});
 }
 
+/// DeformConv (opset 19, 2-D): a convolution whose taps sample X at positions moved by
+/// `offset` [N, offset_group * kH * kW * 2, oH, oW] (dh, dw per tap) with bilinear
+/// interpolation (zero outside), weighted by `mask` [N, offset_group * kH * kW, oH, oW] when
+/// given; group, offset_group, strides, pads, dilations; bias B.
+inline void register_deform_conv(registry& r) {
+  r.add({.domain = "", .op = "DeformConv", .since_version = 19, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 group = n.attr<i64>("group", 1), offset_group = n.attr<i64>("offset_group", 1);
+    const auto strides = n.attr<std::vector<i64>>("strides", {1, 1}), dil = n.attr<std::vector<i64>>("dilations", {1, 1});
+    const auto pads = n.attr<std::vector<i64>>("pads", {0, 0, 0, 0});
+    const auto ks_attr = n.attr<std::vector<i64>>("kernel_shape", {});
+    if (group < 1 || offset_group < 1) n.fail("group and offset_group must be positive");
+    if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4 || (!ks_attr.empty() && ks_attr.size() != 2))
+      n.fail("only 2-D DeformConv is supported (strides, dilations, kernel_shape of 2 values, pads of 4)");
+    for (i64 v : strides)
+      if (v < 1) n.fail("strides must be positive");
+    for (i64 v : dil)
+      if (v < 1) n.fail("dilations must be positive");
+    return [=](context& ctx) {
+      const gpass::tensor &x = ctx.input(0), &w = ctx.input(1), &off = ctx.input(2);
+      if (x.rank() != 4 || w.rank() != 4 || off.rank() != 4)
+        ctx.fail("X, W and offset must be 4-D (2-D DeformConv), got " + x.shape().to_string() + ", " + w.shape().to_string() +
+                 ", " + off.shape().to_string());
+      const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+      const i64 M = w.sizes()[0], Cg = w.sizes()[1];
+      const i64 kH = ks_attr.empty() ? w.sizes()[2] : ks_attr[0], kW = ks_attr.empty() ? w.sizes()[3] : ks_attr[1];
+      if (kH != w.sizes()[2] || kW != w.sizes()[3]) ctx.fail("kernel_shape does not match W " + w.shape().to_string());
+      if (Cg * group != C || M % group != 0)
+        ctx.fail("X has " + std::to_string(C) + " channels, W " + w.shape().to_string() + " with group " + std::to_string(group));
+      if (C % offset_group != 0) ctx.fail("the channels are not a multiple of offset_group");
+      const i64 oH = (H + pads[0] + pads[2] - ((kH - 1) * dil[0] + 1)) / strides[0] + 1;
+      const i64 oW = (W + pads[1] + pads[3] - ((kW - 1) * dil[1] + 1)) / strides[1] + 1;
+      const i64 taps = kH * kW;
+      if (off.sizes() != std::vector<i64>{N, offset_group * taps * 2, oH, oW})
+        ctx.fail("offset is " + off.shape().to_string() + ", expected [" + std::to_string(N) + "," +
+                 std::to_string(offset_group * taps * 2) + "," + std::to_string(oH) + "," + std::to_string(oW) + "]");
+      const bool has_b = ctx.has_input(3), has_mask = ctx.has_input(4);
+      if (has_b && ctx.input(3).size() != M) ctx.fail("B must have " + std::to_string(M) + " values");
+      if (has_mask && ctx.input(4).sizes() != std::vector<i64>{N, offset_group * taps, oH, oW})
+        ctx.fail("mask is " + ctx.input(4).shape().to_string() + ", expected [" + std::to_string(N) + "," +
+                 std::to_string(offset_group * taps) + "," + std::to_string(oH) + "," + std::to_string(oW) + "]");
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        auto f = [](const gpass::tensor& t) {
+          std::vector<double> v(static_cast<std::size_t>(t.size()));
+          for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<compute_t<T>>(t.data<T>()[i]));
+          return v;
+        };
+        const auto xv = f(x), wv = f(w), ov = f(off);
+        const auto bv = has_b ? f(ctx.input(3)) : std::vector<double>(static_cast<std::size_t>(M), 0.0);
+        const auto mv = has_mask ? f(ctx.input(4)) : std::vector<double>{};
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {N, M, oH, oW});
+        T* yo = y.data<T>();
+        const i64 Mg = M / group, Cog = C / offset_group;
+        ctx.policy().parallel_for(N * M, static_cast<double>(oH * oW * Cg * taps) * 12.0, [&](i64 b, i64 e) {
+          for (i64 nm = b; nm < e; ++nm) {
+            const i64 nb = nm / M, m = nm % M, g = m / Mg;
+            for (i64 oh = 0; oh < oH; ++oh)
+              for (i64 ow = 0; ow < oW; ++ow) {
+                double acc = bv[static_cast<std::size_t>(m)];
+                for (i64 cl = 0; cl < Cg; ++cl) {
+                  const i64 c = g * Cg + cl, og = c / Cog;
+                  const double* plane = xv.data() + (nb * C + c) * H * W;
+                  for (i64 t = 0; t < taps; ++t) {
+                    const i64 kh = t / kW, kw = t % kW;
+                    const i64 oi = ((nb * offset_group + og) * taps + t) * 2;
+                    const double dh = ov[static_cast<std::size_t>((oi * oH + oh) * oW + ow)];
+                    const double dw = ov[static_cast<std::size_t>(((oi + 1) * oH + oh) * oW + ow)];
+                    const double ph = static_cast<double>(oh * strides[0] - pads[0] + kh * dil[0]) + dh;
+                    const double pw = static_cast<double>(ow * strides[1] - pads[1] + kw * dil[1]) + dw;
+                    // bilinear, zero outside
+                    const double h0 = std::floor(ph), w0 = std::floor(pw);
+                    const double fh = ph - h0, fw = pw - w0;
+                    double v = 0;
+                    for (int a = 0; a < 2; ++a)
+                      for (int bb = 0; bb < 2; ++bb) {
+                        const i64 hh = static_cast<i64>(h0) + a, ww = static_cast<i64>(w0) + bb;
+                        if (hh < 0 || hh >= H || ww < 0 || ww >= W) continue;
+                        v += (a ? fh : 1 - fh) * (bb ? fw : 1 - fw) * plane[hh * W + ww];
+                      }
+                    if (has_mask) v *= mv[static_cast<std::size_t>((((nb * offset_group + og) * taps + t) * oH + oh) * oW + ow)];
+                    acc += v * wv[static_cast<std::size_t>(((m * Cg + cl) * kH + kh) * kW + kw)];
+                  }
+                }
+                yo[((nb * M + m) * oH + oh) * oW + ow] = static_cast<T>(static_cast<compute_t<T>>(acc));
+              }
+          }
+        });
+      });
+    };
+  }});
+}
+
 inline void register_grid_sample(registry& r) {
   r.add({.domain = "", .op = "GridSample", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
     const std::string m = n.attr<std::string>("mode", n.opset >= 20 ? "linear" : "bilinear");
@@ -1309,6 +1400,7 @@ inline void register_nn(registry& r) {
   nn_impl::register_losses(r);
   nn_impl::register_grid_sample(r);
   nn_impl::register_affine_grid(r);
+  nn_impl::register_deform_conv(r);
   nn_impl::register_roi_align(r);
 }
 
