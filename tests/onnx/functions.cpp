@@ -2,7 +2,7 @@
 // ONNX model-local functions: import as gpass functions called by `call` nodes (one instance
 // per set of attribute values), inference and execution through the calls, the
 // inline-functions pass, export back to FunctionProtos; and external data (read, mapped,
-// written). The
+// written); ONNX Runtime's com.microsoft ops. The
 // fixtures and ONNX Runtime's outputs come from tests/data/onnx/make_fixtures.py.
 #include <doctest/doctest.h>
 
@@ -35,12 +35,15 @@ std::size_t count_op(const G& g, const std::string& op) {
 }
 
 // Runs `g` on the fixture's inputs and checks its outputs against ONNX Runtime's.
-void check_against_ort(G g, const std::string& name, std::size_t outputs) {
+void check_against_ort(G g, const std::string& name, std::size_t outputs, std::size_t inputs = 1) {
   gpass::pass_context ctx;
   gpass::infer_shapes(g, ctx);
   gpass::exec::eigen_cpu cpu({.threads = 1});
   gpass::exec::plan p(g, cpu);
-  auto out = p.run({gpass::read_onnx_tensor_file(dir / (name + ".input_0.pb"))});
+  std::vector<gpass::exec::value> in;
+  for (std::size_t k = 0; k < inputs; ++k)
+    in.emplace_back(gpass::read_onnx_tensor_file(dir / (name + ".input_" + std::to_string(k) + ".pb")));
+  auto out = p.run(std::move(in));
   REQUIRE(out.size() == outputs);
   for (std::size_t k = 0; k < outputs; ++k) {
     const auto want = gpass::read_onnx_tensor_file(dir / (name + ".output_" + std::to_string(k) + ".pb"));
@@ -192,6 +195,12 @@ TEST_CASE("onnx.functions.external_data") {
   CHECK_THROWS_WITH_AS(gpass::write_onnx_file(g, tmp / "bad.onnx", {.external_data_threshold = 0, .external_data_file = "../x"}),
                        doctest::Contains("must be a file name"), gpass::error);
   std::filesystem::remove_all(tmp);
+}
+
+TEST_CASE("onnx.functions.ort_contrib_ops") {
+  // ONNX Runtime's com.microsoft Gelu, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization
+  G g = gpass::read_onnx_file(dir / "ort_contrib.onnx");
+  check_against_ort(g, "ort_contrib", 6, 2);
 }
 
 }  // namespace gpass_test_onnx_functions

@@ -11,6 +11,8 @@ outputs as the references (committed; rerun only to change them):
   function calling another (`Mlp` -> `Gelu`), the opset-18 reductions with axes as an input.
 - external_data.onnx + external_data.bin: weights stored beside the model
   (`data_location = EXTERNAL`).
+- ort_contrib.onnx: ONNX Runtime's com.microsoft Gelu, BiasGelu, FastGelu, QuickGelu and
+  SkipLayerNormalization.
 Each model's input and ONNX Runtime's outputs are written as <name>.input_<k>.pb /
 <name>.output_<k>.pb (TensorProto files).
 """
@@ -120,11 +122,38 @@ def external_data() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="gpass-fixture",
                               ir_version=10)
     path = os.path.join(HERE, "external_data.onnx")
+    if os.path.exists(os.path.join(HERE, "external_data.bin")):  # onnx appends to an existing file
+        os.remove(os.path.join(HERE, "external_data.bin"))
     onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="external_data.bin",
                     size_threshold=0)
     save_io("external_data", model, {"x": rng.standard_normal((3, 64)).astype(np.float32)})
 
 
+def ort_contrib() -> None:
+    """ONNX Runtime's com.microsoft ops that its transformer optimizer writes."""
+    f = TensorProto.FLOAT
+    ms = "com.microsoft"
+    h = 16
+    inits = [numpy_helper.from_array(rng.standard_normal(h).astype(np.float32), n) for n in ("bias", "gamma", "beta", "sbias")]
+    nodes = [
+        helper.make_node("Gelu", ["x"], ["g"], domain=ms),
+        helper.make_node("BiasGelu", ["x", "bias"], ["bg"], domain=ms),
+        helper.make_node("FastGelu", ["x", "bias"], ["fg"], domain=ms),
+        helper.make_node("QuickGelu", ["x"], ["qg"], domain=ms, alpha=1.5),
+        helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "sbias"], ["sln", "", "", "sum"], domain=ms,
+                         epsilon=1e-5),
+    ]
+    outs = [helper.make_tensor_value_info(n, f, [2, 3, h]) for n in ("g", "bg", "fg", "qg", "sln", "sum")]
+    graph = helper.make_graph(nodes, "ort_contrib", [helper.make_tensor_value_info("x", f, [2, 3, h]),
+                                                     helper.make_tensor_value_info("skip", f, [2, 3, h])], outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
+                              producer_name="gpass-fixture", ir_version=8)
+    onnx.save(model, os.path.join(HERE, "ort_contrib.onnx"))
+    save_io("ort_contrib", model, {"x": rng.standard_normal((2, 3, h)).astype(np.float32),
+                                   "skip": rng.standard_normal((2, 3, h)).astype(np.float32)})
+
+
 if __name__ == "__main__":
     local_functions()
     external_data()
+    ort_contrib()

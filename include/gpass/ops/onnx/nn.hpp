@@ -526,6 +526,31 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
                              off.has_rank() && off.rank() == 4 ? off[2] : dim(), off.has_rank() && off.rank() == 4 ? off[3] : dim()});
       })
       .add(r);
+  // ONNX Runtime's com.microsoft activations and SkipLayerNormalization
+  {
+    auto ms = [&](onnx_op o) {
+      op_schema s = o.build();
+      s.domain = "com.microsoft";
+      r.add(std::move(s));
+    };
+    ms(onnx_op("Gelu", 1).in("X:T").out("Y:T").tc("T", fl).infer(same_as_input0));
+    ms(onnx_op("QuickGelu", 1).in("X:T").out("Y:T").tc("T", fl).attr("alpha", "float", 1.702).infer(same_as_input0));
+    ms(onnx_op("BiasGelu", 1).in("A:T").in("B:T").out("C:T").tc("T", fl).infer(shape_as_input0));
+    ms(onnx_op("FastGelu", 1).in("X:T").in("bias?:T").out("Y:T").tc("T", fl).infer(shape_as_input0));
+    ms(onnx_op("SkipLayerNormalization", 1).in("input:T").in("skip:T").in("gamma:T").in("beta?:T").in("bias?:T")
+           .out("output:T").out("mean?:U").out("inv_std_var?:U").out("input_skip_bias_sum?:T").tc("T", fl)
+           .tc("U", {dtype::f32}).attr("epsilon", "float", 1e-12)
+           .infer([](infer_context& c) {
+             shape x = c.input_shape(0);
+             c.set_shape(0, x);
+             if (c.num_outputs() > 3) c.set_shape(3, x);
+             if (x.has_rank() && x.rank() >= 1) {
+               std::vector<dim> d = x.dims();
+               d.back() = dim(1);
+               for (std::size_t k = 1; k < 3 && k < c.num_outputs(); ++k) c.set_tensor(k, dtype::f32, shape(d));
+             }
+           }));
+  }
   onnx_op("AffineGrid", 20).in("theta:T1").in("size:T2").out("grid:T1").tc("T1", fl).tc("T2", {dtype::int64})
       .attr("align_corners", "int", std::int64_t{0})
       .infer([](infer_context& c) {

@@ -5,7 +5,8 @@
 /// coerce-to-2-D and opset >= 13 single-axis forms), BatchNormalization,
 /// InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization, LpNormalization,
 /// the recurrent layers LSTM, GRU and RNN, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
-/// GridSample, AffineGrid, DeformConv and RoiAlign. Floating-point element types (f32, f64; f16 and bf16 compute in float).
+/// GridSample, AffineGrid, DeformConv and RoiAlign; ONNX Runtime's com.microsoft Gelu,
+/// BiasGelu, FastGelu, QuickGelu and SkipLayerNormalization. Floating-point element types (f32, f64; f16 and bf16 compute in float).
 /// Private (`gpass::exec::cpu_detail`); `register_nn` adds them to a registry.
 
 #include <algorithm>
@@ -1017,6 +1018,109 @@ inline void cubic_coeffs(double f, double* c) {
   c[3] = ((A * (2 - x) - 5 * A) * (2 - x) + 8 * A) * (2 - x) - 4 * A;
 }
 
+/// ONNX Runtime's com.microsoft activations and SkipLayerNormalization (what its
+/// transformer optimizer writes): Gelu (erf form), BiasGelu (Gelu(A + B)), FastGelu (tanh
+/// form, optional bias), QuickGelu (x * sigmoid(alpha x), alpha 1.702), and
+/// SkipLayerNormalization: s = input + skip (+ bias), normalized over the last axis, times
+/// gamma (+ beta); outputs the result, the mean, the inverse standard deviation and s.
+inline void register_ort_contrib(registry& r) {
+  // y = f(x + bias), bias broadcast over the last axis (input 1 when present)
+  auto unary = [&](const char* op, auto f, bool bias_input) {
+    r.add({.domain = "com.microsoft", .op = op, .since_version = 1, .dtypes = nn_types::dtypes(),
+           .make = [f, bias_input](const kernel_node& n) -> fn {
+             const double alpha = n.attr<double>("alpha", 1.702);
+             return [f, bias_input, alpha](context& ctx) {
+               const gpass::tensor& x = ctx.input(0);
+               const gpass::tensor* b = bias_input && ctx.has_input(1) ? &ctx.input(1) : nullptr;
+               const i64 last = x.rank() ? x.sizes().back() : 1;
+               if (b && (b->size() != last || b->element_type() != x.element_type()))
+                 ctx.fail("the bias has shape " + b->shape().to_string() + ", the input's last axis " + std::to_string(last));
+               dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+                 gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+                 const T* xp = x.data<T>();
+                 const T* bp = b ? b->data<T>() : nullptr;
+                 T* yp = y.data<T>();
+                 ctx.policy().parallel_for(x.size(), 20.0, [&](i64 lo, i64 hi) {
+                   for (i64 i = lo; i < hi; ++i) {
+                     float v = static_cast<float>(xp[i]);
+                     if (bp) v += static_cast<float>(bp[i % last]);
+                     yp[i] = static_cast<T>(f(v, static_cast<float>(alpha)));
+                   }
+                 });
+               });
+             };
+           }});
+  };
+  auto gelu_erf = [](float v, float) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); };
+  unary("Gelu", gelu_erf, false);
+  unary("BiasGelu", gelu_erf, true);
+  unary("FastGelu", [](float v, float) { return 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v))); }, true);
+  unary("QuickGelu", [](float v, float a) { return v / (1.0f + std::exp(-a * v)); }, false);
+
+  r.add({.domain = "com.microsoft", .op = "SkipLayerNormalization", .since_version = 1, .dtypes = nn_types::dtypes(),
+         .make = [](const kernel_node& n) -> fn {
+           const double eps = n.attr<double>("epsilon", 1e-12);
+           return [eps](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const gpass::tensor& skip = ctx.input(1);
+             const gpass::tensor& gamma = ctx.input(2);
+             const gpass::tensor* beta = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+             const gpass::tensor* bias = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+             if (x.rank() < 1) ctx.fail("input must have rank >= 1");
+             const i64 H = x.sizes().back(), rows = H ? x.size() / H : 0;
+             if (skip.size() != x.size() && skip.size() != H)
+               ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
+             for (const gpass::tensor* p : {&gamma, beta, bias})
+               if (p && p->size() != H) ctx.fail("gamma, beta and bias must have " + std::to_string(H) + " values");
+             dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               auto vals = [](const gpass::tensor* t) {
+                 std::vector<double> v;
+                 if (t)
+                   for (i64 i = 0; i < t->size(); ++i) v.push_back(static_cast<double>(static_cast<compute_t<T>>(t->data<T>()[i])));
+                 return v;
+               };
+               const auto g = vals(&gamma), be = vals(beta), bi = vals(bias);
+               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+               std::vector<i64> stat_sizes(x.sizes().begin(), x.sizes().end() - 1);
+               stat_sizes.push_back(1);
+               gpass::tensor* mean_t = ctx.num_outputs() > 1 && ctx.output_wanted(1) ? &ctx.allocate_output(1, dtype::f32, stat_sizes) : nullptr;
+               gpass::tensor* inv_t = ctx.num_outputs() > 2 && ctx.output_wanted(2) ? &ctx.allocate_output(2, dtype::f32, stat_sizes) : nullptr;
+               gpass::tensor* sum_t = ctx.num_outputs() > 3 && ctx.output_wanted(3) ? &ctx.allocate_output(3, x.element_type(), x.sizes()) : nullptr;
+               const T* xp = x.data<T>();
+               const T* sp = skip.data<T>();
+               const bool skip_row = skip.size() == H;
+               T* yp = y.data<T>();
+               ctx.policy().parallel_for(rows, 8.0 * static_cast<double>(H), [&](i64 lo, i64 hi) {
+                 std::vector<double> sv(static_cast<std::size_t>(H));
+                 for (i64 row = lo; row < hi; ++row) {
+                   double mean = 0;
+                   for (i64 j = 0; j < H; ++j) {
+                     const i64 k = row * H + j;
+                     double v = static_cast<double>(static_cast<compute_t<T>>(xp[k])) +
+                                static_cast<double>(static_cast<compute_t<T>>(sp[skip_row ? j : k]));
+                     if (!bi.empty()) v += bi[static_cast<std::size_t>(j)];
+                     if (sum_t) sum_t->data<T>()[k] = static_cast<T>(static_cast<compute_t<T>>(v));
+                     sv[static_cast<std::size_t>(j)] = v;
+                     mean += v;
+                   }
+                   mean /= static_cast<double>(H);
+                   double var = 0;
+                   for (double v : sv) var += (v - mean) * (v - mean);
+                   const double inv = 1.0 / std::sqrt(var / static_cast<double>(H) + eps);
+                   for (i64 j = 0; j < H; ++j) {
+                     double o = (sv[static_cast<std::size_t>(j)] - mean) * inv * g[static_cast<std::size_t>(j)];
+                     if (!be.empty()) o += be[static_cast<std::size_t>(j)];
+                     yp[row * H + j] = static_cast<T>(static_cast<compute_t<T>>(o));
+                   }
+                   if (mean_t) mean_t->data<float>()[row] = static_cast<float>(mean);
+                   if (inv_t) inv_t->data<float>()[row] = static_cast<float>(inv);
+                 }
+               });
+             });
+           };
+         }});
+}
+
 /// AffineGrid (opset 20): the sampling grid of affine matrices theta [N, 2, 3] (2-D) or
 /// [N, 3, 4] (3-D) for an output of `size` [N, C, H, W] or [N, C, D, H, W]: grid [N, H, W, 2]
 /// or [N, D, H, W, 3] of theta times the normalized coordinates (x, y[, z], 1) in [-1, 1]
@@ -1401,6 +1505,7 @@ inline void register_nn(registry& r) {
   nn_impl::register_grid_sample(r);
   nn_impl::register_affine_grid(r);
   nn_impl::register_deform_conv(r);
+  nn_impl::register_ort_contrib(r);
   nn_impl::register_roi_align(r);
 }
 
