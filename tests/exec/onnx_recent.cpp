@@ -195,6 +195,23 @@ TEST_CASE("exec.onnx_recent.deform_conv") {
   CHECK_THROWS_WITH_AS(f.run1("DeformConv", {x, w, f32({0}, {1, 1, 1, 1})}, {}, 22), doctest::Contains("offset is"), gpass::error);
 }
 
+TEST_CASE("exec.onnx_recent.review_regressions") {
+  fixture f;
+  // Col2Im sizes whose product overflows: an error, not a division by zero
+  CHECK_THROWS_WITH_AS(f.run1("Col2Im", {f32({}, {1, 1, 0}), i64s({1, 1}), i64s({i64{1} << 32, i64{1} << 32})}),
+                       doctest::Contains("overflow"), gpass::error);
+  // a byte does not bit-cast to a 4-bit integer
+  CHECK_THROWS_WITH_AS(f.run1("BitCast", {tensor::from<std::uint8_t>({255}, {1})}, {{"to", i64{22}}}),
+                       doctest::Contains("widths differ"), gpass::error);
+  // QuantizeLinear to int4 divides in float: 1.4f / 0.4f is 3.5 exactly, rounded to even 4
+  auto q = f.run1("QuantizeLinear", {f32({1.4f}, {1}), f32({0.4f}, {}), f.run1("Cast", {f32({0}, {1})}, {{"to", i64{22}}})},
+                  {{"axis", i64{0}}});
+  CHECK(vals<float>(f.run1("Cast", {q}, {{"to", i64{1}}})) == std::vector<float>{4});
+  // int64 to int4 wraps exactly (2^53 + 1 -> 1)
+  auto w = f.run1("Cast", {tensor::from<i64>({(i64{1} << 53) + 1}, {1})}, {{"to", i64{22}}});
+  CHECK(vals<std::int8_t>(f.run1("Cast", {w}, {{"to", i64{3}}})) == std::vector<std::int8_t>{1});
+}
+
 TEST_CASE("exec.onnx_recent.ort_fused_ops") {
   // ONNX Runtime's com.microsoft ops (what its extended optimizer saves)
   fixture f;

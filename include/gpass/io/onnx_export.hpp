@@ -670,8 +670,11 @@ void for_each_model_tensor(onnx::ModelProto& m, F&& f) {
 /// (`location` in the model): each 64-byte aligned, the tensor pointing at it.
 inline void move_to_external_data(onnx::ModelProto& m, std::int64_t threshold, const std::filesystem::path& file,
                                   const std::string& location) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) throw error("cannot open the external data file '" + file.string() + "' for writing");
+  // written beside, then renamed over `file`: tensors still mapped from an earlier `file`
+  // (read_onnx_file of the same model) keep their pages
+  const std::filesystem::path tmp = file.string() + ".gpass-tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw error("cannot open the external data file '" + tmp.string() + "' for writing");
   std::uint64_t offset = 0;
   for_each_model_tensor(m, [&](onnx::TensorProto& t) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL || static_cast<std::int64_t>(t.raw_data().size()) < threshold) return;
@@ -694,7 +697,10 @@ inline void move_to_external_data(onnx::ModelProto& m, std::int64_t threshold, c
     t.set_data_location(onnx::TensorProto::EXTERNAL);
   });
   out.close();
-  if (!out) throw error("cannot write the external data file '" + file.string() + "'");
+  if (!out) throw error("cannot write the external data file '" + tmp.string() + "'");
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw error("cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
 }
 
 }  // namespace detail::onnx_io

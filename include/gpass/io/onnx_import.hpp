@@ -199,6 +199,7 @@ class importer {
   std::unordered_map<std::string, const onnx::FunctionProto*> local_functions_;  // key -> function
   external_files files_;  // external data files, mapped once
   std::unordered_map<std::string, std::string> instances_;  // function key + attribute values -> gpass function
+  static constexpr std::size_t max_function_instances = 10000;
   std::unordered_set<std::string> importing_;               // function keys being imported (recursion)
   std::unordered_map<const onnx::FunctionProto*, std::vector<onnx::AttributeProto>> defaults_;  // attribute_proto
 
@@ -260,6 +261,9 @@ class importer {
     if (importing_.contains(key))
       throw error("model-local function '" + fp.name() + "' calls itself (recursive functions are not supported)");
     if (auto it = instances_.find(instance); it != instances_.end()) return it->second;
+    if (instances_.size() >= max_function_instances)
+      throw error("model-local functions are instantiated for more than " + std::to_string(max_function_instances) +
+                  " sets of attribute values (a model that grows exponentially?)");
     if (importing_.size() >= static_cast<std::size_t>(opt_.max_subgraph_depth))
       throw error("model-local function calls nest deeper than " + std::to_string(opt_.max_subgraph_depth) + " levels");
     for (const auto& o : fp.opset_import())

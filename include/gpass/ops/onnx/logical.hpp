@@ -123,9 +123,8 @@ inline void gpass::register_onnx_logical_ops(op_registry& r) {
   using namespace detail::onnx_ops;
   namespace ot = onnx_types;
   const auto all = ot::all();
-  // Cast-19 adds `saturate`, Cast-24 `round_mode`: both apply to the float8 / float8e8m0
-  // targets only, which gpass's dtypes do not include (a model using them fails at import),
-  // so every version casts alike on gpass's types
+  // Cast-19 adds `saturate`, Cast-24 `round_mode`: they apply to the float8 / float8e8m0
+  // targets only (gpass/core/low_precision.hpp); the other types cast alike in every version
   onnx_op("Cast", 1).until(18).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")
       .infer(cast_infer).propagate(cast_value).add(r);
   onnx_op("Cast", 19).until(23).in("input:T1").out("output:T2").tc("T1", all).tc("T2", all).req("to", "int")

@@ -159,10 +159,10 @@ inline void gpass::register_onnx_misc_ops(op_registry& r) {
       })
       .add(r);
 
-  // QuantizeLinear-19 adds `saturate` (float8 targets only), 21 blocked quantization
+  // QuantizeLinear-19 adds `saturate` (float8 targets), 21 blocked quantization
   // (`block_size`), `output_dtype` and 16-bit targets, 23 `precision`; DequantizeLinear-21
-  // `block_size`, 23 `output_dtype`. gpass has no float8 / 4-bit / 2-bit types: a model using
-  // them fails at import.
+  // `block_size`, 23 `output_dtype`. The float8 / 4-bit / 2-bit types go through
+  // gpass/core/low_precision.hpp.
   // `output_dtype` (0, the default, means "not given")
   const auto output_dtype = [](infer_context& c) -> std::optional<dtype> {
     const attribute* a = c.attr("output_dtype");
@@ -177,6 +177,7 @@ inline void gpass::register_onnx_misc_ops(op_registry& r) {
   };
   const auto dequant_infer = [output_dtype](infer_context& c) {
     dtype d = c.input_dtype(1);
+    if (is_low_precision(d)) d = dtype::f32;  // an f8e8m0 scale: float out unless output_dtype says
     if (auto o = output_dtype(c)) d = *o;
     c.set_tensor(0, d, c.input_shape(0));
   };

@@ -26,7 +26,9 @@ namespace gpass {
 /// of the called function's body (`detail::inline_call`: the copies are named
 /// `<call>/<node>`, the call's uses read the body's results). Calls the copies bring in are
 /// inlined in turn, up to 64 levels (a deeper nesting, or a function that calls itself, is an
-/// error naming the call). Then the functions no node refers to any more are removed.
+/// error naming the call), and up to `max_nodes` copied nodes in all (functions that call
+/// each other twice per level grow exponentially: an error, not an exhausted machine). Then
+/// the functions no node refers to any more are removed.
 ///
 /// Statistics: `calls` (calls inlined), `nodes` (nodes copied), `removed-functions`. Linear
 /// in the size of the result.
@@ -40,6 +42,7 @@ struct inline_functions_fn : pass_base<inline_functions_fn> {
   static constexpr std::string_view description =
       "Replace call nodes (ONNX model-local functions) by the bodies of their functions";
   static constexpr int max_depth = 64;
+  static constexpr std::int64_t max_nodes = 50'000'000;
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
@@ -60,6 +63,7 @@ struct inline_functions_fn : pass_base<inline_functions_fn> {
         if (it == n.attrs.end() || !it->second.template is<function_ref>())
           fail("call has no function attribute 'f'", n.name, n.op);
         const std::string fname = it->second.template as<function_ref>().name;
+        const std::string call_name = n.name;
         const G* f = g.find_function(fname);
         if (!f) fail("call of function '" + fname + "', which the library does not have", n.name, n.op);
         auto added = detail::inline_call(*h, c, *f, fname, name, [](const typename G::node_type& call) {
@@ -72,6 +76,9 @@ struct inline_functions_fn : pass_base<inline_functions_fn> {
         });
         ++calls;
         nodes += static_cast<std::int64_t>(added.size());
+        if (nodes > max_nodes)
+          fail("inlining copies more than " + std::to_string(max_nodes) + " nodes (calls that multiply at every level?)",
+               call_name, "call");
         for (auto v : added)
           if (is_call((*h)[v])) work.emplace_back(v, depth + 1);
       }

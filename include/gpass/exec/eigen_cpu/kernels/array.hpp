@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -1045,7 +1046,10 @@ inline void register_array_make(registry& r) {
           const double start = static_cast<float>(a.data<T>()[0]), limit = static_cast<float>(l.data<T>()[0]),
                        delta = static_cast<float>(d.data<T>()[0]);
           if (delta == 0) ctx.fail("delta is 0");
-          const i64 count = static_cast<i64>(std::max(0.0, std::ceil((limit - start) / delta)));
+          const double n = std::ceil((limit - start) / delta);
+          if (!(n < 9.2e18)) ctx.fail("the range has too many elements (start, limit, delta: " + std::to_string(start) + ", " +
+                                      std::to_string(limit) + ", " + std::to_string(delta) + ")");
+          const i64 count = static_cast<i64>(std::max(0.0, n));
           gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
           T* o = y.data<T>();
           for (i64 i = 0; i < count; ++i)
@@ -1732,7 +1736,12 @@ inline void register_array_new(registry& r) {
     if (!to || *to == dtype::string || size_of(*to) == 0) n.fail("'to' (" + std::to_string(code) + ") is not a type gpass can bit-cast to");
     return [to = *to](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      if (x.element_type() == dtype::string || size_of(x.element_type()) != size_of(to))
+      auto bits = [](dtype d) {
+        if (d == dtype::u4 || d == dtype::i4 || d == dtype::f4e2m1) return std::size_t{4};
+        if (d == dtype::u2 || d == dtype::i2) return std::size_t{2};
+        return 8 * size_of(d);
+      };
+      if (x.element_type() == dtype::string || bits(x.element_type()) != bits(to))
         ctx.fail("cannot bit-cast " + std::string(to_string(x.element_type())) + " to " + std::string(to_string(to)) +
                  " (the widths differ)");
       gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
@@ -1768,12 +1777,22 @@ inline void register_array_new(registry& r) {
       if (x.rank() != 3) ctx.fail("input must be 3-D [N, C * prod(block_shape), L], got " + x.shape().to_string());
       i64 kprod = 1, L = 1;
       std::vector<i64> blocks(nd);  // sliding positions per spatial axis
+      auto mul = [&](i64 a, i64 b) {
+        auto r = checked_mul(a, b);
+        if (!r) ctx.fail("image_shape, block_shape, pads and dilations overflow int64");
+        return *r;
+      };
+      auto add = [&](i64 a, i64 b) {
+        auto r = checked_add(a, b);
+        if (!r) ctx.fail("image_shape, block_shape, pads and dilations overflow int64");
+        return *r;
+      };
       for (std::size_t d = 0; d < nd; ++d) {
         if (block[d] <= 0 || st[d] <= 0 || dl[d] <= 0 || image[d] < 0) ctx.fail("block_shape, strides and dilations must be positive");
-        kprod *= block[d];
-        const i64 span = image[d] + pd[d] + pd[d + nd] - (dl[d] * (block[d] - 1) + 1);
+        kprod = mul(kprod, block[d]);
+        const i64 span = add(add(image[d], pd[d]), pd[d + nd]) - add(mul(dl[d], block[d] - 1), 1);
         blocks[d] = span < 0 ? 0 : span / st[d] + 1;
-        L *= blocks[d];
+        L = mul(L, blocks[d]);
       }
       const i64 N = x.sizes()[0], CK = x.sizes()[1];
       if (CK % kprod != 0) ctx.fail("input's dimension 1 (" + std::to_string(CK) + ") is not a multiple of prod(block_shape) " + std::to_string(kprod));

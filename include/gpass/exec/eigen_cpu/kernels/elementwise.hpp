@@ -723,6 +723,17 @@ inline void cast_into(context& ctx, const gpass::tensor& x, dtype to, cast_optio
   if (is_low_precision(x.element_type()) || is_low_precision(to)) {
     // through double: decode the source, then encode the target (ONNX's rules for the
     // low-precision types: gpass/core/low_precision.hpp)
+    const bool small_int = to == dtype::u4 || to == dtype::i4 || to == dtype::u2 || to == dtype::i2;
+    if (small_int && is_integer(x.element_type())) {  // integers wrap exactly (no trip through double)
+      gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
+      auto* c = reinterpret_cast<std::uint8_t*>(y.raw());
+      const unsigned mask = to == dtype::u4 || to == dtype::i4 ? 0x0F : 0x03;
+      dispatch<int_types>(x.element_type(), ctx.node(), [&]<class S>() {
+        const S* s = x.data<S>();
+        for (i64 i = 0; i < x.size(); ++i) c[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(s[i]) & mask);
+      });
+      return;
+    }
     std::vector<double> v;
     to_doubles(ctx, x, v);
     gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
@@ -797,11 +808,11 @@ inline quant_layout quant_layout_of(const std::vector<i64>& xs, const std::vecto
   }
   bool ok = ps.size() == xs.size();
   for (std::size_t d = 0; ok && d < xs.size(); ++d)
-    ok = d == ua ? ps[d] == (xs[d] + block - 1) / block : ps[d] == xs[d];
+    ok = d == ua ? ps[d] == xs[d] / block + (xs[d] % block != 0) : ps[d] == xs[d];
   if (!ok)
     n.fail(std::string(what) + " has sizes " + shape::of(ps).to_string() + ", blocked quantization of " +
            shape::of(xs).to_string() + " along axis " + std::to_string(a) + " with block_size " + std::to_string(block) +
-           " needs " + std::to_string((xs[ua] + block - 1) / block) + " on that axis and x's sizes elsewhere");
+           " needs " + std::to_string(xs[ua] / block + (xs[ua] % block != 0)) + " on that axis and x's sizes elsewhere");
   q.param_mid = ps[ua];
   return q;
 }
@@ -1281,9 +1292,9 @@ inline void register_elementwise(registry& r) {
                auto* o = reinterpret_cast<std::uint8_t*>(y.raw());
                for (i64 i = 0; i < x.size(); ++i) {
                  const std::size_t c = static_cast<std::size_t>(lay(i));
-                 const double v = static_cast<double>(xf[static_cast<std::size_t>(i)]) / scale[c];
-                 o[i] = integral ? to_low_precision(qt, std::clamp(std::nearbyint(v) + zp[c], lo, hi))
-                                 : to_low_precision(qt, static_cast<double>(static_cast<float>(v)) + zp[c], saturate);
+                 const float v = xf[static_cast<std::size_t>(i)] / scale[c];  // in float, as ONNX divides
+                 o[i] = integral ? to_low_precision(qt, std::clamp(std::nearbyint(static_cast<double>(v)) + zp[c], lo, hi))
+                                 : to_low_precision(qt, static_cast<double>(v) + zp[c], saturate);
                }
                return;
              }
@@ -1351,7 +1362,9 @@ inline void register_elementwise(registry& r) {
                  const Q* z = ctx.input(2).data<Q>();
                  for (std::size_t i = 0; i < zp.size(); ++i) zp[i] = static_cast<float>(z[i]);
                }
-               const dtype out_t = out_type == dtype::undefined ? sc.element_type() : out_type;
+               const dtype out_t = out_type != dtype::undefined ? out_type
+                                   : is_low_precision(sc.element_type()) ? dtype::f32  // an f8e8m0 scale
+                                                                          : sc.element_type();
                dispatch<float_types>(out_t, ctx.node(), [&]<class F>() {
                  gpass::tensor& y = ctx.allocate_output(0, out_t, x.sizes());
                  const Q* p = x.data<Q>();

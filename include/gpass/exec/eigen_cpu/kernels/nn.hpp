@@ -1201,7 +1201,9 @@ inline void register_deform_conv(registry& r) {
       if (kH != w.sizes()[2] || kW != w.sizes()[3]) ctx.fail("kernel_shape does not match W " + w.shape().to_string());
       if (Cg * group != C || M % group != 0)
         ctx.fail("X has " + std::to_string(C) + " channels, W " + w.shape().to_string() + " with group " + std::to_string(group));
-      if (C % offset_group != 0) ctx.fail("the channels are not a multiple of offset_group");
+      if (C % offset_group != 0 || (C > 0 && offset_group > C)) ctx.fail("the channels are not a multiple of offset_group");
+      if (kH <= 0 || kW <= 0 || kH > (i64{1} << 20) || kW > (i64{1} << 20) || offset_group > (i64{1} << 20))
+        ctx.fail("kernel_shape and offset_group must be positive and below 2^20");
       const i64 oH = (H + pads[0] + pads[2] - ((kH - 1) * dil[0] + 1)) / strides[0] + 1;
       const i64 oW = (W + pads[1] + pads[3] - ((kW - 1) * dil[1] + 1)) / strides[1] + 1;
       const i64 taps = kH * kW;
@@ -1241,7 +1243,8 @@ inline void register_deform_conv(registry& r) {
                     const double dw = ov[static_cast<std::size_t>(((oi + 1) * oH + oh) * oW + ow)];
                     const double ph = static_cast<double>(oh * strides[0] - pads[0] + kh * dil[0]) + dh;
                     const double pw = static_cast<double>(ow * strides[1] - pads[1] + kw * dil[1]) + dw;
-                    // bilinear, zero outside
+                    // bilinear, zero outside (NaN or far-away positions read nothing)
+                    if (!(ph > -1 && ph < static_cast<double>(H) && pw > -1 && pw < static_cast<double>(W))) continue;
                     const double h0 = std::floor(ph), w0 = std::floor(pw);
                     const double fh = ph - h0, fw = pw - w0;
                     double v = 0;

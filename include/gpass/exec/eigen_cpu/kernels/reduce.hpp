@@ -21,6 +21,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -28,6 +29,7 @@
 
 #include <Eigen/Core>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -485,8 +487,16 @@ inline fn make_cumsum(const kernel_node& n, bool product = false) {
             Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> src(in + off, w);
             Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> dst(out + off, w);
             if (exclusive) dst = acc.template cast<T>();
-            if (product) acc *= src.template cast<C>();
-            else acc += src.template cast<C>();
+            if (product) {
+              if constexpr (std::is_integral_v<C>) {  // wrapping, as integer products do (no signed overflow)
+                using U = std::make_unsigned_t<C>;
+                for (Eigen::Index q = 0; q < w; ++q) acc[q] = static_cast<C>(static_cast<U>(acc[q]) * static_cast<U>(static_cast<C>(src[q])));
+              } else {
+                acc *= src.template cast<C>();
+              }
+            } else {
+              acc += src.template cast<C>();
+            }
             if (!exclusive) dst = acc.template cast<T>();
           }
         }
@@ -1024,6 +1034,9 @@ inline fn make_string_split(const kernel_node& n) {
     }
     std::vector<std::int64_t> ys = x.sizes();
     ys.push_back(static_cast<std::int64_t>(most));
+    if (auto cells = checked_num_elements(ys); !cells || *cells > (std::int64_t{1} << 28))
+      ctx.fail("the padded output [" + std::to_string(x.size()) + " strings x " + std::to_string(most) +
+               " pieces] has too many elements");
     gpass::tensor& y = ctx.allocate_output(0, dtype::string, ys);
     gpass::tensor& z = ctx.allocate_output(1, dtype::int64, x.sizes());
     std::string* yo = y.data<std::string>();
@@ -1036,12 +1049,19 @@ inline fn make_string_split(const kernel_node& n) {
 
 /// RegexFullMatch (opset 20): true where the whole string matches `pattern` (compiled once
 /// with std::regex's ECMAScript grammar: RE2's common syntax; RE2-only constructs such as
-/// named groups `(?P<n>...)` are refused with an error naming the node).
+/// named groups `(?P<n>...)` are refused with an error naming the node). With libstdc++ the
+/// breadth-first matcher runs (polynomial time, like RE2; backreferences are refused).
 inline fn make_regex_full_match(const kernel_node& n) {
   const std::string pattern = n.attr<std::string>("pattern");
   std::shared_ptr<const std::regex> re;
   try {
+#if defined(__GLIBCXX__)
+    // libstdc++'s breadth-first matcher: time polynomial in the input, no recursion over it
+    // (no backreferences)
+    re = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript | std::regex_constants::__polynomial);
+#else
     re = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript);
+#endif
   } catch (const std::regex_error& e) {
     n.fail("pattern '" + pattern + "' is not a regular expression gpass supports (" + e.what() + ")");
   }
