@@ -135,6 +135,17 @@ constexpr bool is_unsigned(dtype t) noexcept { return t >= dtype::uint8 && t <= 
 /// element holding its bit code, no C++ element type (`visit_dtype` refuses them); kernels
 /// convert them through float (gpass/core/low_precision.hpp).
 constexpr bool is_low_precision(dtype t) noexcept { return t >= dtype::f8e4m3fn && t <= dtype::i2; }
+/// True for the 4- and 2-bit integer types (u4, i4, u2, i2).
+constexpr bool is_small_integer(dtype t) noexcept {
+  return t == dtype::u4 || t == dtype::i4 || t == dtype::u2 || t == dtype::i2;
+}
+/// Bits of one element: 4 (u4, i4, f4e2m1), 2 (u2, i2), else 8 * `size_of` (ONNX packs the
+/// sub-byte types; in memory every low-precision element takes a byte).
+constexpr std::size_t bit_width(dtype t) noexcept {
+  if (t == dtype::u4 || t == dtype::i4 || t == dtype::f4e2m1) return 4;
+  if (t == dtype::u2 || t == dtype::i2) return 2;
+  return 8 * size_of(t);
+}
 /// True for types whose elements are plain bytes of fixed size (everything but string/resource/variant/undefined).
 constexpr bool is_trivial(dtype t) noexcept { return size_of(t) != 0; }
 

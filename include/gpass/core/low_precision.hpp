@@ -151,8 +151,7 @@ inline std::uint8_t to_low_precision(dtype t, double v, bool saturate = true, e8
     case dtype::u4: case dtype::i4: case dtype::u2: case dtype::i2: {
       if (!std::isfinite(v)) return 0;
       const double m = std::fmod(std::trunc(v), 256.0);  // exact; wraps like the narrowing cast
-      const int bits = t == dtype::u4 || t == dtype::i4 ? 4 : 2;
-      return static_cast<std::uint8_t>(static_cast<int>(m) & ((1 << bits) - 1));
+      return static_cast<std::uint8_t>(static_cast<int>(m) & ((1 << bit_width(t)) - 1));
     }
     case dtype::f8e8m0: return detail::encode_e8m0(static_cast<float>(v), saturate, rounding);
     default: return detail::encode_small_float(detail::small_float_of(t), v, saturate);

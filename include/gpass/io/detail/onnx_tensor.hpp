@@ -38,14 +38,6 @@
 
 namespace gpass::detail::onnx_io {
 
-/// Bits of one element of a low-precision dtype in ONNX's packed form: 4 (u4, i4, f4e2m1),
-/// 2 (u2, i2) or 8 (the float8 kinds).
-inline int low_precision_bits(dtype t) noexcept {
-  if (t == dtype::u4 || t == dtype::i4 || t == dtype::f4e2m1) return 4;
-  if (t == dtype::u2 || t == dtype::i2) return 2;
-  return 8;
-}
-
 /// Byte size of one scalar component (half of a complex element) for byte swapping.
 inline std::size_t component_size(dtype t) noexcept {
   if (t == dtype::complex64) return 4;
@@ -251,7 +243,7 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
   if (is_low_precision(d)) {
     // one code per element in memory; ONNX packs the 4-bit types two to a byte and the 2-bit
     // types four, the first element in the low bits
-    const int bits = low_precision_bits(d);
+    const int bits = static_cast<int>(bit_width(d));
     const std::size_t per_byte = static_cast<std::size_t>(8 / bits);
     const std::size_t nbytes = (count + per_byte - 1) / per_byte;
     std::string packed;
@@ -414,7 +406,7 @@ inline void tensor_to_onnx(const tensor& t, onnx::TensorProto& out) {
   }
   std::string* raw = out.mutable_raw_data();
   if (is_low_precision(t.element_type())) {  // packed as tensor_from_onnx reads it
-    const int bits = low_precision_bits(t.element_type());
+    const int bits = static_cast<int>(bit_width(t.element_type()));
     const std::size_t per_byte = static_cast<std::size_t>(8 / bits), n = static_cast<std::size_t>(t.size());
     raw->assign((n + per_byte - 1) / per_byte, '\0');
     const auto* codes = reinterpret_cast<const std::uint8_t*>(t.raw());

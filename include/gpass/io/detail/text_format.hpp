@@ -327,7 +327,7 @@ inline void append_tensor(std::string& out, const tensor& t, const text_print_op
     // low-precision elements print as their values (exact; they parse back to the same codes)
     const auto* codes = reinterpret_cast<const std::uint8_t*>(t.raw());
     const dtype d = t.element_type();
-    const bool integral = d == dtype::u4 || d == dtype::i4 || d == dtype::u2 || d == dtype::i2;
+    const bool integral = is_small_integer(d);
     for (std::int64_t i = 0; i < t.size(); ++i) {
       if (i) out += ", ";
       const float v = from_low_precision(d, codes[i]);

@@ -1736,12 +1736,7 @@ inline void register_array_new(registry& r) {
     if (!to || *to == dtype::string || size_of(*to) == 0) n.fail("'to' (" + std::to_string(code) + ") is not a type gpass can bit-cast to");
     return [to = *to](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      auto bits = [](dtype d) {
-        if (d == dtype::u4 || d == dtype::i4 || d == dtype::f4e2m1) return std::size_t{4};
-        if (d == dtype::u2 || d == dtype::i2) return std::size_t{2};
-        return 8 * size_of(d);
-      };
-      if (x.element_type() == dtype::string || bits(x.element_type()) != bits(to))
+      if (x.element_type() == dtype::string || bit_width(x.element_type()) != bit_width(to))
         ctx.fail("cannot bit-cast " + std::string(to_string(x.element_type())) + " to " + std::string(to_string(to)) +
                  " (the widths differ)");
       gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());

@@ -723,11 +723,10 @@ inline void cast_into(context& ctx, const gpass::tensor& x, dtype to, cast_optio
   if (is_low_precision(x.element_type()) || is_low_precision(to)) {
     // through double: decode the source, then encode the target (ONNX's rules for the
     // low-precision types: gpass/core/low_precision.hpp)
-    const bool small_int = to == dtype::u4 || to == dtype::i4 || to == dtype::u2 || to == dtype::i2;
-    if (small_int && is_integer(x.element_type())) {  // integers wrap exactly (no trip through double)
+    if (is_small_integer(to) && is_integer(x.element_type())) {  // integers wrap exactly (no trip through double)
       gpass::tensor& y = ctx.allocate_output(0, to, x.sizes());
       auto* c = reinterpret_cast<std::uint8_t*>(y.raw());
-      const unsigned mask = to == dtype::u4 || to == dtype::i4 ? 0x0F : 0x03;
+      const unsigned mask = (1u << bit_width(to)) - 1;
       dispatch<int_types>(x.element_type(), ctx.node(), [&]<class S>() {
         const S* s = x.data<S>();
         for (i64 i = 0; i < x.size(); ++i) c[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(s[i]) & mask);
@@ -1286,7 +1285,7 @@ inline void register_elementwise(registry& r) {
                  const auto* z = reinterpret_cast<const std::uint8_t*>(ctx.input(2).raw());
                  for (std::size_t i = 0; i < zp.size(); ++i) zp[i] = from_low_precision(qt, z[i]);
                }
-               const bool integral = qt == dtype::u4 || qt == dtype::i4 || qt == dtype::u2 || qt == dtype::i2;
+               const bool integral = is_small_integer(qt);
                const auto [lo, hi] = low_precision_range(qt);
                gpass::tensor& y = ctx.allocate_output(0, qt, x.sizes());
                auto* o = reinterpret_cast<std::uint8_t*>(y.raw());
