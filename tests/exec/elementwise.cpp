@@ -11,6 +11,8 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 
+#include "kernel_fixture.hpp"
+
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_elementwise {
 
@@ -20,29 +22,8 @@ using gpass::tensor;
 using gpass::exec::value;
 namespace ex = gpass::exec;
 
-struct fixture {
-  ex::eigen_cpu cpu;
-  ex::kernel_registry<ex::eigen_cpu> reg;
-  fixture() : fixture(1) {}
-  explicit fixture(int threads) : cpu({.threads = threads}) { ex::register_eigen_cpu_elementwise(reg); }
-
-  std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 17,
-                         std::size_t outputs = 1) {
-    ex::kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
-    n.input_types.resize(in.size());
-    n.output_types.resize(outputs);
-    return ex::run_kernel(cpu, reg, n, std::move(in));
-  }
-  tensor run1(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 17) {
-    return run(op, std::move(in), std::move(attrs), opset).at(0).tensor();
-  }
-};
-
-template <class T>
-std::vector<T> vals(const tensor& t) {
-  auto v = t.values<T>();
-  return {v.begin(), v.end()};
-}
+using fixture = gpass_test_exec::kernel_fixture<ex::register_eigen_cpu_elementwise, 17>;
+using gpass_test_exec::vals;
 
 template <class T>
 tensor t(std::vector<T> v, std::vector<std::int64_t> sizes) {

@@ -12,6 +12,8 @@
 #include <gpass/core/error.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 
+#include "kernel_fixture.hpp"
+
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_nn {
 
@@ -25,24 +27,9 @@ using gpass::exec::kernel_node;
 using gpass::exec::value;
 using i64 = std::int64_t;
 
-struct nn_fixture {
-  eigen_cpu cpu;
-  gpass::exec::kernel_registry<eigen_cpu> reg;
-  explicit nn_fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::register_eigen_cpu_nn(reg); }
-  std::vector<value> run(const kernel_node& n, std::vector<value> in) { return gpass::exec::run_kernel(cpu, reg, n, std::move(in)); }
-};
-
-kernel_node node(const char* op, int opset, std::size_t outputs = 1, attribute_map attrs = {}) {
-  kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
-  n.output_types.resize(outputs);
-  return n;
-}
-
-attribute_map attrs(std::initializer_list<std::pair<const char*, attribute>> kv) {
-  attribute_map m;
-  for (const auto& [k, v] : kv) m[k] = v;
-  return m;
-}
+using nn_fixture = gpass_test_exec::kernel_fixture<gpass::exec::register_eigen_cpu_nn, 0>;
+using gpass_test_exec::attrs;
+using gpass_test_exec::node;
 
 void check_close(const tensor& t, const std::vector<double>& want, double tol = 1e-5) {
   REQUIRE(t.size() == static_cast<i64>(want.size()));

@@ -18,6 +18,8 @@
 #include <gpass/io/text.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+#include "kernel_fixture.hpp"
+
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_onnx_attention {
 
@@ -31,24 +33,9 @@ using gpass::exec::kernel_node;
 using gpass::exec::value;
 using i64 = std::int64_t;
 
-struct fixture {
-  eigen_cpu cpu;
-  gpass::exec::kernel_registry<eigen_cpu> reg;
-  explicit fixture(int threads = 1) : cpu({.threads = threads}) { gpass::exec::register_eigen_cpu_attention(reg); }
-  std::vector<value> run(const kernel_node& n, std::vector<value> in) { return gpass::exec::run_kernel(cpu, reg, n, std::move(in)); }
-};
-
-kernel_node node(const char* op, int opset, std::size_t outputs = 1, attribute_map attrs = {}) {
-  kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
-  n.output_types.resize(outputs);
-  return n;
-}
-
-attribute_map attrs(std::initializer_list<std::pair<const char*, attribute>> kv) {
-  attribute_map m;
-  for (const auto& [k, v] : kv) m[k] = v;
-  return m;
-}
+using fixture = gpass_test_exec::kernel_fixture<gpass::exec::register_eigen_cpu_attention, 0>;
+using gpass_test_exec::attrs;
+using gpass_test_exec::node;
 
 std::vector<double> values(const tensor& t) {
   std::vector<double> r;

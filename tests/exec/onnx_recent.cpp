@@ -14,6 +14,8 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 
+#include "kernel_fixture.hpp"
+
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_onnx_recent {
 
@@ -23,30 +25,11 @@ using gpass::tensor;
 using gpass::exec::value;
 using i64 = std::int64_t;
 
-struct fixture {
-  gpass::exec::eigen_cpu cpu{{.threads = 1}};
-  gpass::exec::kernel_registry<gpass::exec::eigen_cpu> reg;
-  fixture() { gpass::exec::register_eigen_cpu_kernels(reg); }
-  std::vector<value> run(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 28,
-                         std::size_t outputs = 1) {
-    gpass::exec::kernel_node n{.name = "n", .op = op, .attrs = std::move(attrs), .opset = opset};
-    n.input_types.resize(in.size());
-    n.output_types.resize(outputs);
-    return gpass::exec::run_kernel(cpu, reg, n, std::move(in));
-  }
-  tensor run1(const std::string& op, std::vector<value> in, gpass::attribute_map attrs = {}, int opset = 28) {
-    return run(op, std::move(in), std::move(attrs), opset).at(0).tensor();
-  }
-};
+using fixture = gpass_test_exec::kernel_fixture<gpass::exec::register_eigen_cpu_kernels, 28>;
+using gpass_test_exec::vals;
 
 tensor f32(std::vector<float> v, std::vector<i64> s) { return tensor::from<float>(std::move(v), std::move(s)); }
 tensor i64s(std::vector<i64> v) { return tensor::from<i64>(std::move(v)); }
-template <class T>
-std::vector<T> vals(const tensor& t) {
-  auto s = t.values<T>();
-  return {s.begin(), s.end()};
-}
-
 }  // namespace
 
 TEST_CASE("exec.onnx_recent.blocked_quantization") {
