@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// What the CUDA tests share: the process's GPU policy (null where no GPU is usable, and the
+// tests that need one skip with a message), and `differential`: one node run by the CUDA
+// kernel and by the Eigen CPU kernel on the same inputs, outputs compared.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/attribute.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/exec/cuda.hpp>
+#include <gpass/exec/eigen_cpu.hpp>
+
+namespace gpass_test_cuda {
+
+/// The policy on device 0, made once; null (and a message printed once) without a GPU.
+inline gpass::exec::cuda* gpu() {
+  static std::unique_ptr<gpass::exec::cuda> p = [] {
+    std::unique_ptr<gpass::exec::cuda> r;
+    if (gpass::exec::cuda_device_count() > 0) r = std::make_unique<gpass::exec::cuda>();
+    else MESSAGE("no CUDA device: the tests that run CUDA kernels are skipped");
+    return r;
+  }();
+  return p.get();
+}
+
+/// Returns from the calling test case when there is no GPU.
+#define GPASS_REQUIRE_GPU()                                           \
+  do {                                                                \
+    if (!::gpass_test_cuda::gpu()) {                                  \
+      MESSAGE("skipped: no CUDA device");                             \
+      return;                                                         \
+    }                                                                 \
+  } while (0)
+
+/// A node of op `op` (default domain) at `opset`, `outputs` output ports.
+inline gpass::exec::kernel_node node(std::string op, int opset = 21, gpass::attribute_map attrs = {}, std::size_t outputs = 1,
+                                     std::string domain = {}) {
+  gpass::exec::kernel_node n{.name = "n", .op = std::move(op), .domain = std::move(domain), .attrs = std::move(attrs), .opset = opset};
+  n.output_types.resize(outputs);
+  return n;
+}
+
+/// Runs `n` on the GPU: uploads `in` (a default tensor: an omitted input), downloads every
+/// tensor output.
+inline std::vector<gpass::tensor> run_gpu(const gpass::exec::kernel_node& n, const std::vector<gpass::tensor>& in) {
+  auto& g = *gpu();
+  std::vector<gpass::exec::basic_value<gpass::exec::cuda_tensor>> dev;
+  for (const auto& t : in) {
+    if (t.empty()) dev.emplace_back();
+    else dev.emplace_back(g.upload(t, g.default_stream()));
+  }
+  gpass::exec::kernel_node m = n;
+  m.input_types.resize(in.size());
+  auto out = gpass::exec::run_kernel(g, g.kernels(), m, std::move(dev));
+  std::vector<gpass::tensor> r;
+  for (auto& v : out) r.push_back(v.is_tensor() ? g.download(v.tensor(), g.default_stream()) : gpass::tensor{});
+  return r;
+}
+
+/// Runs `n` with the Eigen CPU kernels.
+inline std::vector<gpass::tensor> run_cpu(const gpass::exec::kernel_node& n, const std::vector<gpass::tensor>& in) {
+  static gpass::exec::eigen_cpu cpu;
+  std::vector<gpass::exec::value> v;
+  for (const auto& t : in) {
+    if (t.empty()) v.emplace_back();
+    else v.emplace_back(t);
+  }
+  gpass::exec::kernel_node m = n;
+  m.input_types.resize(in.size());
+  auto out = gpass::exec::run_kernel(cpu, cpu.kernels(), m, std::move(v));
+  std::vector<gpass::tensor> r;
+  for (auto& o : out) r.push_back(o.is_tensor() ? o.tensor() : gpass::tensor{});
+  return r;
+}
+
+/// Element `i` of `t` as a double.
+inline double element(const gpass::tensor& t, std::int64_t i) {
+  return gpass::visit_dtype(t.element_type(), [&]<class T>() -> double {
+    if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(t.data<T>()[i]);
+    else if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) return static_cast<double>(static_cast<float>(t.data<T>()[i]));
+    else return 0.0;
+  });
+}
+
+/// Checks that `got` equals `want`: same type and sizes, every element within `rtol * |want|
+/// + atol` (NaN matching NaN).
+inline void check_close(const gpass::tensor& got, const gpass::tensor& want, double rtol = 1e-5, double atol = 1e-6) {
+  REQUIRE(got.element_type() == want.element_type());
+  REQUIRE(got.sizes() == want.sizes());
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < want.size(); ++i) {
+    const double a = element(got, i), b = element(want, i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;
+    if (!(std::abs(a - b) <= rtol * std::abs(b) + atol)) {
+      if (bad++ < 5) MESSAGE("element " << i << ": got " << a << ", want " << b);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+/// Runs `n` on both and compares every output (see `check_close`).
+inline void differential(const gpass::exec::kernel_node& n, const std::vector<gpass::tensor>& in, double rtol = 1e-5,
+                         double atol = 1e-6) {
+  auto want = run_cpu(n, in);
+  auto got = run_gpu(n, in);
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    INFO("op " << n.op << ", output " << k);
+    if (want[k].empty()) continue;
+    check_close(got[k], want[k], rtol, atol);
+  }
+}
+
+/// A tensor of `sizes` with deterministic values in [lo, hi) (integers: rounded).
+inline gpass::tensor random_tensor(gpass::dtype t, std::vector<std::int64_t> sizes, double lo = -2, double hi = 2,
+                                   std::uint64_t seed = 1) {
+  gpass::tensor r(t, std::move(sizes));
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  gpass::visit_dtype(t, [&]<class T>() {
+    if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
+      T* p = r.data<T>();
+      for (std::int64_t i = 0; i < r.size(); ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const double u = static_cast<double>(s >> 11) / 9007199254740992.0;
+        double v = lo + (hi - lo) * u;
+        if constexpr (std::is_same_v<T, bool>) p[i] = v > (lo + hi) / 2;
+        else if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(std::floor(v));
+        else p[i] = static_cast<T>(static_cast<float>(v));
+      }
+    }
+  });
+  return r;
+}
+
+}  // namespace gpass_test_cuda
