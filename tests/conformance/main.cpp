@@ -8,6 +8,10 @@
 // optimizer's differential test (the same tests must pass, against the same references).
 // With --session=N, each model also runs through a gpass::session on N CPU devices with its
 // nodes spread round-robin, and its outputs must equal the plan's bit for bit.
+// With --device=cuda (the binary gpass_conformance_cuda, built with the cuda component), each
+// model runs through a session on the GPU with the CPU for the nodes the GPU has no kernel
+// for, and its outputs are compared with the references; the summary counts the nodes
+// placed on the GPU.
 // Prints one line per test (pass / FAIL with max error / unsupported op / ERROR / random: a
 // random op's test, whose outputs are checked for types and sizes only) and a summary per suite. With --expected, only the tests listed there (one `suite/test` per line,
 // `#` comments) must pass: the exit status is 1 when any of them does not, 0 otherwise; the
@@ -21,6 +25,10 @@
 #include <set>
 #include <sstream>
 
+#if GPASS_CONFORMANCE_CUDA
+#include <gpass/session/cuda_devices.hpp>
+#endif
+
 namespace gc = gpass_conformance;
 
 int main(int argc, char** argv) {
@@ -30,6 +38,7 @@ int main(int argc, char** argv) {
   int session_devices = 0;
   int threads = 1;
   bool quiet = false;
+  std::string device = "cpu";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* k) { return a.substr(std::string(k).size()); };
@@ -42,6 +51,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--threads=", 0) == 0) threads = std::stoi(val("--threads="));
     else if (a.rfind("--optimize=", 0) == 0) optimize = val("--optimize=");
     else if (a.rfind("--session=", 0) == 0) session_devices = std::stoi(val("--session="));
+    else if (a.rfind("--device=", 0) == 0) device = val("--device=");
     else if (a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] != '-') data = a;
     else {
@@ -51,7 +61,23 @@ int main(int argc, char** argv) {
   }
   if (data.empty()) {
     std::cerr << "usage: gpass_conformance DATA_DIR [--suite=a,b] [--filter=S] [--expected=FILE] [--threads=N]"
-                 " [--optimize=PIPELINE] [--session=N]\n";
+                 " [--optimize=PIPELINE] [--session=N] [--device=cpu|cuda]\n";
+    return 2;
+  }
+  gc::device_factory devices;
+  if (device == "cuda") {
+#if GPASS_CONFORMANCE_CUDA
+    if (gpass::exec::cuda_device_count() == 0) {
+      std::cerr << "gpass_conformance: --device=cuda: no CUDA device\n";
+      return 2;
+    }
+    devices = [] { return gpass::cuda_devices<gpass::graph<>>(); };
+#else
+    std::cerr << "gpass_conformance: --device=cuda needs gpass_conformance_cuda (built with the cuda component)\n";
+    return 2;
+#endif
+  } else if (device != "cpu") {
+    std::cerr << "gpass_conformance: unknown device '" << device << "' (cpu, cuda)\n";
     return 2;
   }
   std::set<std::string> expected;
@@ -84,12 +110,14 @@ int main(int argc, char** argv) {
     std::sort(tests.begin(), tests.end());
     std::map<gc::status, int> count;
     int total = 0;
-    std::size_t nodes_before = 0, nodes_after = 0, sends = 0, spread = 0;
+    std::size_t nodes_before = 0, nodes_after = 0, sends = 0, spread = 0, placed = 0, on_device = 0;
     for (const auto& t : tests) {
       const std::string id = suite + "/" + t.filename().string();
       if (!filter.empty() && id.find(filter) == std::string::npos) continue;
       ++total;
-      auto r = gc::run_test(t, cpu, {}, optimize, session_devices);
+      auto r = gc::run_test(t, cpu, {}, optimize, session_devices, devices ? &devices : nullptr);
+      placed += r.placed_nodes;
+      on_device += r.first_device_nodes;
       sends += r.sends;
       spread += r.partitions > 1;
       ++count[r.st];
@@ -113,6 +141,7 @@ int main(int argc, char** argv) {
     if (session_devices > 0)
       std::cout << "; through a session on " << session_devices << " device(s): " << spread << " models ran on several devices, "
                 << sends << " send/recv pairs";
+    if (devices) std::cout << "; on " << device << ": " << on_device << " of " << placed << " nodes placed on the first device";
     std::cout << "\n";
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <complex>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,12 @@ struct result {
   std::string message;
   std::size_t nodes_before = 0, nodes_after = 0;  // with an optimize pipeline
   std::size_t sends = 0, partitions = 0;          // with a session: send/recv pairs, parts run
+  std::size_t placed_nodes = 0, first_device_nodes = 0;  // with devices: nodes placed, on the first device
 };
+
+// The devices of a run through a session instead of the plan (`--device=cuda`: the GPUs,
+// then the CPU): the session's outputs are compared with the references.
+using device_factory = std::function<std::vector<std::shared_ptr<gpass::session_device<gpass::graph<>>>>()>;
 
 struct tolerance {
   double rtol = 1e-3;
@@ -215,7 +222,7 @@ inline std::string check_random(const gpass::tensor& got, const gpass::tensor& w
 }
 
 inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol, const std::string& optimize = {},
-                       int session_devices = 0) {
+                       int session_devices = 0, const device_factory* devices = nullptr) {
   result r;
   gpass::graph<> g;
   try {
@@ -285,10 +292,31 @@ inline result run_test(const fs::path& dir, ex::eigen_cpu& cpu, tolerance tol, c
     }
     std::vector<ex::value> outputs;
     std::vector<ex::value> session_inputs = session_devices > 0 ? inputs : std::vector<ex::value>{};
-    try {
-      outputs = p->run(std::move(inputs));
-    } catch (const std::exception& e) {
-      return {status::error, 0, std::string("run: ") + e.what()};
+    if (devices) {
+      // through a session on the given devices (placement: the first device that has the
+      // kernels and holds the types), compared with the references below
+      try {
+        gpass::session_options<gpass::graph<>> so;
+        so.devices = (*devices)();
+        gpass::session<gpass::graph<>> sess(g, std::move(so));
+        outputs = sess.run_graph(std::move(inputs), {});
+        const std::string first = sess.device_names().front();
+        std::size_t placed = 0, on_first = 0;
+        for (const auto& [node, dev] : sess.last_placement()) {
+          ++placed;
+          on_first += dev == first;
+        }
+        r.placed_nodes = placed;
+        r.first_device_nodes = on_first;
+      } catch (const std::exception& e) {
+        return {status::error, 0, std::string("session: ") + e.what()};
+      }
+    } else {
+      try {
+        outputs = p->run(std::move(inputs));
+      } catch (const std::exception& e) {
+        return {status::error, 0, std::string("run: ") + e.what()};
+      }
     }
     if (session_devices > 0) {
       // the same graph through a session on `session_devices` CPU devices, nodes spread

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/exec/collectives.hpp>
 #include <gpass/exec/globals.hpp>
@@ -64,6 +65,9 @@ class session_device {
   const device_name& name() const noexcept { return name_; }
   /// Whether the device has a kernel for `op` (the placer asks).
   virtual bool supports(std::string_view domain, std::string_view op) const = 0;
+  /// Whether the device holds tensors of element type `t` (the placer keeps nodes that read
+  /// or make other types elsewhere); every type unless a device says otherwise.
+  virtual bool holds(dtype) const { return true; }
   /// Compiles `part` (one of `partition`'s graphs; `has_main`: its main graph has nodes).
   virtual std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
                                                   std::size_t device_index) const = 0;
@@ -327,12 +331,28 @@ class policy_part final : public device_part<G> {
     if constexpr (std::is_same_v<typename P::tensor_type, gpass::tensor>) {
       return main_->run(*policy_, std::move(args), &sv);
     } else {
+      // feeds and fetches cross between the host and the device (tensors, and the tensors
+      // of sequences)
       auto st = policy_->make_stream();
       std::vector<value_type> in;
-      for (auto& a : args) in.push_back(a.is_tensor() ? value_type(policy_->upload(a.tensor(), st)) : value_type{});
+      for (auto& a : args) {
+        if (a.is_tensor()) in.emplace_back(policy_->upload(a.tensor(), st));
+        else if (a.is_sequence()) {
+          typename value_type::sequence_type seq;
+          for (const auto& t : a.sequence()) seq.push_back(policy_->upload(t, st));
+          in.emplace_back(std::move(seq));
+        } else in.emplace_back();
+      }
       auto out = main_->run(*policy_, std::move(in), &sv);
       std::vector<exec::value> r;
-      for (auto& o : out) r.push_back(o.is_tensor() ? exec::value(policy_->download(o.tensor(), st)) : exec::value{});
+      for (auto& o : out) {
+        if (o.is_tensor()) r.emplace_back(policy_->download(o.tensor(), st));
+        else if (o.is_sequence()) {
+          exec::value::sequence_type seq;
+          for (const auto& t : o.sequence()) seq.push_back(policy_->download(t, st));
+          r.emplace_back(std::move(seq));
+        } else r.emplace_back();
+      }
       policy_->synchronize(st);
       return r;
     }
@@ -389,6 +409,11 @@ class policy_device final : public session_device<G> {
  public:
   policy_device(device_name name, std::unique_ptr<P> policy) : session_device<G>(std::move(name)), policy_(std::move(policy)) {}
   bool supports(std::string_view domain, std::string_view op) const override { return policy_->kernels().has(domain, op); }
+  /// `P::holds(t)` when the policy says which element types it holds, else true.
+  bool holds(dtype t) const override {
+    if constexpr (requires { { P::holds(t) } -> std::convertible_to<bool>; }) return P::holds(t);
+    else return true;
+  }
   std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
                                           std::size_t device_index) const override {
     return std::make_unique<detail::policy_part<P, G>>(*policy_, part, has_main, opt, device_index);

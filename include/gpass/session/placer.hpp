@@ -19,7 +19,9 @@
 #include <vector>
 
 #include <gpass/core/attribute.hpp>
+#include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
+#include <gpass/core/type.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/ops/registry.hpp>
@@ -31,6 +33,9 @@ namespace gpass {
 struct placement_device {
   device_name name;
   std::function<bool(std::string_view domain, std::string_view op)> supports;
+  /// Whether the device holds tensors of an element type (a GPU holds no strings); null:
+  /// every type. A node whose known input or output types it does not hold goes elsewhere.
+  std::function<bool(dtype)> holds = nullptr;
 };
 
 /// How `place` chooses.
@@ -274,11 +279,23 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
           pinned = true;
         }
       }
+    // the element types of a node's inputs and outputs, where inference knew them
+    auto holds_types = [&](const placement_device& d, std::size_t i) {
+      if (!d.holds) return true;
+      const G& h = *where[i].first;
+      const auto v = where[i].second;
+      auto ok = [&](const type& t) { return !t.is_tensor() || t.tensor().element == dtype::undefined || d.holds(t.tensor().element); };
+      for (const auto& t : h[v].outputs)
+        if (!ok(t)) return false;
+      for (const auto& in : h.inputs(v))
+        if (!in.empty && !ok(h[in.node].outputs[static_cast<std::size_t>(in.port)])) return false;
+      return true;
+    };
     auto supports_all = [&](const placement_device& d, std::size_t* missing) {
       for (std::size_t i : group) {
         const auto& n = op_of(i);
         if (detail::is_interface_op(n.domain, n.op)) continue;
-        if (!d.supports(n.domain, n.op)) {
+        if (!d.supports(n.domain, n.op) || !holds_types(d, i)) {
           if (missing) *missing = i;
           return false;
         }

@@ -374,7 +374,8 @@ class session {
     globals_->initialize_from(g.attrs());
     std::vector<placement_device> devs;
     for (const auto& d : options_.devices)
-      devs.push_back({d->name(), [dev = d.get()](std::string_view dom, std::string_view op) { return dev->supports(dom, op); }});
+      devs.push_back({d->name(), [dev = d.get()](std::string_view dom, std::string_view op) { return dev->supports(dom, op); },
+                      [dev = d.get()](dtype t) { return dev->holds(t); }});
     placement_options po = options_.placement;
     std::map<std::string, std::string, std::less<>> pinned;
     {

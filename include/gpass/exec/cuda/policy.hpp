@@ -34,6 +34,7 @@
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
+#include <gpass/exec/cuda/codegen.hpp>
 #include <gpass/exec/cuda/nvrtc.hpp>
 #include <gpass/exec/cuda/runtime.hpp>
 #include <gpass/exec/cuda/tensor.hpp>
@@ -190,6 +191,10 @@ class cuda {
     if (cudnn_) (void)cudnnDestroy(cudnn_);
     if (cublaslt_) (void)cublasLtDestroy(cublaslt_);
   }
+
+  /// The element types a device tensor may have: bool, the integers, f16, bf16, f32, f64
+  /// (not strings, complex numbers or the sub-byte and 8-bit float types).
+  static constexpr bool holds(dtype t) noexcept { return cuda_codegen::supported(t); }
 
   int device() const noexcept { return core_->device; }
   /// Compute capability as major * 10 + minor.

@@ -54,12 +54,14 @@ struct elementwise_op {
   int min_inputs = 1, max_inputs = 1;
   int since = 1;
   int data_inputs = 16;  ///< inputs past these are read for their type only (CastLike's second)
+  /// Reshapes the present inputs before broadcasting (PRelu-6's channel slope); may be null.
+  std::function<void(const kernel_node&, std::vector<cuda_tensor>&)> prepare = nullptr;
 };
 
 inline std::string lit(double v, dtype t) { return cuda_codegen::literal(v, cuda_codegen::compute_type(t)); }
 
 /// The kernel of one element-wise node: generated per list of input types.
-inline fn make_elementwise(const elementwise_op& op, const kernel_node& node) {
+inline fn make_elementwise(const elementwise_op& op) {
   auto lib = std::make_shared<lazy_library>();
   return [op, lib, name = std::string(op.op)](context& ctx) {
     std::vector<const cuda_tensor*> xs;
@@ -80,20 +82,25 @@ inline fn make_elementwise(const elementwise_op& op, const kernel_node& node) {
     const dtype out = op.output ? op.output(ctx.node(), ts) : ts.at(0);
     std::string key = std::string(to_string(out));
     for (dtype t : ts) key += ",", key += to_string(t);
-    std::vector<const cuda_tensor*> present;
+    std::vector<cuda_tensor> present;
     std::vector<dtype> present_types;
-    std::vector<std::vector<std::int64_t>> shapes;
     for (std::size_t i = 0; i < xs.size() && static_cast<int>(i) < op.data_inputs; ++i)
       if (xs[i]) {
-        present.push_back(xs[i]);
+        present.push_back(*xs[i]);
         present_types.push_back(ts[i]);
-        shapes.push_back(xs[i]->sizes());
       }
+    if (op.prepare) op.prepare(ctx.node(), present);
+    std::vector<std::vector<std::int64_t>> shapes;
+    std::vector<const cuda_tensor*> operands;
+    for (const auto& t : present) {
+      shapes.push_back(t.sizes());
+      operands.push_back(&t);
+    }
     const auto& k = lib->get(ctx.policy(), key, {"ew_flat", "ew_strided"}, [&] {
       return cuda_codegen::elementwise_source({present_types, out, op.body(ctx.node(), ts)});
     });
     auto& y = ctx.allocate_output(0, out, broadcast_sizes(ctx, shapes));
-    launch_elementwise(ctx, k, y, present);
+    launch_elementwise(ctx, k, y, operands);
   };
 }
 
@@ -142,7 +149,18 @@ inline std::vector<elementwise_op> elementwise_ops() {
                    return std::string("if (x1 == 0) r = 0; else { R m = (R)(x0 % x1); if (m != 0 && ((m < 0) != (x1 < 0))) m += x1; r = m; }");
                  },
                  nullptr, 2, 2});
-  ops.push_back({"PRelu", types::signed_numbers, [](const kernel_node&, const std::vector<dtype>&) { return std::string("r = x0 < (R)0 ? (R)(x1 * x0) : x0;"); }, nullptr, 2, 2});
+  ops.push_back({"PRelu", types::signed_numbers,
+                 [](const kernel_node&, const std::vector<dtype>&) { return std::string("r = x0 < (R)0 ? (R)(x1 * x0) : x0;"); },
+                 nullptr, 2, 2, 1, 16,
+                 // opset < 7: a 1-D slope of the channel count applies along axis 1
+                 [](const kernel_node& n, std::vector<cuda_tensor>& v) {
+                   if (n.opset > 0 && n.opset < 7 && v.size() == 2 && v[1].rank() == 1 && v[0].rank() >= 2 &&
+                       v[1].sizes()[0] == v[0].sizes()[1] && v[1].sizes()[0] != 1) {
+                     std::vector<std::int64_t> s(v[0].rank() - 1, 1);
+                     s[0] = v[1].sizes()[0];
+                     v[1] = v[1].reshaped(s);
+                   }
+                 }});
   // variadic
   auto fold = [](std::string_view name, std::string step, bool mean) {
     return elementwise_op{name, types::numbers,
@@ -280,7 +298,7 @@ inline std::vector<elementwise_op> elementwise_ops() {
 inline void register_cuda_elementwise(kernel_registry<cuda>& r) {
   for (const auto& op : cuda_detail::elementwise_ops())
     r.add({.op = std::string(op.op), .since_version = op.since, .dtypes = cuda_detail::dtypes_of(op.accepts),
-           .make = [op](const kernel_node& n) { return cuda_detail::make_elementwise(op, n); }});
+           .make = [op](const kernel_node&) { return cuda_detail::make_elementwise(op); }});
 }
 
 }  // namespace gpass::exec

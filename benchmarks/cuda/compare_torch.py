@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""gpass's CUDA policy against PyTorch (eager, cuDNN) on the same GPU, the same models and
+inputs. Run on a machine with a GPU, PyTorch, torchvision, transformers and onnx:
+
+    python3 benchmarks/cuda/compare_torch.py BENCH_CUDA [--models=resnet50,bert] [--batches=1,32]
+                                              [--iters=50] [--out=results.json]
+
+BENCH_CUDA is the gpass_bench_cuda binary (bench_cuda.cpp). For each model (random weights:
+the timings do not depend on them) it exports ONNX with a symbolic batch, writes the inputs,
+and for each batch size and each precision setting (f32; TF32 allowed) measures
+  torch_us      the module on CUDA tensors, up to torch.cuda.synchronize (median of --iters)
+  torch_host_us the same from host inputs to host outputs
+  gpass_us      bench_cuda's device_us (a plan<cuda> on device inputs, synchronized), and
+  gpass_host_us bench_cuda's host_us (a session run: host inputs to host outputs)
+and checks gpass's outputs against PyTorch's (f32: max relative error). ONNX Runtime's CUDA
+execution provider is the issue's named peer; onnxruntime-gpu is not installable where this
+runs (no network, the wheel is larger than what can be carried), so PyTorch is the peer.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+
+def make_model(name):
+    if name == "resnet50":
+        import torchvision
+        m = torchvision.models.resnet50(weights=None).eval()
+        def inputs(b):
+            g = torch.Generator().manual_seed(0)
+            return [torch.rand(b, 3, 224, 224, generator=g) * 2 - 1]
+        return m, inputs, ["x"], ["y"], {"x": {0: "N"}, "y": {0: "N"}}
+    if name == "bert":
+        from transformers import BertConfig, BertModel
+        cfg = BertConfig(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+                         max_position_embeddings=512, attn_implementation="eager")
+        torch.manual_seed(0)
+        bert = BertModel(cfg, add_pooling_layer=False).eval()
+
+        class Encoder(torch.nn.Module):
+            def __init__(self, b):
+                super().__init__()
+                self.b = b
+
+            def forward(self, ids, mask):
+                return self.b(input_ids=ids, attention_mask=mask).last_hidden_state
+
+        m = Encoder(bert).eval()
+        def inputs(b):
+            g = torch.Generator().manual_seed(0)
+            ids = torch.randint(0, cfg.vocab_size, (b, 128), generator=g)
+            mask = torch.ones(b, 128, dtype=torch.int64)
+            return [ids, mask]
+        return m, inputs, ["ids", "mask"], ["y"], {"ids": {0: "N"}, "mask": {0: "N"}, "y": {0: "N"}}
+    raise SystemExit(f"unknown model {name}")
+
+
+def export(m, example, path, in_names, out_names, axes):
+    with torch.no_grad():
+        try:
+            torch.onnx.export(m, tuple(example), path, input_names=in_names, output_names=out_names, dynamic_axes=axes,
+                              opset_version=17, do_constant_folding=True, dynamo=False)
+        except TypeError:
+            torch.onnx.export(m, tuple(example), path, input_names=in_names, output_names=out_names, dynamic_axes=axes,
+                              opset_version=17, do_constant_folding=True)
+
+
+def torch_time(m, xs, iters, host):
+    with torch.no_grad():
+        dev = [x.cuda() for x in xs]
+        def once():
+            if host:
+                y = m(*[x.cuda() for x in xs])
+                return y.cpu()
+            y = m(*dev)
+            torch.cuda.synchronize()
+            return y
+        for _ in range(10):
+            once()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(iters):
+            t0 = time.perf_counter()
+            once()
+            ts.append((time.perf_counter() - t0) * 1e6)
+        return float(np.median(ts))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench")
+    ap.add_argument("--models", default="resnet50,bert")
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    work = tempfile.mkdtemp(prefix="gpass_cuda_bench_")
+    rows = []
+    for name in a.models.split(","):
+        m, inputs, in_names, out_names, axes = make_model(name)
+        path = os.path.join(work, name + ".onnx")
+        export(m, inputs(1), path, in_names, out_names, axes)
+        m = m.cuda()
+        for b in [int(x) for x in a.batches.split(",")]:
+            xs = inputs(b)
+            idir = os.path.join(work, f"{name}_{b}_in")
+            os.makedirs(idir, exist_ok=True)
+            for k, x in enumerate(xs):
+                x.numpy().tofile(os.path.join(idir, f"input_{k}.bin"))
+            for tf32 in (False, True):
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                torch.backends.cudnn.allow_tf32 = tf32
+                with torch.no_grad():
+                    ref = m(*[x.cuda() for x in xs]).float().cpu().numpy()
+                t_dev = torch_time(m, xs, a.iters, host=False)
+                t_host = torch_time(m, xs, a.iters, host=True)
+                odir = os.path.join(work, f"{name}_{b}_{int(tf32)}_out")
+                cmd = [a.bench, path, f"--batch={b}", f"--iters={a.iters}", f"--inputs={idir}", f"--dump={odir}"]
+                if tf32:
+                    cmd.append("--tf32")
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                row = {"model": name, "batch": b, "tf32": tf32, "torch_us": t_dev, "torch_host_us": t_host}
+                if p.returncode != 0:
+                    row["error"] = (p.stderr or p.stdout)[-600:]
+                else:
+                    g = json.loads(p.stdout.strip().splitlines()[-1])
+                    row.update({"gpass_us": g["device_us"], "gpass_host_us": g["host_us"], "on_gpu": g["on_gpu"],
+                                "cpu_ops": g["cpu_ops"], "first_run_ms": g["first_run_ms"], "nvrtc_s": g["nvrtc_s"],
+                                "nvrtc_compiled": g["nvrtc_compiled"], "nodes": g["nodes"]})
+                    got = np.fromfile(os.path.join(odir, "output_0.bin"), dtype=np.float32)
+                    if got.size == ref.size:
+                        row["max_rel_err"] = float(np.max(np.abs(got - ref.ravel())) / (np.max(np.abs(ref)) + 1e-30))
+                    else:
+                        row["max_rel_err"] = f"size {got.size} vs {ref.size}"
+                    if g["device_us"] > 0:
+                        row["ratio"] = g["device_us"] / t_dev
+                    row["host_ratio"] = g["host_us"] / t_host
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sessions on `cuda_devices()`: nodes go to GPU:0 when it has their kernels and holds their
+// types, the rest to the CPU, and the outputs equal a CPU session's.
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <gpass/io/text.hpp>
+#include <gpass/session.hpp>
+#include <gpass/session/cuda_devices.hpp>
+
+#include "fixture.hpp"
+
+namespace gpass_test_cuda_session {
+
+namespace {
+
+using G = gpass::graph<>;
+namespace ex = gpass::exec;
+
+// an MLP-like chain with a string op in the middle of nowhere (its own branch) that only the
+// CPU can run
+const char* model = R"(graph {
+  %x = arg() {index = 0} -> (f32[2,4])
+  %w = Constant() {value = tensor<f32[4]> [1.0, -2.0, 3.0, -4.0]}
+  %b = Constant() {value = tensor<f32[]> [0.5]}
+  %m = Mul(%x, %w)
+  %a = Add(%m, %b)
+  %r = Relu(%a)
+  %t = Tanh(%r)
+  %s = Constant() {value = tensor<str[4]> ["a", "b", "a", "b"]}
+  %e = Equal(%s, %s)
+  %c = Cast(%e) {to = 1}
+  %y = Add(%t, %c)
+  %ret:0 = return(%y) {names = ["y"]}
+})";
+
+// a while loop whose body and condition run on the GPU (the condition read back per iteration)
+const char* loop = R"(graph {
+  %x = arg() {index = 0} -> (f32[3])
+  %n = arg() {index = 1} -> (i64[])
+  %i0 = Constant() {value = tensor<i64[]> [0]}
+  %loop:3 = while(%i0, %x, %n) {body = @body, cond = @cond}
+  %out = Neg(%loop:1)
+  %ret:0 = return(%out, %loop:0) {names = ["out", "count"]}
+}
+func @body {
+  %a:3 = function_entry() -> (i64[], f32[3], i64[])
+  %one = Constant() {value = tensor<i64[]> [1]}
+  %i = Add(%a:0, %one)
+  %h = Constant() {value = tensor<f32[]> [0.5]}
+  %s = Mul(%a:1, %h)
+  %t = Sin(%s)
+  %u = Add(%t, %a:1)
+  %ret:0 = return(%i, %u, %a:2)
+}
+func @cond {
+  %a:3 = function_entry() -> (i64[], f32[3], i64[])
+  %c = Less(%a:0, %a:2)
+  %ret:0 = return(%c)
+})";
+
+}  // namespace
+
+TEST_CASE("cuda: a while loop runs on the GPU with its body; results match the CPU's") {
+  GPASS_REQUIRE_GPU();
+  const auto x = gpass::tensor::from<float>({0.5f, -1.0f, 2.0f});
+  const auto n = gpass::tensor::scalar<std::int64_t>(7);
+  gpass::session<G> cpu(gpass::parse_text(loop), {});
+  const auto want = cpu.run({{"x", x}, {"n", n}}, {"out", "count"});
+  gpass::session<G> gpu(gpass::parse_text(loop), {.devices = gpass::cuda_devices<G>()});
+  const auto got = gpu.run({{"x", x}, {"n", n}}, {"out", "count"});
+  gpass_test_cuda::check_close(got.at(0).tensor(), want.at(0).tensor(), 1e-6, 1e-6);
+  CHECK(got.at(1).tensor().data<std::int64_t>()[0] == 7);
+  const auto placed = gpu.last_placement();
+  CHECK(placed.at("loop").find("GPU:0") != std::string::npos);
+  CHECK(placed.at("body/t").find("GPU:0") != std::string::npos);
+  CHECK(placed.at("cond/c").find("GPU:0") != std::string::npos);
+}
+
+TEST_CASE("cuda: cuda_devices is the GPUs then the CPU, or the CPU alone") {
+  auto devs = gpass::cuda_devices<G>();
+  REQUIRE(!devs.empty());
+  CHECK(devs.back()->name().to_string() == "/job:localhost/replica:0/task:0/device:CPU:0");
+  CHECK(devs.size() == static_cast<std::size_t>(std::min(1, ex::cuda_device_count())) + 1);
+  CHECK(gpass::cuda_devices<G>({.max_gpus = 0}).size() == 1);
+}
+
+TEST_CASE("cuda: a session places what the GPU can run on it and the rest on the CPU; outputs match the CPU's") {
+  GPASS_REQUIRE_GPU();
+  const auto x = gpass_test_cuda::random_tensor(gpass::dtype::f32, {2, 4}, -2, 2, 11);
+  gpass::session<G> cpu(gpass::parse_text(model), {});
+  const auto want = cpu.run({{"x", x}}, {"y"});
+  gpass::session<G> gpu(gpass::parse_text(model), {.devices = gpass::cuda_devices<G>()});
+  const auto got = gpu.run({{"x", x}}, {"y"});
+  gpass_test_cuda::check_close(got.at(0).tensor(), want.at(0).tensor(), 1e-6, 1e-6);
+  const auto placed = gpu.last_placement();
+  const std::string g0 = "/job:localhost/replica:0/task:0/device:GPU:0", c0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+  CHECK(placed.at("m") == g0);
+  CHECK(placed.at("t") == g0);
+  CHECK(placed.at("s") == c0);  // a string constant: the GPU holds no strings
+  CHECK(placed.at("e") == c0);
+  // a second run reuses the compiled kernels and the uploaded constants
+  const auto again = gpu.run({{"x", x}}, {"y"});
+  gpass_test_cuda::check_close(again.at(0).tensor(), want.at(0).tensor(), 1e-6, 1e-6);
+}
+
+}  // namespace gpass_test_cuda_session
