@@ -14,6 +14,8 @@
 
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/linalg.hpp>
+#include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
@@ -23,6 +25,8 @@ namespace gpass::exec {
 inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_elementwise(r);
   register_cuda_control(r);
+  register_cuda_linalg(r);
+  register_cuda_nn(r);
 }
 
 inline const kernel_registry<cuda>& cuda::kernels() const {
