@@ -12,6 +12,7 @@
 ///   auto out = s.run({{"x", x}}, {"y"});
 /// \endcode
 
+#include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
 #include <gpass/exec/cuda/policy.hpp>
@@ -23,6 +24,7 @@ namespace gpass::exec {
 inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_elementwise(r);
   register_cuda_control(r);
+  register_cuda_array(r);
 }
 
 inline const kernel_registry<cuda>& cuda::kernels() const {
