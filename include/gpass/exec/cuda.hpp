@@ -15,6 +15,7 @@
 #include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
@@ -25,6 +26,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_elementwise(r);
   register_cuda_control(r);
   register_cuda_array(r);
+  register_cuda_reduce(r);
 }
 
 inline const kernel_registry<cuda>& cuda::kernels() const {
