@@ -12,8 +12,12 @@
 ///   auto out = s.run({{"x", x}}, {"y"});
 /// \endcode
 
+#include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/linalg.hpp>
+#include <gpass/exec/cuda/kernels/nn.hpp>
+#include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
@@ -23,6 +27,10 @@ namespace gpass::exec {
 inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_elementwise(r);
   register_cuda_control(r);
+  register_cuda_linalg(r);
+  register_cuda_nn(r);
+  register_cuda_array(r);
+  register_cuda_reduce(r);
 }
 
 inline const kernel_registry<cuda>& cuda::kernels() const {

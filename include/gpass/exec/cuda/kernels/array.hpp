@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file array.hpp
+/// The CUDA shape and data-movement kernels.
+///
+/// - Views, no kernel launched: Reshape, Flatten, Squeeze, Unsqueeze (output 0 shares input
+///   0's buffer); Shape and Size (made on the host, uploaded).
+/// - Moves by element size (1, 2, 4 or 8 bytes; every type `cuda_codegen::supported` has):
+///   one generated library (`move_source`) holds a strided copy (`g_move_<S>`: an output
+///   index mapped to an input offset through sizes and two sets of strides: Transpose, Split,
+///   Slice with any steps, Concat one slab per input, Expand, Tile, DepthToSpace,
+///   SpaceToDepth), Gather, GatherElements, Pad (constant, reflect, edge, wrap), Trilu,
+///   ScatterND (reduction none) and a fill (ConstantOfShape). Contiguous runs become
+///   `cudaMemcpyAsync`.
+/// - Range: a generated kernel per element type (and f16/bf16 stash type).
+///
+/// Shape arithmetic, attributes and error messages follow the Eigen CPU kernels
+/// (`eigen_cpu/kernels/array.hpp`). Indices are checked on the host when the plan bound them
+/// as constants (failing like the CPU kernels); indices only known on the device are not
+/// checked: an out-of-range Gather / GatherElements index reads as zero, an out-of-range
+/// ScatterND tuple is skipped. All index arithmetic is 64-bit.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gpass/core/checked.hpp>
+#include <gpass/core/error.hpp>
+#include <gpass/core/tensor.hpp>
+#include <gpass/exec/cuda/codegen.hpp>
+#include <gpass/exec/cuda/kernels/common.hpp>
+#include <gpass/exec/cuda/policy.hpp>
+#include <gpass/exec/kernel.hpp>
+
+namespace gpass::exec {
+
+namespace cuda_array_detail {
+
+using cuda_detail::context;
+using cuda_detail::fn;
+using cuda_detail::lazy_library;
+using i64 = std::int64_t;
+
+/// Most dimensions of a move after merging (Tile of rank 6 needs 12).
+inline constexpr int view_rank = 12;
+
+/// Every element type the generated kernels handle (the move ops' type list).
+inline std::vector<dtype> movable_types() {
+  return {dtype::f16,   dtype::bf16,  dtype::f32,    dtype::f64,    dtype::int8,   dtype::int16, dtype::int32,
+          dtype::int64, dtype::uint8, dtype::uint16, dtype::uint32, dtype::uint64, dtype::bool_};
+}
+
+// ---- shape arithmetic (as the CPU kernels do it) -------------------------------------------
+
+inline std::string sizes_str(const std::vector<i64>& s) { return shape::of(s).to_string(); }
+
+inline i64 prod(const std::vector<i64>& s, std::size_t b, std::size_t e) {
+  i64 p = 1;
+  for (std::size_t i = b; i < e; ++i) p *= s[i];
+  return p;
+}
+
+/// Row-major strides of `sizes`.
+inline std::vector<i64> strides_of(const std::vector<i64>& sizes) {
+  std::vector<i64> s(sizes.size(), 1);
+  for (std::size_t i = sizes.size(); i-- > 1;) s[i - 1] = s[i] * sizes[i];
+  return s;
+}
+
+/// `axis` in [-rank, rank) made non-negative (rank 0 takes axis 0); else fails naming the node.
+inline i64 normalize_axis(i64 axis, i64 rank, const kernel_node& n) {
+  if (axis < -rank || axis >= std::max<i64>(rank, 1))
+    n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// An index in [-dim, dim) made non-negative; out of range fails naming the node.
+inline i64 fix_index(i64 v, i64 dim, const kernel_node& n, const char* what) {
+  if (v < -dim || v >= dim)
+    n.fail(std::string(what) + " " + std::to_string(v) + " is out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) +
+           ")");
+  return v < 0 ? v + dim : v;
+}
+
+/// Shape of a reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
+inline std::vector<i64> reshape_sizes(const std::vector<i64>& in, std::vector<i64> req, bool allowzero, const kernel_node& n) {
+  i64 known = 1;
+  int infer = -1;
+  for (std::size_t i = 0; i < req.size(); ++i) {
+    if (req[i] == 0 && !allowzero) {
+      if (i >= in.size()) n.fail("shape has 0 at position " + std::to_string(i) + " beyond the input rank");
+      req[i] = in[i];
+    }
+    if (req[i] == -1) {
+      if (infer >= 0) n.fail("shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (req[i] < 0) {
+      n.fail("shape has invalid size " + std::to_string(req[i]));
+    } else {
+      auto k = checked_mul(known, req[i]);
+      if (!k) n.fail("shape " + sizes_str(req) + " has more elements than int64 counts");
+      known = *k;
+    }
+  }
+  const i64 total = prod(in, 0, in.size());
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) n.fail("cannot reshape " + sizes_str(in) + " to " + sizes_str(req) + " (cannot infer -1)");
+    req[static_cast<std::size_t>(infer)] = total / known;
+  } else if (known != total) {
+    n.fail("cannot reshape " + sizes_str(in) + " (" + std::to_string(total) + " elements) to " + sizes_str(req));
+  }
+  return req;
+}
+
+/// The broadcast of `a` and `b` (Expand); incompatible sizes fail naming the node.
+inline std::vector<i64> broadcast2(const std::vector<i64>& a, const std::vector<i64>& b, const kernel_node& n) {
+  const std::size_t r = std::max(a.size(), b.size());
+  std::vector<i64> out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const i64 x = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const i64 y = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (x != y && x != 1 && y != 1) n.fail("cannot broadcast sizes " + sizes_str(a) + " and " + sizes_str(b));
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// Strides reading `sizes` broadcast to `out`: 0 on broadcast dimensions.
+inline std::vector<i64> broadcast_strides(const std::vector<i64>& sizes, const std::vector<i64>& out) {
+  std::vector<i64> s(out.size(), 0);
+  const auto own = strides_of(sizes);
+  const std::size_t off = out.size() - sizes.size();
+  for (std::size_t i = 0; i < sizes.size(); ++i) s[off + i] = sizes[i] == 1 ? 0 : own[i];
+  return s;
+}
+
+/// Slice of one axis: start offset, element count and step, as the CPU kernel clamps them.
+struct slice_range {
+  i64 start = 0, count = 0;
+};
+inline slice_range slice_axis(i64 s, i64 e, i64 step, i64 dim) {
+  if (s < 0) s += dim;
+  if (e < 0) e += dim;
+  slice_range r;
+  if (step > 0) {
+    s = std::clamp<i64>(s, 0, dim);
+    e = std::clamp<i64>(e, 0, dim);
+    r.count = e > s ? (e - s + step - 1) / step : 0;
+  } else {
+    s = std::clamp<i64>(s, 0, dim - 1);
+    e = std::clamp<i64>(e, -1, dim - 1);
+    r.count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+  }
+  r.start = s;
+  return r;
+}
+
+/// Axes from attribute `name` when present, else from input `input` when given.
+inline std::optional<std::vector<i64>> axes_of(context& ctx, const char* name, std::size_t input) {
+  const kernel_node& n = ctx.node();
+  if (n.has_attr(name)) return n.attr<std::vector<i64>>(name);
+  if (ctx.has_input(input)) return cuda_detail::host_ints(ctx, input);
+  return std::nullopt;
+}
+
+/// The first element of a numeric host tensor as a double.
+inline double first_double(const gpass::tensor& t, const kernel_node& n, const char* what) {
+  if (t.size() < 1) n.fail(std::string(what) + " is empty");
+  double r = 0;
+  gpass::visit_dtype(t.element_type(), [&]<class T>() {
+    if constexpr (std::is_arithmetic_v<T>) r = static_cast<double>(t.data<T>()[0]);
+    else if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) r = static_cast<float>(t.data<T>()[0]);
+    else n.fail(std::string(what) + " must be numeric");
+  });
+  return r;
+}
+
+/// The bits of `v` as an element of `t` (in the low bytes of the word).
+inline std::uint64_t scalar_bits(dtype t, double v, const kernel_node& n) {
+  std::uint64_t bits = 0;
+  if (!cuda_codegen::supported(t)) n.fail("no CUDA kernel for element type " + std::string(to_string(t)));
+  gpass::visit_dtype(t, [&]<class T>() {
+    T x{};
+    if constexpr (std::is_same_v<T, bool>) x = v != 0;
+    else if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) x = static_cast<T>(static_cast<float>(v));
+    else if constexpr (std::is_arithmetic_v<T>) x = static_cast<T>(v);
+    if constexpr (sizeof(T) <= 8) std::memcpy(&bits, &x, sizeof(T));
+  });
+  return bits;
+}
+
+/// The bits of element 0 of host tensor `t`.
+inline std::uint64_t first_bits(const gpass::tensor& t) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, t.raw(), std::min<std::size_t>(size_of(t.element_type()), 8));
+  return bits;
+}
+
+inline void require_movable(const context& ctx, dtype t) {
+  if (!cuda_codegen::supported(t)) ctx.fail("no CUDA kernel for element type " + std::string(to_string(t)));
+}
+
+// ---- generated kernels --------------------------------------------------------------------
+
+/// The kernel kinds of the move library, each generated for elements of 1, 2, 4 and 8 bytes.
+enum class mk { move, gather, gather_el, pad, fill, trilu, scatter_nd, count };
+inline constexpr const char* mk_names[] = {"move", "gather", "gather_el", "pad", "fill", "trilu", "scatter_nd"};
+
+/// The entry names of the move library, in `entry_index` order.
+inline const std::vector<std::string>& move_entries() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> r;
+    for (const char* k : mk_names)
+      for (int s : {1, 2, 4, 8}) r.push_back("g_" + std::string(k) + "_" + std::to_string(s));
+    return r;
+  }();
+  return v;
+}
+inline std::size_t entry_index(mk k, std::size_t elem_size) {
+  const std::size_t s = elem_size == 1 ? 0 : elem_size == 2 ? 1 : elem_size == 4 ? 2 : 3;
+  return static_cast<std::size_t>(k) * 4 + s;
+}
+
+/// The strided view a move kernel reads (host mirror of the device `g_view`).
+struct g_view {
+  long long n = 0, rank = 0, in_off = 0;
+  long long sizes[view_rank] = {}, in_st[view_rank] = {}, out_st[view_rank] = {};
+};
+/// Pad's description (host mirror of the device `g_padv`).
+struct g_padv {
+  long long n = 0, rank = 0, mode = 0;
+  long long out[view_rank] = {}, in[view_rank] = {}, begin[view_rank] = {}, in_st[view_rank] = {};
+};
+
+/// The move library: every kernel that moves elements by their size.
+inline const std::string& move_source() {
+  static const std::string s = [] {
+    std::string r = cuda_codegen::cuda_prelude();
+    r += "#define G_R " + std::to_string(view_rank) + "\n";
+    r += R"(struct g_view { long long n, rank, in_off; long long sizes[G_R], in_st[G_R], out_st[G_R]; };
+struct g_padv { long long n, rank, mode; long long out[G_R], in[G_R], begin[G_R], in_st[G_R]; };
+#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
+__device__ __forceinline__ long long g_index(const void* p, int idx64, long long j) {
+  return idx64 ? ((const long long*)p)[j] : (long long)((const int*)p)[j];
+}
+template <class U> __device__ __forceinline__ void t_move(U* __restrict__ y, const U* __restrict__ x, const g_view& v) {
+  G_LOOP(v.n) {
+    long long rest = i, io = v.in_off, oo = 0;
+    for (int d = (int)v.rank - 1; d >= 0; --d) {
+      const long long c = rest % v.sizes[d];
+      rest /= v.sizes[d];
+      io += c * v.in_st[d];
+      oo += c * v.out_st[d];
+    }
+    y[oo] = x[io];
+  }
+}
+template <class U> __device__ __forceinline__ void t_gather(U* __restrict__ y, const U* __restrict__ x, const void* idx, int idx64,
+                                                            long long n, long long ni, long long inner, long long dim) {
+  G_LOOP(n) {
+    const long long in = i % inner, t = i / inner, j = t % ni, o = t / ni;
+    long long k = g_index(idx, idx64, j);
+    if (k < 0) k += dim;
+    y[i] = (k < 0 || k >= dim) ? (U)0 : x[(o * dim + k) * inner + in];
+  }
+}
+template <class U> __device__ __forceinline__ void t_gather_el(U* __restrict__ y, const U* __restrict__ x, const void* idx, int idx64,
+                                                               const g_view& v, long long axis_st, long long dim) {
+  G_LOOP(v.n) {
+    long long rest = i, io = 0;
+    for (int d = (int)v.rank - 1; d >= 0; --d) {
+      const long long c = rest % v.sizes[d];
+      rest /= v.sizes[d];
+      io += c * v.in_st[d];
+    }
+    long long k = g_index(idx, idx64, i);
+    if (k < 0) k += dim;
+    y[i] = (k < 0 || k >= dim) ? (U)0 : x[io + k * axis_st];
+  }
+}
+template <class U> __device__ __forceinline__ void t_pad(U* __restrict__ y, const U* __restrict__ x, const g_padv& p, U cval) {
+  G_LOOP(p.n) {
+    long long rest = i, io = 0;
+    bool constant = false;
+    for (int d = (int)p.rank - 1; d >= 0; --d) {
+      const long long o = rest % p.out[d];
+      rest /= p.out[d];
+      long long k = o - p.begin[d];
+      const long long in = p.in[d];
+      if (k < 0 || k >= in) {
+        if (p.mode == 0) { constant = true; break; }
+        if (p.mode == 2) k = k < 0 ? 0 : in - 1;
+        else if (p.mode == 3) k = ((k % in) + in) % in;
+        else if (in == 1) k = 0;
+        else {
+          const long long period = 2 * (in - 1);
+          k = ((k % period) + period) % period;
+          if (k >= in) k = period - k;
+        }
+      }
+      io += k * p.in_st[d];
+    }
+    y[i] = constant ? cval : x[io];
+  }
+}
+template <class U> __device__ __forceinline__ void t_fill(U* __restrict__ y, long long n, U v) {
+  G_LOOP(n) y[i] = v;
+}
+template <class U> __device__ __forceinline__ void t_trilu(U* __restrict__ y, const U* __restrict__ x, long long n, long long rows,
+                                                           long long cols, long long k, int upper) {
+  G_LOOP(n) {
+    const long long j = i % cols, r = (i / cols) % rows;
+    const bool keep = upper ? j >= r + k : j <= r + k;
+    y[i] = keep ? x[i] : (U)0;
+  }
+}
+template <class U> __device__ __forceinline__ void t_scatter_nd(U* __restrict__ y, const U* __restrict__ up, const void* idx, int idx64,
+                                                                const g_view& v, long long block) {
+  G_LOOP(v.n) {
+    const long long t = i / block, b = i % block;
+    long long off = 0;
+    bool ok = true;
+    for (int j = 0; j < (int)v.rank; ++j) {
+      long long k = g_index(idx, idx64, t * v.rank + j);
+      if (k < 0) k += v.sizes[j];
+      if (k < 0 || k >= v.sizes[j]) ok = false;
+      off += k * v.in_st[j];
+    }
+    if (ok) y[off + b] = up[i];
+  }
+}
+)";
+    const char* types[] = {"unsigned char", "unsigned short", "unsigned int", "unsigned long long"};
+    const int sizes[] = {1, 2, 4, 8};
+    for (int q = 0; q < 4; ++q) {
+      const std::string U = types[q], S = std::to_string(sizes[q]);
+      r += "extern \"C\" __global__ void g_move_" + S + "(" + U + "* y, const " + U + "* x, g_view v) { t_move(y, x, v); }\n";
+      r += "extern \"C\" __global__ void g_gather_" + S + "(" + U + "* y, const " + U +
+           "* x, const void* idx, int idx64, long long n, long long ni, long long inner, long long dim) { t_gather(y, x, idx, idx64, n, ni, inner, dim); }\n";
+      r += "extern \"C\" __global__ void g_gather_el_" + S + "(" + U + "* y, const " + U +
+           "* x, const void* idx, int idx64, g_view v, long long axis_st, long long dim) { t_gather_el(y, x, idx, idx64, v, axis_st, dim); }\n";
+      r += "extern \"C\" __global__ void g_pad_" + S + "(" + U + "* y, const " + U + "* x, g_padv p, " + U + " cval) { t_pad(y, x, p, cval); }\n";
+      r += "extern \"C\" __global__ void g_fill_" + S + "(" + U + "* y, long long n, " + U + " v) { t_fill(y, n, v); }\n";
+      r += "extern \"C\" __global__ void g_trilu_" + S + "(" + U + "* y, const " + U +
+           "* x, long long n, long long rows, long long cols, long long k, int upper) { t_trilu(y, x, n, rows, cols, k, upper); }\n";
+      r += "extern \"C\" __global__ void g_scatter_nd_" + S + "(" + U + "* y, const " + U +
+           "* up, const void* idx, int idx64, g_view v, long long block) { t_scatter_nd(y, up, idx, idx64, v, block); }\n";
+    }
+    return r;
+  }();
+  return s;
+}
+
+/// Range's kernel for element type `t` (f16 / bf16: `stash` 1 computes in float, 11 in double).
+inline std::string range_source(dtype t, i64 stash) {
+  std::string r = cuda_codegen::cuda_prelude();
+  const std::string S(cuda_codegen::storage_type(t));
+  r += "extern \"C\" __global__ void g_range(" + S + "* y, long long n, double start, double delta, long long istart, long long idelta) {\n";
+  r += "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n";
+  if (t == dtype::f64) {
+    r += "    y[i] = __dadd_rn(start, __dmul_rn((double)i, delta));\n";
+  } else if (t == dtype::f32) {
+    r += "    y[i] = __fadd_rn((float)start, __fmul_rn((float)i, (float)delta));\n";
+  } else if (t == dtype::f16 || t == dtype::bf16) {
+    if (stash == 11) r += "    g_store(y, i, (float)__dadd_rn(start, __dmul_rn((double)i, delta)));\n";
+    else r += "    g_store(y, i, __fadd_rn((float)start, __fmul_rn((float)i, (float)delta)));\n";
+  } else {
+    r += "    y[i] = (" + S + ")(long long)((unsigned long long)istart + (unsigned long long)i * (unsigned long long)idelta);\n";
+  }
+  r += "  }\n}\n";
+  return r;
+}
+
+/// The move library's compiled kernels for a node.
+inline const lazy_library::entry& move_kernels(context& ctx, lazy_library& lib) {
+  return lib.get(ctx.policy(), "move", move_entries(), [] { return move_source(); });
+}
+
+/// Copies the view of `x` (`sizes`, element strides `in_st` from element `in_off`) to `y`
+/// (device address) at element strides `out_st`. Merges dimensions, copies contiguous runs
+/// with `cudaMemcpyAsync`.
+inline void move(context& ctx, lazy_library& lib, dtype t, void* y, const void* x, const std::vector<i64>& sizes,
+                 const std::vector<i64>& in_st, const std::vector<i64>& out_st, i64 in_off) {
+  i64 n = 1;
+  for (i64 s : sizes) n *= s;
+  if (n == 0) return;
+  const std::size_t es = size_of(t);
+  std::vector<i64> sz, is, os;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    if (!sz.empty() && is.back() == in_st[d] * sizes[d] && os.back() == out_st[d] * sizes[d]) {
+      sz.back() *= sizes[d];
+      is.back() = in_st[d];
+      os.back() = out_st[d];
+    } else {
+      sz.push_back(sizes[d]);
+      is.push_back(in_st[d]);
+      os.push_back(out_st[d]);
+    }
+  }
+  auto& p = ctx.policy();
+  const auto* src = static_cast<const std::byte*>(x) + in_off * static_cast<i64>(es);
+  if (sz.empty() || (sz.size() == 1 && is[0] == 1 && os[0] == 1)) {
+    p.copy_on_device(y, src, static_cast<std::size_t>(n) * es, ctx.stream());
+    return;
+  }
+  if (sz.size() > static_cast<std::size_t>(view_rank))
+    ctx.fail("a copy over " + std::to_string(sz.size()) + " dimensions that cannot be merged (the CUDA kernels take " +
+             std::to_string(view_rank) + ")");
+  g_view v;
+  v.n = n;
+  v.rank = static_cast<long long>(sz.size());
+  v.in_off = in_off;
+  for (std::size_t d = 0; d < sz.size(); ++d) {
+    v.sizes[d] = sz[d];
+    v.in_st[d] = is[d];
+    v.out_st[d] = os[d];
+  }
+  const auto& k = move_kernels(ctx, lib);
+  void* yp = y;
+  void* xp = const_cast<void*>(x);
+  void* args[] = {&yp, &xp, &v};
+  p.launch(k.kernels[entry_index(mk::move, es)], p.blocks_for(n), 256, args, ctx.stream());
+}
+
+/// Output `out` = the view of `x` (`sizes`, `strides`, `offset`) as a new contiguous tensor
+/// of `out_sizes` (the same element count).
+inline void copy_view(context& ctx, lazy_library& lib, const cuda_tensor& x, std::vector<i64> out_sizes, const std::vector<i64>& sizes,
+                      const std::vector<i64>& strides, i64 offset, std::size_t out = 0) {
+  cuda_tensor& y = ctx.allocate_output(out, x.element_type(), std::move(out_sizes));
+  if (y.size() == 0) return;
+  move(ctx, lib, x.element_type(), y.data(), x.data(), sizes, strides, strides_of(sizes), offset);
+}
+
+// ---- kernels --------------------------------------------------------------------------------
+
+inline fn make_transpose(const kernel_node& n) {
+  std::optional<std::vector<i64>> perm;
+  if (n.has_attr("perm")) perm = n.attr<std::vector<i64>>("perm");
+  auto lib = std::make_shared<lazy_library>();
+  return [perm, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const std::size_t rank = x.rank();
+    std::vector<i64> p(rank);
+    if (perm) {
+      if (perm->size() != rank) ctx.fail("perm has " + std::to_string(perm->size()) + " entries for rank " + std::to_string(rank));
+      std::vector<char> seen(rank, 0);
+      for (std::size_t i = 0; i < rank; ++i) {
+        const i64 a = normalize_axis((*perm)[i], static_cast<i64>(rank), ctx.node());
+        if (seen[static_cast<std::size_t>(a)]) ctx.fail("perm is not a permutation");
+        seen[static_cast<std::size_t>(a)] = 1;
+        p[i] = a;
+      }
+    } else {
+      for (std::size_t i = 0; i < rank; ++i) p[i] = static_cast<i64>(rank - 1 - i);
+    }
+    const auto st = strides_of(x.sizes());
+    std::vector<i64> os(rank), ost(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+      os[i] = x.sizes()[static_cast<std::size_t>(p[i])];
+      ost[i] = st[static_cast<std::size_t>(p[i])];
+    }
+    copy_view(ctx, *lib, x, os, os, ost, 0);
+  };
+}
+
+inline fn make_concat(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", n.opset > 0 && n.opset < 4 ? 1 : 0);
+  if (!n.has_attr("axis") && n.opset >= 4) n.fail("missing attribute 'axis'");
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    std::vector<const cuda_tensor*> xs;
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i)
+      if (ctx.has_input(i)) xs.push_back(&ctx.input(i));
+    if (xs.empty()) ctx.fail("no inputs");
+    const cuda_tensor& x0 = *xs[0];
+    require_movable(ctx, x0.element_type());
+    const i64 rank = static_cast<i64>(x0.rank());
+    if (rank == 0) ctx.fail("cannot concatenate scalars");
+    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+    std::vector<i64> out = x0.sizes();
+    out[axis] = 0;
+    for (const auto* x : xs) {
+      if (x->element_type() != x0.element_type()) ctx.fail("inputs have different element types");
+      if (x->rank() != x0.rank()) ctx.fail("inputs have different ranks");
+      for (std::size_t d = 0; d < x0.rank(); ++d)
+        if (d != axis && x->sizes()[d] != x0.sizes()[d])
+          ctx.fail("input sizes " + sizes_str(x->sizes()) + " and " + sizes_str(x0.sizes()) + " differ off the axis");
+      out[axis] += x->sizes()[axis];
+    }
+    cuda_tensor& y = ctx.allocate_output(0, x0.element_type(), out);
+    if (y.size() == 0) return;
+    const auto ost = strides_of(out);
+    const std::size_t es = size_of(x0.element_type());
+    i64 at = 0;
+    for (const auto* x : xs) {
+      auto* dst = static_cast<std::byte*>(y.data()) + at * ost[axis] * static_cast<i64>(es);
+      move(ctx, *lib, x0.element_type(), dst, x->data(), x->sizes(), strides_of(x->sizes()), ost, 0);
+      at += x->sizes()[axis];
+    }
+  };
+}
+
+inline fn make_split(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", 0);
+  std::optional<std::vector<i64>> split_attr;
+  if (n.has_attr("split")) split_attr = n.attr<std::vector<i64>>("split");
+  const std::optional<i64> num_outputs = n.has_attr("num_outputs") ? std::optional<i64>(n.attr<i64>("num_outputs")) : std::nullopt;
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, split_attr, num_outputs, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const i64 rank = static_cast<i64>(x.rank());
+    if (rank == 0) ctx.fail("cannot split a scalar (rank 0)");
+    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+    const i64 dim = x.sizes()[axis];
+    const std::size_t nout = ctx.num_outputs();
+    std::vector<i64> parts;
+    if (split_attr) parts = *split_attr;
+    else if (ctx.has_input(1)) parts = cuda_detail::host_ints(ctx, 1);
+    if (parts.empty()) {
+      if (num_outputs && static_cast<std::size_t>(*num_outputs) != nout)
+        ctx.fail("num_outputs is " + std::to_string(*num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
+      if (nout == 0) ctx.fail("no outputs");
+      const i64 k = static_cast<i64>(nout);
+      if (num_outputs) {
+        const i64 chunk = (dim + k - 1) / k;
+        for (i64 i = 0; i < k; ++i) parts.push_back(std::clamp<i64>(dim - i * chunk, 0, chunk));
+      } else {
+        if (dim % k != 0) ctx.fail("axis size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) + " equal parts");
+        parts.assign(nout, dim / k);
+      }
+    }
+    if (parts.size() != nout) ctx.fail("split has " + std::to_string(parts.size()) + " entries for " + std::to_string(nout) + " outputs");
+    i64 sum = 0;
+    for (i64 p : parts) {
+      if (p < 0) ctx.fail("split has a negative entry");
+      sum += p;
+    }
+    if (sum != dim) ctx.fail("split sums to " + std::to_string(sum) + ", the axis has size " + std::to_string(dim));
+    const auto st = strides_of(x.sizes());
+    i64 start = 0;
+    for (std::size_t i = 0; i < nout; ++i) {
+      std::vector<i64> s = x.sizes();
+      s[axis] = parts[i];
+      copy_view(ctx, *lib, x, s, s, st, start * st[axis], i);
+      start += parts[i];
+    }
+  };
+}
+
+inline fn make_slice(const kernel_node& n) {
+  struct attrs_t {
+    std::vector<i64> starts, ends;
+    std::optional<std::vector<i64>> axes;
+  };
+  std::optional<attrs_t> at;
+  if (n.has_attr("starts")) {
+    at = attrs_t{n.attr<std::vector<i64>>("starts"), n.attr<std::vector<i64>>("ends"), std::nullopt};
+    if (n.has_attr("axes")) at->axes = n.attr<std::vector<i64>>("axes");
+  }
+  auto lib = std::make_shared<lazy_library>();
+  return [at, lib](context& ctx) {
+    const kernel_node& nd = ctx.node();
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const i64 rank = static_cast<i64>(x.rank());
+    std::vector<i64> starts, ends, steps;
+    std::optional<std::vector<i64>> axes;
+    if (at) {
+      starts = at->starts;
+      ends = at->ends;
+      axes = at->axes;
+    } else {
+      starts = cuda_detail::host_ints(ctx, 1);
+      ends = cuda_detail::host_ints(ctx, 2);
+      if (ctx.has_input(3)) axes = cuda_detail::host_ints(ctx, 3);
+      if (ctx.has_input(4)) steps = cuda_detail::host_ints(ctx, 4);
+    }
+    if (starts.size() != ends.size()) ctx.fail("starts and ends have different lengths");
+    if (axes && axes->size() != starts.size()) ctx.fail("axes and starts have different lengths");
+    if (!steps.empty() && steps.size() != starts.size()) ctx.fail("steps and starts have different lengths");
+    if (!axes) {
+      if (static_cast<i64>(starts.size()) > rank) ctx.fail("more starts than dimensions");
+      axes.emplace(starts.size());
+      std::iota(axes->begin(), axes->end(), i64{0});
+    }
+    const auto st = strides_of(x.sizes());
+    std::vector<i64> os = x.sizes(), ost = st;
+    std::vector<char> seen(x.rank(), 0);
+    i64 offset = 0;
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      const std::size_t a = static_cast<std::size_t>(normalize_axis((*axes)[i], rank, nd));
+      if (seen[a]) ctx.fail("axis " + std::to_string((*axes)[i]) + " is repeated");
+      seen[a] = 1;
+      const i64 step = steps.empty() ? 1 : steps[i];
+      if (step == 0) ctx.fail("step is 0");
+      const slice_range r = slice_axis(starts[i], ends[i], step, x.sizes()[a]);
+      os[a] = r.count;
+      ost[a] = st[a] * step;
+      if (r.count > 0) offset += r.start * st[a];
+    }
+    copy_view(ctx, *lib, x, os, os, ost, offset);
+  };
+}
+
+inline fn make_expand(const kernel_node&) {
+  auto lib = std::make_shared<lazy_library>();
+  return [lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const auto req = cuda_detail::host_ints(ctx, 1);
+    for (i64 v : req)
+      if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
+    const auto out = broadcast2(x.sizes(), req, ctx.node());
+    copy_view(ctx, *lib, x, out, out, broadcast_strides(x.sizes(), out), 0);
+  };
+}
+
+inline fn make_tile(const kernel_node&) {
+  auto lib = std::make_shared<lazy_library>();
+  return [lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const auto reps = cuda_detail::host_ints(ctx, 1);
+    if (reps.size() != x.rank())
+      ctx.fail("repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.rank()));
+    const auto st = strides_of(x.sizes());
+    std::vector<i64> out, vs, vst;
+    for (std::size_t d = 0; d < x.rank(); ++d) {
+      if (reps[d] < 0) ctx.fail("repeats has a negative entry");
+      auto m = checked_mul(x.sizes()[d], reps[d]);
+      if (!m) ctx.fail("repeats: " + std::to_string(x.sizes()[d]) + " * " + std::to_string(reps[d]) + " overflows int64");
+      out.push_back(*m);
+      vs.insert(vs.end(), {reps[d], x.sizes()[d]});
+      vst.insert(vst.end(), {0, st[d]});
+    }
+    copy_view(ctx, *lib, x, out, vs, vst, 0);
+  };
+}
+
+inline fn make_depth_space(const kernel_node& n, bool to_space) {
+  const i64 b = n.attr<i64>("blocksize");
+  const std::string mode = n.attr<std::string>("mode", "DCR");
+  if (b <= 0) n.fail("blocksize must be positive");
+  if (mode != "DCR" && mode != "CRD") n.fail("mode must be DCR or CRD, got '" + mode + "'");
+  auto lib = std::make_shared<lazy_library>();
+  return [b, crd = mode == "CRD", to_space, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
+    const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+    if (to_space) {
+      if (C % (b * b) != 0) ctx.fail("channels " + std::to_string(C) + " are not a multiple of blocksize^2");
+      const i64 c2 = C / (b * b), sC = H * W;
+      const std::vector<i64> vs{N, c2, H, b, W, b};
+      const std::vector<i64> vst = crd ? std::vector<i64>{C * sC, b * b * sC, W, b * sC, 1, sC}
+                                       : std::vector<i64>{C * sC, sC, W, b * c2 * sC, 1, c2 * sC};
+      copy_view(ctx, *lib, x, {N, c2, H * b, W * b}, vs, vst, 0);
+    } else {
+      if (H % b != 0 || W % b != 0) ctx.fail("spatial sizes are not multiples of blocksize");
+      const std::vector<i64> vs = crd ? std::vector<i64>{N, C, b, b, H / b, W / b} : std::vector<i64>{N, b, b, C, H / b, W / b};
+      const std::vector<i64> vst = crd ? std::vector<i64>{C * H * W, H * W, W, 1, b * W, b} : std::vector<i64>{C * H * W, W, 1, H * W, b * W, b};
+      copy_view(ctx, *lib, x, {N, C * b * b, H / b, W / b}, vs, vst, 0);
+    }
+  };
+}
+
+/// Checks constant indices on the host (as the CPU kernels do); run-time indices are not.
+inline void check_constant_indices(context& ctx, std::size_t input, i64 dim) {
+  if (ctx.node().constant_input(input))
+    for (i64 v : cuda_detail::host_ints(ctx, input)) fix_index(v, dim, ctx.node(), "index");
+}
+
+inline void require_index_type(const context& ctx, const cuda_tensor& t) {
+  if (t.element_type() != dtype::int64 && t.element_type() != dtype::int32)
+    ctx.fail("indices must be int32 or int64, not " + std::string(to_string(t.element_type())));
+}
+
+inline fn make_gather(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", 0);
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& it = ctx.input(1);
+    require_movable(ctx, x.element_type());
+    require_index_type(ctx, it);
+    const i64 rank = static_cast<i64>(x.rank());
+    if (rank == 0) ctx.fail("data must have rank >= 1");
+    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+    const i64 dim = x.sizes()[axis];
+    check_constant_indices(ctx, 1, dim);
+    std::vector<i64> out(x.sizes().begin(), x.sizes().begin() + static_cast<std::ptrdiff_t>(axis));
+    out.insert(out.end(), it.sizes().begin(), it.sizes().end());
+    out.insert(out.end(), x.sizes().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.sizes().end());
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), out);
+    if (y.size() == 0) return;
+    if (dim == 0) ctx.fail("index into an empty axis");
+    long long nn = y.size(), ni = it.size(), inner = prod(x.sizes(), axis + 1, x.rank()), d = dim;
+    int idx64 = it.element_type() == dtype::int64;
+    void *yp = y.data(), *xp = x.data(), *ip = it.data();
+    void* args[] = {&yp, &xp, &ip, &idx64, &nn, &ni, &inner, &d};
+    auto& p = ctx.policy();
+    const auto& k = move_kernels(ctx, *lib);
+    p.launch(k.kernels[entry_index(mk::gather, size_of(x.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_gather_elements(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", 0);
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& it = ctx.input(1);
+    require_movable(ctx, x.element_type());
+    require_index_type(ctx, it);
+    const i64 rank = static_cast<i64>(x.rank());
+    if (rank == 0 || it.rank() != x.rank()) ctx.fail("data and indices must have the same rank >= 1");
+    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+    for (std::size_t d = 0; d < x.rank(); ++d)
+      if (d != axis && it.sizes()[d] > x.sizes()[d])
+        ctx.fail("indices " + sizes_str(it.sizes()) + " exceed data " + sizes_str(x.sizes()) + " off the axis");
+    const i64 dim = x.sizes()[axis];
+    check_constant_indices(ctx, 1, dim);
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), it.sizes());
+    if (y.size() == 0) return;
+    if (dim == 0) ctx.fail("index into an empty axis");
+    if (x.rank() > static_cast<std::size_t>(view_rank)) ctx.fail("rank " + std::to_string(x.rank()) + " is over the CUDA kernels' " + std::to_string(view_rank));
+    auto st = strides_of(x.sizes());
+    long long axis_st = st[axis], d = dim;
+    st[axis] = 0;
+    g_view v;
+    v.n = y.size();
+    v.rank = static_cast<long long>(x.rank());
+    for (std::size_t q = 0; q < x.rank(); ++q) {
+      v.sizes[q] = it.sizes()[q];
+      v.in_st[q] = st[q];
+    }
+    int idx64 = it.element_type() == dtype::int64;
+    void *yp = y.data(), *xp = x.data(), *ip = it.data();
+    void* args[] = {&yp, &xp, &ip, &idx64, &v, &axis_st, &d};
+    auto& p = ctx.policy();
+    const auto& k = move_kernels(ctx, *lib);
+    p.launch(k.kernels[entry_index(mk::gather_el, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_scatter_nd(const kernel_node& n) {
+  const std::string red = n.attr<std::string>("reduction", "none");
+  if (red != "none") n.fail("reduction '" + red + "' has no CUDA kernel (only 'none')");
+  auto lib = std::make_shared<lazy_library>();
+  return [lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& it = ctx.input(1);
+    const cuda_tensor& up = ctx.input(2);
+    require_movable(ctx, x.element_type());
+    require_index_type(ctx, it);
+    if (up.element_type() != x.element_type()) ctx.fail("updates and data have different element types");
+    if (it.rank() < 1) ctx.fail("indices must have rank >= 1");
+    const i64 k = it.sizes().back();
+    if (k < 0 || static_cast<std::size_t>(k) > x.rank()) ctx.fail("index tuples are longer than the data rank");
+    std::vector<i64> want(it.sizes().begin(), it.sizes().end() - 1);
+    want.insert(want.end(), x.sizes().begin() + k, x.sizes().end());
+    if (up.sizes() != want) ctx.fail("updates have sizes " + sizes_str(up.sizes()) + ", expected " + sizes_str(want));
+    if (k > view_rank) ctx.fail("index tuples longer than " + std::to_string(view_rank));
+    if (ctx.node().constant_input(1)) {
+      const auto idx = cuda_detail::host_ints(ctx, 1);
+      for (std::size_t i = 0; i < idx.size(); ++i)
+        fix_index(idx[i], x.sizes()[i % static_cast<std::size_t>(k)], ctx.node(), "index");
+    }
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+    ctx.policy().copy_on_device(y.data(), x.data(), x.nbytes(), ctx.stream());
+    if (up.size() == 0) return;
+    const auto st = strides_of(x.sizes());
+    long long block = prod(x.sizes(), static_cast<std::size_t>(k), x.rank());
+    g_view v;
+    v.n = up.size();
+    v.rank = k;
+    for (i64 j = 0; j < k; ++j) {
+      v.sizes[j] = x.sizes()[static_cast<std::size_t>(j)];
+      v.in_st[j] = st[static_cast<std::size_t>(j)];
+    }
+    int idx64 = it.element_type() == dtype::int64;
+    void *yp = y.data(), *upp = up.data(), *ip = it.data();
+    void* args[] = {&yp, &upp, &ip, &idx64, &v, &block};
+    auto& p = ctx.policy();
+    const auto& kk = move_kernels(ctx, *lib);
+    p.launch(kk.kernels[entry_index(mk::scatter_nd, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_pad(const kernel_node& n) {
+  const std::string mode = n.attr<std::string>("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") n.fail("unknown mode '" + mode + "'");
+  std::optional<std::vector<i64>> pads_attr;
+  if (n.has_attr("pads")) pads_attr = n.attr<std::vector<i64>>("pads");
+  else if (n.has_attr("paddings")) pads_attr = n.attr<std::vector<i64>>("paddings");
+  const double value_attr = n.attr<double>("value", 0.0);
+  const int m = mode == "constant" ? 0 : mode == "reflect" ? 1 : mode == "edge" ? 2 : 3;
+  auto lib = std::make_shared<lazy_library>();
+  return [m, pads_attr, value_attr, lib](context& ctx) {
+    const kernel_node& nd = ctx.node();
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const std::size_t rank = x.rank();
+    std::vector<i64> pads = pads_attr ? *pads_attr : cuda_detail::host_ints(ctx, 1);
+    std::vector<i64> begin(rank, 0), end(rank, 0);
+    if (!pads_attr && ctx.has_input(3)) {
+      const auto axes = cuda_detail::host_ints(ctx, 3);
+      if (pads.size() != 2 * axes.size())
+        ctx.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+      for (std::size_t i = 0; i < axes.size(); ++i) {
+        const std::size_t a = static_cast<std::size_t>(normalize_axis(axes[i], static_cast<i64>(rank), nd));
+        begin[a] = pads[i];
+        end[a] = pads[i + axes.size()];
+      }
+    } else {
+      if (pads.size() != 2 * rank) ctx.fail("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(rank));
+      for (std::size_t i = 0; i < rank; ++i) {
+        begin[i] = pads[i];
+        end[i] = pads[i + rank];
+      }
+    }
+    std::uint64_t cval = 0;
+    if (!pads_attr && ctx.has_input(2)) {
+      if (ctx.input(2).element_type() != x.element_type()) ctx.fail("constant_value has another element type than data");
+      if (ctx.input(2).size() < 1) ctx.fail("constant_value is empty");
+      cval = first_bits(cuda_detail::host_value(ctx, 2));
+    } else if (pads_attr) {
+      cval = scalar_bits(x.element_type(), value_attr, nd);
+    }
+    std::vector<i64> out(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+      const i64 in = x.sizes()[d];
+      out[d] = in + begin[d] + end[d];
+      if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
+      if (m != 0 && in == 0 && out[d] > 0) ctx.fail("cannot pad an empty axis in this mode");
+    }
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), out);
+    if (y.size() == 0) return;
+    // dimensions neither padded nor cropped fold into the next one out
+    const auto st = strides_of(x.sizes());
+    g_padv pv;
+    pv.n = y.size();
+    pv.mode = m;
+    int r = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (out[d] == 1 && x.sizes()[d] == 1 && begin[d] == 0) continue;
+      if (r > 0 && begin[d] == 0 && end[d] == 0 && pv.begin[r - 1] == 0 && pv.out[r - 1] == pv.in[r - 1] &&
+          pv.in_st[r - 1] == st[d] * x.sizes()[d]) {
+        pv.out[r - 1] *= out[d];
+        pv.in[r - 1] *= x.sizes()[d];
+        pv.in_st[r - 1] = st[d];
+        continue;
+      }
+      if (r == view_rank) ctx.fail("padding over more than " + std::to_string(view_rank) + " dimensions");
+      pv.out[r] = out[d];
+      pv.in[r] = x.sizes()[d];
+      pv.begin[r] = begin[d];
+      pv.in_st[r] = st[d];
+      ++r;
+    }
+    pv.rank = r;
+    void *yp = y.data(), *xp = x.data();
+    void* args[] = {&yp, &xp, &pv, &cval};
+    auto& p = ctx.policy();
+    const auto& k = move_kernels(ctx, *lib);
+    p.launch(k.kernels[entry_index(mk::pad, size_of(x.element_type()))], p.blocks_for(pv.n), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_constant_of_shape(const kernel_node& n) {
+  gpass::tensor value = gpass::tensor::scalar<float>(0.0f);
+  if (n.has_attr("value")) value = n.attr<gpass::tensor>("value");
+  if (value.size() != 1) n.fail("value must have one element");
+  if (!cuda_codegen::supported(value.element_type()))
+    n.fail("no CUDA kernel for element type " + std::string(to_string(value.element_type())));
+  const dtype t = value.element_type();
+  const std::uint64_t bits = first_bits(value);
+  auto lib = std::make_shared<lazy_library>();
+  return [t, bits, lib](context& ctx) {
+    const auto s = cuda_detail::host_ints(ctx, 0);
+    for (i64 v : s)
+      if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
+    cuda_tensor& y = ctx.allocate_output(0, t, s);
+    if (y.size() == 0) return;
+    auto& p = ctx.policy();
+    if (bits == 0) {
+      p.fill_zero(y, ctx.stream());
+      return;
+    }
+    void* yp = y.data();
+    long long nn = y.size();
+    std::uint64_t v = bits;
+    void* args[] = {&yp, &nn, &v};
+    const auto& k = move_kernels(ctx, *lib);
+    p.launch(k.kernels[entry_index(mk::fill, size_of(t))], p.blocks_for(nn), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_trilu(const kernel_node& n) {
+  const bool upper = n.attr<i64>("upper", 1) != 0;
+  auto lib = std::make_shared<lazy_library>();
+  return [upper, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    if (x.rank() < 2) ctx.fail("input must have rank >= 2");
+    long long k = ctx.has_input(1) ? static_cast<i64>(first_double(cuda_detail::host_value(ctx, 1), ctx.node(), "k")) : 0;
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+    if (y.size() == 0) return;
+    long long nn = y.size(), rows = x.sizes()[x.rank() - 2], cols = x.sizes()[x.rank() - 1];
+    int up = upper;
+    void *yp = y.data(), *xp = x.data();
+    void* args[] = {&yp, &xp, &nn, &rows, &cols, &k, &up};
+    auto& p = ctx.policy();
+    const auto& kk = move_kernels(ctx, *lib);
+    p.launch(kk.kernels[entry_index(mk::trilu, size_of(x.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+  };
+}
+
+inline std::vector<dtype> range_types() { return {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::int16, dtype::int32, dtype::int64}; }
+
+inline fn make_range(const kernel_node& n) {
+  const i64 stash = n.attr<i64>("stash_type", 1);
+  if (stash != 1 && stash != 11) n.fail("stash_type must be 1 (float) or 11 (double), got " + std::to_string(stash));
+  auto lib = std::make_shared<lazy_library>();
+  return [stash, lib](context& ctx) {
+    const dtype t = ctx.input(0).element_type();
+    if (ctx.input(1).element_type() != t || ctx.input(2).element_type() != t)
+      ctx.fail("start, limit and delta must have the same element type");
+    if (ctx.input(0).size() != 1 || ctx.input(1).size() != 1 || ctx.input(2).size() != 1)
+      ctx.fail("start, limit and delta must be scalars");
+    const auto r = range_types();
+    if (std::find(r.begin(), r.end(), t) == r.end()) ctx.fail("no CUDA Range of element type " + std::string(to_string(t)));
+    const gpass::tensor a = cuda_detail::host_value(ctx, 0), l = cuda_detail::host_value(ctx, 1), d = cuda_detail::host_value(ctx, 2);
+    double start = 0, delta = 0;
+    long long istart = 0, idelta = 0;
+    i64 count = 0;
+    if (cuda_codegen::is_float(t)) {
+      start = first_double(a, ctx.node(), "start");
+      delta = first_double(d, ctx.node(), "delta");
+      const double limit = first_double(l, ctx.node(), "limit");
+      if (delta == 0) ctx.fail("delta is 0");
+      const double c = std::ceil((limit - start) / delta);
+      if ((t == dtype::f16 || t == dtype::bf16) && !(c < 9.2e18))
+        ctx.fail("the range has too many elements (start, limit, delta: " + std::to_string(start) + ", " + std::to_string(limit) + ", " +
+                 std::to_string(delta) + ")");
+      count = static_cast<i64>(std::max(0.0, c));
+      if (t == dtype::f32) {  // the CPU kernel reads them as float
+        start = static_cast<float>(start);
+        delta = static_cast<float>(delta);
+      }
+    } else {
+      istart = static_cast<i64>(first_double(a, ctx.node(), "start"));
+      idelta = static_cast<i64>(first_double(d, ctx.node(), "delta"));
+      if (t == dtype::int64) {  // exact, past 2^53
+        istart = a.data<std::int64_t>()[0];
+        idelta = d.data<std::int64_t>()[0];
+      }
+      const i64 limit = t == dtype::int64 ? l.data<std::int64_t>()[0] : static_cast<i64>(first_double(l, ctx.node(), "limit"));
+      if (idelta == 0) ctx.fail("delta is 0");
+      const i64 span = limit - istart, dl = idelta;
+      count = span / dl + ((span % dl != 0) && ((span < 0) == (dl < 0)) ? 1 : 0);
+      count = std::max<i64>(0, count);
+    }
+    cuda_tensor& y = ctx.allocate_output(0, t, {count});
+    if (count == 0) return;
+    const std::string key = std::string(to_string(t)) + "/" + std::to_string(stash);
+    const auto& k = lib->get(ctx.policy(), key, {"g_range"}, [&] { return range_source(t, stash); });
+    void* yp = y.data();
+    long long nn = count;
+    void* args[] = {&yp, &nn, &start, &delta, &istart, &idelta};
+    auto& p = ctx.policy();
+    p.launch(k.kernels[0], p.blocks_for(nn), 256, args, ctx.stream());
+  };
+}
+
+}  // namespace cuda_array_detail
+
+/// Every source the array kernels generate (name, CUDA C++), for compile checks.
+inline std::vector<std::pair<std::string, std::string>> array_generated_sources() {
+  using namespace cuda_array_detail;
+  std::vector<std::pair<std::string, std::string>> r;
+  r.emplace_back("move", move_source());
+  for (dtype t : range_types()) {
+    r.emplace_back("range_" + std::string(to_string(t)), range_source(t, 1));
+    if (t == dtype::f16 || t == dtype::bf16) r.emplace_back("range_" + std::string(to_string(t)) + "_stash11", range_source(t, 11));
+  }
+  return r;
+}
+
+/// Registers the CUDA shape and data-movement kernels.
+inline void register_cuda_array(kernel_registry<cuda>& r) {
+  using namespace cuda_array_detail;
+  using cuda_detail::host_ints;
+  // ---- views and shapes
+  r.add({.op = "Reshape", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+    const bool allowzero = n.attr<i64>("allowzero", 0) != 0;
+    std::optional<std::vector<i64>> attr_shape;
+    if (n.has_attr("shape")) attr_shape = n.attr<std::vector<i64>>("shape");
+    return [allowzero, attr_shape](context& ctx) {
+      const cuda_tensor& x = ctx.input(0);
+      std::vector<i64> req = attr_shape ? *attr_shape : host_ints(ctx, 1);
+      ctx.set_output(0, x.reshaped(reshape_sizes(x.sizes(), std::move(req), allowzero, ctx.node())));
+    };
+  }});
+  r.add({.op = "Flatten", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+    const i64 axis = n.attr<i64>("axis", 1);
+    return [axis](context& ctx) {
+      const cuda_tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      if (axis < -rank || axis > rank) ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+      const std::size_t a = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+      ctx.set_output(0, x.reshaped({prod(x.sizes(), 0, a), prod(x.sizes(), a, x.rank())}));
+    };
+  }});
+  r.add({.op = "Squeeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const cuda_tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      auto axes = axes_of(ctx, "axes", 1);
+      std::vector<char> drop(x.rank(), 0);
+      if (axes) {
+        for (i64 a : *axes) {
+          const i64 k = normalize_axis(a, rank, ctx.node());
+          if (x.sizes()[static_cast<std::size_t>(k)] != 1)
+            ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x.sizes()[static_cast<std::size_t>(k)]) +
+                     " (input " + sizes_str(x.sizes()) + ")");
+          drop[static_cast<std::size_t>(k)] = 1;
+        }
+      } else {
+        for (std::size_t i = 0; i < x.rank(); ++i) drop[i] = x.sizes()[i] == 1;
+      }
+      std::vector<i64> s;
+      for (std::size_t i = 0; i < x.rank(); ++i)
+        if (!drop[i]) s.push_back(x.sizes()[i]);
+      ctx.set_output(0, x.reshaped(std::move(s)));
+    };
+  }});
+  r.add({.op = "Unsqueeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const cuda_tensor& x = ctx.input(0);
+      auto axes = axes_of(ctx, "axes", 1);
+      if (!axes) ctx.fail("axes are missing");
+      const i64 out_rank = static_cast<i64>(x.rank() + axes->size());
+      std::vector<char> ins(static_cast<std::size_t>(out_rank), 0);
+      for (i64 a : *axes) {
+        const i64 k = normalize_axis(a, out_rank, ctx.node());
+        if (ins[static_cast<std::size_t>(k)]) ctx.fail("axis " + std::to_string(a) + " is repeated");
+        ins[static_cast<std::size_t>(k)] = 1;
+      }
+      std::vector<i64> s;
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < ins.size(); ++i) s.push_back(ins[i] ? 1 : x.sizes()[j++]);
+      ctx.set_output(0, x.reshaped(std::move(s)));
+    };
+  }});
+  r.add({.op = "Shape", .make = [](const kernel_node& n) -> fn {
+    const i64 start = n.attr<i64>("start", 0);
+    const std::optional<i64> end = n.has_attr("end") ? std::optional<i64>(n.attr<i64>("end")) : std::nullopt;
+    return [start, end](context& ctx) {
+      const cuda_tensor& x = ctx.input(0);
+      const i64 rank = static_cast<i64>(x.rank());
+      auto clampi = [&](i64 v) { return std::clamp(v < 0 ? v + rank : v, i64{0}, rank); };
+      const i64 b = clampi(start), e = clampi(end.value_or(rank));
+      const i64 len = std::max<i64>(0, e - b);
+      gpass::tensor h(dtype::int64, {len});
+      for (i64 i = 0; i < len; ++i) h.data<i64>()[i] = x.sizes()[static_cast<std::size_t>(b + i)];
+      cuda_tensor& y = ctx.allocate_output(0, dtype::int64, {len});
+      ctx.policy().copy_to_device(y.data(), h.raw(), h.nbytes(), ctx.stream());
+    };
+  }});
+  r.add({.op = "Size", .make = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const i64 v = ctx.input(0).size();
+      cuda_tensor& y = ctx.allocate_output(0, dtype::int64, {});
+      ctx.policy().copy_to_device(y.data(), &v, sizeof v, ctx.stream());
+    };
+  }});
+  // ---- data movement
+  const auto types = movable_types();
+  r.add({.op = "Transpose", .dtypes = types, .make = make_transpose});
+  r.add({.op = "Concat", .dtypes = types, .make = make_concat});
+  r.add({.op = "Split", .dtypes = types, .make = make_split});
+  r.add({.op = "Slice", .dtypes = types, .make = make_slice});
+  r.add({.op = "Expand", .dtypes = types, .make = make_expand});
+  r.add({.op = "Tile", .dtypes = types, .make = make_tile});
+  r.add({.op = "DepthToSpace", .dtypes = types, .make = [](const kernel_node& n) { return make_depth_space(n, true); }});
+  r.add({.op = "SpaceToDepth", .dtypes = types, .make = [](const kernel_node& n) { return make_depth_space(n, false); }});
+  r.add({.op = "Gather", .dtypes = types, .make = make_gather});
+  r.add({.op = "GatherElements", .dtypes = types, .make = make_gather_elements});
+  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd});
+  r.add({.op = "Pad", .dtypes = types, .make = make_pad});
+  r.add({.op = "Trilu", .dtypes = types, .make = make_trilu});
+  r.add({.op = "ConstantOfShape", .type_input = -1, .make = make_constant_of_shape});
+  r.add({.op = "Range", .dtypes = range_types(), .make = make_range});
+}
+
+}  // namespace gpass::exec

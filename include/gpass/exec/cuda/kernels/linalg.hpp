@@ -1,0 +1,954 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file linalg.hpp
+/// The CUDA products, convolutions and pooling: MatMul, Gemm and the fused FusedGemm
+/// (cuBLASLt, with its bias and ReLU epilogues where they apply), Conv and FusedConv (cuDNN's
+/// legacy convolution API, 1 to 3 spatial dimensions), MaxPool (with Indices), AveragePool,
+/// GlobalMaxPool and GlobalAveragePool (generated kernels), for f16, bf16, f32 and f64.
+/// Semantics follow the Eigen CPU kernels (`eigen_cpu/kernels/linalg.hpp`).
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <gpass/core/error.hpp>
+#include <gpass/core/shape.hpp>
+#include <gpass/exec/cuda/codegen.hpp>
+#include <gpass/exec/cuda/kernels/common.hpp>
+#include <gpass/exec/cuda/policy.hpp>
+#include <gpass/exec/kernel.hpp>
+
+namespace gpass::exec {
+
+namespace cuda_linalg {
+
+using i64 = std::int64_t;
+using cuda_detail::context;
+using cuda_detail::fn;
+using cuda_detail::lazy_library;
+
+/// The float types the products, convolutions and pools take.
+inline std::vector<dtype> float_types() { return {dtype::f16, dtype::bf16, dtype::f32, dtype::f64}; }
+
+inline i64 product(const std::vector<i64>& v, std::size_t b = 0, std::size_t e = std::string::npos) {
+  i64 p = 1;
+  for (std::size_t i = b; i < std::min(e, v.size()); ++i) p *= v[i];
+  return p;
+}
+
+/// The largest power of two (at most 256) dividing address `p` (256 for null).
+inline std::uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t r = 256;
+  while (r > 1 && (a % r) != 0) r >>= 1;
+  return r;
+}
+
+// ---- fused activations --------------------------------------------------------------------
+
+/// The activation of a fused op (as the CPU's `fused_activation` reads it): attribute
+/// `activation` with `activation_params`, or ONNX Runtime's `activation_alpha` / `_beta`.
+struct fused_act {
+  enum class kind { none, relu, leaky_relu, clip, sigmoid, tanh, hard_sigmoid } k = kind::none;
+  double a = 0, b = 0;
+
+  static fused_act read(const kernel_node& n) {
+    const std::string name = n.attr<std::string>("activation", "");
+    std::vector<double> p = n.attr<std::vector<double>>("activation_params", {});
+    if (p.empty() && n.has_attr("activation_alpha")) {
+      p.push_back(n.attr<double>("activation_alpha"));
+      if (n.has_attr("activation_beta")) p.push_back(n.attr<double>("activation_beta"));
+    }
+    auto param = [&](std::size_t i, double def) { return i < p.size() ? p[i] : def; };
+    fused_act f;
+    if (name.empty()) f.k = kind::none;
+    else if (name == "Relu") f.k = kind::relu;
+    else if (name == "LeakyRelu") f = {kind::leaky_relu, param(0, 0.01), 0};
+    else if (name == "Clip") f = {kind::clip, param(0, -std::numeric_limits<double>::infinity()), param(1, std::numeric_limits<double>::infinity())};
+    else if (name == "Sigmoid") f.k = kind::sigmoid;
+    else if (name == "Tanh") f.k = kind::tanh;
+    else if (name == "HardSigmoid") f = {kind::hard_sigmoid, param(0, 0.2), param(1, 0.5)};
+    else n.fail("unknown fused activation '" + name + "'");
+    return f;
+  }
+  /// The expression of the activation of `v` (of compute type `W`).
+  std::string expr(dtype t) const {
+    const std::string W(cuda_codegen::compute_type(t));
+    auto lit = [&](double x) { return cuda_codegen::literal(x, W); };
+    switch (k) {
+      case kind::none: return "v";
+      case kind::relu: return "(v < (W)0 ? (W)0 : v)";
+      case kind::leaky_relu: return "(v < (W)0 ? " + lit(a) + " * v : v)";
+      case kind::clip: return "g_min(g_max(v, " + lit(a) + "), " + lit(b) + ")";
+      case kind::sigmoid: return "((W)1 / ((W)1 + g_exp(-v)))";
+      case kind::tanh: return "g_tanh(v)";
+      case kind::hard_sigmoid: return "g_max((W)0, g_min((W)1, " + lit(a) + " * v + " + lit(b) + "))";
+    }
+    return "v";
+  }
+  std::string key() const { return std::to_string(static_cast<int>(k)) + ":" + std::to_string(a) + ":" + std::to_string(b); }
+};
+
+/// `fused_act(T* y, const T* z, long long n)`: y = act(y + z) in place (z may be null).
+inline std::string activation_source(dtype t, const fused_act& act) {
+  const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
+  std::string s = cuda_codegen::cuda_prelude();
+  s += "typedef " + W + " W;\n";
+  s += "extern \"C\" __global__ void fused_act(" + T + "* y, const " + T + "* z, long long n) {\n";
+  s += "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n";
+  s += "    W v = g_load(y, i);\n    if (z) v += g_load(z, i);\n";
+  s += "    g_store(y, i, " + act.expr(t) + ");\n  }\n}\n";
+  return s;
+}
+
+/// Applies `act` (and adds `z` when given, same sizes) to `y` in place.
+inline void apply_activation(context& ctx, lazy_library& lib, const cuda_tensor& y, const cuda_tensor* z, const fused_act& act) {
+  const i64 n = y.size();
+  if (n == 0 || (!z && act.k == fused_act::kind::none)) return;
+  const dtype t = y.element_type();
+  const auto& k = lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act"},
+                          [&] { return activation_source(t, act); });
+  void* yp = y.data();
+  void* zp = z ? z->data() : nullptr;
+  long long nn = n;
+  void* args[] = {&yp, &zp, &nn};
+  ctx.policy().launch(k.kernels[0], ctx.policy().blocks_for(n), 256, args, ctx.stream());
+}
+
+// ---- cuBLASLt -----------------------------------------------------------------------------
+
+inline cudaDataType_t cuda_type(dtype t) {
+  switch (t) {
+    case dtype::f16: return CUDA_R_16F;
+    case dtype::bf16: return CUDA_R_16BF;
+    case dtype::f64: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+  }
+}
+
+inline void lt_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw error(std::string("cuda: ") + what + " failed: " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
+}
+
+enum class epilogue { none, relu, bias, relu_bias };
+
+/// One product in row-major terms: Y[M,N] (ldc) = alpha op(A) op(B) + beta Y, where A is
+/// [M,K] (lda) or, transposed, [K,M]; B is [K,N] (ldb) or, transposed, [N,K]; `batch` of
+/// them at the given element strides.
+struct lt_problem {
+  dtype t = dtype::f32;
+  bool ta = false, tb = false;
+  i64 M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
+  i64 batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  epilogue epi = epilogue::none;
+  bool tf32 = false;
+  std::uint32_t align_a = 256, align_b = 256, align_c = 256;
+
+  std::string key() const {
+    std::string k = std::string(to_string(t));
+    for (i64 v : {i64(ta), i64(tb), M, N, K, lda, ldb, ldc, batch, stride_a, stride_b, stride_c, i64(epi), i64(tf32),
+                  i64(align_a), i64(align_b), i64(align_c)})
+      k += "," + std::to_string(v);
+    return k;
+  }
+};
+
+/// cuBLASLt descriptors and the algorithm chosen for one `lt_problem`.
+struct lt_plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  lt_plan() = default;
+  lt_plan(const lt_plan&) = delete;
+  lt_plan& operator=(const lt_plan&) = delete;
+  ~lt_plan() {
+    if (c) (void)cublasLtMatrixLayoutDestroy(c);
+    if (b) (void)cublasLtMatrixLayoutDestroy(b);
+    if (a) (void)cublasLtMatrixLayoutDestroy(a);
+    if (op) (void)cublasLtMatmulDescDestroy(op);
+  }
+};
+
+inline constexpr std::size_t lt_workspace_bytes = std::size_t{32} << 20;
+
+/// A node's cuBLASLt state: its workspace (made on first use) and its plans by problem.
+/// Runs of the node hold `mu` while they set the bias pointer and queue the product.
+struct lt_state {
+  std::mutex mu;
+  std::shared_ptr<std::byte> workspace;
+  std::map<std::string, std::unique_ptr<lt_plan>> plans;
+  lazy_library lib;  ///< the node's generated kernels (C broadcast, activation)
+};
+
+inline std::unique_ptr<lt_plan> make_lt_plan(cublasLtHandle_t h, const lt_problem& p) {
+  auto r = std::make_unique<lt_plan>();
+  const bool f64 = p.t == dtype::f64;
+  const cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F : (p.tf32 && p.t == dtype::f32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  lt_check(cublasLtMatmulDescCreate(&r->op, ct, f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
+  // column-major: Y^T [N,M] = op(B)^T [N,K] * op(A)^T [K,M]; cuBLAS's A is our B, its B our A
+  const std::int32_t opa = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  lt_check(cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa), "setting TRANSA");
+  lt_check(cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb), "setting TRANSB");
+  std::uint32_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  if (p.epi == epilogue::relu) epi = CUBLASLT_EPILOGUE_RELU;
+  if (p.epi == epilogue::bias) epi = CUBLASLT_EPILOGUE_BIAS;
+  if (p.epi == epilogue::relu_bias) epi = CUBLASLT_EPILOGUE_RELU_BIAS;
+  lt_check(cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "setting the epilogue");
+  const cudaDataType_t dt = cuda_type(p.t);
+  // stored (before op) column-major shapes
+  const std::uint64_t a_rows = static_cast<std::uint64_t>(p.tb ? p.K : p.N), a_cols = static_cast<std::uint64_t>(p.tb ? p.N : p.K);
+  const std::uint64_t b_rows = static_cast<std::uint64_t>(p.ta ? p.M : p.K), b_cols = static_cast<std::uint64_t>(p.ta ? p.K : p.M);
+  lt_check(cublasLtMatrixLayoutCreate(&r->a, dt, a_rows, a_cols, p.ldb), "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatrixLayoutCreate(&r->b, dt, b_rows, b_cols, p.lda), "cublasLtMatrixLayoutCreate");
+  lt_check(cublasLtMatrixLayoutCreate(&r->c, dt, static_cast<std::uint64_t>(p.N), static_cast<std::uint64_t>(p.M), p.ldc),
+           "cublasLtMatrixLayoutCreate");
+  if (p.batch > 1) {
+    const std::int32_t count = static_cast<std::int32_t>(p.batch);
+    auto batch = [&](cublasLtMatrixLayout_t l, i64 stride) {
+      lt_check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "setting the batch count");
+      const std::int64_t s = stride;
+      lt_check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s), "setting the batch stride");
+    };
+    batch(r->a, p.stride_b);
+    batch(r->b, p.stride_a);
+    batch(r->c, p.stride_c);
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  struct pref_guard {
+    cublasLtMatmulPreference_t p;
+    ~pref_guard() { (void)cublasLtMatmulPreferenceDestroy(p); }
+  } guard{pref};
+  const std::uint64_t ws = lt_workspace_bytes;
+  lt_check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "setting the workspace");
+  auto align = [&](cublasLtMatmulPreferenceAttributes_t at, std::uint32_t v) {
+    lt_check(cublasLtMatmulPreferenceSetAttribute(pref, at, &v, sizeof v), "setting an alignment");
+  };
+  align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.align_b);
+  align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p.align_a);
+  align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p.align_c);
+  align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.align_c);
+  cublasLtMatmulHeuristicResult_t res{};
+  int found = 0;
+  lt_check(cublasLtMatmulAlgoGetHeuristic(h, r->op, r->a, r->b, r->c, r->c, pref, 1, &res, &found), "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0) throw error("cuda: cuBLASLt has no algorithm for the product " + p.key());
+  r->algo = res.algo;
+  return r;
+}
+
+/// Queues the product `p` (see `lt_problem`): Y = alpha op(A) op(B) + beta Y (+ bias [N] by
+/// row, then ReLU, as `p.epi` says). `y` is read when `beta` is not 0.
+inline void lt_matmul(context& ctx, lt_state& st, lt_problem p, double alpha, double beta, const void* a, const void* b, void* y,
+                      const void* bias = nullptr) {
+  auto& pol = ctx.policy();
+  p.tf32 = pol.config().allow_tf32;
+  p.align_a = alignment_of(a);
+  p.align_b = alignment_of(b);
+  p.align_c = alignment_of(y);
+  cublasLtHandle_t h = pol.cublaslt();
+  std::lock_guard lock(st.mu);
+  if (!st.workspace) st.workspace = pol.make_buffer(lt_workspace_bytes);
+  const std::string key = p.key();
+  auto it = st.plans.find(key);
+  if (it == st.plans.end()) it = st.plans.emplace(key, make_lt_plan(h, p)).first;
+  lt_plan& pl = *it->second;
+  if (p.epi == epilogue::bias || p.epi == epilogue::relu_bias)
+    lt_check(cublasLtMatmulDescSetAttribute(pl.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "setting the bias");
+  const float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+  const bool f64 = p.t == dtype::f64;
+  const void* pa = f64 ? static_cast<const void*>(&alpha) : static_cast<const void*>(&fa);
+  const void* pb = f64 ? static_cast<const void*>(&beta) : static_cast<const void*>(&fb);
+  cuda_detail::device_guard g(pol.device());
+  lt_check(cublasLtMatmul(h, pl.op, pa, b, pl.a, a, pl.b, pb, y, pl.c, y, pl.c, &pl.algo, st.workspace.get(), lt_workspace_bytes,
+                          ctx.stream().stream),
+           "cublasLtMatmul");
+}
+
+// ---- MatMul ---------------------------------------------------------------------------------
+
+inline fn make_matmul(const kernel_node&) {
+  auto st = std::make_shared<lt_state>();
+  return [st](context& ctx) {
+    const cuda_tensor& a = ctx.input(0);
+    const cuda_tensor& b = ctx.input(1);
+    if (a.element_type() != b.element_type()) ctx.fail("MatMul inputs have different element types");
+    const auto& sa = a.sizes();
+    const auto& sb = b.sizes();
+    if (sa.empty() || sb.empty()) ctx.fail("MatMul inputs must have rank >= 1");
+    std::vector<i64> a2 = sa, b2 = sb;
+    if (sa.size() == 1) a2 = {1, sa[0]};
+    if (sb.size() == 1) b2 = {sb[0], 1};
+    const i64 M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
+    if (b2[b2.size() - 2] != K)
+      ctx.fail("MatMul inner dimensions differ: " + shape::of(sa).to_string() + " x " + shape::of(sb).to_string());
+    const std::vector<i64> ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+    const std::vector<std::vector<i64>> both{ba, bb};
+    const std::vector<i64> batch = cuda_detail::broadcast_sizes(ctx, both);
+    std::vector<i64> out = batch;
+    if (sa.size() > 1) out.push_back(M);
+    if (sb.size() > 1) out.push_back(N);
+    const dtype t = a.element_type();
+    auto& y = ctx.allocate_output(0, t, out);
+    if (y.size() == 0) return;
+    if (K == 0) {
+      ctx.policy().fill_zero(y, ctx.stream());
+      return;
+    }
+    const i64 batches = product(batch);
+    const std::size_t es = size_of(t);
+    lt_problem p{.t = t, .M = M, .N = N, .K = K, .lda = K, .ldb = N, .ldc = N};
+    if (product(bb) == 1 && ba == batch) {  // b has no batch: a's batches are more rows
+      p.M = batches * M;
+      lt_matmul(ctx, *st, p, 1.0, 0.0, a.data(), b.data(), y.data());
+      return;
+    }
+    auto padded = [&](const std::vector<i64>& s) {
+      std::vector<i64> r(batch.size() - s.size(), 1);
+      r.insert(r.end(), s.begin(), s.end());
+      return r;
+    };
+    const std::vector<i64> pa = padded(ba), pb = padded(bb);
+    if ((pa == batch || product(ba) == 1) && (pb == batch || product(bb) == 1) && batches <= INT_MAX) {
+      // one strided batch (stride 0: the one matrix for every batch)
+      p.batch = batches;
+      p.stride_a = product(ba) == 1 ? 0 : M * K;
+      p.stride_b = product(bb) == 1 ? 0 : K * N;
+      p.stride_c = M * N;
+      if (p.stride_a != 0 && p.stride_b != 0) {
+        lt_matmul(ctx, *st, p, 1.0, 0.0, a.data(), b.data(), y.data());
+        return;
+      }
+      // a zero batch stride is not documented for cuBLASLt: one product per batch instead
+    }
+    // general broadcast: one product per output batch
+    p.batch = 1;
+    p.stride_a = p.stride_b = p.stride_c = 0;
+    std::vector<i64> idx(batch.size(), 0);
+    for (i64 i = 0; i < batches; ++i) {
+      i64 oa = 0, ob = 0;
+      for (std::size_t d = 0; d < batch.size(); ++d) {
+        oa = oa * pa[d] + (pa[d] == 1 ? 0 : idx[d]);
+        ob = ob * pb[d] + (pb[d] == 1 ? 0 : idx[d]);
+      }
+      const auto* ap = static_cast<const std::byte*>(a.data()) + static_cast<std::size_t>(oa * M * K) * es;
+      const auto* bp = static_cast<const std::byte*>(b.data()) + static_cast<std::size_t>(ob * K * N) * es;
+      auto* yp = static_cast<std::byte*>(y.data()) + static_cast<std::size_t>(i * M * N) * es;
+      lt_matmul(ctx, *st, p, 1.0, 0.0, ap, bp, yp);
+      for (std::size_t d = batch.size(); d-- > 0;) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
+      }
+    }
+  };
+}
+
+// ---- Gemm, FusedGemm ----------------------------------------------------------------------
+
+/// `r = beta * x0` over C broadcast to Y.
+inline std::string scale_source(dtype t, double beta) {
+  return cuda_codegen::elementwise_source({{t}, t, "r = (R)(" + cuda_codegen::literal(beta, cuda_codegen::compute_type(t)) + " * x0);"});
+}
+
+inline fn make_gemm(const kernel_node& n, bool fused) {
+  const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
+  const double alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 1.0);
+  const fused_act act = fused ? fused_act::read(n) : fused_act{};
+  auto st = std::make_shared<lt_state>();
+  return [=](context& ctx) {
+    const cuda_tensor& a = ctx.input(0);
+    const cuda_tensor& b = ctx.input(1);
+    if (a.rank() != 2 || b.rank() != 2)
+      ctx.fail("Gemm inputs must be matrices, got " + a.shape().to_string() + " and " + b.shape().to_string());
+    if (a.element_type() != b.element_type()) ctx.fail("Gemm inputs have different element types");
+    const dtype t = a.element_type();
+    const i64 M = ta ? a.sizes()[1] : a.sizes()[0], K = ta ? a.sizes()[0] : a.sizes()[1];
+    const i64 Kb = tb ? b.sizes()[1] : b.sizes()[0], N = tb ? b.sizes()[0] : b.sizes()[1];
+    if (K != Kb) ctx.fail("Gemm inner dimensions differ: " + std::to_string(K) + " vs " + std::to_string(Kb));
+    const cuda_tensor* c = ctx.has_input(2) && beta != 0.0 ? &ctx.input(2) : nullptr;
+    if (c) {
+      if (c->element_type() != t) ctx.fail("Gemm C has a different element type");
+      const auto& cs = c->sizes();
+      if (cs.size() > 2) ctx.fail("Gemm C must have rank <= 2, got " + c->shape().to_string());
+      const i64 cr = cs.size() == 2 ? cs[0] : 1, cc = cs.empty() ? 1 : cs.back();
+      if ((cr != 1 && cr != M) || (cc != 1 && cc != N))
+        ctx.fail("Gemm C of shape " + c->shape().to_string() + " does not broadcast to [" + std::to_string(M) + "," + std::to_string(N) + "]");
+    }
+    auto& y = ctx.allocate_output(0, t, {M, N});
+    if (y.size() == 0) return;
+    // C a row of N added as is: the bias epilogue
+    const bool bias = c && beta == 1.0 && alpha == 1.0 && t != dtype::f64 && K > 0 && c->size() == N &&
+                      (c->rank() == 1 || (c->rank() == 2 && c->sizes()[0] == 1));
+    if (c && !bias) {
+      const cuda_tensor* xs[] = {c};
+      const auto& k = st->lib.get(ctx.policy(), "beta," + std::string(to_string(t)) + "," + std::to_string(beta), {"ew_flat", "ew_strided"},
+                                  [&] { return scale_source(t, beta); });
+      cuda_detail::launch_elementwise(ctx, k, y, xs);
+    }
+    bool act_done = act.k == fused_act::kind::none;
+    if (K == 0) {
+      if (!c) ctx.policy().fill_zero(y, ctx.stream());
+    } else {
+      lt_problem p{.t = t, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = a.sizes()[1], .ldb = b.sizes()[1], .ldc = N};
+      const bool relu = act.k == fused_act::kind::relu && (!c || bias);
+      p.epi = bias ? (relu ? epilogue::relu_bias : epilogue::bias) : (relu ? epilogue::relu : epilogue::none);
+      if (relu) act_done = true;
+      lt_matmul(ctx, *st, p, alpha, c && !bias ? 1.0 : 0.0, a.data(), b.data(), y.data(), bias ? c->data() : nullptr);
+    }
+    if (!act_done) apply_activation(ctx, st->lib, y, nullptr, act);
+  };
+}
+
+// ---- window geometry ------------------------------------------------------------------------
+
+struct window_attrs {
+  std::vector<i64> kernel, strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  bool ceil_mode = false;
+
+  static window_attrs read(const kernel_node& n) {
+    window_attrs a;
+    a.kernel = n.attr<std::vector<i64>>("kernel_shape", {});
+    a.strides = n.attr<std::vector<i64>>("strides", {});
+    a.dilations = n.attr<std::vector<i64>>("dilations", {});
+    a.pads = n.attr<std::vector<i64>>("pads", {});
+    a.auto_pad = n.attr<std::string>("auto_pad", "NOTSET");
+    if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
+    a.ceil_mode = n.attr<i64>("ceil_mode", 0) != 0;
+    if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER")
+      n.fail("unknown auto_pad '" + a.auto_pad + "'");
+    for (i64 v : a.kernel)
+      if (v <= 0) n.fail("kernel_shape must be positive");
+    for (i64 v : a.strides)
+      if (v <= 0) n.fail("strides must be positive");
+    for (i64 v : a.dilations)
+      if (v <= 0) n.fail("dilations must be positive");
+    for (i64 v : a.pads)
+      if (v < 0) n.fail("pads must be non-negative");
+    return a;
+  }
+};
+
+struct window_geometry {
+  std::vector<i64> in, kernel, strides, dilations, pad_begin, pad_end, out;
+  i64 effective(std::size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
+};
+
+inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in, std::vector<i64> kernel, const context& ctx) {
+  const std::size_t r = in.size();
+  window_geometry g;
+  g.in = std::move(in);
+  g.kernel = std::move(kernel);
+  if (g.kernel.size() != r)
+    ctx.fail("kernel_shape has " + std::to_string(g.kernel.size()) + " values for " + std::to_string(r) + " spatial dimensions");
+  auto list = [&](const std::vector<i64>& v, std::size_t want, const char* what) {
+    if (v.empty()) return std::vector<i64>(want, what[0] == 'p' ? 0 : 1);
+    if (v.size() != want) ctx.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
+    return v;
+  };
+  g.strides = list(a.strides, r, "strides");
+  g.dilations = list(a.dilations, r, "dilations");
+  const std::vector<i64> pads = list(a.pads, 2 * r, "pads");
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
+  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
+  g.out.resize(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    const i64 eff = g.effective(d), s = g.strides[d], x = g.in[d];
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      const i64 o = (x + s - 1) / s;
+      const i64 total = std::max<i64>(0, (o - 1) * s + eff - x);
+      const i64 small = total / 2, big = total - small;
+      g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? small : big;
+      g.pad_end[d] = a.auto_pad == "SAME_UPPER" ? big : small;
+      g.out[d] = o;
+      continue;
+    }
+    if (a.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
+    const i64 span = x + g.pad_begin[d] + g.pad_end[d] - eff;
+    if (span < 0) ctx.fail("window of size " + std::to_string(eff) + " does not fit input size " + std::to_string(x) + " (with padding)");
+    i64 o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (a.ceil_mode && (o - 1) * s >= x + g.pad_begin[d]) --o;
+    g.out[d] = o;
+  }
+  return g;
+}
+
+// ---- pooling and padding (generated) --------------------------------------------------------
+
+/// The pooling library of element type `t`: `pool_max`, `pool_avg` (windows over up to 3
+/// spatial dimensions, as the CPU's `pool_plane`), `global_max`, `global_avg` (a block per
+/// plane) and `pad_zero` (copies planes into zero-padded planes).
+inline std::string pool_source(dtype t) {
+  const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
+  std::string s = cuda_codegen::cuda_prelude();
+  s += "typedef " + T + " T;\ntypedef " + W + " W;\n";
+  s += R"(struct g_window { long long planes; long long in[3], out[3], k[3], s[3], d[3], pb[3], pe[3]; int include_pad; int col_major; };
+template <int MAX>
+__device__ __forceinline__ void g_pool(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, const g_window& g) {
+  const long long Pin = g.in[0] * g.in[1] * g.in[2], Pout = g.out[0] * g.out[1] * g.out[2], n = g.planes * Pout;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const long long pl = i / Pout;
+    long long q = i - pl * Pout;
+    const long long o2 = q % g.out[2]; q /= g.out[2];
+    const long long o1 = q % g.out[1]; const long long o0 = q / g.out[1];
+    const long long o[3] = {o0, o1, o2};
+    long long lo[3], hi[3], first[3], padded = 1;
+    for (int d = 0; d < 3; ++d) {
+      first[d] = o[d] * g.s[d] - g.pb[d];
+      long long l = 0, h = 0, p = 0; bool seen = false;
+      for (long long t = 0; t < g.k[d]; ++t) {
+        const long long pos = first[d] + t * g.d[d];
+        if (pos >= -g.pb[d] && pos < g.in[d] + g.pe[d]) ++p;
+        if (pos >= 0 && pos < g.in[d]) { if (!seen) l = t; seen = true; h = t + 1; }
+      }
+      lo[d] = l; hi[d] = seen ? h : l; padded *= p;
+    }
+    const T* xp = x + pl * Pin;
+    W acc = MAX ? (W)(-1.0 / 0.0) : (W)0;
+    long long best = -1, count = 0;
+    for (long long k0 = lo[0]; k0 < hi[0]; ++k0) {
+      const long long i0 = first[0] + k0 * g.d[0];
+      for (long long k1 = lo[1]; k1 < hi[1]; ++k1) {
+        const long long i1 = first[1] + k1 * g.d[1];
+        for (long long k2 = lo[2]; k2 < hi[2]; ++k2) {
+          const long long i2 = first[2] + k2 * g.d[2];
+          const W v = g_load(xp, (i0 * g.in[1] + i1) * g.in[2] + i2);
+          ++count;
+          if (MAX) {
+            if (ind) {
+              if (v > acc || best < 0) { acc = v; best = g.col_major ? i0 + g.in[0] * (i1 + g.in[1] * i2) : (i0 * g.in[1] + i1) * g.in[2] + i2; }
+            } else if (acc < v) {
+              acc = v;
+            }
+          } else {
+            acc += v;
+          }
+        }
+      }
+    }
+    if (MAX) {
+      if (count == 0) { acc = (W)0; best = 0; }
+      if (ind) ind[i] = pl * Pin + best;
+    } else {
+      const long long div = g.include_pad ? padded : count;
+      acc = div > 0 ? (W)(acc / (W)div) : (W)0;
+    }
+    g_store(y, i, acc);
+  }
+}
+extern "C" __global__ void pool_max(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, g_window g) { g_pool<1>(x, y, ind, g); }
+extern "C" __global__ void pool_avg(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, g_window g) { g_pool<0>(x, y, ind, g); }
+template <int MAX>
+__device__ __forceinline__ void g_global(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) {
+  __shared__ W sh[32];
+  for (long long pl = blockIdx.x; pl < planes; pl += gridDim.x) {
+    const T* xp = x + pl * P;
+    W acc = MAX ? (W)(-1.0 / 0.0) : (W)0;
+    for (long long i = threadIdx.x; i < P; i += blockDim.x) { const W v = g_load(xp, i); acc = MAX ? g_max(acc, v) : acc + v; }
+    for (int o = 16; o > 0; o >>= 1) { const W u = __shfl_down_sync(0xffffffffu, acc, o); acc = MAX ? g_max(acc, u) : acc + u; }
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads();
+    if (lane == 0) sh[w] = acc;
+    __syncthreads();
+    if (w == 0) {
+      acc = lane < nw ? sh[lane] : (MAX ? (W)(-1.0 / 0.0) : (W)0);
+      for (int o = 16; o > 0; o >>= 1) { const W u = __shfl_down_sync(0xffffffffu, acc, o); acc = MAX ? g_max(acc, u) : acc + u; }
+      if (lane == 0) g_store(y, pl, P == 0 ? (W)0 : (MAX ? acc : (W)(acc / (W)P)));
+    }
+  }
+}
+extern "C" __global__ void global_max(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) { g_global<1>(x, y, planes, P); }
+extern "C" __global__ void global_avg(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) { g_global<0>(x, y, planes, P); }
+struct g_pad { long long planes; long long in[3], out[3], pb[3]; };
+extern "C" __global__ void pad_zero(const T* __restrict__ x, T* __restrict__ y, g_pad g) {
+  const long long Pout = g.out[0] * g.out[1] * g.out[2], n = g.planes * Pout;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const long long pl = i / Pout;
+    long long q = i - pl * Pout;
+    const long long o2 = q % g.out[2]; q /= g.out[2];
+    const long long o1 = q % g.out[1]; const long long o0 = q / g.out[1];
+    const long long i0 = o0 - g.pb[0], i1 = o1 - g.pb[1], i2 = o2 - g.pb[2];
+    if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2])
+      y[i] = x[pl * g.in[0] * g.in[1] * g.in[2] + (i0 * g.in[1] + i1) * g.in[2] + i2];
+    else
+      g_store(y, i, (W)0);
+  }
+}
+)";
+  return s;
+}
+
+inline const std::vector<std::string>& pool_entries() {
+  static const std::vector<std::string> e{"pool_max", "pool_avg", "global_max", "global_avg", "pad_zero"};
+  return e;
+}
+
+/// The host image of `g_window`.
+struct window_arg {
+  long long planes;
+  long long in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int include_pad;
+  int col_major;
+};
+struct pad_arg {
+  long long planes;
+  long long in[3], out[3], pb[3];
+};
+
+/// Spatial sizes right-aligned into 3 (leading 1s).
+inline void put3(long long (&dst)[3], const std::vector<i64>& v, long long fill) {
+  const std::size_t lead = 3 - v.size();
+  for (std::size_t d = 0; d < 3; ++d) dst[d] = d < lead ? fill : v[d - lead];
+}
+
+inline void check_pool_input(const context& ctx, const cuda_tensor& x) {
+  if (!cuda_codegen::is_float(x.element_type()))
+    ctx.fail("no CUDA pooling kernel for element type " + std::string(to_string(x.element_type())));
+}
+
+inline fn make_pool(const kernel_node& n, bool max) {
+  const window_attrs wa = window_attrs::read(n);
+  if (wa.kernel.empty()) n.fail("missing attribute 'kernel_shape'");
+  const bool include_pad = n.attr<i64>("count_include_pad", 0) != 0;
+  const i64 storage_order = n.attr<i64>("storage_order", 0);
+  auto lib = std::make_shared<lazy_library>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    check_pool_input(ctx, x);
+    const auto& xs = x.sizes();
+    if (xs.size() < 3) ctx.fail("input must have rank >= 3, got " + x.shape().to_string());
+    if (xs.size() > 5) ctx.fail("pooling supports up to 3 spatial dimensions");
+    const window_geometry g = resolve_window(wa, {xs.begin() + 2, xs.end()}, wa.kernel, ctx);
+    std::vector<i64> ys{xs[0], xs[1]};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    const dtype t = x.element_type();
+    auto& y = ctx.allocate_output(0, t, ys);
+    void* ip = nullptr;
+    if (max && ctx.num_outputs() > 1 && ctx.output_wanted(1)) ip = ctx.allocate_output(1, dtype::int64, ys).data();
+    if (y.size() == 0) return;
+    const auto& k = lib->get(ctx.policy(), std::string(to_string(t)), pool_entries(), [&] { return pool_source(t); });
+    window_arg w{};
+    w.planes = xs[0] * xs[1];
+    put3(w.in, g.in, 1);
+    put3(w.out, g.out, 1);
+    put3(w.k, g.kernel, 1);
+    put3(w.s, g.strides, 1);
+    put3(w.d, g.dilations, 1);
+    put3(w.pb, g.pad_begin, 0);
+    put3(w.pe, g.pad_end, 0);
+    w.include_pad = include_pad ? 1 : 0;
+    w.col_major = storage_order != 0 ? 1 : 0;
+    const void* xp = x.data();
+    void* yp = y.data();
+    void* args[] = {&xp, &yp, &ip, &w};
+    ctx.policy().launch(k.kernels[max ? 0 : 1], ctx.policy().blocks_for(y.size()), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_global_pool(const kernel_node&, bool max) {
+  auto lib = std::make_shared<lazy_library>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    check_pool_input(ctx, x);
+    const auto& xs = x.sizes();
+    if (xs.size() < 2) ctx.fail("input must have rank >= 2, got " + x.shape().to_string());
+    std::vector<i64> ys(xs.size(), 1);
+    ys[0] = xs[0];
+    ys[1] = xs[1];
+    const dtype t = x.element_type();
+    auto& y = ctx.allocate_output(0, t, ys);
+    if (y.size() == 0) return;
+    const auto& k = lib->get(ctx.policy(), std::string(to_string(t)), pool_entries(), [&] { return pool_source(t); });
+    const void* xp = x.data();
+    void* yp = y.data();
+    long long planes = xs[0] * xs[1], P = product(xs, 2);
+    void* args[] = {&xp, &yp, &planes, &P};
+    const unsigned blocks = static_cast<unsigned>(std::min<long long>(planes, 65535));
+    ctx.policy().launch(k.kernels[max ? 2 : 3], blocks, 256, args, ctx.stream());
+  };
+}
+
+// ---- Conv, FusedConv (cuDNN) ------------------------------------------------------------------
+
+inline void dnn_check(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) throw error(std::string("cuda: ") + what + " failed: " + cudnnGetErrorString(s));
+}
+
+inline cudnnDataType_t dnn_type(dtype t) {
+  switch (t) {
+    case dtype::f16: return CUDNN_DATA_HALF;
+    case dtype::bf16: return CUDNN_DATA_BFLOAT16;
+    case dtype::f64: return CUDNN_DATA_DOUBLE;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+/// cuDNN descriptors and the algorithm of one convolution shape.
+struct conv_plan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  std::size_t workspace = 0;
+  conv_plan() = default;
+  conv_plan(const conv_plan&) = delete;
+  conv_plan& operator=(const conv_plan&) = delete;
+  ~conv_plan() {
+    if (conv) (void)cudnnDestroyConvolutionDescriptor(conv);
+    if (w) (void)cudnnDestroyFilterDescriptor(w);
+    if (b) (void)cudnnDestroyTensorDescriptor(b);
+    if (y) (void)cudnnDestroyTensorDescriptor(y);
+    if (x) (void)cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+struct conv_state {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<conv_plan>> plans;
+  std::shared_ptr<std::byte> workspace;
+  std::size_t workspace_bytes = 0;
+  lazy_library lib;
+};
+
+inline int to_int(const context& ctx, i64 v) {
+  if (v < 0 || v > INT_MAX) ctx.fail("size " + std::to_string(v) + " is out of cuDNN's range");
+  return static_cast<int>(v);
+}
+
+/// A convolution plan: `xd`, `wd`, `yd` full (N, C, spatial...) dims with 2 or 3 spatial,
+/// symmetric `pad`.
+inline std::unique_ptr<conv_plan> make_conv_plan(cudnnHandle_t h, const context& ctx, dtype t, const std::vector<int>& xd,
+                                                 const std::vector<int>& wd, const std::vector<int>& yd, const std::vector<int>& pad,
+                                                 const std::vector<int>& stride, const std::vector<int>& dil, int G, bool tf32) {
+  auto p = std::make_unique<conv_plan>();
+  const cudnnDataType_t dt = dnn_type(t);
+  const int nd = static_cast<int>(xd.size());
+  dnn_check(cudnnCreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor");
+  dnn_check(cudnnCreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor");
+  dnn_check(cudnnCreateTensorDescriptor(&p->b), "cudnnCreateTensorDescriptor");
+  dnn_check(cudnnCreateFilterDescriptor(&p->w), "cudnnCreateFilterDescriptor");
+  dnn_check(cudnnCreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
+  dnn_check(cudnnSetTensorNdDescriptorEx(p->x, CUDNN_TENSOR_NCHW, dt, nd, xd.data()), "describing the convolution input");
+  dnn_check(cudnnSetTensorNdDescriptorEx(p->y, CUDNN_TENSOR_NCHW, dt, nd, yd.data()), "describing the convolution output");
+  std::vector<int> bd(static_cast<std::size_t>(nd), 1);
+  bd[1] = yd[1];
+  dnn_check(cudnnSetTensorNdDescriptorEx(p->b, CUDNN_TENSOR_NCHW, dt, nd, bd.data()), "describing the bias");
+  dnn_check(cudnnSetFilterNdDescriptor(p->w, dt, CUDNN_TENSOR_NCHW, nd, wd.data()), "describing the filter");
+  const cudnnDataType_t ct = t == dtype::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  dnn_check(cudnnSetConvolutionNdDescriptor(p->conv, nd - 2, pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION, ct),
+            "describing the convolution");
+  dnn_check(cudnnSetConvolutionGroupCount(p->conv, G), "setting the group count");
+  // exact f32: FMA kernels only; otherwise tensor cores (TF32 for f32) may be used
+  const bool exact = t == dtype::f32 && !tf32;
+  dnn_check(cudnnSetConvolutionMathType(p->conv, exact ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH), "setting the math type");
+  std::vector<int> got(static_cast<std::size_t>(nd));
+  dnn_check(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, nd, got.data()), "cudnnGetConvolutionNdForwardOutputDim");
+  if (got != yd) ctx.fail("cuDNN computes another output shape for this convolution");
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int returned = 0;
+  dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+            "cudnnGetConvolutionForwardAlgorithm_v7");
+  bool chosen = false;
+  for (int i = 0; i < returned && !chosen; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (exact && perf[i].mathType != CUDNN_FMA_MATH) continue;
+    if (perf[i].memory > (std::size_t{1} << 30)) continue;
+    dnn_check(cudnnSetConvolutionMathType(p->conv, perf[i].mathType), "setting the math type");
+    std::size_t ws = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y, perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
+    p->algo = perf[i].algo;
+    p->workspace = ws;
+    chosen = true;
+  }
+  if (!chosen) {
+    dnn_check(cudnnSetConvolutionMathType(p->conv, exact ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH), "setting the math type");
+    p->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    dnn_check(cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y, p->algo, &p->workspace),
+              "cudnnGetConvolutionForwardWorkspaceSize");
+  }
+  return p;
+}
+
+inline void check_conv_shapes(const context& ctx, const std::vector<i64>& xs, const std::vector<i64>& ws, i64 G) {
+  if (xs.size() < 3) ctx.fail("input must have rank >= 3 (N, C, spatial...), got " + shape::of(xs).to_string());
+  if (ws.size() != xs.size())
+    ctx.fail("weight rank " + std::to_string(ws.size()) + " differs from input rank " + std::to_string(xs.size()));
+  if (G <= 0) ctx.fail("group must be positive");
+  if (xs.size() > 5) ctx.fail("the CUDA convolution takes 1 to 3 spatial dimensions, got " + std::to_string(xs.size() - 2));
+  if (ws[1] * G != xs[1])
+    ctx.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
+  if (ws[0] % G != 0) ctx.fail("output channels " + std::to_string(ws[0]) + " not divisible by group " + std::to_string(G));
+}
+
+/// Conv (and, `z_input` >= 0 or an activation, FusedConv) through cuDNN.
+inline fn make_conv(const kernel_node& n, bool fused) {
+  const window_attrs wa = window_attrs::read(n);
+  const i64 G = n.attr<i64>("group", 1);
+  const fused_act act = fused ? fused_act::read(n) : fused_act{};
+  auto st = std::make_shared<conv_state>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& w = ctx.input(1);
+    const dtype t = x.element_type();
+    if (w.element_type() != t) ctx.fail("Conv X and W have different element types");
+    if (!cuda_codegen::is_float(t)) ctx.fail("no CUDA convolution for element type " + std::string(to_string(t)));
+    const auto& xs = x.sizes();
+    const auto& wsz = w.sizes();
+    check_conv_shapes(ctx, xs, wsz, G);
+    std::vector<i64> kernel(wsz.begin() + 2, wsz.end());
+    for (i64 v : kernel)
+      if (v <= 0) ctx.fail("weight has an empty spatial dimension: " + shape::of(wsz).to_string());
+    if (!wa.kernel.empty() && wa.kernel != kernel)
+      ctx.fail("kernel_shape " + shape::of(wa.kernel).to_string() + " differs from the weight's " + shape::of(kernel).to_string());
+    window_attrs wa2 = wa;
+    wa2.ceil_mode = false;
+    const window_geometry g = resolve_window(wa2, {xs.begin() + 2, xs.end()}, kernel, ctx);
+    const i64 N = xs[0], C = xs[1], M = wsz[0];
+    std::vector<i64> ys{N, M};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    const cuda_tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (bias && bias->size() != M) ctx.fail("bias has " + std::to_string(bias->size()) + " elements, expected " + std::to_string(M));
+    if (bias && bias->element_type() != t) ctx.fail("bias has a different element type");
+    const cuda_tensor* z = fused && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    auto& y = ctx.allocate_output(0, t, ys);
+    if (z && (z->sizes() != y.sizes() || z->element_type() != t))
+      ctx.fail("the added input has shape " + shape::of(z->sizes()).to_string() + ", the result " + shape::of(ys).to_string());
+    if (y.size() == 0) return;
+    auto& pol = ctx.policy();
+    if (C == 0) {  // no input channels: the bias alone (cuDNN takes no empty tensors)
+      pol.fill_zero(y, ctx.stream());
+      if (bias) {
+        std::vector<i64> bs(ys.size(), 1);
+        bs[1] = M;
+        const cuda_tensor bv = bias->reshaped(bs);
+        const cuda_tensor* xs1[] = {&bv};
+        const auto& k = st->lib.get(pol, "copy," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
+                                    [&] { return cuda_codegen::elementwise_source({{t}, t, "r = x0;"}); });
+        cuda_detail::launch_elementwise(ctx, k, y, xs1);
+      }
+      apply_activation(ctx, st->lib, y, z, act);
+      return;
+    }
+    const std::size_t r = g.in.size();
+    // asymmetric padding: pad the input explicitly (zeros) and convolve without padding
+    bool symmetric = true;
+    for (std::size_t d = 0; d < r; ++d) symmetric = symmetric && g.pad_begin[d] == g.pad_end[d];
+    cuda_tensor xin = x;
+    std::vector<i64> in = g.in, pads = g.pad_begin;
+    if (!symmetric) {
+      std::vector<i64> padded_in(r);
+      for (std::size_t d = 0; d < r; ++d) padded_in[d] = g.in[d] + g.pad_begin[d] + g.pad_end[d];
+      std::vector<i64> ps{N, C};
+      ps.insert(ps.end(), padded_in.begin(), padded_in.end());
+      xin = pol.allocate_tensor(t, ps, ctx.stream());
+      const auto& k = st->lib.get(pol, "pool," + std::string(to_string(t)), pool_entries(), [&] { return pool_source(t); });
+      pad_arg pa{};
+      pa.planes = N * C;
+      put3(pa.in, g.in, 1);
+      put3(pa.out, padded_in, 1);
+      put3(pa.pb, g.pad_begin, 0);
+      const void* src = x.data();
+      void* dst = xin.data();
+      void* args[] = {&src, &dst, &pa};
+      if (xin.size() > 0) pol.launch(k.kernels[4], pol.blocks_for(xin.size()), 256, args, ctx.stream());
+      in = padded_in;
+      pads.assign(r, 0);
+    }
+    // cuDNN descriptors: 1-D as 2-D with a leading spatial size of 1
+    std::vector<int> xd{to_int(ctx, N), to_int(ctx, C)}, wd{to_int(ctx, M), to_int(ctx, wsz[1])}, yd{to_int(ctx, N), to_int(ctx, M)};
+    std::vector<int> pad, stride, dil;
+    if (r == 1) {
+      xd.push_back(1);
+      wd.push_back(1);
+      yd.push_back(1);
+      pad.push_back(0);
+      stride.push_back(1);
+      dil.push_back(1);
+    }
+    for (std::size_t d = 0; d < r; ++d) {
+      xd.push_back(to_int(ctx, in[d]));
+      wd.push_back(to_int(ctx, kernel[d]));
+      yd.push_back(to_int(ctx, g.out[d]));
+      pad.push_back(to_int(ctx, pads[d]));
+      stride.push_back(to_int(ctx, g.strides[d]));
+      dil.push_back(to_int(ctx, g.dilations[d]));
+    }
+    auto [h, lock] = pol.cudnn();
+    std::string key = std::string(to_string(t)) + (pol.config().allow_tf32 ? ",tf32" : "");
+    for (const auto* v : {&xd, &wd, &yd, &pad, &stride, &dil})
+      for (int e : *v) key += "," + std::to_string(e);
+    std::lock_guard state_lock(st->mu);
+    auto it = st->plans.find(key);
+    if (it == st->plans.end())
+      it = st->plans.emplace(key, make_conv_plan(h, ctx, t, xd, wd, yd, pad, stride, dil, static_cast<int>(G), pol.config().allow_tf32)).first;
+    const conv_plan& p = *it->second;
+    if (p.workspace > st->workspace_bytes) {
+      st->workspace = pol.make_buffer(p.workspace);
+      st->workspace_bytes = p.workspace;
+    }
+    cuda_detail::device_guard dg(pol.device());
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const double one_d = 1.0, zero_d = 0.0;
+    const bool f64 = t == dtype::f64;
+    const void* one = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
+    const void* zero = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
+    dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, st->workspace.get(), p.workspace, zero,
+                                        p.y, y.data()),
+                "cudnnConvolutionForward");
+    if (bias) dnn_check(cudnnAddTensor(h, one, p.b, bias->data(), one, p.y, y.data()), "cudnnAddTensor (the bias)");
+    apply_activation(ctx, st->lib, y, z, act);
+  };
+}
+
+// ---- generated sources (for tests) ----------------------------------------------------------
+
+/// Every generated source of this family for each float type: (name, source).
+inline std::vector<std::pair<std::string, std::string>> linalg_generated_sources() {
+  std::vector<std::pair<std::string, std::string>> r;
+  for (dtype t : float_types()) {
+    const std::string ts(to_string(t));
+    r.emplace_back("pool_" + ts, pool_source(t));
+    r.emplace_back("gemm_beta_" + ts, scale_source(t, 0.5));
+    for (int k = 0; k <= static_cast<int>(fused_act::kind::hard_sigmoid); ++k) {
+      fused_act a{static_cast<fused_act::kind>(k), 0.1, 0.9};
+      if (a.k == fused_act::kind::clip) a.a = -std::numeric_limits<double>::infinity();
+      r.emplace_back("act" + std::to_string(k) + "_" + ts, activation_source(t, a));
+    }
+  }
+  return r;
+}
+
+}  // namespace cuda_linalg
+
+/// Registers MatMul, Gemm, FusedGemm (domains gpass and com.microsoft), Conv, FusedConv
+/// (both domains), MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool.
+inline void register_cuda_linalg(kernel_registry<cuda>& r) {
+  using namespace cuda_linalg;
+  const auto ft = float_types();
+  r.add({.domain = "", .op = "MatMul", .dtypes = ft, .make = [](const kernel_node& n) { return make_matmul(n); }});
+  r.add({.domain = "", .op = "Gemm", .dtypes = ft, .make = [](const kernel_node& n) { return make_gemm(n, false); }});
+  r.add({.domain = "", .op = "Conv", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv(n, false); }});
+  for (const char* domain : {"gpass", "com.microsoft"}) {
+    r.add({.domain = domain, .op = "FusedGemm", .dtypes = ft, .make = [](const kernel_node& n) { return make_gemm(n, true); }});
+    r.add({.domain = domain, .op = "FusedConv", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv(n, true); }});
+  }
+  r.add({.domain = "", .op = "MaxPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, true); }});
+  r.add({.domain = "", .op = "AveragePool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, false); }});
+  r.add({.domain = "", .op = "GlobalMaxPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, true); }});
+  r.add({.domain = "", .op = "GlobalAveragePool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, false); }});
+}
+
+}  // namespace gpass::exec

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA shape and data-movement kernels: every generated source compiles to PTX for sm_80
+// and sm_90 (no GPU needed), and on a GPU each op matches the Eigen CPU kernel.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/cuda.hpp>
+
+#include "fixture.hpp"
+
+namespace gpass_test_cuda_array {
+
+namespace {
+
+using gpass::dtype;
+using gpass::tensor;
+namespace ex = gpass::exec;
+using gpass_test_cuda::differential;
+using gpass_test_cuda::node;
+using gpass_test_cuda::random_tensor;
+using i64 = std::int64_t;
+using ints = std::vector<i64>;
+
+tensor I(ints v) { return tensor::from<i64>(std::move(v)); }
+tensor I32(std::vector<std::int32_t> v) { return tensor::from<std::int32_t>(std::move(v)); }
+
+// values in [lo, hi), from 0 for the unsigned types
+tensor rnd(dtype t, ints sizes, double lo, double hi, std::uint64_t seed) {
+  const bool u = t == dtype::uint8 || t == dtype::uint16 || t == dtype::uint32 || t == dtype::uint64;
+  return random_tensor(t, std::move(sizes), u ? 0.0 : lo, u ? hi - lo : hi, seed);
+}
+
+const dtype all_types[] = {dtype::f32, dtype::f16, dtype::bf16, dtype::f64, dtype::int8, dtype::int16, dtype::int32,
+                           dtype::int64, dtype::uint8, dtype::uint16, dtype::uint32, dtype::uint64, dtype::bool_};
+
+}  // namespace
+
+TEST_CASE("cuda: every array kernel source compiles with NVRTC for sm_80 and sm_90") {
+  std::size_t compiled = 0;
+  for (const auto& [name, src] : ex::array_generated_sources())
+    for (int arch : {80, 90}) {
+      INFO(name << " for sm_" << arch);
+      CHECK_NOTHROW(ex::nvrtc_compile(src, name, arch, ex::nvrtc_target::ptx));
+      ++compiled;
+    }
+  CHECK(compiled >= 20);
+}
+
+TEST_CASE("cuda: array kernels are registered for the ops they implement") {
+  ex::kernel_registry<ex::cuda> r;
+  ex::register_cuda_array(r);
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size", "Transpose", "Concat", "Split", "Slice",
+                         "Gather", "GatherElements", "Expand", "Tile", "Pad", "ConstantOfShape", "Range", "DepthToSpace",
+                         "SpaceToDepth", "Trilu", "ScatterND"})
+    CHECK_MESSAGE(r.has("", op), op);
+}
+
+TEST_CASE("cuda: shape ops match the CPU kernels, and Reshape is a view") {
+  GPASS_REQUIRE_GPU();
+  const auto x = random_tensor(dtype::f32, {2, 3, 1, 4}, -2, 2, 1);
+  differential(node("Reshape", 21), {x, I({0, -1})});
+  differential(node("Reshape", 21), {x, I({-1, 3, 4})});
+  differential(node("Reshape", 21, {{"allowzero", i64{1}}}), {x, I({24})});
+  differential(node("Flatten", 21), {x});
+  differential(node("Flatten", 21, {{"axis", i64{-1}}}), {x});
+  differential(node("Flatten", 21, {{"axis", i64{0}}}), {x});
+  differential(node("Squeeze", 21), {x});
+  differential(node("Squeeze", 21), {x, I({2})});
+  differential(node("Squeeze", 11, {{"axes", ints{-2}}}), {x});
+  differential(node("Unsqueeze", 21), {x, I({0, -1})});
+  differential(node("Unsqueeze", 11, {{"axes", ints{1}}}), {x});
+  differential(node("Shape", 21), {x});
+  differential(node("Shape", 21, {{"start", i64{1}}, {"end", i64{-1}}}), {x});
+  differential(node("Shape", 21, {{"start", i64{-10}}}), {x});
+  differential(node("Size", 21), {x});
+  // the output shares the input's buffer
+  auto& g = *gpass_test_cuda::gpu();
+  std::vector<ex::basic_value<ex::cuda_tensor>> in;
+  in.emplace_back(g.upload(x, g.default_stream()));
+  in.emplace_back(g.upload(I({6, 4}), g.default_stream()));
+  const void* before = in[0].tensor().data();
+  auto n = node("Reshape", 21);
+  n.input_types.resize(2);
+  auto out = ex::run_kernel(g, g.kernels(), n, std::move(in));
+  CHECK(out[0].tensor().data() == before);
+  CHECK(out[0].tensor().sizes() == ints{6, 4});
+}
+
+TEST_CASE("cuda: Transpose, Concat, Split and Slice match the CPU kernels on every element type") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : all_types) {
+    INFO("type " << gpass::to_string(t));
+    const auto x = rnd(t, {2, 3, 4, 5}, -50, 50, 2);
+    differential(node("Transpose", 21), {x});
+    differential(node("Transpose", 21, {{"perm", ints{0, 2, 3, 1}}}), {x});
+    differential(node("Transpose", 21, {{"perm", ints{1, 0, 2, 3}}}), {x});
+    const auto a = rnd(t, {2, 1, 4, 5}, -50, 50, 3);
+    differential(node("Concat", 21, {{"axis", i64{1}}}), {x, a, x});
+    differential(node("Concat", 21, {{"axis", i64{-1}}}), {x, x});
+    differential(node("Concat", 21, {{"axis", i64{0}}}), {x, x});
+    differential(node("Split", 18, {{"axis", i64{2}}}, 2), {x});
+    differential(node("Split", 18, {{"axis", i64{-1}}}, 3), {x, I({1, 3, 1})});
+    differential(node("Split", 18, {{"axis", i64{3}}, {"num_outputs", i64{2}}}, 2), {x});
+    differential(node("Split", 11, {{"axis", i64{1}}, {"split", ints{2, 1}}}, 2), {x});
+    differential(node("Slice", 21), {x, I({1, 0}), I({3, 100}), I({2, 3})});
+    differential(node("Slice", 21), {x, I({-1, 4}), I({-100, 0}), I({1, 3}), I({-1, -2})});
+    differential(node("Slice", 21), {x, I({0, 1}), I({2, -1}), I({0, 2}), I({1, 2})});
+    differential(node("Slice", 9, {{"starts", ints{1}}, {"ends", ints{2}}, {"axes", ints{1}}}), {x});
+    differential(node("Slice", 21), {x, I32({0}), I32({0}), I32({1})});  // empty result
+  }
+  // a large transpose (tiled shapes of a real model)
+  const auto big = random_tensor(dtype::f16, {8, 128, 12, 64}, -1, 1, 4);
+  differential(node("Transpose", 21, {{"perm", ints{0, 2, 1, 3}}}), {big});
+}
+
+TEST_CASE("cuda: Gather, GatherElements and ScatterND match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : {dtype::f32, dtype::f16, dtype::int64, dtype::uint8, dtype::bool_}) {
+    INFO("type " << gpass::to_string(t));
+    const auto x = rnd(t, {5, 4, 3}, -50, 50, 5);
+    differential(node("Gather", 21), {x, I({0, -1, 3, 3})});
+    differential(node("Gather", 21, {{"axis", i64{1}}}), {x, I32({3, 0, -4}).reshaped({3, 1})});
+    differential(node("Gather", 21, {{"axis", i64{-1}}}), {x, tensor::scalar<i64>(2)});
+    differential(node("GatherElements", 21, {{"axis", i64{1}}}), {x, I({0, 3, -1, 2, 1, 1}).reshaped({2, 1, 3})});
+    differential(node("GatherElements", 21, {{"axis", i64{0}}}), {x, I({4, 0, -5, 2}).reshaped({1, 2, 2})});
+    const auto up = rnd(t, {2, 3}, -50, 50, 6);
+    differential(node("ScatterND", 21), {x, I({1, 2, 4, -1}).reshaped({2, 2}), up});
+    differential(node("ScatterND", 21), {x, I({3, 0}).reshaped({2, 1}), rnd(t, {2, 4, 3}, -5, 5, 7)});
+  }
+  // an embedding lookup
+  const auto table = random_tensor(dtype::f32, {1000, 256}, -1, 1, 8);
+  const auto ids = random_tensor(dtype::int64, {4, 33}, 0, 1000, 9);
+  differential(node("Gather", 21), {table, ids});
+  // indices the plan knows are checked on the host, like the CPU kernel
+  auto n = node("Gather", 21);
+  n.constant_inputs = {std::nullopt, I({7})};
+  CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, {random_tensor(dtype::f32, {5, 2}), I({7})}), gpass::error);
+}
+
+TEST_CASE("cuda: Expand, Tile, Pad, Trilu, DepthToSpace and SpaceToDepth match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : {dtype::f32, dtype::bf16, dtype::int32, dtype::int8, dtype::f64}) {
+    INFO("type " << gpass::to_string(t));
+    const auto x = rnd(t, {3, 1, 4}, -50, 50, 10);
+    differential(node("Expand", 21), {x, I({2, 3, 5, 4})});
+    differential(node("Expand", 21), {x, I({1, 1})});
+    differential(node("Tile", 21), {x, I({2, 3, 1})});
+    differential(node("Tile", 21), {x, I({1, 1, 0})});
+    for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+      INFO("mode " << mode);
+      const auto y = rnd(t, {2, 3, 4}, -50, 50, 11);
+      differential(node("Pad", 21, {{"mode", std::string(mode)}}), {y, I({0, 1, 2, 1, 2, 3})});
+      differential(node("Pad", 21, {{"mode", std::string(mode)}}), {y, I({0, -1, 1, 0, 0, -2})});
+      differential(node("Pad", 21, {{"mode", std::string(mode)}}), {y, I({2, 1, 1, 2}), tensor{}, I({-1, 1})});
+    }
+    const auto y = rnd(t, {2, 3, 4}, -50, 50, 12);
+    differential(node("Pad", 21), {y, I({1, 1, 1, 1, 1, 1}), rnd(t, {}, 1, 9, 13)});
+    differential(node("Trilu", 21), {rnd(t, {2, 4, 5}, -9, 9, 14)});
+    differential(node("Trilu", 21, {{"upper", i64{0}}}), {rnd(t, {2, 4, 5}, -9, 9, 14), tensor::scalar<i64>(-1)});
+    differential(node("Trilu", 21), {rnd(t, {5, 3}, -9, 9, 15), tensor::scalar<i64>(2)});
+    const auto z = rnd(t, {2, 8, 3, 2}, -50, 50, 16);
+    differential(node("DepthToSpace", 21, {{"blocksize", i64{2}}}), {z});
+    differential(node("DepthToSpace", 21, {{"blocksize", i64{2}}, {"mode", std::string("CRD")}}), {z});
+    const auto w = rnd(t, {2, 3, 4, 6}, -50, 50, 17);
+    differential(node("SpaceToDepth", 21, {{"blocksize", i64{2}}}), {w});
+  }
+  differential(node("Pad", 2, {{"pads", ints{0, 1, 0, 2}}, {"value", 1.5}}), {random_tensor(dtype::f32, {2, 3})});
+}
+
+TEST_CASE("cuda: ConstantOfShape and Range match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  differential(node("ConstantOfShape", 21), {I({2, 3})});
+  differential(node("ConstantOfShape", 21, {{"value", tensor::from<std::int32_t>({7})}}), {I({4, 0})});
+  differential(node("ConstantOfShape", 21, {{"value", tensor::from<float>({-2.5f})}}), {I({3, 5, 7})});
+  differential(node("ConstantOfShape", 21, {{"value", tensor::scalar<bool>(true)}}), {I({9})});
+  differential(node("Range", 21), {tensor::scalar<float>(0.5f), tensor::scalar<float>(10.0f), tensor::scalar<float>(0.75f)});
+  differential(node("Range", 21), {tensor::scalar<double>(3), tensor::scalar<double>(-4), tensor::scalar<double>(-0.3)});
+  differential(node("Range", 21), {tensor::scalar<i64>(-7), tensor::scalar<i64>(20), tensor::scalar<i64>(3)});
+  differential(node("Range", 21), {tensor::scalar<std::int32_t>(10), tensor::scalar<std::int32_t>(0), tensor::scalar<std::int32_t>(-4)});
+  differential(node("Range", 21), {tensor::scalar<std::int32_t>(0), tensor::scalar<std::int32_t>(5), tensor::scalar<std::int32_t>(-1)});
+  const auto h = [](float v) { return tensor::scalar<Eigen::half>(Eigen::half(v)); };
+  differential(node("Range", 21), {h(1), h(30), h(0.7f)});
+  differential(node("Range", 27, {{"stash_type", i64{11}}}), {h(1), h(30), h(0.7f)});
+}
+
+}  // namespace gpass_test_cuda_array

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA normalization kernels: every generated source compiles to PTX for sm_80 and sm_90
+// (no GPU needed), and on a GPU each op matches the Eigen CPU kernel.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/cuda.hpp>
+
+#include "fixture.hpp"
+
+namespace gpass_test_cuda_nn {
+
+namespace {
+
+using gpass::dtype;
+using gpass::tensor;
+namespace ex = gpass::exec;
+using gpass_test_cuda::differential;
+using gpass_test_cuda::node;
+using gpass_test_cuda::random_tensor;
+using i64 = std::int64_t;
+using ints = std::vector<i64>;
+
+tensor rnd(std::vector<i64> s, std::uint64_t seed, dtype t = dtype::f32, double lo = -3, double hi = 3) {
+  return random_tensor(t, std::move(s), lo, hi, seed);
+}
+
+}  // namespace
+
+TEST_CASE("cuda: every generated nn kernel compiles with NVRTC for sm_80 and sm_90") {
+  std::size_t compiled = 0;
+  for (const auto& [name, src] : ex::cuda_nn::nn_generated_sources())
+    for (int arch : {80, 90}) {
+      INFO(name << " for sm_" << arch);
+      CHECK_NOTHROW(ex::nvrtc_compile(src, name, arch, ex::nvrtc_target::ptx));
+      ++compiled;
+    }
+  CHECK(compiled >= 40);
+}
+
+TEST_CASE("cuda: the nn kernels are registered") {
+  ex::kernel_registry<ex::cuda> r;
+  ex::register_cuda_kernels(r);
+  for (const char* op : {"Softmax", "LogSoftmax", "BatchNormalization", "LayerNormalization", "InstanceNormalization"}) CHECK(r.has("", op));
+}
+
+TEST_CASE("cuda: Softmax and LogSoftmax match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const tensor x = rnd({2, 3, 5, 7}, 1), big = rnd({3, 1000}, 2, dtype::f32, -30, 30), s = tensor::scalar(1.5f);
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    for (i64 axis : {-1, 0, 1, 2, 3}) {
+      INFO(op << " axis " << axis);
+      differential(node(op, 13, {{"axis", axis}}), {x}, 1e-5, 1e-6);
+      differential(node(op, 11, {{"axis", axis}}), {x}, 1e-5, 1e-6);
+    }
+    differential(node(op, 13), {big}, 1e-5, 1e-6);
+    differential(node(op, 11), {x}, 1e-5, 1e-6);
+    differential(node(op, 13), {s}, 1e-5, 1e-6);
+    differential(node(op, 13), {rnd({0, 4}, 3)}, 1e-5, 1e-6);
+    differential(node(op, 13), {rnd({4, 33}, 4, dtype::f64)}, 1e-12, 1e-14);
+    differential(node(op, 13), {rnd({4, 33}, 5, dtype::f16)}, 2e-3, 2e-3);
+    differential(node(op, 13, {{"axis", i64{0}}}), {rnd({5, 9}, 6, dtype::bf16)}, 1e-2, 1e-2);
+  }
+}
+
+TEST_CASE("cuda: BatchNormalization matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  for (const ints& s : {ints{2, 3}, ints{2, 3, 7}, ints{2, 4, 5, 6}, ints{1, 2, 3, 4, 5}}) {
+    const i64 C = s[1];
+    const tensor x = rnd(s, 10), sc = rnd({C}, 11), b = rnd({C}, 12), m = rnd({C}, 13), v = rnd({C}, 14, dtype::f32, 0.1, 2);
+    differential(node("BatchNormalization", 15, {{"epsilon", 1e-3}}), {x, sc, b, m, v}, 1e-5, 1e-5);
+    differential(node("BatchNormalization", 9), {x, sc, b, m, v}, 1e-5, 1e-5);
+  }
+  const tensor xh = rnd({2, 3, 4, 4}, 15, dtype::f16);
+  differential(node("BatchNormalization", 15), {xh, rnd({3}, 16), rnd({3}, 17), rnd({3}, 18), rnd({3}, 19, dtype::f32, 0.1, 2)}, 2e-3, 2e-3);
+  const tensor xd = rnd({2, 3, 4}, 20, dtype::f64);
+  auto p = [](std::uint64_t seed, double lo) { return rnd({3}, seed, dtype::f64, lo, 2); };
+  differential(node("BatchNormalization", 15), {xd, p(21, -2), p(22, -2), p(23, -2), p(24, 0.1)}, 1e-12, 1e-12);
+}
+
+TEST_CASE("cuda: LayerNormalization and InstanceNormalization match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const tensor x = rnd({2, 3, 4, 50}, 30);
+  for (i64 axis : {-1, -2, 1, 0}) {
+    INFO("axis " << axis);
+    const std::size_t a = static_cast<std::size_t>(axis < 0 ? axis + 4 : axis);
+    const ints norm(x.sizes().begin() + static_cast<std::ptrdiff_t>(a), x.sizes().end());
+    const tensor sc = rnd(norm, 31), b = rnd(norm, 32);
+    differential(node("LayerNormalization", 17, {{"axis", axis}, {"epsilon", 1e-4}}, 3), {x, sc, b}, 1e-4, 1e-5);
+    differential(node("LayerNormalization", 17, {{"axis", axis}}, 1), {x, sc}, 1e-4, 1e-5);
+  }
+  // Scale and B that broadcast to the normalized dimensions
+  differential(node("LayerNormalization", 17, {{"axis", i64{2}}}, 3), {x, rnd({50}, 33), rnd({1, 50}, 34)}, 1e-4, 1e-5);
+  differential(node("LayerNormalization", 17, {}, 3), {rnd({7, 300}, 35, dtype::f16), rnd({300}, 36, dtype::f16), rnd({300}, 37, dtype::f16)},
+               5e-3, 5e-3);
+  differential(node("LayerNormalization", 17, {}, 3), {rnd({7, 30}, 38, dtype::f64), rnd({30}, 39, dtype::f64)}, 1e-10, 1e-12);
+  for (const ints& s : {ints{2, 3, 40}, ints{2, 4, 5, 6}, ints{1, 2, 3}}) {
+    const tensor xi = rnd(s, 40), sc = rnd({s[1]}, 41), b = rnd({s[1]}, 42);
+    differential(node("InstanceNormalization", 6, {{"epsilon", 1e-3}}), {xi, sc, b}, 1e-4, 1e-5);
+  }
+}
+
+}  // namespace gpass_test_cuda_nn
