@@ -4,6 +4,7 @@
 //   bench_cuda MODEL.onnx [--batch=B] [--iters=K] [--warmup=W] [--optimize=PIPELINE] [--tf32]
 //                         [--inputs=DIR] [--dump=DIR]
 //   bench_cuda --gemm=N [--tf32] [--dtype=f32|bf16]
+//   bench_cuda --kernel-set
 //
 // A model: read, the graph inputs' symbolic dims set to B, optimized (default "O3"), shapes
 // inferred, then run through a session on `cuda_devices()` (GPU:0, CPU:0 for what the GPU
@@ -16,6 +17,9 @@
 //             its GPU graph measures).
 // Prints one JSON line; --dump=DIR writes the outputs of the last session run as
 // DIR/output_K.bin. --gemm=N times C = A B with N x N x N operands on cuBLASLt instead.
+// --kernel-set compiles (or reads from the disk cache) and loads every source the kernel
+// families generate (`cuda_generated_sources()`) for this GPU, and prints the time: run it
+// twice on one GPASS_CUDA_CACHE_DIR for the cold and the cached figures.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -48,6 +52,8 @@ struct options {
   std::int64_t batch = 1, gemm = 0;
   int iters = 50, warmup = 10;
   bool tf32 = false;
+  bool profile = false;
+  bool kernel_set = false;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -127,18 +133,35 @@ int main(int argc, char** argv) {
       else if (a.rfind("--gemm=", 0) == 0) o.gemm = std::stoll(val("--gemm="));
       else if (a.rfind("--dtype=", 0) == 0) o.dtype = val("--dtype=");
       else if (a == "--tf32") o.tf32 = true;
+      else if (a == "--profile") o.profile = true;
+      else if (a == "--kernel-set") o.kernel_set = true;
       else if (!a.empty() && a[0] != '-' && o.model.empty()) o.model = a;
       else usage("unknown argument '" + a + "'");
     } catch (const std::logic_error&) {
       usage("bad value in '" + a + "'");
     }
   }
-  if (ex::cuda_device_count() == 0) {
-    std::cerr << "bench_cuda: no CUDA device\n";
-    return 2;
-  }
   try {
-    if (o.gemm > 0) return gemm(o);
+    if (o.kernel_set) {
+      ex::cuda gpu;
+      const auto sources = ex::cuda_generated_sources();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const auto& [name, src] : sources) ex::cuda_kernel_cache::instance().library(src, gpu.arch());
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const auto st = ex::cuda_kernel_cache::instance().stats();
+      std::printf("{\"kernel_set\": %zu, \"arch\": %d, \"seconds\": %.3f, \"compiled\": %llu, \"disk_hits\": %llu, \"nvrtc_s\": %.3f, "
+                  "\"load_s\": %.3f, \"cache\": \"%s\"}\n",
+                  sources.size(), gpu.arch(), s, static_cast<unsigned long long>(st.compiled), static_cast<unsigned long long>(st.disk_hits),
+                  st.compile_seconds, st.load_seconds, ex::cuda_kernel_cache::directory().string().c_str());
+      return 0;
+    }
+    if (o.gemm > 0) {
+      if (ex::cuda_device_count() == 0) {
+        std::cerr << "bench_cuda: no CUDA device\n";
+        return 2;
+      }
+      return gemm(o);
+    }
     if (o.model.empty()) usage("no model given");
     G g = gpass::read_onnx_file(o.model);
     for (auto v : g.nodes()) {
@@ -197,10 +220,14 @@ int main(int argc, char** argv) {
         const auto names = gpass::get_or(g[v].attrs, "names", std::vector<std::string>{});
         fetches = names;
       }
-    gpass::session<G> sess(g, {.devices = gpass::cuda_devices<G>({.allow_tf32 = o.tf32})});
+    std::cerr << "bench_cuda: " << g.num_nodes() << " nodes after " << o.optimize << "; compiling the session\n";
+    auto devices = gpass::cuda_devices<G>({.allow_tf32 = o.tf32});
+    auto* gpu_device = dynamic_cast<gpass::policy_device<ex::cuda, G>*>(devices.front().get());
+    gpass::session<G> sess(g, {.devices = devices});
     std::vector<ex::value> out;
     const auto t1 = std::chrono::steady_clock::now();
     out = sess.run(feeds, fetches);  // the first run compiles the kernels
+    std::cerr << "bench_cuda: first run done\n";
     const auto t2 = std::chrono::steady_clock::now();
     std::size_t on_gpu = 0, placed = 0;
     std::map<std::string, int> cpu_ops;
@@ -208,9 +235,27 @@ int main(int argc, char** argv) {
       ++placed;
       if (dev.find("GPU") != std::string::npos) ++on_gpu;
     }
-    for (auto v : g.nodes())
-      if (g[v].device.find("CPU") != std::string::npos) ++cpu_ops[g[v].op];
+    for (const auto& [node, dev] : sess.last_placement())
+      if (dev.find("CPU") != std::string::npos)
+        if (auto v = g.find(node)) ++cpu_ops[g[*v].op];
     const double host_us = time_us([&] { out = sess.run(feeds, fetches); }, o.warmup, o.iters);
+    if (o.profile) {
+      // one traced run: microseconds per op (the host's time in each kernel call: queueing
+      // work, or the work itself under CUDA_LAUNCH_BLOCKING=1), the costliest first
+      gpass::run_metadata md;
+      out = sess.run(feeds, fetches, {}, {.trace = true}, &md);
+      std::map<std::string, std::pair<double, int>> per_op;
+      for (const auto& d : md.stats.devices)
+        for (const auto& n : d.nodes) {
+          auto& e = per_op[n.op + (d.device.find("GPU") != std::string::npos ? "@gpu" : "@cpu")];
+          e.first += static_cast<double>(n.end_us - n.start_us);
+          ++e.second;
+        }
+      std::vector<std::pair<double, std::string>> rows;
+      for (const auto& [op, e] : per_op) rows.emplace_back(e.first, op + " x" + std::to_string(e.second));
+      std::sort(rows.rbegin(), rows.rend());
+      for (const auto& [us, what] : rows) std::cerr << "  " << us << " us  " << what << "\n";
+    }
     if (!o.dump.empty()) {
       fs::create_directories(o.dump);
       for (std::size_t k = 0; k < out.size(); ++k)
@@ -224,8 +269,9 @@ int main(int argc, char** argv) {
     std::string cpu_list;
     for (const auto& [op, n] : cpu_ops)
       if (op != "arg" && op != "return") cpu_list += (cpu_list.empty() ? "" : ",") + op + ":" + std::to_string(n);
-    if (cpu_list.empty()) {
-      ex::cuda gpu({.allow_tf32 = o.tf32});
+    if (cpu_list.empty() && gpu_device) {
+      std::cerr << "bench_cuda: timing a plan<cuda>\n";
+      ex::cuda& gpu = gpu_device->policy();  // the session's: its kernels and memory are warm
       ex::plan<ex::cuda> p(g, gpu);
       std::vector<ex::basic_value<ex::cuda_tensor>> in;
       for (auto& [name, v] : feeds) in.emplace_back(gpu.upload(v.tensor(), gpu.default_stream()));

@@ -107,7 +107,11 @@ def main():
     for name in a.models.split(","):
         m, inputs, in_names, out_names, axes = make_model(name)
         path = os.path.join(work, name + ".onnx")
-        export(m, inputs(1), path, in_names, out_names, axes)
+        try:
+            export(m, inputs(1), path, in_names, out_names, axes)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next model
+            print(json.dumps({"model": name, "error": f"export: {e}"[:600]}), flush=True)
+            continue
         m = m.cuda()
         for b in [int(x) for x in a.batches.split(",")]:
             xs = inputs(b)
@@ -129,7 +133,7 @@ def main():
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"model": name, "batch": b, "tf32": tf32, "torch_us": t_dev, "torch_host_us": t_host}
                 if p.returncode != 0:
-                    row["error"] = (p.stderr or p.stdout)[-600:]
+                    row["error"] = f"exit {p.returncode}: " + (p.stderr + p.stdout)[-600:]
                 else:
                     g = json.loads(p.stdout.strip().splitlines()[-1])
                     row.update({"gpass_us": g["device_us"], "gpass_host_us": g["host_us"], "on_gpu": g["on_gpu"],

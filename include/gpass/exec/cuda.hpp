@@ -21,6 +21,10 @@
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace gpass::exec {
 
 /// Adds every CUDA kernel family to `r`.
@@ -31,6 +35,17 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_nn(r);
   register_cuda_array(r);
   register_cuda_reduce(r);
+}
+
+/// Every source the kernel families generate, for representative types and attributes: (name,
+/// source). What the tests compile with NVRTC for sm_80 and sm_90, and `bench_cuda
+/// --kernel-set` times.
+inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources() {
+  std::vector<std::pair<std::string, std::string>> r = cuda_detail::elementwise_generated_sources();
+  for (auto&& part : {cuda_linalg::linalg_generated_sources(), cuda_nn::nn_generated_sources(), array_generated_sources(),
+                      reduce_generated_sources()})
+    r.insert(r.end(), part.begin(), part.end());
+  return r;
 }
 
 inline const kernel_registry<cuda>& cuda::kernels() const {

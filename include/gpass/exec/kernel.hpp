@@ -435,6 +435,17 @@ class kernel_context {
   const detail::run_services<P>* services_;
 };
 
+/// What the placer knows of a node when it asks whether a device's kernels serve it: op,
+/// attributes, and the element types inference gave its inputs and outputs
+/// (`dtype::undefined` where unknown).
+struct kernel_query {
+  std::string_view domain;
+  std::string_view op;
+  const attribute_map* attrs = nullptr;
+  std::vector<dtype> inputs;
+  std::vector<dtype> outputs;
+};
+
 /// A kernel definition: which nodes it serves and how to make the callable for one node.
 template <class P>
 struct kernel_def {
@@ -445,6 +456,10 @@ struct kernel_def {
   int type_input = 0;          ///< the input whose dtype selects the kernel (-1: output 0)
   int alias_input = -1;        ///< output 0 may share the buffer of this input (Reshape, Identity)
   std::function<kernel_fn<P>(const kernel_node&)> make;  ///< builds the kernel of one node
+  /// Whether the kernel serves a node of these attributes and types beyond its op and dtype
+  /// (a GPU kernel that has no training mode, no reduction but 'none'); null: every node.
+  /// The placer asks, so that such a node goes to a device that serves it.
+  std::function<bool(const kernel_query&)> applies = nullptr;
 };
 
 /// Kernels of one policy, by (domain, op): for a node, the definition with the highest
@@ -461,6 +476,23 @@ class kernel_registry {
   /// True when some kernel serves (domain, op) at some opset.
   bool has(std::string_view domain, std::string_view op) const {
     return defs_.find(std::pair<std::string, std::string>(domain, op)) != defs_.end();
+  }
+
+  /// True when some definition of (domain, op) serves a node like `q`: its dtype list accepts
+  /// the type of its type-selecting input (or output 0) where known, and its `applies`
+  /// predicate, if any, agrees.
+  bool serves(const kernel_query& q) const {
+    auto it = defs_.find(std::pair<std::string, std::string>(q.domain, q.op));
+    if (it == defs_.end()) return false;
+    for (const auto& d : it->second) {
+      dtype t = dtype::undefined;
+      if (d.type_input >= 0 && static_cast<std::size_t>(d.type_input) < q.inputs.size()) t = q.inputs[static_cast<std::size_t>(d.type_input)];
+      else if (d.type_input < 0 && !q.outputs.empty()) t = q.outputs.front();
+      if (t != dtype::undefined && !d.dtypes.empty() && std::find(d.dtypes.begin(), d.dtypes.end(), t) == d.dtypes.end()) continue;
+      if (d.applies && !d.applies(q)) continue;
+      return true;
+    }
+    return false;
   }
 
   /// The definition for a node of (domain, op) at `opset` (0: newest) whose type-selecting

@@ -68,6 +68,9 @@ class session_device {
   /// Whether the device holds tensors of element type `t` (the placer keeps nodes that read
   /// or make other types elsewhere); every type unless a device says otherwise.
   virtual bool holds(dtype) const { return true; }
+  /// Whether the device's kernels serve a node like `q` (attributes and types too); by
+  /// default `supports(q.domain, q.op)`.
+  virtual bool serves(const exec::kernel_query& q) const { return supports(q.domain, q.op); }
   /// Compiles `part` (one of `partition`'s graphs; `has_main`: its main graph has nodes).
   virtual std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
                                                   std::size_t device_index) const = 0;
@@ -409,6 +412,7 @@ class policy_device final : public session_device<G> {
  public:
   policy_device(device_name name, std::unique_ptr<P> policy) : session_device<G>(std::move(name)), policy_(std::move(policy)) {}
   bool supports(std::string_view domain, std::string_view op) const override { return policy_->kernels().has(domain, op); }
+  bool serves(const exec::kernel_query& q) const override { return policy_->kernels().serves(q); }
   /// `P::holds(t)` when the policy says which element types it holds, else true.
   bool holds(dtype t) const override {
     if constexpr (requires { { P::holds(t) } -> std::convertible_to<bool>; }) return P::holds(t);

@@ -22,6 +22,7 @@
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/type.hpp>
+#include <gpass/exec/kernel.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/ops/registry.hpp>
@@ -36,6 +37,10 @@ struct placement_device {
   /// Whether the device holds tensors of an element type (a GPU holds no strings); null:
   /// every type. A node whose known input or output types it does not hold goes elsewhere.
   std::function<bool(dtype)> holds = nullptr;
+  /// Whether the device's kernels serve a node of these attributes and element types (see
+  /// `exec::kernel_query`); null: `supports` alone decides. When no device serves a group,
+  /// the placer falls back to `supports` (and the executor reports what is missing).
+  std::function<bool(const exec::kernel_query&)> serves = nullptr;
 };
 
 /// How `place` chooses.
@@ -291,11 +296,22 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
         if (!in.empty && !ok(h[in.node].outputs[static_cast<std::size_t>(in.port)])) return false;
       return true;
     };
-    auto supports_all = [&](const placement_device& d, std::size_t* missing) {
+    auto query = [&](std::size_t i) {
+      const G& h = *where[i].first;
+      const auto v = where[i].second;
+      auto element = [](const type& t) { return t.is_tensor() ? t.tensor().element : dtype::undefined; };
+      exec::kernel_query q{.domain = h[v].domain, .op = h[v].op, .attrs = &h[v].attrs};
+      for (const auto& in : h.inputs(v))
+        q.inputs.push_back(in.empty ? dtype::undefined : element(h[in.node].outputs[static_cast<std::size_t>(in.port)]));
+      for (const auto& t : h[v].outputs) q.outputs.push_back(element(t));
+      return q;
+    };
+    // strict: the kernels must serve the node's attributes and types too
+    auto supports_all = [&](const placement_device& d, std::size_t* missing, bool strict = false) {
       for (std::size_t i : group) {
         const auto& n = op_of(i);
         if (detail::is_interface_op(n.domain, n.op)) continue;
-        if (!d.supports(n.domain, n.op) || !holds_types(d, i)) {
+        if (!d.supports(n.domain, n.op) || !holds_types(d, i) || (strict && d.serves && !d.serves(query(i)))) {
           if (missing) *missing = i;
           return false;
         }
@@ -305,8 +321,11 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
     std::vector<std::size_t> matching, capable;
     for (std::size_t d = 0; d < devices.size(); ++d) {
       if (device_matches(spec, devices[d].name)) matching.push_back(d);
-      if (supports_all(devices[d], nullptr)) capable.push_back(d);
+      if (supports_all(devices[d], nullptr, true)) capable.push_back(d);
     }
+    if (capable.empty())
+      for (std::size_t d = 0; d < devices.size(); ++d)
+        if (supports_all(devices[d], nullptr)) capable.push_back(d);
     if (capable.empty()) {
       std::size_t miss = group.front();
       supports_all(devices.front(), &miss);

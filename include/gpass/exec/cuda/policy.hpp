@@ -2,9 +2,9 @@
 #pragma once
 /// \file policy.hpp
 /// `gpass::exec::cuda`: the CUDA executor policy: one device, one compute stream, device
-/// memory from a stream-ordered pool (`cudaMallocAsync`: freed blocks are reused by later
-/// allocations on the stream without a device synchronization, and the pool keeps what it
-/// took), pinned staging buffers for host-to-device copies, and the cuBLASLt and cuDNN
+/// memory from the policy's own stream-ordered pool (`cudaMallocFromPoolAsync`: freed blocks
+/// are reused by later allocations on the stream without a device synchronization, and the
+/// pool keeps what it took), pinned staging buffers for host-to-device copies, and the cuBLASLt and cuDNN
 /// handles the kernels share. Include `<gpass/exec/cuda.hpp>` for the policy with its kernels.
 ///
 /// All the work of a policy is queued on its one stream, in the order the plans issue it, so
@@ -74,6 +74,7 @@ struct device_core {
   int arch = 0;
   int multiprocessors = 1;
   cudaStream_t stream = nullptr;
+  cudaMemPool_t pool = nullptr;
 
   explicit device_core(int d) : device(d) {
     const int n = cuda_device_count();
@@ -83,9 +84,13 @@ struct device_core {
     arch = cuda_compute_capability(d);
     check(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, d), "multiprocessor count");
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
-    // keep the memory the pool took: a plan allocates the same sizes every run
-    cudaMemPool_t pool = nullptr;
-    check(cudaDeviceGetDefaultMemPool(&pool, d), "the device's memory pool");
+    // the policy's own pool (its blocks never wait on another policy's stream), which keeps
+    // the memory it took: a plan allocates the same sizes every run
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = d;
+    check(cudaMemPoolCreate(&pool, &props), "creating a memory pool");
     std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
     check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "the pool's release threshold");
   }
@@ -96,13 +101,14 @@ struct device_core {
       (void)cudaStreamSynchronize(stream);
       (void)cudaStreamDestroy(stream);
     }
+    if (pool) (void)cudaMemPoolDestroy(pool);
   }
 
   void* allocate(std::size_t bytes) {
     if (bytes == 0) return nullptr;
     device_guard g(device);
     void* p = nullptr;
-    const cudaError_t e = cudaMallocAsync(&p, bytes, stream);
+    const cudaError_t e = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
     if (e != cudaSuccess) check(e, "allocating " + std::to_string(bytes) + " bytes of device memory");
     return p;
   }

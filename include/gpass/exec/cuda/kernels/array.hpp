@@ -1097,7 +1097,9 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
   r.add({.op = "SpaceToDepth", .dtypes = types, .make = [](const kernel_node& n) { return make_depth_space(n, false); }});
   r.add({.op = "Gather", .dtypes = types, .make = make_gather});
   r.add({.op = "GatherElements", .dtypes = types, .make = make_gather_elements});
-  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd});
+  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd, .applies = [](const kernel_query& q) {
+            return !q.attrs || get_or(*q.attrs, "reduction", std::string("none")) == "none";
+          }});
   r.add({.op = "Pad", .dtypes = types, .make = make_pad});
   r.add({.op = "Trilu", .dtypes = types, .make = make_trilu});
   r.add({.op = "ConstantOfShape", .type_input = -1, .make = make_constant_of_shape});

@@ -56,6 +56,7 @@ struct elementwise_op {
   int data_inputs = 16;  ///< inputs past these are read for their type only (CastLike's second)
   /// Reshapes the present inputs before broadcasting (PRelu-6's channel slope); may be null.
   std::function<void(const kernel_node&, std::vector<cuda_tensor>&)> prepare = nullptr;
+  std::string_view domain = "";  ///< the op's domain ("": ONNX's)
 };
 
 inline std::string lit(double v, dtype t) { return cuda_codegen::literal(v, cuda_codegen::compute_type(t)); }
@@ -249,6 +250,28 @@ inline std::vector<elementwise_op> elementwise_ops() {
       return std::string("r = (R)0.5 * x0 * ((R)1 + g_tanh((R)0.7978845608028654 * (x0 + (R)0.044715 * x0 * x0 * x0)));");
     return std::string("r = (R)0.5 * x0 * ((R)1 + g_erf(x0 * (R)0.7071067811865476));");
   }));
+  // the Gelu forms of the optimizer (gpass::Gelu, -O3's fusion of the erf pattern) and of
+  // ONNX Runtime's contrib domain; a bias input (BiasGelu, FastGelu) is along the last axis
+  const std::string erf_gelu = "r = (R)0.5 * v * ((R)1 + g_erf(v * (R)0.7071067811865476));";
+  const std::string tanh_gelu = "r = (R)0.5 * v * ((R)1 + g_tanh((R)0.7978845608028654 * (v + (R)0.044715 * v * v * v)));";
+  auto with_bias = [](std::string body) {
+    return [body](const kernel_node&, const std::vector<dtype>& ts) {
+      return std::string(ts.size() > 1 && ts[1] != dtype::undefined ? "R v = x0 + (R)x1; " : "R v = x0; ") + body;
+    };
+  };
+  {
+    elementwise_op g = ops[ops.size() - 1];  // ONNX's Gelu (last added), approximate attribute and all
+    g.domain = "gpass";
+    ops.push_back(g);
+  }
+  ops.push_back({"Gelu", types::floats, with_bias(erf_gelu), nullptr, 1, 1, 1, 16, nullptr, "com.microsoft"});
+  ops.push_back({"BiasGelu", types::floats, with_bias(erf_gelu), nullptr, 2, 2, 1, 16, nullptr, "com.microsoft"});
+  ops.push_back({"FastGelu", types::floats, with_bias(tanh_gelu), nullptr, 1, 2, 1, 16, nullptr, "com.microsoft"});
+  ops.push_back({"QuickGelu", types::floats,
+                 [](const kernel_node& n, const std::vector<dtype>& ts) {
+                   return "r = x0 / ((R)1 + g_exp(-" + lit(n.attr<double>("alpha", 1.702), ts[0]) + " * x0));";
+                 },
+                 nullptr, 1, 1, 1, 16, nullptr, "com.microsoft"});
   ops.push_back({"IsNaN", types::floats, [](const kernel_node&, const std::vector<dtype>&) { return std::string("r = x0 != x0;"); },
                  [](const kernel_node&, const std::vector<dtype>&) { return dtype::bool_; }, 1, 1});
   ops.push_back({"IsInf", types::floats,
@@ -292,12 +315,33 @@ inline std::vector<elementwise_op> elementwise_ops() {
   return ops;
 }
 
+/// Every source the element-wise family generates for each op and each type it accepts (the
+/// attributes at their defaults, but BitShift LEFT and Cast to f16): (name, source).
+inline std::vector<std::pair<std::string, std::string>> elementwise_generated_sources() {
+  std::vector<std::pair<std::string, std::string>> r;
+  for (const auto& op : elementwise_ops()) {
+    kernel_node n{.name = "n", .op = std::string(op.op), .domain = std::string(op.domain), .opset = 21};
+    if (op.op == "BitShift") n.attrs["direction"] = std::string("LEFT");
+    if (op.op == "Cast") n.attrs["to"] = dtype::f16;
+    for (dtype t : dtypes_of(op.accepts)) {
+      std::vector<dtype> ts(static_cast<std::size_t>(op.min_inputs), t);
+      if (op.op == "Where") ts = {dtype::bool_, dtype::f32, dtype::f32};
+      if (op.op == "Clip") ts = {t, t, t};
+      const dtype out = op.output ? op.output(n, ts) : ts[0];
+      std::vector<dtype> data(ts.begin(), ts.begin() + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(ts.size()), op.data_inputs));
+      r.emplace_back((op.domain.empty() ? "" : std::string(op.domain) + "::") + std::string(op.op) + "_" + std::string(to_string(t)),
+                     cuda_codegen::elementwise_source({data, out, op.body(n, ts)}));
+    }
+  }
+  return r;
+}
+
 }  // namespace cuda_detail
 
 /// Registers the element-wise CUDA kernels.
 inline void register_cuda_elementwise(kernel_registry<cuda>& r) {
   for (const auto& op : cuda_detail::elementwise_ops())
-    r.add({.op = std::string(op.op), .since_version = op.since, .dtypes = cuda_detail::dtypes_of(op.accepts),
+    r.add({.domain = std::string(op.domain), .op = std::string(op.op), .since_version = op.since, .dtypes = cuda_detail::dtypes_of(op.accepts),
            .make = [op](const kernel_node&) { return cuda_detail::make_elementwise(op); }});
 }
 

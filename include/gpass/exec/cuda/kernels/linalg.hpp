@@ -703,10 +703,12 @@ struct conv_plan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   std::size_t workspace = 0;
+  cudnnActivationDescriptor_t relu = nullptr;  ///< for the fused form (made on first use)
   conv_plan() = default;
   conv_plan(const conv_plan&) = delete;
   conv_plan& operator=(const conv_plan&) = delete;
   ~conv_plan() {
+    if (relu) (void)cudnnDestroyActivationDescriptor(relu);
     if (conv) (void)cudnnDestroyConvolutionDescriptor(conv);
     if (w) (void)cudnnDestroyFilterDescriptor(w);
     if (b) (void)cudnnDestroyTensorDescriptor(b);
@@ -717,7 +719,7 @@ struct conv_plan {
 
 struct conv_state {
   std::mutex mu;
-  std::map<std::string, std::unique_ptr<conv_plan>> plans;
+  std::map<std::vector<int>, std::unique_ptr<conv_plan>> plans;  ///< by dtype, TF32, dims, pads, strides, dilations
   std::shared_ptr<std::byte> workspace;
   std::size_t workspace_bytes = 0;
   lazy_library lib;
@@ -757,10 +759,15 @@ inline std::unique_ptr<conv_plan> make_conv_plan(cudnnHandle_t h, const context&
   std::vector<int> got(static_cast<std::size_t>(nd));
   dnn_check(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, nd, got.data()), "cudnnGetConvolutionNdForwardOutputDim");
   if (got != yd) ctx.fail("cuDNN computes another output shape for this convolution");
+  // the algorithms timed on this device, fastest first (cuDNN's exhaustive search, what
+  // ONNX Runtime's CUDA provider does by default and PyTorch with cudnn.benchmark): once per
+  // node and shape; the heuristic's guess when the search fails
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
-  dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
-            "cudnnGetConvolutionForwardAlgorithm_v7");
+  if (cudnnFindConvolutionForwardAlgorithm(h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) !=
+      CUDNN_STATUS_SUCCESS)
+    dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+              "cudnnGetConvolutionForwardAlgorithm_v7");
   bool chosen = false;
   for (int i = 0; i < returned && !chosen; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
@@ -887,14 +894,16 @@ inline fn make_conv(const kernel_node& n, bool fused) {
       dil.push_back(to_int(ctx, g.dilations[d]));
     }
     auto [h, lock] = pol.cudnn();
-    std::string key = std::string(to_string(t)) + (pol.config().allow_tf32 ? ",tf32" : "");
-    for (const auto* v : {&xd, &wd, &yd, &pad, &stride, &dil})
-      for (int e : *v) key += "," + std::to_string(e);
+    std::vector<int> key{static_cast<int>(t), pol.config().allow_tf32 ? 1 : 0};
+    for (const auto* v : {&xd, &wd, &yd, &pad, &stride, &dil}) {
+      key.push_back(static_cast<int>(v->size()));
+      key.insert(key.end(), v->begin(), v->end());
+    }
     std::lock_guard state_lock(st->mu);
     auto it = st->plans.find(key);
     if (it == st->plans.end())
       it = st->plans.emplace(key, make_conv_plan(h, ctx, t, xd, wd, yd, pad, stride, dil, static_cast<int>(G), pol.config().allow_tf32)).first;
-    const conv_plan& p = *it->second;
+    conv_plan& p = *it->second;
     if (p.workspace > st->workspace_bytes) {
       st->workspace = pol.make_buffer(p.workspace);
       st->workspace_bytes = p.workspace;
@@ -905,6 +914,22 @@ inline fn make_conv(const kernel_node& n, bool fused) {
     const bool f64 = t == dtype::f64;
     const void* one = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
     const void* zero = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
+    // conv + bias + residual + ReLU (or nothing) in one cuDNN call where it has the form:
+    // y = act(conv(x) + alpha2 z + b); the identity activation needs the precomputed implicit GEMM
+    const bool relu = act.k == fused_act::kind::relu;
+    if (bias && (relu || (act.k == fused_act::kind::none && z && p.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) {
+      if (!p.relu) {
+        dnn_check(cudnnCreateActivationDescriptor(&p.relu), "cudnnCreateActivationDescriptor");
+        dnn_check(cudnnSetActivationDescriptor(p.relu, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                  "cudnnSetActivationDescriptor");
+      }
+      const void* alpha2 = z ? one : zero;
+      dnn_check(cudnnConvolutionBiasActivationForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, st->workspace.get(),
+                                                      p.workspace, alpha2, p.y, z ? z->data() : y.data(), p.b, bias->data(), p.relu,
+                                                      p.y, y.data()),
+                "cudnnConvolutionBiasActivationForward");
+      return;
+    }
     dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, st->workspace.get(), p.workspace, zero,
                                         p.y, y.data()),
                 "cudnnConvolutionForward");

@@ -408,7 +408,11 @@ inline void register_cuda_nn(kernel_registry<cuda>& r) {
   const auto ft = float_types();
   r.add({.domain = "", .op = "Softmax", .dtypes = ft, .make = [](const kernel_node& n) { return make_softmax(n, false); }});
   r.add({.domain = "", .op = "LogSoftmax", .dtypes = ft, .make = [](const kernel_node& n) { return make_softmax(n, true); }});
-  r.add({.domain = "", .op = "BatchNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_batch_norm(n); }});
+  r.add({.domain = "", .op = "BatchNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_batch_norm(n); },
+         // inference only: training_mode (opset 14) or the running statistics asked for go elsewhere
+         .applies = [](const kernel_query& q) {
+           return q.outputs.size() <= 1 && (!q.attrs || get_or(*q.attrs, "training_mode", std::int64_t{0}) == 0);
+         }});
   r.add({.domain = "", .op = "LayerNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_layer_norm(n); }});
   r.add({.domain = "", .op = "InstanceNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_instance_norm(n); }});
 }
