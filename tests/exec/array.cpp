@@ -140,6 +140,9 @@ TEST_CASE("exec.array.slice") {
   CHECK(vals<float>(r) == std::vector<float>{3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8});
   auto e = f.run1("Slice", {x, i64s({5}), i64s({10}), i64s({0})}, {}, 13);
   CHECK(e.sizes() == std::vector<i64>{0, 4});
+  // a negative step over an empty axis takes nothing (no clamp to an empty range)
+  auto ne = f.run1("Slice", {iota_f32({0, 3}), i64s({-1}), i64s({-1000}), i64s({0}), i64s({-1})}, {}, 13);
+  CHECK(ne.sizes() == std::vector<i64>{0, 3});
   auto old = f.run1("Slice", {x}, {{"starts", std::vector<i64>{1}}, {"ends", std::vector<i64>{2}}}, 1);
   CHECK(vals<float>(old) == std::vector<float>{4, 5, 6, 7});
   CHECK_THROWS_AS(f.run1("Slice", {x, i64s({0}), i64s({1}), i64s({0}), i64s({0})}, {}, 13), gpass::error);

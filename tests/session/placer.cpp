@@ -206,3 +206,39 @@ TEST_CASE("session.placer.errors_name_the_nodes") {
 }
 
 }  // namespace gpass_test_session_placer
+
+namespace gpass_test_session_placer {
+
+TEST_CASE("session.placer.devices_that_hold_the_types_and_serve_the_attributes") {
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %s = Constant() {value = tensor<str[2]> ["a", "b"]} -> (str[2])
+  %e = Equal(%s, %s) -> (bool[2])
+  %t = Train(%x) {training_mode = 1}
+  %i = Train(%x) {training_mode = 0}
+  %r:0 = return(%e, %t, %i)
+})");
+  // CPU:0 (listed first) holds no strings and serves Train only in inference mode; CPU:1 does all
+  auto any = [](std::string_view, std::string_view) { return true; };
+  gpass::placement_device first{gpass::parse_device_name(cpu0), any, [](gpass::dtype t) { return t != gpass::dtype::string; },
+                                [](const gpass::exec::kernel_query& q) {
+                                  return q.op != "Train" || gpass::get_or(*q.attrs, "training_mode", std::int64_t{0}) == 0;
+                                }};
+  gpass::placement_device second{gpass::parse_device_name(cpu1), any};
+  gpass::place(g, {first, second}, {});
+  CHECK(dev(g, "s") == cpu1);  // makes a string
+  CHECK(dev(g, "e") == cpu1);  // reads strings
+  CHECK(dev(g, "t") == cpu1);  // not served in training mode
+  CHECK(dev(g, "i") == cpu0);
+  // no device serves it: the op-level answer decides (and the executor reports what is missing)
+  gpass::placement_device picky{gpass::parse_device_name(cpu0), any, nullptr, [](const gpass::exec::kernel_query&) { return false; }};
+  G h = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[4])
+  %t = Train(%x) {training_mode = 1}
+  %r:0 = return(%t)
+})");
+  gpass::place(h, {picky}, {});
+  CHECK(h[h.at("t")].device == cpu0);
+}
+
+}  // namespace gpass_test_session_placer

@@ -150,7 +150,7 @@ class body_plan {
   }
 
   std::shared_ptr<std::byte[]> take_arena(P& policy) const {
-    if (arena_bytes_ == 0) return nullptr;
+    if (arena_bytes() == 0) return nullptr;
     {
       std::lock_guard lock(pool_mutex_);
       if (!arenas_.empty()) {
@@ -159,9 +159,16 @@ class body_plan {
         return a;
       }
     }
-    const std::size_t bytes = arena_bytes_;
+    const std::size_t bytes = arena_bytes();
     auto* p = static_cast<std::byte*>(policy.allocate(bytes));
     return std::shared_ptr<std::byte[]>(p, [&policy, bytes](std::byte* q) { policy.deallocate(q, bytes); });
+  }
+  // The arena a run takes: the planned peak on the host; none for a device policy, whose
+  // kernels allocate every output from its own pool (the kernel context carves host tensors
+  // only).
+  std::size_t arena_bytes() const noexcept {
+    if constexpr (std::is_same_v<tensor_type, gpass::tensor>) return arena_bytes_;
+    else return 0;
   }
   void give_back_arena(std::shared_ptr<std::byte[]> a) const {
     // only when no tensor still refers to it (fetched values were copied out)
@@ -324,12 +331,12 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
     ~arena_charge() {
       if (b) b->refund(bytes);
     }
-  } charged{nullptr, arena_bytes_};
-  if (budget && arena_bytes_) {
+  } charged{nullptr, arena_bytes()};
+  if (budget && arena_bytes()) {
     try {
-      budget->charge(arena_bytes_);  // (each planned output is checked against max_tensor_bytes when made)
+      budget->charge(arena_bytes());  // (each planned output is checked against max_tensor_bytes when made)
     } catch (const error& e) {
-      throw error(label_ + ": the buffer plan (" + std::to_string(arena_bytes_) + " bytes): " + e.message());
+      throw error(label_ + ": the buffer plan (" + std::to_string(arena_bytes()) + " bytes): " + e.message());
     }
     charged.b = budget;
   }

@@ -13,10 +13,12 @@
 ///   s.last_placement();                  // node -> device
 /// \endcode
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <gpass/core/error.hpp>
 #include <gpass/exec/cuda.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/graph/graph.hpp>
@@ -33,15 +35,22 @@ struct cuda_device_options {
   bool allow_tf32 = false;  ///< `exec::cuda::options::allow_tf32` of every GPU
 };
 
-/// The GPUs (up to `o.max_gpus`) and one CPU device, GPUs first.
+/// The GPUs (up to `o.max_gpus`; one whose policy cannot be made is left out) and one CPU
+/// device, GPUs first.
 template <class G = graph<>>
 std::vector<std::shared_ptr<session_device<G>>> cuda_devices(cuda_device_options o = {}) {
   std::vector<std::shared_ptr<session_device<G>>> r;
   const int gpus = std::min(o.max_gpus, exec::cuda_device_count());
-  for (int i = 0; i < gpus; ++i)
+  for (int i = 0; i < gpus; ++i) {
+    std::unique_ptr<exec::cuda> p;
+    try {
+      p = std::make_unique<exec::cuda>(exec::cuda::options{.device = i, .allow_tf32 = o.allow_tf32});
+    } catch (const error&) {
+      continue;  // a GPU that cannot be used (exclusive mode taken, out of memory): left out
+    }
     r.push_back(std::make_shared<policy_device<exec::cuda, G>>(
-        parse_device_name("/job:localhost/replica:0/task:0/device:GPU:" + std::to_string(i)),
-        std::make_unique<exec::cuda>(exec::cuda::options{.device = i, .allow_tf32 = o.allow_tf32})));
+        parse_device_name("/job:localhost/replica:0/task:0/device:GPU:" + std::to_string(i)), std::move(p)));
+  }
   auto cpu = cpu_devices<G>(1, o.cpu_threads);
   r.insert(r.end(), cpu.begin(), cpu.end());
   return r;

@@ -412,7 +412,15 @@ class policy_device final : public session_device<G> {
  public:
   policy_device(device_name name, std::unique_ptr<P> policy) : session_device<G>(std::move(name)), policy_(std::move(policy)) {}
   bool supports(std::string_view domain, std::string_view op) const override { return policy_->kernels().has(domain, op); }
-  bool serves(const exec::kernel_query& q) const override { return policy_->kernels().serves(q); }
+  /// A predicate that cannot read the node's attributes (another kind than it expects)
+  /// counts as "not served": the kernel would reject the node too.
+  bool serves(const exec::kernel_query& q) const override {
+    try {
+      return policy_->kernels().serves(q);
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
   /// `P::holds(t)` when the policy says which element types it holds, else true.
   bool holds(dtype t) const override {
     if constexpr (requires { { P::holds(t) } -> std::convertible_to<bool>; }) return P::holds(t);

@@ -346,7 +346,7 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
                                "; allow_soft_placement would choose another)",
                            a.name, a.op);
         std::size_t miss = group.front();
-        supports_all(devices[matching.front()], &miss);
+        supports_all(devices[matching.front()], &miss, true);
         const auto& m = op_of(miss);
         throw_node_error("placement: no kernel for op '" + m.op + "' (node '" + name_of(miss) + "') on " +
                              devices[matching.front()].name.to_string() + ", which node '" + name_of(spec_from) +

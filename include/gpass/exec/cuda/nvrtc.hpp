@@ -142,7 +142,16 @@ class cuda_kernel_cache {
     }
     const auto t2 = std::chrono::steady_clock::now();
     cudaLibrary_t lib = nullptr;
-    cuda_detail::check(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0), "loading a generated library");
+    cudaError_t loaded = cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (loaded != cudaSuccess && from_disk) {
+      // a damaged cache entry (a disk that filled up while it was written): drop it, compile
+      (void)cudaGetLastError();
+      remove_disk(key);
+      cubin = nvrtc_compile(source, "gpass_generated.cu", arch, nvrtc_target::cubin);
+      write_disk(key, cubin);
+      loaded = cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    }
+    cuda_detail::check(loaded, "loading a generated library");
     const auto t3 = std::chrono::steady_clock::now();
     std::lock_guard lock(mu_);
     if (from_disk) ++stats_.disk_hits;
@@ -211,6 +220,8 @@ class cuda_kernel_cache {
       {
         std::ofstream f(dir / tmp, std::ios::binary | std::ios::trunc);
         if (!f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) return false;
+        f.close();  // errors of the last flush (a full disk) show here
+        if (f.fail()) return false;
       }
       std::filesystem::rename(dir / tmp, dir / name, ec);
       return !ec;
@@ -218,6 +229,15 @@ class cuda_kernel_cache {
     // the binary first: a reader checks the key, which appears last
     if (put(stem + ".cubin", cubin)) put(stem + ".key", key);
     std::filesystem::remove(dir / tmp, ec);
+  }
+
+  static void remove_disk(const std::string& key) {
+    const auto dir = directory();
+    if (dir.empty()) return;
+    std::error_code ec;
+    const std::string stem = file_stem(key);
+    std::filesystem::remove(dir / (stem + ".key"), ec);
+    std::filesystem::remove(dir / (stem + ".cubin"), ec);
   }
 
   mutable std::mutex mu_;

@@ -129,6 +129,7 @@ class pinned_staging {
   pinned_staging& operator=(const pinned_staging&) = delete;
   ~pinned_staging() {
     for (auto& s : slots_) {
+      if (s.done) (void)cudaEventSynchronize(s.done);  // its last copy read the buffer
       if (s.done) (void)cudaEventDestroy(s.done);
       if (s.host) (void)cudaFreeHost(s.host);
     }
@@ -214,8 +215,11 @@ class cuda {
   void copy_to_device(void* dst, const void* src, std::size_t n, stream_type& s) {
     if (n == 0) return;
     cuda_detail::device_guard g(device());
-    if (n <= cuda_detail::pinned_staging::capacity) staging_.copy(dst, src, n, s.stream);
-    else cuda_detail::check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s.stream), "copying to the device");
+    // through the staging buffers, in pieces: the host data is copied out before this
+    // returns whatever memory it lives in (pageable or page-locked)
+    constexpr std::size_t cap = cuda_detail::pinned_staging::capacity;
+    for (std::size_t at = 0; at < n; at += cap)
+      staging_.copy(static_cast<std::byte*>(dst) + at, static_cast<const std::byte*>(src) + at, std::min(cap, n - at), s.stream);
   }
   void copy_to_host(void* dst, const void* src, std::size_t n, stream_type& s) {
     if (n == 0) return;
@@ -279,6 +283,19 @@ class cuda {
     cuda_detail::check(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, shared_bytes, s.stream),
                        "launching a kernel");
   }
+  /// Scratch memory of at least `bytes` for a library call (cuBLASLt, cuDNN), shared by every
+  /// kernel of the policy: all work is on one stream, so one call's scratch is free again when
+  /// the next call runs. Grown on demand (the old block goes back to the pool, stream-ordered,
+  /// once its last holder lets go); hold the returned pointer across the call.
+  std::shared_ptr<std::byte> workspace(std::size_t bytes) {
+    std::lock_guard lock(workspace_mu_);
+    if (bytes > workspace_bytes_ || !workspace_) {
+      workspace_ = make_buffer(std::max<std::size_t>(bytes, 1));
+      workspace_bytes_ = std::max<std::size_t>(bytes, 1);
+    }
+    return workspace_;
+  }
+
   /// Blocks for a grid-stride loop over `n` items: enough to fill the device, no more.
   unsigned blocks_for(std::int64_t n, unsigned threads = 256) const noexcept {
     const std::int64_t want = (n + threads - 1) / threads;
@@ -323,6 +340,9 @@ class cuda {
   cublasLtHandle_t cublaslt_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   std::mutex cudnn_mu_;
+  std::mutex workspace_mu_;
+  std::shared_ptr<std::byte> workspace_;
+  std::size_t workspace_bytes_ = 0;
 };
 
 static_assert(executor_policy<cuda>);

@@ -153,6 +153,9 @@ inline slice_range slice_axis(i64 s, i64 e, i64 step, i64 dim) {
     s = std::clamp<i64>(s, 0, dim);
     e = std::clamp<i64>(e, 0, dim);
     r.count = e > s ? (e - s + step - 1) / step : 0;
+  } else if (dim == 0) {
+    s = 0;  // an empty axis: nothing to take (and no valid clamp range)
+    r.count = 0;
   } else {
     s = std::clamp<i64>(s, 0, dim - 1);
     e = std::clamp<i64>(e, -1, dim - 1);

@@ -185,11 +185,10 @@ struct lt_plan {
 
 inline constexpr std::size_t lt_workspace_bytes = std::size_t{32} << 20;
 
-/// A node's cuBLASLt state: its workspace (made on first use) and its plans by problem.
+/// A node's cuBLASLt state: its plans by problem (the workspace is the policy's).
 /// Runs of the node hold `mu` while they set the bias pointer and queue the product.
 struct lt_state {
   std::mutex mu;
-  std::shared_ptr<std::byte> workspace;
   std::map<std::string, std::unique_ptr<lt_plan>> plans;
   lazy_library lib;  ///< the node's generated kernels (C broadcast, activation)
 };
@@ -259,9 +258,10 @@ inline void lt_matmul(context& ctx, lt_state& st, lt_problem p, double alpha, do
   p.align_a = alignment_of(a);
   p.align_b = alignment_of(b);
   p.align_c = alignment_of(y);
+  cuda_detail::device_guard g(pol.device());  // before any cuBLASLt call (the heuristic too)
   cublasLtHandle_t h = pol.cublaslt();
+  const std::shared_ptr<std::byte> workspace = pol.workspace(lt_workspace_bytes);
   std::lock_guard lock(st.mu);
-  if (!st.workspace) st.workspace = pol.make_buffer(lt_workspace_bytes);
   const std::string key = p.key();
   auto it = st.plans.find(key);
   if (it == st.plans.end()) it = st.plans.emplace(key, make_lt_plan(h, p)).first;
@@ -272,8 +272,7 @@ inline void lt_matmul(context& ctx, lt_state& st, lt_problem p, double alpha, do
   const bool f64 = p.t == dtype::f64;
   const void* pa = f64 ? static_cast<const void*>(&alpha) : static_cast<const void*>(&fa);
   const void* pb = f64 ? static_cast<const void*>(&beta) : static_cast<const void*>(&fb);
-  cuda_detail::device_guard g(pol.device());
-  lt_check(cublasLtMatmul(h, pl.op, pa, b, pl.a, a, pl.b, pb, y, pl.c, y, pl.c, &pl.algo, st.workspace.get(), lt_workspace_bytes,
+  lt_check(cublasLtMatmul(h, pl.op, pa, b, pl.a, a, pl.b, pb, y, pl.c, y, pl.c, &pl.algo, workspace.get(), lt_workspace_bytes,
                           ctx.stream().stream),
            "cublasLtMatmul");
 }
@@ -403,7 +402,8 @@ inline fn make_gemm(const kernel_node& n, bool fused) {
       if (!c) ctx.policy().fill_zero(y, ctx.stream());
     } else {
       lt_problem p{.t = t, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = a.sizes()[1], .ldb = b.sizes()[1], .ldc = N};
-      const bool relu = act.k == fused_act::kind::relu && (!c || bias);
+      // the ReLU epilogue as the bias one: not for f64
+      const bool relu = act.k == fused_act::kind::relu && (!c || bias) && t != dtype::f64;
       p.epi = bias ? (relu ? epilogue::relu_bias : epilogue::bias) : (relu ? epilogue::relu : epilogue::none);
       if (relu) act_done = true;
       lt_matmul(ctx, *st, p, alpha, c && !bias ? 1.0 : 0.0, a.data(), b.data(), y.data(), bias ? c->data() : nullptr);
@@ -720,8 +720,6 @@ struct conv_plan {
 struct conv_state {
   std::mutex mu;
   std::map<std::vector<int>, std::unique_ptr<conv_plan>> plans;  ///< by dtype, TF32, dims, pads, strides, dilations
-  std::shared_ptr<std::byte> workspace;
-  std::size_t workspace_bytes = 0;
   lazy_library lib;
 };
 
@@ -893,6 +891,7 @@ inline fn make_conv(const kernel_node& n, bool fused) {
       stride.push_back(to_int(ctx, g.strides[d]));
       dil.push_back(to_int(ctx, g.dilations[d]));
     }
+    cuda_detail::device_guard dg(pol.device());  // before any cuDNN call (the algorithm search too)
     auto [h, lock] = pol.cudnn();
     std::vector<int> key{static_cast<int>(t), pol.config().allow_tf32 ? 1 : 0};
     for (const auto* v : {&xd, &wd, &yd, &pad, &stride, &dil}) {
@@ -904,11 +903,7 @@ inline fn make_conv(const kernel_node& n, bool fused) {
     if (it == st->plans.end())
       it = st->plans.emplace(key, make_conv_plan(h, ctx, t, xd, wd, yd, pad, stride, dil, static_cast<int>(G), pol.config().allow_tf32)).first;
     conv_plan& p = *it->second;
-    if (p.workspace > st->workspace_bytes) {
-      st->workspace = pol.make_buffer(p.workspace);
-      st->workspace_bytes = p.workspace;
-    }
-    cuda_detail::device_guard dg(pol.device());
+    const std::shared_ptr<std::byte> workspace = pol.workspace(p.workspace);
     const float one_f = 1.0f, zero_f = 0.0f;
     const double one_d = 1.0, zero_d = 0.0;
     const bool f64 = t == dtype::f64;
@@ -917,20 +912,21 @@ inline fn make_conv(const kernel_node& n, bool fused) {
     // conv + bias + residual + ReLU (or nothing) in one cuDNN call where it has the form:
     // y = act(conv(x) + alpha2 z + b); the identity activation needs the precomputed implicit GEMM
     const bool relu = act.k == fused_act::kind::relu;
-    if (bias && (relu || (act.k == fused_act::kind::none && z && p.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) {
+    // (f32 only: the form measured on a GPU)
+    if (t == dtype::f32 && bias && (relu || (act.k == fused_act::kind::none && z && p.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) {
       if (!p.relu) {
         dnn_check(cudnnCreateActivationDescriptor(&p.relu), "cudnnCreateActivationDescriptor");
         dnn_check(cudnnSetActivationDescriptor(p.relu, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
                   "cudnnSetActivationDescriptor");
       }
       const void* alpha2 = z ? one : zero;
-      dnn_check(cudnnConvolutionBiasActivationForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, st->workspace.get(),
+      dnn_check(cudnnConvolutionBiasActivationForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, workspace.get(),
                                                       p.workspace, alpha2, p.y, z ? z->data() : y.data(), p.b, bias->data(), p.relu,
                                                       p.y, y.data()),
                 "cudnnConvolutionBiasActivationForward");
       return;
     }
-    dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, st->workspace.get(), p.workspace, zero,
+    dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, workspace.get(), p.workspace, zero,
                                         p.y, y.data()),
                 "cudnnConvolutionForward");
     if (bias) dnn_check(cudnnAddTensor(h, one, p.b, bias->data(), one, p.y, y.data()), "cudnnAddTensor (the bias)");

@@ -411,7 +411,9 @@ inline void register_cuda_nn(kernel_registry<cuda>& r) {
   r.add({.domain = "", .op = "BatchNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_batch_norm(n); },
          // inference only: training_mode (opset 14) or the running statistics asked for go elsewhere
          .applies = [](const kernel_query& q) {
-           return q.outputs.size() <= 1 && (!q.attrs || get_or(*q.attrs, "training_mode", std::int64_t{0}) == 0);
+           if (q.attrs && get_or(*q.attrs, "training_mode", std::int64_t{0}) != 0) return false;
+           // the running statistics asked for (several outputs) but for opset < 7's is_test
+           return q.outputs.size() <= 1 || (q.attrs && get_or(*q.attrs, "is_test", std::int64_t{0}) != 0);
          }});
   r.add({.domain = "", .op = "LayerNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_layer_norm(n); }});
   r.add({.domain = "", .op = "InstanceNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_instance_norm(n); }});

@@ -711,6 +711,9 @@ inline void register_array_move(registry& r) {
           s = std::clamp<i64>(s, 0, dim);
           e = std::clamp<i64>(e, 0, dim);
           count = e > s ? (e - s + step - 1) / step : 0;
+        } else if (dim == 0) {
+          s = 0;  // an empty axis: nothing to take (and no valid clamp range)
+          count = 0;
         } else {
           s = std::clamp<i64>(s, 0, dim - 1);
           e = std::clamp<i64>(e, -1, dim - 1);
