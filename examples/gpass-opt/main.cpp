@@ -40,6 +40,9 @@
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
 #endif
+#ifdef GPASS_OPT_WITH_CUDA
+#include <gpass/exec/cuda.hpp>
+#endif
 #ifdef GPASS_OPT_WITH_MPI
 #include <gpass/session/mpi.hpp>
 #endif
@@ -142,7 +145,9 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
                           crosses devices) and run by one executor per device; prints the
                           placement counts and the send/recv pairs, then the outputs
   --devices=cpu:0,cpu:1   the session's devices (default cpu:0); each CPU device has its
-                          own pool of --threads threads
+                          own pool of --threads threads; gpu:N is CUDA device N (a gpass-opt
+                          built with the cuda component; with gpu:0,cpu:0 the nodes the GPU
+                          has no kernel for run on the CPU)
   --place=first|round-robin  where nodes without a constraint go: the first device that
                           can run them (default), or the devices in turn (testing: every
                           cross-device path gets exercised)
@@ -706,8 +711,21 @@ gpass::session_options<graph_t> session_options_of(const options& o, std::string
   std::string device_list;
   for (const auto& d : devices) {
     gpass::device_name n = gpass::parse_device_name(d);
+    if (n.type && *n.type == "GPU" && n.id) {
+#ifdef GPASS_OPT_WITH_CUDA
+      if (*n.id >= ex::cuda_device_count())
+        throw gpass::error("--devices: '" + d + "': no such CUDA device (" + std::to_string(ex::cuda_device_count()) + " here)");
+      so.devices.push_back(std::make_shared<gpass::policy_device<ex::cuda, graph_t>>(
+          gpass::parse_device_name("/job:localhost/replica:0/task:0/device:GPU:" + std::to_string(*n.id)),
+          std::make_unique<ex::cuda>(ex::cuda::options{.device = static_cast<int>(*n.id)})));
+      device_list += (device_list.empty() ? "" : ",") + std::string("/device:GPU:") + std::to_string(*n.id);
+      continue;
+#else
+      throw gpass::error("--devices: '" + d + "': this gpass-opt was built without the cuda component: CPU devices only, named cpu:N");
+#endif
+    }
     if ((n.type && *n.type != "CPU") || !n.id)
-      throw gpass::error("--devices: '" + d + "': this gpass-opt has CPU devices only, named cpu:N");
+      throw gpass::error("--devices: '" + d + "': devices are named cpu:N or gpu:N");
     so.devices.push_back(std::make_shared<gpass::policy_device<ex::eigen_cpu, graph_t>>(
         gpass::parse_device_name("/job:localhost/replica:0/task:0/device:CPU:" + std::to_string(*n.id)),
         std::make_unique<ex::eigen_cpu>(ex::eigen_cpu::options{.threads = o.threads})));

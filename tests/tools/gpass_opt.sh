@@ -230,9 +230,15 @@ check "--session outputs equal --run's (2 devices)" diff <(grep checksum= "$tmp/
 check "--log-device-placement lines" grep -Eq '^[^ ]+: \([A-Za-z:_]+\): /job:localhost/replica:0/task:0/device:CPU:[01]$' "$tmp/placement.txt"
 check "--trace writes a Chrome trace" grep -q '"traceEvents"' "$tmp/trace.json"
 check "--trace names both devices" test "$(grep -c 'process_name' "$tmp/trace.json")" -eq 2
-"$opt" "$data/tools/optimize.gir" --session --devices=gpu:0 >/dev/null 2>"$tmp/e30.txt"
-check "--devices=gpu:0 exit 1" test $? -eq 1
-check "--devices=gpu:0 says CPU only" grep -q 'CPU devices only' "$tmp/e30.txt"
+"$opt" "$data/tools/optimize.gir" --session --devices=gpu:0,cpu:0 >"$tmp/gpu.txt" 2>"$tmp/e_gpu.txt"
+if [ $? -eq 0 ]; then  # a GPU (and the cuda component): the outputs are --run's
+  check "--devices=gpu:0,cpu:0 outputs equal --run's" diff <(grep checksum= "$tmp/plan_run.txt") <(grep checksum= "$tmp/gpu.txt")
+else  # no GPU, or no cuda component: a clear error
+  check "--devices=gpu:0 says why not" grep -Eq 'no such CUDA device|without the cuda component' "$tmp/e_gpu.txt"
+fi
+"$opt" "$data/tools/optimize.gir" --session --devices=tpu:0 >/dev/null 2>"$tmp/e_tpu.txt"
+check "--devices=tpu:0 exit 1" test $? -eq 1
+check "--devices=tpu:0 names the device kinds" grep -q 'cpu:N or gpu:N' "$tmp/e_tpu.txt"
 "$opt" "$data/tools/optimize.gir" --devices=cpu:0 >/dev/null 2>&1
 check "--devices without --session exit 2" test $? -eq 2
 "$opt" "$data/tools/optimize.gir" --session --place=everywhere >/dev/null 2>&1
