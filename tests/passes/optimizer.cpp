@@ -417,6 +417,38 @@ TEST_CASE("passes.fuse_standard.pad_into_conv_and_matmul_add_to_gemm") {
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
 }
 
+TEST_CASE("passes.fuse_standard.batched_matmul_add_to_gemm") {
+  // a Linear layer over a batch of sequences (PyTorch's export): MatMul of rank 3 with a 2-D
+  // weight, then the bias; static shapes: Reshape to rows, Gemm with the bias, Reshape back
+  const char* text = R"(graph {opset_import = [":17"]} {
+  %x = arg() {index = 0} -> (f32[2,3,2])
+  %w = Constant() {value = tensor<f32[2,4]> [1.0, 2.0, 3.0, 4.0, -1.0, 0.5, 0.25, 2.0]}
+  %mm = MatMul(%x, %w)
+  %b = Constant() {value = tensor<f32[4]> [0.1, 0.2, 0.3, 0.4]}
+  %y = Add(%b, %mm)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-standard,dce", ctx);
+  CHECK(stat(ctx, "fuse-standard.matmul-add-to-gemm") == 1);
+  CHECK(count_op(g, "Add") + count_op(g, "MatMul") == 0);
+  CHECK(count_op(g, "Gemm") == 1);
+  CHECK(count_op(g, "Reshape") == 2);
+  CHECK(gpass::print_text(g).find("%y = Reshape(") != std::string::npos);  // the graph output keeps its name
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
+  // a symbolic batch, or a bias that is not a vector of N: left alone
+  std::string dynamic = text;
+  dynamic.replace(dynamic.find("f32[2,3,2]"), 10, "f32[B,3,2]");
+  gpass::pass_context ctx2;
+  G g2 = optimize(dynamic, "infer-shapes,fuse-standard", ctx2);
+  CHECK(stat(ctx2, "fuse-standard.matmul-add-to-gemm") == 0);
+  std::string matrix_bias = text;
+  matrix_bias.replace(matrix_bias.find("tensor<f32[4]>"), 14, "tensor<f32[1,4]>");
+  gpass::pass_context ctx3;
+  G g3 = optimize(matrix_bias, "infer-shapes,fuse-standard", ctx3);
+  CHECK(stat(ctx3, "fuse-standard.matmul-add-to-gemm") == 0);
+}
+
 TEST_CASE("passes.fuse_standard.layer_norm_forms") {
   // PyTorch's export: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add
   const char* torch = R"(graph {opset_import = [":17"]} {
