@@ -13,6 +13,9 @@ outputs as the references (committed; rerun only to change them):
   (`data_location = EXTERNAL`).
 - ort_contrib.onnx: ONNX Runtime's com.microsoft Gelu, BiasGelu, FastGelu, QuickGelu and
   SkipLayerNormalization.
+- ort_contrib2.onnx: its SkipSimplifiedLayerNormalization and EmbedLayerNormalization (with
+  segments, a mask and position ids; and a second one with none of them).
+`make_fixtures.py NAME...` remakes only those fixtures.
 Each model's input and ONNX Runtime's outputs are written as <name>.input_<k>.pb /
 <name>.output_<k>.pb (TensorProto files).
 """
@@ -153,7 +156,46 @@ def ort_contrib() -> None:
                                    "skip": rng.standard_normal((2, 3, h)).astype(np.float32)})
 
 
+def ort_contrib2() -> None:
+    """SkipSimplifiedLayerNormalization and EmbedLayerNormalization."""
+    r = np.random.default_rng(11)
+    f = TensorProto.FLOAT
+    i32 = TensorProto.INT32
+    ms = "com.microsoft"
+    h, vocab, positions, segments, b, s = 16, 30, 12, 2, 2, 5
+    def init(name, shape):
+        return numpy_helper.from_array(r.standard_normal(shape).astype(np.float32), name)
+    inits = [init("gamma", h), init("beta", h), init("sbias", h), init("word", (vocab, h)), init("pos", (positions, h)),
+             init("seg", (segments, h))]
+    nodes = [
+        helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma", "sbias"], ["ssln", "", "inv", "sum"],
+                         domain=ms, epsilon=1e-5),
+        helper.make_node("EmbedLayerNormalization", ["ids", "segs", "word", "pos", "seg", "gamma", "beta", "mask", "pids"],
+                         ["emb", "mask_index", "emb_sum"], domain=ms, epsilon=1e-5),
+        helper.make_node("EmbedLayerNormalization", ["ids", "", "word", "pos", "", "gamma", "beta"], ["emb2", "mask_index2"],
+                         domain=ms, epsilon=1e-5),
+    ]
+    outs = [helper.make_tensor_value_info("ssln", f, [b, s, h]), helper.make_tensor_value_info("inv", f, [b, s, 1]),
+            helper.make_tensor_value_info("sum", f, [b, s, h]), helper.make_tensor_value_info("emb", f, [b, s, h]),
+            helper.make_tensor_value_info("mask_index", i32, [b]), helper.make_tensor_value_info("emb_sum", f, [b, s, h]),
+            helper.make_tensor_value_info("emb2", f, [b, s, h]), helper.make_tensor_value_info("mask_index2", i32, [b])]
+    ins = [helper.make_tensor_value_info("x", f, [b, s, h]), helper.make_tensor_value_info("skip", f, [b, s, h]),
+           helper.make_tensor_value_info("ids", i32, [b, s]), helper.make_tensor_value_info("segs", i32, [b, s]),
+           helper.make_tensor_value_info("mask", i32, [b, s]), helper.make_tensor_value_info("pids", i32, [b, s])]
+    graph = helper.make_graph(nodes, "ort_contrib2", ins, outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
+                              producer_name="gpass-fixture", ir_version=8)
+    onnx.save(model, os.path.join(HERE, "ort_contrib2.onnx"))
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int32)
+    save_io("ort_contrib2", model, {
+        "x": r.standard_normal((b, s, h)).astype(np.float32), "skip": r.standard_normal((b, s, h)).astype(np.float32),
+        "ids": r.integers(0, vocab, (b, s)).astype(np.int32), "segs": r.integers(0, segments, (b, s)).astype(np.int32),
+        "mask": mask, "pids": np.array([[4, 3, 2, 1, 0], [0, 2, 4, 6, 8]], np.int32)})
+
+
 if __name__ == "__main__":
-    local_functions()
-    external_data()
-    ort_contrib()
+    import sys
+    makers = {"local_functions": local_functions, "external_data": external_data, "ort_contrib": ort_contrib,
+              "ort_contrib2": ort_contrib2}
+    for name in sys.argv[1:] or list(makers):
+        makers[name]()

@@ -537,18 +537,37 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
     ms(onnx_op("QuickGelu", 1).in("X:T").out("Y:T").tc("T", fl).attr("alpha", "float", 1.702).infer(same_as_input0));
     ms(onnx_op("BiasGelu", 1).in("A:T").in("B:T").out("C:T").tc("T", fl).infer(shape_as_input0));
     ms(onnx_op("FastGelu", 1).in("X:T").in("bias?:T").out("Y:T").tc("T", fl).infer(shape_as_input0));
+    // the Skip*LayerNormalization outputs: the input's shape; mean and inv_std_var f32 with
+    // the last axis 1
+    auto skip_norm_shapes = [](infer_context& c) {
+      shape x = c.input_shape(0);
+      c.set_shape(0, x);
+      if (c.num_outputs() > 3) c.set_shape(3, x);
+      if (x.has_rank() && x.rank() >= 1) {
+        std::vector<dim> d = x.dims();
+        d.back() = dim(1);
+        for (std::size_t k = 1; k < 3 && k < c.num_outputs(); ++k) c.set_tensor(k, dtype::f32, shape(d));
+      }
+    };
     ms(onnx_op("SkipLayerNormalization", 1).in("input:T").in("skip:T").in("gamma:T").in("beta?:T").in("bias?:T")
            .out("output:T").out("mean?:U").out("inv_std_var?:U").out("input_skip_bias_sum?:T").tc("T", fl)
            .tc("U", {dtype::f32}).attr("epsilon", "float", 1e-12)
+           .infer(skip_norm_shapes));
+    ms(onnx_op("SkipSimplifiedLayerNormalization", 1).in("input:T").in("skip:T").in("gamma:T").in("bias?:T")
+           .out("output:T").out("mean?:U").out("inv_std_var?:U").out("input_skip_bias_sum?:T").tc("T", fl)
+           .tc("U", {dtype::f32}).attr("epsilon", "float", 1e-12)
+           .infer(skip_norm_shapes));
+    ms(onnx_op("EmbedLayerNormalization", 1).in("input_ids:T1").in("segment_ids?:T1").in("word_embedding:T")
+           .in("position_embedding:T").in("segment_embedding?:T").in("gamma:T").in("beta:T").in("mask?:T1")
+           .in("position_ids?:T1").out("output:T").out("mask_index?:T1").out("embedding_sum?:T").tc("T1", {dtype::int32})
+           .tc("T", fl).attr("epsilon", "float", 1e-12).attr("mask_index_type", "int", std::int64_t{1})
            .infer([](infer_context& c) {
-             shape x = c.input_shape(0);
-             c.set_shape(0, x);
-             if (c.num_outputs() > 3) c.set_shape(3, x);
-             if (x.has_rank() && x.rank() >= 1) {
-               std::vector<dim> d = x.dims();
-               d.back() = dim(1);
-               for (std::size_t k = 1; k < 3 && k < c.num_outputs(); ++k) c.set_tensor(k, dtype::f32, shape(d));
-             }
+             shape ids = c.input_shape(0), w = c.input_shape(2);
+             const dim h = w.has_rank() && w.rank() == 2 ? w[1] : dim();
+             const shape out = ids.has_rank() && ids.rank() == 2 ? shape{ids[0], ids[1], h} : shape();
+             c.set_tensor(0, c.input_dtype(2), out);
+             if (c.num_outputs() > 1) c.set_tensor(1, dtype::int32, ids.has_rank() && ids.rank() == 2 ? shape{ids[0]} : shape());
+             if (c.num_outputs() > 2) c.set_tensor(2, c.input_dtype(2), out);
            }));
   }
   onnx_op("AffineGrid", 20).in("theta:T1").in("size:T2").out("grid:T1").tc("T1", fl).tc("T2", {dtype::int64})

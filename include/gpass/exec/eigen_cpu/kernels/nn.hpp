@@ -1022,7 +1022,8 @@ inline void cubic_coeffs(double f, double* c) {
 /// transformer optimizer writes): Gelu (erf form), BiasGelu (Gelu(A + B)), FastGelu (tanh
 /// form, optional bias), QuickGelu (x * sigmoid(alpha x), alpha 1.702), and
 /// SkipLayerNormalization: s = input + skip (+ bias), normalized over the last axis, times
-/// gamma (+ beta); outputs the result, the mean, the inverse standard deviation and s.
+/// gamma (+ beta); outputs the result, the mean, the inverse standard deviation and s;
+/// SkipSimplifiedLayerNormalization (its RMS form) and EmbedLayerNormalization.
 inline void register_ort_contrib(registry& r) {
   // y = f(x + bias), bias broadcast over the last axis (input 1 when present)
   auto unary = [&](const char* op, auto f, bool bias_input) {
@@ -1057,65 +1058,148 @@ inline void register_ort_contrib(registry& r) {
   unary("FastGelu", [](float v, float) { return 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v))); }, true);
   unary("QuickGelu", [](float v, float a) { return v / (1.0f + std::exp(-a * v)); }, false);
 
+  // SkipLayerNormalization and its RMS form SkipSimplifiedLayerNormalization (no centering,
+  // no beta: inputs input, skip, gamma, bias)
+  auto skip_norm = [](bool simplified) {
+    return [simplified](const kernel_node& n) -> fn {
+      const double eps = n.attr<double>("epsilon", 1e-12);
+      return [eps, simplified](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& skip = ctx.input(1);
+        const gpass::tensor& gamma = ctx.input(2);
+        const gpass::tensor* beta = !simplified && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+        const std::size_t bias_input = simplified ? 3 : 4;
+        const gpass::tensor* bias = ctx.has_input(bias_input) ? &ctx.input(bias_input) : nullptr;
+        if (x.rank() < 1) ctx.fail("input must have rank >= 1");
+        const i64 H = x.sizes().back(), rows = H ? x.size() / H : 0;
+        if (skip.size() != x.size() && skip.size() != H)
+          ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
+        for (const gpass::tensor* p : {&gamma, beta, bias})
+          if (p && p->size() != H) ctx.fail("gamma, beta and bias must have " + std::to_string(H) + " values");
+        dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          auto vals = [](const gpass::tensor* t) {
+            std::vector<double> v;
+            if (t)
+              for (i64 i = 0; i < t->size(); ++i) v.push_back(static_cast<double>(static_cast<compute_t<T>>(t->data<T>()[i])));
+            return v;
+          };
+          const auto g = vals(&gamma), be = vals(beta), bi = vals(bias);
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+          std::vector<i64> stat_sizes(x.sizes().begin(), x.sizes().end() - 1);
+          stat_sizes.push_back(1);
+          auto wanted = [&](std::size_t k) { return ctx.num_outputs() > k && ctx.output_wanted(k); };
+          gpass::tensor* mean_t = wanted(1) ? &ctx.allocate_output(1, dtype::f32, stat_sizes) : nullptr;
+          gpass::tensor* inv_t = wanted(2) ? &ctx.allocate_output(2, dtype::f32, stat_sizes) : nullptr;
+          gpass::tensor* sum_t = wanted(3) ? &ctx.allocate_output(3, x.element_type(), x.sizes()) : nullptr;
+          const T* xp = x.data<T>();
+          const T* sp = skip.data<T>();
+          const bool skip_row = skip.size() == H;
+          T* yp = y.data<T>();
+          ctx.policy().parallel_for(rows, 8.0 * static_cast<double>(H), [&](i64 lo, i64 hi) {
+            std::vector<double> sv(static_cast<std::size_t>(H));
+            for (i64 row = lo; row < hi; ++row) {
+              double mean = 0;
+              for (i64 j = 0; j < H; ++j) {
+                const i64 k = row * H + j;
+                double v = static_cast<double>(static_cast<compute_t<T>>(xp[k])) +
+                           static_cast<double>(static_cast<compute_t<T>>(sp[skip_row ? j : k]));
+                if (!bi.empty()) v += bi[static_cast<std::size_t>(j)];
+                if (sum_t) sum_t->data<T>()[k] = static_cast<T>(static_cast<compute_t<T>>(v));
+                sv[static_cast<std::size_t>(j)] = v;
+                mean += v;
+              }
+              mean = simplified ? 0.0 : mean / static_cast<double>(H);
+              double var = 0;
+              for (double v : sv) var += (v - mean) * (v - mean);
+              const double inv = 1.0 / std::sqrt(var / static_cast<double>(H) + eps);
+              for (i64 j = 0; j < H; ++j) {
+                double o = (sv[static_cast<std::size_t>(j)] - mean) * inv * g[static_cast<std::size_t>(j)];
+                if (!be.empty()) o += be[static_cast<std::size_t>(j)];
+                yp[row * H + j] = static_cast<T>(static_cast<compute_t<T>>(o));
+              }
+              if (mean_t) mean_t->data<float>()[row] = static_cast<float>(mean);
+              if (inv_t) inv_t->data<float>()[row] = static_cast<float>(inv);
+            }
+          });
+        });
+      };
+    };
+  };
   r.add({.domain = "com.microsoft", .op = "SkipLayerNormalization", .since_version = 1, .dtypes = nn_types::dtypes(),
-         .make = [](const kernel_node& n) -> fn {
+         .make = skip_norm(false)});
+  r.add({.domain = "com.microsoft", .op = "SkipSimplifiedLayerNormalization", .since_version = 1, .dtypes = nn_types::dtypes(),
+         .make = skip_norm(true)});
+
+  // EmbedLayerNormalization: the word (+ position, + segment) embeddings of token ids summed
+  // and layer-normalized over the hidden axis; mask_index[b] = the count of non-zero mask
+  // entries of sequence b (0 without a mask); the sum before the normalization as output 2
+  r.add({.domain = "com.microsoft", .op = "EmbedLayerNormalization", .since_version = 1, .dtypes = nn_types::dtypes(),
+         .type_input = 2, .make = [](const kernel_node& n) -> fn {
            const double eps = n.attr<double>("epsilon", 1e-12);
            return [eps](context& ctx) {
-             const gpass::tensor& x = ctx.input(0);
-             const gpass::tensor& skip = ctx.input(1);
-             const gpass::tensor& gamma = ctx.input(2);
-             const gpass::tensor* beta = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-             const gpass::tensor* bias = ctx.has_input(4) ? &ctx.input(4) : nullptr;
-             if (x.rank() < 1) ctx.fail("input must have rank >= 1");
-             const i64 H = x.sizes().back(), rows = H ? x.size() / H : 0;
-             if (skip.size() != x.size() && skip.size() != H)
-               ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
-             for (const gpass::tensor* p : {&gamma, beta, bias})
-               if (p && p->size() != H) ctx.fail("gamma, beta and bias must have " + std::to_string(H) + " values");
-             dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               auto vals = [](const gpass::tensor* t) {
-                 std::vector<double> v;
-                 if (t)
-                   for (i64 i = 0; i < t->size(); ++i) v.push_back(static_cast<double>(static_cast<compute_t<T>>(t->data<T>()[i])));
-                 return v;
+             const gpass::tensor& ids = ctx.input(0);
+             const gpass::tensor* seg = ctx.has_input(1) ? &ctx.input(1) : nullptr;
+             const gpass::tensor& word = ctx.input(2);
+             const gpass::tensor& pos = ctx.input(3);
+             const gpass::tensor* seg_emb = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+             const gpass::tensor& gamma = ctx.input(5);
+             const gpass::tensor& beta = ctx.input(6);
+             const gpass::tensor* mask = ctx.has_input(7) ? &ctx.input(7) : nullptr;
+             const gpass::tensor* pos_ids = ctx.has_input(8) ? &ctx.input(8) : nullptr;
+             if (ids.rank() != 2) ctx.fail("input_ids must be [batch, sequence], got " + ids.shape().to_string());
+             if (word.rank() != 2 || pos.rank() != 2 || (seg_emb && seg_emb->rank() != 2))
+               ctx.fail("the embedding tables must be 2-D");
+             const i64 B = ids.sizes()[0], S = ids.sizes()[1], H = word.sizes()[1];
+             if (pos.sizes()[1] != H || (seg_emb && seg_emb->sizes()[1] != H) || gamma.size() != H || beta.size() != H)
+               ctx.fail("the embeddings, gamma and beta must have the hidden size " + std::to_string(H));
+             if (seg && !seg_emb) ctx.fail("segment_ids without segment_embedding");
+             const std::vector<i64> id = int_values(ids, ctx.node(), "input_ids");
+             const std::vector<i64> sid = seg ? int_values(*seg, ctx.node(), "segment_ids") : std::vector<i64>{};
+             const std::vector<i64> pid = pos_ids ? int_values(*pos_ids, ctx.node(), "position_ids") : std::vector<i64>{};
+             if (seg && static_cast<i64>(sid.size()) != B * S) ctx.fail("segment_ids must have the shape of input_ids");
+             if (pos_ids && static_cast<i64>(pid.size()) != B * S && static_cast<i64>(pid.size()) != S)
+               ctx.fail("position_ids must be [batch, sequence] or [1, sequence]");
+             dispatch<nn_types>(word.element_type(), ctx.node(), [&]<class T>() {
+               auto row_of = [&](const gpass::tensor& table, i64 r, const char* what) {
+                 if (r < 0 || r >= table.sizes()[0])
+                   ctx.fail(std::string(what) + " " + std::to_string(r) + " is out of range [0, " + std::to_string(table.sizes()[0]) + ")");
+                 return table.data<T>() + r * H;
                };
-               const auto g = vals(&gamma), be = vals(beta), bi = vals(bias);
-               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
-               std::vector<i64> stat_sizes(x.sizes().begin(), x.sizes().end() - 1);
-               stat_sizes.push_back(1);
-               gpass::tensor* mean_t = ctx.num_outputs() > 1 && ctx.output_wanted(1) ? &ctx.allocate_output(1, dtype::f32, stat_sizes) : nullptr;
-               gpass::tensor* inv_t = ctx.num_outputs() > 2 && ctx.output_wanted(2) ? &ctx.allocate_output(2, dtype::f32, stat_sizes) : nullptr;
-               gpass::tensor* sum_t = ctx.num_outputs() > 3 && ctx.output_wanted(3) ? &ctx.allocate_output(3, x.element_type(), x.sizes()) : nullptr;
-               const T* xp = x.data<T>();
-               const T* sp = skip.data<T>();
-               const bool skip_row = skip.size() == H;
-               T* yp = y.data<T>();
-               ctx.policy().parallel_for(rows, 8.0 * static_cast<double>(H), [&](i64 lo, i64 hi) {
-                 std::vector<double> sv(static_cast<std::size_t>(H));
-                 for (i64 row = lo; row < hi; ++row) {
-                   double mean = 0;
-                   for (i64 j = 0; j < H; ++j) {
-                     const i64 k = row * H + j;
-                     double v = static_cast<double>(static_cast<compute_t<T>>(xp[k])) +
-                                static_cast<double>(static_cast<compute_t<T>>(sp[skip_row ? j : k]));
-                     if (!bi.empty()) v += bi[static_cast<std::size_t>(j)];
-                     if (sum_t) sum_t->data<T>()[k] = static_cast<T>(static_cast<compute_t<T>>(v));
-                     sv[static_cast<std::size_t>(j)] = v;
-                     mean += v;
-                   }
-                   mean /= static_cast<double>(H);
-                   double var = 0;
-                   for (double v : sv) var += (v - mean) * (v - mean);
-                   const double inv = 1.0 / std::sqrt(var / static_cast<double>(H) + eps);
-                   for (i64 j = 0; j < H; ++j) {
-                     double o = (sv[static_cast<std::size_t>(j)] - mean) * inv * g[static_cast<std::size_t>(j)];
-                     if (!be.empty()) o += be[static_cast<std::size_t>(j)];
-                     yp[row * H + j] = static_cast<T>(static_cast<compute_t<T>>(o));
-                   }
-                   if (mean_t) mean_t->data<float>()[row] = static_cast<float>(mean);
-                   if (inv_t) inv_t->data<float>()[row] = static_cast<float>(inv);
+               gpass::tensor& y = ctx.allocate_output(0, word.element_type(), {B, S, H});
+               gpass::tensor* sum_t =
+                   ctx.num_outputs() > 2 && ctx.output_wanted(2) ? &ctx.allocate_output(2, word.element_type(), {B, S, H}) : nullptr;
+               std::vector<double> v(static_cast<std::size_t>(H));
+               for (i64 t = 0; t < B * S; ++t) {
+                 const T* w = row_of(word, id[static_cast<std::size_t>(t)], "input id");
+                 const i64 p = pos_ids ? pid[static_cast<std::size_t>(static_cast<i64>(pid.size()) == S ? t % S : t)] : t % S;
+                 const T* pe = row_of(pos, p, "position id");
+                 const T* se = seg ? row_of(*seg_emb, sid[static_cast<std::size_t>(t)], "segment id") : nullptr;
+                 double mean = 0;
+                 for (i64 j = 0; j < H; ++j) {
+                   double e = static_cast<double>(static_cast<compute_t<T>>(w[j])) + static_cast<double>(static_cast<compute_t<T>>(pe[j]));
+                   if (se) e += static_cast<double>(static_cast<compute_t<T>>(se[j]));
+                   v[static_cast<std::size_t>(j)] = e;
+                   mean += e;
+                   if (sum_t) sum_t->data<T>()[t * H + j] = static_cast<T>(static_cast<compute_t<T>>(e));
                  }
-               });
+                 mean /= static_cast<double>(H);
+                 double var = 0;
+                 for (double e : v) var += (e - mean) * (e - mean);
+                 const double inv = 1.0 / std::sqrt(var / static_cast<double>(H) + eps);
+                 for (i64 j = 0; j < H; ++j)
+                   y.data<T>()[t * H + j] = static_cast<T>(static_cast<compute_t<T>>(
+                       (v[static_cast<std::size_t>(j)] - mean) * inv * static_cast<double>(static_cast<compute_t<T>>(gamma.data<T>()[j])) +
+                       static_cast<double>(static_cast<compute_t<T>>(beta.data<T>()[j]))));
+               }
+               if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+                 gpass::tensor& mi = ctx.allocate_output_zeroed(1, dtype::int32, {B});
+                 if (mask) {
+                   const std::vector<i64> m = int_values(*mask, ctx.node(), "mask");
+                   if (static_cast<i64>(m.size()) != B * S) ctx.fail("mask must have the shape of input_ids");
+                   for (i64 b = 0; b < B; ++b)
+                     for (i64 s = 0; s < S; ++s) mi.data<std::int32_t>()[b] += m[static_cast<std::size_t>(b * S + s)] != 0;
+                 }
+               }
              });
            };
          }});
