@@ -209,11 +209,12 @@ TEST_CASE("onnx.functions.ort_contrib_ops") {
   check_against_ort(g, "ort_contrib", 6, 2);
 }
 
-TEST_CASE("onnx.functions.ort_contrib_embed_and_simplified_norms") {
+TEST_CASE("onnx.functions.ort_contrib_embed_norms_and_attention") {
   // SkipSimplifiedLayerNormalization (RMS), EmbedLayerNormalization with segments, a mask and
-  // position ids, and without them
+  // position ids, and without them; Attention with a 0/1 mask, with end positions, and
+  // unidirectional with an attention bias
   G g = gpass::read_onnx_file(dir / "ort_contrib2.onnx");
-  check_against_ort(g, "ort_contrib2", 8, 6);
+  check_against_ort(g, "ort_contrib2", 11, 6);
 }
 
 }  // namespace gpass_test_onnx_functions

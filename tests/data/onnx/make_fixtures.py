@@ -13,8 +13,9 @@ outputs as the references (committed; rerun only to change them):
   (`data_location = EXTERNAL`).
 - ort_contrib.onnx: ONNX Runtime's com.microsoft Gelu, BiasGelu, FastGelu, QuickGelu and
   SkipLayerNormalization.
-- ort_contrib2.onnx: its SkipSimplifiedLayerNormalization and EmbedLayerNormalization (with
-  segments, a mask and position ids; and a second one with none of them).
+- ort_contrib2.onnx: its SkipSimplifiedLayerNormalization, EmbedLayerNormalization (with
+  segments, a mask and position ids; and a second one with none of them) and Attention (a
+  0/1 mask, end positions, unidirectional with an attention bias).
 `make_fixtures.py NAME...` remakes only those fixtures.
 Each model's input and ONNX Runtime's outputs are written as <name>.input_<k>.pb /
 <name>.output_<k>.pb (TensorProto files).
@@ -166,7 +167,8 @@ def ort_contrib2() -> None:
     def init(name, shape):
         return numpy_helper.from_array(r.standard_normal(shape).astype(np.float32), name)
     inits = [init("gamma", h), init("beta", h), init("sbias", h), init("word", (vocab, h)), init("pos", (positions, h)),
-             init("seg", (segments, h))]
+             init("seg", (segments, h)), init("qkv_w", (h, 3 * h)), init("qkv_b", 3 * h), init("abias", (1, 2, s, s))]
+    inits.append(numpy_helper.from_array(np.array([3, 5], np.int32), "ends"))
     nodes = [
         helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma", "sbias"], ["ssln", "", "inv", "sum"],
                          domain=ms, epsilon=1e-5),
@@ -174,11 +176,16 @@ def ort_contrib2() -> None:
                          ["emb", "mask_index", "emb_sum"], domain=ms, epsilon=1e-5),
         helper.make_node("EmbedLayerNormalization", ["ids", "", "word", "pos", "", "gamma", "beta"], ["emb2", "mask_index2"],
                          domain=ms, epsilon=1e-5),
+        helper.make_node("Attention", ["x", "qkv_w", "qkv_b", "mask"], ["att_mask"], domain=ms, num_heads=2),
+        helper.make_node("Attention", ["x", "qkv_w", "qkv_b", "ends"], ["att_ends"], domain=ms, num_heads=4),
+        helper.make_node("Attention", ["x", "qkv_w", "qkv_b", "", "", "abias"], ["att_causal"], domain=ms, num_heads=2,
+                         unidirectional=1),
     ]
     outs = [helper.make_tensor_value_info("ssln", f, [b, s, h]), helper.make_tensor_value_info("inv", f, [b, s, 1]),
             helper.make_tensor_value_info("sum", f, [b, s, h]), helper.make_tensor_value_info("emb", f, [b, s, h]),
             helper.make_tensor_value_info("mask_index", i32, [b]), helper.make_tensor_value_info("emb_sum", f, [b, s, h]),
             helper.make_tensor_value_info("emb2", f, [b, s, h]), helper.make_tensor_value_info("mask_index2", i32, [b])]
+    outs += [helper.make_tensor_value_info(n, f, [b, s, h]) for n in ("att_mask", "att_ends", "att_causal")]
     ins = [helper.make_tensor_value_info("x", f, [b, s, h]), helper.make_tensor_value_info("skip", f, [b, s, h]),
            helper.make_tensor_value_info("ids", i32, [b, s]), helper.make_tensor_value_info("segs", i32, [b, s]),
            helper.make_tensor_value_info("mask", i32, [b, s]), helper.make_tensor_value_info("pids", i32, [b, s])]

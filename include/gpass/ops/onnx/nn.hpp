@@ -557,6 +557,19 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
            .out("output:T").out("mean?:U").out("inv_std_var?:U").out("input_skip_bias_sum?:T").tc("T", fl)
            .tc("U", {dtype::f32}).attr("epsilon", "float", 1e-12)
            .infer(skip_norm_shapes));
+    ms(onnx_op("Attention", 1).in("input:T").in("weights:T").in("bias?:T").in("mask_index?:M").in("past?:T")
+           .in("attention_bias?:T").in("past_sequence_length?:M").out("output:T").out("present?:T").tc("T", fl)
+           .tc("M", {dtype::int32}).req("num_heads", "int").attr("unidirectional", "int", std::int64_t{0})
+           .attr("mask_filter_value", "float", -10000.0).attr("scale", "float", 0.0)
+           .opt("qkv_hidden_sizes", "ints").attr("past_present_share_buffer", "int", std::int64_t{0})
+           .attr("do_rotary", "int", std::int64_t{0})
+           .infer([](infer_context& c) {
+             shape x = c.input_shape(0), w = c.input_shape(1);
+             dim hv;
+             if (w.has_rank() && w.rank() == 2 && w[1].is_known() && w[1].value() % 3 == 0) hv = dim(w[1].value() / 3);
+             if (auto q = c.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) hv = dim((*q)[2]);
+             c.set_tensor(0, c.input_dtype(0), x.has_rank() && x.rank() == 3 ? shape{x[0], x[1], hv} : shape());
+           }));
     ms(onnx_op("EmbedLayerNormalization", 1).in("input_ids:T1").in("segment_ids?:T1").in("word_embedding:T")
            .in("position_embedding:T").in("segment_embedding?:T").in("gamma:T").in("beta:T").in("mask?:T1")
            .in("position_ids?:T1").out("output:T").out("mask_index?:T1").out("embedding_sum?:T").tc("T1", {dtype::int32})

@@ -1130,6 +1130,105 @@ inline void register_ort_contrib(registry& r) {
   r.add({.domain = "com.microsoft", .op = "SkipSimplifiedLayerNormalization", .since_version = 1, .dtypes = nn_types::dtypes(),
          .make = skip_norm(true)});
 
+  // Attention (the fused self-attention of ONNX Runtime's transformer optimizer): QKV =
+  // input x weights + bias split into num_heads heads (qkv_hidden_sizes, else three equal
+  // parts), softmax(Q K^T scale + mask + attention_bias) V with the heads merged. mask_index:
+  // [B] end positions, [2B] end then start positions, [B, S_total] a 0/1 mask or [B, S,
+  // S_total] one per query; masked keys get mask_filter_value added; unidirectional masks the
+  // keys after the query. No past / present state.
+  r.add({.domain = "com.microsoft", .op = "Attention", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 heads = n.attr<i64>("num_heads");
+    if (heads <= 0) n.fail("num_heads must be positive");
+    const bool causal = n.attr<i64>("unidirectional", 0) != 0;
+    const double filter = n.attr<double>("mask_filter_value", -10000.0);
+    const double scale_attr = n.attr<double>("scale", 0.0);
+    const std::vector<i64> qkv_sizes = n.attr<std::vector<i64>>("qkv_hidden_sizes", {});
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const gpass::tensor& w = ctx.input(1);
+      const gpass::tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+      const gpass::tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+      if (ctx.has_input(4)) ctx.fail("the past state input has no kernel here");
+      const gpass::tensor* abias = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+      if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) ctx.fail("the present state output has no kernel here");
+      if (x.rank() != 3 || w.rank() != 2 || w.sizes()[0] != x.sizes()[2])
+        ctx.fail("input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + x.shape().to_string() + " and " +
+                 w.shape().to_string());
+      const i64 B = x.sizes()[0], S = x.sizes()[1], Hin = x.sizes()[2], W3 = w.sizes()[1];
+      i64 Hq = W3 / 3, Hk = W3 / 3, Hv = W3 / 3;
+      if (!qkv_sizes.empty()) {
+        if (qkv_sizes.size() != 3) ctx.fail("qkv_hidden_sizes must have 3 values");
+        Hq = qkv_sizes[0], Hk = qkv_sizes[1], Hv = qkv_sizes[2];
+      }
+      if (Hq + Hk + Hv != W3 || Hq != Hk || Hq % heads != 0 || Hv % heads != 0)
+        ctx.fail("weights of " + std::to_string(W3) + " columns do not split into Q, K, V of " + std::to_string(heads) + " heads");
+      if (bias && bias->size() != W3) ctx.fail("bias must have " + std::to_string(W3) + " values");
+      const i64 dq = Hq / heads, dv = Hv / heads;
+      const double scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(dq));
+      // the additive mask of (b, query i, key j): 0 or mask_filter_value
+      std::vector<i64> m;
+      std::size_t mrank = 0;
+      if (mask) {
+        m = int_values(*mask, ctx.node(), "mask_index");
+        mrank = mask->rank();
+        const bool ok = (mrank == 1 && (mask->size() == B || mask->size() == 2 * B)) || (mrank == 2 && mask->sizes() == std::vector<i64>{B, S}) ||
+                        (mrank == 3 && mask->sizes() == std::vector<i64>{B, S, S});
+        if (!ok) ctx.fail("mask_index of shape " + mask->shape().to_string() + " is not [B], [2B], [B, S] or [B, S, S]");
+      }
+      auto masked = [&](i64 b, i64 i, i64 j) {
+        if (causal && j > i) return true;
+        if (!mask) return false;
+        if (mrank == 1) {
+          if (j >= m[static_cast<std::size_t>(b)]) return true;
+          return mask->size() == 2 * B && j < m[static_cast<std::size_t>(B + b)];
+        }
+        if (mrank == 2) return m[static_cast<std::size_t>(b * S + j)] == 0;
+        return m[static_cast<std::size_t>((b * S + i) * S + j)] == 0;
+      };
+      if (abias && (abias->rank() != 4 || abias->sizes()[2] != S || abias->sizes()[3] != S ||
+                    (abias->sizes()[0] != 1 && abias->sizes()[0] != B) || (abias->sizes()[1] != 1 && abias->sizes()[1] != heads)))
+        ctx.fail("attention_bias must be [B or 1, num_heads or 1, S, S], got " + abias->shape().to_string());
+      dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        Mat X(B * S, Hin), Wm(Hin, W3);
+        for (i64 i = 0; i < X.size(); ++i) X.data()[i] = static_cast<C>(x.data<T>()[i]);
+        for (i64 i = 0; i < Wm.size(); ++i) Wm.data()[i] = static_cast<C>(w.data<T>()[i]);
+        Mat qkv = X * Wm;
+        if (bias)
+          for (i64 r0 = 0; r0 < qkv.rows(); ++r0)
+            for (i64 c0 = 0; c0 < W3; ++c0) qkv(r0, c0) += static_cast<C>(bias->data<T>()[c0]);
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, S, Hv});
+        std::vector<double> p(static_cast<std::size_t>(S));
+        for (i64 b = 0; b < B; ++b)
+          for (i64 h = 0; h < heads; ++h)
+            for (i64 i = 0; i < S; ++i) {
+              double mx = -std::numeric_limits<double>::infinity();
+              for (i64 j = 0; j < S; ++j) {
+                double sc = 0;
+                for (i64 d = 0; d < dq; ++d)
+                  sc += static_cast<double>(qkv(b * S + i, h * dq + d)) * static_cast<double>(qkv(b * S + j, Hq + h * dq + d));
+                sc *= scale;
+                if (masked(b, i, j)) sc += filter;
+                if (abias) {
+                  const i64 ab = abias->sizes()[0] == 1 ? 0 : b, ah = abias->sizes()[1] == 1 ? 0 : h;
+                  sc += static_cast<double>(static_cast<C>(abias->data<T>()[((ab * abias->sizes()[1] + ah) * S + i) * S + j]));
+                }
+                p[static_cast<std::size_t>(j)] = sc;
+                mx = std::max(mx, sc);
+              }
+              double sum = 0;
+              for (auto& v : p) sum += (v = std::exp(v - mx));
+              for (i64 d = 0; d < dv; ++d) {
+                double o = 0;
+                for (i64 j = 0; j < S; ++j) o += p[static_cast<std::size_t>(j)] * static_cast<double>(qkv(b * S + j, Hq + Hk + h * dv + d));
+                y.data<T>()[(b * S + i) * Hv + h * dv + d] = static_cast<T>(static_cast<C>(o / sum));
+              }
+            }
+      });
+    };
+  }});
+
   // EmbedLayerNormalization: the word (+ position, + segment) embeddings of token ids summed
   // and layer-normalized over the hidden axis; mask_index[b] = the count of non-zero mask
   // entries of sequence b (0 without a mask); the sum before the normalization as output 2
