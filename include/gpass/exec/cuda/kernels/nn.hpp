@@ -7,6 +7,7 @@
 /// and InstanceNormalization (a block per row), for f16, bf16, f32 and f64. Semantics follow
 /// the Eigen CPU kernels (`eigen_cpu/kernels/nn.hpp`).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
