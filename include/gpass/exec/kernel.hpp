@@ -112,6 +112,19 @@ struct kernel_node {
   }
 };
 
+/// The value of a `Constant` node: its attribute `value` (a tensor), or ONNX's
+/// `value_float(s)`, `value_int(s)`, `value_string(s)`; none of them fails naming the node.
+inline gpass::tensor constant_attr_value(const kernel_node& n) {
+  if (n.has_attr("value")) return n.attr<gpass::tensor>("value");
+  if (n.has_attr("value_float")) return gpass::tensor::scalar(n.attr<float>("value_float"));
+  if (n.has_attr("value_floats")) return gpass::tensor::from<float>(n.attr<std::vector<float>>("value_floats"));
+  if (n.has_attr("value_int")) return gpass::tensor::scalar<std::int64_t>(n.attr<std::int64_t>("value_int"));
+  if (n.has_attr("value_ints")) return gpass::tensor::from<std::int64_t>(n.attr<std::vector<std::int64_t>>("value_ints"));
+  if (n.has_attr("value_string")) return gpass::tensor::scalar<std::string>(n.attr<std::string>("value_string"));
+  if (n.has_attr("value_strings")) return gpass::tensor::from<std::string>(n.attr<std::vector<std::string>>("value_strings"));
+  n.fail("Constant has no value attribute");
+}
+
 template <class P>
 class kernel_context;
 

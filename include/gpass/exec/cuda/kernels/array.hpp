@@ -38,6 +38,7 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/shape_rules.hpp>
 
 namespace gpass::exec {
 
@@ -59,111 +60,13 @@ inline std::vector<dtype> movable_types() {
 
 // ---- shape arithmetic (as the CPU kernels do it) -------------------------------------------
 
-inline std::string sizes_str(const std::vector<i64>& s) { return shape::of(s).to_string(); }
-
-inline i64 prod(const std::vector<i64>& s, std::size_t b, std::size_t e) {
-  i64 p = 1;
-  for (std::size_t i = b; i < e; ++i) p *= s[i];
-  return p;
-}
-
-/// Row-major strides of `sizes`.
-inline std::vector<i64> strides_of(const std::vector<i64>& sizes) {
-  std::vector<i64> s(sizes.size(), 1);
-  for (std::size_t i = sizes.size(); i-- > 1;) s[i - 1] = s[i] * sizes[i];
-  return s;
-}
-
-/// `axis` in [-rank, rank) made non-negative (rank 0 takes axis 0); else fails naming the node.
-inline i64 normalize_axis(i64 axis, i64 rank, const kernel_node& n) {
-  if (axis < -rank || axis >= std::max<i64>(rank, 1))
-    n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-/// An index in [-dim, dim) made non-negative; out of range fails naming the node.
-inline i64 fix_index(i64 v, i64 dim, const kernel_node& n, const char* what) {
-  if (v < -dim || v >= dim)
-    n.fail(std::string(what) + " " + std::to_string(v) + " is out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) +
-           ")");
-  return v < 0 ? v + dim : v;
-}
-
-/// Shape of a reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
-inline std::vector<i64> reshape_sizes(const std::vector<i64>& in, std::vector<i64> req, bool allowzero, const kernel_node& n) {
-  i64 known = 1;
-  int infer = -1;
-  for (std::size_t i = 0; i < req.size(); ++i) {
-    if (req[i] == 0 && !allowzero) {
-      if (i >= in.size()) n.fail("shape has 0 at position " + std::to_string(i) + " beyond the input rank");
-      req[i] = in[i];
-    }
-    if (req[i] == -1) {
-      if (infer >= 0) n.fail("shape has more than one -1");
-      infer = static_cast<int>(i);
-    } else if (req[i] < 0) {
-      n.fail("shape has invalid size " + std::to_string(req[i]));
-    } else {
-      auto k = checked_mul(known, req[i]);
-      if (!k) n.fail("shape " + sizes_str(req) + " has more elements than int64 counts");
-      known = *k;
-    }
-  }
-  const i64 total = prod(in, 0, in.size());
-  if (infer >= 0) {
-    if (known == 0 || total % known != 0) n.fail("cannot reshape " + sizes_str(in) + " to " + sizes_str(req) + " (cannot infer -1)");
-    req[static_cast<std::size_t>(infer)] = total / known;
-  } else if (known != total) {
-    n.fail("cannot reshape " + sizes_str(in) + " (" + std::to_string(total) + " elements) to " + sizes_str(req));
-  }
-  return req;
-}
-
-/// The broadcast of `a` and `b` (Expand); incompatible sizes fail naming the node.
-inline std::vector<i64> broadcast2(const std::vector<i64>& a, const std::vector<i64>& b, const kernel_node& n) {
-  const std::size_t r = std::max(a.size(), b.size());
-  std::vector<i64> out(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    const i64 x = i + a.size() >= r ? a[i + a.size() - r] : 1;
-    const i64 y = i + b.size() >= r ? b[i + b.size() - r] : 1;
-    if (x != y && x != 1 && y != 1) n.fail("cannot broadcast sizes " + sizes_str(a) + " and " + sizes_str(b));
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
-/// Strides reading `sizes` broadcast to `out`: 0 on broadcast dimensions.
-inline std::vector<i64> broadcast_strides(const std::vector<i64>& sizes, const std::vector<i64>& out) {
-  std::vector<i64> s(out.size(), 0);
-  const auto own = strides_of(sizes);
-  const std::size_t off = out.size() - sizes.size();
-  for (std::size_t i = 0; i < sizes.size(); ++i) s[off + i] = sizes[i] == 1 ? 0 : own[i];
-  return s;
-}
-
-/// Slice of one axis: start offset, element count and step, as the CPU kernel clamps them.
-struct slice_range {
-  i64 start = 0, count = 0;
-};
-inline slice_range slice_axis(i64 s, i64 e, i64 step, i64 dim) {
-  if (s < 0) s += dim;
-  if (e < 0) e += dim;
-  slice_range r;
-  if (step > 0) {
-    s = std::clamp<i64>(s, 0, dim);
-    e = std::clamp<i64>(e, 0, dim);
-    r.count = e > s ? (e - s + step - 1) / step : 0;
-  } else if (dim == 0) {
-    s = 0;  // an empty axis: nothing to take (and no valid clamp range)
-    r.count = 0;
-  } else {
-    s = std::clamp<i64>(s, 0, dim - 1);
-    e = std::clamp<i64>(e, -1, dim - 1);
-    r.count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
-  }
-  r.start = s;
-  return r;
-}
+using shape_rules::broadcast_strides;
+using shape_rules::fix_index;
+using shape_rules::normalize_axis;
+using shape_rules::prod;
+using shape_rules::reshape_sizes;
+using shape_rules::sizes_str;
+using shape_rules::strides_of;
 
 /// Axes from attribute `name` when present, else from input `input` when given.
 inline std::optional<std::vector<i64>> axes_of(context& ctx, const char* name, std::size_t input) {
@@ -451,27 +354,8 @@ inline fn make_transpose(const kernel_node& n) {
   return [perm, lib](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     require_movable(ctx, x.element_type());
-    const std::size_t rank = x.rank();
-    std::vector<i64> p(rank);
-    if (perm) {
-      if (perm->size() != rank) ctx.fail("perm has " + std::to_string(perm->size()) + " entries for rank " + std::to_string(rank));
-      std::vector<char> seen(rank, 0);
-      for (std::size_t i = 0; i < rank; ++i) {
-        const i64 a = normalize_axis((*perm)[i], static_cast<i64>(rank), ctx.node());
-        if (seen[static_cast<std::size_t>(a)]) ctx.fail("perm is not a permutation");
-        seen[static_cast<std::size_t>(a)] = 1;
-        p[i] = a;
-      }
-    } else {
-      for (std::size_t i = 0; i < rank; ++i) p[i] = static_cast<i64>(rank - 1 - i);
-    }
-    const auto st = strides_of(x.sizes());
-    std::vector<i64> os(rank), ost(rank);
-    for (std::size_t i = 0; i < rank; ++i) {
-      os[i] = x.sizes()[static_cast<std::size_t>(p[i])];
-      ost[i] = st[static_cast<std::size_t>(p[i])];
-    }
-    copy_view(ctx, *lib, x, os, os, ost, 0);
+    const auto v = shape_rules::transpose_view(x.sizes(), perm, ctx.node());
+    copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
   };
 }
 
@@ -483,22 +367,9 @@ inline fn make_concat(const kernel_node& n) {
     std::vector<const cuda_tensor*> xs;
     for (std::size_t i = 0; i < ctx.num_inputs(); ++i)
       if (ctx.has_input(i)) xs.push_back(&ctx.input(i));
-    if (xs.empty()) ctx.fail("no inputs");
+    const auto [axis, out] = shape_rules::concat_shape(xs, axis_attr, ctx.node());
     const cuda_tensor& x0 = *xs[0];
     require_movable(ctx, x0.element_type());
-    const i64 rank = static_cast<i64>(x0.rank());
-    if (rank == 0) ctx.fail("cannot concatenate scalars");
-    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-    std::vector<i64> out = x0.sizes();
-    out[axis] = 0;
-    for (const auto* x : xs) {
-      if (x->element_type() != x0.element_type()) ctx.fail("inputs have different element types");
-      if (x->rank() != x0.rank()) ctx.fail("inputs have different ranks");
-      for (std::size_t d = 0; d < x0.rank(); ++d)
-        if (d != axis && x->sizes()[d] != x0.sizes()[d])
-          ctx.fail("input sizes " + sizes_str(x->sizes()) + " and " + sizes_str(x0.sizes()) + " differ off the axis");
-      out[axis] += x->sizes()[axis];
-    }
     cuda_tensor& y = ctx.allocate_output(0, x0.element_type(), out);
     if (y.size() == 0) return;
     const auto ost = strides_of(out);
@@ -529,26 +400,7 @@ inline fn make_split(const kernel_node& n) {
     std::vector<i64> parts;
     if (split_attr) parts = *split_attr;
     else if (ctx.has_input(1)) parts = cuda_detail::host_ints(ctx, 1);
-    if (parts.empty()) {
-      if (num_outputs && static_cast<std::size_t>(*num_outputs) != nout)
-        ctx.fail("num_outputs is " + std::to_string(*num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
-      if (nout == 0) ctx.fail("no outputs");
-      const i64 k = static_cast<i64>(nout);
-      if (num_outputs) {
-        const i64 chunk = (dim + k - 1) / k;
-        for (i64 i = 0; i < k; ++i) parts.push_back(std::clamp<i64>(dim - i * chunk, 0, chunk));
-      } else {
-        if (dim % k != 0) ctx.fail("axis size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) + " equal parts");
-        parts.assign(nout, dim / k);
-      }
-    }
-    if (parts.size() != nout) ctx.fail("split has " + std::to_string(parts.size()) + " entries for " + std::to_string(nout) + " outputs");
-    i64 sum = 0;
-    for (i64 p : parts) {
-      if (p < 0) ctx.fail("split has a negative entry");
-      sum += p;
-    }
-    if (sum != dim) ctx.fail("split sums to " + std::to_string(sum) + ", the axis has size " + std::to_string(dim));
+    parts = shape_rules::split_sizes(dim, std::move(parts), num_outputs, nout, ctx.node());
     const auto st = strides_of(x.sizes());
     i64 start = 0;
     for (std::size_t i = 0; i < nout; ++i) {
@@ -575,7 +427,6 @@ inline fn make_slice(const kernel_node& n) {
     const kernel_node& nd = ctx.node();
     const cuda_tensor& x = ctx.input(0);
     require_movable(ctx, x.element_type());
-    const i64 rank = static_cast<i64>(x.rank());
     std::vector<i64> starts, ends, steps;
     std::optional<std::vector<i64>> axes;
     if (at) {
@@ -588,30 +439,8 @@ inline fn make_slice(const kernel_node& n) {
       if (ctx.has_input(3)) axes = cuda_detail::host_ints(ctx, 3);
       if (ctx.has_input(4)) steps = cuda_detail::host_ints(ctx, 4);
     }
-    if (starts.size() != ends.size()) ctx.fail("starts and ends have different lengths");
-    if (axes && axes->size() != starts.size()) ctx.fail("axes and starts have different lengths");
-    if (!steps.empty() && steps.size() != starts.size()) ctx.fail("steps and starts have different lengths");
-    if (!axes) {
-      if (static_cast<i64>(starts.size()) > rank) ctx.fail("more starts than dimensions");
-      axes.emplace(starts.size());
-      std::iota(axes->begin(), axes->end(), i64{0});
-    }
-    const auto st = strides_of(x.sizes());
-    std::vector<i64> os = x.sizes(), ost = st;
-    std::vector<char> seen(x.rank(), 0);
-    i64 offset = 0;
-    for (std::size_t i = 0; i < starts.size(); ++i) {
-      const std::size_t a = static_cast<std::size_t>(normalize_axis((*axes)[i], rank, nd));
-      if (seen[a]) ctx.fail("axis " + std::to_string((*axes)[i]) + " is repeated");
-      seen[a] = 1;
-      const i64 step = steps.empty() ? 1 : steps[i];
-      if (step == 0) ctx.fail("step is 0");
-      const slice_range r = slice_axis(starts[i], ends[i], step, x.sizes()[a]);
-      os[a] = r.count;
-      ost[a] = st[a] * step;
-      if (r.count > 0) offset += r.start * st[a];
-    }
-    copy_view(ctx, *lib, x, os, os, ost, offset);
+    const auto v = shape_rules::slice_view(x.sizes(), starts, ends, std::move(axes), steps, nd);
+    copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, v.offset);
   };
 }
 
@@ -623,7 +452,7 @@ inline fn make_expand(const kernel_node&) {
     const auto req = cuda_detail::host_ints(ctx, 1);
     for (i64 v : req)
       if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
-    const auto out = broadcast2(x.sizes(), req, ctx.node());
+    const auto out = shape_rules::broadcast_sizes(x.sizes(), req, ctx.node());
     copy_view(ctx, *lib, x, out, out, broadcast_strides(x.sizes(), out), 0);
   };
 }
@@ -659,21 +488,8 @@ inline fn make_depth_space(const kernel_node& n, bool to_space) {
   return [b, crd = mode == "CRD", to_space, lib](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     require_movable(ctx, x.element_type());
-    if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
-    const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
-    if (to_space) {
-      if (C % (b * b) != 0) ctx.fail("channels " + std::to_string(C) + " are not a multiple of blocksize^2");
-      const i64 c2 = C / (b * b), sC = H * W;
-      const std::vector<i64> vs{N, c2, H, b, W, b};
-      const std::vector<i64> vst = crd ? std::vector<i64>{C * sC, b * b * sC, W, b * sC, 1, sC}
-                                       : std::vector<i64>{C * sC, sC, W, b * c2 * sC, 1, c2 * sC};
-      copy_view(ctx, *lib, x, {N, c2, H * b, W * b}, vs, vst, 0);
-    } else {
-      if (H % b != 0 || W % b != 0) ctx.fail("spatial sizes are not multiples of blocksize");
-      const std::vector<i64> vs = crd ? std::vector<i64>{N, C, b, b, H / b, W / b} : std::vector<i64>{N, b, b, C, H / b, W / b};
-      const std::vector<i64> vst = crd ? std::vector<i64>{C * H * W, H * W, W, 1, b * W, b} : std::vector<i64>{C * H * W, W, 1, H * W, b * W, b};
-      copy_view(ctx, *lib, x, {N, C * b * b, H / b, W / b}, vs, vst, 0);
-    }
+    const auto r = shape_rules::depth_space_view(x.sizes(), b, crd, to_space, ctx.node());
+    copy_view(ctx, *lib, x, r.out, r.view.sizes, r.view.strides, 0);
   };
 }
 
@@ -1028,24 +844,7 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
   r.add({.op = "Squeeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
     return [](context& ctx) {
       const cuda_tensor& x = ctx.input(0);
-      const i64 rank = static_cast<i64>(x.rank());
-      auto axes = axes_of(ctx, "axes", 1);
-      std::vector<char> drop(x.rank(), 0);
-      if (axes) {
-        for (i64 a : *axes) {
-          const i64 k = normalize_axis(a, rank, ctx.node());
-          if (x.sizes()[static_cast<std::size_t>(k)] != 1)
-            ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x.sizes()[static_cast<std::size_t>(k)]) +
-                     " (input " + sizes_str(x.sizes()) + ")");
-          drop[static_cast<std::size_t>(k)] = 1;
-        }
-      } else {
-        for (std::size_t i = 0; i < x.rank(); ++i) drop[i] = x.sizes()[i] == 1;
-      }
-      std::vector<i64> s;
-      for (std::size_t i = 0; i < x.rank(); ++i)
-        if (!drop[i]) s.push_back(x.sizes()[i]);
-      ctx.set_output(0, x.reshaped(std::move(s)));
+      ctx.set_output(0, x.reshaped(shape_rules::squeeze_sizes(x.sizes(), axes_of(ctx, "axes", 1), ctx.node())));
     };
   }});
   r.add({.op = "Unsqueeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
@@ -1053,17 +852,7 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
       const cuda_tensor& x = ctx.input(0);
       auto axes = axes_of(ctx, "axes", 1);
       if (!axes) ctx.fail("axes are missing");
-      const i64 out_rank = static_cast<i64>(x.rank() + axes->size());
-      std::vector<char> ins(static_cast<std::size_t>(out_rank), 0);
-      for (i64 a : *axes) {
-        const i64 k = normalize_axis(a, out_rank, ctx.node());
-        if (ins[static_cast<std::size_t>(k)]) ctx.fail("axis " + std::to_string(a) + " is repeated");
-        ins[static_cast<std::size_t>(k)] = 1;
-      }
-      std::vector<i64> s;
-      std::size_t j = 0;
-      for (std::size_t i = 0; i < ins.size(); ++i) s.push_back(ins[i] ? 1 : x.sizes()[j++]);
-      ctx.set_output(0, x.reshaped(std::move(s)));
+      ctx.set_output(0, x.reshaped(shape_rules::unsqueeze_sizes(x.sizes(), *axes, ctx.node())));
     };
   }});
   r.add({.op = "Shape", .make = [](const kernel_node& n) -> fn {

@@ -74,13 +74,7 @@ inline void register_cuda_control(kernel_registry<cuda>& r) {
   using cuda_detail::context;
   using cuda_detail::fn;
   r.add({.op = "Constant", .type_input = -1, .make = [](const kernel_node& n) -> fn {
-    gpass::tensor v;
-    if (n.has_attr("value")) v = n.attr<gpass::tensor>("value");
-    else if (n.has_attr("value_float")) v = gpass::tensor::scalar(n.attr<float>("value_float"));
-    else if (n.has_attr("value_floats")) v = gpass::tensor::from<float>(n.attr<std::vector<float>>("value_floats"));
-    else if (n.has_attr("value_int")) v = gpass::tensor::scalar<std::int64_t>(n.attr<std::int64_t>("value_int"));
-    else if (n.has_attr("value_ints")) v = gpass::tensor::from<std::int64_t>(n.attr<std::vector<std::int64_t>>("value_ints"));
-    else n.fail("Constant has no numeric value attribute (string constants have no CUDA kernel)");
+    gpass::tensor v = constant_attr_value(n);
     if (!cuda_codegen::supported(v.element_type()))
       n.fail("no CUDA kernel for a constant of element type " + std::string(to_string(v.element_type())));
     // uploaded once: the first run pays the copy, every later run shares the device tensor

@@ -30,6 +30,8 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/fused_activation.hpp>
+#include <gpass/exec/shape_rules.hpp>
 
 namespace gpass::exec {
 
@@ -59,31 +61,9 @@ inline std::uint32_t alignment_of(const void* p) {
 
 // ---- fused activations --------------------------------------------------------------------
 
-/// The activation of a fused op (as the CPU's `fused_activation` reads it): attribute
-/// `activation` with `activation_params`, or ONNX Runtime's `activation_alpha` / `_beta`.
-struct fused_act {
-  enum class kind { none, relu, leaky_relu, clip, sigmoid, tanh, hard_sigmoid } k = kind::none;
-  double a = 0, b = 0;
-
-  static fused_act read(const kernel_node& n) {
-    const std::string name = n.attr<std::string>("activation", "");
-    std::vector<double> p = n.attr<std::vector<double>>("activation_params", {});
-    if (p.empty() && n.has_attr("activation_alpha")) {
-      p.push_back(n.attr<double>("activation_alpha"));
-      if (n.has_attr("activation_beta")) p.push_back(n.attr<double>("activation_beta"));
-    }
-    auto param = [&](std::size_t i, double def) { return i < p.size() ? p[i] : def; };
-    fused_act f;
-    if (name.empty()) f.k = kind::none;
-    else if (name == "Relu") f.k = kind::relu;
-    else if (name == "LeakyRelu") f = {kind::leaky_relu, param(0, 0.01), 0};
-    else if (name == "Clip") f = {kind::clip, param(0, -std::numeric_limits<double>::infinity()), param(1, std::numeric_limits<double>::infinity())};
-    else if (name == "Sigmoid") f.k = kind::sigmoid;
-    else if (name == "Tanh") f.k = kind::tanh;
-    else if (name == "HardSigmoid") f = {kind::hard_sigmoid, param(0, 0.2), param(1, 0.5)};
-    else n.fail("unknown fused activation '" + name + "'");
-    return f;
-  }
+/// The activation of a fused op (`fused_activation`) with its generated form.
+struct fused_act : fused_activation {
+  static fused_act read(const kernel_node& n) { return {fused_activation::read(n)}; }
   /// The expression of the activation of `v` (of compute type `W`).
   std::string expr(dtype t) const {
     const std::string W(cuda_codegen::compute_type(t));
@@ -414,77 +394,10 @@ inline fn make_gemm(const kernel_node& n, bool fused) {
 
 // ---- window geometry ------------------------------------------------------------------------
 
-struct window_attrs {
-  std::vector<i64> kernel, strides, dilations, pads;
-  std::string auto_pad = "NOTSET";
-  bool ceil_mode = false;
-
-  static window_attrs read(const kernel_node& n) {
-    window_attrs a;
-    a.kernel = n.attr<std::vector<i64>>("kernel_shape", {});
-    a.strides = n.attr<std::vector<i64>>("strides", {});
-    a.dilations = n.attr<std::vector<i64>>("dilations", {});
-    a.pads = n.attr<std::vector<i64>>("pads", {});
-    a.auto_pad = n.attr<std::string>("auto_pad", "NOTSET");
-    if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
-    a.ceil_mode = n.attr<i64>("ceil_mode", 0) != 0;
-    if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER")
-      n.fail("unknown auto_pad '" + a.auto_pad + "'");
-    for (i64 v : a.kernel)
-      if (v <= 0) n.fail("kernel_shape must be positive");
-    for (i64 v : a.strides)
-      if (v <= 0) n.fail("strides must be positive");
-    for (i64 v : a.dilations)
-      if (v <= 0) n.fail("dilations must be positive");
-    for (i64 v : a.pads)
-      if (v < 0) n.fail("pads must be non-negative");
-    return a;
-  }
-};
-
-struct window_geometry {
-  std::vector<i64> in, kernel, strides, dilations, pad_begin, pad_end, out;
-  i64 effective(std::size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
-};
-
-inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in, std::vector<i64> kernel, const context& ctx) {
-  const std::size_t r = in.size();
-  window_geometry g;
-  g.in = std::move(in);
-  g.kernel = std::move(kernel);
-  if (g.kernel.size() != r)
-    ctx.fail("kernel_shape has " + std::to_string(g.kernel.size()) + " values for " + std::to_string(r) + " spatial dimensions");
-  auto list = [&](const std::vector<i64>& v, std::size_t want, const char* what) {
-    if (v.empty()) return std::vector<i64>(want, what[0] == 'p' ? 0 : 1);
-    if (v.size() != want) ctx.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
-    return v;
-  };
-  g.strides = list(a.strides, r, "strides");
-  g.dilations = list(a.dilations, r, "dilations");
-  const std::vector<i64> pads = list(a.pads, 2 * r, "pads");
-  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
-  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
-  g.out.resize(r);
-  for (std::size_t d = 0; d < r; ++d) {
-    const i64 eff = g.effective(d), s = g.strides[d], x = g.in[d];
-    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      const i64 o = (x + s - 1) / s;
-      const i64 total = std::max<i64>(0, (o - 1) * s + eff - x);
-      const i64 small = total / 2, big = total - small;
-      g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? small : big;
-      g.pad_end[d] = a.auto_pad == "SAME_UPPER" ? big : small;
-      g.out[d] = o;
-      continue;
-    }
-    if (a.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
-    const i64 span = x + g.pad_begin[d] + g.pad_end[d] - eff;
-    if (span < 0) ctx.fail("window of size " + std::to_string(eff) + " does not fit input size " + std::to_string(x) + " (with padding)");
-    i64 o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    if (a.ceil_mode && (o - 1) * s >= x + g.pad_begin[d]) --o;
-    g.out[d] = o;
-  }
-  return g;
-}
+// the window attributes and geometry the CPU kernels use (gpass/exec/shape_rules.hpp)
+using shape_rules::resolve_window;
+using shape_rules::window_attrs;
+using shape_rules::window_geometry;
 
 // ---- pooling and padding (generated) --------------------------------------------------------
 
@@ -631,7 +544,7 @@ inline fn make_pool(const kernel_node& n, bool max) {
     const auto& xs = x.sizes();
     if (xs.size() < 3) ctx.fail("input must have rank >= 3, got " + x.shape().to_string());
     if (xs.size() > 5) ctx.fail("pooling supports up to 3 spatial dimensions");
-    const window_geometry g = resolve_window(wa, {xs.begin() + 2, xs.end()}, wa.kernel, ctx);
+    const window_geometry g = resolve_window(wa, {xs.begin() + 2, xs.end()}, wa.kernel, ctx.node());
     std::vector<i64> ys{xs[0], xs[1]};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     const dtype t = x.element_type();
@@ -820,7 +733,7 @@ inline fn make_conv(const kernel_node& n, bool fused) {
       ctx.fail("kernel_shape " + shape::of(wa.kernel).to_string() + " differs from the weight's " + shape::of(kernel).to_string());
     window_attrs wa2 = wa;
     wa2.ceil_mode = false;
-    const window_geometry g = resolve_window(wa2, {xs.begin() + 2, xs.end()}, kernel, ctx);
+    const window_geometry g = resolve_window(wa2, {xs.begin() + 2, xs.end()}, kernel, ctx.node());
     const i64 N = xs[0], C = xs[1], M = wsz[0];
     std::vector<i64> ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
@@ -944,7 +857,7 @@ inline std::vector<std::pair<std::string, std::string>> linalg_generated_sources
     r.emplace_back("pool_" + ts, pool_source(t));
     r.emplace_back("gemm_beta_" + ts, scale_source(t, 0.5));
     for (int k = 0; k <= static_cast<int>(fused_act::kind::hard_sigmoid); ++k) {
-      fused_act a{static_cast<fused_act::kind>(k), 0.1, 0.9};
+      fused_act a{{static_cast<fused_activation::kind>(k), 0.1, 0.9}};
       if (a.k == fused_act::kind::clip) a.a = -std::numeric_limits<double>::infinity();
       r.emplace_back("act" + std::to_string(k) + "_" + ts, activation_source(t, a));
     }

@@ -76,13 +76,8 @@ inline void copy_n(const U* src, i64 n, U* dst) {
   else std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(U));
 }
 
-inline i64 prod(const std::vector<i64>& s, std::size_t b, std::size_t e) {
-  i64 p = 1;
-  for (std::size_t i = b; i < e; ++i) p *= s[i];
-  return p;
-}
-
-inline std::string sizes_str(const std::vector<i64>& s) { return shape::of(s).to_string(); }
+using shape_rules::prod;
+using shape_rules::sizes_str;
 
 /// Copies the strided view (`src` base, `sizes`, element `strides`: any sign, 0 for
 /// broadcast) into contiguous row-major `dst`. Merges contiguous dimensions, copies rows
@@ -177,13 +172,7 @@ inline std::vector<i64> index_values(const gpass::tensor& t, const kernel_node& 
   return int_values(t, n, what);
 }
 
-/// An index in [-dim, dim) made non-negative; out of range fails naming the node.
-inline i64 fix_index(i64 v, i64 dim, const kernel_node& n, const char* what) {
-  if (v < -dim || v >= dim)
-    n.fail(std::string(what) + " " + std::to_string(v) + " is out of range [" + std::to_string(-dim) + ", " +
-           std::to_string(dim) + ")");
-  return v < 0 ? v + dim : v;
-}
+using shape_rules::fix_index;
 
 /// Axes from attribute `name` when present, else from input `input` when given, else nothing.
 inline std::optional<std::vector<i64>> axes_of(const context& ctx, const char* name, std::size_t input) {
@@ -229,57 +218,15 @@ inline double first_as_double(const gpass::tensor& t, const kernel_node& n, cons
   return r;
 }
 
-/// Shape of a reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
-inline std::vector<i64> reshape_sizes(const std::vector<i64>& in, std::vector<i64> req, bool allowzero, const kernel_node& n) {
-  i64 known = 1;
-  int infer = -1;
-  for (std::size_t i = 0; i < req.size(); ++i) {
-    if (req[i] == 0 && !allowzero) {
-      if (i >= in.size()) n.fail("shape has 0 at position " + std::to_string(i) + " beyond the input rank");
-      req[i] = in[i];
-    }
-    if (req[i] == -1) {
-      if (infer >= 0) n.fail("shape has more than one -1");
-      infer = static_cast<int>(i);
-    } else if (req[i] < 0) {
-      n.fail("shape has invalid size " + std::to_string(req[i]));
-    } else {
-      auto k = checked_mul(known, req[i]);
-      if (!k) n.fail("shape " + sizes_str(req) + " has more elements than int64 counts");
-      known = *k;
-    }
-  }
-  const i64 total = num_elements(in);
-  if (infer >= 0) {
-    if (known == 0 || total % known != 0)
-      n.fail("cannot reshape " + sizes_str(in) + " to " + sizes_str(req) + " (cannot infer -1)");
-    req[static_cast<std::size_t>(infer)] = total / known;
-  } else if (known != total) {
-    n.fail("cannot reshape " + sizes_str(in) + " (" + std::to_string(total) + " elements) to " + sizes_str(req));
-  }
-  return req;
-}
+using shape_rules::reshape_sizes;
 
 inline int opset_of(const kernel_node& n) { return n.opset > 0 ? n.opset : 1000; }
 
 /// Output 0 = the tensors `xs` (same element type and rank, equal sizes off the axis)
 /// concatenated along `axis_attr` (negative counts from the end).
 inline void concat_into(context& ctx, const std::vector<const gpass::tensor*>& xs, i64 axis_attr) {
-  if (xs.empty()) ctx.fail("no inputs");
+  const auto [axis, out] = shape_rules::concat_shape(xs, axis_attr, ctx.node());
   const gpass::tensor& x0 = *xs[0];
-  const i64 rank = static_cast<i64>(x0.rank());
-  if (rank == 0) ctx.fail("cannot concatenate scalars");
-  const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-  std::vector<i64> out = x0.sizes();
-  out[axis] = 0;
-  for (const auto* x : xs) {
-    if (x->element_type() != x0.element_type()) ctx.fail("inputs have different element types");
-    if (x->rank() != x0.rank()) ctx.fail("inputs have different ranks");
-    for (std::size_t d = 0; d < x0.rank(); ++d)
-      if (d != axis && x->sizes()[d] != x0.sizes()[d])
-        ctx.fail("input sizes " + sizes_str(x->sizes()) + " and " + sizes_str(x0.sizes()) + " differ off the axis");
-    out[axis] += x->sizes()[axis];
-  }
   gpass::tensor& y = ctx.allocate_output(0, x0.element_type(), out);
   if (y.size() == 0) return;
   const i64 outer = prod(out, 0, axis);
@@ -528,24 +475,7 @@ inline void register_array_shape(registry& r) {
   r.add({.op = "Squeeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
     return [](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      const i64 rank = static_cast<i64>(x.rank());
-      auto axes = axes_of(ctx, "axes", 1);
-      std::vector<char> drop(x.rank(), 0);
-      if (axes) {
-        for (i64 a : *axes) {
-          const i64 k = normalize_axis(a, rank, ctx.node());
-          if (x.sizes()[static_cast<std::size_t>(k)] != 1)
-            ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " +
-                     std::to_string(x.sizes()[static_cast<std::size_t>(k)]) + " (input " + sizes_str(x.sizes()) + ")");
-          drop[static_cast<std::size_t>(k)] = 1;
-        }
-      } else {
-        for (std::size_t i = 0; i < x.rank(); ++i) drop[i] = x.sizes()[i] == 1;
-      }
-      std::vector<i64> s;
-      for (std::size_t i = 0; i < x.rank(); ++i)
-        if (!drop[i]) s.push_back(x.sizes()[i]);
-      ctx.set_output(0, x.reshaped(std::move(s)));
+      ctx.set_output(0, x.reshaped(shape_rules::squeeze_sizes(x.sizes(), axes_of(ctx, "axes", 1), ctx.node())));
     };
   }});
   r.add({.op = "Unsqueeze", .alias_input = 0, .make = [](const kernel_node&) -> fn {
@@ -553,17 +483,7 @@ inline void register_array_shape(registry& r) {
       const gpass::tensor& x = ctx.input(0);
       auto axes = axes_of(ctx, "axes", 1);
       if (!axes) ctx.fail("axes are missing");
-      const i64 out_rank = static_cast<i64>(x.rank() + axes->size());
-      std::vector<char> ins(static_cast<std::size_t>(out_rank), 0);
-      for (i64 a : *axes) {
-        const i64 k = normalize_axis(a, out_rank, ctx.node());
-        if (ins[static_cast<std::size_t>(k)]) ctx.fail("axis " + std::to_string(a) + " is repeated");
-        ins[static_cast<std::size_t>(k)] = 1;
-      }
-      std::vector<i64> s;
-      std::size_t j = 0;
-      for (std::size_t i = 0; i < ins.size(); ++i) s.push_back(ins[i] ? 1 : x.sizes()[j++]);
-      ctx.set_output(0, x.reshaped(std::move(s)));
+      ctx.set_output(0, x.reshaped(shape_rules::unsqueeze_sizes(x.sizes(), *axes, ctx.node())));
     };
   }});
 }
@@ -576,28 +496,8 @@ inline void register_array_move(registry& r) {
     if (n.has_attr("perm")) perm = n.attr<std::vector<i64>>("perm");
     return [perm](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      const std::size_t rank = x.rank();
-      std::vector<i64> p(rank);
-      if (perm) {
-        if (perm->size() != rank)
-          ctx.fail("perm has " + std::to_string(perm->size()) + " entries for rank " + std::to_string(rank));
-        std::vector<char> seen(rank, 0);
-        for (std::size_t i = 0; i < rank; ++i) {
-          const i64 a = normalize_axis((*perm)[i], static_cast<i64>(rank), ctx.node());
-          if (seen[static_cast<std::size_t>(a)]) ctx.fail("perm is not a permutation");
-          seen[static_cast<std::size_t>(a)] = 1;
-          p[i] = a;
-        }
-      } else {
-        for (std::size_t i = 0; i < rank; ++i) p[i] = static_cast<i64>(rank - 1 - i);
-      }
-      const auto st = strides_of(x.sizes());
-      std::vector<i64> os(rank), ost(rank);
-      for (std::size_t i = 0; i < rank; ++i) {
-        os[i] = x.sizes()[static_cast<std::size_t>(p[i])];
-        ost[i] = st[static_cast<std::size_t>(p[i])];
-      }
-      copy_view(ctx, x, os, os, ost, 0);
+      const auto v = shape_rules::transpose_view(x.sizes(), perm, ctx.node());
+      copy_view(ctx, x, v.sizes, v.sizes, v.strides, 0);
     };
   }});
   r.add({.op = "Concat", .make = [](const kernel_node& n) -> fn {
@@ -626,28 +526,7 @@ inline void register_array_move(registry& r) {
       std::vector<i64> parts;
       if (split_attr) parts = *split_attr;
       else if (ctx.has_input(1)) parts = int_values(ctx.input(1), ctx.node(), "split");
-      if (parts.empty()) {
-        if (num_outputs && static_cast<std::size_t>(*num_outputs) != nout)
-          ctx.fail("num_outputs is " + std::to_string(*num_outputs) + " but the node has " + std::to_string(nout) + " outputs");
-        if (nout == 0) ctx.fail("no outputs");
-        const i64 k = static_cast<i64>(nout);
-        if (num_outputs) {
-          const i64 chunk = (dim + k - 1) / k;
-          for (i64 i = 0; i < k; ++i) parts.push_back(std::clamp<i64>(dim - i * chunk, 0, chunk));
-        } else {
-          if (dim % k != 0)
-            ctx.fail("axis size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) + " equal parts");
-          parts.assign(nout, dim / k);
-        }
-      }
-      if (parts.size() != nout)
-        ctx.fail("split has " + std::to_string(parts.size()) + " entries for " + std::to_string(nout) + " outputs");
-      i64 sum = 0;
-      for (i64 p : parts) {
-        if (p < 0) ctx.fail("split has a negative entry");
-        sum += p;
-      }
-      if (sum != dim) ctx.fail("split sums to " + std::to_string(sum) + ", the axis has size " + std::to_string(dim));
+      parts = shape_rules::split_sizes(dim, std::move(parts), num_outputs, nout, ctx.node());
       const auto st = strides_of(x.sizes());
       i64 start = 0;
       for (std::size_t i = 0; i < nout; ++i) {
@@ -671,7 +550,6 @@ inline void register_array_move(registry& r) {
     return [at](context& ctx) {
       const kernel_node& nd = ctx.node();
       const gpass::tensor& x = ctx.input(0);
-      const i64 rank = static_cast<i64>(x.rank());
       std::vector<i64> starts, ends, steps;
       std::optional<std::vector<i64>> axes;
       if (at) {
@@ -684,46 +562,8 @@ inline void register_array_move(registry& r) {
         if (ctx.has_input(3)) axes = int_values(ctx.input(3), nd, "axes");
         if (ctx.has_input(4)) steps = int_values(ctx.input(4), nd, "steps");
       }
-      if (starts.size() != ends.size()) ctx.fail("starts and ends have different lengths");
-      if (axes && axes->size() != starts.size()) ctx.fail("axes and starts have different lengths");
-      if (!steps.empty() && steps.size() != starts.size()) ctx.fail("steps and starts have different lengths");
-      if (!axes) {
-        if (static_cast<i64>(starts.size()) > rank) ctx.fail("more starts than dimensions");
-        axes.emplace(starts.size());
-        std::iota(axes->begin(), axes->end(), i64{0});
-      }
-      const auto st = strides_of(x.sizes());
-      std::vector<i64> os = x.sizes(), ost = st;
-      std::vector<char> seen(x.rank(), 0);
-      i64 offset = 0;
-      for (std::size_t i = 0; i < starts.size(); ++i) {
-        const std::size_t a = static_cast<std::size_t>(normalize_axis((*axes)[i], rank, nd));
-        if (seen[a]) ctx.fail("axis " + std::to_string((*axes)[i]) + " is repeated");
-        seen[a] = 1;
-        const i64 step = steps.empty() ? 1 : steps[i];
-        if (step == 0) ctx.fail("step is 0");
-        const i64 dim = x.sizes()[a];
-        i64 s = starts[i], e = ends[i];
-        if (s < 0) s += dim;
-        if (e < 0) e += dim;
-        i64 count;
-        if (step > 0) {
-          s = std::clamp<i64>(s, 0, dim);
-          e = std::clamp<i64>(e, 0, dim);
-          count = e > s ? (e - s + step - 1) / step : 0;
-        } else if (dim == 0) {
-          s = 0;  // an empty axis: nothing to take (and no valid clamp range)
-          count = 0;
-        } else {
-          s = std::clamp<i64>(s, 0, dim - 1);
-          e = std::clamp<i64>(e, -1, dim - 1);
-          count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
-        }
-        os[a] = count;
-        ost[a] = st[a] * step;
-        if (count > 0) offset += s * st[a];
-      }
-      copy_view(ctx, x, os, os, ost, offset);
+      const auto v = shape_rules::slice_view(x.sizes(), starts, ends, std::move(axes), steps, nd);
+      copy_view(ctx, x, v.sizes, v.sizes, v.strides, v.offset);
     };
   }});
   r.add({.op = "Expand", .make = [](const kernel_node&) -> fn {
@@ -748,14 +588,8 @@ inline void register_array_move(registry& r) {
     if (mode != "DCR" && mode != "CRD") n.fail("mode must be DCR or CRD, got '" + mode + "'");
     return [b, crd = mode == "CRD"](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
-      const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
-      if (C % (b * b) != 0) ctx.fail("channels " + std::to_string(C) + " are not a multiple of blocksize^2");
-      const i64 c2 = C / (b * b), sC = H * W;
-      const std::vector<i64> vs{N, c2, H, b, W, b};
-      const std::vector<i64> vst = crd ? std::vector<i64>{C * sC, b * b * sC, W, b * sC, 1, sC}
-                                       : std::vector<i64>{C * sC, sC, W, b * c2 * sC, 1, c2 * sC};
-      copy_view(ctx, x, {N, c2, H * b, W * b}, vs, vst, 0);
+      const auto r = shape_rules::depth_space_view(x.sizes(), b, crd, true, ctx.node());
+      copy_view(ctx, x, r.out, r.view.sizes, r.view.strides, 0);
     };
   }});
   r.add({.op = "SpaceToDepth", .make = [](const kernel_node& n) -> fn {
@@ -765,14 +599,8 @@ inline void register_array_move(registry& r) {
     if (mode != "DCR" && mode != "CRD") n.fail("mode must be DCR or CRD, not '" + mode + "'");
     return [b, crd = mode == "CRD"](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      if (x.rank() != 4) ctx.fail("input must have rank 4, got " + sizes_str(x.sizes()));
-      const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
-      if (H % b != 0 || W % b != 0) ctx.fail("spatial sizes are not multiples of blocksize");
-      // output channel (by * b + bx) * C + c (DCR) or (c * b + by) * b + bx (CRD)
-      const std::vector<i64> vs = crd ? std::vector<i64>{N, C, b, b, H / b, W / b} : std::vector<i64>{N, b, b, C, H / b, W / b};
-      const std::vector<i64> vst = crd ? std::vector<i64>{C * H * W, H * W, W, 1, b * W, b}
-                                       : std::vector<i64>{C * H * W, W, 1, H * W, b * W, b};
-      copy_view(ctx, x, {N, C * b * b, H / b, W / b}, vs, vst, 0);
+      const auto r = shape_rules::depth_space_view(x.sizes(), b, crd, false, ctx.node());
+      copy_view(ctx, x, r.out, r.view.sizes, r.view.strides, 0);
     };
   }});
 }

@@ -18,6 +18,7 @@
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/eigen_cpu/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/shape_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -63,44 +64,11 @@ void dispatch(dtype t, const kernel_node& n, F&& f) {
 template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
 
-/// `axis` in [-rank, rank) made non-negative; out of range fails naming the node.
-inline std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const kernel_node& n) {
-  if (axis < -rank || axis >= std::max<std::int64_t>(rank, 1))
-    n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-/// Row-major strides of `sizes` (in elements).
-inline std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& sizes) {
-  std::vector<std::int64_t> s(sizes.size(), 1);
-  for (std::size_t i = sizes.size(); i-- > 1;) s[i - 1] = s[i] * sizes[i];
-  return s;
-}
-
-/// The multidirectional (numpy) broadcast of `a` and `b`; incompatible sizes fail naming the node.
-inline std::vector<std::int64_t> broadcast_sizes(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b,
-                                                 const kernel_node& n) {
-  const std::size_t r = std::max(a.size(), b.size());
-  std::vector<std::int64_t> out(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    const std::int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
-    const std::int64_t y = i + b.size() >= r ? b[i + b.size() - r] : 1;
-    if (x != y && x != 1 && y != 1)
-      n.fail("cannot broadcast sizes " + shape::of(a).to_string() + " and " + shape::of(b).to_string());
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
-/// Strides (in elements) for reading a tensor of `sizes` broadcast to `out` (rank of `out`):
-/// 0 on broadcast dimensions.
-inline std::vector<std::int64_t> broadcast_strides(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& out) {
-  std::vector<std::int64_t> s(out.size(), 0);
-  const auto own = strides_of(sizes);
-  const std::size_t off = out.size() - sizes.size();
-  for (std::size_t i = 0; i < sizes.size(); ++i) s[off + i] = sizes[i] == 1 ? 0 : own[i];
-  return s;
-}
+// axes, strides, broadcasting: the rules every executor shares (gpass/exec/shape_rules.hpp)
+using shape_rules::broadcast_sizes;
+using shape_rules::broadcast_strides;
+using shape_rules::normalize_axis;
+using shape_rules::strides_of;
 
 /// Walks the elements of a row-major index space of `sizes` in order, keeping for each of
 /// `N` operands the element offset given by its strides (broadcast strides are 0). Cheap per

@@ -153,16 +153,7 @@ void register_control(kernel_registry<P>& r) {
 
   // ---- Constant --------------------------------------------------------------------
   r.add({.op = "Constant", .type_input = -1, .make = [](const kernel_node& n) -> fn {
-    gpass::tensor v;
-    if (n.has_attr("value")) v = n.attr<gpass::tensor>("value");
-    else if (n.has_attr("value_float")) v = gpass::tensor::scalar(n.attr<float>("value_float"));
-    else if (n.has_attr("value_floats")) v = gpass::tensor::from<float>(n.attr<std::vector<float>>("value_floats"));
-    else if (n.has_attr("value_int")) v = gpass::tensor::scalar<std::int64_t>(n.attr<std::int64_t>("value_int"));
-    else if (n.has_attr("value_ints")) v = gpass::tensor::from<std::int64_t>(n.attr<std::vector<std::int64_t>>("value_ints"));
-    else if (n.has_attr("value_string")) v = gpass::tensor::scalar<std::string>(n.attr<std::string>("value_string"));
-    else if (n.has_attr("value_strings")) v = gpass::tensor::from<std::string>(n.attr<std::vector<std::string>>("value_strings"));
-    else n.fail("Constant has no value attribute");
-    return [v](context& ctx) { ctx.set_output(0, v); };
+    return [v = constant_attr_value(n)](context& ctx) { ctx.set_output(0, v); };
   }});
 
   // ---- If --------------------------------------------------------------------------

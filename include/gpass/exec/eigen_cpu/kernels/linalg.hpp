@@ -34,6 +34,7 @@
 #include <Eigen/Core>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/fused_activation.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -285,80 +286,10 @@ void batched_matmul(const eigen_cpu& pol, const matmul_shape& s, const T* a, con
 // ------------------------------------------------------------------------------------------
 // Window geometry (Conv, ConvTranspose, pooling)
 
-/// Window attributes as read from a node (checked once when the kernel is made).
-struct window_attrs {
-  std::vector<i64> kernel, strides, dilations, pads;
-  std::string auto_pad = "NOTSET";
-  bool ceil_mode = false;
-
-  static window_attrs read(const kernel_node& n) {
-    window_attrs a;
-    a.kernel = n.attr<std::vector<i64>>("kernel_shape", {});
-    a.strides = n.attr<std::vector<i64>>("strides", {});
-    a.dilations = n.attr<std::vector<i64>>("dilations", {});
-    a.pads = n.attr<std::vector<i64>>("pads", {});
-    a.auto_pad = n.attr<std::string>("auto_pad", "NOTSET");
-    if (a.auto_pad.empty()) a.auto_pad = "NOTSET";
-    a.ceil_mode = n.attr<i64>("ceil_mode", 0) != 0;
-    if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER")
-      n.fail("unknown auto_pad '" + a.auto_pad + "'");
-    for (i64 v : a.kernel)
-      if (v <= 0) n.fail("kernel_shape must be positive");
-    for (i64 v : a.strides)
-      if (v <= 0) n.fail("strides must be positive");
-    for (i64 v : a.dilations)
-      if (v <= 0) n.fail("dilations must be positive");
-    for (i64 v : a.pads)
-      if (v < 0) n.fail("pads must be non-negative");
-    return a;
-  }
-};
-
-/// Resolved geometry of a sliding window over `in` spatial sizes.
-struct window_geometry {
-  std::vector<i64> in, kernel, strides, dilations, pad_begin, pad_end, out;
-  i64 effective(std::size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
-};
-
-inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in, std::vector<i64> kernel,
-                                      const kernel_node& n) {
-  const std::size_t r = in.size();
-  window_geometry g;
-  g.in = std::move(in);
-  g.kernel = std::move(kernel);
-  if (g.kernel.size() != r) n.fail("kernel_shape has " + std::to_string(g.kernel.size()) + " values for " + std::to_string(r) + " spatial dimensions");
-  auto list = [&](const std::vector<i64>& v, std::size_t want, const char* what) {
-    if (v.empty()) return std::vector<i64>(want, what[0] == 'p' ? 0 : 1);
-    if (v.size() != want) n.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
-    return v;
-  };
-  g.strides = list(a.strides, r, "strides");
-  g.dilations = list(a.dilations, r, "dilations");
-  std::vector<i64> pads = list(a.pads, 2 * r, "pads");
-  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
-  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
-  g.out.resize(r);
-  for (std::size_t d = 0; d < r; ++d) {
-    const i64 eff = g.effective(d), s = g.strides[d], x = g.in[d];
-    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      const i64 o = (x + s - 1) / s;
-      const i64 total = std::max<i64>(0, (o - 1) * s + eff - x);
-      const i64 small = total / 2, big = total - small;
-      g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? small : big;
-      g.pad_end[d] = a.auto_pad == "SAME_UPPER" ? big : small;
-      g.out[d] = o;
-      continue;
-    }
-    if (a.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
-    const i64 span = x + g.pad_begin[d] + g.pad_end[d] - eff;
-    if (span < 0)
-      n.fail("window of size " + std::to_string(eff) + " does not fit input size " + std::to_string(x) + " (with padding)");
-    i64 o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    if (a.ceil_mode && (o - 1) * s >= x + g.pad_begin[d]) --o;
-    g.out[d] = o;
-  }
-  return g;
-}
+// the window attributes and geometry every executor shares (gpass/exec/shape_rules.hpp)
+using shape_rules::resolve_window;
+using shape_rules::window_attrs;
+using shape_rules::window_geometry;
 
 // ------------------------------------------------------------------------------------------
 // Convolution: im2col + GEMM
@@ -1516,34 +1447,7 @@ inline def conv_def() {
 
 // ---- gpass's fused ops (the optimizer's -O3) ---------------------------------------------
 
-/// The activation a fused op applies to its result: attribute `activation` ("" none,
-/// "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid") with `activation_params`
-/// (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta), or ONNX Runtime's
-/// FusedGemm's `activation_alpha` / `activation_beta`.
-struct fused_activation {
-  enum class kind { none, relu, leaky_relu, clip, sigmoid, tanh, hard_sigmoid } k = kind::none;
-  double a = 0, b = 0;
-
-  static fused_activation read(const kernel_node& n) {
-    const std::string name = n.attr<std::string>("activation", "");
-    std::vector<double> p = n.attr<std::vector<double>>("activation_params", {});
-    if (p.empty() && n.has_attr("activation_alpha")) {
-      p.push_back(n.attr<double>("activation_alpha"));
-      if (n.has_attr("activation_beta")) p.push_back(n.attr<double>("activation_beta"));
-    }
-    auto param = [&](std::size_t i, double def) { return i < p.size() ? p[i] : def; };
-    fused_activation f;
-    if (name.empty()) f.k = kind::none;
-    else if (name == "Relu") f.k = kind::relu;
-    else if (name == "LeakyRelu") f = {kind::leaky_relu, param(0, 0.01), 0};
-    else if (name == "Clip") f = {kind::clip, param(0, -std::numeric_limits<double>::infinity()), param(1, std::numeric_limits<double>::infinity())};
-    else if (name == "Sigmoid") f.k = kind::sigmoid;
-    else if (name == "Tanh") f.k = kind::tanh;
-    else if (name == "HardSigmoid") f = {kind::hard_sigmoid, param(0, 0.2), param(1, 0.5)};
-    else n.fail("unknown fused activation '" + name + "'");
-    return f;
-  }
-};
+// the activation of a fused op: gpass::exec::fused_activation (gpass/exec/fused_activation.hpp)
 
 /// `base` (the kernel of a standard op) as gpass's fused op `op`: output 0 of the standard
 /// kernel, plus input `z_input` when given (the same shape: a residual), through the
