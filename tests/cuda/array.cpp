@@ -16,17 +16,8 @@ namespace gpass_test_cuda_array {
 
 namespace {
 
-using gpass::dtype;
-using gpass::tensor;
-namespace ex = gpass::exec;
-using gpass_test_cuda::differential;
-using gpass_test_cuda::node;
-using gpass_test_cuda::random_tensor;
-using i64 = std::int64_t;
-using ints = std::vector<i64>;
+using namespace gpass_test_cuda::prelude;
 
-tensor I(ints v) { return tensor::from<i64>(std::move(v)); }
-tensor I32(std::vector<std::int32_t> v) { return tensor::from<std::int32_t>(std::move(v)); }
 
 // values in [lo, hi), from 0 for the unsigned types
 tensor rnd(dtype t, ints sizes, double lo, double hi, std::uint64_t seed) {

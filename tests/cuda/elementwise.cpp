@@ -19,12 +19,7 @@ namespace gpass_test_cuda_elementwise {
 
 namespace {
 
-using gpass::dtype;
-using gpass::tensor;
-namespace ex = gpass::exec;
-using gpass_test_cuda::differential;
-using gpass_test_cuda::node;
-using gpass_test_cuda::random_tensor;
+using namespace gpass_test_cuda::prelude;
 
 }  // namespace
 

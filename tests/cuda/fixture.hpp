@@ -142,4 +142,19 @@ inline gpass::tensor random_tensor(gpass::dtype t, std::vector<std::int64_t> siz
   return r;
 }
 
+/// What every CUDA test file uses (`using namespace gpass_test_cuda::prelude;`).
+namespace prelude {
+using gpass::dtype;
+using gpass::tensor;
+namespace ex = gpass::exec;
+using gpass_test_cuda::differential;
+using gpass_test_cuda::node;
+using gpass_test_cuda::random_tensor;
+using i64 = std::int64_t;
+using ints = std::vector<i64>;
+/// An int64 (`I`) or int32 (`I32`) vector.
+inline tensor I(ints v) { return tensor::from<i64>(std::move(v)); }
+inline tensor I32(std::vector<std::int32_t> v) { return tensor::from<std::int32_t>(std::move(v)); }
+}  // namespace prelude
+
 }  // namespace gpass_test_cuda

@@ -16,14 +16,7 @@ namespace gpass_test_cuda_nn {
 
 namespace {
 
-using gpass::dtype;
-using gpass::tensor;
-namespace ex = gpass::exec;
-using gpass_test_cuda::differential;
-using gpass_test_cuda::node;
-using gpass_test_cuda::random_tensor;
-using i64 = std::int64_t;
-using ints = std::vector<i64>;
+using namespace gpass_test_cuda::prelude;
 
 tensor rnd(std::vector<i64> s, std::uint64_t seed, dtype t = dtype::f32, double lo = -3, double hi = 3) {
   return random_tensor(t, std::move(s), lo, hi, seed);

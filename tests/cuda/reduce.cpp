@@ -16,16 +16,8 @@ namespace gpass_test_cuda_reduce {
 
 namespace {
 
-using gpass::dtype;
-using gpass::tensor;
-namespace ex = gpass::exec;
-using gpass_test_cuda::differential;
-using gpass_test_cuda::node;
-using gpass_test_cuda::random_tensor;
-using i64 = std::int64_t;
-using ints = std::vector<i64>;
+using namespace gpass_test_cuda::prelude;
 
-tensor I(ints v) { return tensor::from<i64>(std::move(v)); }
 
 // Tolerances for outputs of `t` whose sums are added in another order than the CPU's.
 double rtol_for(dtype t) { return t == dtype::bf16 ? 2e-2 : t == dtype::f16 ? 4e-3 : t == dtype::f32 ? 1e-4 : 1e-9; }
