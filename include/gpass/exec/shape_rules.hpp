@@ -134,6 +134,19 @@ inline slice_range slice_axis(i64 s, i64 e, i64 step, i64 dim) {
   return r;
 }
 
+/// Slice-1's attributes (starts, ends, axes; later opsets take inputs): none when the node
+/// has no `starts` attribute.
+struct slice_attrs {
+  std::vector<i64> starts, ends;
+  std::optional<std::vector<i64>> axes;
+  static std::optional<slice_attrs> read(const kernel_node& n) {
+    if (!n.has_attr("starts")) return std::nullopt;
+    slice_attrs a{n.attr<std::vector<i64>>("starts"), n.attr<std::vector<i64>>("ends"), std::nullopt};
+    if (n.has_attr("axes")) a.axes = n.attr<std::vector<i64>>("axes");
+    return a;
+  }
+};
+
 /// A strided view of a row-major tensor: its sizes, the strides it walks and the offset of
 /// its first element (in elements).
 struct strided_view {

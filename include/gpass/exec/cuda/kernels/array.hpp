@@ -413,15 +413,7 @@ inline fn make_split(const kernel_node& n) {
 }
 
 inline fn make_slice(const kernel_node& n) {
-  struct attrs_t {
-    std::vector<i64> starts, ends;
-    std::optional<std::vector<i64>> axes;
-  };
-  std::optional<attrs_t> at;
-  if (n.has_attr("starts")) {
-    at = attrs_t{n.attr<std::vector<i64>>("starts"), n.attr<std::vector<i64>>("ends"), std::nullopt};
-    if (n.has_attr("axes")) at->axes = n.attr<std::vector<i64>>("axes");
-  }
+  const auto at = shape_rules::slice_attrs::read(n);
   auto lib = std::make_shared<lazy_library>();
   return [at, lib](context& ctx) {
     const kernel_node& nd = ctx.node();

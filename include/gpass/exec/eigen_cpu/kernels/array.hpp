@@ -538,15 +538,7 @@ inline void register_array_move(registry& r) {
     };
   }});
   r.add({.op = "Slice", .make = [](const kernel_node& n) -> fn {
-    struct attrs_t {
-      std::vector<i64> starts, ends;
-      std::optional<std::vector<i64>> axes;
-    };
-    std::optional<attrs_t> at;
-    if (n.has_attr("starts")) {
-      at = attrs_t{n.attr<std::vector<i64>>("starts"), n.attr<std::vector<i64>>("ends"), std::nullopt};
-      if (n.has_attr("axes")) at->axes = n.attr<std::vector<i64>>("axes");
-    }
+    const auto at = shape_rules::slice_attrs::read(n);
     return [at](context& ctx) {
       const kernel_node& nd = ctx.node();
       const gpass::tensor& x = ctx.input(0);
