@@ -2,16 +2,23 @@
 """Conan 2 recipe of gpass: a header-only library (package_type "header-library") whose
 package is its own CMake install (include/, share/cmake/gpass with gpassConfig.cmake and the
 units script, share/pkgconfig/gpass.pc). Consumers find it with find_package(gpass CONFIG
-[COMPONENTS onnx tensorflow mpi]); the components below mirror the CMake ones for the other
-generators (PkgConfigDeps, ...).
+[COMPONENTS onnx tensorflow mpi cuda]); the components below mirror the CMake ones for the
+other generators (PkgConfigDeps, ...).
+
+The CUDA toolkit (NVRTC, cuBLASLt, the runtime) and cuDNN are system dependencies of the
+`cuda` component (`-o "gpass/*:with_cuda=True"`): no Conan package provides them, so the
+recipe uses the toolkit it finds (CUDA_PATH or CUDA_HOME, else /usr/local/cuda), as the CMake
+package does through FindCUDAToolkit.
 
     conan create . -pr:a conan/profiles/debian12      # offline, Debian's Boost/Eigen/ONNX
     scripts/conan-create.sh                          # the same from a fresh clone
+    scripts/conan-create.sh -o "gpass/*:with_cuda=True"
 """
 import os
 import re
 
 from conan import ConanFile
+from conan.errors import ConanException
 from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
 from conan.tools.files import copy, load
 
@@ -23,8 +30,17 @@ class GpassConan(ConanFile):
     description = "Header-only C++20 library for deep-learning computation graphs"
     topics = ("deep-learning", "graph", "compiler", "onnx", "tensorflow", "header-only")
     settings = "os", "arch", "compiler", "build_type"
-    options = {"with_onnx": [True, False], "with_tensorflow": [True, False], "with_mpi": [True, False]}
-    default_options = {"with_onnx": True, "with_tensorflow": True, "with_mpi": False}
+    options = {"with_onnx": [True, False], "with_tensorflow": [True, False], "with_mpi": [True, False],
+               "with_cuda": [True, False]}
+    default_options = {"with_onnx": True, "with_tensorflow": True, "with_mpi": False, "with_cuda": False}
+    # option -> (CMake targets file the component installs, what it needs when it is missing)
+    _components = {
+        "with_onnx": ("gpassOnnxTargets.cmake", "ONNX and protobuf"),
+        "with_tensorflow": ("gpassTensorflowTargets.cmake", "nothing beyond gpass"),
+        "with_mpi": ("gpassMpiTargets.cmake", "an MPI implementation (FindMPI, MPI::MPI_CXX)"),
+        "with_cuda": ("gpassCudaTargets.cmake",
+                      "the CUDA toolkit >= 12.0 with NVRTC and cuBLASLt, and cuDNN (system packages; set CUDA_PATH)"),
+    }
     exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
     no_copy_source = True
 
@@ -57,6 +73,11 @@ class GpassConan(ConanFile):
         tc.cache_variables["GPASS_WITH_ONNX"] = bool(self.options.with_onnx)
         tc.cache_variables["GPASS_WITH_TENSORFLOW"] = bool(self.options.with_tensorflow)
         tc.cache_variables["GPASS_WITH_MPI"] = bool(self.options.with_mpi)
+        tc.cache_variables["GPASS_WITH_CUDA"] = bool(self.options.with_cuda)
+        if self.options.with_cuda:
+            root = self._cuda_root()
+            if root:
+                tc.cache_variables["CUDAToolkit_ROOT"] = root
         tc.cache_variables["GPASS_BUILD_PYTHON"] = False
         tc.generate()
 
@@ -64,7 +85,20 @@ class GpassConan(ConanFile):
         cmake = CMake(self)
         cmake.configure()
         cmake.install()
+        # a component asked for but not built (its dependency was not found) is an error here,
+        # not a package that lacks it
+        cmakedir = os.path.join(self.package_folder, "share", "cmake", "gpass")
+        for option, (targets, needs) in self._components.items():
+            if self.options.get_safe(option) and not os.path.isfile(os.path.join(cmakedir, targets)):
+                raise ConanException(f"gpass: {option}=True but the component was not built: it needs {needs}")
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
+
+    @staticmethod
+    def _cuda_root():
+        for var in ("CUDA_PATH", "CUDA_HOME"):
+            if os.environ.get(var) and os.path.isdir(os.environ[var]):
+                return os.environ[var]
+        return "/usr/local/cuda" if os.path.isdir("/usr/local/cuda") else None
 
     def package_info(self):
         # find_package(gpass) uses the package's own gpassConfig.cmake (components, units)
@@ -98,3 +132,13 @@ class GpassConan(ConanFile):
             mpi.bindirs = []
             mpi.libdirs = []
             mpi.requires = ["core", "openmpi::openmpi"]
+        if self.options.with_cuda:
+            # system dependency: the toolkit's headers and libraries where it is installed
+            cuda = self.cpp_info.components["cuda"]
+            cuda.set_property("cmake_target_name", "gpass::cuda")
+            cuda.bindirs = []
+            cuda.requires = ["core"]
+            root = self._cuda_root()
+            cuda.includedirs = [os.path.join(root, "include")] if root else []
+            cuda.libdirs = [d for d in (os.path.join(root, "lib64"), os.path.join(root, "lib")) if os.path.isdir(d)] if root else []
+            cuda.system_libs = ["cudart_static", "nvrtc", "cublasLt", "cudnn", "dl", "rt"]

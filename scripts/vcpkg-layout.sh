@@ -9,22 +9,24 @@
 # consumes the result: test_package/ configured with only CMAKE_PREFIX_PATH = that
 # directory, built and run.
 #
-#   scripts/vcpkg-layout.sh            FEATURES="tensorflow onnx" for both
+#   scripts/vcpkg-layout.sh            FEATURES="tensorflow onnx" for both (features: onnx tensorflow mpi cuda)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-work="$root/build/vcpkg-layout"
-pkg="$work/packages/gpass_x64-linux"
 features="${FEATURES:-tensorflow}"
+work="$root/build/vcpkg-layout-${features// /-}"   # one per feature set: runs may go side by side
+pkg="$work/packages/gpass_x64-linux"
 rm -rf "$work" && mkdir -p "$work"
 
 python3 "$root/ports/check_manifest.py" "$root/ports/gpass/vcpkg.json"
 
-opts=(-DGPASS_WITH_ONNX=OFF -DGPASS_WITH_TENSORFLOW=OFF -DGPASS_WITH_MPI=OFF)
+opts=(-DGPASS_WITH_ONNX=OFF -DGPASS_WITH_TENSORFLOW=OFF -DGPASS_WITH_MPI=OFF -DGPASS_WITH_CUDA=OFF)
+consumer_opts=()
 for f in $features; do
   case "$f" in
     onnx) opts+=(-DGPASS_WITH_ONNX=ON) ;;
     tensorflow) opts+=(-DGPASS_WITH_TENSORFLOW=ON) ;;
     mpi) opts+=(-DGPASS_WITH_MPI=ON) ;;
+    cuda) opts+=(-DGPASS_WITH_CUDA=ON); consumer_opts+=(-DGPASS_TEST_CUDA=ON) ;;
     *) echo "vcpkg-layout.sh: unknown feature '$f'" >&2; exit 2 ;;
   esac
 done
@@ -35,6 +37,11 @@ cmake --install "$work/build" --prefix "$pkg" >/dev/null
 # vcpkg_cmake_config_fixup(CONFIG_PATH share/gpass), vcpkg_fixup_pkgconfig, the removals
 test -f "$pkg/share/gpass/gpassConfig.cmake" || { echo "FAIL: no share/gpass/gpassConfig.cmake" >&2; exit 1; }
 test -f "$pkg/share/pkgconfig/gpass.pc" || { echo "FAIL: no share/pkgconfig/gpass.pc" >&2; exit 1; }
+# each feature's component is installed (a feature whose dependency is missing fails here)
+for f in $features; do
+  t="$pkg/share/gpass/gpass$(tr '[:lower:]' '[:upper:]' <<< "${f:0:1}")${f:1}Targets.cmake"
+  test -f "$t" || { echo "FAIL: feature $f: no $(basename "$t") (its dependency was not found; see the configure output)" >&2; exit 1; }
+done
 if grep -rl -e "$work/build" -e "$root/include" "$pkg/share" ; then
   echo "FAIL: absolute build or source paths in the installed files above" >&2
   exit 1
@@ -47,7 +54,8 @@ echo "layout:"; (cd "$pkg" && find . -maxdepth 3 -type d | sort | sed 's/^/  /')
 
 # a consumer of the installed tree, as vcpkg's toolchain would point it there
 cmake -S "$root/test_package" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$pkg" \
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >/dev/null
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${consumer_opts[@]}" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/test_package"
+if [[ -x "$work/consumer/test_package_cuda" ]]; then "$work/consumer/test_package_cuda"; fi
 echo "vcpkg layout: OK"

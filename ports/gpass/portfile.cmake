@@ -10,6 +10,7 @@ vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
     onnx GPASS_WITH_ONNX
     tensorflow GPASS_WITH_TENSORFLOW
     mpi GPASS_WITH_MPI
+    cuda GPASS_WITH_CUDA
 )
 
 vcpkg_cmake_configure(
