@@ -5,7 +5,10 @@
 on the same model and input when onnxruntime is installed; also checks that gpass's outputs
 equal ONNX Runtime's.
 
-    python3 benchmarks/python/overhead.py [--repeat N] [model.onnx ...]
+    python3 benchmarks/python/overhead.py [--repeat N] [-O LEVEL] [model.onnx ...]
+
+Each model is optimized at -O LEVEL (default 2; 0 runs it as loaded) by gpass.optimize before
+it runs; ONNX Runtime runs the original file.
 
 Default models: a one-node Relu (the call overhead itself) and tests/data/python/small_cnn.onnx.
 """
@@ -42,13 +45,15 @@ def per_call(fn, repeat, rounds=7):
     return statistics.median(times)
 
 
-def measure(name, g, onnx_path, repeat):
+def measure(name, loaded, onnx_path, repeat, level):
+    g = gpass.optimize(loaded, level=level) if level > 0 else loaded
     feeds = gpass.random_inputs(g, seed=1)
     gpass.run(g, feeds)  # compile
     py_us = per_call(lambda: gpass.run(g, feeds), repeat)
     prepared = {k: np.ascontiguousarray(v) for k, v in feeds.items()}
     cpp_us = statistics.median(g._g.time_runs(prepared, repeat) * 1e6 for _ in range(7))
-    row = {"model": name, "gpass_python_us": py_us, "gpass_cpp_us": cpp_us, "overhead_us": py_us - cpp_us}
+    nodes = lambda graph: sum(graph.op_counts().values())
+    row = {"model": name, f"nodes_O0_to_O{level}": f"{nodes(loaded)}->{nodes(g)}", "gpass_python_us": py_us, "gpass_cpp_us": cpp_us, "overhead_us": py_us - cpp_us}
     try:
         import onnxruntime as ort
     except ImportError:
@@ -70,6 +75,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("models", nargs="*")
     p.add_argument("--repeat", type=int, default=2000)
+    p.add_argument("-O", dest="level", type=int, default=2, choices=[0, 1, 2, 3])
     a = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,12 +83,12 @@ def main():
             relu = gpass.parse(RELU_IR)
             relu_path = os.path.join(tmp, "relu.onnx")
             relu.save(relu_path)
-            rows.append(measure("relu[1,16]", relu, relu_path, a.repeat))
+            rows.append(measure("relu[1,16]", relu, relu_path, a.repeat, a.level))
             cnn = os.path.join(ROOT, "tests", "data", "python", "small_cnn.onnx")
-            rows.append(measure("small_cnn", gpass.load(cnn), cnn, a.repeat // 4))
+            rows.append(measure("small_cnn", gpass.load(cnn), cnn, a.repeat // 4, a.level))
         for m in a.models:
-            rows.append(measure(os.path.basename(m), gpass.load(m), m, a.repeat // 4))
-    print(f"gpass {gpass.__version__} ({gpass._gpass.binding}), Python {sys.version.split()[0]}, numpy {np.__version__}")
+            rows.append(measure(os.path.basename(m), gpass.load(m), m, a.repeat // 4, a.level))
+    print(f"gpass {gpass.__version__} ({gpass._gpass.binding}), -O{a.level}, Python {sys.version.split()[0]}, numpy {np.__version__}")
     for r in rows:
         print("  ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()))
 

@@ -15,6 +15,7 @@
 #include <gpass/ops/broadcast.hpp>
 #include <gpass/ops/core_ops.hpp>
 #include <gpass/ops/formal_types.hpp>
+#include <gpass/ops/fused_elementwise.hpp>
 #include <gpass/ops/infer_context.hpp>
 #include <gpass/ops/known_value.hpp>
 #include <gpass/ops/loop_fixed_point.hpp>

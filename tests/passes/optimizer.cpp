@@ -6,10 +6,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gpass/analysis/verify.hpp>
@@ -41,6 +43,20 @@ std::int64_t stat(const gpass::pass_context& ctx, const std::string& k) {
   auto s = ctx.statistics();
   auto it = s.find(k);
   return it == s.end() ? 0 : it->second;
+}
+
+/// `text` with edits applied: "from|to", several separated by ';' (each `from` must occur).
+std::string edited(std::string text, std::string_view edits) {
+  for (std::string_view rest = edits; !rest.empty();) {
+    const auto semi = std::min(rest.find(';'), rest.size());
+    const std::string_view one = rest.substr(0, semi);
+    const auto bar = one.find('|');
+    const auto at = text.find(one.substr(0, bar));
+    REQUIRE(at != std::string::npos);
+    text.replace(at, bar, one.substr(bar + 1));
+    rest.remove_prefix(std::min(semi + 1, rest.size()));
+  }
+  return text;
 }
 
 std::size_t count_op(const G& g, std::string_view op) {
@@ -630,6 +646,152 @@ TEST_CASE("passes.fuse_epilogues.gelu_forms") {
   gpass::pass_context ctx3;
   G g3 = optimize(other, "infer-shapes,fuse-epilogues", ctx3);
   CHECK(count_op(g3, "Erf") == 1);
+}
+
+TEST_CASE("passes.fuse_epilogues.skip_layer_norm") {
+  // two blocks: post-norm (the sum read by the LayerNormalization only), then pre-norm (the
+  // residual stream %s2 also read by the next Add, through output 3)
+  const char* text = R"(graph {opset_import = [":17"]} {
+  %x = arg() {index = 0} -> (f32[N,3,4])
+  %h = arg() {index = 1} -> (f32[N,3,4])
+  %g = Constant() {value = tensor<f32[4]> [1.0, 2.0, 0.5, -1.0]}
+  %b = Constant() {value = tensor<f32[4]> [0.0, 0.5, 1.0, -0.5]}
+  %s1 = Add(%x, %h)
+  %n1 = LayerNormalization(%s1, %g, %b) {axis = -1, epsilon = 0.001}
+  %t = Tanh(%n1)
+  %s2 = Add(%n1, %t)
+  %n2 = LayerNormalization(%s2, %g) {axis = 2}
+  %u = Sigmoid(%n2)
+  %y = Add(%s2, %u)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-epilogues,dce", ctx);
+  CHECK(stat(ctx, "fuse-epilogues.skip-layer-norm") == 2);
+  CHECK(count_op(g, "LayerNormalization") == 0);
+  CHECK(count_op(g, "SkipLayerNormalization") == 2);
+  CHECK(count_op(g, "Add") == 1);
+  const std::string out = gpass::print_text(g);
+  CHECK(out.find("%n1 = com.microsoft::SkipLayerNormalization(%x, %h, %g, %b) {epsilon = 0.001") != std::string::npos);
+  CHECK(out.find("%n2:4 = com.microsoft::SkipLayerNormalization(%n1, %t, %g) {epsilon = 1e-05}") != std::string::npos);
+  CHECK(out.find("%y = Add(%n2:3, %u)") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);  // ONNX Runtime's op, gpass's kernel
+
+  // declined: the sum is a graph output; the statistics are read; not the last axis
+  for (std::string_view change : {"%r0:0 = return(%y)|%r0:0 = return(%y, %s1)",
+                                  "%n2 = LayerNormalization|%n2:3 = LayerNormalization;%u = Sigmoid(%n2)|%u = Sigmoid(%n2:1)",
+                                  "{axis = 2}|{axis = 1}"}) {
+    const std::string other = edited(text, change);
+    gpass::pass_context c2;
+    G g2 = optimize(other, "infer-shapes,fuse-epilogues,dce", c2);
+    CHECK(stat(c2, "fuse-epilogues.skip-layer-norm") == 1);
+    CHECK(count_op(g2, "LayerNormalization") == 1);
+    CHECK(max_output_diff(gpass::parse_text(other), g2) < 1e-5);
+  }
+}
+
+TEST_CASE("passes.fuse_epilogues.attention") {
+  // BERT's attention core: K comes as [N, S, heads, D] and is transposed to [N, heads, D, S];
+  // the mask bias [N, 1, 1, S] is added on the left
+  const char* text = R"(graph {opset_import = [":17"]} {
+  %q = arg() {index = 0} -> (f32[N,2,5,4])
+  %k = arg() {index = 1} -> (f32[N,5,2,4])
+  %v = arg() {index = 2} -> (f32[N,2,5,3])
+  %m = arg() {index = 3} -> (f32[N,1,1,5])
+  %kt = Transpose(%k) {perm = [0, 2, 3, 1]}
+  %s = MatMul(%q, %kt)
+  %c = Constant() {value = tensor<f32[]> [0.5]}
+  %z = Mul(%s, %c)
+  %a = Add(%m, %z)
+  %p = Softmax(%a) {axis = -1}
+  %y = MatMul(%p, %v)
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-epilogues,dce", ctx);
+  CHECK(stat(ctx, "fuse-epilogues.attention") == 1);
+  CHECK(count_op(g, "Softmax") + count_op(g, "MatMul") + count_op(g, "Add") + count_op(g, "Mul") == 0);
+  CHECK(count_op(g, "Transpose") == 1);  // [0, 2, 3, 1] then the swap: [0, 2, 1, 3]
+  const std::string out = gpass::print_text(g);
+  CHECK(out.find("%y = gpass::ScaledDotProductAttention(%q, %y/key, %v, %m) {scale = 0.5}") != std::string::npos);
+  CHECK(out.find("%y/key = Transpose(%k) {perm = [0, 2, 1, 3]}") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
+
+  // Div by a constant, no bias, K^T given: a Transpose swaps its last two axes; K given as
+  // [N, 2, 5, 4] through Transpose [0, 1, 3, 2]: no Transpose left
+  for (bool given : {false, true}) {
+    const std::string other =
+        edited(text, given ? "f32[N,5,2,4]|f32[N,2,4,5];%kt = Transpose(%k) {perm = [0, 2, 3, 1]}|%kt = Sigmoid(%k)"
+                           : "f32[N,5,2,4]|f32[N,2,5,4];%kt = Transpose(%k) {perm = [0, 2, 3, 1]}|%kt = Transpose(%k) {perm = [0, 1, 3, 2]}");
+    const std::string div = edited(other, "%z = Mul(%s, %c)|%z = Div(%s, %c);%a = Add(%m, %z)|%a = Identity(%z)");
+    gpass::pass_context c2;
+    G g2 = optimize(div, "infer-shapes,eliminate-identities,fuse-epilogues,dce", c2);
+    CHECK(stat(c2, "fuse-epilogues.attention") == 1);
+    CHECK(gpass::print_text(g2).find("{scale = 2.0}") != std::string::npos);
+    CHECK(count_op(g2, "Transpose") == (given ? 1u : 0u));
+    CHECK(max_output_diff(gpass::parse_text(div), g2) < 1e-5);
+  }
+
+  // declined: softmax over another axis; the probabilities read elsewhere; the scores
+  // broadcast up by the bias
+  for (std::string_view change : {"{axis = -1}|{axis = 2}", "%r0:0 = return(%y)|%r0:0 = return(%y, %p)",
+                                  "f32[N,1,1,5]|f32[3,N,2,5,5]"}) {
+    const std::string other = edited(text, change);
+    gpass::pass_context c3;
+    G g3 = optimize(other, "infer-shapes,fuse-epilogues,dce", c3);
+    CHECK(stat(c3, "fuse-epilogues.attention") == 0);
+    CHECK(count_op(g3, "Softmax") == 1);
+  }
+}
+
+TEST_CASE("passes.fuse_elementwise.groups_programs_and_broadcasting") {
+  // one tree of five ops (x read twice, a [N,3,1] operand and a bias vector broadcast);
+  // %y is read twice, so the Exp after it stays alone
+  const char* text = R"(graph {opset_import = [":17"]} {
+  %x = arg() {index = 0} -> (f32[N,3,4])
+  %w = arg() {index = 1} -> (f32[N,3,1])
+  %b = Constant() {value = tensor<f32[4]> [0.5, -0.5, 1.0, 0.0]}
+  %m = Mul(%x, %w)
+  %a = Add(%m, %b)
+  %t = Tanh(%a)
+  %s = Sigmoid(%x)
+  %y = Mul(%t, %s)
+  %e = Exp(%y)
+  %r0:0 = return(%y, %e)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-elementwise,dce", ctx);
+  CHECK(stat(ctx, "fuse-elementwise.elementwise-group") == 1);
+  CHECK(count_op(g, "FusedElementwise") == 1);
+  CHECK(count_op(g, "Exp") == 1);
+  CHECK(count_op(g, "Tanh") + count_op(g, "Sigmoid") + count_op(g, "Mul") + count_op(g, "Add") == 0);
+  const std::string out = gpass::print_text(g);
+  CHECK(out.find(R"(%y = gpass::FusedElementwise(%x, %w, %b) {program = ["Mul x0 x1", "Add s0 x2", "Tanh s1", "Sigmoid x0", "Mul s2 s3"]})") !=
+        std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-6);
+  // running it again changes nothing
+  gpass::pass_context ctx2;
+  auto& reg = gpass::pass_registry<G>::global();
+  reg.parse("fuse-elementwise")(g, ctx2);
+  CHECK(stat(ctx2, "fuse-elementwise.elementwise-group") == 0);
+
+  // a program that names an op it may not use, or reads a later step: clear errors
+  for (std::string_view program : {R"(["Foo x0"])", R"(["Relu s1", "Neg x0"])", R"(["Add x0 x3"])"}) {
+    const std::string bad = std::string(R"(graph {
+  %x = arg() {index = 0} -> (f32[2])
+  %y = gpass::FusedElementwise(%x) {program = )") + std::string(program) + R"(}
+  %r0:0 = return(%y)
+})";
+    G b = gpass::parse_text(bad);
+    gpass::pass_context c3;
+    std::string message;
+    try {
+      reg.parse("infer-shapes")(b, c3);
+    } catch (const gpass::error& e) {
+      message = e.what();
+    }
+    CHECK(message.find("fused element-wise program") != std::string::npos);
+  }
 }
 
 TEST_CASE("passes.optimize.levels") {

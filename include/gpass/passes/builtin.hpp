@@ -10,6 +10,7 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fuse_elementwise.hpp>
 #include <gpass/passes/common/fuse_epilogues.hpp>
 #include <gpass/passes/common/fuse_standard.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
@@ -25,7 +26,8 @@ namespace gpass {
 /// - `dce` (`gpass::dce`), `delete-disconnected` (`gpass::delete_disconnected`),
 ///   `infer-types`, `infer-shapes`, `infer-values` (`gpass::infer_types`, ...), and the
 ///   optimizer passes that need no kernels: `eliminate-identities`, `cse`,
-///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`; data
+///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`,
+///   `fuse-elementwise`; data
 ///   parallelism: `multi-devices`, `multi-devices-check`; `inline-functions` (calls of ONNX
 ///   model-local functions replaced by their bodies);
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
@@ -52,6 +54,7 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(fold_batch_norm);
   registry.add(fuse_standard);
   registry.add(fuse_epilogues);
+  registry.add(fuse_elementwise);
   registry.add(infer_types);
   registry.add(infer_shapes);
   registry.add(infer_values);

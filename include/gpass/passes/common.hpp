@@ -9,6 +9,7 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fuse_elementwise.hpp>
 #include <gpass/passes/common/fuse_epilogues.hpp>
 #include <gpass/passes/common/fuse_standard.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>

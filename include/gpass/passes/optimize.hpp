@@ -38,16 +38,19 @@ struct optimize_level {
 ///   Conv, Gemm or MatMul lowered to scale and shift), folding, `fold-batch-norm` (the scale
 ///   and shift into the weights), `fuse-standard` (Pad into Conv, MatMul + Add into Gemm),
 ///   and `O1` again; its result uses only standard ops (ONNX Runtime runs it);
-/// - `O3`: `O2` and gpass's own fused ops (`fuse-epilogues`: `gpass::FusedConv`,
-///   `gpass::FusedGemm` with residual Add and activation); only gpass runs its result. Not
-///   yet: Gelu, LayerNorm, attention and elementwise-chain fusions.
+/// - `O3`: `O2` and fused ops other runtimes may not have (`fuse-epilogues`:
+///   `gpass::FusedConv` and `gpass::FusedGemm` with residual Add and activation,
+///   `gpass::Gelu`, `gpass::ScaledDotProductAttention`, ONNX Runtime's
+///   `com.microsoft::SkipLayerNormalization`; then `fuse-elementwise`: the remaining chains of
+///   element-wise ops as `gpass::FusedElementwise`); gpass runs its result.
 inline constexpr std::array optimize_levels{
     optimize_level{"O1",
                    "fixed-point{pipeline=\"infer-values,fold-constants,eliminate-identities,cse,dce\",max-iterations=4}",
                    "Cleanup: fold constants and shapes, remove identities, CSE, DCE (to a fixed point)"},
     optimize_level{"O2", "O1,simplify-inference{batch-norm=foldable},fold-constants,fold-batch-norm,fuse-standard,O1",
                    "O1 and inference simplification: batch normalization folded into weights, dropout removed"},
-    optimize_level{"O3", "O2,fuse-epilogues,dce", "O2 and gpass's fused ops: residual Adds and activations into Conv and Gemm"},
+    optimize_level{"O3", "O2,fuse-epilogues,fuse-elementwise,dce",
+                   "O2 and fused ops: Conv/Gemm epilogues, GELU, attention, skip LayerNorm, element-wise chains"},
 };
 
 /// Registers `fold-constants` and the level pipelines (`optimize_levels`) into `registry`

@@ -3,7 +3,9 @@
 /// \file attention.hpp
 /// ONNX transformer-block ops of the newer opsets: Attention (versions 23, 24 and 25: 3-D and
 /// 4-D inputs, grouped-query heads, past and present key/value caches, the optional
-/// qk_matmul_output, nonpad_kv_seqlen from 24, sliding windows from 25), RMSNormalization
+/// qk_matmul_output, nonpad_kv_seqlen from 24, sliding windows from 25) and gpass's fused
+/// `gpass::ScaledDotProductAttention` (what `fuse-epilogues` makes of a written-out
+/// attention), RMSNormalization
 /// (23), RotaryEmbedding (23), GroupNormalization (18: scale and bias per group, 21: per
 /// channel, with stash_type), LinearAttention (27), CausalConvWithState (27) and SwiGLU (28).
 ///
@@ -283,6 +285,22 @@ inline void swiglu_infer(infer_context& c) {
   c.set_shape(0, a.has_rank() ? a : b);
 }
 
+/// gpass::ScaledDotProductAttention: Q [B, N, S, D], K [B, N, L, D], V [B, N, L, Dv] give
+/// Y [B, N, S, Dv]; known sizes must agree.
+inline void sdpa_infer(infer_context& c) {
+  const shape q = c.input_shape(0), k = c.input_shape(1), v = c.input_shape(2);
+  const char* names[] = {"Q", "K", "V"};
+  const shape* s[] = {&q, &k, &v};
+  for (int i = 0; i < 3; ++i)
+    if (s[i]->has_rank() && s[i]->rank() != 4) c.fail(std::string(names[i]) + " must be 4-D [batch, heads, sequence, head size], got " + s[i]->to_string());
+  auto differ = [](const dim& a, const dim& b) { return a.is_known() && b.is_known() && a.value() != b.value(); };
+  if (q.has_rank() && k.has_rank() && (differ(q[3], k[3]) || differ(q[0], k[0]) || differ(q[1], k[1])))
+    c.fail("Q " + q.to_string() + " and K " + k.to_string() + " disagree in batch, heads or head size");
+  if (k.has_rank() && v.has_rank() && (differ(k[2], v[2]) || differ(k[0], v[0]) || differ(k[1], v[1])))
+    c.fail("K " + k.to_string() + " and V " + v.to_string() + " disagree in batch, heads or sequence length");
+  c.set_tensor(0, c.input_dtype(0), q.has_rank() && v.has_rank() ? shape{q[0], q[1], q[2], v[3]} : shape());
+}
+
 }  // namespace detail::onnx_ops
 }  // namespace gpass
 
@@ -309,6 +327,16 @@ inline void gpass::register_onnx_attention_ops(op_registry& r) {
   attention(23, 23);
   attention(24, 24);
   attention(25, op_schema::unbounded);
+
+  {  // gpass's fused op (the optimizer's -O3: fuse-epilogues' `attention` pattern)
+    op_schema sdpa = onnx_op("ScaledDotProductAttention", 1).in("Q:T").in("K:T").in("V:T").in("bias?:T").out("Y:T").tc("T", fl)
+                         .req("scale", "float").infer(sdpa_infer)
+                         .doc("softmax(Q K^T * scale + bias) V over the last axis, per batch and head: Q [B, N, S, D], "
+                              "K [B, N, L, D], V [B, N, L, Dv], bias broadcast to [B, N, S, L]; Y [B, N, S, Dv]")
+                         .build();
+    sdpa.domain = "gpass";
+    r.add(std::move(sdpa));
+  }
 
   // ONNX names the scale's type parameter V (Y:V), but its inference function gives Y the type
   // of X, as does its function body (Mul of X's normalized values cast back to X's type and

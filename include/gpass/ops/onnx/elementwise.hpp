@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/ops/fused_elementwise.hpp>
 #include <gpass/ops/onnx/common.hpp>
 
 namespace gpass {
@@ -172,6 +173,25 @@ inline void gpass::register_onnx_elementwise_ops(op_registry& r) {
   {  // gpass's fused op (the optimizer's -O3): ONNX 20's Gelu for graphs of older opsets
     op_schema s = onnx_op("Gelu", 1).in("X:T").out("Y:T").tc("T", fl).attr("approximate", "string", "none")
                       .infer(same_as_input0).doc("x * Phi(x) (erf form; `approximate = \"tanh\"`: tanh form)").build();
+    s.domain = "gpass";
+    r.add(std::move(s));
+  }
+
+  {  // gpass's fused op (the optimizer's -O3: fuse-elementwise): a chain of element-wise ops
+    op_schema s = onnx_op("FusedElementwise", 1).in("X*:T").out("Y:T").tc("T", {dtype::f32, dtype::f64}).req("program", "strings")
+                      .infer([](infer_context& c) {
+                        const attribute* a = c.attr("program");
+                        if (!a || !a->is<std::vector<std::string>>()) c.fail("attribute 'program' must be strings");
+                        try {
+                          (void)parse_fused_program(a->as<std::vector<std::string>>(), c.num_inputs());
+                        } catch (const error& e) {
+                          c.fail(e.what());
+                        }
+                        numpy_broadcast(c);
+                      })
+                      .doc("The steps of `program` (see gpass/ops/fused_elementwise.hpp) on the inputs broadcast to the "
+                           "output, element by element; the last step is Y")
+                      .build();
     s.domain = "gpass";
     r.add(std::move(s));
   }

@@ -3,7 +3,8 @@
 /// \file fuse_epilogues.hpp
 /// `gpass::fuse_epilogues`: the "fuse-epilogues" pass: a Conv or Gemm absorbs the residual
 /// Add and the activation after it into gpass's fused ops (`gpass::FusedConv`,
-/// `gpass::FusedGemm`), which the CPU executor runs as one kernel.
+/// `gpass::FusedGemm`), which the CPU executor runs as one kernel; written-out GELUs,
+/// attentions and residual LayerNorms become one op each.
 
 #include <array>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/ops/opset.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/pass/rewrite.hpp>
@@ -217,6 +219,207 @@ bool fuse_gelu(rewriter<G>& rw, typename G::node_id e) {
   return true;
 }
 
+/// `LayerNormalization(Add(a, b), gamma, beta)` over the last axis (the residual connection
+/// of a transformer block), `a` and `b` of the sum's type, `gamma` and `beta` vectors of the
+/// last axis's size, the statistics outputs unused: ONNX Runtime's
+/// `com.microsoft::SkipLayerNormalization(a, b, gamma, beta)` {epsilon}, named as the
+/// LayerNormalization. Other users of the sum (the residual stream of a pre-norm block) read
+/// its output 3 (`input_skip_bias_sum`); a sum that is a graph output stays as it is.
+template <class G>
+bool fuse_skip_layer_norm(rewriter<G>& rw, typename G::node_id ln) {
+  G& g = rw.graph();
+  if (!g[ln].domain.empty() || g.num_inputs(ln) < 2 || g.num_inputs(ln) > 3) return false;
+  for (std::size_t k = 1; k < g[ln].outputs.size(); ++k)
+    if (!g.uses(ln, static_cast<int>(k)).empty()) return false;
+  const type yt = g[ln].outputs[0];
+  if (!yt.is_tensor() || !yt.tensor().shape.has_rank() || yt.tensor().shape.rank() < 1) return false;
+  const dtype et = yt.tensor().element;
+  if (et != dtype::f32 && et != dtype::f64 && et != dtype::f16) return false;
+  const auto rank = static_cast<std::int64_t>(yt.tensor().shape.rank());
+  const auto axis = get_or<std::int64_t>(g[ln].attrs, "axis", -1);
+  if (axis != -1 && axis != rank - 1) return false;
+  const dim h = yt.tensor().shape[static_cast<std::size_t>(rank - 1)];
+  if (!h.is_known()) return false;
+  for (int i = 1; i < static_cast<int>(g.num_inputs(ln)); ++i) {  // gamma, beta: [H]
+    if (g.input(ln, i).empty) {
+      if (i == 1) return false;
+      continue;
+    }
+    const type* t = match::input_type(g, ln, i);
+    if (!t || !t->is_tensor() || t->tensor().element != et || !t->tensor().shape.has_rank() || t->tensor().shape.rank() != 1 ||
+        !(t->tensor().shape[0] == h))
+      return false;
+  }
+  const auto s = g.input(ln, 0);
+  if (s.empty || s.port != 0) return false;
+  const auto add = s.node;
+  const auto& an = g[add];
+  if (!an.domain.empty() || an.op != "Add" || g.num_inputs(add) != 2 || an.device != g[ln].device) return false;
+  if (!g.control_inputs(add).empty() || !g.control_outputs(add).empty()) return false;
+  if (!match::same_known_tensor_type(an.outputs[0], yt)) return false;
+  for (int i = 0; i < 2; ++i) {
+    const type* t = match::input_type(g, add, i);
+    if (g.input(add, i).empty || !t || !match::same_known_tensor_type(*t, yt)) return false;
+  }
+  const auto users = g.uses(add);
+  for (const auto& u : users)
+    if (g[u.node].op == "return" && g[u.node].domain.empty()) return false;
+  const bool sum_used = users.size() > 1;
+  typename G::node_type n;
+  n.op = "SkipLayerNormalization";
+  n.domain = "com.microsoft";
+  n.device = g[ln].device;
+  n.attrs["epsilon"] = get_or<double>(g[ln].attrs, "epsilon", 1e-5);
+  n.outputs.assign(1, yt);
+  if (sum_used) {  // mean and inv_std_var (unused, f32 [..., 1]), then the sum
+    std::vector<dim> stat = yt.tensor().shape.dims();
+    stat.back() = dim(1);
+    n.outputs.push_back(type(tensor_type{dtype::f32, shape(stat)}));
+    n.outputs.push_back(type(tensor_type{dtype::f32, shape(stat)}));
+    n.outputs.push_back(an.outputs[0]);
+  }
+  std::vector<std::pair<typename G::node_id, int>> inputs;
+  for (int i = 0; i < 2; ++i) inputs.emplace_back(g.input(add, i).node, g.input(add, i).port);
+  for (int i = 1; i < static_cast<int>(g.num_inputs(ln)); ++i) {
+    const auto in = g.input(ln, i);
+    if (in.empty) break;  // beta absent (bias, input 4, is never set)
+    inputs.emplace_back(in.node, in.port);
+  }
+  const auto f = rw.replace_with(ln, std::move(n), inputs);
+  if (sum_used) rw.replace_uses(add, 0, f, 3);
+  rw.erase(add);
+  return true;
+}
+
+/// Scaled dot-product attention written out, rooted at its `Softmax`:
+/// `MatMul(Softmax(Add(Mul(MatMul(q, kT), c), bias)), v)` over 4-D [batch, heads, ...]
+/// tensors, where the scaling (`Mul` by a scalar constant either side, `Div` by one, or none)
+/// and the additive bias (either side of the `Add`, of the scores' type after broadcasting)
+/// are optional: `gpass::ScaledDotProductAttention(q, k, v, bias) {scale}`, named as the last
+/// `MatMul`. `k` is `kT` with its last two axes swapped: the input of `kT`'s `Transpose` with
+/// the permutation composed (no transpose at all when that is the identity), else a new
+/// `Transpose`. The softmax is over the last axis; the inner nodes are used only in the
+/// chain; f32, f64 or f16.
+template <class G>
+bool fuse_attention(rewriter<G>& rw, typename G::node_id sm) {
+  using node_id = typename G::node_id;
+  G& g = rw.graph();
+  const std::string device = g[sm].device;
+  auto plain = [&](node_id v, std::string_view op) {
+    return g[v].domain.empty() && g[v].op == op && g[v].device == device && g.control_inputs(v).empty() &&
+           g.control_outputs(v).empty();
+  };
+  auto only_use = [&](node_id v) { return g.uses(v).size() == 1 && g.uses(v)[0].src_port == 0; };
+  auto rank4 = [](const type* t) {
+    return t && t->is_tensor() && t->tensor().shape.has_rank() && t->tensor().shape.rank() == 4 ? &t->tensor() : nullptr;
+  };
+  if (!plain(sm, "Softmax") || g.num_inputs(sm) != 1 || !only_use(sm)) return false;
+  const tensor_type* pt = rank4(&g[sm].outputs[0]);
+  if (!pt || (pt->element != dtype::f32 && pt->element != dtype::f64 && pt->element != dtype::f16)) return false;
+  if (auto it = g[sm].attrs.find("axis"); it != g[sm].attrs.end()) {
+    const auto axis = get_or<std::int64_t>(g[sm].attrs, "axis", 0);
+    if (axis != 3 && axis != -1) return false;
+  } else if (const auto opset = graph_opset(g, ""); opset != 0 && opset < 13) {
+    return false;  // before opset 13 the default axis is 1 (of a flattened 2-D view)
+  }
+  // the user: MatMul(probabilities, v)
+  const auto use = g.uses(sm)[0];
+  const node_id out = use.node;
+  if (!plain(out, "MatMul") || use.dst_port != 0 || g.num_inputs(out) != 2 || g.input(out, 1).empty) return false;
+  // the scores, from the Softmax's input back to the first MatMul
+  std::vector<node_id> inner{sm};
+  std::optional<std::pair<node_id, int>> bias;
+  double scale = 1.0;
+  auto producer = [&](node_id v, int i) -> std::optional<node_id> {
+    const auto in = g.input(v, i);
+    if (in.empty || in.port != 0 || !only_use(in.node)) return std::nullopt;
+    return in.node;
+  };
+  auto x = producer(sm, 0);
+  if (x && plain(*x, "Add") && g.num_inputs(*x) == 2) {
+    const node_id add = *x;
+    x.reset();
+    for (int side = 0; side < 2 && !x; ++side) {
+      auto p = producer(add, side);
+      const type* other = match::input_type(g, add, 1 - side);
+      if (!p || g.input(add, 1 - side).empty || !other || !match::same_known_tensor_type(g[*p].outputs[0], g[add].outputs[0])) continue;
+      if (!plain(*p, "Mul") && !plain(*p, "Div") && !plain(*p, "MatMul")) continue;
+      x = p;
+      bias = std::make_pair(g.input(add, 1 - side).node, g.input(add, 1 - side).port);
+    }
+    if (!x) return false;
+    inner.push_back(add);
+  }
+  if (x && (plain(*x, "Mul") || plain(*x, "Div")) && g.num_inputs(*x) == 2) {
+    const node_id m = *x;
+    x.reset();
+    for (int side = 0; side < 2 && !x; ++side) {
+      if (g[m].op == "Div" && side == 1) break;  // Div(c, scores) is no scaling
+      const auto c = scalar_value(constant_input(g, m, 1 - side));
+      auto p = producer(m, side);
+      if (!c || !p || !std::isfinite(*c) || *c == 0.0) continue;
+      x = p;
+      scale = g[m].op == "Mul" ? *c : 1.0 / *c;
+    }
+    if (!x) return false;
+    inner.push_back(m);
+  }
+  if (!x || !plain(*x, "MatMul") || g.num_inputs(*x) != 2) return false;
+  const node_id qk = *x;
+  inner.push_back(qk);
+  const auto qin = g.input(qk, 0), ktin = g.input(qk, 1), vin = g.input(out, 1);
+  const tensor_type* qt = rank4(match::input_type(g, qk, 0));
+  const tensor_type* ktt = rank4(match::input_type(g, qk, 1));
+  const tensor_type* vt = rank4(match::input_type(g, out, 1));
+  if (qin.empty || ktin.empty || !qt || !ktt || !vt || qt->element != pt->element || ktt->element != pt->element || vt->element != pt->element)
+    return false;
+  // one batch and one head count (no MatMul broadcasting), Q·K^T's and P·V's inner sizes
+  const shape &qs = qt->shape, &ks = ktt->shape, &vs = vt->shape;
+  for (std::size_t d = 0; d < 2; ++d)
+    if (!(qs[d] == ks[d]) || !(qs[d] == vs[d]) || !(qs[d] == pt->shape[d])) return false;
+  if (!(qs[3] == ks[2]) || !(ks[3] == vs[2])) return false;
+  // K: kT with its last two axes swapped
+  std::pair<node_id, int> k{ktin.node, ktin.port};
+  std::vector<std::int64_t> perm{0, 1, 3, 2};
+  const node_id kt = ktin.node;
+  bool drop_kt = false;
+  if (ktin.port == 0 && plain(kt, "Transpose") && g.num_inputs(kt) == 1 && only_use(kt)) {
+    const auto p = get_or<std::vector<std::int64_t>>(g[kt].attrs, "perm", {});
+    if (p.size() == 4) {
+      perm = {p[0], p[1], p[3], p[2]};
+      k = {g.input(kt, 0).node, g.input(kt, 0).port};
+      drop_kt = true;
+    }
+  }
+  const type* ksrc = drop_kt ? match::input_type(g, kt, 0) : &g[kt].outputs[static_cast<std::size_t>(ktin.port)];
+  if (!rank4(ksrc)) return false;
+  std::vector<dim> kdims;
+  for (auto a : perm) kdims.push_back(ksrc->tensor().shape[static_cast<std::size_t>(a)]);
+  if (perm != std::vector<std::int64_t>{0, 1, 2, 3}) {
+    typename G::node_type t;
+    t.name = g.unique_name(g[out].name + "/key");
+    t.op = "Transpose";
+    t.device = device;
+    t.attrs["perm"] = perm;
+    t.outputs.assign(1, type(tensor_type{pt->element, shape(kdims)}));
+    const node_id tn = rw.add_node(std::move(t));
+    g.add_input(tn, k.first, k.second);
+    k = {tn, 0};
+  }
+  typename G::node_type n;
+  n.op = "ScaledDotProductAttention";
+  n.domain = "gpass";
+  n.device = device;
+  n.attrs["scale"] = scale;
+  n.outputs = g[out].outputs;
+  std::vector<std::pair<node_id, int>> inputs{{qin.node, qin.port}, k, {vin.node, vin.port}};
+  if (bias) inputs.push_back(*bias);
+  rw.replace_with(out, std::move(n), inputs);
+  for (auto v : inner) rw.erase(v);  // in chain order: each one's only user is gone
+  if (drop_kt) rw.erase(kt);
+  return true;
+}
+
 }  // namespace detail
 
 /// Pass "fuse-epilogues" (`op_fuse_pass`, ONNX Runtime's Conv/Gemm activation fusions): what
@@ -228,12 +431,16 @@ bool fuse_gelu(rewriter<G>& rw, typename G::node_id e) {
 /// | `conv-add` | `Add(Conv(x, w, b), z)`, `z` of the same shape: `gpass::FusedConv(x, w, b, z)` |
 /// | `activation` | Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid of a Conv, Gemm or such fused op: `activation` attribute |
 /// | `gelu` | GELU written out around an `Erf` (Keras/tf2onnx and PyTorch forms, see `detail::fuse_gelu`): `gpass::Gelu(x)` |
+/// | `attention` | `MatMul(Softmax(Add(Mul(MatMul(q, kT), c), bias)), v)` on 4-D heads (scaling and bias optional, see `detail::fuse_attention`): `gpass::ScaledDotProductAttention(q, k, v, bias) {scale}` |
+/// | `skip-layer-norm` | `LayerNormalization(Add(a, b), gamma, beta)` over the last axis: `com.microsoft::SkipLayerNormalization(a, b, gamma, beta)`, other users of the sum reading its output 3 (see `detail::fuse_skip_layer_norm`) |
 ///
 /// `gpass::FusedConv` (`X, W, B?, Z?`; Conv's attributes, `activation`, `activation_params`)
-/// computes `act(Conv(X, W, B) + Z)`, `gpass::FusedGemm` `act(Gemm(A, B, C))`, `gpass::Gelu`
-/// ONNX 20's `Gelu` (for graphs of older opsets); all have op
+/// computes `act(Conv(X, W, B) + Z)`, `gpass::FusedGemm` `act(Gemm(A, B, C))`,
+/// `gpass::ScaledDotProductAttention` `softmax(Q K^T scale + bias) V` per batch and head,
+/// `gpass::Gelu` ONNX 20's `Gelu` (for graphs of older opsets); all have op
 /// schemas and Eigen CPU kernels, and export to ONNX in domain `gpass` (other runtimes do not
-/// know them: this is `-O3`). The replaced node's name goes to the fused op. Statistics:
+/// know them: this is `-O3`). `SkipLayerNormalization` is ONNX Runtime's (domain
+/// `com.microsoft`), which gpass also runs. The replaced node's name goes to the fused op. Statistics:
 /// `rewrites`, one per pattern. O(V + E).
 /// \code
 ///   gpass::fuse_epilogues(g, ctx);   // Relu(Add(Conv(x, w, b), r)) -> gpass::FusedConv(x, w, b, r) {activation = "Relu"}
@@ -250,7 +457,9 @@ struct fuse_epilogues_fn : pass_base<fuse_epilogues_fn> {
          .roots = {{"", "Relu"}, {"", "LeakyRelu"}, {"", "Clip"}, {"", "Sigmoid"}, {"", "Tanh"}, {"", "HardSigmoid"}},
          .when = {},
          .rewrite = detail::fuse_activation<G>},
-        {.name = "gelu", .roots = {{"", "Erf"}}, .when = {}, .rewrite = detail::fuse_gelu<G>}};
+        {.name = "gelu", .roots = {{"", "Erf"}}, .when = {}, .rewrite = detail::fuse_gelu<G>},
+        {.name = "attention", .roots = {{"", "Softmax"}}, .when = {}, .rewrite = detail::fuse_attention<G>},
+        {.name = "skip-layer-norm", .roots = {{"", "LayerNormalization"}}, .when = {}, .rewrite = detail::fuse_skip_layer_norm<G>}};
     report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, ps, ctx)}});
   }
 };

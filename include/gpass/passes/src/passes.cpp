@@ -13,6 +13,7 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
 #include <gpass/passes/common/fold_batch_norm.hpp>
+#include <gpass/passes/common/fuse_elementwise.hpp>
 #include <gpass/passes/common/fuse_epilogues.hpp>
 #include <gpass/passes/common/fuse_standard.hpp>
 #include <gpass/passes/common/fold_constants.hpp>
@@ -34,6 +35,7 @@
 #if !GPASS_HEADER_ONLY
 template void gpass::cse_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::fold_batch_norm_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::fuse_elementwise_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::fuse_epilogues_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::fuse_standard_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::simplify_inference_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;

@@ -5,11 +5,13 @@
 /// types, what the body computes, the output's type), generated into a kernel per node and
 /// input types by `cuda_codegen::elementwise_source` and compiled by NVRTC on first use.
 /// Math, activations, comparisons, logic, bit operations, Cast, Where, Clip, and the
-/// variadic Sum / Mean / Max / Min, all broadcasting like NumPy.
+/// variadic Sum / Mean / Max / Min, and gpass::FusedElementwise (a chain of them as one
+/// kernel), all broadcasting like NumPy.
 
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +21,7 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/ops/fused_elementwise.hpp>
 
 namespace gpass::exec {
 
@@ -312,6 +315,37 @@ inline std::vector<elementwise_op> elementwise_ops() {
                  1, 1});
   ops.push_back({"CastLike", types::all, [](const kernel_node&, const std::vector<dtype>&) { return std::string("r = (R)x0;"); },
                  [](const kernel_node&, const std::vector<dtype>& ts) { return ts.at(1); }, 2, 2, 1, 1});
+  // gpass::FusedElementwise (fuse-elementwise): the program's steps composed from the bodies
+  // above, each in a block of its own where x0 / x1 are its operands and r its result
+  {
+    std::map<std::string, elementwise_op, std::less<>> parts;
+    for (const auto& o : ops)
+      if (o.domain.empty() && fused_op_arity(o.op) != 0) parts.emplace(std::string(o.op), o);
+    ops.push_back({"FusedElementwise", types::floats,
+                   [parts](const kernel_node& n, const std::vector<dtype>& ts) {
+                     std::vector<fused_step> steps;
+                     try {
+                       steps = parse_fused_program(n.attr<std::vector<std::string>>("program", {}), ts.size());
+                     } catch (const error& e) {
+                       n.fail(e.what());
+                     }
+                     std::string b;
+                     for (std::size_t k = 0; k < steps.size(); ++k) {
+                       const auto& st = steps[k];
+                       const auto part = parts.find(st.op);
+                       if (part == parts.end()) n.fail("no CUDA body for '" + st.op + "'");
+                       auto operand = [](int a) { return a >= 0 ? "(R)x" + std::to_string(a) : "s" + std::to_string(-a - 1); };
+                       b += "R s" + std::to_string(k) + "; { const R a_ = " + operand(st.args[0]) + ";";
+                       if (st.arity == 2) b += " const R b_ = " + operand(st.args[1]) + ";";
+                       b += " { const R x0 = a_;";
+                       if (st.arity == 2) b += " const R x1 = b_;";
+                       b += " R r; " + part->second.body(n, std::vector<dtype>(static_cast<std::size_t>(st.arity), ts.at(0))) + " s" +
+                            std::to_string(k) + " = r; } }\n  ";
+                     }
+                     return b + "r = s" + std::to_string(steps.size() - 1) + ";";
+                   },
+                   nullptr, 1, 16, 1, 16, nullptr, "gpass"});
+  }
   return ops;
 }
 
@@ -323,6 +357,13 @@ inline std::vector<std::pair<std::string, std::string>> elementwise_generated_so
     kernel_node n{.name = "n", .op = std::string(op.op), .domain = std::string(op.domain), .opset = 21};
     if (op.op == "BitShift") n.attrs["direction"] = std::string("LEFT");
     if (op.op == "Cast") n.attrs["to"] = dtype::f16;
+    if (op.op == "FusedElementwise") {  // every op a program may use, chained, on one input
+      std::vector<std::string> program;
+      auto prev = [&] { return program.empty() ? std::string("x0") : "s" + std::to_string(program.size() - 1); };
+      for (auto u : fused_unary_ops) program.push_back(std::string(u) + " " + prev());
+      for (auto b : fused_binary_ops) program.push_back(std::string(b) + " " + prev() + " x0");
+      n.attrs["program"] = program;
+    }
     for (dtype t : dtypes_of(op.accepts)) {
       std::vector<dtype> ts(static_cast<std::size_t>(op.min_inputs), t);
       if (op.op == "Where") ts = {dtype::bool_, dtype::f32, dtype::f32};

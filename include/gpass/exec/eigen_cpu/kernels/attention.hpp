@@ -6,7 +6,8 @@
 /// masks, past and present key/value caches, nonpad_kv_seqlen, softcap, softmax_precision
 /// and the four qk_matmul_output modes), RMSNormalization, RotaryEmbedding,
 /// GroupNormalization (18: scale and bias per group, 21: per channel), LinearAttention (the
-/// four update rules, grouped-query heads), CausalConvWithState and SwiGLU. Floating-point
+/// four update rules, grouped-query heads), CausalConvWithState, SwiGLU and gpass's fused
+/// ScaledDotProductAttention. Floating-point
 /// element types (f32, f64; f16 and bf16 compute in float).
 ///
 /// Where ONNX's definition materializes an intermediate tensor of the input's element type
@@ -15,6 +16,7 @@
 /// Private (`gpass::exec::cpu_detail`); `register_attention` adds them to a registry.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -839,6 +841,92 @@ inline void register_swiglu(registry& r) {
   }});
 }
 
+/// gpass::ScaledDotProductAttention (the optimizer's fused attention): per batch and head,
+/// Y = softmax(Q K^T * scale + bias) V, with the scores, the scaling, the bias and the softmax
+/// done as the written-out ops they replace do them (in the element type's compute type, the
+/// scale applied to the product, softmax as exp(x - max) / sum), so results match the unfused
+/// graph to rounding. The bias is broadcast to [B, N, S, L] by strides, never materialized.
+inline void register_scaled_dot_product_attention(registry& r) {
+  r.add({.domain = "gpass", .op = "ScaledDotProductAttention", .since_version = 1, .dtypes = nn_types::dtypes(),
+         .make = [](const kernel_node& n) -> fn {
+           const double scale = n.attr<double>("scale", 1.0);
+           return [scale](context& ctx) {
+             const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+             const gpass::tensor* bias = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+             if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+               ctx.fail("Q, K and V must be 4-D, got " + q.shape().to_string() + ", " + k.shape().to_string() + ", " + v.shape().to_string());
+             const i64 B = q.sizes()[0], H = q.sizes()[1], S = q.sizes()[2], D = q.sizes()[3], L = k.sizes()[2], Dv = v.sizes()[3];
+             if (k.sizes()[0] != B || k.sizes()[1] != H || k.sizes()[3] != D || v.sizes()[0] != B || v.sizes()[1] != H || v.sizes()[2] != L)
+               ctx.fail("Q " + q.shape().to_string() + ", K " + k.shape().to_string() + " and V " + v.shape().to_string() + " do not agree");
+             for (const gpass::tensor* t : {&k, &v, bias})
+               if (t && t->element_type() != q.element_type()) ctx.fail("Q, K, V and the bias must have one element type");
+             // the bias's strides over [B, N, S, L] (0 where it broadcasts)
+             std::array<i64, 4> bs{0, 0, 0, 0};
+             if (bias) {
+               const std::array<i64, 4> full{B, H, S, L};
+               const auto r = static_cast<i64>(bias->rank());
+               if (r > 4) ctx.fail("the bias " + bias->shape().to_string() + " has more than 4 dimensions");
+               i64 stride = 1;
+               for (i64 d = 3; d >= 4 - r; --d) {
+                 const i64 size = bias->sizes()[static_cast<std::size_t>(d - (4 - r))];
+                 if (size != 1 && size != full[static_cast<std::size_t>(d)])
+                   ctx.fail("the bias " + bias->shape().to_string() + " does not broadcast to the scores [" + std::to_string(B) + "," +
+                            std::to_string(H) + "," + std::to_string(S) + "," + std::to_string(L) + "]");
+                 bs[static_cast<std::size_t>(d)] = size == 1 ? 0 : stride;
+                 stride *= size;
+               }
+             }
+             dispatch<nn_types>(q.element_type(), ctx.node(), [&]<class T>() {
+               using C = compute_t<T>;
+               gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {B, H, S, Dv});
+               if (y.size() == 0) return;
+               // f32 and f64 are read in place; f16 and bf16 through their compute type
+               std::vector<C> qv, kv, vv, bv, yv;
+               auto view = [&](const gpass::tensor& t, std::vector<C>& buf) -> const C* {
+                 if constexpr (std::is_same_v<T, C>) return t.data<C>();
+                 else return (buf = to_compute<C>(t, ctx.node())).data();
+               };
+               const C* qp = view(q, qv);
+               const C* kp = view(k, kv);
+               const C* vp = view(v, vv);
+               const C* bp = bias ? view(*bias, bv) : nullptr;
+               C* yp = nullptr;
+               if constexpr (std::is_same_v<T, C>) yp = y.data<C>();
+               else {
+                 yv.resize(static_cast<std::size_t>(y.size()));
+                 yp = yv.data();
+               }
+               const C sc = static_cast<C>(scale);
+               ctx.policy().parallel_for(B * H, static_cast<double>(S * L * (D + Dv + 8)), [&](i64 lo, i64 hi) {
+                 rmat<C> scores(S, L);
+                 for (i64 u = lo; u < hi; ++u) {
+                   const i64 b = u / H, h = u % H;
+                   crmat_map<C> qm(qp + u * S * D, S, D);
+                   crmat_map<C> km(kp + u * L * D, L, D);
+                   crmat_map<C> vm(vp + u * L * Dv, L, Dv);
+                   scores.noalias() = qm * km.transpose();
+                   for (i64 i = 0; i < S; ++i) {
+                     auto row = scores.row(i).array();
+                     row *= sc;
+                     if (bp) {
+                       const C* bi = bp + b * bs[0] + h * bs[1] + i * bs[2];
+                       if (bs[3] == 1) row += Eigen::Map<const Eigen::Array<C, 1, Eigen::Dynamic>>(bi, L);
+                       else
+                         for (i64 j = 0; j < L; ++j) row(j) += bi[j * bs[3]];
+                     }
+                     const C m = row.maxCoeff();
+                     row = (row - m).exp();
+                     row /= row.sum();
+                   }
+                   rmat_map<C>(yp + u * S * Dv, S, Dv).noalias() = scores * vm;
+                 }
+               });
+               if constexpr (!std::is_same_v<T, C>) nn_impl::from_compute<T>(yp, y);
+             });
+           };
+         }});
+}
+
 }  // namespace attention_impl
 
 /// Registers the kernels of this family.
@@ -850,6 +938,7 @@ inline void register_attention(registry& r) {
   attention_impl::register_linear_attention(r);
   attention_impl::register_causal_conv(r);
   attention_impl::register_swiglu(r);
+  attention_impl::register_scaled_dot_product_attention(r);
 }
 
 }  // namespace gpass::exec::cpu_detail

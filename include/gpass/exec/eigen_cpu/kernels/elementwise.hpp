@@ -40,6 +40,7 @@
 #include <gpass/core/low_precision.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/ops/fused_elementwise.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -1112,6 +1113,104 @@ inline void register_elementwise(registry& r) {
          };
   r.add({.op = "Gelu", .dtypes = float_types::dtypes(), .make = gelu});
   r.add({.domain = "gpass", .op = "Gelu", .dtypes = float_types::dtypes(), .make = gelu});
+  // gpass::FusedElementwise (fuse-elementwise): the program's steps on blocks of elements,
+  // each step an Eigen array expression of the op's vectorized form above, the blocks small
+  // enough that every intermediate stays in cache
+  r.add({.domain = "gpass", .op = "FusedElementwise", .dtypes = type_list<float, double>::dtypes(), .make = [](const kernel_node& n) -> fn {
+           std::vector<fused_step> steps;
+           try {
+             steps = parse_fused_program(n.attr<std::vector<std::string>>("program", {}), n.num_inputs());
+           } catch (const error& e) {
+             n.fail(e.what());
+           }
+           return [steps](context& ctx) {
+             const std::size_t k = ctx.num_inputs();
+             std::vector<i64> os;
+             for (std::size_t i = 0; i < k; ++i) {
+               if (ctx.input(i).element_type() != ctx.input(0).element_type()) ctx.fail("the inputs must have one element type");
+               os = i == 0 ? ctx.input(0).sizes() : broadcast_sizes(os, ctx.input(i).sizes(), ctx.node());
+             }
+             dispatch<type_list<float, double>>(ctx.input(0).element_type(), ctx.node(), [&]<class T>() {
+               gpass::tensor& y = ctx.allocate_output(0, ctx.input(0).element_type(), os);
+               const i64 total = y.size();
+               if (total == 0) return;
+               // how each input is read: in place (all elements), one value, or through
+               // broadcast strides
+               enum class read { full, scalar, strided };
+               std::vector<read> how(k);
+               std::vector<std::vector<i64>> strides(k);
+               for (std::size_t i = 0; i < k; ++i) {
+                 const auto& x = ctx.input(i);
+                 how[i] = x.size() == total ? read::full : x.size() == 1 ? read::scalar : read::strided;
+                 if (how[i] == read::strided) strides[i] = broadcast_strides(x.sizes(), os);
+               }
+               const auto out_strides = strides_of(os);
+               constexpr i64 block = 512;
+               T* yp = y.data<T>();
+               ctx.policy().parallel_for((total + block - 1) / block, 4.0 * static_cast<double>(block * static_cast<i64>(steps.size())),
+                                         [&](i64 b0, i64 b1) {
+                 std::vector<T> buf(static_cast<std::size_t>(block) * (steps.size() + k));
+                 T* const step_buf = buf.data();
+                 T* const in_buf = buf.data() + static_cast<std::size_t>(block) * steps.size();
+                 for (i64 blk = b0; blk < b1; ++blk) {
+                   const i64 lo = blk * block, len = std::min(block, total - lo);
+                   // the inputs of this block, contiguous
+                   std::vector<const T*> in(k);
+                   for (std::size_t i = 0; i < k; ++i) {
+                     const T* xp = ctx.input(i).template data<T>();
+                     T* dst = in_buf + static_cast<i64>(i) * block;
+                     if (how[i] == read::full) {
+                       in[i] = xp + lo;
+                       continue;
+                     }
+                     if (how[i] == read::scalar) {
+                       std::fill_n(dst, len, xp[0]);
+                     } else {
+                       for (i64 e = 0; e < len; ++e) {
+                         i64 rest = lo + e, off = 0;
+                         for (std::size_t d = 0; d < os.size(); ++d) {
+                           off += rest / out_strides[d] * strides[i][d];
+                           rest %= out_strides[d];
+                         }
+                         dst[e] = xp[off];
+                       }
+                     }
+                     in[i] = dst;
+                   }
+                   for (std::size_t st = 0; st < steps.size(); ++st) {
+                     const fused_step& p = steps[st];
+                     auto operand = [&](int a) {
+                       return cmap<T>(a >= 0 ? in[static_cast<std::size_t>(a)] : step_buf + static_cast<i64>(-a - 1) * block, len);
+                     };
+                     T* out = st + 1 == steps.size() ? yp + lo : step_buf + static_cast<i64>(st) * block;
+                     mmap<T> o(out, len);
+                     const auto a = operand(p.args[0]);
+                     const std::string& op = p.op;
+                     if (p.arity == 2) {
+                       const auto b = operand(p.args[1]);
+                       if (op == "Add") o = a + b;
+                       else if (op == "Sub") o = a - b;
+                       else if (op == "Mul") o = a * b;
+                       else o = a / b;  // Div
+                     } else if (op == "Relu") o = amax(a, T(0));
+                     else if (op == "Sigmoid") o = a.logistic();
+                     else if (op == "Tanh") o = a.tanh();
+                     else if (op == "Exp") o = a.exp();
+                     else if (op == "Log") o = a.log();
+                     else if (op == "Neg") o = -a;
+                     else if (op == "Abs") o = a.abs();
+                     else if (op == "Sqrt") o = a.sqrt();
+                     else if (op == "Reciprocal") o = a.inverse();
+                     else if (op == "Ceil") o = a.ceil();
+                     else if (op == "Floor") o = a.floor();
+                     else
+                       for (i64 e = 0; e < len; ++e) out[e] = std::erf(a[e]);  // Erf
+                   }
+                 }
+               });
+             });
+           };
+         }});
   r.add({.op = "PRelu", .dtypes = signed_numeric_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const int opset = n.opset;
            return [opset](context& ctx) {
