@@ -732,8 +732,18 @@ TEST_CASE("passes.fuse_epilogues.attention") {
     CHECK(max_output_diff(gpass::parse_text(div), g2) < 1e-5);
   }
 
-  // declined: softmax over another axis; the probabilities read elsewhere; the scores
-  // broadcast up by the bias
+  // a bias larger than the scores in batch and query rows (one query row, batch 1): the
+  // fused op broadcasts Q, K and V as the Add and the MatMul did
+  {
+    const std::string up = edited(text, "f32[N,2,5,4]|f32[1,2,1,4];f32[N,5,2,4]|f32[1,5,2,4];f32[N,2,5,3]|f32[1,2,5,3];f32[N,1,1,5]|f32[3,1,6,5]");
+    gpass::pass_context c4;
+    G g4 = optimize(up, "infer-shapes,fuse-epilogues,dce", c4);
+    CHECK(stat(c4, "fuse-epilogues.attention") == 1);
+    CHECK(gpass::print_text(g4).find("-> (f32[3,2,6,3])") != std::string::npos);
+    CHECK(max_output_diff(gpass::parse_text(up), g4) < 1e-5);
+  }
+
+  // declined: softmax over another axis; the probabilities read elsewhere; a bias of rank 5
   for (std::string_view change : {"{axis = -1}|{axis = 2}", "%r0:0 = return(%y)|%r0:0 = return(%y, %p)",
                                   "f32[N,1,1,5]|f32[3,N,2,5,5]"}) {
     const std::string other = edited(text, change);

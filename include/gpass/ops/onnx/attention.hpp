@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/ops/broadcast.hpp>
 #include <gpass/ops/onnx/common.hpp>
 
 namespace gpass {
@@ -286,7 +287,8 @@ inline void swiglu_infer(infer_context& c) {
 }
 
 /// gpass::ScaledDotProductAttention: Q [B, N, S, D], K [B, N, L, D], V [B, N, L, Dv] give
-/// Y [B, N, S, Dv]; known sizes must agree.
+/// Y [B, N, S, Dv], with B, N and S broadcast with the bias's (the scores are Q K^T + bias);
+/// known sizes must agree.
 inline void sdpa_infer(infer_context& c) {
   const shape q = c.input_shape(0), k = c.input_shape(1), v = c.input_shape(2);
   const char* names[] = {"Q", "K", "V"};
@@ -298,7 +300,22 @@ inline void sdpa_infer(infer_context& c) {
     c.fail("Q " + q.to_string() + " and K " + k.to_string() + " disagree in batch, heads or head size");
   if (k.has_rank() && v.has_rank() && (differ(k[2], v[2]) || differ(k[0], v[0]) || differ(k[1], v[1])))
     c.fail("K " + k.to_string() + " and V " + v.to_string() + " disagree in batch, heads or sequence length");
-  c.set_tensor(0, c.input_dtype(0), q.has_rank() && v.has_rank() ? shape{q[0], q[1], q[2], v[3]} : shape());
+  if (!q.has_rank() || !k.has_rank() || !v.has_rank()) {
+    c.set_tensor(0, c.input_dtype(0), shape());
+    return;
+  }
+  shape scores{q[0], q[1], q[2], k[2]};
+  if (c.has_input(3)) {
+    const shape b = c.input_shape(3);
+    if (b.has_rank() && b.rank() > 4) c.fail("the bias must have at most 4 dimensions, got " + b.to_string());
+    try {
+      scores = broadcast_shapes({scores, b}, c.symbols());
+    } catch (const error& e) {
+      c.fail(std::string("the bias does not broadcast with the scores: ") + e.what());
+    }
+    if (scores.has_rank() && differ(scores[3], k[2])) c.fail("the bias " + b.to_string() + " changes the key length " + k[2].to_string());
+  }
+  c.set_tensor(0, c.input_dtype(0), scores.has_rank() ? shape{scores[0], scores[1], scores[2], v[3]} : shape());
 }
 
 }  // namespace detail::onnx_ops
@@ -332,7 +349,8 @@ inline void gpass::register_onnx_attention_ops(op_registry& r) {
     op_schema sdpa = onnx_op("ScaledDotProductAttention", 1).in("Q:T").in("K:T").in("V:T").in("bias?:T").out("Y:T").tc("T", fl)
                          .req("scale", "float").infer(sdpa_infer)
                          .doc("softmax(Q K^T * scale + bias) V over the last axis, per batch and head: Q [B, N, S, D], "
-                              "K [B, N, L, D], V [B, N, L, Dv], bias broadcast to [B, N, S, L]; Y [B, N, S, Dv]")
+                              "K [B, N, L, D], V [B, N, L, Dv], the scores [B, N, S, L] broadcast with the bias (NumPy); "
+                              "Y [B', N', S', Dv] of the broadcast sizes")
                          .build();
     sdpa.domain = "gpass";
     r.add(std::move(sdpa));

@@ -294,8 +294,8 @@ bool fuse_skip_layer_norm(rewriter<G>& rw, typename G::node_id ln) {
 /// Scaled dot-product attention written out, rooted at its `Softmax`:
 /// `MatMul(Softmax(Add(Mul(MatMul(q, kT), c), bias)), v)` over 4-D [batch, heads, ...]
 /// tensors, where the scaling (`Mul` by a scalar constant either side, `Div` by one, or none)
-/// and the additive bias (either side of the `Add`, of the scores' type after broadcasting)
-/// are optional: `gpass::ScaledDotProductAttention(q, k, v, bias) {scale}`, named as the last
+/// and the additive bias (either side of the `Add`, of rank 4 or less, broadcast as the `Add`
+/// does) are optional; Q, K and V of one batch and head count: `gpass::ScaledDotProductAttention(q, k, v, bias) {scale}`, named as the last
 /// `MatMul`. `k` is `kT` with its last two axes swapped: the input of `kT`'s `Transpose` with
 /// the permutation composed (no transpose at all when that is the identity), else a new
 /// `Transpose`. The softmax is over the last axis; the inner nodes are used only in the
@@ -342,7 +342,9 @@ bool fuse_attention(rewriter<G>& rw, typename G::node_id sm) {
     for (int side = 0; side < 2 && !x; ++side) {
       auto p = producer(add, side);
       const type* other = match::input_type(g, add, 1 - side);
-      if (!p || g.input(add, 1 - side).empty || !other || !match::same_known_tensor_type(g[*p].outputs[0], g[add].outputs[0])) continue;
+      if (!p || g.input(add, 1 - side).empty || !other || !other->is_tensor() || !other->tensor().shape.has_rank() ||
+          other->tensor().shape.rank() > 4 || !rank4(&g[*p].outputs[0]))
+        continue;
       if (!plain(*p, "Mul") && !plain(*p, "Div") && !plain(*p, "MatMul")) continue;
       x = p;
       bias = std::make_pair(g.input(add, 1 - side).node, g.input(add, 1 - side).port);
@@ -376,7 +378,7 @@ bool fuse_attention(rewriter<G>& rw, typename G::node_id sm) {
   // one batch and one head count (no MatMul broadcasting), Q·K^T's and P·V's inner sizes
   const shape &qs = qt->shape, &ks = ktt->shape, &vs = vt->shape;
   for (std::size_t d = 0; d < 2; ++d)
-    if (!(qs[d] == ks[d]) || !(qs[d] == vs[d]) || !(qs[d] == pt->shape[d])) return false;
+    if (!(qs[d] == ks[d]) || !(qs[d] == vs[d])) return false;
   if (!(qs[3] == ks[2]) || !(ks[3] == vs[2])) return false;
   // K: kT with its last two axes swapped
   std::pair<node_id, int> k{ktin.node, ktin.port};

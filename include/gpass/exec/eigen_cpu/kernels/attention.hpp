@@ -845,7 +845,9 @@ inline void register_swiglu(registry& r) {
 /// Y = softmax(Q K^T * scale + bias) V, with the scores, the scaling, the bias and the softmax
 /// done as the written-out ops they replace do them (in the element type's compute type, the
 /// scale applied to the product, softmax as exp(x - max) / sum), so results match the unfused
-/// graph to rounding. The bias is broadcast to [B, N, S, L] by strides, never materialized.
+/// graph to rounding. The bias broadcasts with the scores as the `Add` it replaces did
+/// (NumPy): by strides, never materialized; where it is larger in batch, heads or query
+/// rows, Q, K and V are read broadcast.
 inline void register_scaled_dot_product_attention(registry& r) {
   r.add({.domain = "gpass", .op = "ScaledDotProductAttention", .since_version = 1, .dtypes = nn_types::dtypes(),
          .make = [](const kernel_node& n) -> fn {
@@ -860,25 +862,28 @@ inline void register_scaled_dot_product_attention(registry& r) {
                ctx.fail("Q " + q.shape().to_string() + ", K " + k.shape().to_string() + " and V " + v.shape().to_string() + " do not agree");
              for (const gpass::tensor* t : {&k, &v, bias})
                if (t && t->element_type() != q.element_type()) ctx.fail("Q, K, V and the bias must have one element type");
-             // the bias's strides over [B, N, S, L] (0 where it broadcasts)
-             std::array<i64, 4> bs{0, 0, 0, 0};
+             // the scores' sizes broadcast with the bias's, and the bias's strides over them
+             std::array<i64, 4> out{B, H, S, L}, bs{0, 0, 0, 0};
              if (bias) {
-               const std::array<i64, 4> full{B, H, S, L};
-               const auto r = static_cast<i64>(bias->rank());
-               if (r > 4) ctx.fail("the bias " + bias->shape().to_string() + " has more than 4 dimensions");
+               if (bias->rank() > 4) ctx.fail("the bias " + bias->shape().to_string() + " has more than 4 dimensions");
+               std::vector<i64> sizes(4 - bias->rank(), 1);
+               sizes.insert(sizes.end(), bias->sizes().begin(), bias->sizes().end());
                i64 stride = 1;
-               for (i64 d = 3; d >= 4 - r; --d) {
-                 const i64 size = bias->sizes()[static_cast<std::size_t>(d - (4 - r))];
-                 if (size != 1 && size != full[static_cast<std::size_t>(d)])
-                   ctx.fail("the bias " + bias->shape().to_string() + " does not broadcast to the scores [" + std::to_string(B) + "," +
+               for (int d = 3; d >= 0; --d) {
+                 const i64 b = sizes[static_cast<std::size_t>(d)], o = out[static_cast<std::size_t>(d)];
+                 if (b != 1 && o != 1 && b != o)
+                   ctx.fail("the bias " + bias->shape().to_string() + " does not broadcast with the scores [" + std::to_string(B) + "," +
                             std::to_string(H) + "," + std::to_string(S) + "," + std::to_string(L) + "]");
-                 bs[static_cast<std::size_t>(d)] = size == 1 ? 0 : stride;
-                 stride *= size;
+                 if (d == 3 && b != 1 && b != L) ctx.fail("the bias " + bias->shape().to_string() + " changes the key length " + std::to_string(L));
+                 out[static_cast<std::size_t>(d)] = std::max(b, o);
+                 bs[static_cast<std::size_t>(d)] = b == 1 ? 0 : stride;
+                 stride *= b;
                }
              }
+             const i64 Bo = out[0], Ho = out[1], So = out[2];
              dispatch<nn_types>(q.element_type(), ctx.node(), [&]<class T>() {
                using C = compute_t<T>;
-               gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {B, H, S, Dv});
+               gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {Bo, Ho, So, Dv});
                if (y.size() == 0) return;
                // f32 and f64 are read in place; f16 and bf16 through their compute type
                std::vector<C> qv, kv, vv, bv, yv;
@@ -897,16 +902,19 @@ inline void register_scaled_dot_product_attention(registry& r) {
                  yp = yv.data();
                }
                const C sc = static_cast<C>(scale);
-               ctx.policy().parallel_for(B * H, static_cast<double>(S * L * (D + Dv + 8)), [&](i64 lo, i64 hi) {
-                 rmat<C> scores(S, L);
+               ctx.policy().parallel_for(Bo * Ho, static_cast<double>(So * L * (D + Dv + 8)), [&](i64 lo, i64 hi) {
+                 rmat<C> raw(S, L), probs(So, L);
                  for (i64 u = lo; u < hi; ++u) {
-                   const i64 b = u / H, h = u % H;
-                   crmat_map<C> qm(qp + u * S * D, S, D);
-                   crmat_map<C> km(kp + u * L * D, L, D);
-                   crmat_map<C> vm(vp + u * L * Dv, L, Dv);
-                   scores.noalias() = qm * km.transpose();
-                   for (i64 i = 0; i < S; ++i) {
-                     auto row = scores.row(i).array();
+                   const i64 b = u / Ho, h = u % Ho;
+                   const i64 in = (B == 1 ? 0 : b) * H + (H == 1 ? 0 : h);  // Q, K, V read broadcast
+                   crmat_map<C> qm(qp + in * S * D, S, D);
+                   crmat_map<C> km(kp + in * L * D, L, D);
+                   crmat_map<C> vm(vp + in * L * Dv, L, Dv);
+                   if (So == S) probs.noalias() = qm * km.transpose();
+                   else raw.noalias() = qm * km.transpose();
+                   for (i64 i = 0; i < So; ++i) {
+                     auto row = probs.row(i).array();
+                     if (So != S) row = raw.row(0).array();  // one query row, broadcast by the bias
                      row *= sc;
                      if (bp) {
                        const C* bi = bp + b * bs[0] + h * bs[1] + i * bs[2];
@@ -918,7 +926,7 @@ inline void register_scaled_dot_product_attention(registry& r) {
                      row = (row - m).exp();
                      row /= row.sum();
                    }
-                   rmat_map<C>(yp + u * S * Dv, S, Dv).noalias() = scores * vm;
+                   rmat_map<C>(yp + u * So * Dv, So, Dv).noalias() = probs * vm;
                  }
                });
                if constexpr (!std::is_same_v<T, C>) nn_impl::from_compute<T>(yp, y);
