@@ -677,6 +677,15 @@ TEST_CASE("passes.fuse_epilogues.skip_layer_norm") {
   CHECK(out.find("%y = Add(%n2:3, %u)") != std::string::npos);
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);  // ONNX Runtime's op, gpass's kernel
 
+  // a skip that broadcasts over the batch: the kernel broadcasts it as the Add did
+  {
+    const std::string b = edited(text, "%h = arg() {index = 1} -> (f32[N,3,4])|%h = arg() {index = 1} -> (f32[3,4])");
+    gpass::pass_context cb;
+    G gb = optimize(b, "infer-shapes,fuse-epilogues,dce", cb);
+    CHECK(stat(cb, "fuse-epilogues.skip-layer-norm") == 2);
+    CHECK(max_output_diff(gpass::parse_text(b), gb) < 1e-5);
+  }
+
   // declined: the sum is a graph output; the statistics are read; not the last axis
   for (std::string_view change : {"%r0:0 = return(%y)|%r0:0 = return(%y, %s1)",
                                   "%n2 = LayerNormalization|%n2:3 = LayerNormalization;%u = Sigmoid(%n2)|%u = Sigmoid(%n2:1)",

@@ -537,10 +537,11 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
     ms(onnx_op("QuickGelu", 1).in("X:T").out("Y:T").tc("T", fl).attr("alpha", "float", 1.702).infer(same_as_input0));
     ms(onnx_op("BiasGelu", 1).in("A:T").in("B:T").out("C:T").tc("T", fl).infer(shape_as_input0));
     ms(onnx_op("FastGelu", 1).in("X:T").in("bias?:T").out("Y:T").tc("T", fl).infer(shape_as_input0));
-    // the Skip*LayerNormalization outputs: the input's shape; mean and inv_std_var f32 with
-    // the last axis 1
+    // the Skip*LayerNormalization outputs: the input's shape broadcast with the skip's (ONNX
+    // Runtime takes a skip of [1, S, H] or [S, H] too; gpass any NumPy broadcast); mean and
+    // inv_std_var f32 with the last axis 1
     auto skip_norm_shapes = [](infer_context& c) {
-      shape x = c.input_shape(0);
+      shape x = broadcast_inputs(c, 0, 2);
       c.set_shape(0, x);
       if (c.num_outputs() > 3) c.set_shape(3, x);
       if (x.has_rank() && x.rank() >= 1) {

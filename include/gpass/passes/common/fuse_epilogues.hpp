@@ -220,7 +220,8 @@ bool fuse_gelu(rewriter<G>& rw, typename G::node_id e) {
 }
 
 /// `LayerNormalization(Add(a, b), gamma, beta)` over the last axis (the residual connection
-/// of a transformer block), `a` and `b` of the sum's type, `gamma` and `beta` vectors of the
+/// of a transformer block), `a` and `b` broadcast to the sum (as the kernel broadcasts
+/// them), the sum of a known type, `gamma` and `beta` vectors of the
 /// last axis's size, the statistics outputs unused: ONNX Runtime's
 /// `com.microsoft::SkipLayerNormalization(a, b, gamma, beta)` {epsilon}, named as the
 /// LayerNormalization. Other users of the sum (the residual stream of a pre-norm block) read
@@ -257,9 +258,11 @@ bool fuse_skip_layer_norm(rewriter<G>& rw, typename G::node_id ln) {
   if (!an.domain.empty() || an.op != "Add" || g.num_inputs(add) != 2 || an.device != g[ln].device) return false;
   if (!g.control_inputs(add).empty() || !g.control_outputs(add).empty()) return false;
   if (!match::same_known_tensor_type(an.outputs[0], yt)) return false;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 2; ++i) {  // the operands broadcast to the sum (the kernel does it too)
     const type* t = match::input_type(g, add, i);
-    if (g.input(add, i).empty || !t || !match::same_known_tensor_type(*t, yt)) return false;
+    if (g.input(add, i).empty || !t || !t->is_tensor() || t->tensor().element != et || !t->tensor().shape.has_rank() ||
+        static_cast<std::int64_t>(t->tensor().shape.rank()) > rank)
+      return false;
   }
   const auto users = g.uses(add);
   for (const auto& u : users)

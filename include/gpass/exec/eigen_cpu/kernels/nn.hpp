@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -1022,7 +1023,8 @@ inline void cubic_coeffs(double f, double* c) {
 /// transformer optimizer writes): Gelu (erf form), BiasGelu (Gelu(A + B)), FastGelu (tanh
 /// form, optional bias), QuickGelu (x * sigmoid(alpha x), alpha 1.702), and
 /// SkipLayerNormalization: s = input + skip (+ bias), normalized over the last axis, times
-/// gamma (+ beta); outputs the result, the mean, the inverse standard deviation and s;
+/// gamma (+ beta); outputs the result, the mean, the inverse standard deviation and s (input
+/// and skip broadcast like NumPy, a superset of ONNX Runtime's shapes);
 /// SkipSimplifiedLayerNormalization (its RMS form) and EmbedLayerNormalization.
 inline void register_ort_contrib(registry& r) {
   // y = f(x + bias), bias broadcast over the last axis (input 1 when present)
@@ -1064,8 +1066,31 @@ inline void register_ort_contrib(registry& r) {
     return [simplified](const kernel_node& n) -> fn {
       const double eps = n.attr<double>("epsilon", 1e-12);
       return [eps, simplified](context& ctx) {
-        const gpass::tensor& x = ctx.input(0);
-        const gpass::tensor& skip = ctx.input(1);
+        // input and skip of other sizes: both broadcast to the sum's sizes first (NumPy); the
+        // common case (equal sizes, or a skip of one row) reads them in place
+        const std::vector<i64> sizes = broadcast_sizes(ctx.input(0).sizes(), ctx.input(1).sizes(), ctx.node());
+        const i64 last = sizes.empty() ? 1 : sizes.back();
+        gpass::tensor xb, sb;
+        auto expanded = [&](const gpass::tensor& t, gpass::tensor& keep) -> const gpass::tensor& {
+          if (t.sizes() == sizes) return t;
+          keep = gpass::tensor(t.element_type(), sizes);
+          const auto st = broadcast_strides(t.sizes(), sizes);
+          const auto os = strides_of(sizes);
+          const std::size_t es = size_of(t.element_type());
+          const auto* src = reinterpret_cast<const unsigned char*>(t.raw());
+          auto* dst = reinterpret_cast<unsigned char*>(keep.raw());
+          for (i64 e = 0; e < keep.size(); ++e) {
+            i64 rest = e, off = 0;
+            for (std::size_t d = 0; d < sizes.size(); ++d) {
+              off += rest / os[d] * st[d];
+              rest %= os[d];
+            }
+            std::memcpy(dst + e * static_cast<i64>(es), src + off * static_cast<i64>(es), es);
+          }
+          return keep;
+        };
+        const gpass::tensor& x = expanded(ctx.input(0), xb);
+        const gpass::tensor& skip = ctx.input(1).size() == last && ctx.input(1).sizes().size() <= 1 ? ctx.input(1) : expanded(ctx.input(1), sb);
         const gpass::tensor& gamma = ctx.input(2);
         const gpass::tensor* beta = !simplified && ctx.has_input(3) ? &ctx.input(3) : nullptr;
         const std::size_t bias_input = simplified ? 3 : 4;
