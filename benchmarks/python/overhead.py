@@ -29,7 +29,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 RELU_IR = """graph {
   %x = arg() {index = 0} -> (f32[1,16])
   %y = Relu(%x) -> (f32[1,16])
-  %r = return(%y) {names = ["y"]}
+  %r:0 = return(%y) {names = ["y"]}
 }
 """
 
