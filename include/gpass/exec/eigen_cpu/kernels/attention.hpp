@@ -28,6 +28,7 @@
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
+#include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -885,6 +886,10 @@ inline void register_scaled_dot_product_attention(registry& r) {
                using C = compute_t<T>;
                gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {Bo, Ho, So, Dv});
                if (y.size() == 0) return;
+               if (L == 0) {  // no key: the product with an empty V is zeros
+                 std::fill_n(y.data<T>(), y.size(), T(0));
+                 return;
+               }
                // f32 and f64 are read in place; f16 and bf16 through their compute type
                std::vector<C> qv, kv, vv, bv, yv;
                auto view = [&](const gpass::tensor& t, std::vector<C>& buf) -> const C* {
@@ -910,23 +915,43 @@ inline void register_scaled_dot_product_attention(registry& r) {
                    crmat_map<C> qm(qp + in * S * D, S, D);
                    crmat_map<C> km(kp + in * L * D, L, D);
                    crmat_map<C> vm(vp + in * L * Dv, L, Dv);
-                   if (So == S) probs.noalias() = qm * km.transpose();
-                   else raw.noalias() = qm * km.transpose();
+                   rmat<C>& qk = So == S ? probs : raw;
+                   if constexpr (std::is_same_v<C, float>) {
+                     // f32: gpass's GEMM engine, K^T packed (read column-major), Q in place
+                     const sgemm::kernel_info& ki = sgemm::kernel();
+                     float* kpanels = sgemm::scratch(1, sgemm::panels(L, ki.nr) * D * ki.nr);
+                     sgemm::pack_b(km.data(), D, true, D, L, ki.nr, kpanels);
+                     sgemm::multiply(ki, qm.data(), 0, S, kpanels, D * ki.nr, L, D, qk.data(), L, false, 0, -1, std::max<i64>(D, 1));
+                   } else {
+                     qk.noalias() = qm * km.transpose();
+                   }
+                   using row_map = Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>>;
+                   using crow_map = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, 1>>;
                    for (i64 i = 0; i < So; ++i) {
-                     auto row = probs.row(i).array();
-                     if (So != S) row = raw.row(0).array();  // one query row, broadcast by the bias
-                     row *= sc;
-                     if (bp) {
-                       const C* bi = bp + b * bs[0] + h * bs[1] + i * bs[2];
-                       if (bs[3] == 1) row += Eigen::Map<const Eigen::Array<C, 1, Eigen::Dynamic>>(bi, L);
-                       else
+                     row_map row(probs.data() + i * L, L);
+                     if (So != S) row = crow_map(raw.data(), L);  // one query row, broadcast by the bias
+                     if (bp && bs[3] == 1) {
+                       row = row * sc + crow_map(bp + b * bs[0] + h * bs[1] + i * bs[2], L);
+                     } else {
+                       row *= sc;
+                       if (bp) {
+                         const C* bi = bp + b * bs[0] + h * bs[1] + i * bs[2];
                          for (i64 j = 0; j < L; ++j) row(j) += bi[j * bs[3]];
+                       }
                      }
                      const C m = row.maxCoeff();
                      row = (row - m).exp();
                      row /= row.sum();
                    }
-                   rmat_map<C>(yp + u * So * Dv, So, Dv).noalias() = probs * vm;
+                   if constexpr (std::is_same_v<C, float>) {
+                     const sgemm::kernel_info& ki = sgemm::kernel();
+                     float* vpanels = sgemm::scratch(2, sgemm::panels(Dv, ki.nr) * L * ki.nr);
+                     sgemm::pack_b(vm.data(), Dv, false, L, Dv, ki.nr, vpanels);
+                     sgemm::multiply(ki, probs.data(), 0, So, vpanels, L * ki.nr, Dv, L, yp + u * So * Dv, Dv, false, 0, -1,
+                                     std::max<i64>(L, 1));
+                   } else {
+                     rmat_map<C>(yp + u * So * Dv, So, Dv).noalias() = probs * vm;
+                   }
                  }
                });
                if constexpr (!std::is_same_v<T, C>) nn_impl::from_compute<T>(yp, y);

@@ -1120,6 +1120,33 @@ inline void register_ort_contrib(registry& r) {
           const T* sp = skip.data<T>();
           const bool skip_row = skip.size() == H;
           T* yp = y.data<T>();
+          if constexpr (std::is_same_v<T, float>) {
+            // f32: vectorized in float, the statistics accumulated in double (as ONNX
+            // Runtime's CPU kernel does)
+            auto to_arr = [H](const std::vector<double>& v) {
+              arr<float> a(v.empty() ? 0 : H);
+              for (std::size_t j = 0; j < v.size(); ++j) a[static_cast<i64>(j)] = static_cast<float>(v[j]);
+              return a;
+            };
+            const arr<float> gv = to_arr(g), bev = to_arr(be), biv = to_arr(bi);
+            ctx.policy().parallel_for(rows, 4.0 * static_cast<double>(H), [&](i64 lo, i64 hi) {
+              arr<float> sv(H);
+              for (i64 row = lo; row < hi; ++row) {
+                sv = carr_map<float>(xp + row * H, H) + carr_map<float>(sp + (skip_row ? 0 : row * H), H);
+                if (biv.size()) sv += biv;
+                if (sum_t) arr_map<float>(sum_t->data<float>() + row * H, H) = sv;
+                const double mean = simplified || H == 0 ? 0.0 : sv.template cast<double>().sum() / static_cast<double>(H);
+                const double var = H == 0 ? 0.0 : (sv.template cast<double>() - mean).square().sum() / static_cast<double>(H);
+                const double inv = 1.0 / std::sqrt(var + eps);
+                arr_map<float> yr(yp + row * H, H);
+                yr = (sv - static_cast<float>(mean)) * static_cast<float>(inv) * gv;
+                if (bev.size()) yr += bev;
+                if (mean_t) mean_t->data<float>()[row] = static_cast<float>(mean);
+                if (inv_t) inv_t->data<float>()[row] = static_cast<float>(inv);
+              }
+            });
+            return;
+          }
           ctx.policy().parallel_for(rows, 8.0 * static_cast<double>(H), [&](i64 lo, i64 hi) {
             std::vector<double> sv(static_cast<std::size_t>(H));
             for (i64 row = lo; row < hi; ++row) {
