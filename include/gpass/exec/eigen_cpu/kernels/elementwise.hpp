@@ -34,6 +34,8 @@
 #include <utility>
 #include <vector>
 
+#include <unsupported/Eigen/SpecialFunctions>
+
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
@@ -997,7 +999,9 @@ inline void register_elementwise(registry& r) {
   add_unary<float_types>(r, "Acosh", sf{[](auto x) { return std::acosh(x); }}, 20.0);
   add_unary<float_types>(r, "Atanh", sf{[](auto x) { return std::atanh(x); }}, 20.0);
   add_unary<float_types>(r, "Tanh", uf{[](auto x) { return std::tanh(x); }, [](const auto& x) { return x.tanh(); }}, 10.0);
-  add_unary<float_types>(r, "Erf", sf{[](auto x) { return std::erf(x); }}, 20.0);
+  // Erf: Eigen's vectorized form on contiguous runs (f32: within 4e-7 of the exact value,
+  // 20x the speed of libm's erff), libm's elsewhere
+  add_unary<float_types>(r, "Erf", uf{[](auto x) { return std::erf(x); }, [](const auto& x) { return x.erf(); }}, 20.0);
   add_unary<float_types, true>(r, "IsNaN", sf{[](auto x) { return std::isnan(x); }});
   r.add({.op = "IsInf", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const bool neg = n.attr<int64_t>("detect_negative", 1) != 0;
@@ -1109,7 +1113,12 @@ inline void register_elementwise(registry& r) {
                                                      }},
                                                      20.0);
            return unary_kernel<float_types, false>(
-               sf{[](auto x) { using C = decltype(x); return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); }}, 20.0);
+               uf{[](auto x) { using C = decltype(x); return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); },
+                  [](const auto& x) {
+                    using S = scalar_of<decltype(x)>;
+                    return S(0.5) * x * (S(1) + (x * S(0.7071067811865476)).erf());
+                  }},
+               20.0);
          };
   r.add({.op = "Gelu", .dtypes = float_types::dtypes(), .make = gelu});
   r.add({.domain = "gpass", .op = "Gelu", .dtypes = float_types::dtypes(), .make = gelu});
@@ -1203,8 +1212,7 @@ inline void register_elementwise(registry& r) {
                      else if (op == "Reciprocal") o = a.inverse();
                      else if (op == "Ceil") o = a.ceil();
                      else if (op == "Floor") o = a.floor();
-                     else
-                       for (i64 e = 0; e < len; ++e) out[e] = std::erf(a[e]);  // Erf
+                     else o = a.erf();  // Erf
                    }
                  }
                });
