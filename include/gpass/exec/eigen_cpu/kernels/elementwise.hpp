@@ -1143,15 +1143,21 @@ inline void register_elementwise(registry& r) {
                gpass::tensor& y = ctx.allocate_output(0, ctx.input(0).element_type(), os);
                const i64 total = y.size();
                if (total == 0) return;
-               // how each input is read: in place (all elements), one value, or through
-               // broadcast strides
-               enum class read { full, scalar, strided };
+               // how each input is read: in place (all elements), one value, repeated (its
+               // sizes are the output's last ones: a bias vector), or through broadcast strides
+               enum class read { full, scalar, repeated, strided };
                std::vector<read> how(k);
                std::vector<std::vector<i64>> strides(k);
                for (std::size_t i = 0; i < k; ++i) {
                  const auto& x = ctx.input(i);
                  how[i] = x.size() == total ? read::full : x.size() == 1 ? read::scalar : read::strided;
-                 if (how[i] == read::strided) strides[i] = broadcast_strides(x.sizes(), os);
+                 if (how[i] != read::strided) continue;
+                 auto xs = x.sizes();
+                 while (!xs.empty() && xs.front() == 1) xs.erase(xs.begin());
+                 if (xs.size() <= os.size() && std::equal(xs.begin(), xs.end(), os.end() - static_cast<std::ptrdiff_t>(xs.size())))
+                   how[i] = read::repeated;
+                 else
+                   strides[i] = broadcast_strides(x.sizes(), os);
                }
                const auto out_strides = strides_of(os);
                constexpr i64 block = 512;
@@ -1174,6 +1180,9 @@ inline void register_elementwise(registry& r) {
                      }
                      if (how[i] == read::scalar) {
                        std::fill_n(dst, len, xp[0]);
+                     } else if (how[i] == read::repeated) {
+                       const i64 period = ctx.input(i).size();
+                       for (i64 e = 0, at = lo % period; e < len; ++e, at = at + 1 == period ? 0 : at + 1) dst[e] = xp[at];
                      } else {
                        for (i64 e = 0; e < len; ++e) {
                          i64 rest = lo + e, off = 0;
