@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Graph benchmarks: topological order, dce and delete-disconnected on synthetic graphs of
-// 10^3 .. 10^6 nodes, reported in ns per node (counter "ns/node").
+// Graph benchmarks: topological order, dce, delete-disconnected, eliminate-identities, cse and
+// fuse-elementwise on synthetic graphs of 10^3 .. 10^6 nodes, reported in ns per node
+// (counter "ns/node").
 //
 // Each measurement runs the operation once on a fresh copy of the graph, in a process forked
 // for it from a worker that holds only the synthetic graph (see size_worker); the benchmark
@@ -17,6 +18,7 @@
 #include <gpass/passes/common/delete_disconnected.hpp>
 #include <gpass/passes/common/cse.hpp>
 #include <gpass/passes/common/eliminate_identities.hpp>
+#include <gpass/passes/common/fuse_elementwise.hpp>
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -48,7 +50,7 @@ struct child_result {
   int ok = 0;
 };
 
-enum class op_id : int { topological_order = 0, dce = 1, delete_disconnected = 2, eliminate_identities = 3, cse = 4 };
+enum class op_id : int { topological_order = 0, dce = 1, delete_disconnected = 2, eliminate_identities = 3, cse = 4, fuse_elementwise = 5 };
 
 /// Runs operation `op` once on `g` and returns what it removed.
 std::int64_t run_op(op_id op, G& g) {
@@ -78,6 +80,13 @@ std::int64_t run_op(op_id op, G& g) {
       gpass::cse(g, ctx);
       return ctx.statistics().at("cse.merged");
     }
+    case op_id::fuse_elementwise: {  // the pattern driver growing element-wise trees
+      gpass::pass_context ctx;
+      gpass::fuse_elementwise(g, ctx);
+      auto st = ctx.statistics();
+      auto it = st.find("fuse-elementwise.elementwise-group");
+      return it == st.end() ? 0 : it->second;
+    }
   }
   return -1;
 }
@@ -85,6 +94,26 @@ std::int64_t run_op(op_id op, G& g) {
 /// Untimed preparation of the copy for `op`: for eliminate-identities, the `Relu` and
 /// `Sigmoid` nodes (about a quarter of the live ones) become single-input `Identity` nodes.
 void prepare(op_id op, G& g) {
+  if (op == op_id::fuse_elementwise) {
+    // typed as f32[8] everywhere; Add/Mul/Sub keep two inputs, Relu/Sigmoid one (a binary
+    // op with one input becomes a Relu): about half of the nodes can be fused
+    const gpass::type t(gpass::tensor_type{gpass::dtype::f32, gpass::shape{gpass::dim(8)}});
+    for (auto v : g.nodes()) {
+      auto& n = g[v];
+      if (n.op == "return") continue;
+      for (auto& o : n.outputs) o = t;
+      const int arity = gpass::fused_op_arity(n.op);
+      if (arity == 0) continue;
+      if (g.num_inputs(v) < static_cast<std::size_t>(arity)) n.op = "Relu";
+      const std::size_t keep = static_cast<std::size_t>(gpass::fused_op_arity(n.op));
+      if (g.num_inputs(v) > keep) {
+        std::vector<int> extra;
+        for (std::size_t i = keep; i < g.num_inputs(v); ++i) extra.push_back(static_cast<int>(i));
+        g.erase_inputs(v, extra);
+      }
+    }
+    return;
+  }
   if (op != op_id::eliminate_identities) return;
   for (auto v : g.nodes())
     if (g[v].op == "Relu" || g[v].op == "Sigmoid") {
@@ -236,6 +265,7 @@ void bm_dce(benchmark::State& state) { bench(state, op_id::dce); }
 void bm_delete_disconnected(benchmark::State& state) { bench(state, op_id::delete_disconnected); }
 void bm_eliminate_identities(benchmark::State& state) { bench(state, op_id::eliminate_identities); }
 void bm_cse(benchmark::State& state) { bench(state, op_id::cse); }
+void bm_fuse_elementwise(benchmark::State& state) { bench(state, op_id::fuse_elementwise); }
 
 // A fork and a copy per iteration cost far more than the timed operation, so the iteration
 // counts are fixed (about 10^6 nodes processed per size, at least 5 runs; scaled by
@@ -248,7 +278,8 @@ void register_all() {
       iters = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(iters) * std::atof(s)));
     for (auto [name, f] : {std::pair{"bm_topological_order", &bm_topological_order}, std::pair{"bm_dce", &bm_dce},
                            std::pair{"bm_delete_disconnected", &bm_delete_disconnected},
-                           std::pair{"bm_eliminate_identities", &bm_eliminate_identities}, std::pair{"bm_cse", &bm_cse}})
+                           std::pair{"bm_eliminate_identities", &bm_eliminate_identities}, std::pair{"bm_cse", &bm_cse},
+                           std::pair{"bm_fuse_elementwise", &bm_fuse_elementwise}})
       benchmark::RegisterBenchmark(name, f)->Arg(n)->Iterations(iters)->Unit(benchmark::kMicrosecond)->UseManualTime();
   }
 }
