@@ -1159,7 +1159,6 @@ inline void register_elementwise(registry& r) {
                  else
                    strides[i] = broadcast_strides(x.sizes(), os);
                }
-               const auto out_strides = strides_of(os);
                constexpr i64 block = 512;
                T* yp = y.data<T>();
                ctx.policy().parallel_for((total + block - 1) / block, 4.0 * static_cast<double>(block * static_cast<i64>(steps.size())),
@@ -1184,14 +1183,9 @@ inline void register_elementwise(registry& r) {
                        const i64 period = ctx.input(i).size();
                        for (i64 e = 0, at = lo % period; e < len; ++e, at = at + 1 == period ? 0 : at + 1) dst[e] = xp[at];
                      } else {
-                       for (i64 e = 0; e < len; ++e) {
-                         i64 rest = lo + e, off = 0;
-                         for (std::size_t d = 0; d < os.size(); ++d) {
-                           off += rest / out_strides[d] * strides[i][d];
-                           rest %= out_strides[d];
-                         }
-                         dst[e] = xp[off];
-                       }
+                       strided_walker<1> w(os, {strides[i]});
+                       w.seek(lo);
+                       for (i64 e = 0; e < len; ++e, w.next()) dst[e] = xp[w.offset(0)];
                      }
                      in[i] = dst;
                    }

@@ -1074,19 +1074,13 @@ inline void register_ort_contrib(registry& r) {
         auto expanded = [&](const gpass::tensor& t, gpass::tensor& keep) -> const gpass::tensor& {
           if (t.sizes() == sizes) return t;
           keep = gpass::tensor(t.element_type(), sizes);
-          const auto st = broadcast_strides(t.sizes(), sizes);
-          const auto os = strides_of(sizes);
-          const std::size_t es = size_of(t.element_type());
+          const auto es = static_cast<i64>(size_of(t.element_type()));
           const auto* src = reinterpret_cast<const unsigned char*>(t.raw());
           auto* dst = reinterpret_cast<unsigned char*>(keep.raw());
-          for (i64 e = 0; e < keep.size(); ++e) {
-            i64 rest = e, off = 0;
-            for (std::size_t d = 0; d < sizes.size(); ++d) {
-              off += rest / os[d] * st[d];
-              rest %= os[d];
-            }
-            std::memcpy(dst + e * static_cast<i64>(es), src + off * static_cast<i64>(es), es);
-          }
+          strided_walker<1> w(sizes, {broadcast_strides(t.sizes(), sizes)});
+          w.seek(0);
+          for (i64 e = 0; e < keep.size(); ++e, w.next())
+            std::memcpy(dst + e * es, src + w.offset(0) * es, static_cast<std::size_t>(es));
           return keep;
         };
         const gpass::tensor& x = expanded(ctx.input(0), xb);
