@@ -169,6 +169,12 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
                           multi-devices and multi-devices-check on each signature)
   --data-parallel=mpi[:N]  the same over the ranks of `mpirun -np R` (N replicas per rank,
                           default 1): rank r feeds slice r of the batch; rank 0 prints
+  --cluster=JOB:N[,JOB:N...]  with --session under `mpirun -np R`: the devices of every task
+                          of the cluster (TensorFlow's ClusterSpec: `ps:1,worker:1` is
+                          /job:ps/task:0 on rank 0, /job:worker/task:0 on rank 1; R = the
+                          tasks), each task with the --devices (default cpu:0); nodes that
+                          request `/job:worker/task:1` run on that rank, values cross ranks
+                          over MPI; rank 0 prints
   --print-tensor=FILE.pb  print FILE's NAME DTYPE[SHAPE] checksum=... line (same format as
                           --run; repeatable), then exit
   --version               print the version
@@ -217,6 +223,7 @@ struct options {
   int steps = 0;
   int data_parallel = 0;  // replicas in this process (0: none)
   bool data_parallel_mpi = false;
+  std::string cluster;  // --cluster=JOB:N,...
   // optimization
   int level = 0;
   std::vector<std::string> input_shapes;
@@ -324,6 +331,9 @@ options parse_args(int argc, char** argv) {
       }
       o.data_parallel = parse_number<int>(n, "--data-parallel");
       if (o.data_parallel < 1) throw usage_error{"--data-parallel takes N >= 1, mpi or mpi:N, got '" + *d6 + "'"};
+    } else if (auto c1 = value_of(a, "--cluster")) {
+      o.cluster = *c1;
+      (void)gpass::parse_cluster(o.cluster);  // a malformed spec is a usage error, before MPI starts
     } else if (auto v6 = value_of(a, "--input")) {
       o.run_inputs.push_back(*v6);
     } else if (auto v7 = value_of(a, "--seed")) {
@@ -389,9 +399,11 @@ options parse_args(int argc, char** argv) {
     }
   }
   if (!o.session && (!o.devices.empty() || o.place != "first" || o.soft_placement || o.log_placement || !o.trace.empty() ||
-                     !o.init_targets.empty() || o.steps > 0 || o.data_parallel > 0))
-    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement, --trace, --init, --steps and "
-                      "--data-parallel need --session"};
+                     !o.init_targets.empty() || o.steps > 0 || o.data_parallel > 0 || !o.cluster.empty()))
+    throw usage_error{"--devices, --place, --allow-soft-placement, --log-device-placement, --trace, --init, --steps, "
+                      "--data-parallel and --cluster need --session"};
+  if (!o.cluster.empty() && o.data_parallel > 0)
+    throw usage_error{"--cluster and --data-parallel do not go together (replicas over ranks: --data-parallel=mpi)"};
   if (o.data_parallel > 0 && !o.devices.empty() && static_cast<int>(o.devices.size()) != o.data_parallel)
     throw usage_error{"--data-parallel=" + std::to_string(o.data_parallel) + " needs as many --devices, got " +
                       std::to_string(o.devices.size())};
@@ -698,6 +710,12 @@ std::shared_ptr<gpass::mpi_process_group> mpi_world() {
   if (world->rank() != 0) std::cout.setstate(std::ios::failbit);
   return world;
 }
+// The transport of --cluster: the ranks of this mpirun (made once; it ends before MPI does).
+std::shared_ptr<gpass::mpi_transport> mpi_cluster_transport() {
+  (void)mpi_world();
+  static auto transport = std::make_shared<gpass::mpi_transport>();
+  return transport;
+}
 #endif
 
 // The session options of --session: --devices (CPU, --threads each), placement, limits; the
@@ -708,6 +726,25 @@ gpass::session_options<graph_t> session_options_of(const options& o, std::string
   std::vector<std::string> devices = o.devices;
   if (devices.empty())
     for (int r = 0; r < std::max(1, o.data_parallel); ++r) devices.push_back("cpu:" + std::to_string(r));
+  // with --cluster, every task has the --devices, named after it; the others' are remote
+  std::vector<gpass::cluster_task> tasks;
+  int my_task = 0;
+  if (!o.cluster.empty()) {
+#ifdef GPASS_OPT_WITH_MPI
+    tasks = gpass::parse_cluster(o.cluster);
+    auto world = mpi_world();
+    if (static_cast<int>(tasks.size()) != world->size())
+      throw gpass::error("--cluster=" + o.cluster + ": " + std::to_string(tasks.size()) + " task(s) for the " +
+                         std::to_string(world->size()) + " rank(s) of this mpirun (one task per rank)");
+    my_task = world->rank();
+    so.transport = mpi_cluster_transport();
+#else
+    throw gpass::error("--cluster: this gpass-opt was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+  }
+  const std::string prefix = tasks.empty() ? std::string("/job:localhost/replica:0/task:0")
+                                           : "/job:" + tasks[static_cast<std::size_t>(my_task)].job + "/replica:0/task:" +
+                                                 std::to_string(tasks[static_cast<std::size_t>(my_task)].task);
   std::string device_list;
   for (const auto& d : devices) {
     gpass::device_name n = gpass::parse_device_name(d);
@@ -716,7 +753,7 @@ gpass::session_options<graph_t> session_options_of(const options& o, std::string
       if (*n.id >= ex::cuda_device_count())
         throw gpass::error("--devices: '" + d + "': no such CUDA device (" + std::to_string(ex::cuda_device_count()) + " here)");
       so.devices.push_back(std::make_shared<gpass::policy_device<ex::cuda, graph_t>>(
-          gpass::parse_device_name("/job:localhost/replica:0/task:0/device:GPU:" + std::to_string(*n.id)),
+          gpass::parse_device_name(prefix + "/device:GPU:" + std::to_string(*n.id)),
           std::make_unique<ex::cuda>(ex::cuda::options{.device = static_cast<int>(*n.id)})));
       device_list += (device_list.empty() ? "" : ",") + std::string("/device:GPU:") + std::to_string(*n.id);
       continue;
@@ -727,9 +764,24 @@ gpass::session_options<graph_t> session_options_of(const options& o, std::string
     if ((n.type && *n.type != "CPU") || !n.id)
       throw gpass::error("--devices: '" + d + "': devices are named cpu:N or gpu:N");
     so.devices.push_back(std::make_shared<gpass::policy_device<ex::eigen_cpu, graph_t>>(
-        gpass::parse_device_name("/job:localhost/replica:0/task:0/device:CPU:" + std::to_string(*n.id)),
+        gpass::parse_device_name(prefix + "/device:CPU:" + std::to_string(*n.id)),
         std::make_unique<ex::eigen_cpu>(ex::eigen_cpu::options{.threads = o.threads})));
     device_list += (device_list.empty() ? "" : ",") + std::string("/device:CPU:") + std::to_string(*n.id);
+  }
+  if (!tasks.empty()) {
+    std::vector<std::shared_ptr<gpass::session_device<graph_t>>> all;
+    for (std::size_t p = 0; p < tasks.size(); ++p)
+      for (const auto& mine : so.devices) {
+        if (static_cast<int>(p) == my_task) {
+          all.push_back(mine);
+          continue;
+        }
+        gpass::device_name n = mine->name();
+        n.job = tasks[p].job;
+        n.task = tasks[p].task;
+        all.push_back(std::make_shared<gpass::remote_device<graph_t>>(n, static_cast<int>(p), mine));
+      }
+    so.devices = std::move(all);
   }
   so.placement.allow_soft_placement = o.soft_placement;
   so.placement.log_device_placement = o.log_placement;
@@ -826,6 +878,7 @@ void run_steps(const options& o) {
   if (o.data_parallel > 0)
     std::cout << ", data-parallel: " << o.data_parallel << " replica(s) x "
               << (so_processes ? so_processes->size() : 1) << " process(es)";
+  if (!o.cluster.empty()) std::cout << ", cluster: " << sess.device_names().size() << " device(s) in " << o.cluster;
   std::cout << '\n';
   if (o.timing) std::cerr << "steps: " << format_g(ms) << " ms (" << format_g(ms / steps) << " ms per step)\n";
   report_outputs(o, o.tf_fetches, out);

@@ -7,15 +7,7 @@
 #   mpi_data_parallel.sh <gpass-opt> <tests/data dir> <mpiexec>
 set -u
 opt=$1 data=$2 mpiexec=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() {
-  local name=$1; shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
-root=()
-if [[ "$(id -u)" -eq 0 ]]; then root=(--allow-run-as-root); fi
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_lib.sh"
 mt="$data/tf/mlp_training"
 run() {  # run NP MODE OUT
   OMPI_MCA_rmaps_base_oversubscribe=1 "$mpiexec" "${root[@]}" --oversubscribe -np "$1" "$opt" "$mt/graph.pb" \
@@ -44,5 +36,4 @@ check "cnn np 2 adam loss" grep -q '^adam/loss:0 f32\[\] checksum=0.309551 ' "$t
 run 3 mpi "$tmp/out3.txt"
 check "np 3 fails" test $? -ne 0
 check "np 3 batch error" grep -q "a batch of 8 does not split into 3 equal slices" "$tmp/out3.txt.err"
-echo "$passes passed, $fails failed"
-test "$fails" -eq 0
+summary

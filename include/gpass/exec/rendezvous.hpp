@@ -39,6 +39,24 @@ inline std::string rendezvous_key(std::string_view send_device, std::string_view
   return k;
 }
 
+/// Where a rendezvous sends the values whose receiving device is in another process (a
+/// session's step over a `transport`, see `gpass/exec/transport.hpp`).
+class rendezvous_router {
+ public:
+  virtual ~rendezvous_router() = default;
+  /// Takes `v` when the receiving device of `key` is in another process (and sends it
+  /// there); false: the value stays in this rendezvous.
+  virtual bool forward(const std::string& key, value& v) = 0;
+};
+
+/// The receiving device of a rendezvous key (its second field).
+inline std::string_view rendezvous_recv_device(std::string_view key) {
+  const auto a = key.find(';');
+  if (a == std::string_view::npos) return {};
+  const auto b = key.find(';', a + 1);
+  return key.substr(a + 1, b == std::string_view::npos ? std::string_view::npos : b - a - 1);
+}
+
 /// A blocking mailbox of host values for one step (one `session::run`). `send` never blocks;
 /// `recv` waits until the value with its key was sent, the rendezvous was aborted (another
 /// device failed: `recv` rethrows that error), or the run was cancelled. Each key is sent and
@@ -57,6 +75,7 @@ class rendezvous {
   /// Leaves `v` under `key`. Sending a key twice is an error (two sends of one tensor in
   /// one frame: a partitioning bug, or a frame key reused).
   void send(const std::string& key, value v) {
+    if (router_ && router_->forward(key, v)) return;
     {
       std::lock_guard lock(mu_);
       if (aborted_) return;  // nobody will receive it
@@ -96,6 +115,10 @@ class rendezvous {
     }
   }
 
+  /// Values sent to a device in another process go to `r` (null: none; set before the step
+  /// runs).
+  void set_router(rendezvous_router* r) noexcept { router_ = r; }
+
   /// How long `recv` looks for its value before it sleeps, in microseconds.
   static constexpr int spin_us = 50;
 
@@ -131,6 +154,7 @@ class rendezvous {
   std::map<std::string, item, std::less<>> items_;
   bool aborted_ = false;
   std::string abort_message_;
+  rendezvous_router* router_ = nullptr;
 };
 
 }  // namespace gpass::exec

@@ -30,6 +30,7 @@
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/plan.hpp>
 #include <gpass/exec/rendezvous.hpp>
+#include <gpass/exec/transport.hpp>
 #include <gpass/exec/value.hpp>
 #include <gpass/graph/graph.hpp>
 #include <gpass/session/device_name.hpp>
@@ -74,9 +75,59 @@ class session_device {
   /// Compiles `part` (one of `partition`'s graphs; `has_main`: its main graph has nodes).
   virtual std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
                                                   std::size_t device_index) const = 0;
+  /// The process that runs the device's parts, as the session's `transport` numbers them;
+  /// -1: this process (every device but a `remote_device`).
+  virtual int process() const noexcept { return -1; }
 
  private:
   device_name name_;
+};
+
+/// A device of another process of the session (`/job:worker/replica:0/task:1/device:CPU:0`
+/// seen from task 0): the placer places nodes on it as on a device like `like` (its kernels,
+/// its types), and the session sends the values its parts need to process `process` and
+/// receives theirs, through the session's `transport`. Its parts are compiled and run there.
+/// \code
+///   auto mine = gpass::cpu_devices<G>(1);   // or any device of this process
+///   auto theirs = std::make_shared<gpass::remote_device<G>>(
+///       gpass::parse_device_name("/job:worker/replica:0/task:1/device:CPU:0"), 1, mine[0]);
+/// \endcode
+template <class G>
+class remote_device final : public session_device<G> {
+ public:
+  remote_device(device_name name, int process, std::shared_ptr<const session_device<G>> like)
+      : session_device<G>(std::move(name)), process_(process), like_(std::move(like)) {
+    if (process_ < 0) throw error("remote_device '" + this->name().to_string() + "': process must be >= 0");
+    if (!like_) throw error("remote_device '" + this->name().to_string() + "': needs a device to describe its kernels");
+  }
+  bool supports(std::string_view domain, std::string_view op) const override { return like_->supports(domain, op); }
+  bool holds(dtype t) const override { return like_->holds(t); }
+  bool serves(const exec::kernel_query& q) const override { return like_->serves(q); }
+  int process() const noexcept override { return process_; }
+  std::unique_ptr<device_part<G>> compile(const G&, bool, const exec::plan_options&, std::size_t) const override {
+    return std::make_unique<elsewhere>(this->name().to_string(), process_);
+  }
+
+ private:
+  // the part of a remote device in this process: never run here
+  class elsewhere final : public device_part<G> {
+   public:
+    elsewhere(std::string name, int process) : name_(std::move(name)), process_(process) {}
+    std::vector<exec::value> run_main(std::vector<exec::value>, step_context<G>&) const override {
+      fail();
+      return {};
+    }
+    void run_remote(const std::string&, const std::string&, int, step_context<G>&) const override { fail(); }
+
+   private:
+    [[noreturn]] void fail() const {
+      throw error("device '" + name_ + "' runs in process " + std::to_string(process_) + ", not in this one");
+    }
+    std::string name_;
+    int process_;
+  };
+  int process_;
+  std::shared_ptr<const session_device<G>> like_;
 };
 
 namespace detail {
@@ -152,16 +203,45 @@ class elastic_pool {
   bool stop_ = false;
 };
 
+/// The processes of a step whose devices span processes (see `exec::transport`).
+struct step_cluster {
+  exec::transport* transport = nullptr;
+  std::uint64_t step = 0;               ///< the step's number, the same in every process
+  std::vector<int> process_of;          ///< per device (session index): its process, -1 this one
+  std::vector<std::string> device_names;  ///< per device: its full name
+};
+
 /// One step (one `session::run`): its rendezvous, its globals and limits, its first error,
 /// the kernel timings when traced, and the way to start the parts of a call on other devices.
+/// In a session over several processes (`cluster`), it is also the step's end of the
+/// transport: values for devices of other processes leave through it, theirs arrive in its
+/// rendezvous, calls of functions with parts here start here, and an abort in any process
+/// aborts the step in every one.
 template <class G>
-class step_context {
+class step_context final : public exec::rendezvous_router, public exec::step_endpoint {
  public:
   step_context(const std::vector<std::unique_ptr<device_part<G>>>& parts, const partitioned_program<G>& prog,
                elastic_pool& pool, exec::global_store& globals, const exec::run_limits& limits, bool trace,
-               std::chrono::steady_clock::time_point epoch, exec::process_group* processes = nullptr)
+               std::chrono::steady_clock::time_point epoch, exec::process_group* processes = nullptr,
+               const step_cluster* cluster = nullptr)
       : parts_(parts), prog_(prog), pool_(pool), globals_(globals), limits_(limits), trace_(trace), epoch_(epoch),
-        processes_(processes), live_(std::make_shared<std::atomic<std::uint64_t>>(0)), stats_(parts.size()) {}
+        processes_(processes), cluster_(cluster), live_(std::make_shared<std::atomic<std::uint64_t>>(0)), stats_(parts.size()) {
+    if (cluster_) {
+      for (std::size_t d = 0; d < cluster_->process_of.size(); ++d)
+        if (cluster_->process_of[d] >= 0) remote_.emplace(cluster_->device_names[d], cluster_->process_of[d]);
+      rendezvous_.set_router(this);
+      remote_calls_ = std::make_unique<join_set>(*this);
+      cluster_->transport->attach(cluster_->step, this);
+    }
+  }
+  step_context(const step_context&) = delete;
+  step_context& operator=(const step_context&) = delete;
+  ~step_context() override {
+    if (cluster_) {
+      remote_calls_->wait();
+      cluster_->transport->detach(cluster_->step);
+    }
+  }
 
   exec::rendezvous& rendezvous() noexcept { return rendezvous_; }
   exec::global_store& globals() noexcept { return globals_; }
@@ -177,22 +257,31 @@ class step_context {
     return it == prog_.functions.end() ? nullptr : &it->second;
   }
   const device_part<G>& part(std::size_t d) const { return *parts_[d]; }
+  /// Whether device `d` runs in this process.
+  bool local(std::size_t d) const noexcept { return !cluster_ || cluster_->process_of[d] < 0; }
 
   /// Records the first failure of the step and aborts its rendezvous, so every partition
-  /// waiting on a `recv` stops.
+  /// waiting on a `recv` stops; in a session over several processes, the others are told.
   void fail(std::exception_ptr e) {
     std::string msg = "the step was aborted";
+    std::string what = "unknown error";
     try {
       std::rethrow_exception(e);
     } catch (const std::exception& x) {
+      what = x.what();
       msg = std::string("the step was aborted: ") + x.what();
     } catch (...) {
     }
+    bool first = false;
     {
       std::lock_guard lock(mu_);
-      if (!error_) error_ = e;
+      if (!error_) {
+        error_ = e;
+        first = true;
+      }
     }
     rendezvous_.abort(std::move(msg));
+    if (first && cluster_) tell_others(exec::transport_message::kind::abort, what);
   }
   /// Throws the step's first failure, if any.
   void rethrow_if_failed() {
@@ -202,6 +291,92 @@ class step_context {
       e = error_;
     }
     if (e) std::rethrow_exception(e);
+  }
+
+  /// Runs the part of `function` on device `d`, of another process, for the call in `frame`:
+  /// asks that process to, and waits until it has.
+  void call_remote(std::size_t d, const std::string& function, const std::string& frame, int depth) {
+    exec::transport_message m;
+    m.what = exec::transport_message::kind::call;
+    m.step = cluster_->step;
+    m.text = function;
+    m.frame = frame;
+    m.depth = depth;
+    m.device = static_cast<std::int64_t>(d);
+    cluster_->transport->post(cluster_->process_of[d], std::move(m));
+    (void)rendezvous_.recv(call_done_key(d, function, frame), limits_.cancel);
+  }
+
+  /// The values of a fetch computed by device `d` go to every other process.
+  void share_fetch(std::size_t d, std::size_t j, const exec::value& v) {
+    for (int p = 0; p < cluster_->transport->size(); ++p)
+      if (p != cluster_->transport->rank()) post_value(p, fetch_key(d, j), v);
+  }
+  /// The value of fetch `j` of device `d` of another process (after `finish`).
+  exec::value remote_fetch(std::size_t d, std::size_t j) { return rendezvous_.recv(fetch_key(d, j)); }
+
+  /// Ends this process's part of the step: tells the others, waits until every other process
+  /// has ended its part and the calls they made here are done.
+  void finish() {
+    tell_others(exec::transport_message::kind::finished, {});
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return finished_ + 1 >= cluster_->transport->size(); });
+    }
+    remote_calls_->wait();
+  }
+
+  // a value sent to a device of another process
+  bool forward(const std::string& key, exec::value& v) override {
+    auto it = remote_.find(exec::rendezvous_recv_device(key));
+    if (it == remote_.end()) return false;
+    post_value(it->second, key, std::move(v));
+    return true;
+  }
+
+  // a message of this step from another process (not blocking, not posting)
+  void receive(exec::transport_message m) override {
+    using kind = exec::transport_message::kind;
+    try {
+      switch (m.what) {
+        case kind::value: rendezvous_.send(m.text, std::move(m.v)); break;
+        case kind::abort: {
+          bool first = false;
+          {
+            std::lock_guard lock(mu_);
+            if (!error_) {
+              error_ = std::make_exception_ptr(error("process " + std::to_string(m.from) + " failed the step: " + m.text));
+              first = true;
+            }
+          }
+          if (first) rendezvous_.abort("the step was aborted: process " + std::to_string(m.from) + " failed it: " + m.text);
+          break;
+        }
+        case kind::call: {
+          const auto d = static_cast<std::size_t>(m.device);
+          if (m.device < 0 || d >= parts_.size() || !local(d))
+            throw error("process " + std::to_string(m.from) + " asks for a part of function '" + m.text + "' on device " +
+                        std::to_string(m.device) + ", not one of this process");
+          remote_calls_->spawn([this, d, from = m.from, fn = std::move(m.text), frame = std::move(m.frame),
+                                depth = static_cast<int>(m.depth)] {
+            parts_[d]->run_remote(fn, frame, depth, *this);
+            post_value(from, call_done_key(d, fn, frame), exec::value{});
+          });
+          break;
+        }
+        case kind::finished: {
+          std::lock_guard lock(mu_);
+          ++finished_;
+          cv_.notify_all();
+          break;
+        }
+      }
+    } catch (...) {
+      // (a value sent twice, a call of no part here: the step fails; told to the others
+      // from a pool thread, since a receiver must not post)
+      auto e = std::current_exception();
+      remote_calls_->spawn([e] { std::rethrow_exception(e); });
+    }
   }
 
   /// Tasks started with `spawn` and not finished, counted by a `join` set.
@@ -258,6 +433,36 @@ class step_context {
   }
 
  private:
+  std::string fetch_key(std::size_t d, std::size_t j) const {
+    return exec::rendezvous_key(cluster_->device_names[d], "*", "_fetch:" + std::to_string(j), "");
+  }
+  std::string call_done_key(std::size_t d, const std::string& function, const std::string& frame) const {
+    return exec::rendezvous_key(cluster_->device_names[d], "*", "_done:" + function, frame);
+  }
+  void post_value(int to, std::string key, exec::value v) {
+    exec::transport_message m;
+    m.what = exec::transport_message::kind::value;
+    m.step = cluster_->step;
+    m.text = std::move(key);
+    m.v = std::move(v);
+    cluster_->transport->post(to, std::move(m));
+  }
+  void tell_others(exec::transport_message::kind k, const std::string& text) {
+    for (int p = 0; p < cluster_->transport->size(); ++p) {
+      if (p == cluster_->transport->rank()) continue;
+      exec::transport_message m;
+      m.what = k;
+      m.step = cluster_->step;
+      m.text = text;
+      try {
+        cluster_->transport->post(p, std::move(m));
+      } catch (const std::exception&) {
+        // (the step fails here anyway; a process that cannot be reached ends on its own)
+        if (k == exec::transport_message::kind::finished) throw;
+      }
+    }
+  }
+
   const std::vector<std::unique_ptr<device_part<G>>>& parts_;
   const partitioned_program<G>& prog_;
   elastic_pool& pool_;
@@ -266,12 +471,17 @@ class step_context {
   bool trace_;
   std::chrono::steady_clock::time_point epoch_;
   exec::process_group* processes_;
+  const step_cluster* cluster_;
+  std::map<std::string, int, std::less<>> remote_;  // device name -> process, devices of other processes
   exec::rendezvous rendezvous_;
   std::atomic<std::uint64_t> calls_{0};
   std::shared_ptr<std::atomic<std::uint64_t>> live_;
   std::mutex mu_;
+  std::condition_variable cv_;
   std::exception_ptr error_;
+  int finished_ = 0;
   std::vector<device_step_stats> stats_;
+  std::unique_ptr<join_set> remote_calls_;  // the calls other processes made of parts here
 };
 
 namespace detail {
@@ -379,8 +589,10 @@ class policy_part final : public device_part<G> {
     if (!info || info->remote.empty()) return it->second->run(*policy_, std::move(args), &sv);
     typename step_context<G>::join_set remote(step);
     const std::string fname(name);
-    for (std::size_t d : info->remote)
-      remote.spawn([&step, d, fname, frame, depth] { step.part(d).run_remote(fname, frame, depth, step); });
+    for (std::size_t d : info->remote) {
+      if (step.local(d)) remote.spawn([&step, d, fname, frame, depth] { step.part(d).run_remote(fname, frame, depth, step); });
+      else remote.spawn([&step, d, fname, frame, depth] { step.call_remote(d, fname, frame, depth); });
+    }
     std::vector<value_type> r;
     try {
       r = it->second->run(*policy_, std::move(args), &sv);

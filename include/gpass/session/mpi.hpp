@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file mpi.hpp
-/// `gpass::mpi_environment` and `gpass::mpi_process_group`: the processes of an `mpirun` as
-/// the `process_group` of a data-parallel session (component `gpass::mpi`, which links
-/// MPI::MPI_CXX; never included by an umbrella header).
+/// `gpass::mpi_environment`, `gpass::mpi_process_group` and `gpass::mpi_transport`: the
+/// processes of an `mpirun` as the `process_group` of a data-parallel session, and as the
+/// `transport` of a session whose devices are on several ranks (`/job:worker/task:1/...`)
+/// (component `gpass::mpi`, which links MPI::MPI_CXX; never included by an umbrella header).
 /// \code
 ///   gpass::mpi_environment mpi(argc, argv);           // MPI_Init_thread ... MPI_Finalize
 ///   auto world = std::make_shared<gpass::mpi_process_group>();
@@ -14,20 +15,28 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/collectives.hpp>
+#include <gpass/exec/transport.hpp>
 
 namespace gpass {
 
-/// MPI for the life of the object: `MPI_Init_thread` (at least MPI_THREAD_SERIALIZED: the
-/// collectives are called from the executor's threads, one at a time) and `MPI_Finalize`.
-/// Does nothing when MPI is initialized already (and then leaves finalizing to its owner).
+/// MPI for the life of the object: `MPI_Init_thread` and `MPI_Finalize`. It asks for
+/// MPI_THREAD_MULTIPLE (`mpi_transport` receives on a thread of its own) and needs at least
+/// MPI_THREAD_SERIALIZED (the collectives are called from the executor's threads, one at a
+/// time). Does nothing when MPI is initialized already (and then leaves finalizing to its
+/// owner).
 class mpi_environment {
  public:
   mpi_environment(int& argc, char**& argv) { init(&argc, &argv); }
@@ -45,7 +54,7 @@ class mpi_environment {
     MPI_Initialized(&initialized);
     if (initialized) return;
     int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
       throw error("MPI_Init_thread failed");
     owner_ = true;
     if (provided < MPI_THREAD_SERIALIZED) {
@@ -136,6 +145,104 @@ class mpi_process_group final : public exec::process_group {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::mutex mu_;
+};
+
+/// The ranks of an MPI communicator (default MPI_COMM_WORLD, duplicated: its messages never
+/// meet the application's) as the `transport` of a session over several processes: rank `r`
+/// is process `r`. A message is one `MPI_Send` of its encoded bytes; a thread of the
+/// transport receives (`MPI_Improbe` / `MPI_Mrecv`, polling with a back-off of up to 250 us when
+/// idle) and hands each message to its step. Needs MPI_THREAD_MULTIPLE (an error says so
+/// otherwise). Construct it on every rank (collective: it duplicates the communicator); its
+/// destructor stops the thread, collectively too.
+/// \code
+///   gpass::mpi_environment mpi(argc, argv);
+///   auto transport = std::make_shared<gpass::mpi_transport>();
+///   auto devices = gpass::cluster_cpu_devices<G>(gpass::parse_cluster("ps:1,worker:1"), transport->rank());
+///   gpass::session<G> s(g, {.devices = devices, .transport = transport});
+/// \endcode
+class mpi_transport final : public exec::transport {
+ public:
+  explicit mpi_transport(MPI_Comm comm = MPI_COMM_WORLD) {
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+      throw error("mpi_transport: MPI runs at thread level " + std::to_string(level) +
+                  "; sessions over several ranks need MPI_THREAD_MULTIPLE (initialize MPI with gpass::mpi_environment)");
+    if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) throw error("mpi_transport: MPI_Comm_dup failed");
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    receiver_ = std::thread([this] { receive_loop(); });
+  }
+  mpi_transport(const mpi_transport&) = delete;
+  mpi_transport& operator=(const mpi_transport&) = delete;
+  ~mpi_transport() override {
+    // every rank stops receiving only when every rank is done sending
+    MPI_Barrier(comm_);
+    stop_.store(true);
+    receiver_.join();
+    MPI_Comm_free(&comm_);
+  }
+
+  int rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+
+  void post(int to, exec::transport_message m) override {
+    check_destination(to);
+    const auto bytes = exec::encode_message(m);
+    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw error("mpi_transport: a message of " + std::to_string(bytes.size()) + " bytes for '" + m.text +
+                  "' (one MPI message holds at most 2 GiB)");
+    if (MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, comm_) != MPI_SUCCESS)
+      throw error("mpi_transport: MPI_Send from rank " + std::to_string(rank_) + " to rank " + std::to_string(to) + " failed");
+  }
+
+  /// Messages received (all steps).
+  std::uint64_t received() const noexcept { return received_.load(); }
+
+ private:
+  static constexpr int tag = 7101;
+
+  void receive_loop() {
+    std::vector<std::byte> buffer;
+    int idle = 0;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      int flag = 0;
+      MPI_Message msg;
+      MPI_Status st;
+      if (MPI_Improbe(MPI_ANY_SOURCE, tag, comm_, &flag, &msg, &st) != MPI_SUCCESS) break;
+      if (!flag) {
+        // microseconds apart within a step; sleep longer between steps
+        if (++idle < 200) std::this_thread::yield();
+        else std::this_thread::sleep_for(std::chrono::microseconds(std::min(250, 5 * (idle - 199))));
+        continue;
+      }
+      idle = 0;
+      int count = 0;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      buffer.resize(static_cast<std::size_t>(count));
+      MPI_Mrecv(buffer.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      received_.fetch_add(1, std::memory_order_relaxed);
+      try {
+        deliver(exec::decode_message(buffer, st.MPI_SOURCE));
+      } catch (const std::exception& e) {
+        // a damaged message: its step (bytes 1-8) is aborted, not left waiting for it
+        if (buffer.size() >= 9) {
+          exec::transport_message m;
+          m.what = exec::transport_message::kind::abort;
+          m.from = st.MPI_SOURCE;
+          for (int i = 0; i < 8; ++i) m.step |= static_cast<std::uint64_t>(buffer[static_cast<std::size_t>(1 + i)]) << (8 * i);
+          m.text = e.what();
+          deliver(std::move(m));
+        }
+      }
+    }
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> received_{0};
+  std::thread receiver_;
 };
 
 }  // namespace gpass

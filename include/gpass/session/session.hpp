@@ -55,6 +55,80 @@ std::vector<std::shared_ptr<session_device<G>>> cpu_devices(int n = 1, int threa
   return r;
 }
 
+/// One task of a cluster of TensorFlow jobs: the process that runs the devices
+/// `/job:<job>/replica:0/task:<task>/...`.
+struct cluster_task {
+  std::string job;
+  int task = 0;
+  friend bool operator==(const cluster_task&, const cluster_task&) = default;
+};
+
+/// The tasks of a cluster written `JOB:N[,JOB:N...]` (TensorFlow's ClusterSpec, counted), in
+/// process order: `ps:1,worker:2` is ps/0 (process 0), worker/0 (1), worker/1 (2). Errors: a
+/// malformed spec, a job given twice, a count < 1 (`gpass::error` quoting the spec).
+inline std::vector<cluster_task> parse_cluster(std::string_view spec) {
+  std::vector<cluster_task> tasks;
+  std::vector<std::string> jobs;
+  auto bad = [&](const std::string& why) -> std::vector<cluster_task> {
+    throw error("cluster '" + std::string(spec) + "' is not valid (JOB:N[,JOB:N...]): " + why);
+  };
+  if (spec.empty()) bad("it is empty");
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (comma != std::string_view::npos && rest.empty()) bad("it ends with ','");
+    const auto colon = item.find(':');
+    if (colon == std::string_view::npos) bad("'" + std::string(item) + "' has no ':N'");
+    const std::string job(item.substr(0, colon));
+    const std::string_view count = item.substr(colon + 1);
+    if (!detail::valid_device_word(job)) bad("bad job name '" + job + "'");
+    if (std::find(jobs.begin(), jobs.end(), job) != jobs.end()) bad("job '" + job + "' is given twice");
+    int n = 0;
+    if (count.empty() || count.size() > 6) bad("bad task count '" + std::string(count) + "'");
+    for (char c : count) {
+      if (c < '0' || c > '9') bad("bad task count '" + std::string(count) + "'");
+      n = n * 10 + (c - '0');
+    }
+    if (n < 1) bad("job '" + job + "' has no task");
+    jobs.push_back(job);
+    for (int t = 0; t < n; ++t) tasks.push_back({job, t});
+  }
+  return tasks;
+}
+
+/// The devices of a cluster seen from process `rank`: for every task (process `p` = its
+/// index in `tasks`), `per_task` CPU devices `/job:J/replica:0/task:T/device:CPU:i`; those of
+/// `rank` are Eigen CPU devices of `threads` threads each, the others `remote_device`s like
+/// them. Every process makes the same list (the session's `transport` joins them).
+/// \code
+///   auto tasks = gpass::parse_cluster("ps:1,worker:1");
+///   auto transport = std::make_shared<gpass::mpi_transport>();   // this rank of the mpirun
+///   gpass::session s(g, {.devices = gpass::cluster_cpu_devices<G>(tasks, transport->rank()),
+///                        .transport = transport});
+/// \endcode
+template <class G = graph<>>
+std::vector<std::shared_ptr<session_device<G>>> cluster_cpu_devices(const std::vector<cluster_task>& tasks, int rank,
+                                                                    int per_task = 1, int threads = 1) {
+  if (rank < 0 || rank >= static_cast<int>(tasks.size()))
+    throw error("cluster_cpu_devices: process " + std::to_string(rank) + " is not one of the cluster's " +
+                std::to_string(tasks.size()) + " tasks");
+  const auto mine = cpu_devices<G>(per_task, threads);
+  std::vector<std::shared_ptr<session_device<G>>> r;
+  for (std::size_t p = 0; p < tasks.size(); ++p)
+    for (int i = 0; i < per_task; ++i) {
+      const device_name name = parse_device_name("/job:" + tasks[p].job + "/replica:0/task:" + std::to_string(tasks[p].task) +
+                                                 "/device:CPU:" + std::to_string(i));
+      if (static_cast<int>(p) == rank)
+        r.push_back(std::make_shared<policy_device<exec::eigen_cpu, G>>(
+            name, std::make_unique<exec::eigen_cpu>(exec::eigen_cpu::options{.threads = threads})));
+      else
+        r.push_back(std::make_shared<remote_device<G>>(name, static_cast<int>(p), mine[static_cast<std::size_t>(i)]));
+    }
+  return r;
+}
+
 /// Options of a session.
 template <class G = graph<>>
 struct session_options {
@@ -76,6 +150,11 @@ struct session_options {
   /// the `all_reduce` / `all_gather` nodes of a graph the `multi-devices` pass replicated with
   /// `ranks` > 1; null: this process alone.
   std::shared_ptr<exec::process_group> processes;
+  /// The processes of a session whose devices span processes (`remote_device`s: a cluster of
+  /// TensorFlow tasks, MPI ranks with `gpass::mpi_transport`): every process makes the same
+  /// session, with the same devices in the same order, and the same runs in the same order.
+  /// Null: every device is in this process.
+  std::shared_ptr<exec::transport> transport;
 };
 
 /// Options of one run.
@@ -130,7 +209,18 @@ class session {
       if (std::find(device_names_.begin(), device_names_.end(), n) != device_names_.end())
         throw error("session: device '" + n + "' is given twice");
       device_names_.push_back(n);
+      if (d->process() >= 0) {
+        if (!options_.transport)
+          throw error("session: device '" + n + "' is in process " + std::to_string(d->process()) +
+                      ": the session needs a transport (session_options::transport)");
+        if (d->process() >= options_.transport->size() || d->process() == options_.transport->rank())
+          throw error("session: device '" + n + "' is in process " + std::to_string(d->process()) + ", but this is process " +
+                      std::to_string(options_.transport->rank()) + " of " + std::to_string(options_.transport->size()));
+      }
+      cluster_.process_of.push_back(d->process());
     }
+    cluster_.device_names = device_names_;
+    cluster_.transport = options_.transport.get();
     globals_->initialize_from(graph_.attrs());
   }
   session(const session&) = delete;
@@ -141,6 +231,7 @@ class session {
   std::vector<exec::value> run(const std::vector<std::pair<std::string, exec::value>>& feeds,
                                const std::vector<std::string>& fetches, const std::vector<std::string>& targets = {},
                                const run_options& ro = {}, run_metadata* md = nullptr) {
+    if (options_.transport) return run_in_cluster(feeds, fetches, targets, ro, md);
     std::vector<std::string> feed_names;
     feed_names.reserve(feeds.size());
     for (const auto& f : feeds) feed_names.push_back(f.first);
@@ -152,44 +243,107 @@ class session {
     std::vector<exec::value> out(exe->fetch_names.size());
     step_context<G> step(exe->parts, exe->prog, pool_, *globals_, options_.plan.limits, ro.trace, epoch_,
                           options_.processes.get());
+    run_parts(*exe, step, args, out);
+    step.rethrow_if_failed();
+    return finish_run(*exe, step, out, fetches, hit, md);
+  }
+
+ private:
+  struct executors;
+
+  // Runs the parts of this process's devices concurrently (the first in this thread).
+  void run_parts(const executors& exe, step_context<G>& step, const std::vector<exec::value>& args,
+                 std::vector<exec::value>& out) {
     std::vector<std::size_t> running;
-    for (std::size_t d = 0; d < exe->parts.size(); ++d)
-      if (exe->prog.has_main[d]) running.push_back(d);
+    for (std::size_t d = 0; d < exe.parts.size(); ++d)
+      if (exe.prog.has_main[d] && step.local(d)) running.push_back(d);
     auto run_part = [&](std::size_t d) {
       std::vector<exec::value> a;
-      a.reserve(exe->prog.feeds[d].size());
-      for (std::size_t k : exe->prog.feeds[d]) a.push_back(k < args.size() ? args[k] : exec::value{});
-      auto r = exe->parts[d]->run_main(std::move(a), step);
-      for (std::size_t j = 0; j < r.size() && j < exe->prog.fetches[d].size(); ++j) out[exe->prog.fetches[d][j]] = std::move(r[j]);
-    };
-    {
-      typename step_context<G>::join_set others(step);
-      for (std::size_t i = 1; i < running.size(); ++i) others.spawn([&run_part, d = running[i]] { run_part(d); });
-      if (!running.empty()) {
-        try {
-          run_part(running.front());
-        } catch (...) {
-          step.fail(std::current_exception());
-        }
+      a.reserve(exe.prog.feeds[d].size());
+      for (std::size_t k : exe.prog.feeds[d]) a.push_back(k < args.size() ? args[k] : exec::value{});
+      auto r = exe.parts[d]->run_main(std::move(a), step);
+      for (std::size_t j = 0; j < r.size() && j < exe.prog.fetches[d].size(); ++j) {
+        if (options_.transport) step.share_fetch(d, j, r[j]);
+        out[exe.prog.fetches[d][j]] = std::move(r[j]);
       }
-      others.wait();
+    };
+    typename step_context<G>::join_set others(step);
+    for (std::size_t i = 1; i < running.size(); ++i) others.spawn([&run_part, d = running[i]] { run_part(d); });
+    if (!running.empty()) {
+      try {
+        run_part(running.front());
+      } catch (...) {
+        step.fail(std::current_exception());
+      }
     }
+    others.wait();
+  }
+
+  // One step of a session over several processes: numbered as in every other process; ends
+  // when every process has ended its part (`step_context::finish`), then takes the fetches
+  // computed elsewhere. A failure before the step starts here (a missing feed) is told to
+  // the others as the step's abort.
+  std::vector<exec::value> run_in_cluster(const std::vector<std::pair<std::string, exec::value>>& feeds,
+                                          const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+                                          const run_options& ro, run_metadata* md) {
+    std::lock_guard one_step_at_a_time(step_mu_);
+    step_cluster cluster = cluster_;
+    cluster.step = next_step_++;
+    std::shared_ptr<const executors> exe;
+    std::vector<exec::value> args, out;
+    bool hit = false;
+    try {
+      std::vector<std::string> feed_names;
+      for (const auto& f : feeds) feed_names.push_back(f.first);
+      exe = executors_for(feed_names, fetches, targets, &hit);
+      args.resize(exe->feed_names.size());
+      for (const auto& [name, v] : feeds) args[exe->feed_index(name)] = v;
+      out.resize(exe->fetch_names.size());
+    } catch (const std::exception& e) {
+      exec::transport& t = *options_.transport;
+      for (int p = 0; p < t.size(); ++p) {
+        if (p == t.rank()) continue;
+        exec::transport_message m;
+        m.step = cluster.step;
+        m.what = exec::transport_message::kind::abort;
+        m.text = e.what();
+        t.post(p, m);
+        m.what = exec::transport_message::kind::finished;
+        m.text.clear();
+        t.post(p, std::move(m));
+      }
+      t.detach(cluster.step);
+      throw;
+    }
+    step_context<G> step(exe->parts, exe->prog, pool_, *globals_, options_.plan.limits, ro.trace, epoch_,
+                          options_.processes.get(), &cluster);
+    run_parts(*exe, step, args, out);
+    step.finish();
     step.rethrow_if_failed();
+    for (std::size_t d = 0; d < exe->parts.size(); ++d)
+      if (!step.local(d))
+        for (std::size_t j = 0; j < exe->prog.fetches[d].size(); ++j) out[exe->prog.fetches[d][j]] = step.remote_fetch(d, j);
+    return finish_run(*exe, step, out, fetches, hit, md);
+  }
+
+  std::vector<exec::value> finish_run(const executors& exe, step_context<G>& step, std::vector<exec::value>& out,
+                                      const std::vector<std::string>& fetches, bool hit, run_metadata* md) {
     if (md) {
       md->cache_hit = hit;
-      md->partitions = running.size();
-      md->sends = exe->prog.sends;
-      md->control_sends = exe->prog.control_transfers;
-      md->copied_constants = exe->prog.copied_constants;
+      md->partitions = static_cast<std::size_t>(std::count(exe.prog.has_main.begin(), exe.prog.has_main.end(), 1));
+      md->sends = exe.prog.sends;
+      md->control_sends = exe.prog.control_transfers;
+      md->copied_constants = exe.prog.copied_constants;
       md->stats.devices = step.take_stats();
       for (std::size_t d = 0; d < md->stats.devices.size(); ++d) md->stats.devices[d].device = device_names_[d];
     }
     std::vector<exec::value> result;
     result.reserve(fetches.size());
-    for (const auto& f : fetches) result.push_back(out[exe->fetch_index(f)]);
+    for (const auto& f : fetches) result.push_back(out[exe.fetch_index(f)]);
     return result;
   }
 
+ public:
   /// Runs the graph with its own inputs and results (an ONNX model): `inputs` in the order of
   /// the graph's `arg` nodes, the results in the order of its `return` node.
   std::vector<exec::value> run_graph(std::vector<exec::value> inputs, const run_options& ro = {}, run_metadata* md = nullptr) {
@@ -414,6 +568,9 @@ class session {
   std::map<std::string, std::string, std::less<>> pinned_;
   std::map<std::string, std::string> last_placement_;
   std::size_t compilations_ = 0;
+  step_cluster cluster_;        // the devices' processes (a session over several processes)
+  std::mutex step_mu_;          // its steps run one at a time, numbered alike in every process
+  std::uint64_t next_step_ = 0;
   mutable std::once_flag own_sig_once_;
   mutable run_signature own_sig_;
 };
