@@ -7,7 +7,11 @@
 #     MLPs; cnn_training: three 7x7x2 CNNs; SGD, momentum, Adam) on batches of BATCH rows
 #     (default 8192) and CNN_BATCH images (default 256), made here by repeating the
 #     fixtures' 8: one device, --data-parallel=2 (two CPU devices of one process), and
-#     `mpirun -np 2 --data-parallel=mpi` (two processes), STEPS steps each (default 200).
+#     `mpirun -np 2 --data-parallel=mpi` (two processes), STEPS steps each (default 200);
+#     and the model spread over two ranks (`--cluster=worker:2 --place=round-robin`: every
+#     node in turn on the other rank, the cost of moving tensors between processes);
+#  3. the round trip of a buffer between 2 ranks: MPI_Send/MPI_Recv alone vs a session run
+#     over a cluster of two tasks (gpass_bench_mpi, second table).
 #
 #   benchmarks/mpi/run.sh [build-dir]
 # Builds gpass-opt and gpass_bench_mpi with -O3 -march=x86-64-v3 (Release).
@@ -50,4 +54,6 @@ for fixture in mlp_training cnn_training; do
   "$build/examples/gpass-opt/gpass-opt" "${common[@]}" --data-parallel=2 2>&1 | report "2 replicas, 1 process"
   mpirun "${root_flag[@]}" --oversubscribe -np 2 "$build/examples/gpass-opt/gpass-opt" "${common[@]}" --data-parallel=mpi 2>&1 |
     report "2 ranks (mpirun -np 2)"
+  mpirun "${root_flag[@]}" --oversubscribe -np 2 "$build/examples/gpass-opt/gpass-opt" "${common[@]}" --cluster=worker:2 \
+    --place=round-robin 2>&1 | report "model over 2 ranks, round-robin (--cluster=worker:2)"
 done

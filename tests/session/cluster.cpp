@@ -9,6 +9,7 @@
 #include <gpass/io/text.hpp>
 #include <gpass/session.hpp>
 
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -129,6 +130,25 @@ TEST_CASE("session.cluster.wire_format") {
   CHECK(seq.sequence()[1].sizes() == std::vector<std::int64_t>{0, 4});
   CHECK(round_trip(ex::value{}).is_none());
   CHECK(round_trip(gpass::tensor::from<double>({2.5}, {})).tensor().rank() == 0);
+
+  // a large numeric tensor travels apart from its message (from and into the buffers)
+  std::vector<float> big(5000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+  ex::transport_message bm;
+  bm.text = "k";
+  bm.v = gpass::tensor::from<float>(big, {50, 100});
+  ex::detached_payload out, in;
+  const auto header = ex::encode_message(bm, &out);
+  CHECK(header.size() < 100);
+  CHECK(out.bytes == 20000);
+  CHECK(out.data == bm.v.tensor().raw());
+  CHECK_THROWS_WITH_AS(ex::decode_message(header, 2), doctest::Contains("travel apart"), gpass::error);
+  auto got = ex::decode_message(header, 2, &in);
+  REQUIRE(in.bytes == 20000);
+  std::memcpy(in.into, out.data, in.bytes);
+  CHECK(values(got.v) == big);
+  CHECK(got.v.tensor().sizes() == std::vector<std::int64_t>{50, 100});
+  CHECK(ex::encode_message(bm).size() > 20000);  // without a payload: in the message
 
   // damaged bytes: errors naming the sender, never a read past the end
   ex::transport_message m;

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
@@ -110,13 +111,18 @@ class wire_reader {
   int from_;
 };
 
-inline void write_tensor(wire_writer& w, const tensor& t) {
+// `header_only`: dtype and sizes, the bytes travel apart (see `detached_payload`).
+// The largest tensor sent apart from its message (64 GiB).
+inline constexpr std::uint64_t max_detached_bytes = std::uint64_t{1} << 36;
+
+inline void write_tensor(wire_writer& w, const tensor& t, bool header_only = false) {
   const dtype d = t.element_type();
   if (d != dtype::string && d != dtype::undefined && !is_trivial(d))
     throw error("transport: a " + std::string(to_string(d)) + " tensor cannot be sent to another process");
   w.u8(static_cast<std::uint8_t>(d));
   w.u64(t.rank());
   for (auto s : t.sizes()) w.i64(s);
+  if (header_only) return;
   if (d == dtype::string) {
     for (const auto& s : t.values<std::string>()) w.str(s);
   } else if (t.nbytes()) {
@@ -124,7 +130,8 @@ inline void write_tensor(wire_writer& w, const tensor& t) {
   }
 }
 
-inline tensor read_tensor(wire_reader& r) {
+// `detached`: a numeric tensor whose bytes come apart; it is allocated, not filled.
+inline tensor read_tensor(wire_reader& r, bool detached = false) {
   const std::uint8_t code = r.u8();
   if (code >= gpass::detail::dtype_table.size()) r.bad("element type code " + std::to_string(code));
   const dtype d = static_cast<dtype>(code);
@@ -137,6 +144,13 @@ inline tensor read_tensor(wire_reader& r) {
     s = r.i64();
     if (s < 0) r.bad("a negative size");
     empty = empty || s == 0;
+  }
+  if (detached) {
+    if (d == dtype::string || d == dtype::undefined) r.bad("a detached " + std::string(to_string(d)) + " tensor");
+    const auto count = checked_num_elements(sizes);
+    const auto bytes = count ? checked_bytes(*count, size_of(d)) : std::nullopt;
+    if (!bytes || *bytes > max_detached_bytes) r.bad("a payload of more than " + std::to_string(max_detached_bytes) + " bytes");
+    return tensor::uninitialized(d, sizes);
   }
   // the element count must fit in what the message still holds (a byte at least each)
   std::uint64_t n = empty ? 0 : 1;
@@ -165,10 +179,24 @@ inline tensor read_tensor(wire_reader& r) {
 
 }  // namespace detail
 
+/// The bytes of a message's tensor that travel apart from the message: a transport sends
+/// them from the tensor's buffer and receives them into the receiving tensor's buffer, with
+/// no copy into or out of the message.
+struct detached_payload {
+  const std::byte* data = nullptr;  ///< encode: the bytes to send after the message (null: none)
+  std::byte* into = nullptr;        ///< decode: where the bytes that follow go (null: none follow)
+  std::size_t bytes = 0;
+};
+
+/// A numeric tensor of at least this many bytes travels apart (`detached_payload`).
+inline constexpr std::size_t detach_from_bytes = 4096;
+
 /// The bytes of `m` (all but `from`): what a transport between processes sends. Values may
 /// be tensors of numeric, string or no type, sequences of them, or none; a resource or
-/// variant tensor cannot leave its process (an error naming the key).
-inline std::vector<std::byte> encode_message(const transport_message& m) {
+/// variant tensor cannot leave its process (an error naming the key). With `payload`, a
+/// numeric tensor value of `detach_from_bytes` or more is written without its bytes, which
+/// `payload` points at: the transport sends them next.
+inline std::vector<std::byte> encode_message(const transport_message& m, detached_payload* payload = nullptr) {
   detail::wire_writer w;
   w.u8(static_cast<std::uint8_t>(m.what));
   w.u64(m.step);
@@ -179,6 +207,12 @@ inline std::vector<std::byte> encode_message(const transport_message& m) {
   try {
     if (m.v.is_none()) {
       w.u8(0);
+    } else if (const tensor* t = m.v.is_tensor() ? &m.v.tensor() : nullptr;
+               payload && t && is_trivial(t->element_type()) && t->nbytes() >= detach_from_bytes) {
+      w.u8(3);
+      detail::write_tensor(w, *t, true);
+      payload->data = t->raw();
+      payload->bytes = t->nbytes();
     } else if (m.v.is_tensor()) {
       w.u8(1);
       detail::write_tensor(w, m.v.tensor());
@@ -194,8 +228,9 @@ inline std::vector<std::byte> encode_message(const transport_message& m) {
 }
 
 /// The message `encode_message` made, received from process `from`. A damaged or truncated
-/// message is a `gpass::error` naming the sender.
-inline transport_message decode_message(std::span<const std::byte> bytes, int from) {
+/// message is a `gpass::error` naming the sender. A message whose tensor travels apart
+/// needs `payload`: it gets the tensor's buffer to receive the bytes into (else an error).
+inline transport_message decode_message(std::span<const std::byte> bytes, int from, detached_payload* payload = nullptr) {
   detail::wire_reader r(bytes, from);
   transport_message m;
   const std::uint8_t k = r.u8();
@@ -216,6 +251,14 @@ inline transport_message decode_message(std::span<const std::byte> bytes, int fr
       value::sequence_type s;
       for (std::uint64_t i = 0; i < n; ++i) s.push_back(detail::read_tensor(r));
       m.v = std::move(s);
+      break;
+    }
+    case 3: {
+      if (!payload) r.bad("its tensor's bytes travel apart, and nothing receives them");
+      tensor t = detail::read_tensor(r, true);
+      payload->into = t.raw();
+      payload->bytes = t.nbytes();
+      m.v = std::move(t);
       break;
     }
     default: r.bad("value kind");
@@ -298,7 +341,8 @@ class transport {
 
 /// `size` transports connected to each other, one per thread standing for a process: what
 /// `mpi_transport` does between ranks, in one process. Messages are encoded and decoded as
-/// between processes (the same bytes), and delivered in the poster's thread.
+/// between processes (the same bytes, large tensors apart), and delivered in the poster's
+/// thread.
 /// \code
 ///   auto procs = gpass::exec::thread_transport::make(2);   // procs[0], procs[1]
 /// \endcode
@@ -319,10 +363,14 @@ class thread_transport final : public transport {
   int size() const noexcept override { return size_; }
   void post(int to, transport_message m) override {
     check_destination(to);
-    const auto bytes = encode_message(m);
+    detached_payload out, in;
+    const auto bytes = encode_message(m, &out);
     auto peer = (*peers_)[static_cast<std::size_t>(to)].lock();
     if (!peer) throw error("transport: process " + std::to_string(to) + " has ended");
-    peer->deliver(decode_message(bytes, rank_));
+    auto back = decode_message(bytes, rank_, &in);
+    if (in.bytes != out.bytes) throw error("transport: a payload of " + std::to_string(out.bytes) + " bytes arrives as " + std::to_string(in.bytes));
+    if (in.bytes) std::memcpy(in.into, out.data, in.bytes);
+    peer->deliver(std::move(back));
   }
 
  private:

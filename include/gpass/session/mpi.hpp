@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -149,7 +150,8 @@ class mpi_process_group final : public exec::process_group {
 
 /// The ranks of an MPI communicator (default MPI_COMM_WORLD, duplicated: its messages never
 /// meet the application's) as the `transport` of a session over several processes: rank `r`
-/// is process `r`. A message is one `MPI_Send` of its encoded bytes; a thread of the
+/// is process `r`. A message is one `MPI_Send` of its encoded bytes, and a tensor of 4 KiB
+/// or more follows it from and into the tensors' own buffers (no copies); a thread of the
 /// transport receives (`MPI_Improbe` / `MPI_Mrecv`, polling with a back-off of up to 250 us when
 /// idle) and hands each message to its step. Needs MPI_THREAD_MULTIPLE (an error says so
 /// otherwise). Construct it on every rank (collective: it duplicates the communicator); its
@@ -171,6 +173,7 @@ class mpi_transport final : public exec::transport {
     if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) throw error("mpi_transport: MPI_Comm_dup failed");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    send_mu_ = std::vector<std::mutex>(static_cast<std::size_t>(size_));
     receiver_ = std::thread([this] { receive_loop(); });
   }
   mpi_transport(const mpi_transport&) = delete;
@@ -188,19 +191,29 @@ class mpi_transport final : public exec::transport {
 
   void post(int to, exec::transport_message m) override {
     check_destination(to);
-    const auto bytes = exec::encode_message(m);
+    exec::detached_payload payload;
+    const auto bytes = exec::encode_message(m, &payload);
     if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
       throw error("mpi_transport: a message of " + std::to_string(bytes.size()) + " bytes for '" + m.text +
-                  "' (one MPI message holds at most 2 GiB)");
+                  "' (one MPI message holds at most 2 GiB; large tensors travel apart, not strings)");
+    // the message and its payload go together: the receiver takes the payload right after
+    std::lock_guard lock(send_mu_[static_cast<std::size_t>(to)]);
     if (MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, comm_) != MPI_SUCCESS)
       throw error("mpi_transport: MPI_Send from rank " + std::to_string(rank_) + " to rank " + std::to_string(to) + " failed");
+    for (std::size_t at = 0; at < payload.bytes; at += chunk) {
+      const int n = static_cast<int>(std::min(chunk, payload.bytes - at));
+      if (MPI_Send(payload.data + at, n, MPI_BYTE, to, payload_tag, comm_) != MPI_SUCCESS)
+        throw error("mpi_transport: MPI_Send of a payload from rank " + std::to_string(rank_) + " to rank " + std::to_string(to) +
+                    " failed");
+    }
   }
 
   /// Messages received (all steps).
   std::uint64_t received() const noexcept { return received_.load(); }
 
  private:
-  static constexpr int tag = 7101;
+  static constexpr int tag = 7101, payload_tag = 7102;
+  static constexpr std::size_t chunk = std::size_t{1} << 30;  // bytes per payload message
 
   void receive_loop() {
     std::vector<std::byte> buffer;
@@ -223,7 +236,13 @@ class mpi_transport final : public exec::transport {
       MPI_Mrecv(buffer.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
       received_.fetch_add(1, std::memory_order_relaxed);
       try {
-        deliver(exec::decode_message(buffer, st.MPI_SOURCE));
+        exec::detached_payload payload;
+        auto m = exec::decode_message(buffer, st.MPI_SOURCE, &payload);
+        for (std::size_t at = 0; at < payload.bytes; at += chunk) {
+          const int n = static_cast<int>(std::min(chunk, payload.bytes - at));
+          MPI_Recv(payload.into + at, n, MPI_BYTE, st.MPI_SOURCE, payload_tag, comm_, MPI_STATUS_IGNORE);
+        }
+        deliver(std::move(m));
       } catch (const std::exception& e) {
         // a damaged message: its step (bytes 1-8) is aborted, not left waiting for it
         if (buffer.size() >= 9) {
@@ -242,6 +261,7 @@ class mpi_transport final : public exec::transport {
   int rank_ = 0, size_ = 1;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> received_{0};
+  std::vector<std::mutex> send_mu_;  // per destination
   std::thread receiver_;
 };
 
