@@ -42,6 +42,27 @@ inline std::string replica_variable(const std::string& name, std::int64_t r) {
 inline std::string replica_node_name(std::string_view name, std::int64_t r) {
   return "replica_" + std::to_string(r) + "/" + std::string(name);
 }
+/// Renames every function reference of `attrs` found in `functions` (old -> new name).
+inline void rename_function_refs(attribute_map& attrs, const std::map<std::string, std::string, std::less<>>& functions) {
+  for (auto& [k, a] : attrs) {
+    if (a.template is<function_ref>()) {
+      if (auto it = functions.find(a.template as<function_ref>().name); it != functions.end()) a = function_ref{it->second};
+    } else if (a.template is<std::vector<function_ref>>()) {
+      auto refs = a.template as<std::vector<function_ref>>();
+      for (auto& f : refs)
+        if (auto it = functions.find(f.name); it != functions.end()) f.name = it->second;
+      a = std::move(refs);
+    }
+  }
+}
+/// The names of the functions `attrs` refers to.
+inline void function_refs(const attribute_map& attrs, std::vector<std::string>& out) {
+  for (const auto& [k, a] : attrs) {
+    if (a.template is<function_ref>()) out.push_back(a.template as<function_ref>().name);
+    else if (a.template is<std::vector<function_ref>>())
+      for (const auto& f : a.template as<std::vector<function_ref>>()) out.push_back(f.name);
+  }
+}
 /// (replica, name without the prefix) of a node `replica_<r>/<name>`; r = -1 when not one.
 inline std::pair<std::int64_t, std::string> split_replica_name(const std::string& name) {
   if (!name.starts_with("replica_")) return {-1, name};
@@ -53,6 +74,25 @@ inline std::pair<std::int64_t, std::string> split_replica_name(const std::string
     r = r * 10 + (name[i] - '0');
   }
   return {r, name.substr(slash + 1)};
+}
+/// Whether function reference(s) `b` are replica `r`'s copies of replica 0's `a`.
+inline bool same_functions_of_replica(const attribute& a, const attribute& b, std::int64_t r) {
+  auto same = [&](const function_ref& x, const function_ref& y) {
+    auto [rx, bx] = split_replica_name(x.name);
+    auto [ry, by] = split_replica_name(y.name);
+    return rx == 0 && ry == r && bx == by;
+  };
+  if (a.template is<function_ref>() && b.template is<function_ref>())
+    return same(a.template as<function_ref>(), b.template as<function_ref>());
+  if (a.template is<std::vector<function_ref>>() && b.template is<std::vector<function_ref>>()) {
+    const auto& x = a.template as<std::vector<function_ref>>();
+    const auto& y = b.template as<std::vector<function_ref>>();
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!same(x[i], y[i])) return false;
+    return true;
+  }
+  return false;
 }
 
 inline bool is_collective_op(const std::string& domain, const std::string& op) {
@@ -95,8 +135,12 @@ inline std::vector<std::string> split_names(const std::string& text) {
 ///   with `fetch-reduction=sum`); a fetch that does not depend on the batch is replica 0's.
 /// - The collective nodes of each replica are chained by control edges in one order, the
 ///   same in every replica and process, so that their exchanges never cross.
-/// Graphs with functions (functional loops or conditionals) are refused. Statistics:
-/// `replicas`, `sliced-inputs`, `reduced-gradients`, `combined-fetches`.
+/// - The functions the step calls (functional loops and conditionals, and the functions they
+///   call) are copied per replica as `replica_<r>/<function>`, their nodes on the replica's
+///   device reading the replica's variables; a function that writes a variable is refused
+///   (its update would need a reduction inside the loop).
+/// Statistics: `replicas`, `sliced-inputs`, `reduced-gradients`, `combined-fetches`,
+/// `replicated-functions`.
 struct multi_devices_fn : pass_base<multi_devices_fn> {
   static constexpr std::string_view name = "multi-devices";
   static constexpr std::string_view description =
@@ -124,8 +168,6 @@ struct multi_devices_fn : pass_base<multi_devices_fn> {
       for (std::int64_t r = 0; r < replicas; ++r) devices.push_back("/device:CPU:" + std::to_string(r));
     if (static_cast<std::int64_t>(devices.size()) != replicas)
       fail(std::to_string(devices.size()) + " devices for " + std::to_string(replicas) + " replicas");
-    if (!g.functions().empty())
-      fail("the graph has functions (functional loops or conditionals): replicating them is not supported yet");
     const std::vector<std::string> whole = detail::split_names(option_text(ctx, "replicated-inputs").value_or(""));
 
     try {  // the fetches' shapes tell batch-major results apart; run without them if inference fails
@@ -204,6 +246,41 @@ struct multi_devices_fn : pass_base<multi_devices_fn> {
         copies[v].push_back(add(std::move(n), r));
       }
     }
+    // the functions the step calls, per replica
+    std::vector<std::string> called, work;
+    for (auto v : body) detail::function_refs(g[v].attrs, work);
+    while (!work.empty()) {
+      std::string f = std::move(work.back());
+      work.pop_back();
+      if (std::find(called.begin(), called.end(), f) != called.end()) continue;
+      const G* fg = g.find_function(f);
+      if (!fg) fail("function '" + f + "' is called but not in the graph's library");
+      for (auto v : fg->nodes()) {
+        const auto& n = (*fg)[v];
+        if (n.domain.empty() && (n.op == "set_global" || n.op == "update_globals"))
+          fail("function '" + f + "' writes a variable: updates inside loops or conditionals cannot be replicated yet", n.name, n.op);
+        detail::function_refs(n.attrs, work);
+      }
+      called.push_back(std::move(f));
+    }
+    for (std::int64_t r = 0; r < replicas; ++r) {
+      std::map<std::string, std::string, std::less<>> renamed;
+      for (const auto& f : called) renamed.emplace(f, detail::replica_node_name(f, r));
+      for (auto v : body) detail::rename_function_refs(g[copies[v][static_cast<std::size_t>(r)]].attrs, renamed);
+      for (const auto& f : called) {
+        G clone = *g.find_function(f);
+        for (auto v : clone.nodes()) {
+          auto& n = clone[v];
+          n.device = devices[static_cast<std::size_t>(r)];
+          if (auto it = n.attrs.find("variable"); it != n.attrs.end() && it->second.template is<std::string>())
+            it->second = detail::replica_variable(it->second.template as<std::string>(), r);
+          detail::rename_function_refs(n.attrs, renamed);
+        }
+        g.add_function(renamed.at(f), std::move(clone));
+      }
+    }
+    for (const auto& f : called) g.functions().erase(f);
+
     // each variable's copies start from its initial value
     std::vector<std::pair<std::string, attribute>> initial;
     for (const auto& [k, val] : g.attrs())
@@ -302,7 +379,7 @@ struct multi_devices_fn : pass_base<multi_devices_fn> {
 
     g.remove_nodes(body);
     report_edits(ctx, {{"replicas", replicas}, {"sliced-inputs", sliced_inputs}, {"reduced-gradients", reduced},
-                       {"combined-fetches", combined}});
+                       {"combined-fetches", combined}, {"replicated-functions", static_cast<std::int64_t>(called.size())}});
   }
 };
 
@@ -336,6 +413,7 @@ struct multi_devices_check_fn : pass_base<multi_devices_check_fn> {
     if (replicas.rbegin()->first != count - 1) fail("replica " + std::to_string(count - 1) + " is missing");
     const auto& first = replicas.begin()->second;
     std::set<std::string> devices;
+    std::map<std::int64_t, std::string> replica_device;
     auto stripped = [&](node_id v) { return detail::split_replica_name(g[v].name); };
     for (const auto& [r, nodes] : replicas) {
       if (nodes.size() != first.size())
@@ -354,7 +432,9 @@ struct multi_devices_check_fn : pass_base<multi_devices_check_fn> {
         for (const auto& [k, val] : b.attrs) {
           if (k == "variable" || k == "variables" || k == "replica" || k == "index" || k.starts_with("_")) continue;
           auto ia = a.attrs.find(k);
-          if (ia == a.attrs.end() || !(ia->second == val)) fail("attribute '" + k + "' differs from replica 0's", b.name, b.op);
+          if (ia == a.attrs.end()) fail("attribute '" + k + "' differs from replica 0's", b.name, b.op);
+          if (!(ia->second == val) && !detail::same_functions_of_replica(ia->second, val, r))
+            fail("attribute '" + k + "' differs from replica 0's", b.name, b.op);
         }
         auto expect_var = [&](const std::string& mine, const std::string& theirs) {
           if (mine != detail::replica_variable(theirs, r))
@@ -387,6 +467,39 @@ struct multi_devices_check_fn : pass_base<multi_devices_check_fn> {
       }
       if (!devices.insert(device).second)
         fail("replicas share device " + device + " (their collectives would wait for each other on one thread)");
+      replica_device[r] = device;
+    }
+    // the replicas' functions: replica 0's, copied for each replica on its device, reading
+    // its variables
+    std::map<std::string, std::map<std::int64_t, const G*>> functions;
+    for (const auto& [name, f] : g.functions()) {
+      auto [r, base] = detail::split_replica_name(name);
+      if (r >= 0) functions[base][r] = f.get();
+    }
+    for (const auto& [base, copies] : functions) {
+      if (static_cast<std::int64_t>(copies.size()) != count || !copies.count(0))
+        fail("function '" + base + "' has " + std::to_string(copies.size()) + " replica copies for " + std::to_string(count) +
+             " replicas");
+      const G& f0 = *copies.at(0);
+      for (const auto& [r, f] : copies) {
+        const std::string fname = detail::replica_node_name(base, r);
+        if (f->num_nodes() != f0.num_nodes()) fail("function '" + fname + "' differs from replica 0's copy");
+        auto a_nodes = f0.nodes();
+        auto ia = a_nodes.begin();
+        for (auto v : f->nodes()) {
+          const auto& a = f0[*ia++];
+          const auto& b = (*f)[v];
+          if (a.op != b.op || a.domain != b.domain || a.name != b.name)
+            fail("function '" + fname + "' differs from replica 0's copy at '" + a.name + "'", b.name, b.op);
+          if (b.device != replica_device[r])
+            fail("function '" + fname + "' runs on " + b.device + ", not on replica " + std::to_string(r) + "'s device", b.name, b.op);
+          if (a.attrs.count("variable") &&
+              get_or<std::string>(b.attrs, "variable", "") != detail::replica_variable(get_or<std::string>(a.attrs, "variable", ""), r))
+            fail("function '" + fname + "' reads another variable than replica " + std::to_string(r) + "'s copy", b.name, b.op);
+          if (b.domain.empty() && (b.op == "set_global" || b.op == "update_globals"))
+            fail("function '" + fname + "' writes a variable from the replica's slice of the batch", b.name, b.op);
+        }
+      }
     }
     // batch dependence, cut at the collectives (whose outputs are the same in every replica)
     node_map<G, char> dep(g, 0);
