@@ -250,6 +250,36 @@ TEST_CASE("pass.changes.a_pass_is_not_rerun_on_the_graph_it_left_unchanged") {
   CHECK(t[2].ends_with(", unchanged"));
 }
 
+TEST_CASE("pass.changes.removing_dead_code_does_not_rerun_passes_it_cannot_affect") {
+  registry r = make_registry();
+  gpass::pass_context ctx;
+  gpass::instrumentation_options o;
+  o.timing = true;
+  // %d is dead: dce removes it, and only that; cse (dead-code insensitive) found nothing
+  // to merge before, so it is not run again; peel (not declared insensitive) is
+  G g = gpass::parse_text(R"(graph {
+  %a = arg() {index = 0} -> (f32[3])
+  %b = Relu(%a)
+  %d = Neg(%a)
+  %r:0 = return(%b)
+})");
+  r.parse("cse,peel,dce,cse,peel").run(g, ctx, o);
+  auto t = ctx.timing_report();
+  REQUIRE(t.size() == 6);
+  CHECK(t[2].starts_with("dce: "));
+  CHECK(t[2].find("unchanged") == std::string::npos);
+  CHECK(t[3] == "cse: skipped (unchanged graph since its last run changed nothing)");
+  CHECK(t[4].starts_with("peel: "));
+  CHECK(ctx.statistics().at("dce.removed-nodes") == 1);
+  // a change that is not only dead code (peel removes a live node) runs cse again
+  G h = peelable(1);
+  r.parse("cse,peel,cse").run(h, ctx, o);
+  t = ctx.timing_report();
+  REQUIRE(t.size() == 4);
+  CHECK(t[2].starts_with("cse: "));
+  CHECK(t[2].find("skipped") == std::string::npos);
+}
+
 TEST_CASE("pass.fixed_point.compile_time_runs_until_nothing_changes") {
   G g = peelable(3);
   gpass::pass_context ctx;

@@ -124,14 +124,25 @@ class pass_context {
   void report_changed(bool changed) noexcept {
     reported_ = true;
     changed_ = changed_ || changed;
+    live_changed_ = live_changed_ || changed;
   }
+  /// Like `report_changed(removed)`, for a pass whose only change is the removal of nodes
+  /// nothing used (dead code, `dce`): the passes that say their results do not depend on
+  /// dead nodes (`P::dead_code_insensitive`) and changed nothing before need not run again.
+  void report_removed_dead_code(bool removed) noexcept {
+    reported_ = true;
+    changed_ = changed_ || removed;
+  }
+  /// Whether a change other than a removal of dead code was reported since
+  /// `clear_change_report()`.
+  bool change_report_live() const noexcept { return !reported_ || live_changed_; }
   /// What was reported since `clear_change_report()` (used by pipelines): nullopt when
   /// nothing was, else whether anything changed.
   std::optional<bool> change_report() const noexcept {
     if (!reported_) return std::nullopt;
     return changed_;
   }
-  void clear_change_report() noexcept { reported_ = changed_ = false; }
+  void clear_change_report() noexcept { reported_ = changed_ = live_changed_ = false; }
 
   /// The pass now running (empty outside a pipeline).
   const std::string& current_pass() const noexcept { return current_; }
@@ -145,7 +156,7 @@ class pass_context {
   std::map<std::string, std::int64_t> stats_;
   std::vector<diagnostic> diags_;
   std::vector<std::string> timing_;
-  bool reported_ = false, changed_ = false;
+  bool reported_ = false, changed_ = false, live_changed_ = false;
 };
 
 /// Names a pass in `ctx.current_pass()` for the duration of a scope when the pass runs

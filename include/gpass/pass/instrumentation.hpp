@@ -165,7 +165,8 @@ class pipeline_runner {
     }
     // A pass that reported no change on this very graph (no pass changed it since) would
     // report none again: passes are deterministic functions of the graph and their options.
-    if (auto it = unchanged_at_.find(run_key); it != unchanged_at_.end() && it->second == changed_passes_) {
+    if (auto it = unchanged_at_.find(run_key);
+        it != unchanged_at_.end() && (info.dead_code_insensitive ? it->second.second == live_changes_ : it->second.first == changed_passes_)) {
       if (o_.timing) emit_timing(info.name + ": skipped (unchanged graph since its last run changed nothing)");
       return;
     }
@@ -201,8 +202,12 @@ class pipeline_runner {
     // A pass that reports its changes and made none leaves a graph that was verified (the
     // input, or after the pass before) and that holds the facts it held.
     const bool changed = ctx_.change_report().value_or(true);
-    if (changed) ++changed_passes_;
-    else unchanged_at_[std::move(run_key)] = changed_passes_;
+    if (changed) {
+      ++changed_passes_;
+      if (ctx_.change_report_live()) ++live_changes_;
+    } else {
+      unchanged_at_[std::move(run_key)] = {changed_passes_, live_changes_};
+    }
 
     std::exception_ptr dump_error;
     if (!o_.dump_dir.empty() && o_.dump_after) {
@@ -319,7 +324,9 @@ class pipeline_runner {
   std::size_t n_start_ = 0, e_start_ = 0;
   double total_ms_ = 0;
   std::size_t changed_passes_ = 0;
-  std::map<std::string, std::size_t> unchanged_at_;  // pass + options -> changed_passes_ when it changed nothing
+  std::size_t live_changes_ = 0;  // changes other than removals of dead code
+  // pass + options -> (changed_passes_, live_changes_) when it last changed nothing
+  std::map<std::string, std::pair<std::size_t, std::size_t>> unchanged_at_;
   std::set<std::string> held_;
 };
 

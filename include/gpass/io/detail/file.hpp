@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -31,7 +30,13 @@ inline std::string read_model_file(const std::filesystem::path& path, const std:
     throw error("cannot read the " + what + " file: not a regular file", where);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error("cannot open the " + what + " file: " + std::strerror(errno), where);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // in blocks (a character at a time through istreambuf_iterator costs ~40 instructions a
+  // byte: 0.5 s for a 100 MB model); the size of a regular file reserves the string once
+  std::string bytes;
+  if (std::filesystem::is_regular_file(st))
+    if (const auto size = std::filesystem::file_size(path, ec); !ec) bytes.reserve(static_cast<std::size_t>(size));
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) bytes.append(block, static_cast<std::size_t>(in.gcount()));
   if (in.bad()) throw error("cannot read the " + what + " file", where);
   if (bytes.empty() && !allow_empty) throw error("the " + what + " file is empty", where);
   return bytes;

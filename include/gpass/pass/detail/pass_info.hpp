@@ -28,11 +28,21 @@ struct pass_info {
   /// It only establishes its provided facts (an analysis such as inference), so a pipeline
   /// skips it when the graph holds them all already (`P::skip_when_held`).
   bool skip_when_held = false;
+  /// Its result does not depend on nodes nothing uses (`P::dead_code_insensitive`): after it
+  /// changed nothing, a pipeline skips it again while the only changes since were removals
+  /// of dead code (`pass_context::report_removed_dead_code`).
+  bool dead_code_insensitive = false;
 };
 
 template <class P>
 constexpr bool skip_when_held_v = [] {
   if constexpr (requires { bool(P::skip_when_held); }) return bool(P::skip_when_held);
+  else return false;
+}();
+
+template <class P>
+constexpr bool dead_code_insensitive_v = [] {
+  if constexpr (requires { bool(P::dead_code_insensitive); }) return bool(P::dead_code_insensitive);
   else return false;
 }();
 
@@ -51,7 +61,8 @@ const pass_info& pass_info_of() {
                               string_list(pass_required_options_v<P>),
                               string_list(pass_required_graph_attrs_v<P>),
                               {pass_options_v<P>.begin(), pass_options_v<P>.end()},
-                              skip_when_held_v<P>};
+                              skip_when_held_v<P>,
+                              dead_code_insensitive_v<P>};
   return info;
 }
 

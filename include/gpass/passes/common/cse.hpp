@@ -95,6 +95,8 @@ inline std::size_t hash_tensor(const tensor& t) {
 /// \endcode
 struct cse_fn : pass_base<cse_fn> {
   static constexpr std::string_view name = "cse";
+  /// Its result does not depend on dead nodes (a `dce` between two runs changes nothing for it).
+  static constexpr bool dead_code_insensitive = true;
   static constexpr std::string_view description = "Merge nodes that compute the same value (common-subexpression elimination)";
   static constexpr std::array options{
       option_spec{"max-constant-bytes", option_type::integer, "1048576", "largest constants compared for merging, in bytes"},

@@ -129,6 +129,8 @@ void dce_for_each_function_ref(const attribute_map& attrs, F&& f) {
 /// \endcode
 struct dce_fn : pass_base<dce_fn> {
   static constexpr std::string_view name = "dce";
+  /// Its result does not depend on dead nodes (a `dce` between two runs changes nothing for it).
+  static constexpr bool dead_code_insensitive = true;
   static constexpr std::string_view description =
       "Dead code elimination: remove nodes no result, side effect or interface node needs, and unreferenced functions";
   using provides_facts = facts<fact_tags::no_dead_code>;
@@ -206,7 +208,9 @@ struct dce_fn : pass_base<dce_fn> {
         f = lib.erase(f);
       }
     }
-    report_edits(ctx, {{"removed-nodes", removed_nodes}, {"removed-functions", removed_functions}});
+    ctx.add_statistic("removed-nodes", removed_nodes);
+    ctx.add_statistic("removed-functions", removed_functions);
+    ctx.report_removed_dead_code(removed_nodes != 0 || removed_functions != 0);
   }
 
  private:

@@ -142,6 +142,8 @@ bool fold_reshape_round_trip(rewriter<G>& rw, typename G::node_id v) {
 /// \endcode
 struct eliminate_identities_fn : pass_base<eliminate_identities_fn> {
   static constexpr std::string_view name = "eliminate-identities";
+  /// Its result does not depend on dead nodes (a `dce` between two runs changes nothing for it).
+  static constexpr bool dead_code_insensitive = true;
   static constexpr std::string_view description = "Remove nodes that return their input unchanged";
 
   /// The patterns of the pass, for graphs of type `G`.

@@ -107,6 +107,8 @@ struct constant_folding_pass : pass_base<constant_folding_pass<K>> {
       "Evaluate constant subgraphs with the CPU kernels, fold values and shapes known from inference"};
   static constexpr std::string_view name = names[static_cast<int>(K)];
   static constexpr std::string_view description = descriptions[static_cast<int>(K)];
+  /// Its result does not depend on dead nodes (a `dce` between two runs changes nothing for it).
+  static constexpr bool dead_code_insensitive = true;
   using provides_facts = facts<fact_tags::constants_propagated>;
   static constexpr std::array options{
       option_spec{"max-bytes", option_type::integer, "1048576", "largest constant made, in bytes"},

@@ -76,6 +76,8 @@ struct inference_pass : pass_base<inference_pass<K>> {
                  facts<fact_tags::types_inferred, fact_tags::shapes_inferred, fact_tags::values_inferred>>>;
   /// Inference only establishes its facts: a pipeline skips it on a graph that holds them.
   static constexpr bool skip_when_held = true;
+  /// Its result does not depend on dead nodes (a `dce` between two runs changes nothing for it).
+  static constexpr bool dead_code_insensitive = true;
   static constexpr std::array options{
       option_spec{"opset", option_type::integer, "0", "ONNX opset of the schemas (0: the graph's `opset` attribute, else the newest)"},
       option_spec{"max-sweeps", option_type::integer, "64", "sweeps over the graph before giving up on a fixed point"},
