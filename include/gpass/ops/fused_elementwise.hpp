@@ -35,10 +35,27 @@ inline int fused_op_arity(std::string_view op) {
   return 0;
 }
 
-/// One step of a fused program: the op and its operands, each an input index (>= 0) or an
-/// earlier step `k` encoded as `-(k + 1)`.
+/// The ops of `fused_binary_ops` then `fused_unary_ops`, in their order: what a kernel
+/// switches on (no string compare per block).
+enum class fused_op : unsigned char {
+  Add, Sub, Mul, Div,
+  Relu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Erf, Reciprocal, Ceil, Floor
+};
+
+/// The `fused_op` of `op` (one of `fused_binary_ops` or `fused_unary_ops`).
+inline fused_op fused_op_code(std::string_view op) {
+  for (std::size_t i = 0; i < fused_binary_ops.size(); ++i)
+    if (fused_binary_ops[i] == op) return static_cast<fused_op>(i);
+  for (std::size_t i = 0; i < fused_unary_ops.size(); ++i)
+    if (fused_unary_ops[i] == op) return static_cast<fused_op>(fused_binary_ops.size() + i);
+  throw error("'" + std::string(op) + "' is not an op a fused program may use");
+}
+
+/// One step of a fused program: the op (its name and code) and its operands, each an input
+/// index (>= 0) or an earlier step `k` encoded as `-(k + 1)`.
 struct fused_step {
   std::string op;
+  fused_op code = fused_op::Add;
   int arity = 0;
   std::array<int, 2> args{0, 0};
 };
@@ -75,6 +92,7 @@ inline std::vector<fused_step> parse_fused_program(const std::vector<std::string
     s.op = std::string(words[0]);
     s.arity = fused_op_arity(s.op);
     if (s.arity == 0) fail("'" + s.op + "' is not an op a fused program may use");
+    s.code = fused_op_code(s.op);
     if (words.size() != static_cast<std::size_t>(s.arity) + 1)
       fail(s.op + " takes " + std::to_string(s.arity) + " operand(s), got " + std::to_string(words.size() - 1));
     for (int a = 0; a < s.arity; ++a) {
@@ -94,6 +112,18 @@ inline std::vector<fused_step> parse_fused_program(const std::vector<std::string
     steps.push_back(std::move(s));
   }
   return steps;
+}
+
+/// `parse_fused_program`, its error given to `fail` (a kernel's or an inference context's,
+/// which names the node and throws) instead of thrown as it is.
+template <class Fail>
+std::vector<fused_step> parse_fused_program(const std::vector<std::string>& program, std::size_t num_inputs, Fail&& fail) {
+  try {
+    return parse_fused_program(program, num_inputs);
+  } catch (const error& e) {
+    fail(std::string(e.what()));
+  }
+  return {};
 }
 
 }  // namespace gpass

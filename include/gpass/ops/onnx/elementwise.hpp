@@ -182,11 +182,8 @@ inline void gpass::register_onnx_elementwise_ops(op_registry& r) {
                       .infer([](infer_context& c) {
                         const attribute* a = c.attr("program");
                         if (!a || !a->is<std::vector<std::string>>()) c.fail("attribute 'program' must be strings");
-                        try {
-                          (void)parse_fused_program(a->as<std::vector<std::string>>(), c.num_inputs());
-                        } catch (const error& e) {
-                          c.fail(e.what());
-                        }
+                        (void)parse_fused_program(a->as<std::vector<std::string>>(), c.num_inputs(),
+                                                  [&](const std::string& m) { c.fail(m); });
                         numpy_broadcast(c);
                       })
                       .doc("The steps of `program` (see gpass/ops/fused_elementwise.hpp) on the inputs broadcast to the "

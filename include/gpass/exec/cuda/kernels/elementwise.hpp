@@ -323,12 +323,8 @@ inline std::vector<elementwise_op> elementwise_ops() {
       if (o.domain.empty() && fused_op_arity(o.op) != 0) parts.emplace(std::string(o.op), o);
     ops.push_back({"FusedElementwise", types::floats,
                    [parts](const kernel_node& n, const std::vector<dtype>& ts) {
-                     std::vector<fused_step> steps;
-                     try {
-                       steps = parse_fused_program(n.attr<std::vector<std::string>>("program", {}), ts.size());
-                     } catch (const error& e) {
-                       n.fail(e.what());
-                     }
+                     const std::vector<fused_step> steps = parse_fused_program(
+                         n.attr<std::vector<std::string>>("program", {}), ts.size(), [&](const std::string& m) { n.fail(m); });
                      std::string b;
                      for (std::size_t k = 0; k < steps.size(); ++k) {
                        const auto& st = steps[k];

@@ -1126,12 +1126,8 @@ inline void register_elementwise(registry& r) {
   // each step an Eigen array expression of the op's vectorized form above, the blocks small
   // enough that every intermediate stays in cache
   r.add({.domain = "gpass", .op = "FusedElementwise", .dtypes = type_list<float, double>::dtypes(), .make = [](const kernel_node& n) -> fn {
-           std::vector<fused_step> steps;
-           try {
-             steps = parse_fused_program(n.attr<std::vector<std::string>>("program", {}), n.num_inputs());
-           } catch (const error& e) {
-             n.fail(e.what());
-           }
+           const std::vector<fused_step> steps = parse_fused_program(
+               n.attr<std::vector<std::string>>("program", {}), n.num_inputs(), [&](const std::string& m) { n.fail(m); });
            return [steps](context& ctx) {
              const std::size_t k = ctx.num_inputs();
              std::vector<i64> os;
@@ -1197,25 +1193,24 @@ inline void register_elementwise(registry& r) {
                      T* out = st + 1 == steps.size() ? yp + lo : step_buf + static_cast<i64>(st) * block;
                      mmap<T> o(out, len);
                      const auto a = operand(p.args[0]);
-                     const std::string& op = p.op;
-                     if (p.arity == 2) {
-                       const auto b = operand(p.args[1]);
-                       if (op == "Add") o = a + b;
-                       else if (op == "Sub") o = a - b;
-                       else if (op == "Mul") o = a * b;
-                       else o = a / b;  // Div
-                     } else if (op == "Relu") o = amax(a, T(0));
-                     else if (op == "Sigmoid") o = a.logistic();
-                     else if (op == "Tanh") o = a.tanh();
-                     else if (op == "Exp") o = a.exp();
-                     else if (op == "Log") o = a.log();
-                     else if (op == "Neg") o = -a;
-                     else if (op == "Abs") o = a.abs();
-                     else if (op == "Sqrt") o = a.sqrt();
-                     else if (op == "Reciprocal") o = a.inverse();
-                     else if (op == "Ceil") o = a.ceil();
-                     else if (op == "Floor") o = a.floor();
-                     else o = a.erf();  // Erf
+                     switch (p.code) {
+                       case fused_op::Add: o = a + operand(p.args[1]); break;
+                       case fused_op::Sub: o = a - operand(p.args[1]); break;
+                       case fused_op::Mul: o = a * operand(p.args[1]); break;
+                       case fused_op::Div: o = a / operand(p.args[1]); break;
+                       case fused_op::Relu: o = amax(a, T(0)); break;
+                       case fused_op::Sigmoid: o = a.logistic(); break;
+                       case fused_op::Tanh: o = a.tanh(); break;
+                       case fused_op::Exp: o = a.exp(); break;
+                       case fused_op::Log: o = a.log(); break;
+                       case fused_op::Neg: o = -a; break;
+                       case fused_op::Abs: o = a.abs(); break;
+                       case fused_op::Sqrt: o = a.sqrt(); break;
+                       case fused_op::Erf: o = a.erf(); break;
+                       case fused_op::Reciprocal: o = a.inverse(); break;
+                       case fused_op::Ceil: o = a.ceil(); break;
+                       case fused_op::Floor: o = a.floor(); break;
+                     }
                    }
                  }
                });

@@ -1067,7 +1067,9 @@ inline void register_ort_contrib(registry& r) {
       const double eps = n.attr<double>("epsilon", 1e-12);
       return [eps, simplified](context& ctx) {
         // input and skip of other sizes: both broadcast to the sum's sizes first (NumPy); the
-        // common case (equal sizes, or a skip of one row) reads them in place
+        // common cases read them in place: equal sizes, or a skip whose sizes are the sum's
+        // last ones (one row, or a position table [seq, H] under [batch, seq, H]), read with a
+        // period of its rows
         const std::vector<i64> sizes = broadcast_sizes(ctx.input(0).sizes(), ctx.input(1).sizes(), ctx.node());
         const i64 last = sizes.empty() ? 1 : sizes.back();
         gpass::tensor xb, sb;
@@ -1084,15 +1086,21 @@ inline void register_ort_contrib(registry& r) {
           return keep;
         };
         const gpass::tensor& x = expanded(ctx.input(0), xb);
-        const gpass::tensor& skip = ctx.input(1).size() == last && ctx.input(1).sizes().size() <= 1 ? ctx.input(1) : expanded(ctx.input(1), sb);
+        auto trailing = [&](const gpass::tensor& t) {
+          std::vector<i64> ts = t.sizes();
+          while (!ts.empty() && ts.front() == 1) ts.erase(ts.begin());
+          return !ts.empty() && ts.size() <= sizes.size() && std::equal(ts.begin(), ts.end(), sizes.end() - static_cast<std::ptrdiff_t>(ts.size()));
+        };
+        const gpass::tensor& skip = trailing(ctx.input(1)) ? ctx.input(1) : expanded(ctx.input(1), sb);
         const gpass::tensor& gamma = ctx.input(2);
         const gpass::tensor* beta = !simplified && ctx.has_input(3) ? &ctx.input(3) : nullptr;
         const std::size_t bias_input = simplified ? 3 : 4;
         const gpass::tensor* bias = ctx.has_input(bias_input) ? &ctx.input(bias_input) : nullptr;
         if (x.rank() < 1) ctx.fail("input must have rank >= 1");
         const i64 H = x.sizes().back(), rows = H ? x.size() / H : 0;
-        if (skip.size() != x.size() && skip.size() != H)
-          ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
+        if (H == 0 || skip.size() == 0 || skip.size() % H != 0 || x.size() % skip.size() != 0) {
+          if (x.size() != 0) ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
+        }
         for (const gpass::tensor* p : {&gamma, beta, bias})
           if (p && p->size() != H) ctx.fail("gamma, beta and bias must have " + std::to_string(H) + " values");
         dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
@@ -1112,7 +1120,7 @@ inline void register_ort_contrib(registry& r) {
           gpass::tensor* sum_t = wanted(3) ? &ctx.allocate_output(3, x.element_type(), x.sizes()) : nullptr;
           const T* xp = x.data<T>();
           const T* sp = skip.data<T>();
-          const bool skip_row = skip.size() == H;
+          const i64 skip_rows = H && skip.size() ? skip.size() / H : 1;  // rows of skip, repeated over the input's
           T* yp = y.data<T>();
           if constexpr (std::is_same_v<T, float>) {
             // f32: vectorized in float, the statistics accumulated in double (as ONNX
@@ -1126,7 +1134,7 @@ inline void register_ort_contrib(registry& r) {
             ctx.policy().parallel_for(rows, 4.0 * static_cast<double>(H), [&](i64 lo, i64 hi) {
               arr<float> sv(H);
               for (i64 row = lo; row < hi; ++row) {
-                sv = carr_map<float>(xp + row * H, H) + carr_map<float>(sp + (skip_row ? 0 : row * H), H);
+                sv = carr_map<float>(xp + row * H, H) + carr_map<float>(sp + (row % skip_rows) * H, H);
                 if (biv.size()) sv += biv;
                 if (sum_t) arr_map<float>(sum_t->data<float>() + row * H, H) = sv;
                 const double mean = simplified || H == 0 ? 0.0 : sv.template cast<double>().sum() / static_cast<double>(H);
@@ -1148,7 +1156,7 @@ inline void register_ort_contrib(registry& r) {
               for (i64 j = 0; j < H; ++j) {
                 const i64 k = row * H + j;
                 double v = static_cast<double>(static_cast<compute_t<T>>(xp[k])) +
-                           static_cast<double>(static_cast<compute_t<T>>(sp[skip_row ? j : k]));
+                           static_cast<double>(static_cast<compute_t<T>>(sp[(row % skip_rows) * H + j]));
                 if (!bi.empty()) v += bi[static_cast<std::size_t>(j)];
                 if (sum_t) sum_t->data<T>()[k] = static_cast<T>(static_cast<compute_t<T>>(v));
                 sv[static_cast<std::size_t>(j)] = v;
