@@ -9,6 +9,7 @@
 #include <gpass/io/text.hpp>
 #include <gpass/session.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -166,6 +167,35 @@ TEST_CASE("session.cluster.wire_format") {
   const std::size_t at = 1 + 8 + (8 + 1) + 8 + 8 + 8 + 1 + 1 + 8;
   for (std::size_t i = 0; i < 8; ++i) huge[at + i] = std::byte{0x7f};
   CHECK_THROWS_WITH_AS(ex::decode_message(huge, 1), doctest::Contains("larger than the message"), gpass::error);
+}
+
+TEST_CASE("session.cluster.rendezvous_router") {
+  // values for device "b" leave through the router; a recv that waits says so
+  struct router final : ex::rendezvous_router {
+    std::vector<std::string> forwarded, waits;
+    bool forward(const std::string& key, ex::value&) override {
+      if (ex::rendezvous_recv_device(key) != "b") return false;
+      forwarded.push_back(key);
+      return true;
+    }
+    void waiting(std::string_view key, bool begins) override { waits.push_back((begins ? "+" : "-") + std::string(key)); }
+  } r;
+  ex::rendezvous rv;
+  rv.set_router(&r);
+  rv.send("a;b;x:0;", ex::value(vec({1})));
+  CHECK(r.forwarded == std::vector<std::string>{"a;b;x:0;"});
+  CHECK(rv.pending() == 0);
+  rv.send("a;c;y:0;", ex::value(vec({2})));
+  CHECK(values(rv.recv("a;c;y:0;")) == std::vector<float>{2});
+  CHECK(r.waits.empty());  // it was there: no wait
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    rv.send("q;c;z:0;", ex::value(vec({3})));
+  });
+  CHECK(values(rv.recv("q;c;z:0;")) == std::vector<float>{3});
+  later.join();
+  CHECK(r.waits == std::vector<std::string>{"+q;c;z:0;", "-q;c;z:0;"});
+  CHECK(ex::rendezvous_send_device("q;c;z:0;") == "q");
 }
 
 TEST_CASE("session.cluster.parse_cluster") {

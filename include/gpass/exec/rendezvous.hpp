@@ -47,7 +47,13 @@ class rendezvous_router {
   /// Takes `v` when the receiving device of `key` is in another process (and sends it
   /// there); false: the value stays in this rendezvous.
   virtual bool forward(const std::string& key, value& v) = 0;
+  /// A `recv` of `key` starts (`begins`) or stops waiting for its value (a transport that
+  /// polls can then poll without pause while a value from another process is awaited).
+  virtual void waiting(std::string_view /*key*/, bool /*begins*/) {}
 };
+
+/// The sending device of a rendezvous key (its first field).
+inline std::string_view rendezvous_send_device(std::string_view key) { return key.substr(0, key.find(';')); }
 
 /// The receiving device of a rendezvous key (its second field).
 inline std::string_view rendezvous_recv_device(std::string_view key) {
@@ -93,6 +99,13 @@ class rendezvous {
     // the sender is usually microseconds away: look again for a while before sleeping
     // (a wake-up through the condition variable costs tens of microseconds on a busy VM)
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+    struct wait_note {  // tells the router while this recv waits
+      rendezvous_router* r = nullptr;
+      std::string_view key;
+      ~wait_note() {
+        if (r) r->waiting(key, false);
+      }
+    } note;
     std::unique_lock lock(mu_);
     for (;;) {
       if (aborted_) throw error(abort_message_);
@@ -103,6 +116,11 @@ class rendezvous {
         return v;
       }
       if (cancel && cancel->load(std::memory_order_relaxed)) throw error("run cancelled");
+      if (router_ && !note.r) {
+        note.r = router_;
+        note.key = key;
+        router_->waiting(key, true);
+      }
       if (std::chrono::steady_clock::now() < spin_until) {
         lock.unlock();
         std::this_thread::yield();

@@ -289,6 +289,9 @@ class transport {
   /// Sends `m` to process `to` (`m.from` is set to this process). May block until the
   /// receiver took the message in, never on the receiver's step.
   virtual void post(int to, transport_message m) = 0;
+  /// A thread of this process starts (`begins`) or stops waiting for a value from another
+  /// process: a transport that polls keeps polling without pause while one does.
+  virtual void awaiting(bool /*begins*/) {}
 
   /// The messages of step `step` go to `e` from now on (those that came earlier are handed
   /// over first, in their order), until `detach(step)`.

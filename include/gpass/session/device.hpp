@@ -334,6 +334,11 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
     return true;
   }
 
+  // a recv waits for a value: one from another process keeps the transport polling
+  void waiting(std::string_view key, bool begins) override {
+    if (remote_.find(exec::rendezvous_send_device(key)) != remote_.end()) cluster_->transport->awaiting(begins);
+  }
+
   // a message of this step from another process (not blocking, not posting)
   void receive(exec::transport_message m) override {
     using kind = exec::transport_message::kind;

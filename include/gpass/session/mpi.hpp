@@ -152,8 +152,9 @@ class mpi_process_group final : public exec::process_group {
 /// meet the application's) as the `transport` of a session over several processes: rank `r`
 /// is process `r`. A message is one `MPI_Send` of its encoded bytes, and a tensor of 4 KiB
 /// or more follows it from and into the tensors' own buffers (no copies); a thread of the
-/// transport receives (`MPI_Improbe` / `MPI_Mrecv`, polling with a back-off of up to 250 us when
-/// idle) and hands each message to its step. Needs MPI_THREAD_MULTIPLE (an error says so
+/// transport receives (`MPI_Improbe` / `MPI_Mrecv`: polling without pause while a thread here
+/// awaits a value from another rank, else with a back-off of up to 250 us) and hands each
+/// message to its step. Needs MPI_THREAD_MULTIPLE (an error says so
 /// otherwise). Construct it on every rank (collective: it duplicates the communicator); its
 /// destructor stops the thread, collectively too.
 /// \code
@@ -208,6 +209,8 @@ class mpi_transport final : public exec::transport {
     }
   }
 
+  void awaiting(bool begins) override { awaiting_.fetch_add(begins ? 1 : -1, std::memory_order_relaxed); }
+
   /// Messages received (all steps).
   std::uint64_t received() const noexcept { return received_.load(); }
 
@@ -224,7 +227,9 @@ class mpi_transport final : public exec::transport {
       MPI_Status st;
       if (MPI_Improbe(MPI_ANY_SOURCE, tag, comm_, &flag, &msg, &st) != MPI_SUCCESS) break;
       if (!flag) {
-        // microseconds apart within a step; sleep longer between steps
+        // microseconds apart within a step, and without pause while a value from another
+        // rank is awaited here; sleep longer between steps
+        if (awaiting_.load(std::memory_order_relaxed) > 0) idle = 0;
         if (++idle < 200) std::this_thread::yield();
         else std::this_thread::sleep_for(std::chrono::microseconds(std::min(250, 5 * (idle - 199))));
         continue;
@@ -261,6 +266,7 @@ class mpi_transport final : public exec::transport {
   int rank_ = 0, size_ = 1;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> received_{0};
+  std::atomic<int> awaiting_{0};  // threads waiting for a value from another rank
   std::vector<std::mutex> send_mu_;  // per destination
   std::thread receiver_;
 };
