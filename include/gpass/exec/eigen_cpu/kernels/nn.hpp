@@ -1071,7 +1071,6 @@ inline void register_ort_contrib(registry& r) {
         // last ones (one row, or a position table [seq, H] under [batch, seq, H]), read with a
         // period of its rows
         const std::vector<i64> sizes = broadcast_sizes(ctx.input(0).sizes(), ctx.input(1).sizes(), ctx.node());
-        const i64 last = sizes.empty() ? 1 : sizes.back();
         gpass::tensor xb, sb;
         auto expanded = [&](const gpass::tensor& t, gpass::tensor& keep) -> const gpass::tensor& {
           if (t.sizes() == sizes) return t;
