@@ -34,18 +34,24 @@ auto all_graphs(G& g) {
   return out;
 }
 
+/// Calls `f(const std::string& name)` for every function an attribute of `attrs` names
+/// (`function_ref` and lists of them), in attribute order.
+template <class F>
+void for_each_function_ref(const attribute_map& attrs, F&& f) {
+  for (const auto& [an, a] : attrs) {
+    if (a.template is<function_ref>()) {
+      f(a.template as<function_ref>().name);
+    } else if (a.template is<std::vector<function_ref>>()) {
+      for (const auto& r : a.template as<std::vector<function_ref>>()) f(r.name);
+    }
+  }
+}
+
 /// Calls `f(const std::string& name)` for every function an attribute of a node of `h` names
 /// (`function_ref` and lists of them), in node order.
 template <class G, class F>
 void for_each_function_ref(const G& h, F&& f) {
-  for (auto v : h.nodes())
-    for (const auto& [an, a] : h[v].attrs) {
-      if (a.template is<function_ref>()) {
-        f(a.template as<function_ref>().name);
-      } else if (a.template is<std::vector<function_ref>>()) {
-        for (const auto& r : a.template as<std::vector<function_ref>>()) f(r.name);
-      }
-    }
+  for (auto v : h.nodes()) for_each_function_ref(h[v].attrs, f);
 }
 
 /// Removes the functions of `g`'s library that no node of `g` refers to, directly or through

@@ -20,6 +20,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/error.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/ops/registry.hpp>
 #include <gpass/pass/context.hpp>
@@ -75,17 +76,6 @@ inline std::vector<std::string> dce_keep_names(std::string_view s) {
     s.remove_prefix(comma + 1);
   }
   return r;
-}
-
-/// Calls `f(name)` for every function referenced by an attribute in `attrs`.
-template <class F>
-void dce_for_each_function_ref(const attribute_map& attrs, F&& f) {
-  for (const auto& kv : attrs) {
-    const attribute& a = kv.second;
-    if (a.is<function_ref>()) f(a.as<function_ref>().name);
-    else if (a.is<std::vector<function_ref>>())
-      for (const auto& r : a.as<std::vector<function_ref>>()) f(r.name);
-  }
 }
 
 }  // namespace detail
@@ -186,7 +176,7 @@ struct dce_fn : pass_base<dce_fn> {
       if (!has_roots)  // nothing is known to be unused: keep the whole library
         for (auto& [fname, f] : cur.functions()) reference(fname);
       if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>)
-        detail::dce_for_each_function_ref(cur.attrs(), reference);
+        for_each_function_ref(cur.attrs(), reference);
     }
 
     // Unreferenced functions go (with any library nested in them).
@@ -263,7 +253,7 @@ struct dce_fn : pass_base<dce_fn> {
     if (!observable) {
       if (!g.empty())
         ctx.warn(label + " has no result (no terminator, side-effecting or kept node): left unchanged");
-      for (auto v : order) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
+      for (auto v : order) for_each_function_ref(g[v].attrs, on_ref);
       return 0;
     }
     while (!late.empty()) {
@@ -278,7 +268,7 @@ struct dce_fn : pass_base<dce_fn> {
     }
     std::vector<node_id> dead;
     for (auto v : order) {
-      if (state[v] & live_bit) detail::dce_for_each_function_ref(g[v].attrs, on_ref);
+      if (state[v] & live_bit) for_each_function_ref(g[v].attrs, on_ref);
       else dead.push_back(v);
     }
     // Bulk removal: O(V + E) however many dead consumers a live node has.

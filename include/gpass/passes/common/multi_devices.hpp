@@ -23,6 +23,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/graph/graph.hpp>
+#include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/graph/topological_order.hpp>
 #include <gpass/ops/core_ops.hpp>
@@ -53,14 +54,6 @@ inline void rename_function_refs(attribute_map& attrs, const std::map<std::strin
         if (auto it = functions.find(f.name); it != functions.end()) f.name = it->second;
       a = std::move(refs);
     }
-  }
-}
-/// The names of the functions `attrs` refers to.
-inline void function_refs(const attribute_map& attrs, std::vector<std::string>& out) {
-  for (const auto& [k, a] : attrs) {
-    if (a.template is<function_ref>()) out.push_back(a.template as<function_ref>().name);
-    else if (a.template is<std::vector<function_ref>>())
-      for (const auto& f : a.template as<std::vector<function_ref>>()) out.push_back(f.name);
   }
 }
 /// (replica, name without the prefix) of a node `replica_<r>/<name>`; r = -1 when not one.
@@ -248,7 +241,8 @@ struct multi_devices_fn : pass_base<multi_devices_fn> {
     }
     // the functions the step calls, per replica
     std::vector<std::string> called, work;
-    for (auto v : body) detail::function_refs(g[v].attrs, work);
+    auto call = [&](const std::string& f) { work.push_back(f); };
+    for (auto v : body) for_each_function_ref(g[v].attrs, call);
     while (!work.empty()) {
       std::string f = std::move(work.back());
       work.pop_back();
@@ -259,8 +253,8 @@ struct multi_devices_fn : pass_base<multi_devices_fn> {
         const auto& n = (*fg)[v];
         if (n.domain.empty() && (n.op == "set_global" || n.op == "update_globals"))
           fail("function '" + f + "' writes a variable: updates inside loops or conditionals cannot be replicated yet", n.name, n.op);
-        detail::function_refs(n.attrs, work);
       }
+      for_each_function_ref(*fg, call);
       called.push_back(std::move(f));
     }
     for (std::int64_t r = 0; r < replicas; ++r) {
