@@ -109,6 +109,17 @@ inline std::vector<i64> broadcast_strides(const std::vector<i64>& sizes, const s
   return s;
 }
 
+/// True when `sizes`, leading 1s dropped, are not empty and are the last sizes of `out`: a
+/// tensor that broadcasts to `out` by repetition (a bias vector, a position table), so it
+/// can be read with a period of its element count instead of per-element strides.
+inline bool repeats_into(const std::vector<i64>& sizes, const std::vector<i64>& out) {
+  std::size_t first = 0;
+  while (first < sizes.size() && sizes[first] == 1) ++first;
+  const std::size_t k = sizes.size() - first;
+  return k != 0 && k <= out.size() && std::equal(sizes.begin() + static_cast<std::ptrdiff_t>(first), sizes.end(),
+                                                 out.end() - static_cast<std::ptrdiff_t>(k));
+}
+
 /// What one axis of a Slice takes: the first index and the element count.
 struct slice_range {
   i64 start = 0, count = 0;

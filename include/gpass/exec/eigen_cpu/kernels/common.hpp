@@ -68,6 +68,7 @@ using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_s
 using shape_rules::broadcast_sizes;
 using shape_rules::broadcast_strides;
 using shape_rules::normalize_axis;
+using shape_rules::repeats_into;
 using shape_rules::strides_of;
 
 /// Walks the elements of a row-major index space of `sizes` in order, keeping for each of

@@ -1148,12 +1148,8 @@ inline void register_elementwise(registry& r) {
                  const auto& x = ctx.input(i);
                  how[i] = x.size() == total ? read::full : x.size() == 1 ? read::scalar : read::strided;
                  if (how[i] != read::strided) continue;
-                 auto xs = x.sizes();
-                 while (!xs.empty() && xs.front() == 1) xs.erase(xs.begin());
-                 if (xs.size() <= os.size() && std::equal(xs.begin(), xs.end(), os.end() - static_cast<std::ptrdiff_t>(xs.size())))
-                   how[i] = read::repeated;
-                 else
-                   strides[i] = broadcast_strides(x.sizes(), os);
+                 if (repeats_into(x.sizes(), os)) how[i] = read::repeated;
+                 else strides[i] = broadcast_strides(x.sizes(), os);
                }
                constexpr i64 block = 512;
                T* yp = y.data<T>();

@@ -1085,21 +1085,15 @@ inline void register_ort_contrib(registry& r) {
           return keep;
         };
         const gpass::tensor& x = expanded(ctx.input(0), xb);
-        auto trailing = [&](const gpass::tensor& t) {
-          std::vector<i64> ts = t.sizes();
-          while (!ts.empty() && ts.front() == 1) ts.erase(ts.begin());
-          return !ts.empty() && ts.size() <= sizes.size() && std::equal(ts.begin(), ts.end(), sizes.end() - static_cast<std::ptrdiff_t>(ts.size()));
-        };
-        const gpass::tensor& skip = trailing(ctx.input(1)) ? ctx.input(1) : expanded(ctx.input(1), sb);
+        const gpass::tensor& skip = repeats_into(ctx.input(1).sizes(), sizes) ? ctx.input(1) : expanded(ctx.input(1), sb);
         const gpass::tensor& gamma = ctx.input(2);
         const gpass::tensor* beta = !simplified && ctx.has_input(3) ? &ctx.input(3) : nullptr;
         const std::size_t bias_input = simplified ? 3 : 4;
         const gpass::tensor* bias = ctx.has_input(bias_input) ? &ctx.input(bias_input) : nullptr;
         if (x.rank() < 1) ctx.fail("input must have rank >= 1");
         const i64 H = x.sizes().back(), rows = H ? x.size() / H : 0;
-        if (H == 0 || skip.size() == 0 || skip.size() % H != 0 || x.size() % skip.size() != 0) {
-          if (x.size() != 0) ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
-        }
+        if (x.size() != 0 && (skip.size() == 0 || skip.size() % H != 0 || x.size() % skip.size() != 0))
+          ctx.fail("skip has shape " + skip.shape().to_string() + ", the input " + x.shape().to_string());
         for (const gpass::tensor* p : {&gamma, beta, bias})
           if (p && p->size() != H) ctx.fail("gamma, beta and bias must have " + std::to_string(H) + " values");
         dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
