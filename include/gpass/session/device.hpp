@@ -203,13 +203,40 @@ class elastic_pool {
   bool stop_ = false;
 };
 
-/// The processes of a step whose devices span processes (see `exec::transport`).
+/// The processes of a session whose devices span processes (see `exec::transport`): made
+/// once by the session, read by each of its steps.
 struct step_cluster {
   exec::transport* transport = nullptr;
-  std::uint64_t step = 0;               ///< the step's number, the same in every process
-  std::vector<int> process_of;          ///< per device (session index): its process, -1 this one
+  std::vector<int> process_of;            ///< per device (session index): its process, -1 this one
   std::vector<std::string> device_names;  ///< per device: its full name
+  std::map<std::string, int, std::less<>> remote;  ///< the devices of other processes: name -> process
+  /// Adds the next device (session order).
+  void add(std::string name, int process) {
+    if (process >= 0) remote.emplace(name, process);
+    process_of.push_back(process);
+    device_names.push_back(std::move(name));
+  }
 };
+
+namespace detail {
+/// Tells every other process of `t` that step `step` ended here (`finished`) or failed
+/// (`abort`, `text` the reason). A process that cannot be told of an abort is passed over
+/// (the step fails anyway, and it ends on its own); not reaching one with `finished` throws.
+inline void tell_other_processes(exec::transport& t, std::uint64_t step, exec::transport_message::kind k, const std::string& text) {
+  for (int p = 0; p < t.size(); ++p) {
+    if (p == t.rank()) continue;
+    exec::transport_message m;
+    m.what = k;
+    m.step = step;
+    m.text = text;
+    try {
+      t.post(p, std::move(m));
+    } catch (const std::exception&) {
+      if (k == exec::transport_message::kind::finished) throw;
+    }
+  }
+}
+}  // namespace detail
 
 /// One step (one `session::run`): its rendezvous, its globals and limits, its first error,
 /// the kernel timings when traced, and the way to start the parts of a call on other devices.
@@ -223,15 +250,14 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
   step_context(const std::vector<std::unique_ptr<device_part<G>>>& parts, const partitioned_program<G>& prog,
                elastic_pool& pool, exec::global_store& globals, const exec::run_limits& limits, bool trace,
                std::chrono::steady_clock::time_point epoch, exec::process_group* processes = nullptr,
-               const step_cluster* cluster = nullptr)
+               const step_cluster* cluster = nullptr, std::uint64_t step = 0)
       : parts_(parts), prog_(prog), pool_(pool), globals_(globals), limits_(limits), trace_(trace), epoch_(epoch),
-        processes_(processes), cluster_(cluster), live_(std::make_shared<std::atomic<std::uint64_t>>(0)), stats_(parts.size()) {
+        processes_(processes), cluster_(cluster), step_(step), live_(std::make_shared<std::atomic<std::uint64_t>>(0)),
+        stats_(parts.size()) {
     if (cluster_) {
-      for (std::size_t d = 0; d < cluster_->process_of.size(); ++d)
-        if (cluster_->process_of[d] >= 0) remote_.emplace(cluster_->device_names[d], cluster_->process_of[d]);
       rendezvous_.set_router(this);
       remote_calls_ = std::make_unique<join_set>(*this);
-      cluster_->transport->attach(cluster_->step, this);
+      cluster_->transport->attach(step_, this);
     }
   }
   step_context(const step_context&) = delete;
@@ -239,7 +265,7 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
   ~step_context() override {
     if (cluster_) {
       remote_calls_->wait();
-      cluster_->transport->detach(cluster_->step);
+      cluster_->transport->detach(step_);
     }
   }
 
@@ -298,7 +324,7 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
   void call_remote(std::size_t d, const std::string& function, const std::string& frame, int depth) {
     exec::transport_message m;
     m.what = exec::transport_message::kind::call;
-    m.step = cluster_->step;
+    m.step = step_;
     m.text = function;
     m.frame = frame;
     m.depth = depth;
@@ -328,15 +354,16 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
 
   // a value sent to a device of another process
   bool forward(const std::string& key, exec::value& v) override {
-    auto it = remote_.find(exec::rendezvous_recv_device(key));
-    if (it == remote_.end()) return false;
+    auto it = cluster_->remote.find(exec::rendezvous_recv_device(key));
+    if (it == cluster_->remote.end()) return false;
     post_value(it->second, key, std::move(v));
     return true;
   }
 
   // a recv waits for a value: one from another process keeps the transport polling
   void waiting(std::string_view key, bool begins) override {
-    if (remote_.find(exec::rendezvous_send_device(key)) != remote_.end()) cluster_->transport->awaiting(begins);
+    if (cluster_->remote.find(exec::rendezvous_send_device(key)) != cluster_->remote.end())
+      cluster_->transport->awaiting(begins);
   }
 
   // a message of this step from another process (not blocking, not posting)
@@ -447,25 +474,13 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
   void post_value(int to, std::string key, exec::value v) {
     exec::transport_message m;
     m.what = exec::transport_message::kind::value;
-    m.step = cluster_->step;
+    m.step = step_;
     m.text = std::move(key);
     m.v = std::move(v);
     cluster_->transport->post(to, std::move(m));
   }
   void tell_others(exec::transport_message::kind k, const std::string& text) {
-    for (int p = 0; p < cluster_->transport->size(); ++p) {
-      if (p == cluster_->transport->rank()) continue;
-      exec::transport_message m;
-      m.what = k;
-      m.step = cluster_->step;
-      m.text = text;
-      try {
-        cluster_->transport->post(p, std::move(m));
-      } catch (const std::exception&) {
-        // (the step fails here anyway; a process that cannot be reached ends on its own)
-        if (k == exec::transport_message::kind::finished) throw;
-      }
-    }
+    detail::tell_other_processes(*cluster_->transport, step_, k, text);
   }
 
   const std::vector<std::unique_ptr<device_part<G>>>& parts_;
@@ -477,7 +492,7 @@ class step_context final : public exec::rendezvous_router, public exec::step_end
   std::chrono::steady_clock::time_point epoch_;
   exec::process_group* processes_;
   const step_cluster* cluster_;
-  std::map<std::string, int, std::less<>> remote_;  // device name -> process, devices of other processes
+  std::uint64_t step_;  // the step's number, the same in every process (a session over processes)
   exec::rendezvous rendezvous_;
   std::atomic<std::uint64_t> calls_{0};
   std::shared_ptr<std::atomic<std::uint64_t>> live_;

@@ -217,9 +217,8 @@ class session {
           throw error("session: device '" + n + "' is in process " + std::to_string(d->process()) + ", but this is process " +
                       std::to_string(options_.transport->rank()) + " of " + std::to_string(options_.transport->size()));
       }
-      cluster_.process_of.push_back(d->process());
+      cluster_.add(n, d->process());
     }
-    cluster_.device_names = device_names_;
     cluster_.transport = options_.transport.get();
     globals_->initialize_from(graph_.attrs());
   }
@@ -287,8 +286,7 @@ class session {
                                           const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
                                           const run_options& ro, run_metadata* md) {
     std::lock_guard one_step_at_a_time(step_mu_);
-    step_cluster cluster = cluster_;
-    cluster.step = next_step_++;
+    const std::uint64_t step_number = next_step_++;
     std::shared_ptr<const executors> exe;
     std::vector<exec::value> args, out;
     bool hit = false;
@@ -301,22 +299,13 @@ class session {
       out.resize(exe->fetch_names.size());
     } catch (const std::exception& e) {
       exec::transport& t = *options_.transport;
-      for (int p = 0; p < t.size(); ++p) {
-        if (p == t.rank()) continue;
-        exec::transport_message m;
-        m.step = cluster.step;
-        m.what = exec::transport_message::kind::abort;
-        m.text = e.what();
-        t.post(p, m);
-        m.what = exec::transport_message::kind::finished;
-        m.text.clear();
-        t.post(p, std::move(m));
-      }
-      t.detach(cluster.step);
+      detail::tell_other_processes(t, step_number, exec::transport_message::kind::abort, e.what());
+      detail::tell_other_processes(t, step_number, exec::transport_message::kind::finished, {});
+      t.detach(step_number);
       throw;
     }
     step_context<G> step(exe->parts, exe->prog, pool_, *globals_, options_.plan.limits, ro.trace, epoch_,
-                          options_.processes.get(), &cluster);
+                          options_.processes.get(), &cluster_, step_number);
     run_parts(*exe, step, args, out);
     step.finish();
     step.rethrow_if_failed();
@@ -568,7 +557,7 @@ class session {
   std::map<std::string, std::string, std::less<>> pinned_;
   std::map<std::string, std::string> last_placement_;
   std::size_t compilations_ = 0;
-  step_cluster cluster_;        // the devices' processes (a session over several processes)
+  step_cluster cluster_;        // the devices' processes (a session over several processes), made once
   std::mutex step_mu_;          // its steps run one at a time, numbered alike in every process
   std::uint64_t next_step_ = 0;
   mutable std::once_flag own_sig_once_;
