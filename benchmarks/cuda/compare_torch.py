@@ -13,9 +13,14 @@ and for each batch size and each precision setting (f32; TF32 allowed) measures
   torch_host_us the same from host inputs to host outputs
   gpass_us      bench_cuda's device_us (a plan<cuda> on device inputs, synchronized), and
   gpass_host_us bench_cuda's host_us (a session run: host inputs to host outputs)
-and checks gpass's outputs against PyTorch's (f32: max relative error). ONNX Runtime's CUDA
-execution provider is the issue's named peer; onnxruntime-gpu is not installable where this
-runs (no network, the wheel is larger than what can be carried), so PyTorch is the peer.
+and checks gpass's outputs against PyTorch's (f32: max relative error). With --ort (and an
+onnxruntime whose CUDAExecutionProvider loads: onnxruntime-gpu for CUDA 13), ONNX Runtime's
+CUDA execution provider on the same ONNX file is timed too (all graph optimizations; use_tf32
+as the row says; cuDNN's exhaustive convolution search, its default):
+  ort_us        run_with_iobinding with inputs and outputs in device memory (ONNX Runtime
+                synchronizes at the end of a run)
+  ort_host_us   run() from NumPy inputs to NumPy outputs
+with ort_ratio = gpass_us / ort_us and ort_host_ratio = gpass_host_us / ort_host_us.
 """
 import argparse
 import json
@@ -72,6 +77,18 @@ def export(m, example, path, in_names, out_names, axes):
                               opset_version=17, do_constant_folding=True)
 
 
+def median_us(f, iters, warmup=10):
+    """The median wall time of `f` in microseconds over `iters` runs after `warmup`."""
+    for _ in range(warmup):
+        f()
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        f()
+        ts.append((time.perf_counter() - t0) * 1e6)
+    return float(np.median(ts))
+
+
 def torch_time(m, xs, iters, host):
     with torch.no_grad():
         dev = [x.cuda() for x in xs]
@@ -85,12 +102,33 @@ def torch_time(m, xs, iters, host):
         for _ in range(10):
             once()
         torch.cuda.synchronize()
-        ts = []
-        for _ in range(iters):
-            t0 = time.perf_counter()
-            once()
-            ts.append((time.perf_counter() - t0) * 1e6)
-        return float(np.median(ts))
+        return median_us(once, iters, warmup=0)
+
+
+def ort_time(path, xs, in_names, tf32, iters):
+    """ONNX Runtime's CUDA EP on `path`: (device-resident us, host-to-host us, output, providers)."""
+    import onnxruntime as ort
+    if hasattr(ort, "preload_dlls"):  # the CUDA and cuDNN libraries of the nvidia-* wheels, where there are
+        try:
+            ort.preload_dlls()
+        except Exception:  # noqa: BLE001 - the system's libraries may serve instead
+            pass
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts = {"device_id": "0", "cudnn_conv_algo_search": "EXHAUSTIVE", "use_tf32": "1" if tf32 else "0"}
+    sess = ort.InferenceSession(path, so, providers=[("CUDAExecutionProvider", opts), "CPUExecutionProvider"])
+    feeds = {n: x.numpy() for n, x in zip(in_names, xs)}
+    io = sess.io_binding()
+    dev = {n: ort.OrtValue.ortvalue_from_numpy(v, "cuda", 0) for n, v in feeds.items()}
+    for n, v in dev.items():
+        io.bind_ortvalue_input(n, v)
+    out_name = sess.get_outputs()[0].name
+    io.bind_output(out_name, "cuda")
+
+    t_dev = median_us(lambda: sess.run_with_iobinding(io), iters)
+    t_host = median_us(lambda: sess.run([out_name], feeds), iters)
+    y = sess.run([out_name], feeds)[0]
+    return t_dev, t_host, y, sess.get_providers()
 
 
 def main():
@@ -100,6 +138,7 @@ def main():
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--out", default="")
+    ap.add_argument("--ort", action="store_true", help="time ONNX Runtime's CUDA execution provider too")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     work = tempfile.mkdtemp(prefix="gpass_cuda_bench_")
@@ -147,6 +186,18 @@ def main():
                     if g["device_us"] > 0:
                         row["ratio"] = g["device_us"] / t_dev
                     row["host_ratio"] = g["host_us"] / t_host
+                if a.ort:
+                    try:
+                        o_dev, o_host, o_y, provs = ort_time(path, xs, in_names, tf32, a.iters)
+                        row.update({"ort_us": o_dev, "ort_host_us": o_host, "ort_providers": provs,
+                                    "ort_max_rel_err": float(np.max(np.abs(o_y.astype(np.float32).ravel() - ref.ravel())) /
+                                                             (np.max(np.abs(ref)) + 1e-30))})
+                        if row.get("gpass_us"):
+                            row["ort_ratio"] = row["gpass_us"] / o_dev
+                        if row.get("gpass_host_us"):
+                            row["ort_host_ratio"] = row["gpass_host_us"] / o_host
+                    except Exception as e:  # noqa: BLE001 - report and go on
+                        row["ort_error"] = str(e)[:600]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     if a.out:

@@ -35,7 +35,7 @@ TEST_CASE("cuda: array kernels are registered for the ops they implement") {
   ex::register_cuda_array(r);
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Shape", "Size", "Transpose", "Concat", "Split", "Slice",
                          "Gather", "GatherElements", "Expand", "Tile", "Pad", "ConstantOfShape", "Range", "DepthToSpace",
-                         "SpaceToDepth", "Trilu", "ScatterND"})
+                         "SpaceToDepth", "Trilu", "ScatterND", "GatherND", "ScatterElements", "Scatter", "OneHot"})
     CHECK_MESSAGE(r.has("", op), op);
 }
 
@@ -119,6 +119,46 @@ TEST_CASE("cuda: Gather, GatherElements and ScatterND match the CPU kernels") {
   auto n = node("Gather", 21);
   n.constant_inputs = {std::nullopt, I({7})};
   CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, {random_tensor(dtype::f32, {5, 2}), I({7})}), gpass::error);
+}
+
+TEST_CASE("cuda: GatherND, ScatterElements and OneHot match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : {dtype::f32, dtype::f16, dtype::int64, dtype::int8, dtype::bool_}) {
+    INFO("type " << gpass::to_string(t));
+    const auto x = rnd(t, {5, 4, 3}, -50, 50, 11);
+    differential(node("GatherND", 13), {x, I({1, 2, 4, -1, 0, 3}).reshaped({3, 2})});
+    differential(node("GatherND", 13), {x, I32({4, -2}).reshaped({2, 1})});
+    differential(node("GatherND", 13), {x, I({1, 2, 0, 4, 3, 2}).reshaped({2, 3})});
+    differential(node("GatherND", 13, {{"batch_dims", i64{1}}}), {x, I({3, 0, 1, 2, 0, 1, 1, 1, 2, 2}).reshaped({5, 1, 2})});
+    differential(node("GatherND", 13, {{"batch_dims", i64{2}}}), {x, I({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1}).reshaped({5, 4, 1})});
+    const auto up = rnd(t, {2, 1, 3}, -50, 50, 12);
+    differential(node("ScatterElements", 18, {{"axis", i64{1}}}), {x, I({0, 3, -1, 2, 1, 1}).reshaped({2, 1, 3}), up});
+    differential(node("ScatterElements", 18, {{"axis", i64{0}}}), {x, I32({4, 0, -5, 2, 3, 1}).reshaped({2, 1, 3}), up});
+    differential(node("Scatter", 9, {{"axis", i64{2}}}), {x, I({2, 0, 1, 1, 0, 2}).reshaped({2, 1, 3}), up});
+    const tensor vals = rnd(t, {2}, -50, 50, 13);
+    for (i64 axis : {-1, 0, 1, 2}) {
+      INFO("OneHot axis " << axis);
+      differential(node("OneHot", 11, {{"axis", axis}}), {I({0, 3, -1, 7, 2, 9}).reshaped({2, 3}), I({5}), vals});
+    }
+    differential(node("OneHot", 11), {I32({1, 0, 4}), tensor::scalar<float>(4.0f), vals});
+  }
+  // a batched gather of rows (a detection head's top boxes, say)
+  differential(node("GatherND", 13, {{"batch_dims", i64{1}}}),
+               {random_tensor(dtype::f32, {4, 100, 64}, -1, 1, 14), random_tensor(dtype::int64, {4, 30, 1}, 0, 100, 15)});
+  // constant out-of-range indices fail on the host, as on the CPU
+  auto n = node("GatherND", 13);
+  n.constant_inputs = {std::nullopt, I({9, 0}).reshaped({1, 2})};
+  CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, {random_tensor(dtype::f32, {5, 2}), I({9, 0}).reshaped({1, 2})}), gpass::error);
+  // reductions other than 'none' are not served here (they run on the CPU)
+  ex::kernel_registry<ex::cuda> r;
+  ex::register_cuda_array(r);
+  gpass::attribute_map add{{"reduction", std::string("add")}};
+  gpass::attribute_map none{{"reduction", std::string("none")}};
+  CHECK_FALSE(r.serves(ex::kernel_query{.op = "ScatterElements", .attrs = &add}));
+  CHECK(r.serves(ex::kernel_query{.op = "ScatterElements", .attrs = &none}));
+  // OneHot with float indices runs on the CPU
+  CHECK_FALSE(r.serves(ex::kernel_query{.op = "OneHot", .inputs = {dtype::f32, dtype::int64, dtype::f32}}));
+  CHECK(r.serves(ex::kernel_query{.op = "OneHot", .inputs = {dtype::int32, dtype::int64, dtype::f32}}));
 }
 
 TEST_CASE("cuda: Expand, Tile, Pad, Trilu, DepthToSpace and SpaceToDepth match the CPU kernels") {

@@ -94,4 +94,21 @@ TEST_CASE("cuda: element-wise ops match the CPU kernels") {
   differential(node("Mul"), {h, h}, 1e-3, 1e-3);
 }
 
+TEST_CASE("cuda: gpass::FusedElementwise (a fusion group as one kernel) matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  const auto fused = [](std::vector<std::string> program) {
+    return node("FusedElementwise", 1, {{"program", std::move(program)}}, 1, "gpass");
+  };
+  const auto x = random_tensor(dtype::f32, {4, 5, 6}, -3, 3, 11);
+  const auto w = random_tensor(dtype::f32, {6}, -1, 1, 12);
+  const auto b = random_tensor(dtype::f32, {5, 1}, -1, 1, 13);
+  // what fuse-elementwise writes for x * w + b -> tanh, times sigmoid(x): inputs broadcast
+  differential(fused({"Mul x0 x1", "Add s0 x2", "Tanh s1", "Sigmoid x0", "Mul s2 s3"}), {x, w, b}, 1e-5, 1e-6);
+  differential(fused({"Relu x0", "Neg s0", "Exp s1"}), {x}, 1e-5, 1e-6);
+  differential(fused({"Sub x0 x1", "Abs s0", "Sqrt s1", "Div s2 x1"}), {x, w}, 1e-5, 1e-6);
+  differential(fused({"Sub x0 x1", "Mul s0 x2", "Reciprocal s1"}), {random_tensor(dtype::f64, {3, 7}, -2, 2, 15), random_tensor(dtype::f64, {7}, -1, 1, 16),
+                                                   random_tensor(dtype::f64, {3, 1}, 0, 2, 17)},
+               1e-12, 1e-14);
+}
+
 }  // namespace gpass_test_cuda_elementwise

@@ -152,6 +152,10 @@ using gpass_test_cuda::node;
 using gpass_test_cuda::random_tensor;
 using i64 = std::int64_t;
 using ints = std::vector<i64>;
+/// A float tensor (or of type `t`) of `sizes` with deterministic values in [lo, hi).
+inline tensor rnd(ints sizes, std::uint64_t seed, dtype t = dtype::f32, double lo = -3, double hi = 3) {
+  return random_tensor(t, std::move(sizes), lo, hi, seed);
+}
 /// An int64 (`I`) or int32 (`I32`) vector.
 inline tensor I(ints v) { return tensor::from<i64>(std::move(v)); }
 inline tensor I32(std::vector<std::int32_t> v) { return tensor::from<std::int32_t>(std::move(v)); }

@@ -18,10 +18,6 @@ namespace {
 
 using namespace gpass_test_cuda::prelude;
 
-tensor rnd(std::vector<i64> s, std::uint64_t seed, dtype t = dtype::f32, double lo = -3, double hi = 3) {
-  return random_tensor(t, std::move(s), lo, hi, seed);
-}
-
 }  // namespace
 
 TEST_CASE("cuda: the nn kernels are registered") {

@@ -3,7 +3,7 @@
 /// \file cuda.hpp
 /// The CUDA backend: the `gpass::exec::cuda` policy with its kernels (generated element-wise,
 /// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products; cuDNN
-/// convolutions and pooling), and `cuda_devices` for sessions. Part of the optional `cuda`
+/// convolutions and pooling; the transformer fusions' SkipLayerNormalization and attention), and `cuda_devices` for sessions. Part of the optional `cuda`
 /// component (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included
 /// by `<gpass/all.hpp>`.
 /// \code
@@ -18,6 +18,8 @@
 #include <gpass/exec/cuda/kernels/linalg.hpp>
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
+#include <gpass/exec/cuda/kernels/resize.hpp>
+#include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
@@ -35,6 +37,8 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_nn(r);
   register_cuda_array(r);
   register_cuda_reduce(r);
+  register_cuda_transformer(r);
+  register_cuda_resize(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -43,7 +47,8 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
 inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources() {
   std::vector<std::pair<std::string, std::string>> r = cuda_detail::elementwise_generated_sources();
   for (auto&& part : {cuda_linalg::linalg_generated_sources(), cuda_nn::nn_generated_sources(), array_generated_sources(),
-                      reduce_generated_sources()})
+                      reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
+                      cuda_resize::resize_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

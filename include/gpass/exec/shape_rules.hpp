@@ -7,6 +7,7 @@
 /// Errors name the node.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -118,6 +119,45 @@ inline bool repeats_into(const std::vector<i64>& sizes, const std::vector<i64>& 
   const std::size_t k = sizes.size() - first;
   return k != 0 && k <= out.size() && std::equal(sizes.begin() + static_cast<std::ptrdiff_t>(first), sizes.end(),
                                                  out.end() - static_cast<std::ptrdiff_t>(k));
+}
+
+/// The axis of a GatherElements / ScatterElements over `data` with `indices` (and, for a
+/// scatter, `updates`): one rank >= 1 for all, updates of the indices' sizes, indices no larger
+/// than the data off the axis.
+inline std::size_t elements_axis(const std::vector<i64>& data, const std::vector<i64>& indices, const std::vector<i64>* updates,
+                                 i64 axis_attr, const kernel_node& n) {
+  const i64 rank = static_cast<i64>(data.size());
+  if (!updates && (rank == 0 || indices.size() != data.size())) n.fail("data and indices must have the same rank >= 1");
+  if (updates && (rank == 0 || indices.size() != data.size() || *updates != indices))
+    n.fail("data, indices and updates must have the same rank, indices and updates the same sizes");
+  const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, n));
+  for (std::size_t d = 0; d < data.size(); ++d)
+    if (d != axis && indices[d] > data[d]) n.fail("indices " + sizes_str(indices) + " exceed data " + sizes_str(data) + " off the axis");
+  return axis;
+}
+
+/// Attention scores [B, H, S, L] broadcast (NumPy) with a bias of sizes `bias` (at most 4
+/// dimensions): the broadcast sizes, and the bias's element strides over them (0 where it
+/// repeats). The bias may not change the key length L.
+struct attention_bias_view {
+  std::array<i64, 4> sizes{}, strides{};
+};
+inline attention_bias_view attention_bias(const std::vector<i64>& bias, const std::array<i64, 4>& scores, const kernel_node& n) {
+  if (bias.size() > 4) n.fail("the bias " + sizes_str(bias) + " has more than 4 dimensions");
+  std::vector<i64> b4(4 - bias.size(), 1);
+  b4.insert(b4.end(), bias.begin(), bias.end());
+  attention_bias_view v{scores, {0, 0, 0, 0}};
+  i64 stride = 1;
+  for (std::size_t d = 4; d-- > 0;) {
+    const i64 b = b4[d], o = scores[d];
+    if (b != 1 && o != 1 && b != o)
+      n.fail("the bias " + sizes_str(bias) + " does not broadcast with the scores " + sizes_str({scores.begin(), scores.end()}));
+    if (d == 3 && b != 1 && b != scores[3]) n.fail("the bias " + sizes_str(bias) + " changes the key length " + std::to_string(scores[3]));
+    v.sizes[d] = std::max(b, o);
+    v.strides[d] = b == 1 ? 0 : stride;
+    stride *= b;
+  }
+  return v;
 }
 
 /// What one axis of a Slice takes: the first index and the element count.

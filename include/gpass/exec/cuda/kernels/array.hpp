@@ -116,8 +116,8 @@ inline void require_movable(const context& ctx, dtype t) {
 // ---- generated kernels --------------------------------------------------------------------
 
 /// The kernel kinds of the move library, each generated for elements of 1, 2, 4 and 8 bytes.
-enum class mk { move, gather, gather_el, pad, fill, trilu, scatter_nd, count };
-inline constexpr const char* mk_names[] = {"move", "gather", "gather_el", "pad", "fill", "trilu", "scatter_nd"};
+enum class mk { move, gather, gather_el, pad, fill, trilu, scatter_nd, gather_nd, scatter_el, one_hot, count };
+inline constexpr const char* mk_names[] = {"move", "gather", "gather_el", "pad", "fill", "trilu", "scatter_nd", "gather_nd", "scatter_el", "one_hot"};
 
 /// The entry names of the move library, in `entry_index` order.
 inline const std::vector<std::string>& move_entries() {
@@ -156,6 +156,16 @@ struct g_padv { long long n, rank, mode; long long out[G_R], in[G_R], begin[G_R]
 __device__ __forceinline__ long long g_index(const void* p, int idx64, long long j) {
   return idx64 ? ((const long long*)p)[j] : (long long)((const int*)p)[j];
 }
+// the input offset of element i of a view walked in row-major order over its sizes
+__device__ __forceinline__ long long g_walk(const g_view& v, long long i) {
+  long long rest = i, off = 0;
+  for (int d = (int)v.rank - 1; d >= 0; --d) {
+    const long long c = rest % v.sizes[d];
+    rest /= v.sizes[d];
+    off += c * v.in_st[d];
+  }
+  return off;
+}
 template <class U> __device__ __forceinline__ void t_move(U* __restrict__ y, const U* __restrict__ x, const g_view& v) {
   G_LOOP(v.n) {
     long long rest = i, io = v.in_off, oo = 0;
@@ -180,12 +190,7 @@ template <class U> __device__ __forceinline__ void t_gather(U* __restrict__ y, c
 template <class U> __device__ __forceinline__ void t_gather_el(U* __restrict__ y, const U* __restrict__ x, const void* idx, int idx64,
                                                                const g_view& v, long long axis_st, long long dim) {
   G_LOOP(v.n) {
-    long long rest = i, io = 0;
-    for (int d = (int)v.rank - 1; d >= 0; --d) {
-      const long long c = rest % v.sizes[d];
-      rest /= v.sizes[d];
-      io += c * v.in_st[d];
-    }
+    const long long io = g_walk(v, i);
     long long k = g_index(idx, idx64, i);
     if (k < 0) k += dim;
     y[i] = (k < 0 || k >= dim) ? (U)0 : x[io + k * axis_st];
@@ -242,6 +247,39 @@ template <class U> __device__ __forceinline__ void t_scatter_nd(U* __restrict__ 
     if (ok) y[off + b] = up[i];
   }
 }
+template <class U> __device__ __forceinline__ void t_gather_nd(U* __restrict__ y, const U* __restrict__ x, const void* idx, int idx64,
+                                                               const g_view& v, long long block, long long tuples, long long batch_st) {
+  G_LOOP(v.n) {
+    const long long t = i / block, e = i % block;
+    long long off = (t / tuples) * batch_st;
+    bool ok = true;
+    for (int j = 0; j < (int)v.rank; ++j) {
+      long long k = g_index(idx, idx64, t * v.rank + j);
+      if (k < 0) k += v.sizes[j];
+      if (k < 0 || k >= v.sizes[j]) ok = false;
+      off += k * v.in_st[j];
+    }
+    y[i] = ok ? x[off + e] : (U)0;
+  }
+}
+template <class U> __device__ __forceinline__ void t_scatter_el(U* __restrict__ y, const U* __restrict__ up, const void* idx, int idx64,
+                                                                const g_view& v, long long axis_st, long long dim) {
+  G_LOOP(v.n) {
+    const long long off = g_walk(v, i);
+    long long k = g_index(idx, idx64, i);
+    if (k < 0) k += dim;
+    if (k >= 0 && k < dim) y[off + k * axis_st] = up[i];
+  }
+}
+template <class U> __device__ __forceinline__ void t_one_hot(U* __restrict__ y, const U* __restrict__ vals, const void* idx, int idx64,
+                                                             long long n, long long depth, long long inner) {
+  G_LOOP(n) {
+    const long long j = i % inner, t = i / inner, c = t % depth, o = t / depth;
+    long long k = g_index(idx, idx64, o * inner + j);
+    if (k < 0) k += depth;
+    y[i] = k == c ? vals[1] : vals[0];
+  }
+}
 )";
     const char* types[] = {"unsigned char", "unsigned short", "unsigned int", "unsigned long long"};
     const int sizes[] = {1, 2, 4, 8};
@@ -258,6 +296,13 @@ template <class U> __device__ __forceinline__ void t_scatter_nd(U* __restrict__ 
            "* x, long long n, long long rows, long long cols, long long k, int upper) { t_trilu(y, x, n, rows, cols, k, upper); }\n";
       r += "extern \"C\" __global__ void g_scatter_nd_" + S + "(" + U + "* y, const " + U +
            "* up, const void* idx, int idx64, g_view v, long long block) { t_scatter_nd(y, up, idx, idx64, v, block); }\n";
+      r += "extern \"C\" __global__ void g_gather_nd_" + S + "(" + U + "* y, const " + U +
+           "* x, const void* idx, int idx64, g_view v, long long block, long long tuples, long long batch_st) "
+           "{ t_gather_nd(y, x, idx, idx64, v, block, tuples, batch_st); }\n";
+      r += "extern \"C\" __global__ void g_scatter_el_" + S + "(" + U + "* y, const " + U +
+           "* up, const void* idx, int idx64, g_view v, long long axis_st, long long dim) { t_scatter_el(y, up, idx, idx64, v, axis_st, dim); }\n";
+      r += "extern \"C\" __global__ void g_one_hot_" + S + "(" + U + "* y, const " + U +
+           "* vals, const void* idx, int idx64, long long n, long long depth, long long inner) { t_one_hot(y, vals, idx, idx64, n, depth, inner); }\n";
     }
     return r;
   }();
@@ -525,6 +570,30 @@ inline fn make_gather(const kernel_node& n) {
   };
 }
 
+/// Launches GatherElements' (`mk::gather_el`: y[i] = src at the index) or ScatterElements'
+/// (`mk::scatter_el`: y at the index = src[i]) kernel over the indices `it` along `axis` of
+/// data `x` (the index position walks `it`'s sizes, the other axes stride as in `x`).
+inline void launch_along_axis(context& ctx, lazy_library& lib, mk kind, void* y, const cuda_tensor& x, const void* src,
+                              const cuda_tensor& it, std::size_t axis) {
+  if (x.rank() > static_cast<std::size_t>(view_rank)) ctx.fail("rank " + std::to_string(x.rank()) + " is over the CUDA kernels' " + std::to_string(view_rank));
+  auto st = strides_of(x.sizes());
+  long long axis_st = st[axis], d = x.sizes()[axis];
+  st[axis] = 0;
+  g_view v;
+  v.n = it.size();
+  v.rank = static_cast<long long>(x.rank());
+  for (std::size_t q = 0; q < x.rank(); ++q) {
+    v.sizes[q] = it.sizes()[q];
+    v.in_st[q] = st[q];
+  }
+  int idx64 = it.element_type() == dtype::int64;
+  const void* ip = it.data();
+  void* args[] = {&y, &src, &ip, &idx64, &v, &axis_st, &d};
+  auto& p = ctx.policy();
+  const auto& k = move_kernels(ctx, lib);
+  p.launch(k.kernels[entry_index(kind, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+}
+
 inline fn make_gather_elements(const kernel_node& n) {
   const i64 axis_attr = n.attr<i64>("axis", 0);
   auto lib = std::make_shared<lazy_library>();
@@ -533,34 +602,13 @@ inline fn make_gather_elements(const kernel_node& n) {
     const cuda_tensor& it = ctx.input(1);
     require_movable(ctx, x.element_type());
     require_index_type(ctx, it);
-    const i64 rank = static_cast<i64>(x.rank());
-    if (rank == 0 || it.rank() != x.rank()) ctx.fail("data and indices must have the same rank >= 1");
-    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-    for (std::size_t d = 0; d < x.rank(); ++d)
-      if (d != axis && it.sizes()[d] > x.sizes()[d])
-        ctx.fail("indices " + sizes_str(it.sizes()) + " exceed data " + sizes_str(x.sizes()) + " off the axis");
+    const std::size_t axis = shape_rules::elements_axis(x.sizes(), it.sizes(), nullptr, axis_attr, ctx.node());
     const i64 dim = x.sizes()[axis];
     check_constant_indices(ctx, 1, dim);
     cuda_tensor& y = ctx.allocate_output(0, x.element_type(), it.sizes());
     if (y.size() == 0) return;
     if (dim == 0) ctx.fail("index into an empty axis");
-    if (x.rank() > static_cast<std::size_t>(view_rank)) ctx.fail("rank " + std::to_string(x.rank()) + " is over the CUDA kernels' " + std::to_string(view_rank));
-    auto st = strides_of(x.sizes());
-    long long axis_st = st[axis], d = dim;
-    st[axis] = 0;
-    g_view v;
-    v.n = y.size();
-    v.rank = static_cast<long long>(x.rank());
-    for (std::size_t q = 0; q < x.rank(); ++q) {
-      v.sizes[q] = it.sizes()[q];
-      v.in_st[q] = st[q];
-    }
-    int idx64 = it.element_type() == dtype::int64;
-    void *yp = y.data(), *xp = x.data(), *ip = it.data();
-    void* args[] = {&yp, &xp, &ip, &idx64, &v, &axis_st, &d};
-    auto& p = ctx.policy();
-    const auto& k = move_kernels(ctx, *lib);
-    p.launch(k.kernels[entry_index(mk::gather_el, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+    launch_along_axis(ctx, *lib, mk::gather_el, y.data(), x, x.data(), it, axis);
   };
 }
 
@@ -605,6 +653,102 @@ inline fn make_scatter_nd(const kernel_node& n) {
     auto& p = ctx.policy();
     const auto& kk = move_kernels(ctx, *lib);
     p.launch(kk.kernels[entry_index(mk::scatter_nd, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_gather_nd(const kernel_node& n) {
+  const i64 batch = n.attr<i64>("batch_dims", 0);
+  auto lib = std::make_shared<lazy_library>();
+  return [batch, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& it = ctx.input(1);
+    require_movable(ctx, x.element_type());
+    require_index_type(ctx, it);
+    const std::size_t b = static_cast<std::size_t>(batch);
+    if (batch < 0 || it.rank() < 1 || b >= it.rank() || b >= x.rank())
+      ctx.fail("batch_dims " + std::to_string(batch) + " does not fit data " + sizes_str(x.sizes()) + " and indices " + sizes_str(it.sizes()));
+    for (std::size_t d = 0; d < b; ++d)
+      if (x.sizes()[d] != it.sizes()[d]) ctx.fail("batch dimensions of data and indices differ");
+    const i64 k = it.sizes().back();
+    if (k < 1 || static_cast<std::size_t>(k) + b > x.rank())
+      ctx.fail("index tuples of length " + std::to_string(k) + " do not fit data " + sizes_str(x.sizes()));
+    if (k > view_rank) ctx.fail("index tuples longer than " + std::to_string(view_rank));
+    const auto kk = static_cast<std::size_t>(k);
+    if (ctx.node().constant_input(1)) {
+      const auto idx = cuda_detail::host_ints(ctx, 1);
+      for (std::size_t i = 0; i < idx.size(); ++i) fix_index(idx[i], x.sizes()[b + i % kk], ctx.node(), "index");
+    }
+    std::vector<i64> out(it.sizes().begin(), it.sizes().end() - 1);
+    out.insert(out.end(), x.sizes().begin() + static_cast<std::ptrdiff_t>(b + kk), x.sizes().end());
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), out);
+    if (y.size() == 0) return;
+    const auto st = strides_of(x.sizes());
+    g_view v;
+    v.n = y.size();
+    v.rank = k;
+    for (std::size_t j = 0; j < kk; ++j) {
+      v.sizes[j] = x.sizes()[b + j];
+      v.in_st[j] = st[b + j];
+    }
+    long long block = prod(x.sizes(), b + kk, x.rank()), tuples = prod(it.sizes(), b, it.rank() - 1),
+              batch_st = prod(x.sizes(), b, x.rank());
+    if (tuples == 0 || block == 0) return;
+    int idx64 = it.element_type() == dtype::int64;
+    void *yp = y.data(), *xp = x.data(), *ip = it.data();
+    void* args[] = {&yp, &xp, &ip, &idx64, &v, &block, &tuples, &batch_st};
+    auto& p = ctx.policy();
+    const auto& kern = move_kernels(ctx, *lib);
+    p.launch(kern.kernels[entry_index(mk::gather_nd, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_scatter_elements(const kernel_node& n) {
+  const std::string red = n.attr<std::string>("reduction", "none");
+  if (red != "none") n.fail("reduction '" + red + "' has no CUDA kernel (only 'none')");
+  const i64 axis_attr = n.attr<i64>("axis", 0);
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& it = ctx.input(1);
+    const cuda_tensor& up = ctx.input(2);
+    require_movable(ctx, x.element_type());
+    require_index_type(ctx, it);
+    if (up.element_type() != x.element_type()) ctx.fail("updates and data have different element types");
+    const std::size_t axis = shape_rules::elements_axis(x.sizes(), it.sizes(), &up.sizes(), axis_attr, ctx.node());
+    check_constant_indices(ctx, 1, x.sizes()[axis]);
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+    ctx.policy().copy_on_device(y.data(), x.data(), x.nbytes(), ctx.stream());
+    if (up.size() == 0) return;
+    launch_along_axis(ctx, *lib, mk::scatter_el, y.data(), x, up.data(), it, axis);
+  };
+}
+
+/// OneHot with int32 or int64 indices (other index types run where the CPU kernel does).
+inline fn make_one_hot(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", -1);
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    const cuda_tensor& ind = ctx.input(0);
+    const cuda_tensor& vals = ctx.input(2);
+    require_index_type(ctx, ind);
+    require_movable(ctx, vals.element_type());
+    const gpass::tensor dep = cuda_detail::host_value(ctx, 1);
+    const i64 depth = static_cast<i64>(first_double(dep, ctx.node(), "depth"));
+    if (depth < 1) ctx.fail("depth must be positive, got " + std::to_string(depth));
+    if (vals.size() != 2) ctx.fail("values must have 2 elements (off, on)");
+    const i64 rank = static_cast<i64>(ind.rank()) + 1;
+    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
+    std::vector<i64> out = ind.sizes();
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), depth);
+    cuda_tensor& y = ctx.allocate_output(0, vals.element_type(), out);
+    if (y.size() == 0) return;
+    long long nn = y.size(), dd = depth, inner = prod(ind.sizes(), axis, ind.rank());
+    int idx64 = ind.element_type() == dtype::int64;
+    void *yp = y.data(), *vp = vals.data(), *ip = ind.data();
+    void* args[] = {&yp, &vp, &ip, &idx64, &nn, &dd, &inner};
+    auto& p = ctx.policy();
+    const auto& k = move_kernels(ctx, *lib);
+    p.launch(k.kernels[entry_index(mk::one_hot, size_of(vals.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
   };
 }
 
@@ -871,6 +1015,7 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
   }});
   // ---- data movement
   const auto types = movable_types();
+  auto reduction_none = [](const kernel_query& q) { return !q.attrs || get_or(*q.attrs, "reduction", std::string("none")) == "none"; };
   r.add({.op = "Transpose", .dtypes = types, .make = make_transpose});
   r.add({.op = "Concat", .dtypes = types, .make = make_concat});
   r.add({.op = "Split", .dtypes = types, .make = make_split});
@@ -881,8 +1026,12 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
   r.add({.op = "SpaceToDepth", .dtypes = types, .make = [](const kernel_node& n) { return make_depth_space(n, false); }});
   r.add({.op = "Gather", .dtypes = types, .make = make_gather});
   r.add({.op = "GatherElements", .dtypes = types, .make = make_gather_elements});
-  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd, .applies = [](const kernel_query& q) {
-            return !q.attrs || get_or(*q.attrs, "reduction", std::string("none")) == "none";
+  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd, .applies = reduction_none});
+  r.add({.op = "GatherND", .dtypes = types, .make = make_gather_nd});
+  r.add({.op = "ScatterElements", .dtypes = types, .make = make_scatter_elements, .applies = reduction_none});
+  r.add({.op = "Scatter", .dtypes = types, .make = make_scatter_elements});
+  r.add({.op = "OneHot", .dtypes = types, .type_input = 2, .make = make_one_hot, .applies = [](const kernel_query& q) {
+            return !q.inputs.empty() && (q.inputs[0] == dtype::int64 || q.inputs[0] == dtype::int32);
           }});
   r.add({.op = "Pad", .dtypes = types, .make = make_pad});
   r.add({.op = "Trilu", .dtypes = types, .make = make_trilu});

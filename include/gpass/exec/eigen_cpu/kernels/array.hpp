@@ -28,6 +28,7 @@
 
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/resize_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -637,12 +638,7 @@ inline void register_array_index(registry& r) {
     return [axis_attr](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       const gpass::tensor& it = ctx.input(1);
-      const i64 rank = static_cast<i64>(x.rank());
-      if (rank == 0 || it.rank() != x.rank()) ctx.fail("data and indices must have the same rank >= 1");
-      const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-      for (std::size_t d = 0; d < x.rank(); ++d)
-        if (d != axis && it.sizes()[d] > x.sizes()[d])
-          ctx.fail("indices " + sizes_str(it.sizes()) + " exceed data " + sizes_str(x.sizes()) + " off the axis");
+      const std::size_t axis = shape_rules::elements_axis(x.sizes(), it.sizes(), nullptr, axis_attr, ctx.node());
       auto idx = index_values(it, ctx.node(), "indices");
       const i64 dim = x.sizes()[axis];
       for (auto& v : idx) v = fix_index(v, dim, ctx.node(), "index");
@@ -718,13 +714,7 @@ inline void register_array_index(registry& r) {
         std::vector<i64> offs;  // destination offset of each update block
         i64 block = 1;
         if (!nd) {
-          const i64 rank = static_cast<i64>(x.rank());
-          if (rank == 0 || it.rank() != x.rank() || up.sizes() != it.sizes())
-            ctx.fail("data, indices and updates must have the same rank, indices and updates the same sizes");
-          const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-          for (std::size_t d = 0; d < x.rank(); ++d)
-            if (d != axis && it.sizes()[d] > x.sizes()[d])
-              ctx.fail("indices " + sizes_str(it.sizes()) + " exceed data " + sizes_str(x.sizes()) + " off the axis");
+          const std::size_t axis = shape_rules::elements_axis(x.sizes(), it.sizes(), &up.sizes(), axis_attr, ctx.node());
           auto st = strides_of(x.sizes());
           const i64 sa = st[axis];
           st[axis] = 0;
@@ -1159,208 +1149,27 @@ inline void register_array_select(registry& r) {
 
 namespace array_detail {
 
-/// Resize / Upsample settings read once from the attributes.
-struct resize_options {
-  int mode = 0;        ///< 0 nearest, 1 linear, 2 cubic
-  std::string coord;   ///< coordinate_transformation_mode
-  std::string nearest; ///< nearest_mode ("simple": the pre-11 rule)
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  double extrapolation = 0.0;
-  bool antialias = false;
-  std::optional<std::vector<i64>> axes;
-  std::string keep_aspect;
-  std::optional<std::vector<float>> scales_attr;  ///< Upsample-7
-  bool upsample = false;                           ///< Upsample: inputs (X, scales)
-  bool v10 = false;                                ///< Resize-10: inputs (X, scales)
-};
-
-/// One axis of a resize: for each output position, `n` source indices and weights (or
-/// extrapolated).
-struct resize_axis {
-  i64 in = 0, out = 0;
-  int n = 0;
-  std::vector<i64> idx;
-  std::vector<double> w;
-  std::vector<char> extrap;
-};
-
-inline double cubic_weight(double x, double a) {
-  x = std::abs(x);
-  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-  return 0;
-}
-
-/// Source coordinate of output position `y`.
-inline double resize_coord(const resize_options& o, double y, double scale, i64 in, i64 out_int, double roi0, double roi1) {
-  const double out = scale * static_cast<double>(in);
-  const std::string& c = o.coord;
-  if (c == "align_corners") return out == 1 ? 0.0 : y * static_cast<double>(in - 1) / (out - 1);
-  if (c == "asymmetric") return y / scale;
-  if (c == "tf_crop_and_resize") {
-    const double x = out == 1 ? (roi1 - roi0) * static_cast<double>(in - 1) / 2
-                              : y * (roi1 - roi0) * static_cast<double>(in - 1) / (out - 1);
-    return x + roi0 * static_cast<double>(in - 1);
-  }
-  if (c == "tf_half_pixel_for_nn") return (y + 0.5) / scale;  // Resize-11
-  if (c == "pytorch_half_pixel") return out == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
-  if (c == "half_pixel_symmetric") {
-    const double adjustment = static_cast<double>(out_int) / out;
-    const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
-    return offset + (y + 0.5) / scale - 0.5;
-  }
-  return (y + 0.5) / scale - 0.5;  // half_pixel
-}
-
-inline resize_axis plan_resize_axis(const resize_options& o, i64 in, i64 out, double scale, double roi0, double roi1) {
-  resize_axis a;
-  a.in = in;
-  a.out = out;
-  a.extrap.assign(static_cast<std::size_t>(out), 0);
-  // kernel offsets k relative to i0 (x = i0 + r, r in (0, 1]) and weight function
-  i64 k0 = 0, k1 = 1;
-  const double s = std::min(scale, 1.0);
-  if (o.mode == 1) {
-    k0 = o.antialias ? static_cast<i64>(std::floor(-1 / s)) + 1 : 0;
-    k1 = 2 - k0;
-  } else if (o.mode == 2) {
-    if (o.antialias) {
-      k0 = static_cast<i64>(std::floor(-2 / s)) + 1;
-      k1 = 2 - k0;
-    } else {
-      k0 = -1;
-      k1 = 3;
-    }
-  }
-  a.n = o.mode == 0 ? 1 : static_cast<int>(k1 - k0);
-  a.idx.resize(static_cast<std::size_t>(out * a.n));
-  a.w.resize(static_cast<std::size_t>(out * a.n));
-  for (i64 y = 0; y < out; ++y) {
-    const double x = resize_coord(o, static_cast<double>(y), scale, in, out, roi0, roi1);
-    if (o.coord == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) a.extrap[static_cast<std::size_t>(y)] = 1;
-    const std::size_t base = static_cast<std::size_t>(y * a.n);
-    if (o.mode == 0) {
-      i64 i;
-      const double f = std::floor(x), r = x - f;
-      if (o.nearest == "simple") i = static_cast<i64>(scale < 1 ? std::ceil(x) : std::floor(x));
-      else if (r == 0) i = static_cast<i64>(f);
-      else if (o.nearest == "round_prefer_ceil") i = static_cast<i64>(r < 0.5 ? f : f + 1);
-      else if (o.nearest == "floor") i = static_cast<i64>(f);
-      else if (o.nearest == "ceil") i = static_cast<i64>(f + 1);
-      else i = static_cast<i64>(r <= 0.5 ? f : f + 1);  // round_prefer_floor
-      a.idx[base] = std::clamp<i64>(i, 0, in - 1);
-      a.w[base] = 1;
-      continue;
-    }
-    i64 i0 = static_cast<i64>(std::floor(x));
-    double r = x - static_cast<double>(i0);
-    if (r == 0) {
-      i0 -= 1;
-      r = 1;
-    }
-    double sum = 0;
-    for (i64 k = k0; k < k1; ++k) {
-      const double d = static_cast<double>(k) - r;
-      double w;
-      if (o.mode == 1) w = o.antialias ? std::clamp(1 - std::abs(d * s), 0.0, 1.0) : 1 - std::abs(d);
-      else w = cubic_weight(o.antialias ? d * s : d, o.cubic_a);
-      const i64 src = i0 + k;
-      if (o.exclude_outside && (src < 0 || src >= in)) w = 0;
-      a.idx[base + static_cast<std::size_t>(k - k0)] = std::clamp<i64>(src, 0, in - 1);
-      a.w[base + static_cast<std::size_t>(k - k0)] = w;
-      sum += w;
-    }
-    if ((o.antialias || o.exclude_outside) && sum != 0)
-      for (int k = 0; k < a.n; ++k) a.w[base + static_cast<std::size_t>(k)] /= sum;
-  }
-  return a;
-}
+using resize_rules::plan_resize;
+using resize_rules::read_resize_inputs;
+using resize_rules::read_resize_options;
+using resize_rules::resize_inputs;
+using resize_rules::resize_axis;
+using resize_rules::resize_options;
+using resize_rules::resize_plan;
 
 inline fn make_resize(resize_options opt) {
   return [opt](context& ctx) {
     const kernel_node& nd = ctx.node();
     const gpass::tensor& x = ctx.input(0);
     const std::size_t rank = x.rank();
-    // scales / sizes / roi by opset layout
-    std::vector<double> scales;
-    std::vector<i64> sizes;
-    std::vector<double> roi;
-    auto float_values = [&](const gpass::tensor& t, const char* what) {
-      std::vector<double> v;
-      if (t.element_type() == dtype::f32) for (float f : t.values<float>()) v.push_back(f);
-      else if (t.element_type() == dtype::f64) for (double f : t.values<double>()) v.push_back(f);
-      else ctx.fail(std::string(what) + " must be float or double");
-      return v;
-    };
-    if (opt.scales_attr) {
-      scales.assign(opt.scales_attr->begin(), opt.scales_attr->end());
-    } else if (opt.upsample || opt.v10) {
-      scales = float_values(ctx.input(1), "scales");
-    } else {
-      if (ctx.has_input(1) && ctx.input(1).size() > 0) roi = float_values(ctx.input(1), "roi");
-      if (ctx.has_input(2) && ctx.input(2).size() > 0) scales = float_values(ctx.input(2), "scales");
-      if (ctx.has_input(3) && ctx.input(3).size() > 0) sizes = int_values(ctx.input(3), nd, "sizes");
-    }
-    if (scales.empty() == sizes.empty()) ctx.fail("exactly one of scales and sizes must be given");
-    std::vector<i64> axes;
-    if (opt.axes) {
-      std::vector<char> seen(rank, 0);
-      for (i64 a : *opt.axes) {
-        const i64 k = normalize_axis(a, static_cast<i64>(rank), nd);
-        if (seen[static_cast<std::size_t>(k)]) ctx.fail("axes repeat axis " + std::to_string(a));
-        seen[static_cast<std::size_t>(k)] = 1;
-        axes.push_back(k);
-      }
-    } else {
-      for (std::size_t d = 0; d < rank; ++d) axes.push_back(static_cast<i64>(d));
-    }
-    const std::size_t na = axes.size();
-    if (!scales.empty() && scales.size() != na)
-      ctx.fail("scales has " + std::to_string(scales.size()) + " entries for " + std::to_string(na) + " axes");
-    if (!sizes.empty() && sizes.size() != na)
-      ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for " + std::to_string(na) + " axes");
-    if (!roi.empty() && roi.size() != 2 * na)
-      ctx.fail("roi has " + std::to_string(roi.size()) + " entries for " + std::to_string(na) + " axes");
-    if (opt.coord == "tf_crop_and_resize" && roi.empty()) ctx.fail("tf_crop_and_resize needs roi");
-    std::vector<double> sc(rank, 1.0), r0(rank, 0.0), r1(rank, 1.0);
-    std::vector<i64> out = x.sizes();
-    for (std::size_t i = 0; i < na; ++i) {
-      const std::size_t d = static_cast<std::size_t>(axes[i]);
-      if (!roi.empty()) {
-        r0[d] = roi[i];
-        r1[d] = roi[na + i];
-      }
-      if (!scales.empty()) {
-        if (!(scales[i] > 0)) ctx.fail("scales must be positive");
-        sc[d] = scales[i];
-        out[d] = static_cast<i64>(std::floor(scales[i] * static_cast<double>(x.sizes()[d])));
-      } else {
-        if (sizes[i] < 0) ctx.fail("sizes must be non-negative");
-        out[d] = sizes[i];
-        sc[d] = x.sizes()[d] ? static_cast<double>(sizes[i]) / static_cast<double>(x.sizes()[d]) : 1.0;
-      }
-    }
-    if (!sizes.empty() && !opt.keep_aspect.empty() && opt.keep_aspect != "stretch") {
-      double s = opt.keep_aspect == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
-      for (i64 a : axes) s = opt.keep_aspect == "not_larger" ? std::min(s, sc[static_cast<std::size_t>(a)]) : std::max(s, sc[static_cast<std::size_t>(a)]);
-      for (i64 a : axes) {
-        sc[static_cast<std::size_t>(a)] = s;
-        out[static_cast<std::size_t>(a)] = static_cast<i64>(s * static_cast<double>(x.sizes()[static_cast<std::size_t>(a)]) + 0.5);
-      }
-    }
-    for (std::size_t d = 0; d < rank; ++d)
-      if (x.sizes()[d] == 0 && out[d] != 0) ctx.fail("cannot resize an empty axis to a non-empty one");
+    const resize_inputs ri = read_resize_inputs(opt, nd, [&](std::size_t i) { return ctx.has_input(i); },
+                                                [&](std::size_t i) { return ctx.input(i); });
+    const resize_plan rp = plan_resize(opt, x.sizes(), ri.scales, ri.sizes, ri.roi, nd);
+    const std::vector<i64>& out = rp.out;
+    const std::vector<char>& active = rp.active;
+    const std::vector<resize_axis>& plans = rp.plans;
     gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
     if (y.size() == 0) return;
-    std::vector<resize_axis> plans(rank);
-    std::vector<char> active(rank, 0);
-    for (std::size_t d = 0; d < rank; ++d) {
-      const bool identity = out[d] == x.sizes()[d] && std::abs(sc[d] - 1.0) < 1e-12 && r0[d] == 0.0 && r1[d] == 1.0;
-      if (identity && opt.coord != "tf_crop_and_resize") continue;
-      active[d] = 1;
-      plans[d] = plan_resize_axis(opt, x.sizes()[d], out[d], sc[d], r0[d], r1[d]);
-    }
     if (opt.mode == 0) {
       // nearest: a gather by per-axis index maps (any element type, exact)
       gpass::tensor ev;
@@ -1419,40 +1228,6 @@ inline fn make_resize(resize_options opt) {
       }
     });
   };
-}
-
-inline resize_options read_resize_options(const kernel_node& n, bool upsample) {
-  resize_options o;
-  const std::string mode = n.attr<std::string>("mode", "nearest");
-  if (mode == "nearest") o.mode = 0;
-  else if (mode == "linear" || mode == "bilinear") o.mode = 1;
-  else if (mode == "cubic" && !upsample) o.mode = 2;
-  else n.fail("unknown mode '" + mode + "'");
-  o.upsample = upsample;
-  o.v10 = !upsample && opset_of(n) < 11;
-  if (upsample || o.v10) {
-    o.coord = "asymmetric";
-    o.nearest = "simple";
-    if (upsample && n.has_attr("scales")) o.scales_attr = n.attr<std::vector<float>>("scales");
-    return o;
-  }
-  o.coord = n.attr<std::string>("coordinate_transformation_mode", "half_pixel");
-  static const char* coords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                 "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"};
-  if (std::find_if(std::begin(coords), std::end(coords), [&](const char* c) { return o.coord == c; }) == std::end(coords))
-    n.fail("unknown coordinate_transformation_mode '" + o.coord + "'");
-  o.nearest = n.attr<std::string>("nearest_mode", "round_prefer_floor");
-  if (o.nearest != "round_prefer_floor" && o.nearest != "round_prefer_ceil" && o.nearest != "floor" && o.nearest != "ceil")
-    n.fail("unknown nearest_mode '" + o.nearest + "'");
-  o.cubic_a = n.attr<double>("cubic_coeff_a", -0.75);
-  o.exclude_outside = n.attr<i64>("exclude_outside", 0) != 0;
-  o.extrapolation = n.attr<double>("extrapolation_value", 0.0);
-  o.antialias = n.attr<i64>("antialias", 0) != 0;
-  if (n.has_attr("axes")) o.axes = n.attr<std::vector<i64>>("axes");
-  o.keep_aspect = n.attr<std::string>("keep_aspect_ratio_policy", "stretch");
-  if (o.keep_aspect != "stretch" && o.keep_aspect != "not_larger" && o.keep_aspect != "not_smaller")
-    n.fail("unknown keep_aspect_ratio_policy '" + o.keep_aspect + "'");
-  return o;
 }
 
 }  // namespace array_detail

@@ -866,20 +866,9 @@ inline void register_scaled_dot_product_attention(registry& r) {
              // the scores' sizes broadcast with the bias's, and the bias's strides over them
              std::array<i64, 4> out{B, H, S, L}, bs{0, 0, 0, 0};
              if (bias) {
-               if (bias->rank() > 4) ctx.fail("the bias " + bias->shape().to_string() + " has more than 4 dimensions");
-               std::vector<i64> sizes(4 - bias->rank(), 1);
-               sizes.insert(sizes.end(), bias->sizes().begin(), bias->sizes().end());
-               i64 stride = 1;
-               for (int d = 3; d >= 0; --d) {
-                 const i64 b = sizes[static_cast<std::size_t>(d)], o = out[static_cast<std::size_t>(d)];
-                 if (b != 1 && o != 1 && b != o)
-                   ctx.fail("the bias " + bias->shape().to_string() + " does not broadcast with the scores [" + std::to_string(B) + "," +
-                            std::to_string(H) + "," + std::to_string(S) + "," + std::to_string(L) + "]");
-                 if (d == 3 && b != 1 && b != L) ctx.fail("the bias " + bias->shape().to_string() + " changes the key length " + std::to_string(L));
-                 out[static_cast<std::size_t>(d)] = std::max(b, o);
-                 bs[static_cast<std::size_t>(d)] = b == 1 ? 0 : stride;
-                 stride *= b;
-               }
+               const auto view = shape_rules::attention_bias(bias->sizes(), out, ctx.node());
+               out = view.sizes;
+               bs = view.strides;
              }
              const i64 Bo = out[0], Ho = out[1], So = out[2];
              dispatch<nn_types>(q.element_type(), ctx.node(), [&]<class T>() {

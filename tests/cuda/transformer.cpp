@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA kernels of the transformer fusions (SkipLayerNormalization, its simplified form,
+// ScaledDotProductAttention): registered, their sources compile (the NVRTC test of every
+// generated source covers them), and on a GPU each matches the Eigen CPU kernel.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/cuda.hpp>
+
+#include "fixture.hpp"
+
+namespace gpass_test_cuda_transformer {
+
+namespace {
+
+using namespace gpass_test_cuda::prelude;
+
+}  // namespace
+
+TEST_CASE("cuda: the transformer kernels are registered") {
+  ex::kernel_registry<ex::cuda> r;
+  ex::register_cuda_kernels(r);
+  CHECK(r.has("com.microsoft", "SkipLayerNormalization"));
+  CHECK(r.has("com.microsoft", "SkipSimplifiedLayerNormalization"));
+  CHECK(r.has("gpass", "ScaledDotProductAttention"));
+}
+
+TEST_CASE("cuda: SkipLayerNormalization and SkipSimplifiedLayerNormalization match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const auto sln = [](std::size_t outputs) { return node("SkipLayerNormalization", 1, {{"epsilon", 1e-5}}, outputs, "com.microsoft"); };
+  const auto ssln = [](std::size_t outputs) { return node("SkipSimplifiedLayerNormalization", 1, {{"epsilon", 1e-5}}, outputs, "com.microsoft"); };
+  for (i64 H : {i64{64}, i64{1000}}) {
+    INFO("hidden " << H);
+    const tensor x = rnd({2, 5, H}, 1), g = rnd({H}, 3), b = rnd({H}, 4), bias = rnd({H}, 5);
+    for (const ints& ss : {ints{2, 5, H}, ints{5, H}, ints{1, H}, ints{H}}) {
+      INFO("skip " << gpass::shape::of(ss).to_string());
+      const tensor s = rnd(ss, 2);
+      differential(sln(4), {x, s, g, b, bias}, 1e-4, 1e-5);
+      differential(sln(1), {x, s, g}, 1e-4, 1e-5);
+      differential(sln(4), {x, s, g, tensor{}, bias}, 1e-4, 1e-5);
+      differential(ssln(4), {x, s, g, bias}, 1e-4, 1e-5);
+      differential(ssln(1), {x, s, g}, 1e-4, 1e-5);
+    }
+  }
+  // the input broadcast to the skip's sizes, and a skip that does not repeat into the sum
+  differential(sln(4), {rnd({1, 5, 32}, 6), rnd({2, 5, 32}, 7), rnd({32}, 8), rnd({32}, 9)}, 1e-4, 1e-5);
+  differential(sln(1), {rnd({2, 5, 32}, 10), rnd({2, 1, 32}, 11), rnd({32}, 12)}, 1e-4, 1e-5);
+  differential(sln(4), {rnd({3, 200}, 13, dtype::f16), rnd({3, 200}, 14, dtype::f16), rnd({200}, 15, dtype::f16), rnd({200}, 16, dtype::f16),
+                        rnd({200}, 17, dtype::f16)},
+               5e-3, 5e-3);
+  differential(ssln(1), {rnd({3, 40}, 18, dtype::bf16), rnd({40}, 19, dtype::bf16), rnd({40}, 20, dtype::bf16)}, 2e-2, 2e-2);
+  differential(sln(4), {rnd({3, 40}, 21, dtype::f64), rnd({3, 40}, 22, dtype::f64), rnd({40}, 23, dtype::f64)}, 1e-10, 1e-12);
+}
+
+TEST_CASE("cuda: ScaledDotProductAttention matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  const auto sdpa = [](double scale) { return node("ScaledDotProductAttention", 1, {{"scale", scale}}, 1, "gpass"); };
+  const tensor q = rnd({2, 3, 7, 16}, 30), k = rnd({2, 3, 9, 16}, 31), v = rnd({2, 3, 9, 8}, 32);
+  differential(sdpa(0.25), {q, k, v}, 1e-4, 1e-5);
+  for (const ints& bs : {ints{2, 1, 1, 9}, ints{1, 1, 7, 9}, ints{9}, ints{2, 3, 7, 9}, ints{3, 1, 1}, ints{1}}) {
+    INFO("bias " << gpass::shape::of(bs).to_string());
+    differential(sdpa(0.25), {q, k, v, rnd(bs, 33, dtype::f32, -4, 4)}, 1e-4, 1e-5);
+  }
+  // a bias larger than Q in batch, heads and query rows: Q, K and V read broadcast
+  differential(sdpa(0.5), {rnd({1, 1, 1, 16}, 34), rnd({1, 1, 9, 16}, 35), rnd({1, 1, 9, 8}, 36), rnd({2, 3, 5, 9}, 37)}, 1e-4, 1e-5);
+  differential(sdpa(0.5), {rnd({2, 1, 4, 16}, 38), rnd({2, 1, 9, 16}, 39), rnd({2, 1, 9, 8}, 40), rnd({1, 4, 1, 9}, 41)}, 1e-4, 1e-5);
+  // one batch and head; a query of one row; no keys
+  differential(sdpa(1.0), {rnd({1, 1, 5, 8}, 42), rnd({1, 1, 6, 8}, 43), rnd({1, 1, 6, 4}, 44)}, 1e-4, 1e-5);
+  differential(sdpa(1.0), {rnd({2, 2, 1, 8}, 45), rnd({2, 2, 6, 8}, 46), rnd({2, 2, 6, 4}, 47)}, 1e-4, 1e-5);
+  differential(sdpa(1.0), {rnd({2, 2, 3, 8}, 48), rnd({2, 2, 0, 8}, 49), rnd({2, 2, 0, 4}, 50)}, 1e-4, 1e-5);
+  // BERT-base's sizes, and the other float types
+  differential(sdpa(0.125), {rnd({2, 12, 128, 64}, 51), rnd({2, 12, 128, 64}, 52), rnd({2, 12, 128, 64}, 53), rnd({2, 1, 1, 128}, 54)},
+               2e-4, 1e-5);
+  differential(sdpa(0.25), {rnd({2, 2, 7, 16}, 55, dtype::f16), rnd({2, 2, 9, 16}, 56, dtype::f16), rnd({2, 2, 9, 8}, 57, dtype::f16)},
+               1e-2, 5e-3);
+  differential(sdpa(0.25), {rnd({2, 2, 7, 16}, 58, dtype::f64), rnd({2, 2, 9, 16}, 59, dtype::f64), rnd({2, 2, 9, 8}, 60, dtype::f64),
+                            rnd({7, 9}, 61, dtype::f64)},
+               1e-10, 1e-12);
+  // bad inputs fail naming the node
+  CHECK_THROWS_WITH_AS(gpass_test_cuda::run_gpu(sdpa(1.0), {rnd({2, 2, 7, 16}, 62), rnd({2, 2, 9, 8}, 63), rnd({2, 2, 9, 8}, 64)}),
+                       doctest::Contains("do not agree"), gpass::error);
+}
+
+}  // namespace gpass_test_cuda_transformer
