@@ -217,4 +217,54 @@ TEST_CASE("onnx.functions.ort_contrib_embed_norms_and_attention") {
   check_against_ort(g, "ort_contrib2", 11, 6);
 }
 
+TEST_CASE("onnx.functions.ort_multi_head_attention") {
+  // MultiHeadAttention: self-attention with a bias and a 0/1 key padding mask; cross-attention
+  // with key lengths, a scale and an attention bias; per-head key and value; a decoder step
+  // with past_key / past_value, unidirectional, with present_key / present_value
+  G g = gpass::read_onnx_file(dir / "ort_contrib3.onnx");
+  check_against_ort(g, "ort_contrib3", 6, 8);
+}
+
+TEST_CASE("onnx.functions.multi_head_attention_packed_forms") {
+  // packed QKV [B, S, N, 3, H] and packed KV [B, L, N, 2, H] give what the same values as
+  // separate query, key and value give (ONNX Runtime's CPU kernel has no packed form to
+  // compare with)
+  using gpass::tensor;
+  const std::int64_t B = 2, S = 3, L = 5, N = 2, H = 4, D = N * H;
+  auto filled = [](std::vector<std::int64_t> sizes, float k) {
+    tensor t(gpass::dtype::f32, std::move(sizes));
+    for (std::int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = std::sin(k * static_cast<float>(i + 1));
+    return t;
+  };
+  const tensor qkv = filled({B, S, N, 3, H}, 0.37f), kvp = filled({B, L, N, 2, H}, 0.71f), q = filled({B, S, D}, 0.53f);
+  // the separate forms: part `which` of each head of a packed tensor, as [B, len, N * H]
+  auto unpack = [&](const tensor& t, std::int64_t len, std::int64_t parts, std::int64_t which) {
+    tensor r(gpass::dtype::f32, {B, len, D});
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t j = 0; j < len; ++j)
+        for (std::int64_t h = 0; h < N; ++h)
+          for (std::int64_t d = 0; d < H; ++d)
+            r.data<float>()[(b * len + j) * D + h * H + d] = t.data<float>()[(((b * len + j) * N + h) * parts + which) * H + d];
+    return r;
+  };
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  auto run = [&](std::vector<tensor> in) {
+    gpass::exec::kernel_node n{.name = "mha", .op = "MultiHeadAttention", .domain = "com.microsoft", .attrs = {{"num_heads", N}}, .opset = 1};
+    n.output_types.resize(1);
+    n.input_types.resize(in.size());
+    std::vector<gpass::exec::value> v;
+    for (auto& t : in) v.emplace_back(std::move(t));
+    return gpass::exec::run_kernel(cpu, cpu.kernels(), n, std::move(v))[0].tensor();
+  };
+  auto close = [](const tensor& a, const tensor& b) {
+    REQUIRE(a.sizes() == b.sizes());
+    for (std::int64_t i = 0; i < a.size(); ++i) CHECK(std::abs(a.data<float>()[i] - b.data<float>()[i]) <= 1e-6);
+  };
+  close(run({qkv}), run({unpack(qkv, S, 3, 0), unpack(qkv, S, 3, 1), unpack(qkv, S, 3, 2)}));
+  close(run({q, kvp}), run({q, unpack(kvp, L, 2, 0), unpack(kvp, L, 2, 1)}));
+  // what does not fit is an error naming the node
+  CHECK_THROWS_WITH_AS(run({q, filled({B, L, D + 1}, 0.1f), filled({B, L, D}, 0.2f)}), doctest::Contains("node 'mha'"), gpass::error);
+  CHECK_THROWS_WITH_AS(run({q}), doctest::Contains("key is missing"), gpass::error);
+}
+
 }  // namespace gpass_test_onnx_functions

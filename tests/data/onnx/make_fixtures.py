@@ -16,6 +16,11 @@ outputs as the references (committed; rerun only to change them):
 - ort_contrib2.onnx: its SkipSimplifiedLayerNormalization, EmbedLayerNormalization (with
   segments, a mask and position ids; and a second one with none of them) and Attention (a
   0/1 mask, end positions, unidirectional with an attention bias).
+- ort_contrib3.onnx: its MultiHeadAttention: self-attention with a bias and a 0/1 key padding
+  mask, cross-attention with key lengths and an attention bias, per-head key and value, a
+  decoder step with past_key / past_value (unidirectional; present_key / present_value out)
+  (ONNX Runtime's CPU kernel takes no packed KV: tests/onnx/functions.cpp checks gpass's
+  against separate K and V).
 `make_fixtures.py NAME...` remakes only those fixtures.
 Each model's input and ONNX Runtime's outputs are written as <name>.input_<k>.pb /
 <name>.output_<k>.pb (TensorProto files).
@@ -200,9 +205,46 @@ def ort_contrib2() -> None:
         "mask": mask, "pids": np.array([[4, 3, 2, 1, 0], [0, 2, 4, 6, 8]], np.int32)})
 
 
+def ort_contrib3() -> None:
+    """MultiHeadAttention in the forms ONNX Runtime's CPU kernel takes."""
+    r = np.random.default_rng(13)
+    f = TensorProto.FLOAT
+    i32 = TensorProto.INT32
+    ms = "com.microsoft"
+    b, s, l, n, hd, p = 2, 4, 6, 2, 8, 3
+    d = n * hd
+    def rnd(*shape):
+        return r.standard_normal(shape).astype(np.float32)
+    inits = [numpy_helper.from_array(rnd(3 * d), "qkv_bias"), numpy_helper.from_array(rnd(1, n, s, l), "abias"),
+             numpy_helper.from_array(np.array([6, 4], np.int32), "klens")]
+    nodes = [
+        helper.make_node("MultiHeadAttention", ["q", "q", "q", "qkv_bias", "qmask"], ["self"], domain=ms, num_heads=n),
+        helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "klens", "abias"], ["cross"], domain=ms, num_heads=n,
+                         scale=0.3),
+        helper.make_node("MultiHeadAttention", ["q", "kh", "vh"], ["per_head"], domain=ms, num_heads=n),
+        helper.make_node("MultiHeadAttention", ["q", "q", "q", "qkv_bias", "", "", "pk", "pv"], ["step", "pres_k", "pres_v"],
+                         domain=ms, num_heads=n, unidirectional=1),
+    ]
+    ins = [helper.make_tensor_value_info("q", f, [b, s, d]), helper.make_tensor_value_info("k", f, [b, l, d]),
+           helper.make_tensor_value_info("v", f, [b, l, d]), helper.make_tensor_value_info("kh", f, [b, n, l, hd]),
+           helper.make_tensor_value_info("vh", f, [b, n, l, hd]), helper.make_tensor_value_info("pk", f, [b, n, p, hd]),
+           helper.make_tensor_value_info("pv", f, [b, n, p, hd]),
+           helper.make_tensor_value_info("qmask", i32, [b, s])]
+    outs = [helper.make_tensor_value_info(x, f, [b, s, d]) for x in ("self", "cross", "per_head", "step")]
+    outs += [helper.make_tensor_value_info(x, f, [b, n, p + s, hd]) for x in ("pres_k", "pres_v")]
+    graph = helper.make_graph(nodes, "ort_contrib3", ins, outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
+                              producer_name="gpass-fixture", ir_version=8)
+    onnx.save(model, os.path.join(HERE, "ort_contrib3.onnx"))
+    save_io("ort_contrib3", model, {
+        "q": rnd(b, s, d), "k": rnd(b, l, d), "v": rnd(b, l, d), "kh": rnd(b, n, l, hd), "vh": rnd(b, n, l, hd),
+        "pk": rnd(b, n, p, hd), "pv": rnd(b, n, p, hd),
+        "qmask": np.array([[1, 1, 1, 0], [1, 1, 1, 1]], np.int32)})
+
+
 if __name__ == "__main__":
     import sys
     makers = {"local_functions": local_functions, "external_data": external_data, "ort_contrib": ort_contrib,
-              "ort_contrib2": ort_contrib2}
+              "ort_contrib2": ort_contrib2, "ort_contrib3": ort_contrib3}
     for name in sys.argv[1:] or list(makers):
         makers[name]()

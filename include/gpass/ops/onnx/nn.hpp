@@ -571,6 +571,41 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
              if (auto q = c.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) hv = dim((*q)[2]);
              c.set_tensor(0, c.input_dtype(0), x.has_rank() && x.rank() == 3 ? shape{x[0], x[1], hv} : shape());
            }));
+    // MultiHeadAttention: output [B, S, Dv]; present_key / present_value [B, N, P + L, H]
+    ms(onnx_op("MultiHeadAttention", 1).in("query:T").in("key?:T").in("value?:T").in("bias?:T").in("key_padding_mask?:M")
+           .in("attention_bias?:T").in("past_key?:T").in("past_value?:T").in("past_sequence_length?:M")
+           .in("cache_indirection?:M").out("output:T").out("present_key?:T").out("present_value?:T").out("qk?:QK")
+           .tc("T", fl).tc("M", {dtype::int32}).tc("QK", fl).req("num_heads", "int").attr("unidirectional", "int", std::int64_t{0})
+           .attr("mask_filter_value", "float", -10000.0).attr("scale", "float", 0.0)
+           .infer([](infer_context& c) {
+             const dim N(c.attr_int("num_heads", 1));
+             if (N.value() <= 0) c.fail("num_heads must be positive");
+             const shape q = c.input_shape(0);
+             const shape k = c.has_input(1) ? c.input_shape(1) : shape(), v = c.has_input(2) ? c.input_shape(2) : shape();
+             if (q.has_rank() && q.rank() != 3 && q.rank() != 5) c.fail("query must be [B, S, D] or packed [B, S, N, 3, H], got " + q.to_string());
+             dim B, S, Hq, Hv, L;
+             if (q.has_rank()) {
+               B = q[0];
+               S = q[1];
+               Hq = q.rank() == 5 ? q[4] : div_dims(q[2], N);
+             }
+             if (q.has_rank() && q.rank() == 5) {
+               Hv = Hq;
+               L = S;
+             } else if (k.has_rank() && k.rank() == 5) {
+               Hv = k[4];
+               L = k[1];
+             } else {
+               if (k.has_rank()) L = k.rank() == 4 ? k[2] : k[1];
+               if (v.has_rank()) Hv = v.rank() == 4 ? v[3] : div_dims(v[v.rank() - 1], N);
+             }
+             const dim P = c.has_input(6) && c.input_shape(6).has_rank() && c.input_shape(6).rank() == 4 ? c.input_shape(6)[2] : dim(0);
+             const dim total = c.has_input(6) ? add_dims(P, L) : L;
+             c.set_tensor(0, c.input_dtype(0), q.has_rank() ? shape{B, S, mul_dims(N, Hv)} : shape());
+             if (c.num_outputs() > 1) c.set_tensor(1, c.input_dtype(0), shape{B, N, total, Hq});
+             if (c.num_outputs() > 2) c.set_tensor(2, c.input_dtype(0), shape{B, N, total, Hv});
+             if (c.num_outputs() > 3) c.set_tensor(3, c.input_dtype(0), shape{B, N, S, total});
+           }));
     ms(onnx_op("EmbedLayerNormalization", 1).in("input_ids:T1").in("segment_ids?:T1").in("word_embedding:T")
            .in("position_embedding:T").in("segment_embedding?:T").in("gamma:T").in("beta:T").in("mask?:T1")
            .in("position_ids?:T1").out("output:T").out("mask_index?:T1").out("embedding_sum?:T").tc("T1", {dtype::int32})

@@ -1019,6 +1019,40 @@ inline void cubic_coeffs(double f, double* c) {
   c[3] = ((A * (2 - x) - 5 * A) * (2 - x) + 8 * A) * (2 - x) - 4 * A;
 }
 
+/// One query row of ONNX Runtime's attention: p_j = softmax_j(score(j)) over the `T` keys
+/// (in double, max-subtracted), then `out(d, sum_j p_j value(j, d))` for each of the `dv`
+/// values; `p` is scratch.
+template <class Score, class Value, class Out>
+inline void attend_row(i64 T, i64 dv, std::vector<double>& p, Score&& score, Value&& value, Out&& out) {
+  p.resize(static_cast<std::size_t>(T));
+  double mx = -std::numeric_limits<double>::infinity();
+  for (i64 j = 0; j < T; ++j) mx = std::max(mx, p[static_cast<std::size_t>(j)] = score(j));
+  double sum = 0;
+  for (auto& v : p) sum += (v = std::exp(v - mx));
+  for (i64 d = 0; d < dv; ++d) {
+    double o = 0;
+    for (i64 j = 0; j < T; ++j) o += p[static_cast<std::size_t>(j)] * value(j, d);
+    out(d, o / sum);
+  }
+}
+
+/// ONNX Runtime's attention_bias input: [B or 1, num_heads or 1, S, T] (checked; may be
+/// absent), and the offset of its element for batch b, head h, query i, key j.
+struct ort_attention_bias {
+  const gpass::tensor* t = nullptr;
+  i64 S = 0, T = 0;
+  ort_attention_bias(const gpass::tensor* bias, i64 B, i64 N, i64 s, i64 total, const context& ctx) : t(bias), S(s), T(total) {
+    if (t && (t->rank() != 4 || t->sizes()[2] != S || t->sizes()[3] != T || (t->sizes()[0] != 1 && t->sizes()[0] != B) ||
+              (t->sizes()[1] != 1 && t->sizes()[1] != N)))
+      ctx.fail("attention_bias must be [B or 1, num_heads or 1, " + std::to_string(S) + ", " + std::to_string(T) + "], got " +
+               t->shape().to_string());
+  }
+  i64 offset(i64 b, i64 h, i64 i, i64 j) const {
+    const i64 ab = t->sizes()[0] == 1 ? 0 : b, ah = t->sizes()[1] == 1 ? 0 : h;
+    return ((ab * t->sizes()[1] + ah) * S + i) * T + j;
+  }
+};
+
 /// ONNX Runtime's com.microsoft activations and SkipLayerNormalization (what its
 /// transformer optimizer writes): Gelu (erf form), BiasGelu (Gelu(A + B)), FastGelu (tanh
 /// form, optional bias), QuickGelu (x * sigmoid(alpha x), alpha 1.702), and
@@ -1232,9 +1266,7 @@ inline void register_ort_contrib(registry& r) {
         if (mrank == 2) return m[static_cast<std::size_t>(b * S + j)] == 0;
         return m[static_cast<std::size_t>((b * S + i) * S + j)] == 0;
       };
-      if (abias && (abias->rank() != 4 || abias->sizes()[2] != S || abias->sizes()[3] != S ||
-                    (abias->sizes()[0] != 1 && abias->sizes()[0] != B) || (abias->sizes()[1] != 1 && abias->sizes()[1] != heads)))
-        ctx.fail("attention_bias must be [B or 1, num_heads or 1, S, S], got " + abias->shape().to_string());
+      const ort_attention_bias ab(abias, B, heads, S, S, ctx);
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using C = compute_t<T>;
         using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -1246,31 +1278,178 @@ inline void register_ort_contrib(registry& r) {
           for (i64 r0 = 0; r0 < qkv.rows(); ++r0)
             for (i64 c0 = 0; c0 < W3; ++c0) qkv(r0, c0) += static_cast<C>(bias->data<T>()[c0]);
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, S, Hv});
-        std::vector<double> p(static_cast<std::size_t>(S));
+        std::vector<double> p;
         for (i64 b = 0; b < B; ++b)
           for (i64 h = 0; h < heads; ++h)
             for (i64 i = 0; i < S; ++i) {
-              double mx = -std::numeric_limits<double>::infinity();
-              for (i64 j = 0; j < S; ++j) {
+              auto score = [&](i64 j) {
                 double sc = 0;
                 for (i64 d = 0; d < dq; ++d)
                   sc += static_cast<double>(qkv(b * S + i, h * dq + d)) * static_cast<double>(qkv(b * S + j, Hq + h * dq + d));
                 sc *= scale;
                 if (masked(b, i, j)) sc += filter;
-                if (abias) {
-                  const i64 ab = abias->sizes()[0] == 1 ? 0 : b, ah = abias->sizes()[1] == 1 ? 0 : h;
-                  sc += static_cast<double>(static_cast<C>(abias->data<T>()[((ab * abias->sizes()[1] + ah) * S + i) * S + j]));
-                }
-                p[static_cast<std::size_t>(j)] = sc;
-                mx = std::max(mx, sc);
-              }
-              double sum = 0;
-              for (auto& v : p) sum += (v = std::exp(v - mx));
-              for (i64 d = 0; d < dv; ++d) {
-                double o = 0;
-                for (i64 j = 0; j < S; ++j) o += p[static_cast<std::size_t>(j)] * static_cast<double>(qkv(b * S + j, Hq + Hk + h * dv + d));
-                y.data<T>()[(b * S + i) * Hv + h * dv + d] = static_cast<T>(static_cast<C>(o / sum));
-              }
+                if (abias) sc += static_cast<double>(static_cast<C>(abias->data<T>()[ab.offset(b, h, i, j)]));
+                return sc;
+              };
+              attend_row(
+                  S, dv, p, score, [&](i64 j, i64 d) { return static_cast<double>(qkv(b * S + j, Hq + Hk + h * dv + d)); },
+                  [&](i64 d, double o) { y.data<T>()[(b * S + i) * Hv + h * dv + d] = static_cast<T>(static_cast<C>(o)); });
+            }
+      });
+    };
+  }});
+
+  // MultiHeadAttention (ONNX Runtime's attention over projected Q, K, V): query [B, S, D] with
+  // key [B, L, D] and value [B, L, Dv] (bias [D + D + Dv] added to each), key and value
+  // already per head [B, N, L, H] (no bias on them), packed QKV [B, S, N, 3, H] or packed KV
+  // [B, L, N, 2, H]; past_key / past_value [B, N, P, H] come before this step's keys and values
+  // and present_key / present_value return both. key_padding_mask: [B] key lengths, or a 0/1
+  // [B, L or P + L] or [B, S, P + L]; masked keys and (unidirectional) keys after the query's
+  // position P + i get mask_filter_value added; attention_bias [B or 1, N or 1, S, P + L].
+  r.add({.domain = "com.microsoft", .op = "MultiHeadAttention", .since_version = 1, .dtypes = nn_types::dtypes(),
+         .make = [](const kernel_node& n) -> fn {
+    const i64 N = n.attr<i64>("num_heads");
+    if (N <= 0) n.fail("num_heads must be positive");
+    const bool causal = n.attr<i64>("unidirectional", 0) != 0;
+    const double filter = n.attr<double>("mask_filter_value", -10000.0);
+    const double scale_attr = n.attr<double>("scale", 0.0);
+    return [=](context& ctx) {
+      const gpass::tensor& q = ctx.input(0);
+      const gpass::tensor* key = ctx.has_input(1) ? &ctx.input(1) : nullptr;
+      const gpass::tensor* value = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+      const gpass::tensor* bias = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+      const gpass::tensor* mask = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+      const gpass::tensor* abias = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+      const gpass::tensor* past_k = ctx.has_input(6) ? &ctx.input(6) : nullptr;
+      const gpass::tensor* past_v = ctx.has_input(7) ? &ctx.input(7) : nullptr;
+      if (ctx.has_input(8) || ctx.has_input(9)) ctx.fail("past_sequence_length and cache_indirection (shared buffers, beam search) have no kernel here");
+      if (ctx.num_outputs() > 3 && ctx.output_wanted(3)) ctx.fail("the qk output has no kernel here");
+      if (q.rank() != 3 && q.rank() != 5) ctx.fail("query must be [B, S, D] or packed [B, S, N, 3, H], got " + q.shape().to_string());
+      const i64 B = q.sizes()[0], S = q.sizes()[1];
+      // the layout: Q, K, V as (b, n, position, d) readers over the inputs
+      enum class kv_form { separate, per_head, packed_kv, packed_qkv } form;
+      i64 Hq = 0, Hv = 0, L = 0;
+      if (q.rank() == 5) {
+        if (key || value) ctx.fail("packed QKV takes no key or value");
+        if (q.sizes()[2] != N || q.sizes()[3] != 3) ctx.fail("packed QKV must be [B, S, num_heads, 3, H], got " + q.shape().to_string());
+        form = kv_form::packed_qkv;
+        Hq = Hv = q.sizes()[4];
+        L = S;
+      } else {
+        if (q.sizes()[2] % N != 0) ctx.fail("query hidden size " + std::to_string(q.sizes()[2]) + " is not a multiple of " + std::to_string(N) + " heads");
+        Hq = q.sizes()[2] / N;
+        if (!key) ctx.fail("key is missing (query is not packed)");
+        if (key->rank() == 5) {
+          if (value) ctx.fail("packed KV takes no value");
+          if (key->sizes()[0] != B || key->sizes()[2] != N || key->sizes()[3] != 2 || key->sizes()[4] != Hq)
+            ctx.fail("packed KV must be [B, L, num_heads, 2, H], got " + key->shape().to_string());
+          form = kv_form::packed_kv;
+          L = key->sizes()[1];
+          Hv = Hq;
+        } else if (key->rank() == 4) {
+          if (!value || value->rank() != 4 || key->sizes() != std::vector<i64>{B, N, key->sizes()[2], Hq} || value->sizes()[0] != B ||
+              value->sizes()[1] != N || value->sizes()[2] != key->sizes()[2])
+            ctx.fail("per-head key and value must be [B, num_heads, L, H], got " + key->shape().to_string() + " and " +
+                     (value ? value->shape().to_string() : std::string("none")));
+          if (bias) ctx.fail("a bias cannot go with per-head key and value");
+          form = kv_form::per_head;
+          L = key->sizes()[2];
+          Hv = value->sizes()[3];
+        } else if (key->rank() == 3) {
+          if (!value || value->rank() != 3 || key->sizes()[0] != B || key->sizes()[2] != q.sizes()[2] || value->sizes()[0] != B ||
+              value->sizes()[1] != key->sizes()[1] || value->sizes()[2] % N != 0)
+            ctx.fail("key and value must be [B, L, D] and [B, L, Dv], got " + key->shape().to_string() + " and " +
+                     (value ? value->shape().to_string() : std::string("none")));
+          form = kv_form::separate;
+          L = key->sizes()[1];
+          Hv = value->sizes()[2] / N;
+        } else {
+          ctx.fail("key must be [B, L, D], [B, num_heads, L, H] or packed [B, L, num_heads, 2, H], got " + key->shape().to_string());
+        }
+      }
+      const i64 D = N * Hq, Dv = N * Hv;
+      if (bias && bias->size() != 2 * D + Dv) ctx.fail("bias must have " + std::to_string(2 * D + Dv) + " values, got " + std::to_string(bias->size()));
+      for (const gpass::tensor* t : {key, value, bias, abias, past_k, past_v})
+        if (t && t->element_type() != q.element_type()) ctx.fail("query, key, value, bias, attention_bias and the past state must have one element type");
+      if ((past_k == nullptr) != (past_v == nullptr)) ctx.fail("past_key and past_value go together");
+      i64 P = 0;
+      if (past_k) {
+        P = past_k->rank() == 4 ? past_k->sizes()[2] : -1;
+        if (past_k->sizes() != std::vector<i64>{B, N, P, Hq} || past_v->sizes() != std::vector<i64>{B, N, P, Hv})
+          ctx.fail("past_key and past_value must be [B, num_heads, P, H], got " + past_k->shape().to_string() + " and " + past_v->shape().to_string());
+      }
+      const i64 T = P + L;
+      const double scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(Hq));
+      std::vector<i64> m;
+      std::size_t mrank = 0;
+      if (mask) {
+        m = int_values(*mask, ctx.node(), "key_padding_mask");
+        mrank = mask->rank();
+        const auto& ms = mask->sizes();
+        const bool ok = (mrank == 1 && ms[0] == B) || (mrank == 2 && ms[0] == B && (ms[1] == L || ms[1] == T)) ||
+                        (mrank == 3 && ms == std::vector<i64>{B, S, T});
+        if (!ok) ctx.fail("key_padding_mask of shape " + mask->shape().to_string() + " is not [B], [B, L], [B, total] or [B, S, total]");
+      }
+      auto masked = [&](i64 b, i64 i, i64 j) {
+        if (causal && j > P + i) return true;
+        if (!mask) return false;
+        if (mrank == 1) return j >= m[static_cast<std::size_t>(b)];
+        if (mrank == 2) {
+          const i64 w = mask->sizes()[1], jj = j - (T - w);  // a [B, L] mask covers this step's keys
+          return jj >= 0 && m[static_cast<std::size_t>(b * w + jj)] == 0;
+        }
+        return m[static_cast<std::size_t>((b * S + i) * T + j)] == 0;
+      };
+      const ort_attention_bias ab(abias, B, N, S, T, ctx);
+      dispatch<nn_types>(q.element_type(), ctx.node(), [&]<class E>() {
+        using C = compute_t<E>;
+        auto at = [](const gpass::tensor& t, i64 k) { return static_cast<double>(static_cast<C>(t.data<E>()[k])); };
+        auto bias_at = [&](i64 k) { return bias ? at(*bias, k) : 0.0; };
+        // Q (b, n, i, d); K and V (b, n, j, d) over the past then this step's keys
+        auto qv = [&](i64 b, i64 h, i64 i, i64 d) {
+          if (form == kv_form::packed_qkv) return at(q, (((b * S + i) * N + h) * 3 + 0) * Hq + d) + bias_at(h * Hq + d);
+          return at(q, (b * S + i) * D + h * Hq + d) + bias_at(h * Hq + d);
+        };
+        auto kv = [&](bool is_v, i64 b, i64 h, i64 j, i64 d) {
+          const i64 H = is_v ? Hv : Hq;
+          if (j < P) return at(is_v ? *past_v : *past_k, ((b * N + h) * P + j) * H + d);
+          j -= P;
+          const i64 bo = is_v ? 2 * D + h * Hv + d : D + h * Hq + d;  // this value's bias
+          switch (form) {
+            case kv_form::packed_qkv: return at(q, (((b * S + j) * N + h) * 3 + (is_v ? 2 : 1)) * H + d) + bias_at(bo);
+            case kv_form::packed_kv: return at(*key, (((b * L + j) * N + h) * 2 + (is_v ? 1 : 0)) * H + d) + bias_at(bo);
+            case kv_form::per_head: return at(is_v ? *value : *key, ((b * N + h) * L + j) * H + d);
+            default: return at(is_v ? *value : *key, (b * L + j) * (is_v ? Dv : D) + h * H + d) + bias_at(bo);
+          }
+        };
+        gpass::tensor& y = ctx.allocate_output(0, q.element_type(), {B, S, Dv});
+        auto wanted = [&](std::size_t k) { return ctx.num_outputs() > k && ctx.output_wanted(k); };
+        for (std::size_t k = 1; k < 3; ++k) {
+          if (!wanted(k)) continue;
+          const bool is_v = k == 2;
+          const i64 H = is_v ? Hv : Hq;
+          gpass::tensor& pres = ctx.allocate_output(k, q.element_type(), {B, N, T, H});
+          for (i64 b = 0; b < B; ++b)
+            for (i64 h = 0; h < N; ++h)
+              for (i64 j = 0; j < T; ++j)
+                for (i64 d = 0; d < H; ++d) pres.data<E>()[((b * N + h) * T + j) * H + d] = static_cast<E>(static_cast<C>(kv(is_v, b, h, j, d)));
+        }
+        std::vector<double> p, qrow(static_cast<std::size_t>(Hq));
+        for (i64 b = 0; b < B; ++b)
+          for (i64 h = 0; h < N; ++h)
+            for (i64 i = 0; i < S; ++i) {
+              for (i64 d = 0; d < Hq; ++d) qrow[static_cast<std::size_t>(d)] = qv(b, h, i, d);
+              auto score = [&](i64 j) {
+                double sc = 0;
+                for (i64 d = 0; d < Hq; ++d) sc += qrow[static_cast<std::size_t>(d)] * kv(false, b, h, j, d);
+                sc *= scale;
+                if (masked(b, i, j)) sc += filter;
+                if (abias) sc += at(*abias, ab.offset(b, h, i, j));
+                return sc;
+              };
+              attend_row(
+                  T, Hv, p, score, [&](i64 j, i64 d) { return kv(true, b, h, j, d); },
+                  [&](i64 d, double o) { y.data<E>()[(b * S + i) * Dv + h * Hv + d] = static_cast<E>(static_cast<C>(o)); });
             }
       });
     };
