@@ -18,7 +18,8 @@ outputs as the references (committed; rerun only to change them):
   0/1 mask, end positions, unidirectional with an attention bias).
 - ort_contrib3.onnx: its MultiHeadAttention: self-attention with a bias and a 0/1 key padding
   mask, cross-attention with key lengths and an attention bias, per-head key and value, a
-  decoder step with past_key / past_value (unidirectional; present_key / present_value out)
+  decoder step with past_key / past_value (unidirectional; present_key / present_value out);
+  Attention with its past state (a [B, P + S] mask, unidirectional; end positions)
   (ONNX Runtime's CPU kernel takes no packed KV: tests/onnx/functions.cpp checks gpass's
   against separate K and V).
 `make_fixtures.py NAME...` remakes only those fixtures.
@@ -216,7 +217,8 @@ def ort_contrib3() -> None:
     def rnd(*shape):
         return r.standard_normal(shape).astype(np.float32)
     inits = [numpy_helper.from_array(rnd(3 * d), "qkv_bias"), numpy_helper.from_array(rnd(1, n, s, l), "abias"),
-             numpy_helper.from_array(np.array([6, 4], np.int32), "klens")]
+             numpy_helper.from_array(np.array([6, 4], np.int32), "klens"), numpy_helper.from_array(rnd(d, 3 * d), "qkv_w"),
+             numpy_helper.from_array(np.array([7, 5], np.int32), "klens3")]
     nodes = [
         helper.make_node("MultiHeadAttention", ["q", "q", "q", "qkv_bias", "qmask"], ["self"], domain=ms, num_heads=n),
         helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "klens", "abias"], ["cross"], domain=ms, num_heads=n,
@@ -224,14 +226,23 @@ def ort_contrib3() -> None:
         helper.make_node("MultiHeadAttention", ["q", "kh", "vh"], ["per_head"], domain=ms, num_heads=n),
         helper.make_node("MultiHeadAttention", ["q", "q", "q", "qkv_bias", "", "", "pk", "pv"], ["step", "pres_k", "pres_v"],
                          domain=ms, num_heads=n, unidirectional=1),
+        # Attention with its past state [2, B, N, P, H] and present out, a [B, P + S] mask
+        helper.make_node("Attention", ["q", "qkv_w", "qkv_bias", "pmask", "past"], ["att_past", "present"], domain=ms,
+                         num_heads=n, unidirectional=1),
+        helper.make_node("Attention", ["q", "qkv_w", "qkv_bias", "klens3", "past"], ["att_past_ends", "present2"], domain=ms,
+                         num_heads=n),
     ]
     ins = [helper.make_tensor_value_info("q", f, [b, s, d]), helper.make_tensor_value_info("k", f, [b, l, d]),
            helper.make_tensor_value_info("v", f, [b, l, d]), helper.make_tensor_value_info("kh", f, [b, n, l, hd]),
            helper.make_tensor_value_info("vh", f, [b, n, l, hd]), helper.make_tensor_value_info("pk", f, [b, n, p, hd]),
            helper.make_tensor_value_info("pv", f, [b, n, p, hd]),
-           helper.make_tensor_value_info("qmask", i32, [b, s])]
+           helper.make_tensor_value_info("qmask", i32, [b, s]), helper.make_tensor_value_info("pmask", i32, [b, p + s]),
+           helper.make_tensor_value_info("past", f, [2, b, n, p, hd])]
     outs = [helper.make_tensor_value_info(x, f, [b, s, d]) for x in ("self", "cross", "per_head", "step")]
     outs += [helper.make_tensor_value_info(x, f, [b, n, p + s, hd]) for x in ("pres_k", "pres_v")]
+    outs += [helper.make_tensor_value_info("att_past", f, [b, s, d]), helper.make_tensor_value_info("present", f, [2, b, n, p + s, hd]),
+             helper.make_tensor_value_info("att_past_ends", f, [b, s, d]),
+             helper.make_tensor_value_info("present2", f, [2, b, n, p + s, hd])]
     graph = helper.make_graph(nodes, "ort_contrib3", ins, outs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
                               producer_name="gpass-fixture", ir_version=8)
@@ -239,7 +250,8 @@ def ort_contrib3() -> None:
     save_io("ort_contrib3", model, {
         "q": rnd(b, s, d), "k": rnd(b, l, d), "v": rnd(b, l, d), "kh": rnd(b, n, l, hd), "vh": rnd(b, n, l, hd),
         "pk": rnd(b, n, p, hd), "pv": rnd(b, n, p, hd),
-        "qmask": np.array([[1, 1, 1, 0], [1, 1, 1, 1]], np.int32)})
+        "qmask": np.array([[1, 1, 1, 0], [1, 1, 1, 1]], np.int32),
+        "pmask": np.array([[1, 1, 1, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1, 1]], np.int32), "past": rnd(2, b, n, p, hd)})
 
 
 if __name__ == "__main__":

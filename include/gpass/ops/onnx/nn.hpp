@@ -570,6 +570,13 @@ inline void gpass::register_onnx_nn_ops(op_registry& r) {
              if (w.has_rank() && w.rank() == 2 && w[1].is_known() && w[1].value() % 3 == 0) hv = dim(w[1].value() / 3);
              if (auto q = c.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) hv = dim((*q)[2]);
              c.set_tensor(0, c.input_dtype(0), x.has_rank() && x.rank() == 3 ? shape{x[0], x[1], hv} : shape());
+             // present [2, B, N, P + S, head size] from past [2, B, N, P, head size]
+             if (c.num_outputs() > 1 && c.has_input(4)) {
+               const shape p = c.input_shape(4);
+               c.set_tensor(1, c.input_dtype(0), p.has_rank() && p.rank() == 5 && x.has_rank() && x.rank() == 3
+                                                     ? shape{p[0], p[1], p[2], add_dims(p[3], x[1]), p[4]}
+                                                     : shape());
+             }
            }));
     // MultiHeadAttention: output [B, S, Dv]; present_key / present_value [B, N, P + L, H]
     ms(onnx_op("MultiHeadAttention", 1).in("query:T").in("key?:T").in("value?:T").in("bias?:T").in("key_padding_mask?:M")

@@ -1216,7 +1216,8 @@ inline void register_ort_contrib(registry& r) {
   // parts), softmax(Q K^T scale + mask + attention_bias) V with the heads merged. mask_index:
   // [B] end positions, [2B] end then start positions, [B, S_total] a 0/1 mask or [B, S,
   // S_total] one per query; masked keys get mask_filter_value added; unidirectional masks the
-  // keys after the query. No past / present state.
+  // keys after the query's position P + i. past [2, B, N, P, H] (keys, values) comes before
+  // this step's; present [2, B, N, P + S, H] returns both (S_total = P + S).
   r.add({.domain = "com.microsoft", .op = "Attention", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
     const i64 heads = n.attr<i64>("num_heads");
     if (heads <= 0) n.fail("num_heads must be positive");
@@ -1229,9 +1230,9 @@ inline void register_ort_contrib(registry& r) {
       const gpass::tensor& w = ctx.input(1);
       const gpass::tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
       const gpass::tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-      if (ctx.has_input(4)) ctx.fail("the past state input has no kernel here");
+      const gpass::tensor* past = ctx.has_input(4) ? &ctx.input(4) : nullptr;
       const gpass::tensor* abias = ctx.has_input(5) ? &ctx.input(5) : nullptr;
-      if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) ctx.fail("the present state output has no kernel here");
+      if (ctx.has_input(6)) ctx.fail("past_sequence_length (a shared past/present buffer) has no kernel here");
       if (x.rank() != 3 || w.rank() != 2 || w.sizes()[0] != x.sizes()[2])
         ctx.fail("input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + x.shape().to_string() + " and " +
                  w.shape().to_string());
@@ -1245,6 +1246,14 @@ inline void register_ort_contrib(registry& r) {
         ctx.fail("weights of " + std::to_string(W3) + " columns do not split into Q, K, V of " + std::to_string(heads) + " heads");
       if (bias && bias->size() != W3) ctx.fail("bias must have " + std::to_string(W3) + " values");
       const i64 dq = Hq / heads, dv = Hv / heads;
+      i64 P = 0;
+      if (past) {
+        P = past->rank() == 5 ? past->sizes()[3] : -1;
+        if (past->sizes() != std::vector<i64>{2, B, heads, P, dq} || dq != dv)
+          ctx.fail("past must be [2, B, num_heads, P, head size] (equal Q, K and V head sizes), got " + past->shape().to_string());
+        if (past->element_type() != x.element_type()) ctx.fail("past must have the input's element type");
+      }
+      const i64 total = P + S;
       const double scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(dq));
       // the additive mask of (b, query i, key j): 0 or mask_filter_value
       std::vector<i64> m;
@@ -1252,21 +1261,21 @@ inline void register_ort_contrib(registry& r) {
       if (mask) {
         m = int_values(*mask, ctx.node(), "mask_index");
         mrank = mask->rank();
-        const bool ok = (mrank == 1 && (mask->size() == B || mask->size() == 2 * B)) || (mrank == 2 && mask->sizes() == std::vector<i64>{B, S}) ||
-                        (mrank == 3 && mask->sizes() == std::vector<i64>{B, S, S});
-        if (!ok) ctx.fail("mask_index of shape " + mask->shape().to_string() + " is not [B], [2B], [B, S] or [B, S, S]");
+        const bool ok = (mrank == 1 && (mask->size() == B || mask->size() == 2 * B)) || (mrank == 2 && mask->sizes() == std::vector<i64>{B, total}) ||
+                        (mrank == 3 && mask->sizes() == std::vector<i64>{B, S, total});
+        if (!ok) ctx.fail("mask_index of shape " + mask->shape().to_string() + " is not [B], [2B], [B, total] or [B, S, total] (total " + std::to_string(total) + ")");
       }
       auto masked = [&](i64 b, i64 i, i64 j) {
-        if (causal && j > i) return true;
+        if (causal && j > P + i) return true;
         if (!mask) return false;
         if (mrank == 1) {
           if (j >= m[static_cast<std::size_t>(b)]) return true;
           return mask->size() == 2 * B && j < m[static_cast<std::size_t>(B + b)];
         }
-        if (mrank == 2) return m[static_cast<std::size_t>(b * S + j)] == 0;
-        return m[static_cast<std::size_t>((b * S + i) * S + j)] == 0;
+        if (mrank == 2) return m[static_cast<std::size_t>(b * total + j)] == 0;
+        return m[static_cast<std::size_t>((b * S + i) * total + j)] == 0;
       };
-      const ort_attention_bias ab(abias, B, heads, S, S, ctx);
+      const ort_attention_bias ab(abias, B, heads, S, total, ctx);
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using C = compute_t<T>;
         using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -1278,21 +1287,34 @@ inline void register_ort_contrib(registry& r) {
           for (i64 r0 = 0; r0 < qkv.rows(); ++r0)
             for (i64 c0 = 0; c0 < W3; ++c0) qkv(r0, c0) += static_cast<C>(bias->data<T>()[c0]);
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, S, Hv});
+        // key (part 0) or value (part 1) d of head h at position j: the past's, then this step's
+        auto kv = [&](int part, i64 b, i64 h, i64 j, i64 d) {
+          if (j < P) return static_cast<double>(static_cast<C>(past->data<T>()[(((part * B + b) * heads + h) * P + j) * dq + d]));
+          return static_cast<double>(qkv(b * S + j - P, (part ? Hq + Hk + h * dv : Hq + h * dq) + d));
+        };
+        if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+          gpass::tensor& present = ctx.allocate_output(1, x.element_type(), {2, B, heads, total, dq});
+          for (int part = 0; part < 2; ++part)
+            for (i64 b = 0; b < B; ++b)
+              for (i64 h = 0; h < heads; ++h)
+                for (i64 j = 0; j < total; ++j)
+                  for (i64 d = 0; d < dq; ++d)
+                    present.data<T>()[((((part * B + b) * heads + h) * total + j) * dq) + d] = static_cast<T>(static_cast<C>(kv(part, b, h, j, d)));
+        }
         std::vector<double> p;
         for (i64 b = 0; b < B; ++b)
           for (i64 h = 0; h < heads; ++h)
             for (i64 i = 0; i < S; ++i) {
               auto score = [&](i64 j) {
                 double sc = 0;
-                for (i64 d = 0; d < dq; ++d)
-                  sc += static_cast<double>(qkv(b * S + i, h * dq + d)) * static_cast<double>(qkv(b * S + j, Hq + h * dq + d));
+                for (i64 d = 0; d < dq; ++d) sc += static_cast<double>(qkv(b * S + i, h * dq + d)) * kv(0, b, h, j, d);
                 sc *= scale;
                 if (masked(b, i, j)) sc += filter;
                 if (abias) sc += static_cast<double>(static_cast<C>(abias->data<T>()[ab.offset(b, h, i, j)]));
                 return sc;
               };
               attend_row(
-                  S, dv, p, score, [&](i64 j, i64 d) { return static_cast<double>(qkv(b * S + j, Hq + Hk + h * dv + d)); },
+                  total, dv, p, score, [&](i64 j, i64 d) { return kv(1, b, h, j, d); },
                   [&](i64 d, double o) { y.data<T>()[(b * S + i) * Hv + h * dv + d] = static_cast<T>(static_cast<C>(o)); });
             }
       });
