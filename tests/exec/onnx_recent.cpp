@@ -210,7 +210,11 @@ TEST_CASE("exec.onnx_recent.ort_fused_ops") {
   auto y = run_ms("FusedMatMul", {a, b}, {{"transA", i64{1}}, {"alpha", 0.5}});
   CHECK(y.sizes() == std::vector<i64>{2, 2});
   CHECK(vals<float>(y) == std::vector<float>{3, 4, 4, 5});  // 0.5 * [[6, 8], [8, 10]]
-  CHECK_THROWS_WITH_AS(run_ms("FusedMatMul", {a, b}, {{"transBatchA", i64{1}}}), doctest::Contains("transBatchA"), gpass::error);
+  // transBatchA: A's first dimension behind its batch ones (ONNX Runtime: one rank >= 3 for both)
+  CHECK_THROWS_WITH_AS(run_ms("FusedMatMul", {a, b}, {{"transBatchA", i64{1}}}), doctest::Contains("rank >= 3"), gpass::error);
+  auto a3 = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});  // read as [2, 2, 2] with perm [1, 0, 2]
+  auto id = f32({1, 0, 0, 1, 1, 0, 0, 1}, {2, 2, 2});
+  CHECK(vals<float>(run_ms("FusedMatMul", {a3, id}, {{"transBatchA", i64{1}}})) == std::vector<float>{1, 2, 5, 6, 3, 4, 7, 8});
   // FusedGemm with LeakyRelu through activation_alpha
   auto g = run_ms("FusedGemm", {f32({1, -1}, {1, 2}), f32({1, 0, 0, 1}, {2, 2})},
                   {{"activation", std::string("LeakyRelu")}, {"activation_alpha", 0.25}});

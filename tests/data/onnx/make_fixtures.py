@@ -19,7 +19,8 @@ outputs as the references (committed; rerun only to change them):
 - ort_contrib3.onnx: its MultiHeadAttention: self-attention with a bias and a 0/1 key padding
   mask, cross-attention with key lengths and an attention bias, per-head key and value, a
   decoder step with past_key / past_value (unidirectional; present_key / present_value out);
-  Attention with its past state (a [B, P + S] mask, unidirectional; end positions)
+  Attention with its past state (a [B, P + S] mask, unidirectional; end positions); FusedMatMul
+  with transBatchA / transBatchB (with and without transA / transB).
   (ONNX Runtime's CPU kernel takes no packed KV: tests/onnx/functions.cpp checks gpass's
   against separate K and V).
 `make_fixtures.py NAME...` remakes only those fixtures.
@@ -231,18 +232,26 @@ def ort_contrib3() -> None:
                          num_heads=n, unidirectional=1),
         helper.make_node("Attention", ["q", "qkv_w", "qkv_bias", "klens3", "past"], ["att_past_ends", "present2"], domain=ms,
                          num_heads=n),
+        # FusedMatMul reading an operand with its first dimension behind the batch ones
+        helper.make_node("FusedMatMul", ["fa", "fb"], ["fm_batch_a"], domain=ms, transBatchA=1),
+        helper.make_node("FusedMatMul", ["fa2", "fb2"], ["fm_batch_b"], domain=ms, transBatchB=1, transB=1, alpha=0.5),
+        helper.make_node("FusedMatMul", ["fa3", "fb3"], ["fm_batch_ta"], domain=ms, transBatchA=1, transA=1),
     ]
     ins = [helper.make_tensor_value_info("q", f, [b, s, d]), helper.make_tensor_value_info("k", f, [b, l, d]),
            helper.make_tensor_value_info("v", f, [b, l, d]), helper.make_tensor_value_info("kh", f, [b, n, l, hd]),
            helper.make_tensor_value_info("vh", f, [b, n, l, hd]), helper.make_tensor_value_info("pk", f, [b, n, p, hd]),
            helper.make_tensor_value_info("pv", f, [b, n, p, hd]),
            helper.make_tensor_value_info("qmask", i32, [b, s]), helper.make_tensor_value_info("pmask", i32, [b, p + s]),
-           helper.make_tensor_value_info("past", f, [2, b, n, p, hd])]
+           helper.make_tensor_value_info("past", f, [2, b, n, p, hd]),
+           helper.make_tensor_value_info("fa", f, [3, 2, 4, 5]), helper.make_tensor_value_info("fb", f, [2, 4, 5, 6]),
+           helper.make_tensor_value_info("fa2", f, [2, 4, 3, 5]), helper.make_tensor_value_info("fb2", f, [6, 2, 4, 5]),
+           helper.make_tensor_value_info("fa3", f, [5, 2, 4, 3]), helper.make_tensor_value_info("fb3", f, [2, 4, 5, 6])]
     outs = [helper.make_tensor_value_info(x, f, [b, s, d]) for x in ("self", "cross", "per_head", "step")]
     outs += [helper.make_tensor_value_info(x, f, [b, n, p + s, hd]) for x in ("pres_k", "pres_v")]
     outs += [helper.make_tensor_value_info("att_past", f, [b, s, d]), helper.make_tensor_value_info("present", f, [2, b, n, p + s, hd]),
              helper.make_tensor_value_info("att_past_ends", f, [b, s, d]),
              helper.make_tensor_value_info("present2", f, [2, b, n, p + s, hd])]
+    outs += [helper.make_tensor_value_info(x, f, None) for x in ("fm_batch_a", "fm_batch_b", "fm_batch_ta")]
     graph = helper.make_graph(nodes, "ort_contrib3", ins, outs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
                               producer_name="gpass-fixture", ir_version=8)
@@ -251,7 +260,9 @@ def ort_contrib3() -> None:
         "q": rnd(b, s, d), "k": rnd(b, l, d), "v": rnd(b, l, d), "kh": rnd(b, n, l, hd), "vh": rnd(b, n, l, hd),
         "pk": rnd(b, n, p, hd), "pv": rnd(b, n, p, hd),
         "qmask": np.array([[1, 1, 1, 0], [1, 1, 1, 1]], np.int32),
-        "pmask": np.array([[1, 1, 1, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1, 1]], np.int32), "past": rnd(2, b, n, p, hd)})
+        "pmask": np.array([[1, 1, 1, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1, 1]], np.int32), "past": rnd(2, b, n, p, hd),
+        "fa": rnd(3, 2, 4, 5), "fb": rnd(2, 4, 5, 6), "fa2": rnd(2, 4, 3, 5), "fb2": rnd(6, 2, 4, 5), "fa3": rnd(5, 2, 4, 3),
+        "fb3": rnd(2, 4, 5, 6)})
 
 
 if __name__ == "__main__":

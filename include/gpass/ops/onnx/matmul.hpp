@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/ops/fused_matmul.hpp>
 #include <gpass/ops/onnx/common.hpp>
 
 namespace gpass {
@@ -229,18 +230,16 @@ inline void gpass::register_onnx_matmul_ops(op_registry& r) {
                       .attr("transA", "int", std::int64_t{0}).attr("transB", "int", std::int64_t{0})
                       .attr("transBatchA", "int", std::int64_t{0}).attr("transBatchB", "int", std::int64_t{0})
                       .infer([](infer_context& c) {
-                        auto op = [&](std::size_t i, const char* t) {
+                        auto op = [&](std::size_t i, const char* batch, const char* t) {
                           shape x = c.input_shape(i);
-                          if (c.attr_int(t, 0) != 0 && x.has_rank() && x.rank() >= 2) {
-                            std::vector<dim> d = x.dims();
-                            std::swap(d[d.size() - 2], d.back());
-                            x = shape(std::move(d));
-                          }
-                          return x;
+                          if (!x.has_rank()) return x;
+                          std::vector<dim> d;
+                          for (std::size_t k : fused_matmul_perm(x.rank(), c.attr_int(batch, 0) != 0, c.attr_int(t, 0) != 0)) d.push_back(x[k]);
+                          return shape(std::move(d));
                         };
-                        matmul_shapes(c, op(0, "transA"), op(1, "transB"));
+                        matmul_shapes(c, op(0, "transBatchA", "transA"), op(1, "transBatchB", "transB"));
                       })
-                      .doc("ONNX Runtime's alpha * op(A) x op(B)").build();
+                      .doc("ONNX Runtime's alpha * op(A) x op(B), op permuting the operand as transBatch and trans say").build();
     m.domain = "com.microsoft";
     r.add(std::move(m));
   }

@@ -36,6 +36,7 @@
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/fused_activation.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
+#include <gpass/ops/fused_matmul.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -1222,39 +1223,42 @@ void run_conv_like(context& ctx, const gpass::tensor& x, const gpass::tensor& w,
 
 // ---- kernels --------------------------------------------------------------------------------
 
-/// ONNX Runtime's FusedMatMul (com.microsoft): alpha * op(A) x op(B), op transposing the last
-/// two dims when transA / transB (transBatchA / transBatchB are refused).
+/// ONNX Runtime's FusedMatMul (com.microsoft): alpha * op(A) x op(B), op permuting the operand
+/// as `fused_matmul_perm` says (transBatch: the first dimension behind the batch ones; trans:
+/// the last two swapped).
 inline void add_fused_matmul(registry& r) {
   using L = type_list<float, double, Eigen::half, Eigen::bfloat16>;
   r.add({.domain = "com.microsoft", .op = "FusedMatMul", .dtypes = L::dtypes(), .make = [](const kernel_node& n) -> fn {
            const double alpha = n.attr<double>("alpha", 1.0);
            const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
-           if (n.attr<i64>("transBatchA", 0) != 0 || n.attr<i64>("transBatchB", 0) != 0)
-             n.fail("transBatchA / transBatchB are not supported");
+           const bool tba = n.attr<i64>("transBatchA", 0) != 0, tbb = n.attr<i64>("transBatchB", 0) != 0;
            return [=](context& ctx) {
              const gpass::tensor& a = ctx.input(0);
              const gpass::tensor& b = ctx.input(1);
              if (a.element_type() != b.element_type()) ctx.fail("FusedMatMul inputs have different element types");
+             if ((tba || tbb) && (a.rank() < 3 || a.rank() != b.rank()))
+               ctx.fail("transBatchA / transBatchB need inputs of one rank >= 3 (as ONNX Runtime), got " + a.shape().to_string() + " and " +
+                        b.shape().to_string());
              dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
                using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-               // the operands in C, the last two dims swapped where asked
-               auto prep = [&](const gpass::tensor& t, bool tr) {
-                 std::vector<i64> sz = t.sizes();
+               // the operands in C, read through their permutations
+               auto prep = [&](const gpass::tensor& t, bool tbatch, bool tr) {
+                 const auto perm = fused_matmul_perm(t.rank(), tbatch, tr);
+                 const auto st = strides_of(t.sizes());
+                 std::vector<i64> sz(t.rank()), pst(t.rank());
+                 for (std::size_t k = 0; k < t.rank(); ++k) {
+                   sz[k] = t.sizes()[perm[k]];
+                   pst[k] = st[perm[k]];
+                 }
                  gpass::tensor o = gpass::tensor::uninitialized(dtype_of_v<C>, sz);
                  const T* src = t.data<T>();
                  C* dst = o.data<C>();
-                 if (!tr || sz.size() < 2) {
-                   for (i64 i = 0; i < t.size(); ++i) dst[i] = static_cast<C>(src[i]);
-                   return o;
-                 }
-                 const i64 R = sz[sz.size() - 2], K = sz.back(), batches = R * K != 0 ? t.size() / (R * K) : 0;
-                 for (i64 q = 0; q < batches; ++q)
-                   for (i64 i = 0; i < R; ++i)
-                     for (i64 j = 0; j < K; ++j) dst[q * R * K + j * R + i] = static_cast<C>(src[q * R * K + i * K + j]);
-                 std::swap(sz[sz.size() - 2], sz.back());
-                 return o.reshaped(sz);
+                 strided_walker<1> w(sz, {pst});
+                 w.seek(0);
+                 for (i64 i = 0; i < o.size(); ++i, w.next()) dst[i] = static_cast<C>(src[w.offset(0)]);
+                 return o;
                };
-               const gpass::tensor ac = prep(a, ta), bc = prep(b, tb);
+               const gpass::tensor ac = prep(a, tba, ta), bc = prep(b, tbb, tb);
                const matmul_shape s = matmul_shapes(ac.sizes(), bc.sizes(), ctx.node());
                gpass::tensor yc = gpass::tensor::uninitialized(dtype_of_v<C>, s.out);
                if (s.K == 0) std::fill_n(yc.data<C>(), yc.size(), C(0));
