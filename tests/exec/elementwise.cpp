@@ -340,8 +340,29 @@ TEST_CASE("exec.elementwise.identity_dropout") {
   CHECK(d[0].tensor() == x);
   d = f.run("Dropout", {x}, {{"ratio", 0.2}}, 7, 2);
   CHECK(vals<float>(d[1].tensor()) == std::vector<float>{1, 1, 1});
-  CHECK_THROWS_WITH_AS(f.run("Dropout", {x, tensor::scalar(0.5f), tensor::scalar(true)}, {}, 13, 1),
-                       doctest::Contains("not supported"), gpass::error);
+  // training mode: each element kept with probability 1 - ratio and scaled by 1 / (1 - ratio),
+  // the mask saying which; the same seed draws the same mask
+  std::vector<float> ones_v(20000, 1.0f);
+  const tensor ones = t<float>(ones_v, {100, 200});
+  auto train = [&](double seed) {
+    return f.run("Dropout", {ones, tensor::scalar(0.3f), tensor::scalar(true)}, {{"seed", seed}}, 13, 2);
+  };
+  auto a = train(5.0), b = train(5.0), c = train(6.0);
+  CHECK(a[0].tensor() == b[0].tensor());
+  CHECK_FALSE(a[0].tensor() == c[0].tensor());
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < ones.size(); ++i) {
+    const float v = a[0].tensor().data<float>()[i];
+    const bool m = a[1].tensor().data<bool>()[i];
+    CHECK((m ? std::abs(v - 1.0f / 0.7f) < 1e-6f : v == 0.0f));
+    kept += m;
+  }
+  CHECK(std::abs(static_cast<double>(kept) / static_cast<double>(ones.size()) - 0.7) < 0.02);
+  // opset 7's mask has the input's type; a ratio of 1 or more is an error
+  auto old = f.run("Dropout", {ones}, {{"ratio", 0.5}, {"seed", 1.0}}, 7, 2);
+  CHECK(old[0].tensor() == ones);  // before opset 12 there is no training mode here
+  CHECK_THROWS_WITH_AS(f.run("Dropout", {x, tensor::scalar(1.0f), tensor::scalar(true)}, {}, 13, 1), doctest::Contains("[0, 1)"),
+                       gpass::error);
 }
 
 TEST_CASE("exec.elementwise.quantize") {

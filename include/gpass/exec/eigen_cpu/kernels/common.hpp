@@ -8,7 +8,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -118,6 +120,19 @@ inline std::vector<std::int64_t> int_values(const gpass::tensor& t, const kernel
     n.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
   }
   return r;
+}
+
+/// A generator for one run: from the `seed` attribute when present, else nondeterministic.
+inline std::mt19937_64 make_engine(bool seeded, double seed) {
+  if (seeded) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &seed, sizeof bits);
+    std::seed_seq s{static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32)};
+    return std::mt19937_64(s);
+  }
+  std::random_device rd;
+  std::seed_seq s{rd(), rd(), rd(), rd()};
+  return std::mt19937_64(s);
 }
 
 }  // namespace gpass::exec::cpu_detail

@@ -1307,10 +1307,16 @@ inline void register_elementwise(registry& r) {
   r.add({.op = "Identity", .alias_input = 0, .make = [](const kernel_node&) -> fn {
            return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
          }});
+  // Dropout: inference (no training_mode, or false, or ratio 0) passes the input through with
+  // an all-true mask; training mode keeps each element with probability 1 - ratio and scales
+  // it by 1 / (1 - ratio), the mask saying which were kept (a generator seeded by the `seed`
+  // attribute when there is one, else a nondeterministic one, as RandomUniform's)
   r.add({.op = "Dropout", .dtypes = float_types::dtypes(), .alias_input = 0, .make = [](const kernel_node& n) -> fn {
            const int opset = n.opset;
            const double attr_ratio = n.attr<double>("ratio", 0.5);
-           return [opset, attr_ratio](context& ctx) {
+           const bool seeded = n.has_attr("seed");
+           const double seed = n.attr<double>("seed", 0.0);
+           return [opset, attr_ratio, seeded, seed](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              bool training = false;
              double ratio = attr_ratio;
@@ -1327,11 +1333,34 @@ inline void register_elementwise(registry& r) {
                  training = tm.data<bool>()[0];
                }
              }
-             if (training && ratio != 0)
-               ctx.fail("training-mode Dropout with ratio " + std::to_string(ratio) + " is not supported (it is random)");
+             const bool want_mask = ctx.num_outputs() > 1 && ctx.output_wanted(1);
+             const bool old_mask = opset > 0 && opset < 10;  // the mask in the input's type
+             if (training && ratio != 0) {
+               if (!(ratio > 0 && ratio < 1)) ctx.fail("ratio must be in [0, 1), got " + std::to_string(ratio));
+               std::mt19937_64 eng = make_engine(seeded, seed);
+               std::uniform_real_distribution<double> u(0.0, 1.0);
+               std::vector<char> keep(static_cast<std::size_t>(x.size()));
+               for (auto& k : keep) k = u(eng) >= ratio;
+               const double scale = 1.0 / (1.0 - ratio);
+               dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
+                 using C = compute_t<T>;
+                 gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+                 for (i64 i = 0; i < x.size(); ++i)
+                   y.data<T>()[i] = keep[static_cast<std::size_t>(i)] ? static_cast<T>(static_cast<C>(static_cast<double>(static_cast<C>(x.data<T>()[i])) * scale)) : T(0);
+                 if (want_mask && old_mask) {
+                   gpass::tensor& m = ctx.allocate_output(1, x.element_type(), x.sizes());
+                   for (i64 i = 0; i < x.size(); ++i) m.data<T>()[i] = T(keep[static_cast<std::size_t>(i)] ? 1 : 0);
+                 }
+               });
+               if (want_mask && !old_mask) {
+                 gpass::tensor& m = ctx.allocate_output(1, dtype::bool_, x.sizes());
+                 for (i64 i = 0; i < x.size(); ++i) m.data<bool>()[i] = keep[static_cast<std::size_t>(i)] != 0;
+               }
+               return;
+             }
              ctx.set_output(0, x);
-             if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
-               if (opset > 0 && opset < 10) {
+             if (want_mask) {
+               if (old_mask) {
                  dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
                    gpass::tensor& m = ctx.allocate_output(1, x.element_type(), x.sizes());
                    std::fill_n(m.data<T>(), m.size(), T(1));

@@ -1112,19 +1112,6 @@ inline fn make_string_normalizer(const kernel_node& n) {
 
 enum class random_kind { uniform, normal, bernoulli };
 
-/// A generator for one run: from the `seed` attribute when present, else nondeterministic.
-inline std::mt19937_64 make_engine(bool seeded, double seed) {
-  if (seeded) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &seed, sizeof bits);
-    std::seed_seq s{static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32)};
-    return std::mt19937_64(s);
-  }
-  std::random_device rd;
-  std::seed_seq s{rd(), rd(), rd(), rd()};
-  return std::mt19937_64(s);
-}
-
 /// RandomUniform / RandomNormal (shape attribute), RandomUniformLike / RandomNormalLike
 /// (shape of input 0), Bernoulli (probabilities in input 0).
 inline fn make_random(const kernel_node& n, random_kind k, bool like) {
