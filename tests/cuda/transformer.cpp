@@ -27,6 +27,14 @@ TEST_CASE("cuda: the transformer kernels are registered") {
   CHECK(r.has("com.microsoft", "SkipLayerNormalization"));
   CHECK(r.has("com.microsoft", "SkipSimplifiedLayerNormalization"));
   CHECK(r.has("gpass", "ScaledDotProductAttention"));
+  CHECK(r.has("com.microsoft", "MultiHeadAttention"));
+  // packed forms and the past state run where the CPU kernel does
+  CHECK(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "MultiHeadAttention", .inputs = {dtype::f32, dtype::f32, dtype::f32}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "MultiHeadAttention", .inputs = {dtype::f32}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft",
+                                        .op = "MultiHeadAttention",
+                                        .inputs = {dtype::f32, dtype::f32, dtype::f32, dtype::undefined, dtype::undefined, dtype::undefined,
+                                                   dtype::f32, dtype::f32}}));
 }
 
 TEST_CASE("cuda: SkipLayerNormalization and SkipSimplifiedLayerNormalization match the CPU kernels") {
@@ -83,6 +91,30 @@ TEST_CASE("cuda: ScaledDotProductAttention matches the CPU kernel") {
   // bad inputs fail naming the node
   CHECK_THROWS_WITH_AS(gpass_test_cuda::run_gpu(sdpa(1.0), {rnd({2, 2, 7, 16}, 62), rnd({2, 2, 9, 8}, 63), rnd({2, 2, 9, 8}, 64)}),
                        doctest::Contains("do not agree"), gpass::error);
+}
+
+TEST_CASE("cuda: MultiHeadAttention matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  const i64 B = 2, S = 5, L = 7, N = 3, H = 8, D = N * H;
+  auto mha = [](gpass::attribute_map extra) {
+    gpass::attribute_map a{{"num_heads", std::int64_t{3}}};
+    for (auto& [k, v] : extra) a[k] = v;
+    return node("MultiHeadAttention", 1, std::move(a), 1, "com.microsoft");
+  };
+  const tensor q = rnd({B, S, D}, 70), k = rnd({B, L, D}, 71), v = rnd({B, L, D}, 72), bias = rnd({3 * D}, 73);
+  const tensor none;
+  differential(mha({}), {q, k, v}, 1e-4, 1e-5);
+  differential(mha({}), {q, k, v, bias}, 1e-4, 1e-5);
+  // a 0/1 key padding mask, key lengths, an attention bias, a scale
+  const tensor mask01 = tensor::from<std::int32_t>({1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1}, {B, L});
+  differential(mha({}), {q, k, v, bias, mask01}, 1e-4, 1e-5);
+  differential(mha({{"scale", 0.2}}), {q, k, v, none, tensor::from<std::int32_t>({4, 7}, {B}), rnd({1, N, S, L}, 74)}, 1e-4, 1e-5);
+  differential(mha({}), {q, k, v, none, none, rnd({B, 1, S, L}, 75)}, 1e-4, 1e-5);
+  // self-attention, unidirectional; per-head key and value of another head size
+  differential(mha({{"unidirectional", std::int64_t{1}}}), {q, q, q, bias, none}, 1e-4, 1e-5);
+  differential(mha({}), {q, rnd({B, N, L, H}, 76), rnd({B, N, L, 4}, 77)}, 1e-4, 1e-5);
+  // half precision
+  differential(mha({}), {rnd({B, S, D}, 78, dtype::f16), rnd({B, L, D}, 79, dtype::f16), rnd({B, L, D}, 80, dtype::f16)}, 1e-2, 5e-3);
 }
 
 }  // namespace gpass_test_cuda_transformer

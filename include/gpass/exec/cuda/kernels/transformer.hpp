@@ -5,7 +5,9 @@
 /// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization (a block per row:
 /// the sum input + skip (+ bias), its statistics and the normalized row in one kernel) and
 /// gpass::ScaledDotProductAttention (two strided-batched cuBLASLt products around one
-/// generated kernel that scales the scores, adds the bias and takes the softmax of each row),
+/// generated kernel that scales the scores, adds the bias and takes the softmax of each row) and
+/// com.microsoft MultiHeadAttention (its heads laid out per head, then the same products around
+/// a masked softmax),
 /// for f16, bf16, f32 and f64. Semantics follow the Eigen CPU kernels (`eigen_cpu/kernels/nn.hpp`,
 /// `eigen_cpu/kernels/attention.hpp`): input and skip broadcast like NumPy, the attention
 /// bias broadcasts with the scores, Q, K and V read broadcast where the bias is larger.
@@ -190,6 +192,20 @@ extern "C" __global__ void sdpa_softmax(const T* sc, T* p, const T* __restrict__
 )";
 }
 
+/// Y[g] (M x n) = A[g] (M x K) op(B[g]) for each of G heads stored one after another: B[g] is
+/// K x n, or n x K read transposed (`tb`); one strided-batched cuBLASLt product.
+inline void heads_product(context& ctx, cuda_linalg::lt_state& lt, dtype t, i64 G, i64 M, i64 n, i64 K, bool tb, const void* a,
+                          const void* b, void* y) {
+  cuda_linalg::lt_problem p{.t = t, .ta = false, .tb = tb, .M = M, .N = n, .K = K, .lda = K, .ldb = tb ? K : n, .ldc = n};
+  if (G > 1) {
+    p.batch = G;
+    p.stride_a = M * K;
+    p.stride_b = K * n;
+    p.stride_c = M * n;
+  }
+  cuda_linalg::lt_matmul(ctx, lt, p, 1.0, 0.0, a, b, y);
+}
+
 /// A node's state: the products' cuBLASLt plans and the softmax kernel.
 struct sdpa_state {
   cuda_linalg::lt_state lt;
@@ -231,15 +247,8 @@ inline fn make_sdpa(const kernel_node& n) {
     // scores [B*H, S, L] = Q K^T (the scale is applied with the bias, as the CPU does)
     const bool same = Bo == B && Ho == H && So == S;
     cuda_tensor scores = pol.allocate_tensor(t, {G, S, L}, ctx.stream());
-    cuda_linalg::lt_problem qk{.t = t, .ta = false, .tb = true, .M = S, .N = L, .K = D, .lda = D, .ldb = D, .ldc = L};
-    if (G > 1) {
-      qk.batch = G;
-      qk.stride_a = S * D;
-      qk.stride_b = L * D;
-      qk.stride_c = S * L;
-    }
     if (D == 0) pol.fill_zero(scores, ctx.stream());
-    else cuda_linalg::lt_matmul(ctx, st->lt, qk, 1.0, 0.0, q.data(), k.data(), scores.data());
+    else heads_product(ctx, st->lt, t, G, S, L, D, true, q.data(), k.data(), scores.data());
     // probabilities [Bo*Ho, So, L]: in place when the bias does not enlarge the scores
     cuda_tensor probs = same ? scores : pol.allocate_tensor(t, {Bo * Ho, So, L}, ctx.stream());
     a.rows = Bo * Ho * So;
@@ -257,15 +266,8 @@ inline fn make_sdpa(const kernel_node& n) {
     void* args[] = {&sp, &pp, &bp, &a};
     pol.launch(kk.kernels[0], static_cast<unsigned>(std::min<i64>(a.rows, 65535)), 256, args, ctx.stream());
     // Y [Bo*Ho, So, Dv] = P V
-    cuda_linalg::lt_problem pv{.t = t, .M = So, .N = Dv, .K = L, .lda = L, .ldb = Dv, .ldc = Dv};
     if (Bo == B && Ho == H) {
-      if (G > 1) {
-        pv.batch = G;
-        pv.stride_a = So * L;
-        pv.stride_b = L * Dv;
-        pv.stride_c = So * Dv;
-      }
-      cuda_linalg::lt_matmul(ctx, st->lt, pv, 1.0, 0.0, probs.data(), v.data(), y.data());
+      heads_product(ctx, st->lt, t, G, So, Dv, L, false, probs.data(), v.data(), y.data());
       return;
     }
     // the bias enlarges batch or heads: V read broadcast, one product per output batch and head
@@ -274,8 +276,188 @@ inline fn make_sdpa(const kernel_node& n) {
       const auto* ap = static_cast<const std::byte*>(probs.data()) + static_cast<std::size_t>(u * So * L) * es;
       const auto* vp = static_cast<const std::byte*>(v.data()) + static_cast<std::size_t>(in * L * Dv) * es;
       auto* yp = static_cast<std::byte*>(y.data()) + static_cast<std::size_t>(u * So * Dv) * es;
-      cuda_linalg::lt_matmul(ctx, st->lt, pv, 1.0, 0.0, ap, vp, yp);
+      heads_product(ctx, st->lt, t, 1, So, Dv, L, false, ap, vp, yp);
     }
+  };
+}
+
+// ---- MultiHeadAttention (com.microsoft) -------------------------------------------------------
+
+/// `mha_heads(y, x, bias, B, S, N, H)`: y [B, N, S, H] = x [B, S, N, H] + bias[n H + h] (bias may
+/// be null); `mha_merge(y, x, B, S, N, H)`: y [B, S, N, H] = x [B, N, S, H];
+/// `mha_softmax(scores, lens, mask, bias, a)`: a block per row of the scores [B, N, S, L], in
+/// place: softmax(scores * scale + filter where masked + attention bias) in the compute type, as
+/// ONNX Runtime's CPU kernel (key lengths [B] or a 0/1 mask [B, L]; causal: keys after the
+/// query's position).
+inline std::string mha_source(dtype t) {
+  return cuda_nn::head(t) + R"(#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
+extern "C" __global__ void mha_heads(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ bias, long long B, long long S,
+    long long N, long long H) {
+  G_LOOP(B * N * S * H) {
+    const long long h = i % H, s = (i / H) % S, n = (i / (H * S)) % N, b = i / (H * S * N);
+    W v = (W)g_load(x, ((b * S + s) * N + n) * H + h);
+    if (bias) v += (W)g_load(bias, n * H + h);
+    g_store(y, i, v);
+  }
+}
+extern "C" __global__ void mha_merge(T* __restrict__ y, const T* __restrict__ x, long long B, long long S, long long N, long long H) {
+  G_LOOP(B * N * S * H) {
+    const long long h = i % H, n = (i / H) % N, s = (i / (H * N)) % S, b = i / (H * N * S);
+    y[i] = x[((b * N + n) * S + s) * H + h];
+  }
+}
+struct g_mha { long long rows, L, S, N, B, bias_b, bias_n; int mask_kind, causal; double scale, filter; };
+__device__ __forceinline__ W g_mha_score(const T* sr, const int* mask, const T* br, const g_mha& a, long long b, long long i, long long j) {
+  W v = (W)g_load(sr, j) * (W)a.scale;
+  bool masked = a.causal && j > i;
+  if (a.mask_kind == 1) masked = masked || j >= (long long)mask[b];
+  if (a.mask_kind == 2) masked = masked || mask[b * a.L + j] == 0;
+  if (masked) v += (W)a.filter;
+  if (br) v += (W)g_load(br, j);
+  return v;
+}
+extern "C" __global__ void mha_softmax(T* sc, const int* __restrict__ mask, const T* __restrict__ bias, g_mha a) {
+  __shared__ W sh[33];
+  for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const long long i = r % a.S, u = r / a.S, n = u % a.N, b = u / a.N;
+    T* sr = sc + r * a.L;
+    const T* br = bias ? bias + (((a.bias_b == 1 ? 0 : b) * a.bias_n + (a.bias_n == 1 ? 0 : n)) * a.S + i) * a.L : nullptr;
+    W m = (W)(-1.0 / 0.0);
+    for (long long j = threadIdx.x; j < a.L; j += blockDim.x) m = g_max(m, g_mha_score(sr, mask, br, a, b, i, j));
+    m = g_block_reduce<1>(m, sh);
+    W s = 0;
+    for (long long j = threadIdx.x; j < a.L; j += blockDim.x) s += g_exp(g_mha_score(sr, mask, br, a, b, i, j) - m);
+    s = g_block_reduce<0>(s, sh);
+    for (long long j = threadIdx.x; j < a.L; j += blockDim.x) {
+      const W p = g_exp(g_mha_score(sr, mask, br, a, b, i, j) - m) / s;
+      g_store(sr, j, p);
+    }
+  }
+}
+)";
+}
+
+/// What `mha_softmax` reads (host mirror of the device `g_mha`): rows B * N * S of L scores, the
+/// attention bias's batch and head counts (1: broadcast), the mask's kind (0 none, 1 lengths [B],
+/// 2 0/1 [B, L]), causality, the scale and the value added where masked.
+struct g_mha {
+  long long rows = 0, L = 0, S = 0, N = 0, B = 0, bias_b = 1, bias_n = 1;
+  int mask_kind = 0, causal = 0;
+  double scale = 1, filter = 0;
+};
+
+/// MultiHeadAttention on the GPU for query [B, S, D] with key [B, L, D] and value [B, L, Dv]
+/// (plus bias [2D + Dv]) or per-head key and value [B, N, L, H]; key_padding_mask as lengths [B]
+/// or 0/1 [B, L]; attention_bias [B or 1, N or 1, S, L]; unidirectional. Packed forms, past
+/// state and the other mask forms run where the CPU kernel does (`applies`).
+inline fn make_mha(const kernel_node& n) {
+  const i64 N = n.attr<i64>("num_heads");
+  if (N <= 0) n.fail("num_heads must be positive");
+  const bool causal = n.attr<i64>("unidirectional", 0) != 0;
+  const double filter = n.attr<double>("mask_filter_value", -10000.0);
+  const double scale_attr = n.attr<double>("scale", 0.0);
+  auto st = std::make_shared<sdpa_state>();
+  return [=](context& ctx) {
+    const cuda_tensor& q = ctx.input(0);
+    if (!ctx.has_input(1) || !ctx.has_input(2)) ctx.fail("the CUDA kernel takes separate key and value");
+    const cuda_tensor& k = ctx.input(1);
+    const cuda_tensor& v = ctx.input(2);
+    const cuda_tensor* bias = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const cuda_tensor* mask = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+    const cuda_tensor* abias = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+    for (std::size_t i = 6; i < 10; ++i)
+      if (ctx.has_input(i)) ctx.fail("the CUDA kernel takes no past state, past_sequence_length or cache_indirection");
+    if (ctx.num_outputs() > 1 && (ctx.output_wanted(1) || (ctx.num_outputs() > 2 && ctx.output_wanted(2)) || (ctx.num_outputs() > 3 && ctx.output_wanted(3))))
+      ctx.fail("the CUDA kernel has no present or qk output");
+    cuda_nn::check_float(ctx, q, "query");
+    const dtype t = q.element_type();
+    for (const cuda_tensor* x : {&k, &v, bias, abias})
+      if (x && x->element_type() != t) ctx.fail("query, key, value, bias and attention_bias must have one element type");
+    if (q.rank() != 3 || q.sizes()[2] % N != 0) ctx.fail("query must be [B, S, D] with D a multiple of num_heads, got " + q.shape().to_string());
+    const i64 B = q.sizes()[0], S = q.sizes()[1], D = q.sizes()[2], H = D / N;
+    const bool per_head = k.rank() == 4;
+    i64 L = 0, Hv = 0;
+    if (per_head) {
+      if (k.sizes() != std::vector<i64>{B, N, k.sizes()[2], H} || v.rank() != 4 || v.sizes()[0] != B || v.sizes()[1] != N ||
+          v.sizes()[2] != k.sizes()[2])
+        ctx.fail("per-head key and value must be [B, num_heads, L, H], got " + k.shape().to_string() + " and " + v.shape().to_string());
+      if (bias) ctx.fail("a bias cannot go with per-head key and value");
+      L = k.sizes()[2];
+      Hv = v.sizes()[3];
+    } else {
+      if (k.rank() != 3 || v.rank() != 3 || k.sizes()[0] != B || k.sizes()[2] != D || v.sizes()[0] != B || v.sizes()[1] != k.sizes()[1] ||
+          v.sizes()[2] % N != 0)
+        ctx.fail("key and value must be [B, L, D] and [B, L, Dv], got " + k.shape().to_string() + " and " + v.shape().to_string());
+      L = k.sizes()[1];
+      Hv = v.sizes()[2] / N;
+    }
+    const i64 Dv = N * Hv;
+    if (bias && bias->size() != 2 * D + Dv) ctx.fail("bias must have " + std::to_string(2 * D + Dv) + " values");
+    g_mha a;
+    a.rows = B * N * S;
+    a.L = L;
+    a.S = S;
+    a.N = N;
+    a.B = B;
+    a.causal = causal ? 1 : 0;
+    a.scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(H));
+    a.filter = filter;
+    a.mask_kind = 0;
+    if (mask) {
+      if (mask->element_type() != dtype::int32) ctx.fail("key_padding_mask must be int32");
+      if (mask->rank() == 1 && mask->sizes()[0] == B) a.mask_kind = 1;
+      else if (mask->rank() == 2 && mask->sizes() == std::vector<i64>{B, L}) a.mask_kind = 2;
+      else ctx.fail("the CUDA kernel takes key_padding_mask [B] or [B, L], got " + mask->shape().to_string());
+    }
+    a.bias_b = a.bias_n = 1;
+    if (abias) {
+      if (abias->rank() != 4 || abias->sizes()[2] != S || abias->sizes()[3] != L || (abias->sizes()[0] != 1 && abias->sizes()[0] != B) ||
+          (abias->sizes()[1] != 1 && abias->sizes()[1] != N))
+        ctx.fail("attention_bias must be [B or 1, num_heads or 1, S, L], got " + abias->shape().to_string());
+      a.bias_b = abias->sizes()[0];
+      a.bias_n = abias->sizes()[1];
+    }
+    auto& y = ctx.allocate_output(0, t, {B, S, Dv});
+    if (y.size() == 0) return;
+    auto& pol = ctx.policy();
+    if (L == 0) {
+      pol.fill_zero(y, ctx.stream());
+      return;
+    }
+    const auto& kk = st->lib.get(pol, "mha," + std::string(to_string(t)), {"mha_heads", "mha_merge", "mha_softmax"},
+                                 [&] { return mha_source(t); });
+    const std::size_t es = size_of(t);
+    // the heads: [B, len, N, h] (+ its part of the bias) -> [B, N, len, h]
+    auto heads = [&](const cuda_tensor& x, i64 len, i64 h, i64 bias_at) {
+      cuda_tensor o = pol.allocate_tensor(t, {B, N, len, h}, ctx.stream());
+      void* op = o.data();
+      const void* xp = x.data();
+      const void* bp = bias ? static_cast<const void*>(static_cast<const std::byte*>(bias->data()) + static_cast<std::size_t>(bias_at) * es) : nullptr;
+      long long bb = B, ll = len, nn = N, hh = h;
+      void* args[] = {&op, &xp, &bp, &bb, &ll, &nn, &hh};
+      pol.launch(kk.kernels[0], pol.blocks_for(o.size()), 256, args, ctx.stream());
+      return o;
+    };
+    const cuda_tensor qh = heads(q, S, H, 0);
+    const cuda_tensor kh = per_head ? k : heads(k, L, H, D);
+    const cuda_tensor vh = per_head ? v : heads(v, L, Hv, 2 * D);
+    const i64 G = B * N;
+    cuda_tensor scores = pol.allocate_tensor(t, {G, S, L}, ctx.stream());
+    heads_product(ctx, st->lt, t, G, S, L, H, true, qh.data(), kh.data(), scores.data());
+    {
+      void* sp = scores.data();
+      const void* mp = mask ? mask->data() : nullptr;
+      const void* bp = abias ? abias->data() : nullptr;
+      void* args[] = {&sp, &mp, &bp, &a};
+      pol.launch(kk.kernels[2], static_cast<unsigned>(std::min<i64>(a.rows, 65535)), 256, args, ctx.stream());
+    }
+    cuda_tensor yh = pol.allocate_tensor(t, {B, N, S, Hv}, ctx.stream());
+    heads_product(ctx, st->lt, t, G, S, Hv, L, false, scores.data(), vh.data(), yh.data());
+    void* yp = y.data();
+    const void* xp = yh.data();
+    long long bb = B, ss = S, nn = N, hh = Hv;
+    void* args[] = {&yp, &xp, &bb, &ss, &nn, &hh};
+    pol.launch(kk.kernels[1], pol.blocks_for(y.size()), 256, args, ctx.stream());
   };
 }
 
@@ -286,14 +468,15 @@ inline std::vector<std::pair<std::string, std::string>> transformer_generated_so
     const std::string ts(to_string(t));
     r.emplace_back("skip_norm_" + ts, skip_norm_source(t));
     r.emplace_back("sdpa_softmax_" + ts, sdpa_softmax_source(t));
+    r.emplace_back("mha_" + ts, mha_source(t));
   }
   return r;
 }
 
 }  // namespace cuda_transformer
 
-/// Registers com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization and
-/// gpass::ScaledDotProductAttention.
+/// Registers com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization and
+/// MultiHeadAttention, and gpass::ScaledDotProductAttention.
 inline void register_cuda_transformer(kernel_registry<cuda>& r) {
   using namespace cuda_transformer;
   const auto ft = cuda_nn::float_types();
@@ -302,6 +485,16 @@ inline void register_cuda_transformer(kernel_registry<cuda>& r) {
   r.add({.domain = "com.microsoft", .op = "SkipSimplifiedLayerNormalization", .dtypes = ft,
          .make = [](const kernel_node& n) { return make_skip_norm(n, true); }});
   r.add({.domain = "gpass", .op = "ScaledDotProductAttention", .dtypes = ft, .make = make_sdpa});
+  // MultiHeadAttention: separate or per-head key and value, no past state, masks [B] / [B, L]
+  r.add({.domain = "com.microsoft", .op = "MultiHeadAttention", .dtypes = ft, .make = make_mha, .applies = [](const kernel_query& q) {
+           // inputs known: key and value given (not packed), nothing from the past; one output
+           if (q.inputs.size() < 3 || q.inputs[1] == dtype::undefined || q.inputs[2] == dtype::undefined) return false;
+           for (std::size_t i = 6; i < q.inputs.size(); ++i)
+             if (q.inputs[i] != dtype::undefined) return false;
+           for (std::size_t i = 1; i < q.outputs.size(); ++i)
+             if (q.outputs[i] != dtype::undefined) return false;
+           return q.inputs.size() < 5 || q.inputs[4] == dtype::undefined || q.inputs[4] == dtype::int32;
+         }});
 }
 
 }  // namespace gpass::exec
