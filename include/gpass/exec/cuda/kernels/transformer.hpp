@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file transformer.hpp
-/// The CUDA kernels of the ops the optimizer's transformer fusions write:
-/// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization (a block per row:
-/// the sum input + skip (+ bias), its statistics and the normalized row in one kernel) and
-/// gpass::ScaledDotProductAttention (two strided-batched cuBLASLt products around one
-/// generated kernel that scales the scores, adds the bias and takes the softmax of each row) and
-/// com.microsoft MultiHeadAttention (its heads laid out per head, then the same products around
-/// a masked softmax),
-/// for f16, bf16, f32 and f64. Semantics follow the Eigen CPU kernels (`eigen_cpu/kernels/nn.hpp`,
+/// The CUDA kernels of the transformer ops: com.microsoft SkipLayerNormalization and
+/// SkipSimplifiedLayerNormalization (a block per row: the sum input + skip (+ bias), its
+/// statistics and the normalized row in one kernel), gpass::ScaledDotProductAttention (two
+/// strided-batched cuBLASLt products around one generated kernel that scales the scores, adds
+/// the bias and takes the softmax of each row) and com.microsoft MultiHeadAttention (its heads
+/// laid out per head, then the same products around a masked softmax), for f16, bf16, f32 and
+/// f64. Semantics follow the Eigen CPU kernels (`eigen_cpu/kernels/nn.hpp`,
 /// `eigen_cpu/kernels/attention.hpp`): input and skip broadcast like NumPy, the attention
 /// bias broadcasts with the scores, Q, K and V read broadcast where the bias is larger.
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
