@@ -169,6 +169,8 @@ TEST_CASE("tf.frontend.mlp_optimizers_3") { check_fixture("mlp_optimizers_3"); }
 TEST_CASE("tf.frontend.dwcnn_training") { check_fixture("dwcnn_training"); }
 // ProximalGradientDescent and ProximalAdagrad
 TEST_CASE("tf.frontend.mlp_proximal") { check_fixture("mlp_proximal"); }
+// ResizeBicubic (legacy and half-pixel Keys weights, align_corners, uint8) and ResizeBilinear
+TEST_CASE("tf.frontend.image_resize") { check_fixture("image_resize"); }
 
 // TensorFlow 2 (tests/data/tf2): control flow v2, calls, TensorLists, Keras RNNs
 TEST_CASE("tf2.frontend.while_v2") { check_fixture("while_v2", tf2_data_dir); }
@@ -209,7 +211,8 @@ TEST_CASE("tf.frontend.every_fixture_has_a_test") {
                                         "cond",          "variables",      "shape_ops",      "multi_output",
                                         "control_deps",  "variables_in_loop", "mlp_gradients",
                                         "mlp_training", "cnn_training", "cnn_bn_training",
-                                        "mlp_more_optimizers", "mlp_random_init", "mlp_optimizers_3", "dwcnn_training", "mlp_proximal"};
+                                        "mlp_more_optimizers", "mlp_random_init", "mlp_optimizers_3", "dwcnn_training", "mlp_proximal",
+                                        "image_resize"};
   for (const auto& e : std::filesystem::directory_iterator(data_dir))
     if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
       CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());

@@ -213,7 +213,7 @@ TEST_CASE("tf.session.errors_name_the_nodes") {
                       doctest::Contains("requests device '/device:GPU:0', which this session does not have"));
   }
   {
-    // TensorFlow runs the ResizeBicubic; gpass has no CPU kernel for it yet: no device can run it
+    // TensorFlow runs the ResizeArea; gpass has no CPU kernel for it yet: no device can run it
     const auto f = read("no_kernel");
     REQUIRE(f.runs.front().error.empty());
     gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "no_kernel" / "graph.pb"), options(f, false));
@@ -223,7 +223,7 @@ TEST_CASE("tf.session.errors_name_the_nodes") {
     } catch (const gpass::error& e) {
       const std::string m = e.what();
       CHECK(m.find("no device of this session") != std::string::npos);
-      CHECK(m.find("ResizeBicubic") != std::string::npos);
+      CHECK(m.find("ResizeArea") != std::string::npos);
       CHECK(m.find("'resize'") != std::string::npos);
     }
   }
@@ -280,7 +280,7 @@ TEST_CASE("tf.session.every_frontend_fixture_on_one_and_two_devices") {
     }
     ++fixtures;
   }
-  CHECK(fixtures == 23);
+  CHECK(fixtures == 24);
   CHECK(total_sends > 0);
 }
 

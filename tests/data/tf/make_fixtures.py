@@ -616,11 +616,31 @@ def mlp_random_init():
     return train_three(model, {x: xv, ids: iv}, (0.5, 0.1, 0.05))
 
 
+def image_resize():
+    """ResizeBicubic as tf.compat.v1.image.resize_bicubic writes it: upsampling and downsampling,
+    align_corners, half_pixel_centers (Keys' kernel, taps outside the image weighted 0), a
+    uint8 image; ResizeBilinear with half_pixel_centers beside it."""
+    img = v1.placeholder(tf.float32, [2, 5, 7, 3], name="img")
+    img8 = v1.placeholder(tf.uint8, [1, 4, 6, 2], name="img8")
+    raw = tf.raw_ops
+    outs = [
+        raw.ResizeBicubic(images=img, size=[8, 11], name="bicubic_up"),
+        raw.ResizeBicubic(images=img, size=[3, 4], half_pixel_centers=True, name="bicubic_down_hpc"),
+        raw.ResizeBicubic(images=img, size=[9, 13], half_pixel_centers=True, name="bicubic_up_hpc"),
+        raw.ResizeBicubic(images=img, size=[9, 5], align_corners=True, name="bicubic_align"),
+        raw.ResizeBicubic(images=img8, size=[7, 9], name="bicubic_u8"),
+        raw.ResizeBilinear(images=img, size=[8, 11], half_pixel_centers=True, name="bilinear_hpc"),
+    ]
+    return Spec({img: (rng(31).rand(2, 5, 7, 3) * 4 - 2).astype(np.float32),
+                 img8: rng(32).randint(0, 256, (1, 4, 6, 2)).astype(np.uint8)}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
+    image_resize,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

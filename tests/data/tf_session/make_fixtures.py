@@ -162,11 +162,11 @@ def soft_placement_device():
 
 
 def no_kernel():
-    """A ResizeBicubic on /cpu:1: gpass has its schema but no CPU kernel yet, so no device of
+    """A ResizeArea on /cpu:1: gpass has its schema but no CPU kernel yet, so no device of
     the session can run it: a placement error naming the node and op (TensorFlow runs it)."""
     x = v1.placeholder(tf.float32, [1, 4, 4, 2], name="x")
     with tf.device("/cpu:1"):
-        c = v1.image.resize_bicubic(x, [6, 6], name="resize")
+        c = v1.image.resize_area(x, [6, 6], name="resize")
     y = tf.nn.relu(c, name="y")
     return Spec([Run({x: np.linspace(0, 1, 32, dtype=np.float32).reshape(1, 4, 4, 2)}, [y])])
 

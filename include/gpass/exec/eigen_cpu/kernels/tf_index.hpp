@@ -8,14 +8,15 @@
 /// UnsortedSegmentSum / Prod / Max / Min (negative ids dropped, empty segments the
 /// reduction's identity: 0, 1, lowest, highest); SegmentSum / Mean / Prod / Max / Min (ids
 /// sorted; empty segments 0); ReverseSequence; Unique (first-occurrence order); Bincount and
-/// DenseBincount (1-D and 2-D, weights, binary_output); ResizeBilinear and
-/// ResizeNearestNeighbor (NHWC; align_corners, half_pixel_centers, TensorFlow's coordinate
-/// rules and clamping); L2Loss, BroadcastArgs, MatrixBandPart, InTopKV2.
+/// DenseBincount (1-D and 2-D, weights, binary_output); ResizeBilinear,
+/// ResizeNearestNeighbor and ResizeBicubic (NHWC; align_corners, half_pixel_centers,
+/// TensorFlow's coordinate rules, clamping and cubic weight table); L2Loss, BroadcastArgs, MatrixBandPart, InTopKV2.
 ///
 /// Indices out of range are errors naming the node, as on TensorFlow's CPU.
 /// Private (`gpass::exec::cpu_detail`).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -393,6 +394,83 @@ inline void register_tf_index_ops(registry& r) {
   };
   r.add({.domain = domain, .op = "ResizeBilinear", .make = resize(true)});
   r.add({.domain = domain, .op = "ResizeNearestNeighbor", .make = resize(false)});
+
+  // ResizeBicubic (NHWC, float output), TensorFlow's: the cubic weights of a fraction read from
+  // a 1025-entry table (the fraction rounded to 1/1024), a = -0.75 with the taps clamped to the
+  // edge, or with half_pixel_centers Keys' a = -0.5 with the taps outside the image weighted 0
+  // and the rest renormalized; rows interpolated first, then columns, in float
+  r.add({.domain = domain, .op = "ResizeBicubic", .make = [](const kernel_node& n) -> fn {
+           const bool align = flag(n, "align_corners", false), half = flag(n, "half_pixel_centers", false);
+           if (align && half) n.fail("align_corners and half_pixel_centers cannot both be true");
+           return [align, half](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             if (x.rank() != 4) ctx.fail("images must be 4-D (NHWC), got " + x.shape().to_string());
+             const auto size = vector_ints(ctx.input(1), ctx.node(), "size");
+             if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) ctx.fail("size must be 2 positive values");
+             const i64 N = x.sizes()[0], H = x.sizes()[1], W = x.sizes()[2], C = x.sizes()[3], OH = size[0], OW = size[1];
+             if (H == 0 || W == 0) ctx.fail("cannot resize an empty image");
+             constexpr i64 table_size = 1024;
+             const double a = half ? -0.5 : -0.75;
+             std::vector<float> table(2 * (table_size + 1));
+             for (i64 i = 0; i <= table_size; ++i) {
+               float t = static_cast<float>(static_cast<double>(i) / table_size);
+               table[static_cast<std::size_t>(2 * i)] = static_cast<float>(((a + 2) * t - (a + 3)) * t * t + 1);
+               t += 1.0f;
+               table[static_cast<std::size_t>(2 * i + 1)] = static_cast<float>(((a * t - 5 * a) * t + 8 * a) * t - 4 * a);
+             }
+             struct taps {
+               std::array<i64, 4> at;
+               std::array<float, 4> w;
+             };
+             auto plan = [&](i64 out_n, i64 in_n, float scale) {
+               std::vector<taps> v(static_cast<std::size_t>(out_n));
+               for (i64 o = 0; o < out_n; ++o) {
+                 const float in = half ? (static_cast<float>(o) + 0.5f) * scale - 0.5f : static_cast<float>(o) * scale;
+                 const i64 lo = static_cast<i64>(std::floor(in));
+                 const i64 off = static_cast<i64>(std::lrintf((in - static_cast<float>(lo)) * static_cast<float>(table_size)));
+                 const std::array<float, 4> w{table[static_cast<std::size_t>(off * 2 + 1)], table[static_cast<std::size_t>(off * 2)],
+                                              table[static_cast<std::size_t>((table_size - off) * 2)],
+                                              table[static_cast<std::size_t>((table_size - off) * 2 + 1)]};
+                 taps& t = v[static_cast<std::size_t>(o)];
+                 float sum = 0;
+                 for (int k = 0; k < 4; ++k) {
+                   const i64 want = lo - 1 + k;
+                   t.at[static_cast<std::size_t>(k)] = std::clamp<i64>(want, 0, in_n - 1);
+                   t.w[static_cast<std::size_t>(k)] = !half || t.at[static_cast<std::size_t>(k)] == want ? w[static_cast<std::size_t>(k)] : 0.0f;
+                   sum += t.w[static_cast<std::size_t>(k)];
+                 }
+                 if (half && std::abs(sum) >= 1000.0f * std::numeric_limits<float>::min()) {
+                   const float inv = 1.0f / sum;
+                   for (float& wk : t.w) wk *= inv;
+                 }
+               }
+               return v;
+             };
+             const auto ys = plan(OH, H, resize_scale(H, OH, align)), xs = plan(OW, W, resize_scale(W, OW, align));
+             gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {N, OH, OW, C});
+             dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               const T* in = x.data<T>();
+               float* o = out.data<float>();
+               auto at = [&](i64 b, i64 y, i64 xx, i64 c) { return static_cast<float>(static_cast<compute_t<T>>(in[((b * H + y) * W + xx) * C + c])); };
+               for (i64 b = 0; b < N; ++b)
+                 for (i64 y = 0; y < OH; ++y) {
+                   const taps& ty = ys[static_cast<std::size_t>(y)];
+                   for (i64 xx = 0; xx < OW; ++xx) {
+                     const taps& tx = xs[static_cast<std::size_t>(xx)];
+                     for (i64 c = 0; c < C; ++c) {
+                       std::array<float, 4> col{};
+                       for (std::size_t k = 0; k < 4; ++k) {
+                         const i64 cx = tx.at[k];
+                         col[k] = at(b, ty.at[0], cx, c) * ty.w[0] + at(b, ty.at[1], cx, c) * ty.w[1] + at(b, ty.at[2], cx, c) * ty.w[2] +
+                                  at(b, ty.at[3], cx, c) * ty.w[3];
+                       }
+                       o[((b * OH + y) * OW + xx) * C + c] = col[0] * tx.w[0] + col[1] * tx.w[1] + col[2] * tx.w[2] + col[3] * tx.w[3];
+                     }
+                   }
+                 }
+             });
+           };
+         }});
 
   // ---- small ones: L2Loss, BroadcastArgs, MatrixBandPart, InTopKV2 ----
   r.add({.domain = domain, .op = "L2Loss", .make = [](const kernel_node&) -> fn {
