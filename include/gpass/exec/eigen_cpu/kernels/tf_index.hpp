@@ -165,6 +165,29 @@ inline float resize_scale(i64 in, i64 out, bool align_corners) {
                                   : static_cast<float>(in) / static_cast<float>(out);
 }
 
+/// TensorFlow's resize attributes: align_corners and half_pixel_centers (not both).
+struct tf_resize_attrs {
+  bool align = false, half = false;
+};
+inline tf_resize_attrs read_tf_resize_attrs(const kernel_node& n) {
+  const tf_resize_attrs a{flag(n, "align_corners", false), flag(n, "half_pixel_centers", false)};
+  if (a.align && a.half) n.fail("align_corners and half_pixel_centers cannot both be true");
+  return a;
+}
+
+/// The sizes of a resize: the NHWC image (input 0) and the output's height and width (input 1),
+/// checked.
+struct tf_resize_sizes {
+  i64 N = 0, H = 0, W = 0, C = 0, OH = 0, OW = 0;
+};
+inline tf_resize_sizes tf_resize_geometry(const context& ctx) {
+  const gpass::tensor& x = ctx.input(0);
+  if (x.rank() != 4) ctx.fail("images must be 4-D (NHWC), got " + x.shape().to_string());
+  const auto size = vector_ints(ctx.input(1), ctx.node(), "size");
+  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) ctx.fail("size must be 2 positive values");
+  return {x.sizes()[0], x.sizes()[1], x.sizes()[2], x.sizes()[3], size[0], size[1]};
+}
+
 }  // namespace index_detail
 
 inline void register_tf_index_ops(registry& r) {
@@ -327,14 +350,10 @@ inline void register_tf_index_ops(registry& r) {
   // ResizeBilinear / ResizeNearestNeighbor (NHWC), TensorFlow's coordinate rules
   auto resize = [](bool bilinear) {
     return [bilinear](const kernel_node& n) -> fn {
-      const bool align = flag(n, "align_corners", false), half = flag(n, "half_pixel_centers", false);
-      if (align && half) n.fail("align_corners and half_pixel_centers cannot both be true");
+      const auto [align, half] = read_tf_resize_attrs(n);
       return [bilinear, align, half](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
-        if (x.rank() != 4) ctx.fail("images must be 4-D (NHWC), got " + x.shape().to_string());
-        const auto size = vector_ints(ctx.input(1), ctx.node(), "size");
-        if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) ctx.fail("size must be 2 positive values");
-        const i64 N = x.sizes()[0], H = x.sizes()[1], W = x.sizes()[2], C = x.sizes()[3], OH = size[0], OW = size[1];
+        const auto [N, H, W, C, OH, OW] = tf_resize_geometry(ctx);
         const float hs = resize_scale(H, OH, align), ws = resize_scale(W, OW, align);
         gpass::tensor& out = ctx.allocate_output(0, bilinear ? dtype::f32 : x.element_type(), {N, OH, OW, C});
         if (bilinear) {
@@ -400,14 +419,10 @@ inline void register_tf_index_ops(registry& r) {
   // edge, or with half_pixel_centers Keys' a = -0.5 with the taps outside the image weighted 0
   // and the rest renormalized; rows interpolated first, then columns, in float
   r.add({.domain = domain, .op = "ResizeBicubic", .make = [](const kernel_node& n) -> fn {
-           const bool align = flag(n, "align_corners", false), half = flag(n, "half_pixel_centers", false);
-           if (align && half) n.fail("align_corners and half_pixel_centers cannot both be true");
+           const auto [align, half] = read_tf_resize_attrs(n);
            return [align, half](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             if (x.rank() != 4) ctx.fail("images must be 4-D (NHWC), got " + x.shape().to_string());
-             const auto size = vector_ints(ctx.input(1), ctx.node(), "size");
-             if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) ctx.fail("size must be 2 positive values");
-             const i64 N = x.sizes()[0], H = x.sizes()[1], W = x.sizes()[2], C = x.sizes()[3], OH = size[0], OW = size[1];
+             const auto [N, H, W, C, OH, OW] = tf_resize_geometry(ctx);
              if (H == 0 || W == 0) ctx.fail("cannot resize an empty image");
              constexpr i64 table_size = 1024;
              const double a = half ? -0.5 : -0.75;
