@@ -188,6 +188,26 @@ inline tf_resize_sizes tf_resize_geometry(const context& ctx) {
   return {x.sizes()[0], x.sizes()[1], x.sizes()[2], x.sizes()[3], size[0], size[1]};
 }
 
+/// Writes every element of the float NHWC result `out` of resizing `x` as `f(at, row, column,
+/// c)`: `at(y, x, c)` reads the image of the element's batch as float, `row` and `column` are
+/// the plans `ys` / `xs` of the element's output row and column.
+template <class Plan, class F>
+void resize_into_float(const context& ctx, const gpass::tensor& x, gpass::tensor& out, const tf_resize_sizes& d,
+                       const std::vector<Plan>& ys, const std::vector<Plan>& xs, F&& f) {
+  dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
+    const T* in = x.data<T>();
+    float* o = out.data<float>();
+    for (i64 b = 0; b < d.N; ++b) {
+      const T* image = in + b * d.H * d.W * d.C;
+      auto at = [&](i64 y, i64 xx, i64 c) { return static_cast<float>(static_cast<compute_t<T>>(image[(y * d.W + xx) * d.C + c])); };
+      for (i64 y = 0; y < d.OH; ++y)
+        for (i64 xx = 0; xx < d.OW; ++xx)
+          for (i64 c = 0; c < d.C; ++c)
+            o[((b * d.OH + y) * d.OW + xx) * d.C + c] = f(at, ys[static_cast<std::size_t>(y)], xs[static_cast<std::size_t>(xx)], c);
+    }
+  });
+}
+
 }  // namespace index_detail
 
 inline void register_tf_index_ops(registry& r) {
@@ -353,7 +373,8 @@ inline void register_tf_index_ops(registry& r) {
       const auto [align, half] = read_tf_resize_attrs(n);
       return [bilinear, align, half](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
-        const auto [N, H, W, C, OH, OW] = tf_resize_geometry(ctx);
+        const tf_resize_sizes dims = tf_resize_geometry(ctx);
+        const auto [N, H, W, C, OH, OW] = dims;
         const float hs = resize_scale(H, OH, align), ws = resize_scale(W, OW, align);
         gpass::tensor& out = ctx.allocate_output(0, bilinear ? dtype::f32 : x.element_type(), {N, OH, OW, C});
         if (bilinear) {
@@ -370,24 +391,11 @@ inline void register_tf_index_ops(registry& r) {
             }
             return v;
           };
-          const auto ys = weights(OH, H, hs), xs = weights(OW, W, ws);
-          dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
-            const T* in = x.data<T>();
-            float* o = out.data<float>();
-            auto at = [&](i64 b, i64 y, i64 xx, i64 c) { return static_cast<float>(static_cast<compute_t<T>>(in[((b * H + y) * W + xx) * C + c])); };
-            for (i64 b = 0; b < N; ++b)
-              for (i64 y = 0; y < OH; ++y) {
-                const auto& wy = ys[static_cast<std::size_t>(y)];
-                for (i64 xx = 0; xx < OW; ++xx) {
-                  const auto& wx = xs[static_cast<std::size_t>(xx)];
-                  for (i64 c = 0; c < C; ++c) {
-                    const float tl = at(b, wy.lo, wx.lo, c), tr = at(b, wy.lo, wx.hi, c);
-                    const float bl = at(b, wy.hi, wx.lo, c), br = at(b, wy.hi, wx.hi, c);
-                    const float top = tl + (tr - tl) * wx.lerp, bottom = bl + (br - bl) * wx.lerp;
-                    o[((b * OH + y) * OW + xx) * C + c] = top + (bottom - top) * wy.lerp;
-                  }
-                }
-              }
+          resize_into_float(ctx, x, out, dims, weights(OH, H, hs), weights(OW, W, ws), [](auto& at, const weight& wy, const weight& wx, i64 c) {
+            const float tl = at(wy.lo, wx.lo, c), tr = at(wy.lo, wx.hi, c);
+            const float bl = at(wy.hi, wx.lo, c), br = at(wy.hi, wx.hi, c);
+            const float top = tl + (tr - tl) * wx.lerp, bottom = bl + (br - bl) * wx.lerp;
+            return top + (bottom - top) * wy.lerp;
           });
         } else {
           auto source = [&](i64 i, i64 in_n, float scale) {
@@ -422,7 +430,8 @@ inline void register_tf_index_ops(registry& r) {
            const auto [align, half] = read_tf_resize_attrs(n);
            return [align, half](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             const auto [N, H, W, C, OH, OW] = tf_resize_geometry(ctx);
+             const tf_resize_sizes dims = tf_resize_geometry(ctx);
+             const auto [N, H, W, C, OH, OW] = dims;
              if (H == 0 || W == 0) ctx.fail("cannot resize an empty image");
              constexpr i64 table_size = 1024;
              const double a = half ? -0.5 : -0.75;
@@ -461,29 +470,17 @@ inline void register_tf_index_ops(registry& r) {
                }
                return v;
              };
-             const auto ys = plan(OH, H, resize_scale(H, OH, align)), xs = plan(OW, W, resize_scale(W, OW, align));
              gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {N, OH, OW, C});
-             dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               const T* in = x.data<T>();
-               float* o = out.data<float>();
-               auto at = [&](i64 b, i64 y, i64 xx, i64 c) { return static_cast<float>(static_cast<compute_t<T>>(in[((b * H + y) * W + xx) * C + c])); };
-               for (i64 b = 0; b < N; ++b)
-                 for (i64 y = 0; y < OH; ++y) {
-                   const taps& ty = ys[static_cast<std::size_t>(y)];
-                   for (i64 xx = 0; xx < OW; ++xx) {
-                     const taps& tx = xs[static_cast<std::size_t>(xx)];
-                     for (i64 c = 0; c < C; ++c) {
-                       std::array<float, 4> col{};
-                       for (std::size_t k = 0; k < 4; ++k) {
-                         const i64 cx = tx.at[k];
-                         col[k] = at(b, ty.at[0], cx, c) * ty.w[0] + at(b, ty.at[1], cx, c) * ty.w[1] + at(b, ty.at[2], cx, c) * ty.w[2] +
-                                  at(b, ty.at[3], cx, c) * ty.w[3];
-                       }
-                       o[((b * OH + y) * OW + xx) * C + c] = col[0] * tx.w[0] + col[1] * tx.w[1] + col[2] * tx.w[2] + col[3] * tx.w[3];
-                     }
-                   }
-                 }
-             });
+             resize_into_float(ctx, x, out, dims, plan(OH, H, resize_scale(H, OH, align)), plan(OW, W, resize_scale(W, OW, align)),
+                               [](auto& at, const taps& ty, const taps& tx, i64 c) {
+                                 std::array<float, 4> col{};
+                                 for (std::size_t k = 0; k < 4; ++k) {
+                                   const i64 cx = tx.at[k];
+                                   col[k] = at(ty.at[0], cx, c) * ty.w[0] + at(ty.at[1], cx, c) * ty.w[1] + at(ty.at[2], cx, c) * ty.w[2] +
+                                            at(ty.at[3], cx, c) * ty.w[3];
+                                 }
+                                 return col[0] * tx.w[0] + col[1] * tx.w[1] + col[2] * tx.w[2] + col[3] * tx.w[3];
+                               });
            };
          }});
 
