@@ -8,7 +8,7 @@
 //       `gpass::tf_frontend`; prints one JSON object per line: fixture, ok,
 //       error (first line), nodes in / out (main graph + functions), ms (median of reps, the
 //       whole conversion: file read included) and the import alone.
-//   gpass_bench_tf_frontend latency <graph.pb> <input.pb> <feed> <fetch> [reps=20] [O2]
+//   gpass_bench_tf_frontend latency <graph.pb> <input.pb> <feed> <fetch> [reps=20] [O1|O2|O3]
 //       A frozen CNN run on the CPU executor, one thread (cnn_latency.py compares it with TF).
 //   gpass_bench_tf_frontend ops
 //       The TensorFlow ops gpass converts (see run_ops), as JSON, for op_coverage.py.
@@ -168,10 +168,12 @@ int run_ops() {
 }
 
 /// Latency of a frozen GraphDef on the Eigen CPU executor: `feed` (a tensor name) gets the
-/// TensorProto in `input`, `fetch` is fetched; tf-frontend, then -O2 when `opt`; one thread;
-/// prints one JSON object: the median and the best of `reps` runs after 3 warm-up runs.
+/// TensorProto in `input`, `fetch` is fetched; tf-frontend, then the optimizer level `level`
+/// (`O1`..`O3`; none when empty); one thread; prints one JSON object: the median and the best
+/// of `reps` runs after 3 warm-up runs.
 int run_latency(const std::filesystem::path& graph, const std::filesystem::path& input, const std::string& feed,
-                const std::string& fetch, int reps, bool opt) {
+                const std::string& fetch, int reps, const std::string& level) {
+  const bool opt = !level.empty();
   auto g = gpass::read_tf_graph_file(graph);
   gpass::bind_tf_signature(g, {.feeds = {feed}, .fetches = {fetch}});
   gpass::pass_context ctx;
@@ -180,7 +182,7 @@ int run_latency(const std::filesystem::path& graph, const std::filesystem::path&
     auto& reg = gpass::pass_registry<gpass::graph<>>::global();
     gpass::register_optimizer_passes(reg);
     gpass::pass_context octx;
-    reg.parse("O2")(g, octx);
+    reg.parse(level)(g, octx);
   }
   gpass::exec::eigen_cpu cpu({.threads = 1});
   gpass::exec::plan p(g, cpu);
@@ -192,9 +194,9 @@ int run_latency(const std::filesystem::path& graph, const std::filesystem::path&
     (void)p.run(in);
     ms.push_back(ms_since(t0));
   }
-  std::printf("{\"graph\": %s, \"optimized\": %s, \"ms_median\": %.3f, \"ms_min\": %.3f, \"reps\": %d}\n",
-              json_string(graph.string()).c_str(), opt ? "true" : "false", median(ms), *std::min_element(ms.begin(), ms.end()),
-              reps);
+  std::printf("{\"graph\": %s, \"level\": %s, \"ms_median\": %.3f, \"ms_min\": %.3f, \"reps\": %d}\n",
+              json_string(graph.string()).c_str(), json_string(opt ? level : "O0").c_str(), median(ms),
+              *std::min_element(ms.begin(), ms.end()), reps);
   return 0;
 }
 
@@ -236,7 +238,7 @@ int main(int argc, char** argv) {
     if (mode == "large") return run_large(argv[2], argc > 3 ? std::stoi(argv[3]) : 3);
     if (mode == "latency" && argc >= 6)
       return run_latency(argv[2], argv[3], argv[4], argv[5], argc > 6 ? std::stoi(argv[6]) : 20,
-                         argc > 7 && std::string(argv[7]) == "O2");
+                         argc > 7 ? std::string(argv[7]) : std::string());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

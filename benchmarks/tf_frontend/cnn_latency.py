@@ -4,7 +4,7 @@
 frozen GraphDef (issue 19): Keras MobileNetV2 and ResNet50 (tf_keras applications, random
 weights, 224x224x3, batch 1), frozen with convert_variables_to_constants_v2; TensorFlow runs
 the frozen graph in a v1 Session (1 intra/inter-op thread), gpass runs it after tf-frontend
-(and after -O2) with one thread (`gpass_bench_tf_frontend latency`). Medians of REPS runs after
+(and after -O2 and -O3, whose `tf-layout` runs the convolutions in NCHW) with one thread (`gpass_bench_tf_frontend latency`). Medians of REPS runs after
 warm-up; the same input.
 
 Usage:  python3 benchmarks/tf_frontend/cnn_latency.py BENCH_BINARY [--reps 20] [--models mobilenet_v2,resnet50]
@@ -67,7 +67,7 @@ def main():
         (tmp / "x.pb").write_bytes(tf.make_tensor_proto(x).SerializeToString())
         tmed, tmin, _ = tf_latency(gd, feed, fetch, x, a.reps)
         row = {"model": name, "tf_ms_median": round(tmed, 3), "tf_ms_min": round(tmin, 3)}
-        for opt in ("", "O2"):
+        for opt in ("", "O2", "O3"):
             args = [a.bench, "latency", str(tmp / f"{name}.pb"), str(tmp / "x.pb"), feed, fetch, str(a.reps)] + ([opt] if opt else [])
             r = subprocess.run(args, capture_output=True, text=True)
             if r.returncode != 0:

@@ -603,6 +603,96 @@ TEST_CASE("passes.fuse_epilogues.conv_add_activation_and_gemm") {
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);  // the fused kernels run
 }
 
+/// `tensor<f32[sizes]> [...]` with deterministic values in [-1, 1) (the seed varies them).
+std::string f32_tensor(const std::vector<std::int64_t>& sizes, unsigned seed) {
+  std::int64_t n = 1;
+  std::string s = "tensor<f32[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    n *= sizes[i];
+    s += (i ? "," : "") + std::to_string(sizes[i]);
+  }
+  s += "]> [";
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(-8, 7);
+  for (std::int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(u(rng) / 8.0);
+  return s + "]";
+}
+
+TEST_CASE("passes.tf_layout.convolutions_in_nchw_transposes_cancelled") {
+  // A Keras-like NHWC block: Conv2D SAME stride 2 + BiasAdd + per-channel Mul + Relu6,
+  // depthwise (multiplier 2) + Relu, a 1x1 Conv2D, a residual AddV2, Pad, a dilated EXPLICIT
+  // Conv2D, then MaxPool (made NCHW) and a global Mean (reduces in NCHW).
+  const std::string text = R"(graph {frontend = "tensorflow"} {
+  %x = arg() {index = 0} -> (f32[1,9,8,3])
+  %w = tf::Const() {dtype = f32, value = )" + f32_tensor({3, 3, 3, 4}, 1) + R"(}
+  %c = tf::Conv2D(%x, %w) {T = f32, strides = [1, 2, 2, 1], padding = "SAME", data_format = "NHWC", dilations = [1, 1, 1, 1]}
+  %b = tf::Const() {dtype = f32, value = )" + f32_tensor({4}, 2) + R"(}
+  %cb = tf::BiasAdd(%c, %b) {T = f32, data_format = "NHWC"}
+  %s = tf::Const() {dtype = f32, value = tensor<f32[4]> [1.5, 0.5, -2.0, 1.0]}
+  %m = tf::Mul(%cb, %s) {T = f32}
+  %r = tf::Relu6(%m) {T = f32}
+  %dw = tf::Const() {dtype = f32, value = )" + f32_tensor({3, 3, 4, 2}, 3) + R"(}
+  %d = tf::DepthwiseConv2dNative(%r, %dw) {T = f32, strides = [1, 1, 1, 1], padding = "SAME", data_format = "NHWC", dilations = [1, 1, 1, 1]}
+  %dr = tf::Relu(%d) {T = f32}
+  %pw = tf::Const() {dtype = f32, value = )" + f32_tensor({1, 1, 8, 4}, 4) + R"(}
+  %p = tf::Conv2D(%dr, %pw) {T = f32, strides = [1, 1, 1, 1], padding = "VALID", data_format = "NHWC", dilations = [1, 1, 1, 1]}
+  %sum = tf::AddV2(%p, %r) {T = f32}
+  %pp = tf::Const() {dtype = i32, value = tensor<i32[4,2]> [0, 0, 1, 0, 0, 1, 0, 0]}
+  %pad = tf::Pad(%sum, %pp) {T = f32, Tpaddings = i32}
+  %qw = tf::Const() {dtype = f32, value = )" + f32_tensor({2, 2, 4, 3}, 5) + R"(}
+  %q = tf::Conv2D(%pad, %qw) {T = f32, strides = [1, 1, 1, 1], padding = "EXPLICIT", explicit_paddings = [0, 0, 1, 0, 0, 1, 0, 0], data_format = "NHWC", dilations = [1, 2, 1, 1]}
+  %mx = tf::MaxPool(%q) {T = f32, ksize = [1, 2, 2, 1], strides = [1, 2, 2, 1], padding = "VALID", data_format = "NHWC"}
+  %ax = tf::Const() {dtype = i32, value = tensor<i32[2]> [1, 2]}
+  %mean = tf::Mean(%q, %ax) {T = f32, Tidx = i32, keep_dims = false}
+  %r0:0 = return(%mean, %mx)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,tf-layout,dce", ctx);
+  CHECK(count_op(g, "Conv2D") + count_op(g, "DepthwiseConv2dNative") == 0);
+  CHECK(count_op(g, "FusedConv") == 4);
+  // the graph input's and the MaxPool's result (a graph output, NHWC); the rest cancelled
+  CHECK(count_op(g, "Transpose") == 2);
+  CHECK(stat(ctx, "tf-layout.sink-pool") == 1);
+  CHECK(count_op(g, "BiasAdd") + count_op(g, "Mul") + count_op(g, "Relu6") + count_op(g, "Relu") +
+            count_op(g, "AddV2") + count_op(g, "Pad") == 0);
+  CHECK(stat(ctx, "tf-layout.conv-to-nchw") == 4);
+  CHECK(stat(ctx, "tf-layout.residual-into-conv") == 1);
+  CHECK(stat(ctx, "tf-layout.pad-into-conv") == 1);
+  CHECK(stat(ctx, "tf-layout.activation-into-conv") == 2);
+  const std::string out = gpass::print_text(g);
+  CHECK(out.find("auto_pad = \"SAME_UPPER\"") != std::string::npos);
+  CHECK(out.find("group = 4") != std::string::npos);               // the depthwise one
+  CHECK(out.find("dilations = [2, 1]") != std::string::npos);
+  CHECK(out.find("activation = \"Clip\"") != std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-4);
+  // the O3 level runs it on TensorFlow graphs
+  gpass::pass_context ctx3;
+  G g3 = optimize(text, "O3", ctx3);
+  CHECK(count_op(g3, "FusedConv") == 4);
+  CHECK(max_output_diff(gpass::parse_text(text), g3) < 1e-4);
+}
+
+TEST_CASE("passes.tf_layout.declines") {
+  // a filter that is not constant, unknown input channels, an NHWC value read by a Reshape
+  gpass::pass_context ctx;
+  G g = optimize(R"(graph {frontend = "tensorflow"} {
+  %x = arg() {index = 0} -> (f32[1,4,4,2])
+  %w = arg() {index = 1} -> (f32[1,1,2,2])
+  %c = tf::Conv2D(%x, %w) {T = f32, strides = [1, 1, 1, 1], padding = "VALID"}
+  %u = arg() {index = 2} -> (f32[1,4,4,?])
+  %k = tf::Const() {dtype = f32, value = tensor<f32[1,1,2,2]> [1.0, 2.0, 3.0, 4.0]}
+  %c2 = tf::Conv2D(%u, %k) {T = f32, strides = [1, 1, 1, 1], padding = "VALID"}
+  %c3 = tf::Conv2D(%x, %k) {T = f32, strides = [1, 1, 1, 1], padding = "VALID"}
+  %sh = tf::Const() {dtype = i32, value = tensor<i32[2]> [1, 32]}
+  %f = tf::Reshape(%c3, %sh) {T = f32, Tshape = i32}
+  %r0:0 = return(%c, %c2, %f)
+})",
+                 "infer-shapes,tf-layout,dce", ctx);
+  CHECK(count_op(g, "Conv2D") == 2);
+  CHECK(count_op(g, "FusedConv") == 1);
+  CHECK(count_op(g, "Transpose") == 2);  // around the converted one: the Reshape reads NHWC
+}
+
 TEST_CASE("passes.fuse_epilogues.gelu_forms") {
   const char* torch = R"(graph {
   %x = arg() {index = 0} -> (f32[2,5])

@@ -6,6 +6,7 @@
 // equal TensorFlow's (atol 1e-5); the same after the optimizer's -O3 (its differential test
 // on TensorFlow graphs).
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -183,6 +184,25 @@ TEST_CASE("tf2.frontend.keras_bidirectional") { check_fixture("keras_bidirection
 TEST_CASE("tf2.frontend.index_ops") { check_fixture("index_ops", tf2_data_dir); }
 // the random streams are TensorFlow's bit for bit (Philox, its conversions and order)
 TEST_CASE("tf2.frontend.random_ops") { check_fixture("random_ops", tf2_data_dir, 0.0); }
+// a Keras CNN with every NHWC form `tf-layout` converts (O3 runs it: check_fixture compares)
+TEST_CASE("tf2.frontend.keras_cnn_layout") {
+  check_fixture("keras_cnn_layout", tf2_data_dir);
+  const fixture f = read_fixture("keras_cnn_layout", tf2_data_dir);
+  auto g = prepare(f, gpass::read_tf_graph_file(f.dir / "graph.pb"));
+  gpass::pass_context ctx;
+  gpass::tf_frontend(g, ctx);
+  auto& reg = gpass::pass_registry<gpass::graph<>>::global();
+  gpass::register_optimizer_passes(reg);
+  reg.parse("O3")(g, ctx);
+  std::map<std::string, int> ops;
+  for (auto v : g.nodes()) ++ops[g[v].op];
+  CHECK(ops["Conv2D"] + ops["DepthwiseConv2dNative"] == 0);  // the dilated one's SpaceToBatchND form too
+  CHECK(ops["FusedConv"] == 5);
+  CHECK(ops["FusedBatchNormV3"] + ops["Relu6"] + ops["Relu"] + ops["Pad"] == 0);
+  CHECK(ops["BiasAdd"] == 1);  // the Dense layer's
+  CHECK(ops["SpaceToBatchND"] + ops["BatchToSpaceND"] == 0);
+  CHECK(ops["Transpose"] == 1);  // the input's: the rest cancelled
+}
 
 TEST_CASE("tf.frontend.registry_pipeline_matches_compile_time") {
   // The run-time `tf-frontend` (register_tf_passes) gives the same graph as gpass::tf_frontend.
@@ -218,7 +238,8 @@ TEST_CASE("tf.frontend.every_fixture_has_a_test") {
       CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());
   // tests/data/tf2: the frozen graphs above; SavedModels are tested in tests/tf/saved_model.cpp
   const std::set<std::string> tested2 = {"while_v2", "cond_v2", "case_v2", "nested_calls", "tensor_list_loop",
-                                         "keras_lstm", "keras_bidirectional", "index_ops", "random_ops", "saved_mlp", "saved_keras_cnn", "saved_v1"};
+                                         "keras_lstm", "keras_bidirectional", "index_ops", "random_ops", "saved_mlp", "saved_keras_cnn", "saved_v1",
+                                         "keras_cnn_layout"};
   for (const auto& e : std::filesystem::directory_iterator(tf2_data_dir))
     if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
       CHECK_MESSAGE(tested2.contains(e.path().filename().string()), e.path().filename().string());

@@ -548,7 +548,11 @@ class type_inference {
     std::string key = key_buffer_;
     const op_schema* s = registry_->find(domain, op, opset_for(domain));
     if (!s && opset_for(domain) != 0) s = registry_->find(domain, op, 0);
-    if (s && !s->frontend.empty() && !frontend_.empty() && s->frontend != frontend_) s = nullptr;
+    // TensorFlow graphs share only the default domain with ONNX; other domains' schemas
+    // (gpass's fused ops, com.microsoft) apply to every frontend's graphs
+    if (s && op_registry::normalize_domain(domain).empty() && !s->frontend.empty() && !frontend_.empty() &&
+        s->frontend != frontend_)
+      s = nullptr;
     schema_cache_.emplace(std::move(key), s);
     return s;
   }

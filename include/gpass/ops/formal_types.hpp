@@ -4,10 +4,12 @@
 /// `gpass::apply_formal_types`: dtype inference and checking from an op's formal parameters
 /// (ONNX-style type parameters shared between inputs and outputs).
 
+#include <array>
 #include <cstddef>
-#include <map>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/type.hpp>
@@ -29,10 +31,46 @@ inline dtype element_dtype(const type& t) {
 }
 }  // namespace detail
 
+/// The dtypes bound to an op's type parameters (`T` -> f32, with the input that bound it):
+/// a small flat table (no allocation for up to 8 parameters) that `apply_formal_types` fills
+/// once per node inference.
+class formal_bindings {
+ public:
+  struct entry {
+    std::string_view param;  ///< the schema's parameter name (the schema outlives the table)
+    dtype type = dtype::undefined;
+    std::size_t input = 0;   ///< the input that bound it
+  };
+  /// The entry of `param`, or nullptr.
+  const entry* find(std::string_view param) const noexcept {
+    for (std::size_t i = 0; i < size(); ++i)
+      if (at(i).param == param) return &at(i);
+    return nullptr;
+  }
+  /// Adds `param` unless bound; returns its entry and whether it was added.
+  std::pair<const entry*, bool> emplace(std::string_view param, dtype d, std::size_t input) {
+    if (const entry* e = find(param)) return {e, false};
+    if (n_ < fixed_.size()) fixed_[n_] = entry{param, d, input};
+    else more_.push_back(entry{param, d, input});
+    ++n_;
+    return {&at(n_ - 1), true};
+  }
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+  const entry& at(std::size_t i) const noexcept { return i < fixed_.size() ? fixed_[i] : more_[i - fixed_.size()]; }
+
+ private:
+  std::array<entry, 8> fixed_{};
+  std::vector<entry> more_;
+  std::size_t n_ = 0;
+};
+
 /// Function object: the dtypes that `s`'s formals imply for the node in `ctx`.
 /// - `check_inputs(s, ctx)`: inputs sharing a type parameter must have equal dtypes, and an
 ///   input whose formal is a fixed dtype must have it; fails with `incompatible dtypes f32
 ///   and i64 for T (inputs 0 and 1)` otherwise. Returns the parameters' dtypes.
+/// Fixed formals (`"int64"`) are recognized by `parse_dtype`; parameters by
+/// `detail::is_tensor_param`.
 /// - `fill_outputs(s, ctx)`: outputs whose formal is a fixed dtype or a parameter bound by an
 ///   input get that dtype (where the shape function left it undefined).
 /// - `backward(s, ctx)`: inputs whose parameter is bound by a known output dtype are refined
@@ -41,8 +79,8 @@ inline dtype element_dtype(const type& t) {
 ///   gpass::apply_formal_types.fill_outputs(schema, ctx);
 /// \endcode
 struct apply_formal_types_fn {
-  std::map<std::string, std::pair<dtype, std::size_t>> check_inputs(const op_schema& s, infer_context& ctx) const {
-    std::map<std::string, std::pair<dtype, std::size_t>> bound;
+  formal_bindings check_inputs(const op_schema& s, infer_context& ctx) const {
+    formal_bindings bound;
     for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
       const formal_parameter* f = s.formal_input(i);
       if (!f || !ctx.has_input(i)) continue;
@@ -56,11 +94,10 @@ struct apply_formal_types_fn {
         continue;
       }
       if (!detail::is_tensor_param(f->type)) continue;
-      auto [it, fresh] = bound.emplace(f->type, std::pair{d, i});
-      if (!fresh && it->second.first != d)
-        ctx.fail("incompatible dtypes " + std::string(to_string(it->second.first)) + " and " +
-                 std::string(to_string(d)) + " for " + f->type + " (inputs " + std::to_string(it->second.second) +
-                 " and " + std::to_string(i) + ")");
+      auto [it, fresh] = bound.emplace(f->type, d, i);
+      if (!fresh && it->type != d)
+        ctx.fail("incompatible dtypes " + std::string(to_string(it->type)) + " and " + std::string(to_string(d)) +
+                 " for " + f->type + " (inputs " + std::to_string(it->input) + " and " + std::to_string(i) + ")");
     }
     return bound;
   }
@@ -73,8 +110,7 @@ struct apply_formal_types_fn {
       dtype d = dtype::undefined;
       if (auto fixed = parse_dtype(f->type)) d = *fixed;
       else if (detail::is_tensor_param(f->type)) {
-        auto it = bound.find(f->type);
-        if (it != bound.end()) d = it->second;
+        if (const auto* e = bound.find(f->type)) d = e->type;
       }
       if (d == dtype::undefined) continue;
       type& t = ctx.output(k).type;
@@ -84,37 +120,37 @@ struct apply_formal_types_fn {
   }
 
   void backward(const op_schema& s, infer_context& ctx) const {
-    std::map<std::string, dtype> bound;
+    formal_bindings bound;
     for (std::size_t k = 0; k < ctx.num_outputs(); ++k) {
       const formal_parameter* f = s.formal_output(k);
       if (!f || !detail::is_tensor_param(f->type)) continue;
       if (f->option == formal_option::variadic && !f->homogeneous) continue;
       dtype d = detail::element_dtype(ctx.current_output(k).type);
-      if (d != dtype::undefined) bound.emplace(f->type, d);
+      if (d != dtype::undefined) bound.emplace(f->type, d, k);
     }
     if (bound.empty()) return;
     for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
       const formal_parameter* f = s.formal_input(i);
       if (!f || !ctx.has_input(i)) continue;
       if (f->option == formal_option::variadic && !f->homogeneous) continue;
-      auto it = bound.find(f->type);
-      if (it == bound.end()) continue;
+      const auto* e = bound.find(f->type);
+      if (!e) continue;
       const type& t = ctx.input_type(i);
-      if (t.is_unknown()) ctx.refine_input(i, tensor_type{it->second, shape()});
+      if (t.is_unknown()) ctx.refine_input(i, tensor_type{e->type, shape()});
       else if (t.is_tensor() && t.tensor().element == dtype::undefined)
-        ctx.refine_input(i, tensor_type{it->second, t.tensor().shape});
+        ctx.refine_input(i, tensor_type{e->type, t.tensor().shape});
     }
   }
 
  private:
-  std::map<std::string, dtype> check_inputs_quiet(const op_schema& s, const infer_context& ctx) const {
-    std::map<std::string, dtype> bound;
+  formal_bindings check_inputs_quiet(const op_schema& s, const infer_context& ctx) const {
+    formal_bindings bound;
     for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
       const formal_parameter* f = s.formal_input(i);
       if (!f || !ctx.has_input(i) || !detail::is_tensor_param(f->type)) continue;
       if (f->option == formal_option::variadic && !f->homogeneous) continue;
       dtype d = detail::element_dtype(ctx.input_type(i));
-      if (d != dtype::undefined) bound.emplace(f->type, d);
+      if (d != dtype::undefined) bound.emplace(f->type, d, i);
     }
     return bound;
   }

@@ -9,6 +9,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,7 +31,9 @@ class op_registry {
   /// Adds a schema. A schema for the same (domain, name) with an overlapping opset range throws.
   void add(op_schema s) {
     std::unique_lock lock(mu_);
-    auto& v = by_name_[key(s.domain, s.name)];
+    std::string k = key(s.domain, s.name);
+    auto& v = by_name_[k];
+    index_.try_emplace(std::move(k), &v);
     for (const auto& o : v)
       if (o.since_version <= s.until_version && s.since_version <= o.until_version)
         throw error("op schema " + qualified(s.domain, s.name) + " registered twice for overlapping opsets");
@@ -40,10 +43,10 @@ class op_registry {
   /// The schema of (domain, name) that applies at `opset` (the newest one when opset is 0), or nullptr.
   const op_schema* find(std::string_view domain, std::string_view name, int opset = 0) const {
     std::shared_lock lock(mu_);
-    auto it = by_name_.find(key_view{normalize_domain(domain), name});
-    if (it == by_name_.end()) return nullptr;
+    auto it = index_.find(key_view{normalize_domain(domain), name});
+    if (it == index_.end()) return nullptr;
     const op_schema* best = nullptr;
-    for (const auto& s : it->second) {
+    for (const auto& s : *it->second) {
       if (opset == 0) {
         if (!best || s.since_version > best->since_version) best = &s;
       } else if (s.since_version <= opset && opset <= s.until_version) {
@@ -103,9 +106,37 @@ class op_registry {
     bool operator()(const std::string& a, const key_view& b) const noexcept { return compare(a, b) < 0; }
     bool operator()(const key_view& a, const std::string& b) const noexcept { return compare(b, a) > 0; }
   };
+  // hashes `domain '\0' name` (FNV-1a) as the concatenated string would hash
+  struct key_hash {
+    using is_transparent = void;
+    static void mix(std::size_t& h, std::string_view s) noexcept {
+      for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    }
+    std::size_t operator()(std::string_view k) const noexcept {
+      std::size_t h = 1469598103934665603ull;
+      mix(h, k);
+      return h;
+    }
+    std::size_t operator()(const std::string& k) const noexcept { return (*this)(std::string_view(k)); }
+    std::size_t operator()(const key_view& k) const noexcept {
+      std::size_t h = 1469598103934665603ull;
+      mix(h, k.domain);
+      mix(h, std::string_view("\0", 1));
+      mix(h, k.name);
+      return h;
+    }
+  };
+  struct key_equal {
+    using is_transparent = void;
+    bool operator()(const std::string& a, const std::string& b) const noexcept { return a == b; }
+    bool operator()(const std::string& a, const key_view& b) const noexcept { return key_less::compare(a, b) == 0; }
+    bool operator()(const key_view& a, const std::string& b) const noexcept { return key_less::compare(b, a) == 0; }
+  };
   mutable std::shared_mutex mu_;
   // map nodes and deque elements are stable: pointers from find() stay valid as schemas are added.
   std::map<std::string, std::deque<op_schema>, key_less> by_name_;
+  // the same entries by hash: find() runs once per node visit of many passes
+  std::unordered_map<std::string, std::deque<op_schema>*, key_hash, key_equal> index_;
 };
 
 }  // namespace gpass

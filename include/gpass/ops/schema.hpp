@@ -103,8 +103,9 @@ struct op_schema {
   std::string doc;
   /// The frontend whose semantics the schema describes: `"onnx"` for the ONNX default-domain
   /// schemas, empty for gpass core ops and generic schemas. TensorFlow graphs share the
-  /// default domain with ONNX, so inference skips `"onnx"` schemas on a graph whose string
-  /// attribute `frontend` is `"tensorflow"` (see `gpass::type_inference`).
+  /// default domain with ONNX, so inference skips `"onnx"` schemas of the default domain on
+  /// a graph whose string attribute `frontend` is `"tensorflow"` (see
+  /// `gpass::type_inference`); other domains (`gpass`, `com.microsoft`) serve every graph.
   std::string frontend;
   std::vector<formal_parameter> inputs;            ///< formal inputs (may be empty: not described)
   std::vector<formal_parameter> outputs;           ///< formal outputs (may be empty: not described)

@@ -19,6 +19,7 @@
 #include <gpass/passes/common/inline_functions.hpp>
 #include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/passes/common/simplify_inference.hpp>
+#include <gpass/passes/tf/layout.hpp>
 
 namespace gpass {
 
@@ -27,7 +28,7 @@ namespace gpass {
 ///   `infer-types`, `infer-shapes`, `infer-values` (`gpass::infer_types`, ...), and the
 ///   optimizer passes that need no kernels: `eliminate-identities`, `cse`,
 ///   `simplify-inference`, `fold-batch-norm`, `fuse-standard`, `fuse-epilogues`,
-///   `fuse-elementwise`; data
+///   `fuse-elementwise`, `tf-layout` (TensorFlow convolutions in NCHW); data
 ///   parallelism: `multi-devices`, `multi-devices-check`; `inline-functions` (calls of ONNX
 ///   model-local functions replaced by their bodies);
 /// - the named pipeline `default` = `"delete-disconnected,dce"`.
@@ -55,6 +56,7 @@ void register_builtin_passes(pass_registry<G>& registry) {
   registry.add(fuse_standard);
   registry.add(fuse_epilogues);
   registry.add(fuse_elementwise);
+  registry.add(tf_layout);
   registry.add(infer_types);
   registry.add(infer_shapes);
   registry.add(infer_values);

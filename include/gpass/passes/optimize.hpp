@@ -42,14 +42,16 @@ struct optimize_level {
 ///   `gpass::FusedConv` and `gpass::FusedGemm` with residual Add and activation,
 ///   `gpass::Gelu`, `gpass::ScaledDotProductAttention`, ONNX Runtime's
 ///   `com.microsoft::SkipLayerNormalization`; then `fuse-elementwise`: the remaining chains of
-///   element-wise ops as `gpass::FusedElementwise`); gpass runs its result.
+///   element-wise ops as `gpass::FusedElementwise`; on TensorFlow graphs first `tf-layout`:
+///   NHWC convolutions as `gpass::FusedConv` in NCHW, their transposes cancelled, batch
+///   norms, biases, residual adds and activations folded in); gpass runs its result.
 inline constexpr std::array optimize_levels{
     optimize_level{"O1",
                    "fixed-point{pipeline=\"infer-values,fold-constants,eliminate-identities,cse,dce\",max-iterations=4}",
                    "Cleanup: fold constants and shapes, remove identities, CSE, DCE (to a fixed point)"},
     optimize_level{"O2", "O1,simplify-inference{batch-norm=foldable},fold-constants,fold-batch-norm,fuse-standard,O1",
                    "O1 and inference simplification: batch normalization folded into weights, dropout removed"},
-    optimize_level{"O3", "O2,fuse-epilogues,fuse-elementwise,dce",
+    optimize_level{"O3", "O2,tf-layout,fuse-epilogues,fuse-elementwise,dce",
                    "O2 and fused ops: Conv/Gemm epilogues, GELU, attention, skip LayerNorm, element-wise chains"},
 };
 

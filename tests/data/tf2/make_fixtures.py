@@ -299,6 +299,50 @@ def saved_keras_cnn():
     return Saved(m, None, {"image": rng(12).randn(2, 8, 8, 3).astype(np.float32)})
 
 
+def keras_cnn_layout():
+    """A frozen tf_keras CNN with every NHWC form the `tf-layout` pass converts: Conv2D with
+    SAME / VALID padding, strides, dilations and a bias, DepthwiseConv2D (multiplier 2),
+    inference BatchNormalization (FusedBatchNormV3) with non-trivial statistics, ReLU6 and
+    ReLU, ZeroPadding2D (Pad), a residual Add, MaxPooling2D, AveragePooling2D,
+    Concatenate on channels, GlobalAveragePooling2D (Mean) and a Dense softmax."""
+    import tf_keras as keras
+    keras.utils.set_random_seed(SEED)
+    L = keras.layers
+    inp = L.Input((17, 16, 3))
+    x = L.Conv2D(8, 3, strides=2, padding="same", use_bias=False)(inp)
+    x = L.BatchNormalization()(x)
+    x = L.ReLU(6.0)(x)
+    a = L.DepthwiseConv2D(3, padding="same", depth_multiplier=2, use_bias=False)(x)
+    a = L.BatchNormalization()(a)
+    a = L.ReLU()(a)
+    a = L.Conv2D(8, 1, use_bias=True)(a)
+    x = L.Add()([x, a])
+    x = L.ZeroPadding2D(((1, 0), (0, 1)))(x)
+    x = L.Conv2D(6, 3, padding="valid", dilation_rate=2, activation="relu")(x)
+    p = L.MaxPooling2D(2, padding="same")(x)
+    q = L.AveragePooling2D(2, padding="same")(x)
+    x = L.Concatenate()([p, q])
+    x = L.Conv2D(5, 2, strides=(1, 2), padding="valid")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    out = L.Dense(3, activation="softmax")(x)
+    m = keras.Model(inp, out)
+    r = rng(13)
+    for layer in m.layers:
+        if isinstance(layer, L.BatchNormalization):
+            n = layer.moving_mean.shape[0]
+            layer.moving_mean.assign(r.randn(n).astype(np.float32) * 0.1)
+            layer.moving_variance.assign(r.rand(n).astype(np.float32) + 0.5)
+            layer.gamma.assign(r.rand(n).astype(np.float32) + 0.5)
+            layer.beta.assign(r.randn(n).astype(np.float32) * 0.1)
+
+    @tf.function
+    def f(x):
+        return m(x, training=False)
+
+    return Frozen(f, [rng(14).randn(2, 17, 16, 3).astype(np.float32)],
+                  [tf.TensorSpec([None, 17, 16, 3], tf.float32)])
+
+
 def saved_v1():
     """A TF1 SavedModel (tf.compat.v1.saved_model.simple_save): reference variables
     (VariableV2) restored by save/RestoreV2 -> save/Assign in the graph itself."""
@@ -323,7 +367,7 @@ class SavedV1:
 
 
 FIXTURES = [while_v2, cond_v2, case_v2, nested_calls, tensor_list_loop, keras_lstm, keras_bidirectional, index_ops,
-            random_ops, saved_mlp, saved_keras_cnn, saved_v1]
+            random_ops, saved_mlp, saved_keras_cnn, saved_v1, keras_cnn_layout]
 
 
 # --------------------------------------------------------------------------- writer

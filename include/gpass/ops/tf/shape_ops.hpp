@@ -530,6 +530,58 @@ inline void fill_value(infer_context& c) {
 }
 
 // Pad(input, paddings [rank, 2]): ONNX's pads are [begins..., ends...].
+// SpaceToBatchND (to_batch) / BatchToSpaceND: [N, s_1..s_M, rest] <-> [N * prod(block),
+// (s_i + pads) / block_i, rest]; with crops on the way back.
+inline void space_batch_infer(infer_context& c, bool to_batch) {
+  auto block = c.input_ints(1);
+  auto pc = c.input_ints(2);
+  shape x = c.input_shape(0);
+  if (!x.has_rank() || !block) {
+    if (x.has_rank()) c.set_shape(0, shape::unknown_dims(x.rank()));
+    return;
+  }
+  const std::size_t m = block->size();
+  if (m == 0 || x.rank() < m + 1)
+    c.fail("input " + x.to_string() + " needs a batch dim and " + std::to_string(m) + " spatial dims");
+  if (pc && pc->size() != 2 * m)
+    c.fail(std::string(to_batch ? "paddings" : "crops") + " has " + std::to_string(pc->size()) + " values for " +
+           std::to_string(m) + " spatial dims");
+  std::int64_t blocks = 1;
+  for (auto b : *block) {
+    if (b < 1) c.fail("block_shape values must be positive");
+    blocks = mul_or_throw(blocks, b);
+  }
+  std::vector<dim> out(x.dims());
+  const dim& n = x[0];
+  if (to_batch) out[0] = n * blocks;
+  else {
+    if (n.is_known() && n.value() % blocks != 0)
+      c.fail("batch " + std::to_string(n.value()) + " is not a multiple of the block count " + std::to_string(blocks));
+    out[0] = n / blocks;  // exact (a symbolic batch times the blocks divides back), else unknown
+  }
+  for (std::size_t i = 0; i < m; ++i) {
+    const dim& s = x[i + 1];
+    if (!pc || !s.is_known()) {
+      out[i + 1] = dim();
+      continue;
+    }
+    if ((*pc)[2 * i] < 0 || (*pc)[2 * i + 1] < 0) c.fail(std::string(to_batch ? "paddings" : "crops") + " must be non-negative");
+    const std::int64_t a = add_or_throw((*pc)[2 * i], (*pc)[2 * i + 1]);
+    if (to_batch) {
+      const std::int64_t padded = add_or_throw(s.value(), a);
+      if (padded % (*block)[i] != 0)
+        c.fail("padded spatial dim " + std::to_string(i + 1) + " (" + std::to_string(padded) +
+               ") is not a multiple of the block size " + std::to_string((*block)[i]));
+      out[i + 1] = dim(padded / (*block)[i]);
+    } else {
+      const std::int64_t full = mul_or_throw(s.value(), (*block)[i]);
+      if (full < a) c.fail("crops are larger than spatial dim " + std::to_string(i + 1));
+      out[i + 1] = dim(full - a);
+    }
+  }
+  c.set_shape(0, shape(std::move(out)));
+}
+
 inline void pad_infer(infer_context& c) {
   auto p = c.input_ints(1);
   if (!p) {
@@ -724,6 +776,16 @@ inline void gpass::register_tf_shape_ops(op_registry& r) {
       .type_attr("Tpaddings", i32).infer(pad_infer).add(r);
   tf_op("MirrorPad").in("input:T").in("paddings:Tpaddings").out("output:T").type_attr("T").type_attr("Tpaddings", i32)
       .req("mode", "string").infer(pad_infer).add(r);
+  tf_op("SpaceToBatchND").in("input:T").in("block_shape:Tblock_shape").in("paddings:Tpaddings").out("output:T")
+      .type_attr("T").type_attr("Tblock_shape", i32).type_attr("Tpaddings", i32)
+      .infer([](infer_context& c) { space_batch_infer(c, true); })
+      .doc("Blocks of the spatial dims (zero-padded first) moved into the batch dim (what Keras' dilated convolutions freeze to).")
+      .add(r);
+  tf_op("BatchToSpaceND").in("input:T").in("block_shape:Tblock_shape").in("crops:Tcrops").out("output:T")
+      .type_attr("T").type_attr("Tblock_shape", i32).type_attr("Tcrops", i32)
+      .infer([](infer_context& c) { space_batch_infer(c, false); })
+      .doc("The inverse of SpaceToBatchND: batch blocks back into the spatial dims, then cropped.")
+      .add(r);
 
   tf_op("GatherV2").in("params:Tparams").in("indices:Tindices").in("axis:Taxis").out("output:Tparams")
       .type_attr("Tparams").type_attr("Tindices").type_attr("Taxis").attr("batch_dims", "int", std::int64_t{0})

@@ -188,9 +188,16 @@ struct eliminate_identities_fn : pass_base<eliminate_identities_fn> {
     };
   }
 
+  /// `patterns<G>()`, made once per process (they depend on no option).
+  template <class G>
+  static const std::vector<rewrite_pattern<G>>& shared_patterns() {
+    static const std::vector<rewrite_pattern<G>> p = patterns<G>();
+    return p;
+  }
+
   template <class G>
   void run(G& g, pass_context& ctx) const {
-    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, patterns<G>(), ctx)}});
+    report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, shared_patterns<G>(), ctx)}});
   }
 };
 

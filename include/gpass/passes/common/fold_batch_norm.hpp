@@ -75,10 +75,14 @@ struct weight_layout {
   std::size_t out_axis = 1;
   std::size_t out_rank = 0;
   int bias = -1;
+  /// TF DepthwiseConv2dNative: the filter [H, W, C, M] read as [H, W, C*M] (output channel
+  /// c*M + m), whose axis 2 is `weight_axis`
+  bool depthwise = false;
 };
 
-/// The layout of producer `p` when it is a Conv (ONNX, channels first; TF Conv2D NHWC),
-/// Gemm or MatMul (ONNX, TF) with a constant f32/f64 weight; nullopt otherwise.
+/// The layout of producer `p` when it is a Conv (ONNX, channels first; `gpass::FusedConv`
+/// without activation and residual; TF Conv2D and DepthwiseConv2dNative, NHWC), Gemm or
+/// MatMul (ONNX, TF) with a constant f32/f64 weight; nullopt otherwise.
 template <class G>
 std::optional<weight_layout> layout_of(const G& g, typename G::node_id p) {
   const auto& n = g[p];
@@ -92,6 +96,11 @@ std::optional<weight_layout> layout_of(const G& g, typename G::node_id p) {
   weight_layout l;
   if (n.domain.empty() && n.op == "Conv" && w->rank() >= 3) {
     l = {1, 0, 1, w->rank(), 2};
+  } else if (n.domain == "gpass" && n.op == "FusedConv" && w->rank() >= 3) {
+    // act(conv + B + Z): only without an activation and a residual is it a plain Conv
+    if (!get_or<std::string>(n.attrs, "activation", "").empty()) return std::nullopt;
+    if (g.num_inputs(p) > 3 && !g.input(p, 3).empty) return std::nullopt;
+    l = {1, 0, 1, w->rank(), 2};
   } else if (n.domain.empty() && n.op == "Gemm" && w->rank() == 2) {
     l = {1, flag("transB") ? std::size_t{0} : std::size_t{1}, 1, 2, 2};
   } else if ((n.domain.empty() || n.domain == "tf") && n.op == "MatMul" && w->rank() == 2) {
@@ -101,6 +110,9 @@ std::optional<weight_layout> layout_of(const G& g, typename G::node_id p) {
   } else if (n.domain == "tf" && n.op == "Conv2D" && w->rank() == 4) {
     if (get_or<std::string>(n.attrs, "data_format", "NHWC") != "NHWC") return std::nullopt;
     l = {1, 3, 3, 4, -1};
+  } else if (n.domain == "tf" && n.op == "DepthwiseConv2dNative" && w->rank() == 4) {
+    if (get_or<std::string>(n.attrs, "data_format", "NHWC") != "NHWC") return std::nullopt;
+    l = {1, 2, 3, 4, -1, true};
   } else {
     return std::nullopt;
   }
@@ -122,7 +134,8 @@ bool fold_into_weights(rewriter<G>& rw, typename G::node_id v) {
     const auto p = pin.node;
     auto l = layout_of(g, p);
     if (!l || g[p].device != g[v].device) continue;
-    const tensor& w = *constant_input(g, p, l->weight);
+    const tensor& w0 = *constant_input(g, p, l->weight);
+    const tensor w = l->depthwise ? w0.reshaped({w0.sizes()[0], w0.sizes()[1], w0.sizes()[2] * w0.sizes()[3]}) : w0;
     if (s->element_type() != w.element_type()) continue;
     const std::int64_t channels = w.sizes()[l->weight_axis];
     auto f = per_channel(*s, l->out_rank, l->out_axis, channels);
@@ -136,7 +149,9 @@ bool fold_into_weights(rewriter<G>& rw, typename G::node_id v) {
     const double beta = g[p].op == "Gemm" ? get_or(g[p].attrs, "beta", 1.0) : 1.0;
     if (add && has_bias && beta == 0) continue;
     auto constant = [&](tensor t) {
-      typename G::node_type c = make_constant_node(g[p], std::move(t), g[p].domain == "tf");
+      // a TensorFlow graph's constants are tf::Const (as the weight's own)
+      const bool tf = g[p].domain == "tf" || g[g.input(p, l->weight).node].domain == "tf";
+      typename G::node_type c = make_constant_node(g[p], std::move(t), tf);
       c.name = g.unique_name(g[p].name + (add ? "/bias" : "/weight"));
       return rw.add_node(std::move(c));
     };
@@ -153,7 +168,7 @@ bool fold_into_weights(rewriter<G>& rw, typename G::node_id v) {
       }
       if (!has_bias && g[p].op == "Gemm") g[p].attrs.insert_or_assign("beta", attribute(1.0));
     } else {
-      g.set_input(p, l->weight, constant(scale_along(w, l->weight_axis, f)), 0);
+      g.set_input(p, l->weight, constant(scale_along(w, l->weight_axis, f).reshaped(w0.sizes())), 0);
       if (has_bias) {
         g.set_input(p, l->bias, constant(scale_along(b->reshaped({channels}), 0, f)), 0);
       }
@@ -177,8 +192,10 @@ bool fold_into_weights(rewriter<G>& rw, typename G::node_id v) {
 /// | `shift-into-bias` | `Add(P(x, W, B), t)` -> `P(x, W, B+t)` (Conv, Gemm; the bias made when absent) |
 ///
 /// `P` is an ONNX `Conv` (channels axis 1), `Gemm` (`transB` honoured; `beta` divides the
-/// shift), `MatMul` (ONNX or TF, channels last, TF `transpose_b` honoured) or TF `Conv2D`
-/// (NHWC, filter HWIO; scale only) whose weight is a constant f32/f64 and whose output has
+/// shift), `MatMul` (ONNX or TF, channels last, TF `transpose_b` honoured), TF `Conv2D`
+/// (NHWC, filter HWIO; scale only), TF `DepthwiseConv2dNative` (NHWC, filter [H,W,C,M],
+/// output channel c*M+m; scale only) or `gpass::FusedConv` without activation and residual
+/// (what `tf-layout` makes) whose weight is a constant f32/f64 and whose output has
 /// no other use; `s` and `t` are constants of the weight's type that vary only along the
 /// output channels (`[C,1,1]`, `[1,C,1,1]`, `[C]` for channels last, scalars). New constants
 /// are made (the old ones may have other users; `dce` removes the rest). A batch

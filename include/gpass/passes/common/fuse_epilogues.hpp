@@ -90,6 +90,20 @@ void fuse_into(rewriter<G>& rw, typename G::node_id v, typename G::node_id p, st
   rw.erase(p);
 }
 
+/// The value at input `1 - side` of the binary `v` (an Add) when it may be the residual `Z` of
+/// the convolution `p` that input `side` reads: present, and it, `p`'s result and `v`'s of one
+/// known type. Nullopt otherwise.
+template <class G>
+std::optional<std::pair<typename G::node_id, int>> residual_operand(const G& g, typename G::node_id v, int side,
+                                                                    typename G::node_id p) {
+  auto z = g.input(v, 1 - side);
+  const type* zt = match::input_type(g, v, 1 - side);
+  if (z.empty || !zt || !match::same_known_tensor_type(*zt, g[v].outputs[0]) ||
+      !match::same_known_tensor_type(g[p].outputs[0], g[v].outputs[0]))
+    return std::nullopt;
+  return std::make_pair(z.node, z.port);
+}
+
 /// `Add(Conv(x, w, b), z)` with `z` of the Conv's output type: `gpass::FusedConv(x, w, b, z)`.
 template <class G>
 bool fuse_conv_add(rewriter<G>& rw, typename G::node_id v) {
@@ -98,14 +112,11 @@ bool fuse_conv_add(rewriter<G>& rw, typename G::node_id v) {
   for (int side = 0; side < 2; ++side) {
     auto p = fusable_producer(g, v, side);
     if (!p || g[*p].op != "Conv" || !g[*p].domain.empty() || g.num_inputs(*p) > 3) continue;
-    auto z = g.input(v, 1 - side);
-    const type* zt = match::input_type(g, v, 1 - side);
-    if (z.empty || !zt || !match::same_known_tensor_type(*zt, g[v].outputs[0]) ||
-        !match::same_known_tensor_type(g[*p].outputs[0], g[v].outputs[0]))
-      continue;
+    auto z = residual_operand(g, v, side, *p);
+    if (!z) continue;
     std::vector<std::pair<typename G::node_id, int>> extra;
-    if (g.num_inputs(*p) == 2) extra.emplace_back(z.node, -1);  // no bias: an empty slot
-    extra.emplace_back(z.node, z.port);
+    if (g.num_inputs(*p) == 2) extra.emplace_back(z->first, -1);  // no bias: an empty slot
+    extra.push_back(*z);
     fuse_into(rw, v, *p, "FusedConv", {}, std::move(extra));
     return true;
   }

@@ -32,7 +32,9 @@ namespace gpass {
 namespace detail {
 
 /// `Conv(Pad(x, pads))` with zero padding of the spatial dims only: the Conv reads `x` and
-/// pads itself (its `pads` grow by the Pad's). Not with `auto_pad`, nor negative pads.
+/// pads itself (its `pads` grow by the Pad's). Not with `auto_pad`, nor negative pads. Any
+/// channels-first convolution with ONNX's `pads` (Conv, `gpass::FusedConv`; the Pad an ONNX
+/// or TF one, `zero_pads`).
 template <class G>
 bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
   G& g = rw.graph();

@@ -197,8 +197,8 @@ struct simplify_inference_fn : pass_base<simplify_inference_fn> {
                     .rewrite = [foldable = which == "foldable"](rewriter<G>& rw, typename G::node_id v) {
                       return detail::lower_batch_norm(rw, v, foldable);
                     }});
-    for (auto& p : eliminate_identities_fn::patterns<G>())
-      if (p.name == "dropout") ps.push_back(std::move(p));
+    for (const auto& p : eliminate_identities_fn::shared_patterns<G>())
+      if (p.name == "dropout") ps.push_back(p);
     report_edits(ctx, {{"rewrites", apply_patterns_everywhere(g, ps, ctx)}});
   }
 };

@@ -138,11 +138,24 @@ std::optional<std::vector<std::int64_t>> onnx_pad_amounts(const G& g, typename G
   return std::nullopt;
 }
 
-/// The pads of an ONNX `Pad` that pads with zeros in `constant` mode (`onnx_pad_amounts`).
-/// Nullopt for other modes, values or non-constant pads.
+/// The pads (ONNX's order: every dim's begin, then every dim's end) of an ONNX `Pad` that
+/// pads with zeros in `constant` mode (`onnx_pad_amounts`), or of a TF `Pad` / `PadV2` (by
+/// zero) with constant paddings. Nullopt for other modes, values or non-constant pads.
 template <class G>
 std::optional<std::vector<std::int64_t>> zero_pads(const G& g, typename G::node_id p) {
   const auto& n = g[p];
+  if (n.domain == "tf" && (n.op == "Pad" || n.op == "PadV2")) {
+    if (n.op == "PadV2" && (g.num_inputs(p) < 3 || scalar_value(constant_input(g, p, 2)) != 0.0)) return std::nullopt;
+    auto rows = constant_ints(constant_input(g, p, 1));  // [rank, 2]: begin, end per dim
+    if (!rows || rows->size() % 2 != 0) return std::nullopt;
+    const std::size_t r = rows->size() / 2;
+    std::vector<std::int64_t> pads(rows->size());
+    for (std::size_t i = 0; i < r; ++i) {
+      pads[i] = (*rows)[2 * i];
+      pads[r + i] = (*rows)[2 * i + 1];
+    }
+    return pads;
+  }
   if (!n.domain.empty() || n.op != "Pad") return std::nullopt;
   if (get_or<std::string>(n.attrs, "mode", "constant") != "constant" || get_or(n.attrs, "value", 0.0) != 0.0)
     return std::nullopt;

@@ -29,6 +29,7 @@
 #include <gpass/passes/tf/functional_ops.hpp>
 #include <gpass/passes/common/infer_values.hpp>
 #include <gpass/passes/tf/insert_get_tuple.hpp>
+#include <gpass/passes/tf/layout.hpp>
 #include <gpass/passes/tf/tensor_arrays.hpp>
 #include <gpass/passes/tf/variables_to_globals.hpp>
 
@@ -54,6 +55,7 @@ template void gpass::functional_ops_fn::run<gpass::graph<>>(gpass::graph<>& g, g
 template void gpass::functionalize_loops_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::values>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::insert_get_tuple_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::tf_layout_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::tensor_arrays_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::variables_to_globals_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 #endif

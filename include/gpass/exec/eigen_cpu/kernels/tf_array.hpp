@@ -728,6 +728,109 @@ inline void register_tf_index(registry& r) {
       };
     };
   };
+  // SpaceToBatchND (to_batch) / BatchToSpaceND: blocks of the M spatial dims after the batch
+  // move into the batch dim (output batch index = block offset * N + n, block offsets
+  // row-major), zero-padded first; the inverse interleaves them back and crops.
+  auto space_batch = [](bool to_batch) {
+    return [to_batch](const kernel_node&) -> fn {
+      return [to_batch](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const auto block = vector_ints(ctx.input(1), ctx.node(), "block_shape");
+        const gpass::tensor& pc = ctx.input(2);
+        const std::size_t m = block.size();
+        const char* what = to_batch ? "paddings" : "crops";
+        if (pc.rank() != 2 || pc.sizes()[0] != static_cast<i64>(m) || pc.sizes()[1] != 2)
+          ctx.fail(std::string(what) + " must have sizes [" + std::to_string(m) + ", 2], got " + pc.shape().to_string());
+        const auto pv = int_values(pc, ctx.node(), what);
+        if (m == 0 || x.rank() < m + 1)
+          ctx.fail("input of sizes " + x.shape().to_string() + " needs a batch dim and " + std::to_string(m) + " spatial dims");
+        if (x.element_type() == dtype::string) ctx.fail("string tensors are not supported");
+        i64 blocks = 1;
+        for (auto b : block) {
+          if (b < 1) ctx.fail("block_shape values must be positive");
+          blocks = mul_or_throw(blocks, b);
+        }
+        for (auto p : pv)
+          if (p < 0) ctx.fail(std::string(what) + " must be non-negative");
+        // inner: elements after the spatial dims, copied as one run
+        i64 inner = 1;
+        for (std::size_t d = m + 1; d < x.rank(); ++d) inner *= x.sizes()[d];
+        std::vector<i64> out(x.sizes());
+        std::vector<i64> big(m), small(m);  // spatial sizes of the space side and the batch side
+        if (to_batch) {
+          out[0] = mul_or_throw(x.sizes()[0], blocks);
+          for (std::size_t i = 0; i < m; ++i) {
+            big[i] = add_or_throw(add_or_throw(x.sizes()[i + 1], pv[2 * i]), pv[2 * i + 1]);
+            if (big[i] % block[i] != 0)
+              ctx.fail("padded spatial dim " + std::to_string(i + 1) + " (" + std::to_string(big[i]) +
+                       ") is not a multiple of the block size " + std::to_string(block[i]));
+            small[i] = out[i + 1] = big[i] / block[i];
+          }
+        } else {
+          if (x.sizes()[0] % blocks != 0)
+            ctx.fail("batch " + std::to_string(x.sizes()[0]) + " is not a multiple of the block count " + std::to_string(blocks));
+          out[0] = x.sizes()[0] / blocks;
+          for (std::size_t i = 0; i < m; ++i) {
+            small[i] = x.sizes()[i + 1];
+            big[i] = mul_or_throw(small[i], block[i]);
+            out[i + 1] = big[i] - pv[2 * i] - pv[2 * i + 1];  // non-negative pv: no overflow
+            if (out[i + 1] < 0) ctx.fail("crops are larger than spatial dim " + std::to_string(i + 1));
+          }
+        }
+        gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), out);
+        const std::size_t run = static_cast<std::size_t>(inner) * size_of(x.element_type());
+        const i64 batch = to_batch ? x.sizes()[0] : out[0];  // N, the batch of the space side
+        // strides (in elements) of the space side (x when to_batch, y otherwise) and the batch side
+        const gpass::tensor& space = to_batch ? x : y;
+        const gpass::tensor& bside = to_batch ? y : x;
+        std::vector<i64> ss(m + 1), bs(m + 1);
+        ss[m] = bs[m] = inner;
+        for (std::size_t i = m; i-- > 0;) {
+          ss[i] = ss[i + 1] * space.sizes()[i + 1];
+          bs[i] = bs[i + 1] * bside.sizes()[i + 1];
+        }
+        const std::byte* src = x.raw();
+        std::byte* dst = y.raw();
+        const std::size_t es = size_of(x.element_type());
+        std::vector<i64> idx(m), pos(m);
+        for (i64 blk = 0; blk < blocks; ++blk) {
+          for (i64 rest = blk, i = static_cast<i64>(m) - 1; i >= 0; --i) {  // row-major block offset
+            idx[static_cast<std::size_t>(i)] = rest % block[static_cast<std::size_t>(i)];
+            rest /= block[static_cast<std::size_t>(i)];
+          }
+          for (i64 n = 0; n < batch; ++n) {
+            const i64 b = blk * batch + n;  // the batch side's batch index
+            std::fill(pos.begin(), pos.end(), 0);
+            for (bool more = true; more;) {
+              // pos: a position on the batch side; its place on the space side
+              i64 soff = n * ss[0], boff = b * bs[0];
+              bool inside = true;
+              for (std::size_t i = 0; i < m; ++i) {
+                const i64 q = pos[i] * block[i] + idx[i] - pv[2 * i];
+                if (q < 0 || q >= space.sizes()[i + 1]) inside = false;
+                soff += q * ss[i + 1];
+                boff += pos[i] * bs[i + 1];
+              }
+              if (inside) {
+                const i64 from = to_batch ? soff : boff, to = to_batch ? boff : soff;
+                std::memcpy(dst + static_cast<std::size_t>(to) * es, src + static_cast<std::size_t>(from) * es, run);
+              }
+              more = false;
+              for (std::size_t i = m; i-- > 0;) {
+                if (++pos[i] < small[i]) {
+                  more = true;
+                  break;
+                }
+                pos[i] = 0;
+              }
+            }
+          }
+        }
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "SpaceToBatchND", .make = space_batch(true)});
+  r.add({.domain = domain, .op = "BatchToSpaceND", .make = space_batch(false)});
   r.add({.domain = domain, .op = "Pad", .make = pad(0)});
   r.add({.domain = domain, .op = "PadV2", .make = pad(1)});
   r.add({.domain = domain, .op = "MirrorPad", .make = pad(2)});

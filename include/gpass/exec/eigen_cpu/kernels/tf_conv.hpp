@@ -10,7 +10,8 @@
 /// dilations for the convolutions; pooling windows see only the input (no padded values: a
 /// max over the valid ones, an average divided by their count). Convolutions are im2col and
 /// one GEMM per image (filter HWIO is already the [KH*KW*C, OC] matrix); f32 and f64, NHWC
-/// only (TensorFlow's CPU kernels take no NCHW either). Private
+/// only (TensorFlow's CPU kernels take no NCHW either), except MaxPool and AvgPool, which
+/// also read NCHW (what the `tf-layout` pass makes of them). Private
 /// (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp` registers them.
 
 #include <algorithm>
@@ -43,13 +44,20 @@ struct geometry {
 struct window {
   std::vector<i64> strides, dilations, ksize, explicit_paddings;
   std::string padding;
-  window(const kernel_node& n, bool pool) {
+  bool nchw = false;  // NCHW (forward pooling only: what tf-layout makes); NHWC otherwise
+  std::size_t h = 1, w = 2;  // the spatial dims' positions in the 4-value attributes
+  // `nchw_ok`: the kernel reads NCHW too (the forward pools)
+  window(const kernel_node& n, bool pool, bool nchw_ok = false) {
     const std::string format = n.attr<std::string>("data_format", std::string("NHWC"));
-    if (format != "NHWC") n.fail("data_format " + format + " is not supported on the CPU (NHWC only, as TensorFlow's CPU kernels)");
+    nchw = format == "NCHW" && nchw_ok;
+    if (format != "NHWC" && !nchw)
+      n.fail("data_format " + format + " is not supported on the CPU here (NHWC only, as TensorFlow's CPU kernels)");
+    if (nchw) h = 2, w = 3;
+    const std::size_t c = nchw ? 1 : 3;
     auto four = [&](const char* what, std::vector<i64> v, bool required) {
       if (v.empty() && !required) v = {1, 1, 1, 1};
-      if (v.size() != 4) n.fail(std::string(what) + " must have 4 values (NHWC), got " + std::to_string(v.size()));
-      if (v[0] != 1 || v[3] != 1) n.fail(std::string(what) + " must be 1 in the batch and channel dims");
+      if (v.size() != 4) n.fail(std::string(what) + " must have 4 values (" + format + "), got " + std::to_string(v.size()));
+      if (v[0] != 1 || v[c] != 1) n.fail(std::string(what) + " must be 1 in the batch and channel dims");
       for (i64 x : v)
         if (x < 1) n.fail(std::string(what) + " must be positive");
       return v;
@@ -69,11 +77,12 @@ struct window {
   }
 
   geometry resolve(const std::vector<i64>& input, i64 kh, i64 kw, const kernel_node& n) const {
-    if (input.size() != 4) n.fail("the input must have rank 4 (NHWC), got sizes " + shape::of(input).to_string());
+    if (input.size() != 4)
+      n.fail(std::string("the input must have rank 4 (") + (nchw ? "NCHW" : "NHWC") + "), got sizes " + shape::of(input).to_string());
     geometry g;
-    g.N = input[0], g.H = input[1], g.W = input[2], g.C = input[3];
-    g.KH = kh, g.KW = kw, g.SH = strides[1], g.SW = strides[2];
-    if (!dilations.empty()) g.DH = dilations[1], g.DW = dilations[2];
+    g.N = input[0], g.H = input[h], g.W = input[w], g.C = input[nchw ? 1 : 3];
+    g.KH = kh, g.KW = kw, g.SH = strides[h], g.SW = strides[w];
+    if (!dilations.empty()) g.DH = dilations[h], g.DW = dilations[w];
     auto dim = [&](i64 in, i64 k, i64 s, i64 d, i64 pad_lo, i64 pad_hi, i64& before) {
       const i64 eff = (k - 1) * d + 1;
       if (padding == "SAME") {
@@ -88,8 +97,8 @@ struct window {
       return span / s + 1;
     };
     const auto& e = explicit_paddings;
-    g.OH = dim(g.H, g.KH, g.SH, g.DH, e.empty() ? 0 : e[2], e.empty() ? 0 : e[3], g.PT);
-    g.OW = dim(g.W, g.KW, g.SW, g.DW, e.empty() ? 0 : e[4], e.empty() ? 0 : e[5], g.PL);
+    g.OH = dim(g.H, g.KH, g.SH, g.DH, e.empty() ? 0 : e[2 * h], e.empty() ? 0 : e[2 * h + 1], g.PT);
+    g.OW = dim(g.W, g.KW, g.SW, g.DW, e.empty() ? 0 : e[2 * w], e.empty() ? 0 : e[2 * w + 1], g.PL);
     return g;
   }
 };
@@ -493,12 +502,17 @@ inline void register_tf_conv(registry& r) {
   // pooling: output (b, oh, ow, c) over the valid positions of its window
   auto pool = [&](const char* op, bool max) {
     r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [max](const kernel_node& n) -> fn {
-      const window win(n, true);
+      const window win(n, true, true);
       return [win, max](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
-        const geometry g = win.resolve(x.sizes(), win.ksize[1], win.ksize[2], ctx.node());
+        const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
+        // element strides of (c, h, w) in the input and the output, per layout
+        const bool cf = win.nchw;
+        const i64 xc = cf ? g.H * g.W : 1, xh = cf ? g.W : g.W * g.C, xw = cf ? 1 : g.C, xb = g.H * g.W * g.C;
+        const i64 yc = cf ? g.OH * g.OW : 1, yh = cf ? g.OW : g.OW * g.C, yw = cf ? 1 : g.C, yb = g.OH * g.OW * g.C;
         dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {g.N, g.OH, g.OW, g.C});
+          gpass::tensor& y = ctx.allocate_output(
+              0, x.element_type(), cf ? std::vector<i64>{g.N, g.C, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, g.C});
           const T* px = x.data<T>();
           T* py = y.data<T>();
           for (i64 b = 0; b < g.N; ++b)
@@ -508,11 +522,11 @@ inline void register_tf_conv(registry& r) {
                   T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
                   i64 count = 0;
                   for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-                    const T v = px[((b * g.H + ih) * g.W + iw) * g.C + c];
+                    const T v = px[b * xb + c * xc + ih * xh + iw * xw];
                     acc = max ? std::max(acc, v) : acc + v;
                     ++count;
                   });
-                  py[((b * g.OH + oh) * g.OW + ow) * g.C + c] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
+                  py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
                 }
         });
       };
