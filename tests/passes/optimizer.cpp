@@ -672,6 +672,33 @@ TEST_CASE("passes.tf_layout.convolutions_in_nchw_transposes_cancelled") {
   CHECK(max_output_diff(gpass::parse_text(text), g3) < 1e-4);
 }
 
+TEST_CASE("passes.tf_layout.batch_norm_after_a_biased_conv") {
+  // Keras' Conv2D(use_bias=True) + BatchNormalization + ReLU: the batch norm reads a BiasAdd,
+  // which -O2 does not fold it through; tf-layout lowers it to constants and folds all three
+  const std::string text = R"(graph {frontend = "tensorflow"} {
+  %x = arg() {index = 0} -> (f32[2,6,5,3])
+  %w = tf::Const() {dtype = f32, value = )" + f32_tensor({3, 3, 3, 4}, 11) + R"(}
+  %c = tf::Conv2D(%x, %w) {T = f32, strides = [1, 1, 1, 1], padding = "SAME", data_format = "NHWC"}
+  %b = tf::Const() {dtype = f32, value = )" + f32_tensor({4}, 12) + R"(}
+  %cb = tf::BiasAdd(%c, %b) {T = f32, data_format = "NHWC"}
+  %sc = tf::Const() {dtype = f32, value = tensor<f32[4]> [1.5, 0.5, 2.0, 1.0]}
+  %of = tf::Const() {dtype = f32, value = tensor<f32[4]> [0.25, -1.0, 0.5, 0.0]}
+  %mn = tf::Const() {dtype = f32, value = tensor<f32[4]> [0.1, -0.2, 0.3, 0.0]}
+  %vr = tf::Const() {dtype = f32, value = tensor<f32[4]> [2.0, 0.5, 1.0, 0.25]}
+  %bn:6 = tf::FusedBatchNormV3(%cb, %sc, %of, %mn, %vr) {T = f32, U = f32, epsilon = 0.001, is_training = false, data_format = "NHWC"}
+  %r = tf::Relu(%bn:0) {T = f32}
+  %r0:0 = return(%r)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,tf-layout,dce", ctx);
+  CHECK(stat(ctx, "tf-layout.batch-norm-to-scale-shift") == 1);
+  CHECK(count_op(g, "FusedConv") == 1);
+  CHECK(count_op(g, "FusedBatchNormV3") + count_op(g, "BiasAdd") + count_op(g, "Mul") + count_op(g, "AddV2") +
+            count_op(g, "Relu") == 0);
+  CHECK(count_op(g, "Transpose") == 2);  // the input's and the output's (a graph output)
+  CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-4);
+}
+
 TEST_CASE("passes.tf_layout.declines") {
   // a filter that is not constant, unknown input channels, an NHWC value read by a Reshape
   gpass::pass_context ctx;

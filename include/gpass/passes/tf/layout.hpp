@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -612,6 +613,59 @@ bool sink_concat(rewriter<G>& rw, typename G::node_id v) {
   return true;
 }
 
+/// TF `FusedBatchNorm` / `V2` / `V3` in inference (`is_training = false`, NHWC, f32, the
+/// other outputs unused) with constant scale, offset, mean and variance, reading a transposed
+/// value or a `gpass::FusedConv`: `AddV2(Mul(x, inv), shift)` with the constants `inv = scale /
+/// sqrt(variance + epsilon)` and `shift = offset - mean * inv` computed here (in double), which
+/// the sinking and `scale-into-weights` / `shift-into-bias` then take into the convolution.
+template <class G>
+bool lower_constant_batch_norm(rewriter<G>& rw, typename G::node_id v) {
+  G& g = rw.graph();
+  const auto& n = g[v];
+  if (g.num_inputs(v) != 5 || n.outputs.empty() || !free_of_control(g, v)) return false;
+  for (std::size_t k = 1; k < n.outputs.size(); ++k)
+    if (!g.uses(v, static_cast<int>(k)).empty()) return false;
+  if (get_or<bool>(n.attrs, "is_training", true) || get_or<std::string>(n.attrs, "data_format", "NHWC") != "NHWC")
+    return false;
+  auto x = g.input(v, 0);
+  if (x.empty || element_of(g, v) != dtype::f32) return false;
+  if (!transposed_at(g, v, 0) && !(g[x.node].domain == "gpass" && g[x.node].op == "FusedConv")) return false;
+  std::array<const tensor*, 4> p{};
+  for (int i = 1; i < 5; ++i) {
+    p[static_cast<std::size_t>(i - 1)] = constant_input(g, v, i);
+    const tensor* t = p[static_cast<std::size_t>(i - 1)];
+    if (!t || t->element_type() != dtype::f32 || t->rank() != 1 || t->size() != p[0]->size()) return false;
+  }
+  const std::int64_t c = p[0]->size();
+  const double eps = get_or(n.attrs, "epsilon", 1e-4);
+  std::vector<float> inv(static_cast<std::size_t>(c)), shift(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < inv.size(); ++i) {
+    const double k = static_cast<double>(p[0]->values<float>()[i]) /
+                     std::sqrt(static_cast<double>(p[3]->values<float>()[i]) + static_cast<double>(static_cast<float>(eps)));
+    inv[i] = static_cast<float>(k);
+    shift[i] = static_cast<float>(static_cast<double>(p[1]->values<float>()[i]) - static_cast<double>(p[2]->values<float>()[i]) * k);
+  }
+  const auto ic = add_const(rw, v, tensor::from(inv, {c}), "/inv");
+  const auto sc = add_const(rw, v, tensor::from(shift, {c}), "/shift");
+  typename G::node_type m;
+  m.op = "Mul";
+  m.domain = "tf";
+  m.device = n.device;
+  m.name = g.unique_name(n.name + "/scaled");
+  m.attrs["T"] = dtype::f32;
+  m.outputs.assign(1, n.outputs[0]);
+  const auto mv = rw.add_node(std::move(m));
+  g.add_input(mv, x.node, x.port);
+  g.add_input(mv, ic, 0);
+  typename G::node_type a;
+  a.op = "AddV2";
+  a.domain = "tf";
+  a.attrs["T"] = dtype::f32;
+  a.outputs.assign(1, g[v].outputs[0]);
+  rw.replace_with(v, std::move(a), {{mv, 0}, {sc, 0}});
+  return true;
+}
+
 /// The `gpass::FusedConv` producing input `i` of `v` when `v` may be folded into it: output
 /// 0, its only use, same device, no activation yet (and no residual when `no_residual`).
 template <class G>
@@ -687,6 +741,7 @@ bool fold_residual(rewriter<G>& rw, typename G::node_id v) {
 /// | `sink-reduce` | `Mean/Sum/Max/Min/Prod(Transpose(x, p), axes)` -> reduced over `p[axes]` (no transpose after when the kept axes stay in order: global pooling) |
 /// | `sink-pool` | `MaxPool/AvgPool(Transpose(x, NCHW->NHWC))`, NHWC, f32 -> `Transpose(Pool(x) in NCHW)` |
 /// | `sink-concat` | `ConcatV2(Transpose(x_i, p)..., axis)` -> `Transpose(ConcatV2(x_i..., p[axis]), p)` |
+/// | `batch-norm-to-scale-shift` | inference `FusedBatchNorm*` (NHWC, constant statistics) after a convolution: `AddV2(Mul(x, inv), shift)` with constants, then folded |
 /// | `scale-into-weights`, `shift-into-bias` | per-channel `Mul` / `Add` / `AddV2` constants after a FusedConv into its weights and bias (`fold-batch-norm`'s rewrite) |
 /// | `residual-into-conv` | `AddV2(FusedConv(x, W, B), z)` -> `FusedConv(x, W, B, z)` |
 /// | `activation-into-conv` | `Relu`, `Relu6` (Clip 0..6), `Sigmoid`, `Tanh`, `LeakyRelu` after a FusedConv -> its `activation` |
@@ -747,6 +802,10 @@ struct tf_layout_fn : pass_base<tf_layout_fn> {
          .when = {},
          .rewrite = d::sink_reduce<G>},
         {.name = "sink-concat", .roots = {{"tf", "ConcatV2"}}, .when = {}, .rewrite = d::sink_concat<G>},
+        {.name = "batch-norm-to-scale-shift",
+         .roots = {{"tf", "FusedBatchNorm"}, {"tf", "FusedBatchNormV2"}, {"tf", "FusedBatchNormV3"}},
+         .when = {},
+         .rewrite = d::lower_constant_batch_norm<G>},
         {.name = "sink-pool", .roots = {{"tf", "MaxPool"}, {"tf", "AvgPool"}}, .when = {}, .rewrite = d::sink_pool<G>},
         {.name = "pad-into-conv", .roots = {{"gpass", "FusedConv"}}, .when = {}, .rewrite = detail::fuse_pad_into_conv<G>},
     };
