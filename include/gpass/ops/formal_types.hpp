@@ -39,7 +39,7 @@ class formal_bindings {
   struct entry {
     std::string_view param;  ///< the schema's parameter name (the schema outlives the table)
     dtype type = dtype::undefined;
-    std::size_t input = 0;   ///< the input that bound it
+    std::size_t input = 0;   ///< the port that bound it (an input; in `backward`, an output)
   };
   /// The entry of `param`, or nullptr.
   const entry* find(std::string_view param) const noexcept {
@@ -69,8 +69,6 @@ class formal_bindings {
 /// - `check_inputs(s, ctx)`: inputs sharing a type parameter must have equal dtypes, and an
 ///   input whose formal is a fixed dtype must have it; fails with `incompatible dtypes f32
 ///   and i64 for T (inputs 0 and 1)` otherwise. Returns the parameters' dtypes.
-/// Fixed formals (`"int64"`) are recognized by `parse_dtype`; parameters by
-/// `detail::is_tensor_param`.
 /// - `fill_outputs(s, ctx)`: outputs whose formal is a fixed dtype or a parameter bound by an
 ///   input get that dtype (where the shape function left it undefined).
 /// - `backward(s, ctx)`: inputs whose parameter is bound by a known output dtype are refined

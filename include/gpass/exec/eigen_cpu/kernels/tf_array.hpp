@@ -778,6 +778,7 @@ inline void register_tf_index(registry& r) {
           }
         }
         gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), out);
+        if (y.size() == 0) return;  // (the walk below visits position 0 of every dim)
         const std::size_t run = static_cast<std::size_t>(inner) * size_of(x.element_type());
         const i64 batch = to_batch ? x.sizes()[0] : out[0];  // N, the batch of the space side
         // strides (in elements) of the space side (x when to_batch, y otherwise) and the batch side
