@@ -72,38 +72,57 @@ inline type transposed_type(const type& t, const perm& p) {
   return tensor_type{x.element, shape(std::move(d))};
 }
 
-/// `Transpose(c, p)` of a constant (any element type; `c` of rank p.size()).
+/// `Transpose(c, p)` of a constant (any element type; `c` of rank p.size()): the output in
+/// order, a row of its last dim at a time, reading the input with that dim's stride (filters
+/// of tens of MB are re-laid out here).
 inline tensor transposed(const tensor& c, const perm& p) {
   const std::size_t r = p.size();
-  std::vector<std::int64_t> out(r), in_stride(r, 1);
+  std::vector<std::int64_t> out(r), in_stride(r, 1), stride(r);  // stride: input step per output dim
   for (std::size_t i = r; i-- > 1;) in_stride[i - 1] = in_stride[i] * c.sizes()[i];
-  for (std::size_t i = 0; i < r; ++i) out[i] = c.sizes()[static_cast<std::size_t>(p[i])];
+  for (std::size_t i = 0; i < r; ++i) {
+    out[i] = c.sizes()[static_cast<std::size_t>(p[i])];
+    stride[i] = in_stride[static_cast<std::size_t>(p[i])];
+  }
   tensor y(c.element_type(), out);
-  const std::int64_t n = c.size();
-  std::vector<std::int64_t> idx(r, 0);
-  if (c.element_type() == dtype::string) {
-    auto src = c.values<std::string>();
-    auto dst = y.values<std::string>();
-    for (std::int64_t k = 0; k < n; ++k) {
-      std::int64_t off = 0;
-      for (std::size_t i = 0; i < r; ++i) off += idx[i] * in_stride[static_cast<std::size_t>(p[i])];
-      dst[static_cast<std::size_t>(k)] = src[static_cast<std::size_t>(off)];
-      for (std::size_t i = r; i-- > 0;)
+  if (y.size() == 0) return y;
+  if (r == 0) return c.clone();
+  const std::int64_t row = out[r - 1], step = stride[r - 1], rows = y.size() / row;
+  auto walk = [&]<class E>(const E* src, E* dst) {
+    std::vector<std::int64_t> idx(r - 1, 0);
+    std::int64_t base = 0;  // input offset of the current row's first element
+    for (std::int64_t k = 0; k < rows; ++k, dst += row) {
+      for (std::int64_t j = 0; j < row; ++j) dst[j] = src[base + j * step];
+      for (std::size_t i = r - 1; i-- > 0;) {  // next row: odometer over the outer dims
+        base += stride[i];
         if (++idx[i] < out[i]) break;
-        else idx[i] = 0;
+        base -= stride[i] * out[i];
+        idx[i] = 0;
+      }
     }
+  };
+  if (c.element_type() == dtype::string) {
+    walk(c.values<std::string>().data(), y.values<std::string>().data());
     return y;
   }
-  const std::size_t es = size_of(c.element_type());
   const std::byte* src = c.raw();
   std::byte* dst = y.raw();
-  for (std::int64_t k = 0; k < n; ++k) {
-    std::int64_t off = 0;
-    for (std::size_t i = 0; i < r; ++i) off += idx[i] * in_stride[static_cast<std::size_t>(p[i])];
-    std::memcpy(dst + static_cast<std::size_t>(k) * es, src + static_cast<std::size_t>(off) * es, es);
-    for (std::size_t i = r; i-- > 0;)
-      if (++idx[i] < out[i]) break;
-      else idx[i] = 0;
+  switch (size_of(c.element_type())) {
+    case 1: walk(reinterpret_cast<const std::uint8_t*>(src), reinterpret_cast<std::uint8_t*>(dst)); break;
+    case 2: walk(reinterpret_cast<const std::uint16_t*>(src), reinterpret_cast<std::uint16_t*>(dst)); break;
+    case 4: walk(reinterpret_cast<const std::uint32_t*>(src), reinterpret_cast<std::uint32_t*>(dst)); break;
+    case 8: walk(reinterpret_cast<const std::uint64_t*>(src), reinterpret_cast<std::uint64_t*>(dst)); break;
+    default: {  // wider elements (complex): bytes per element
+      const std::size_t es = size_of(c.element_type());
+      std::vector<std::int64_t> idx(r, 0);
+      for (std::int64_t k = 0; k < y.size(); ++k) {
+        std::int64_t off = 0;
+        for (std::size_t i = 0; i < r; ++i) off += idx[i] * stride[i];
+        std::memcpy(dst + static_cast<std::size_t>(k) * es, src + static_cast<std::size_t>(off) * es, es);
+        for (std::size_t i = r; i-- > 0;)
+          if (++idx[i] < out[i]) break;
+          else idx[i] = 0;
+      }
+    }
   }
   return y;
 }
