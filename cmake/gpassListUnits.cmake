@@ -22,6 +22,7 @@ set(_gpass_units
   gpass/exec/eigen_cpu/src/control.cpp
   gpass/exec/eigen_cpu/src/elementwise.cpp
   gpass/exec/eigen_cpu/src/linalg.cpp
+  gpass/exec/eigen_cpu/src/ml.cpp
   gpass/exec/eigen_cpu/src/nn.cpp
   gpass/exec/eigen_cpu/src/plan.cpp
   gpass/exec/eigen_cpu/src/reduce.cpp

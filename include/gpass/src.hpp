@@ -21,6 +21,7 @@
 #include <gpass/exec/eigen_cpu/src/control.cpp>
 #include <gpass/exec/eigen_cpu/src/elementwise.cpp>
 #include <gpass/exec/eigen_cpu/src/linalg.cpp>
+#include <gpass/exec/eigen_cpu/src/ml.cpp>
 #include <gpass/exec/eigen_cpu/src/nn.cpp>
 #include <gpass/exec/eigen_cpu/src/plan.cpp>
 #include <gpass/exec/eigen_cpu/src/reduce.cpp>

@@ -72,8 +72,15 @@ inline py::object to_numpy(const numpy_dtype& dt, const std::vector<std::int64_t
   py::ndarray<py::numpy> a(data, shape.size(), shape.data(), owner, nullptr, t);
   return a.cast();
 #else
-  std::vector<py::ssize_t> shape(sizes.begin(), sizes.end());
-  return py::array(py::dtype(dt.name), shape, data, owner);
+  // Strides are given, not derived from the dtype: pybind11 before 2.12 reads the item size
+  // from NumPy 1's descriptor layout, which under NumPy 2 gives 0 (every element aliased).
+  std::vector<py::ssize_t> shape(sizes.begin(), sizes.end()), strides(sizes.size());
+  py::ssize_t step = dt.bits / 8;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i];
+  }
+  return py::array(py::dtype(dt.name), shape, strides, data, owner);
 #endif
 }
 

@@ -2,19 +2,23 @@
 // ONNX model-local functions: import as gpass functions called by `call` nodes (one instance
 // per set of attribute values), inference and execution through the calls, the
 // inline-functions pass, export back to FunctionProtos; and external data (read, mapped,
-// written); ONNX Runtime's com.microsoft ops. The
-// fixtures and ONNX Runtime's outputs come from tests/data/onnx/make_fixtures.py.
+// written); ONNX Runtime's com.microsoft ops; the ai.onnx.ml, ai.onnx.preview and
+// ai.onnx.preview.training ops. The fixtures and their peers' outputs (ONNX Runtime's, or onnx's
+// reference evaluator's where ONNX Runtime has no kernel) come from
+// tests/data/onnx/make_fixtures.py.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/io/onnx.hpp>
 #include <gpass/io/onnx_tensor_file.hpp>
+#include <gpass/io/text.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/inline_functions.hpp>
 
@@ -34,7 +38,7 @@ std::size_t count_op(const G& g, const std::string& op) {
   return n;
 }
 
-// Runs `g` on the fixture's inputs and checks its outputs against ONNX Runtime's.
+// Runs `g` on the fixture's inputs and checks its outputs against the peer's.
 void check_against_ort(G g, const std::string& name, std::size_t outputs, std::size_t inputs = 1) {
   gpass::pass_context ctx;
   gpass::infer_shapes(g, ctx);
@@ -51,12 +55,21 @@ void check_against_ort(G g, const std::string& name, std::size_t outputs, std::s
     INFO(name << " output " << k);
     REQUIRE(got.sizes() == want.sizes());
     REQUIRE(got.element_type() == want.element_type());
-    if (got.element_type() != gpass::dtype::f32) {  // integers (EmbedLayerNormalization's mask_index): exact
+    if (got.element_type() == gpass::dtype::f16) {  // float16 results: within one unit in the last place or so
+      for (std::int64_t i = 0; i < got.size(); ++i) {
+        const float a = static_cast<float>(got.data<Eigen::half>()[i]), b = static_cast<float>(want.data<Eigen::half>()[i]);
+        CHECK(std::abs(a - b) <= 1e-3f + 2e-3f * std::abs(b));
+      }
+      continue;
+    }
+    if (got.element_type() != gpass::dtype::f32) {  // integers (EmbedLayerNormalization's mask_index), strings: exact
       CHECK(got == want);
       continue;
     }
-    for (std::int64_t i = 0; i < got.size(); ++i)
-      CHECK(std::abs(got.data<float>()[i] - want.data<float>()[i]) <= 1e-5 + 1e-5 * std::abs(want.data<float>()[i]));
+    for (std::int64_t i = 0; i < got.size(); ++i) {
+      const float a = got.data<float>()[i], b = want.data<float>()[i];
+      CHECK(((std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= 1e-5 + 1e-5 * std::abs(b)));
+    }
   }
 }
 
@@ -267,6 +280,115 @@ TEST_CASE("onnx.functions.multi_head_attention_packed_forms") {
   // what does not fit is an error naming the node
   CHECK_THROWS_WITH_AS(run({q, filled({B, L, D + 1}, 0.1f), filled({B, L, D}, 0.2f)}), doctest::Contains("node 'mha'"), gpass::error);
   CHECK_THROWS_WITH_AS(run({q}), doctest::Contains("key is missing"), gpass::error);
+}
+
+}  // namespace gpass_test_onnx_functions
+
+namespace gpass_test_onnx_functions {
+
+TEST_CASE("onnx.functions.ai_onnx_ml_ops") {
+  // ArrayFeatureExtractor, Binarizer, LabelEncoder (strings, NaN keys, tensors), TreeEnsemble
+  // (SUM with a member set and NaN tracking, AVERAGE over 3 targets with a one-leaf tree)
+  G g = gpass::read_onnx_file(dir / "onnx_ml.onnx");
+  {
+    G t = g;
+    gpass::pass_context ctx;
+    gpass::infer_shapes(t, ctx);
+    CHECK(t[t.at("afe")].outputs.at(0).to_string() == "f32[6,2]");
+    CHECK(t[t.at("labels")].outputs.at(0).to_string() == "str[5]");
+    CHECK(t[t.at("te_avg")].outputs.at(0).to_string() == "f32[6,3]");
+  }
+  check_against_ort(g, "onnx_ml", 8, 7);
+}
+
+TEST_CASE("onnx.functions.ai_onnx_preview_ops") {
+  // FlexAttention (grouped-query heads, a score_mod with its bias and mask inside, the same
+  // captured from the outer graph, a prob_mod with a scale, float16) and the training
+  // optimizers Adagrad, Adam, Momentum (Nesterov), two tensors each: onnx's reference outputs
+  G g = gpass::read_onnx_file(dir / "onnx_preview.onnx");
+  check_against_ort(g, "onnx_preview", 18, 14);
+}
+
+TEST_CASE("onnx.functions.tree_ensemble_post_transforms") {
+  // node 0: x <= 0 -> leaf 0 (target 0, 0.975), else node 1: x <= 0 -> leaf 1 (unreached),
+  // else leaf 2 (target 1, -1); rows x = -1 and x = 1 score (0.975, 0) and (0, -1); the post
+  // transforms as ONNX numbers them (1 SOFTMAX, 2 LOGISTIC, 3 SOFTMAX_ZERO, 4 PROBIT)
+  auto run = [](std::int64_t post) {
+    const std::string text = R"(graph {
+  %x = arg() {index = 0} -> (f32[2,1])
+  %y = ai.onnx.ml::TreeEnsemble(%x) {leaf_targetids = [0, 1, 1], leaf_weights = tensor<f32[3]> [0.975, 5.0, -1.0], n_targets = 2, nodes_falseleafs = [0, 1], nodes_falsenodeids = [1, 2], nodes_featureids = [0, 0], nodes_modes = tensor<u8[2]> [0, 0], nodes_splits = tensor<f32[2]> [0.0, 0.0], nodes_trueleafs = [1, 1], nodes_truenodeids = [0, 1], post_transform = )" +
+                             std::to_string(post) + R"(, tree_roots = [0]}
+  %r:0 = return(%y)
+})";
+    G g = gpass::parse_text<G>(text);
+    gpass::exec::eigen_cpu cpu({.threads = 1});
+    gpass::exec::plan p(g, cpu);
+    auto out = p.run({gpass::tensor::from<float>({-1.0f, 1.0f}).reshaped({2, 1})});
+    const float* y = out.at(0).tensor().data<float>();
+    return std::vector<double>(y, y + 4);
+  };
+  const double w = static_cast<float>(0.975), e = std::exp(1.0);
+  const auto none = run(0);
+  CHECK(none == std::vector<double>{w, 0.0, 0.0, -1.0});
+  const auto softmax = run(1);
+  CHECK(softmax[0] == doctest::Approx(std::exp(w) / (std::exp(w) + 1)));
+  CHECK(softmax[1] == doctest::Approx(1 / (std::exp(w) + 1)));
+  CHECK(softmax[2] == doctest::Approx(e / (e + 1)));
+  const auto logistic = run(2);
+  CHECK(logistic[0] == doctest::Approx(1 / (1 + std::exp(-w))));
+  CHECK(logistic[1] == doctest::Approx(0.5));
+  CHECK(logistic[3] == doctest::Approx(1 / (1 + e)));
+  const auto softmax_zero = run(3);  // zeros stay zero
+  CHECK(softmax_zero == std::vector<double>{1.0, 0.0, 0.0, 1.0});
+  const auto probit = run(4);  // the standard normal quantile: 0.975 -> 1.959964
+  CHECK(probit[0] == doctest::Approx(1.959964).epsilon(1e-6));
+  CHECK(std::isinf(probit[1]));
+  CHECK(probit[1] < 0);
+}
+
+TEST_CASE("onnx.functions.ai_onnx_ml_errors") {
+  using gpass::exec::value;
+  auto run_one = [](const std::string& text, std::vector<value> in) {
+    G g = gpass::parse_text<G>(text);
+    gpass::exec::eigen_cpu cpu({.threads = 1});
+    gpass::exec::plan p(g, cpu);
+    return p.run(std::move(in));
+  };
+  auto message = [&](const std::string& text, std::vector<value> in) {
+    try {
+      (void)run_one(text, std::move(in));
+    } catch (const gpass::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const auto x = gpass::tensor::from<float>({1, 2, 3, 4, 5, 6}).reshaped({2, 3});
+  SUBCASE("an index past the last axis") {
+    const std::string m = message(R"(graph {
+  %x = arg() {index = 0} -> (f32[2,3])
+  %i = arg() {index = 1} -> (i64[1])
+  %z = ai.onnx.ml::ArrayFeatureExtractor(%x, %i)
+  %r:0 = return(%z)
+})", {x, gpass::tensor::from<std::int64_t>({3})});
+    CHECK(m.find("node 'z'") != std::string::npos);
+    CHECK(m.find("out of range for the last axis of size 3") != std::string::npos);
+  }
+  SUBCASE("a tree whose branches form a cycle") {
+    const std::string m = message(R"(graph {
+  %x = arg() {index = 0} -> (f32[2,3])
+  %y = ai.onnx.ml::TreeEnsemble(%x) {leaf_targetids = [0], leaf_weights = tensor<f32[1]> [1.0], nodes_falseleafs = [0, 0], nodes_falsenodeids = [1, 0], nodes_featureids = [0, 1], nodes_modes = tensor<u8[2]> [0, 0], nodes_splits = tensor<f32[2]> [0.5, 0.5], nodes_trueleafs = [0, 0], nodes_truenodeids = [1, 0], tree_roots = [0]}
+  %r:0 = return(%y)
+})", {x});
+    CHECK(m.find("has a cycle") != std::string::npos);
+  }
+  SUBCASE("keys and values of different lengths") {
+    const std::string m = message(R"(graph {
+  %x = arg() {index = 0} -> (i64[2])
+  %y = ai.onnx.ml::LabelEncoder(%x) {keys_int64s = [1, 2, 3], values_floats = [0.5, 1.5]}
+  %r:0 = return(%y)
+})", {gpass::tensor::from<std::int64_t>({1, 2})});
+    CHECK(m.find("differ in length") != std::string::npos);
+  }
 }
 
 }  // namespace gpass_test_onnx_functions

@@ -9,9 +9,9 @@
 ///   auto outputs = p.run({x});
 /// \endcode
 ///
-/// The kernels are defined in ten units, one per family (`gpass/exec/eigen_cpu/src/*.cpp`;
+/// The kernels are defined in eleven units, one per family (`gpass/exec/eigen_cpu/src/*.cpp`;
 /// the TensorFlow ops in three), each with one entry point that adds its family to a
-/// registry, and `plan<eigen_cpu>` on the default graph type is instantiated by an eleventh
+/// registry, and `plan<eigen_cpu>` on the default graph type is instantiated by a twelfth
 /// (`src/plan.cpp`). In header-only mode (the
 /// default) this header includes the units; with `GPASS_SEPARATE_COMPILATION` it only
 /// declares them and the build compiles each unit once (see `gpass/config.hpp`).
@@ -33,6 +33,9 @@ GPASS_DECL void register_eigen_cpu_nn(kernel_registry<eigen_cpu>& r);
 /// Attention, RMSNormalization, RotaryEmbedding, GroupNormalization, LinearAttention,
 /// CausalConvWithState, SwiGLU (`src/attention.cpp`).
 GPASS_DECL void register_eigen_cpu_attention(kernel_registry<eigen_cpu>& r);
+/// ONNX's ai.onnx.ml (ArrayFeatureExtractor, Binarizer, LabelEncoder, TreeEnsemble) and
+/// ai.onnx.preview.training (Adagrad, Adam, Momentum) ops (`src/ml.cpp`).
+GPASS_DECL void register_eigen_cpu_ml(kernel_registry<eigen_cpu>& r);
 /// Shapes, data movement, indexing, construction, selection, resizing (`src/array.cpp`).
 GPASS_DECL void register_eigen_cpu_array(kernel_registry<eigen_cpu>& r);
 /// Reductions, arg-min/max, cumulative sums, top-k style scans (`src/reduce.cpp`).
@@ -60,6 +63,7 @@ inline void register_eigen_cpu_kernels(kernel_registry<eigen_cpu>& r) {
   register_eigen_cpu_linalg(r);
   register_eigen_cpu_nn(r);
   register_eigen_cpu_attention(r);
+  register_eigen_cpu_ml(r);
   register_eigen_cpu_array(r);
   register_eigen_cpu_reduce(r);
   register_eigen_cpu_control(r);
@@ -90,6 +94,7 @@ extern template class plan<eigen_cpu, graph<>>;
 #include <gpass/exec/eigen_cpu/src/control.cpp>
 #include <gpass/exec/eigen_cpu/src/elementwise.cpp>
 #include <gpass/exec/eigen_cpu/src/linalg.cpp>
+#include <gpass/exec/eigen_cpu/src/ml.cpp>
 #include <gpass/exec/eigen_cpu/src/nn.cpp>
 #include <gpass/exec/eigen_cpu/src/reduce.cpp>
 #include <gpass/exec/eigen_cpu/src/tf_array.cpp>

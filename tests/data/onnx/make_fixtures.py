@@ -23,6 +23,16 @@ outputs as the references (committed; rerun only to change them):
   with transBatchA / transBatchB (with and without transA / transB).
   (ONNX Runtime's CPU kernel takes no packed KV: tests/onnx/functions.cpp checks gpass's
   against separate K and V).
+- onnx_ml.onnx: ai.onnx.ml's ArrayFeatureExtractor (numbers and strings), Binarizer,
+  LabelEncoder (strings to int64 with keys_strings, floats to strings with a NaN key, int64 to
+  float through keys_tensor / values_tensor / default_tensor) and TreeEnsemble (SUM with
+  a BRANCH_MEMBER node and NaN inputs that follow nodes_missing_value_tracks_true, AVERAGE over
+  three targets with a one-leaf tree), with ONNX Runtime's outputs.
+- onnx_preview.onnx: ai.onnx.preview's FlexAttention (grouped-query heads with a score_mod
+  that adds a bias captured from the outer graph and a causal mask; a prob_mod and an explicit
+  scale; float16) and ai.onnx.preview.training's Adagrad, Adam and Momentum (two tensors each,
+  Nesterov): ONNX Runtime has no kernels for them, so the references are onnx's own
+  (`onnx.reference.ReferenceEvaluator`).
 `make_fixtures.py NAME...` remakes only those fixtures.
 Each model's input and ONNX Runtime's outputs are written as <name>.input_<k>.pb /
 <name>.output_<k>.pb (TensorProto files).
@@ -50,6 +60,16 @@ def save_io(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> 
         onnx.save_tensor(numpy_helper.from_array(v, n), os.path.join(HERE, f"{name}.input_{k}.pb"))
     for k, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
         onnx.save_tensor(numpy_helper.from_array(v, o.name), os.path.join(HERE, f"{name}.output_{k}.pb"))
+
+
+def save_io_reference(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
+    """As save_io, with onnx's reference evaluator computing the outputs."""
+    from onnx.reference import ReferenceEvaluator
+    outs = ReferenceEvaluator(model).run(None, feeds)
+    for k, (n, v) in enumerate(feeds.items()):
+        onnx.save_tensor(numpy_helper.from_array(v, n), os.path.join(HERE, f"{name}.input_{k}.pb"))
+    for k, (o, v) in enumerate(zip(model.graph.output, outs)):
+        onnx.save_tensor(numpy_helper.from_array(np.asarray(v), o.name), os.path.join(HERE, f"{name}.output_{k}.pb"))
 
 
 def local_functions() -> None:
@@ -265,9 +285,140 @@ def ort_contrib3() -> None:
         "fb3": rnd(2, 4, 5, 6)})
 
 
+def onnx_ml() -> None:
+    """ai.onnx.ml ops as scikit-learn converters write them."""
+    r = np.random.default_rng(21)
+    f, i64, s = TensorProto.FLOAT, TensorProto.INT64, TensorProto.STRING
+    ml = "ai.onnx.ml"
+    # (no post_transform: ONNX Runtime numbers them LOGISTIC 1, SOFTMAX 2, where ONNX says SOFTMAX 1,
+    # LOGISTIC 2; tests/onnx/functions.cpp checks gpass's transforms by themselves)
+    # two trees over 3 features, SUM, one target; node 0 of tree 0 tracks NaN to true
+    t1 = dict(nodes_featureids=[0, 2, 1], nodes_modes=numpy_helper.from_array(np.array([0, 3, 6], np.uint8), "m"),
+              nodes_splits=numpy_helper.from_array(np.array([0.1, -0.2, 0.0], np.float32), "s"),
+              nodes_truenodeids=[0, 1, 2], nodes_trueleafs=[1, 1, 1], nodes_falsenodeids=[1, 2, 3],
+              nodes_falseleafs=[1, 1, 1], nodes_missing_value_tracks_true=[1, 0, 0],
+              membership_values=numpy_helper.from_array(np.array([1.0, 3.0, np.nan], np.float32), "mv"),
+              leaf_targetids=[0, 0, 0, 0], leaf_weights=numpy_helper.from_array(np.array([0.5, -1.25, 2.0, 0.75], np.float32), "w"),
+              tree_roots=[0, 2], n_targets=1, aggregate_function=1)
+    # one deeper tree and a one-leaf tree (both branches the same leaf), AVERAGE over 3 targets
+    t2 = dict(nodes_featureids=[1, 0, 2, 0], nodes_modes=numpy_helper.from_array(np.array([1, 2, 0, 0], np.uint8), "m"),
+              nodes_splits=numpy_helper.from_array(np.array([0.0, 0.3, 0.5, 0.0], np.float32), "s"),
+              nodes_truenodeids=[1, 0, 2, 4], nodes_trueleafs=[0, 1, 1, 1], nodes_falsenodeids=[2, 1, 3, 4],
+              nodes_falseleafs=[0, 1, 1, 1],
+              leaf_targetids=[0, 1, 2, 0, 2], leaf_weights=numpy_helper.from_array(np.array([1.0, 2.0, -1.0, 0.5, 3.0], np.float32), "w"),
+              tree_roots=[0, 3], n_targets=3, aggregate_function=0)
+    nodes = [
+        helper.make_node("ArrayFeatureExtractor", ["x", "idx"], ["afe"], domain=ml),
+        helper.make_node("ArrayFeatureExtractor", ["names", "idx1"], ["afe_s"], domain=ml),
+        helper.make_node("Binarizer", ["xb"], ["bin"], domain=ml, threshold=0.25),  # ORT refuses NaN here
+        # (no repeated key: ONNX says the last one counts, ONNX Runtime takes the first)
+        helper.make_node("LabelEncoder", ["names"], ["codes"], domain=ml, keys_strings=["cat", "dog", "eel"],
+                         values_int64s=[3, 5, 7], default_int64=-4),
+        helper.make_node("LabelEncoder", ["x_keys"], ["labels"], domain=ml, keys_floats=[0.5, float("nan"), -1.0],
+                         values_strings=["half", "nan", "minus"], default_string="other"),
+        helper.make_node("LabelEncoder", ["ids"], ["weights"], domain=ml,
+                         keys_tensor=numpy_helper.from_array(np.array([1, 2, 3], np.int64), "k"),
+                         values_tensor=numpy_helper.from_array(np.array([0.5, 1.5, 2.5], np.float32), "v"),
+                         default_tensor=numpy_helper.from_array(np.array([-9.0], np.float32), "d")),
+        helper.make_node("TreeEnsemble", ["x"], ["te_sum"], domain=ml, **t1),
+        helper.make_node("TreeEnsemble", ["x"], ["te_avg"], domain=ml, **t2),
+    ]
+    ins = [helper.make_tensor_value_info("x", f, [6, 3]), helper.make_tensor_value_info("idx", i64, [2]),
+           helper.make_tensor_value_info("names", s, [2, 3]), helper.make_tensor_value_info("idx1", i64, [1, 2]),
+           helper.make_tensor_value_info("x_keys", f, [5]), helper.make_tensor_value_info("ids", i64, [2, 2]),
+           helper.make_tensor_value_info("xb", f, [2, 3])]
+    outs = [helper.make_tensor_value_info("afe", f, [6, 2]), helper.make_tensor_value_info("afe_s", s, [2, 2]),
+            helper.make_tensor_value_info("bin", f, [2, 3]), helper.make_tensor_value_info("codes", i64, [2, 3]),
+            helper.make_tensor_value_info("labels", s, [5]), helper.make_tensor_value_info("weights", f, [2, 2]),
+            helper.make_tensor_value_info("te_sum", f, [6, 1]), helper.make_tensor_value_info("te_avg", f, [6, 3])]
+    graph = helper.make_graph(nodes, "onnx_ml", ins, outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ml, 5)],
+                              producer_name="gpass-fixture", ir_version=10)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "onnx_ml.onnx"))
+    x = r.uniform(-1, 1, (6, 3)).astype(np.float32)
+    x[1, 0] = np.nan  # tracks true at tree 0's root
+    x[2, 1] = 3.0     # a member of tree 1's set
+    x[3, 1] = 1.0
+    save_io("onnx_ml", model, {
+        "x": x, "idx": np.array([2, 0], np.int64),
+        "names": np.array([["dog", "cat", "fox"], ["eel", "dog", "cow"]], dtype=object), "idx1": np.array([[2, 1]], np.int64),
+        "x_keys": np.array([0.5, np.nan, -1.0, 2.0, -0.0], np.float32), "ids": np.array([[3, 1], [7, 2]], np.int64),
+        "xb": np.array([[0.25, 0.3, -1.0], [0.0, 2.0, 0.2499]], np.float32)})
+
+
+def onnx_preview() -> None:
+    """ai.onnx.preview's FlexAttention and ai.onnx.preview.training's optimizers."""
+    r = np.random.default_rng(23)
+    f, f16, i64 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64
+    pv, tr = "ai.onnx.preview", "ai.onnx.preview.training"
+    b, hq, hkv, lq, lk, e, ev = 2, 4, 2, 3, 5, 8, 6
+    # score_mod: scores + a bias, then a causal mask (keys j <= i + 2); once with the bias and
+    # mask inside the function, once captured from the outer graph (onnx's reference evaluator
+    # cannot run captures: its output is the first one's, computed from the inside variant)
+    rel_bias = r.standard_normal((1, 1, lq, lk)).astype(np.float32)
+    causal = np.arange(lk)[None, :] <= np.arange(lq)[:, None] + 2
+
+    def score_mod(inside: bool) -> onnx.GraphProto:
+        score_nodes = [helper.make_node("Add", ["scores", "rel_bias"], ["biased"]),
+                       helper.make_node("Where", ["causal", "biased", "neg_inf"], ["scores_out"])]
+        inits = [numpy_helper.from_array(np.array(-np.inf, np.float32), "neg_inf")]
+        if inside:
+            inits += [numpy_helper.from_array(rel_bias, "rel_bias"), numpy_helper.from_array(causal, "causal")]
+        return helper.make_graph(score_nodes, "score_mod", [helper.make_tensor_value_info("scores", f, None)],
+                                 [helper.make_tensor_value_info("scores_out", f, None)], inits)
+
+    prob_mod = helper.make_graph([helper.make_node("Mul", ["probs", "two"], ["probs_out"])], "prob_mod",
+                                 [helper.make_tensor_value_info("probs", f, None)], [helper.make_tensor_value_info("probs_out", f, None)],
+                                 [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    nodes = [
+        helper.make_node("FlexAttention", ["q", "k", "v"], ["gqa_mod"], domain=pv, score_mod=score_mod(True)),
+        helper.make_node("FlexAttention", ["q", "k", "v"], ["gqa_capture"], domain=pv, score_mod=score_mod(False)),
+        helper.make_node("FlexAttention", ["q", "k", "v"], ["scaled_prob"], domain=pv, prob_mod=prob_mod, scale=0.2),
+        helper.make_node("FlexAttention", ["qh", "kh", "vh"], ["half"], domain=pv),
+        helper.make_node("Adagrad", ["R", "T", "x1", "x2", "g1", "g2", "h1", "h2"], ["ag_x1", "ag_x2", "ag_h1", "ag_h2"], domain=tr,
+                         decay_factor=0.1, epsilon=1e-5, norm_coefficient=0.01),
+        helper.make_node("Adam", ["R", "T", "x1", "x2", "g1", "g2", "h1", "h2", "h1", "h2"],
+                         ["ad_x1", "ad_x2", "ad_v1", "ad_v2", "ad_h1", "ad_h2"], domain=tr, alpha=0.9, beta=0.99, epsilon=1e-3,
+                         norm_coefficient=0.01, norm_coefficient_post=0.02),
+        helper.make_node("Momentum", ["R", "T", "x1", "x2", "g1", "g2", "h1", "h2"], ["mo_x1", "mo_x2", "mo_v1", "mo_v2"], domain=tr,
+                         alpha=0.9, beta=0.5, mode="nesterov", norm_coefficient=0.01),
+    ]
+    inits = [numpy_helper.from_array(rel_bias, "rel_bias"), numpy_helper.from_array(causal, "causal")]
+    ins = [helper.make_tensor_value_info("q", f, [b, hq, lq, e]), helper.make_tensor_value_info("k", f, [b, hkv, lk, e]),
+           helper.make_tensor_value_info("v", f, [b, hkv, lk, ev]), helper.make_tensor_value_info("qh", f16, [1, 2, lq, e]),
+           helper.make_tensor_value_info("kh", f16, [1, 2, lk, e]), helper.make_tensor_value_info("vh", f16, [1, 2, lk, ev]),
+           helper.make_tensor_value_info("R", f, []), helper.make_tensor_value_info("T", i64, []),
+           helper.make_tensor_value_info("x1", f, [4]), helper.make_tensor_value_info("x2", f, [2, 3]),
+           helper.make_tensor_value_info("g1", f, [4]), helper.make_tensor_value_info("g2", f, [2, 3]),
+           helper.make_tensor_value_info("h1", f, [4]), helper.make_tensor_value_info("h2", f, [2, 3])]
+    outs = [helper.make_tensor_value_info("gqa_mod", f, [b, hq, lq, ev]), helper.make_tensor_value_info("gqa_capture", f, [b, hq, lq, ev]),
+            helper.make_tensor_value_info("scaled_prob", f, [b, hq, lq, ev]),
+            helper.make_tensor_value_info("half", f16, [1, 2, lq, ev])]
+    for p in ("ag", "ad", "mo"):
+        outs += [helper.make_tensor_value_info(f"{p}_x1", f, [4]), helper.make_tensor_value_info(f"{p}_x2", f, [2, 3])]
+        if p == "ad":
+            outs += [helper.make_tensor_value_info("ad_v1", f, [4]), helper.make_tensor_value_info("ad_v2", f, [2, 3])]
+        outs += [helper.make_tensor_value_info(f"{p}_{'v' if p == 'mo' else 'h'}1", f, [4]),
+                 helper.make_tensor_value_info(f"{p}_{'v' if p == 'mo' else 'h'}2", f, [2, 3])]
+    graph = helper.make_graph(nodes, "onnx_preview", ins, outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(pv, 1), helper.make_opsetid(tr, 1)],
+                              producer_name="gpass-fixture", ir_version=10)
+    onnx.save(model, os.path.join(HERE, "onnx_preview.onnx"))
+    reference = onnx.ModelProto()
+    reference.CopyFrom(model)
+    reference.graph.node[1].attribute[0].g.CopyFrom(score_mod(True))
+    rnd = lambda *shape: r.standard_normal(shape).astype(np.float32)
+    save_io_reference("onnx_preview", reference, {
+        "q": rnd(b, hq, lq, e), "k": rnd(b, hkv, lk, e), "v": rnd(b, hkv, lk, ev), "qh": rnd(1, 2, lq, e).astype(np.float16),
+        "kh": rnd(1, 2, lk, e).astype(np.float16), "vh": rnd(1, 2, lk, ev).astype(np.float16),
+        "R": np.array(0.1, np.float32), "T": np.array(3, np.int64), "x1": rnd(4), "x2": rnd(2, 3), "g1": rnd(4), "g2": rnd(2, 3),
+        "h1": np.abs(rnd(4)), "h2": np.abs(rnd(2, 3))})
+
+
 if __name__ == "__main__":
     import sys
     makers = {"local_functions": local_functions, "external_data": external_data, "ort_contrib": ort_contrib,
-              "ort_contrib2": ort_contrib2, "ort_contrib3": ort_contrib3}
+              "ort_contrib2": ort_contrib2, "ort_contrib3": ort_contrib3, "onnx_ml": onnx_ml, "onnx_preview": onnx_preview}
     for name in sys.argv[1:] or list(makers):
         makers[name]()

@@ -7,7 +7,8 @@
 /// `gpass::ScaledDotProductAttention` (what `fuse-epilogues` makes of a written-out
 /// attention), RMSNormalization
 /// (23), RotaryEmbedding (23), GroupNormalization (18: scale and bias per group, 21: per
-/// channel, with stash_type), LinearAttention (27), CausalConvWithState (27) and SwiGLU (28).
+/// channel, with stash_type), LinearAttention (27), CausalConvWithState (27), SwiGLU (28) and
+/// ai.onnx.preview's FlexAttention (1; its score_mod and prob_mod are functions).
 ///
 /// The shape functions check what the operator definitions require of sizes that are known
 /// (head counts dividing hidden sizes, head sizes agreeing between Q, K and the caches) and
@@ -318,6 +319,27 @@ inline void sdpa_infer(infer_context& c) {
   c.set_tensor(0, c.input_dtype(0), scores.has_rank() ? shape{scores[0], scores[1], scores[2], v[3]} : shape());
 }
 
+/// FlexAttention (ai.onnx.preview): Q (B, Hq, L, E), K (B, Hkv, S, E), V (B, Hkv, S, Ev) give
+/// Y (B, Hq, L, Ev); Hq is a multiple of Hkv.
+inline void flex_attention_infer(infer_context& c) {
+  shape q = c.input_shape(0), k = c.input_shape(1), v = c.input_shape(2);
+  for (const shape* s : {&q, &k, &v})
+    if (s->has_rank() && s->rank() != 4) c.fail("Q, K and V must be 4-D, got " + s->to_string());
+  dim batch = q.has_rank() ? q[0] : dim();
+  if (k.has_rank()) batch = c.unify(batch, k[0], "(batch of K)");
+  if (v.has_rank()) batch = c.unify(batch, v[0], "(batch of V)");
+  if (q.has_rank() && k.has_rank()) {
+    c.unify(q[3], k[3], "(head size of Q and K)");
+    if (q[1].is_known() && k[1].is_known() && (k[1].value() <= 0 || q[1].value() % k[1].value() != 0))
+      c.fail("the query heads (" + q[1].to_string() + ") must be a multiple of the key/value heads (" + k[1].to_string() + ")");
+  }
+  if (k.has_rank() && v.has_rank()) {
+    c.unify(k[1], v[1], "(heads of K and V)");
+    c.unify(k[2], v[2], "(sequence of K and V)");
+  }
+  c.set_shape(0, shape{batch, q.has_rank() ? q[1] : dim(), q.has_rank() ? q[2] : dim(), v.has_rank() ? v[3] : dim()});
+}
+
 }  // namespace detail::onnx_ops
 }  // namespace gpass
 
@@ -345,6 +367,13 @@ inline void gpass::register_onnx_attention_ops(op_registry& r) {
   attention(24, 24);
   attention(25, op_schema::unbounded);
 
+  {  // ai.onnx.preview FlexAttention: score_mod and prob_mod are functions of one tensor (and captures)
+    op_schema flex = onnx_op("FlexAttention", 1).in("Q:T1").in("K:T1").in("V:T1").in("captures~0:V").out("Y:T1").tc("T1", fl)
+                         .opt("prob_mod", "func").opt("scale", "float").opt("score_mod", "func").opt("softmax_precision", "int")
+                         .infer(flex_attention_infer).build();
+    flex.domain = "ai.onnx.preview";
+    r.add(std::move(flex));
+  }
   {  // gpass's fused op (the optimizer's -O3: fuse-epilogues' `attention` pattern)
     op_schema sdpa = onnx_op("ScaledDotProductAttention", 1).in("Q:T").in("K:T").in("V:T").in("bias?:T").out("Y:T").tc("T", fl)
                          .req("scale", "float").infer(sdpa_infer)

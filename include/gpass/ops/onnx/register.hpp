@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file register.hpp
-/// Every ONNX default-domain op schema family, with its registration function. The unit
+/// Every ONNX op schema family (the default domain, ai.onnx.ml, ai.onnx.preview.training), with its registration function. The unit
 /// `gpass/ops/src/onnx_schemas.cpp` includes it and defines `gpass::register_onnx_ops`.
 
 #include <gpass/ops/onnx/attention.hpp>
@@ -10,6 +10,7 @@
 #include <gpass/ops/onnx/logical.hpp>
 #include <gpass/ops/onnx/matmul.hpp>
 #include <gpass/ops/onnx/misc.hpp>
+#include <gpass/ops/onnx/ml.hpp>
 #include <gpass/ops/onnx/nn.hpp>
 #include <gpass/ops/onnx/reduction.hpp>
 #include <gpass/ops/onnx/sequence.hpp>
@@ -29,5 +30,6 @@ void register_onnx_control_flow_ops(op_registry& r);
 void register_onnx_sequence_ops(op_registry& r);
 void register_onnx_misc_ops(op_registry& r);
 void register_onnx_attention_ops(op_registry& r);
+void register_onnx_ml_ops(op_registry& r);
 
 }  // namespace gpass

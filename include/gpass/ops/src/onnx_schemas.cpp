@@ -22,6 +22,7 @@ GPASS_DECL void gpass::register_onnx_ops(op_registry& r) {
   register_onnx_control_flow_ops(r);
   register_onnx_sequence_ops(r);
   register_onnx_misc_ops(r);
+  register_onnx_ml_ops(r);
 }
 
 #endif  // GPASS_UNIT_ONNX_SCHEMAS

@@ -6,7 +6,8 @@
 /// masks, past and present key/value caches, nonpad_kv_seqlen, softcap, softmax_precision
 /// and the four qk_matmul_output modes), RMSNormalization, RotaryEmbedding,
 /// GroupNormalization (18: scale and bias per group, 21: per channel), LinearAttention (the
-/// four update rules, grouped-query heads), CausalConvWithState, SwiGLU and gpass's fused
+/// four update rules, grouped-query heads), CausalConvWithState, SwiGLU, ai.onnx.preview's
+/// FlexAttention (its score and probability modifiers run as functions) and gpass's fused
 /// ScaledDotProductAttention. Floating-point
 /// element types (f32, f64; f16 and bf16 compute in float).
 ///
@@ -78,17 +79,6 @@ inline dtype float_type_attr(i64 v, const kernel_node& n, const char* what) {
     default: break;
   }
   n.fail(std::string(what) + " " + std::to_string(v) + " is not a floating-point type (1: float, 10: float16, 11: double, 16: bfloat16)");
-}
-
-/// The values of tensor `t` as doubles (any numeric or bool element type).
-inline std::vector<double> as_doubles(const gpass::tensor& t, const kernel_node& n) {
-  std::vector<double> r(static_cast<std::size_t>(t.size()));
-  dispatch<type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
-                     std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>>(t.element_type(), n, [&]<class S>() {
-    const S* p = t.data<S>();
-    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(static_cast<compute_t<S>>(p[i]));
-  });
-  return r;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -949,6 +939,139 @@ inline void register_scaled_dot_product_attention(registry& r) {
          }});
 }
 
+
+// ---------------------------------------------------------------------------------------
+// FlexAttention (ai.onnx.preview)
+
+/// The attributes of one FlexAttention node.
+struct flex_attrs {
+  bool has_scale = false;
+  double scale = 0;
+  dtype softmax_type = dtype::undefined;  ///< undefined: f32, or f64 for f64 inputs
+  std::string score_mod, prob_mod;        ///< functions of the library; empty: none
+  std::size_t captures = 0;               ///< trailing inputs passed to the modifiers
+};
+
+/// Calls modifier `f` on `x` (values of `d`, sizes `sizes`) with the node's captures; its one
+/// output must keep the sizes. Returns the output's values, rounded by `rp`.
+inline std::vector<double> flex_modify(context& ctx, const flex_attrs& a, const std::string& f, const std::vector<double>& x, dtype d,
+                                       const std::vector<i64>& sizes, rounder rp) {
+  gpass::tensor t(d, sizes);
+  dispatch<nn_types>(d, ctx.node(), [&]<class U>() {
+    U* p = t.data<U>();
+    for (std::size_t i = 0; i < x.size(); ++i) p[i] = to_elem<U>(x[i]);
+  });
+  std::vector<value> args;
+  args.emplace_back(std::move(t));
+  for (std::size_t i = ctx.num_inputs() - a.captures; i < ctx.num_inputs(); ++i) args.push_back(ctx.input_value(i));
+  auto out = ctx.call(f, std::move(args));
+  if (out.size() != 1 || !out[0].is_tensor()) ctx.fail("modifier '" + f + "' must return one tensor");
+  const gpass::tensor& y = out[0].tensor();
+  if (y.sizes() != sizes)
+    ctx.fail("modifier '" + f + "' returned " + y.shape().to_string() + " for " + shape::of(sizes).to_string() + " (it must keep the shape)");
+  std::vector<double> r = as_doubles(y, ctx.node());
+  for (double& v : r) v = rp(v);
+  return r;
+}
+
+/// Y = modp(softmax(mods(Q K^T * scale))) V per batch and head (heads of K and V shared by
+/// groups of query heads), as ONNX defines it: Q and K each scaled by sqrt(scale) in their
+/// type, the scores in that type, then the softmax precision for the scores, the modifiers,
+/// the softmax and the product with V; Y in V's type.
+inline void flex_attention_run(context& ctx, const flex_attrs& a) {
+  const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  for (const gpass::tensor* t : {&q, &k, &v})
+    if (t->rank() != 4) ctx.fail("Q, K and V must be 4-D, got " + t->shape().to_string());
+  if (k.element_type() != q.element_type() || v.element_type() != q.element_type()) ctx.fail("Q, K and V must have one element type");
+  const i64 B = q.sizes()[0], H = q.sizes()[1], L = q.sizes()[2], E = q.sizes()[3];
+  const i64 KH = k.sizes()[1], S = k.sizes()[2], Ev = v.sizes()[3];
+  if (k.sizes()[0] != B || v.sizes()[0] != B) ctx.fail("Q, K and V must have the same batch size");
+  if (k.sizes()[3] != E) ctx.fail("Q and K must have the same head size, got " + std::to_string(E) + " and " + std::to_string(k.sizes()[3]));
+  if (v.sizes()[1] != KH || v.sizes()[2] != S) ctx.fail("K and V must have the same heads and sequence length");
+  if (KH <= 0 || H % KH != 0)
+    ctx.fail("the query heads (" + std::to_string(H) + ") must be a multiple of the key/value heads (" + std::to_string(KH) + ")");
+  const i64 group = H / KH;
+  const dtype in_type = q.element_type();
+  const dtype cd = a.softmax_type != dtype::undefined ? a.softmax_type : in_type == dtype::f64 ? dtype::f64 : dtype::f32;
+  const rounder ri = rounder_for(in_type, ctx.node()), rc = rounder_for(cd, ctx.node());
+  // sqrt(scale) computed in float, then in the input type
+  const double scale = a.has_scale ? a.scale : 1.0 / std::sqrt(static_cast<double>(E));
+  const double sq = ri(static_cast<double>(std::sqrt(static_cast<float>(scale))));
+  std::vector<double> qs = as_doubles(q, ctx.node()), ks = as_doubles(k, ctx.node()), vs = as_doubles(v, ctx.node());
+  for (double& x : qs) x = ri(x * sq);
+  for (double& x : ks) x = ri(x * sq);
+  for (double& x : vs) x = rc(x);
+  const std::vector<i64> score_sizes{B, H, L, S};
+  std::vector<double> scores(static_cast<std::size_t>(B * H * L * S));
+  ctx.policy().parallel_for(B * H, static_cast<double>(L * S * E), [&](i64 lo, i64 hi) {
+    for (i64 u = lo; u < hi; ++u) {
+      const i64 kvh = (u / H) * KH + (u % H) / group;
+      for (i64 i = 0; i < L; ++i)
+        for (i64 j = 0; j < S; ++j) {
+          const double* qr = qs.data() + (u * L + i) * E;
+          const double* kr = ks.data() + (kvh * S + j) * E;
+          double acc = 0;
+          for (i64 e = 0; e < E; ++e) acc += qr[e] * kr[e];
+          scores[static_cast<std::size_t>((u * L + i) * S + j)] = rc(ri(acc));  // the product in T1, cast to the precision
+        }
+    }
+  });
+  if (!a.score_mod.empty()) scores = flex_modify(ctx, a, a.score_mod, scores, cd, score_sizes, rc);
+  // softmax over the keys, each step in the softmax precision (a row of -inf gives NaN, as
+  // exp(-inf - -inf) does)
+  for (i64 row = 0; row < B * H * L; ++row) {
+    double* x = scores.data() + row * S;
+    double m = -std::numeric_limits<double>::infinity();
+    for (i64 j = 0; j < S; ++j) m = std::isnan(x[j]) || std::isnan(m) ? std::numeric_limits<double>::quiet_NaN() : std::max(m, x[j]);
+    double sum = 0;
+    for (i64 j = 0; j < S; ++j) sum += (x[j] = rc(std::exp(rc(x[j] - m))));
+    sum = rc(sum);
+    for (i64 j = 0; j < S; ++j) x[j] = rc(x[j] / sum);
+  }
+  if (!a.prob_mod.empty()) scores = flex_modify(ctx, a, a.prob_mod, scores, cd, score_sizes, rc);
+  gpass::tensor& yo = ctx.allocate_output(0, v.element_type(), {B, H, L, Ev});
+  std::vector<double> y(static_cast<std::size_t>(B * H * L * Ev));
+  ctx.policy().parallel_for(B * H, static_cast<double>(L * S * Ev), [&](i64 lo, i64 hi) {
+    for (i64 u = lo; u < hi; ++u) {
+      const i64 kvh = (u / H) * KH + (u % H) / group;
+      for (i64 i = 0; i < L; ++i) {
+        const double* p = scores.data() + (u * L + i) * S;
+        double* yr = y.data() + (u * L + i) * Ev;
+        for (i64 j = 0; j < S; ++j) {
+          const double* vr = vs.data() + (kvh * S + j) * Ev;
+          for (i64 e = 0; e < Ev; ++e) yr[e] += p[j] * vr[e];
+        }
+        for (i64 e = 0; e < Ev; ++e) yr[e] = rc(yr[e]);
+      }
+    }
+  });
+  dispatch<nn_types>(v.element_type(), ctx.node(), [&]<class U>() {
+    U* py = yo.data<U>();
+    for (std::size_t i = 0; i < y.size(); ++i) py[i] = to_elem<U>(y[i]);
+  });
+}
+
+inline void register_flex_attention(registry& r) {
+  r.add({.domain = "ai.onnx.preview", .op = "FlexAttention", .since_version = 1, .dtypes = nn_types::dtypes(),
+         .make = [](const kernel_node& n) -> fn {
+           flex_attrs a;
+           a.has_scale = n.has_attr("scale");
+           a.scale = n.attr<double>("scale", 0.0);
+           if (n.has_attr("softmax_precision")) a.softmax_type = float_type_attr(n.attr<i64>("softmax_precision"), n, "softmax_precision");
+           for (auto [name, slot] : {std::pair{"score_mod", &a.score_mod}, std::pair{"prob_mod", &a.prob_mod}}) {
+             auto it = n.attrs.find(name);
+             if (it == n.attrs.end()) continue;
+             if (!it->second.is<function_ref>()) n.fail(std::string("attribute '") + name + "' must name a function");
+             *slot = it->second.as<function_ref>().name;
+           }
+           a.captures = static_cast<std::size_t>(n.attr<i64>("_captures", 0));
+           return [a](context& ctx) {
+             if (ctx.num_inputs() < 3 + a.captures) ctx.fail("expects Q, K, V and " + std::to_string(a.captures) + " captures");
+             flex_attention_run(ctx, a);
+           };
+         }});
+}
+
 }  // namespace attention_impl
 
 /// Registers the kernels of this family.
@@ -961,6 +1084,7 @@ inline void register_attention(registry& r) {
   attention_impl::register_causal_conv(r);
   attention_impl::register_swiglu(r);
   attention_impl::register_scaled_dot_product_attention(r);
+  attention_impl::register_flex_attention(r);
 }
 
 }  // namespace gpass::exec::cpu_detail

@@ -66,6 +66,18 @@ void dispatch(dtype t, const kernel_node& n, F&& f) {
 template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
 
+/// The elements of tensor `t` (any numeric or bool element type; f16 and bf16 through float)
+/// as doubles, in order; another element type fails naming the node.
+inline std::vector<double> as_doubles(const gpass::tensor& t, const kernel_node& n) {
+  std::vector<double> r(static_cast<std::size_t>(t.size()));
+  dispatch<type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                     std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>>(t.element_type(), n, [&]<class S>() {
+    const S* p = t.data<S>();
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(static_cast<compute_t<S>>(p[i]));
+  });
+  return r;
+}
+
 // axes, strides, broadcasting: the rules every executor shares (gpass/exec/shape_rules.hpp)
 using shape_rules::broadcast_sizes;
 using shape_rules::broadcast_strides;

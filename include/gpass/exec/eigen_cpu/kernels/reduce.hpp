@@ -539,16 +539,6 @@ inline double scalar_double(const gpass::tensor& t, const kernel_node& n, const 
   return r;
 }
 
-/// The values of a numeric tensor as doubles.
-inline std::vector<double> double_values(const gpass::tensor& t, const kernel_node& n) {
-  std::vector<double> r(static_cast<std::size_t>(t.size()));
-  dispatch<numeric_types>(t.element_type(), n, [&]<class T>() {
-    const T* p = t.data<T>();
-    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
-  });
-  return r;
-}
-
 /// Fills a new output of dtype `t` from doubles (cast per element).
 inline void write_doubles(context& ctx, std::size_t port, dtype t, std::vector<std::int64_t> sizes, const std::vector<double>& v) {
   gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
@@ -741,7 +731,7 @@ inline fn make_stft(const kernel_node& n) {
     std::vector<double> window;
     if (ctx.has_input(2)) {
       if (ctx.input(2).rank() != 1) ctx.fail("window must have rank 1");
-      window = double_values(ctx.input(2), ctx.node());
+      window = as_doubles(ctx.input(2), ctx.node());
     }
     std::int64_t fl = ctx.has_input(2) ? static_cast<std::int64_t>(window.size()) : S;
     if (ctx.has_input(3)) {
@@ -837,12 +827,12 @@ inline fn make_nms(const kernel_node& n) {
     std::int64_t max_out = 0;
     if (ctx.has_input(2) && ctx.input(2).size() > 0) max_out = std::max<std::int64_t>(0, int_values(ctx.input(2), ctx.node(), "max_output_boxes_per_class").at(0));
     double iou = 0;
-    if (ctx.has_input(3) && ctx.input(3).size() > 0) iou = double_values(ctx.input(3), ctx.node()).at(0);
+    if (ctx.has_input(3) && ctx.input(3).size() > 0) iou = as_doubles(ctx.input(3), ctx.node()).at(0);
     const bool has_score = ctx.has_input(4) && ctx.input(4).size() > 0;
-    const double score_thr = has_score ? double_values(ctx.input(4), ctx.node()).at(0) : 0.0;
+    const double score_thr = has_score ? as_doubles(ctx.input(4), ctx.node()).at(0) : 0.0;
     if (iou < 0 || iou > 1) ctx.fail("iou_threshold must be in [0, 1]");
-    const std::vector<double> boxes = double_values(boxes_t, ctx.node());
-    const std::vector<double> scores = double_values(scores_t, ctx.node());
+    const std::vector<double> boxes = as_doubles(boxes_t, ctx.node());
+    const std::vector<double> scores = as_doubles(scores_t, ctx.node());
     // each box as (ymin, xmin, ymax, xmax)
     struct rect {
       double y0, x0, y1, x1;
@@ -1142,7 +1132,7 @@ inline fn make_random(const kernel_node& n, random_kind k, bool like) {
     const std::int64_t count = num_elements(sizes);
     std::vector<double> v(static_cast<std::size_t>(count));
     if (k == random_kind::bernoulli) {
-      const std::vector<double> p = double_values(*in, ctx.node());
+      const std::vector<double> p = as_doubles(*in, ctx.node());
       std::uniform_real_distribution<double> u(0.0, 1.0);
       for (std::int64_t i = 0; i < count; ++i) v[i] = u(eng) < p[i] ? 1.0 : 0.0;
       gpass::tensor& y = ctx.allocate_output(0, t, sizes);

@@ -1,0 +1,1 @@
+2fox2cat2cow2dogBafe_s

@@ -1,0 +1,1 @@
+2half2nan2minus2other2otherBlabels
