@@ -113,6 +113,15 @@ struct label_keys {
     if (std::isnan(v)) nan = i;
     else floats.insert_or_assign(v == 0 ? 0.0 : v, i);  // -0 and +0 are one key
   }
+  /// Whether an input of element type `d` can hold these keys.
+  bool accepts(dtype d) const {
+    switch (k) {
+      case kind::strings: return d == dtype::string;
+      case kind::integers: return d == dtype::int64 || d == dtype::int32 || d == dtype::int16;
+      case kind::floats: return d == dtype::f32 || d == dtype::f64;
+    }
+    return false;
+  }
   /// The value index of element `i` of `x`, or npos.
   std::size_t find(const gpass::tensor& x, i64 i) const {
     constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
@@ -287,8 +296,7 @@ inline void register_label_encoder(registry& r) {
            auto m = std::make_shared<const label_map>(read_label_map(n));
            return [m](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             const bool string_in = x.element_type() == dtype::string;
-             if (string_in != (m->keys.k == label_keys::kind::strings))
+             if (!m->keys.accepts(x.element_type()))
                ctx.fail("X of element type " + std::string(to_string(x.element_type())) + " does not match the keys' type");
              gpass::tensor& y = ctx.allocate_output(0, m->values.element_type(), x.sizes());
              apply_label_map(*m, x, y, ctx.node());
