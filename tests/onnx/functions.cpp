@@ -381,6 +381,23 @@ TEST_CASE("onnx.functions.ai_onnx_ml_errors") {
 })", {x});
     CHECK(m.find("has a cycle") != std::string::npos);
   }
+  SUBCASE("FlexAttention scores over the per-tensor limit") {
+    // Q, K and V of 1 KiB each; the 64 x 64 scores take 32 KiB as doubles
+    G g = gpass::parse_text<G>(R"(graph {
+  %q = arg() {index = 0} -> (f32[1,1,64,4])
+  %y = ai.onnx.preview::FlexAttention(%q, %q, %q)
+  %r:0 = return(%y)
+})");
+    gpass::exec::eigen_cpu cpu({.threads = 1});
+    gpass::exec::plan<gpass::exec::eigen_cpu> p(g, cpu, {.limits = {.max_tensor_bytes = 16384}});
+    std::string m = "no error";
+    try {
+      (void)p.run({gpass::tensor(gpass::dtype::f32, {1, 1, 64, 4})});
+    } catch (const gpass::error& e) {
+      m = e.what();
+    }
+    CHECK(m.find("node 'y' (op FlexAttention): the scores: a tensor of 32768 bytes is over the limit") != std::string::npos);
+  }
   SUBCASE("keys and values of different lengths") {
     const std::string m = message(R"(graph {
   %x = arg() {index = 0} -> (i64[2])

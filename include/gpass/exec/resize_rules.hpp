@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/shape_rules.hpp>
@@ -227,9 +229,18 @@ struct resize_plan {
 };
 
 /// The geometry of resizing sizes `in` with the `scales` or `sizes` (exactly one non-empty)
-/// and `roi` the node's inputs hold (empty: not given).
+/// and `roi` the node's inputs hold (empty: not given). `on_sizes`, when given, sees the output
+/// sizes before the per-axis plans are made (a kernel allocates its output there, so that the
+/// run's limits stop an outsized resize before its plans take memory); an empty output gets
+/// no plans.
 inline resize_plan plan_resize(const resize_options& opt, const std::vector<i64>& in, const std::vector<double>& scales,
-                               const std::vector<i64>& sizes, const std::vector<double>& roi, const kernel_node& n) {
+                               const std::vector<i64>& sizes, const std::vector<double>& roi, const kernel_node& n,
+                               const std::function<void(const std::vector<i64>&)>& on_sizes = nullptr) {
+  // an output size as int64, or a failure naming the axis (a scale may ask for any size)
+  auto out_size = [&](double v, std::size_t d) {
+    if (!(v < 9.0e18)) n.fail("the output size of axis " + std::to_string(d) + " (" + std::to_string(v) + ") is too large");
+    return static_cast<i64>(v);
+  };
   const std::size_t rank = in.size();
   if (scales.empty() == sizes.empty()) n.fail("exactly one of scales and sizes must be given");
   std::vector<i64> axes;
@@ -263,7 +274,7 @@ inline resize_plan plan_resize(const resize_options& opt, const std::vector<i64>
     if (!scales.empty()) {
       if (!(scales[i] > 0)) n.fail("scales must be positive");
       sc[d] = scales[i];
-      out[d] = static_cast<i64>(std::floor(scales[i] * static_cast<double>(in[d])));
+      out[d] = out_size(std::floor(scales[i] * static_cast<double>(in[d])), d);
     } else {
       if (sizes[i] < 0) n.fail("sizes must be non-negative");
       out[d] = sizes[i];
@@ -275,13 +286,17 @@ inline resize_plan plan_resize(const resize_options& opt, const std::vector<i64>
     for (i64 a : axes) s = opt.keep_aspect == "not_larger" ? std::min(s, sc[static_cast<std::size_t>(a)]) : std::max(s, sc[static_cast<std::size_t>(a)]);
     for (i64 a : axes) {
       sc[static_cast<std::size_t>(a)] = s;
-      out[static_cast<std::size_t>(a)] = static_cast<i64>(s * static_cast<double>(in[static_cast<std::size_t>(a)]) + 0.5);
+      out[static_cast<std::size_t>(a)] = out_size(s * static_cast<double>(in[static_cast<std::size_t>(a)]) + 0.5, static_cast<std::size_t>(a));
     }
   }
   for (std::size_t d = 0; d < rank; ++d)
     if (in[d] == 0 && out[d] != 0) n.fail("cannot resize an empty axis to a non-empty one");
+  const auto total = checked_num_elements(out);
+  if (!total) n.fail("the output's element count overflows int64");
+  if (on_sizes) on_sizes(out);
   std::vector<resize_axis> plans(rank);
   std::vector<char> active(rank, 0);
+  if (*total == 0) return {std::move(out), std::move(active), std::move(plans)};
   for (std::size_t d = 0; d < rank; ++d) {
     const bool identity = out[d] == in[d] && std::abs(sc[d] - 1.0) < 1e-12 && r0[d] == 0.0 && r1[d] == 1.0;
     if (identity && opt.coord != "tf_crop_and_resize") continue;

@@ -167,9 +167,11 @@ inline fn make_resize(const kernel_node& n, bool upsample) {
     const dtype t = x.element_type();
     const rr::resize_inputs ri = rr::read_resize_inputs(opt, nd, [&](std::size_t i) { return ctx.has_input(i); },
                                                         [&](std::size_t i) { return cuda_detail::host_value(ctx, i); });
-    const rr::resize_plan rp = rr::plan_resize(opt, x.sizes(), ri.scales, ri.sizes, ri.roi, nd);
     if (rank > static_cast<std::size_t>(max_rank)) ctx.fail("rank " + std::to_string(rank) + " is over the CUDA kernels' " + std::to_string(max_rank));
-    cuda_tensor& y = ctx.allocate_output(0, t, rp.out);
+    cuda_tensor* out_tensor = nullptr;
+    const rr::resize_plan rp = rr::plan_resize(opt, x.sizes(), ri.scales, ri.sizes, ri.roi, nd,
+                                               [&](const std::vector<i64>& out) { out_tensor = &ctx.allocate_output(0, t, out); });
+    cuda_tensor& y = *out_tensor;
     if (y.size() == 0) return;
     auto& pol = ctx.policy();
     // the plans of this geometry on the device (made once per input sizes, scales, sizes and roi)

@@ -1164,11 +1164,13 @@ inline fn make_resize(resize_options opt) {
     const std::size_t rank = x.rank();
     const resize_inputs ri = read_resize_inputs(opt, nd, [&](std::size_t i) { return ctx.has_input(i); },
                                                 [&](std::size_t i) { return ctx.input(i); });
-    const resize_plan rp = plan_resize(opt, x.sizes(), ri.scales, ri.sizes, ri.roi, nd);
+    gpass::tensor* yp = nullptr;
+    const resize_plan rp = plan_resize(opt, x.sizes(), ri.scales, ri.sizes, ri.roi, nd,
+                                       [&](const std::vector<i64>& out) { yp = &ctx.allocate_output(0, x.element_type(), out); });
     const std::vector<i64>& out = rp.out;
     const std::vector<char>& active = rp.active;
     const std::vector<resize_axis>& plans = rp.plans;
-    gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+    gpass::tensor& y = *yp;
     if (y.size() == 0) return;
     if (opt.mode == 0) {
       // nearest: a gather by per-axis index maps (any element type, exact)

@@ -27,6 +27,7 @@
 
 #include <Eigen/Core>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
@@ -939,7 +940,6 @@ inline void register_scaled_dot_product_attention(registry& r) {
          }});
 }
 
-
 // ---------------------------------------------------------------------------------------
 // FlexAttention (ai.onnx.preview)
 
@@ -1002,7 +1002,16 @@ inline void flex_attention_run(context& ctx, const flex_attrs& a) {
   for (double& x : ks) x = ri(x * sq);
   for (double& x : vs) x = rc(x);
   const std::vector<i64> score_sizes{B, H, L, S};
-  std::vector<double> scores(static_cast<std::size_t>(B * H * L * S));
+  // the scores (held in double) count against the run's limit on one tensor's bytes
+  const std::size_t score_bytes = bytes_or_throw(num_elements_or_throw(score_sizes), sizeof(double));
+  if (detail::run_budget* b = ctx.budget()) {
+    try {
+      b->check_tensor(score_bytes);
+    } catch (const error& e) {
+      ctx.fail("the scores: " + e.message());
+    }
+  }
+  std::vector<double> scores(score_bytes / sizeof(double));
   ctx.policy().parallel_for(B * H, static_cast<double>(L * S * E), [&](i64 lo, i64 hi) {
     for (i64 u = lo; u < hi; ++u) {
       const i64 kvh = (u / H) * KH + (u % H) / group;

@@ -462,8 +462,10 @@ inline void register_tree_ensemble(registry& r) {
              const gpass::tensor& x = ctx.input(0);
              if (x.rank() != 2) ctx.fail("X must be 2-D [N, F], got " + x.shape().to_string());
              const i64 rows = x.sizes()[0], features = x.sizes()[1], targets = t->targets;
+             // the output first: its size is checked (overflow, the run's limits) before the scores'
+             gpass::tensor& yo = ctx.allocate_output(0, x.element_type(), {rows, targets});
              const std::vector<double> xv = as_doubles(x, ctx.node());
-             std::vector<double> out(static_cast<std::size_t>(rows * targets));
+             std::vector<double> out(static_cast<std::size_t>(yo.size()));
              const double init = t->aggregate == 2   ? std::numeric_limits<double>::max()
                                  : t->aggregate == 3 ? std::numeric_limits<double>::lowest()
                                                      : 0.0;
@@ -486,7 +488,6 @@ inline void register_tree_ensemble(registry& r) {
                  post_transform(y, targets, t->post);
                }
              });
-             gpass::tensor& yo = ctx.allocate_output(0, x.element_type(), {rows, targets});
              dispatch<type_list<float, double, Eigen::half>>(x.element_type(), ctx.node(), [&]<class T>() {
                T* py = yo.data<T>();
                for (std::size_t i = 0; i < out.size(); ++i) py[i] = static_cast<T>(static_cast<compute_t<T>>(out[i]));
