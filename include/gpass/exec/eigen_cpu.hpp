@@ -33,8 +33,10 @@ GPASS_DECL void register_eigen_cpu_nn(kernel_registry<eigen_cpu>& r);
 /// Attention, RMSNormalization, RotaryEmbedding, GroupNormalization, LinearAttention,
 /// CausalConvWithState, SwiGLU (`src/attention.cpp`).
 GPASS_DECL void register_eigen_cpu_attention(kernel_registry<eigen_cpu>& r);
-/// ONNX's ai.onnx.ml (ArrayFeatureExtractor, Binarizer, LabelEncoder, TreeEnsemble) and
-/// ai.onnx.preview.training (Adagrad, Adam, Momentum) ops (`src/ml.cpp`).
+/// ONNX's ai.onnx.ml (ArrayFeatureExtractor, Binarizer, LabelEncoder, TreeEnsemble, the
+/// classic TreeEnsembleRegressor/Classifier, Linear*, SVM*, Scaler, Normalizer, Imputer,
+/// OneHotEncoder, FeatureVectorizer, CategoryMapper) and ai.onnx.preview.training (Adagrad,
+/// Adam, Momentum) ops (`src/ml.cpp`).
 GPASS_DECL void register_eigen_cpu_ml(kernel_registry<eigen_cpu>& r);
 /// Shapes, data movement, indexing, construction, selection, resizing (`src/array.cpp`).
 GPASS_DECL void register_eigen_cpu_array(kernel_registry<eigen_cpu>& r);

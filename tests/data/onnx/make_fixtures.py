@@ -28,6 +28,13 @@ outputs as the references (committed; rerun only to change them):
   float through keys_tensor / values_tensor / default_tensor) and TreeEnsemble (SUM with
   a BRANCH_MEMBER node and NaN inputs that follow nodes_missing_value_tracks_true, AVERAGE over
   three targets with a one-leaf tree), with ONNX Runtime's outputs.
+- onnx_ml_classic.onnx: the classic ai.onnx.ml models scikit-learn's converters write
+  (LinearClassifier / LinearRegressor, SVMClassifier with each kernel, votes, probabilities and
+  the binary case, SVMRegressor with one_class, TreeEnsembleRegressor and
+  TreeEnsembleClassifier 3 with each aggregate, base values, missing-value tracking, the
+  binary forest and boosting forms, double thresholds and weights) and their preprocessing
+  (Scaler, Normalizer, Imputer, OneHotEncoder, FeatureVectorizer, CategoryMapper), with ONNX
+  Runtime's outputs; float, double and int64 inputs.
 - onnx_preview.onnx: ai.onnx.preview's FlexAttention (grouped-query heads with a score_mod
   that adds a bias captured from the outer graph and a causal mask; a prob_mod and an explicit
   scale; float16) and ai.onnx.preview.training's Adagrad, Adam and Momentum (two tensors each,
@@ -416,9 +423,168 @@ def onnx_preview() -> None:
         "h1": np.abs(rnd(4)), "h2": np.abs(rnd(2, 3))})
 
 
+def _classic_trees(r: np.random.Generator, n_trees: int, depth: int, features: int, outputs: int, prefix: str,
+                   positive: bool = False, per_leaf: int = 1, scale: float = 1.0) -> dict:
+    """Random complete trees in the classic nodes_* / <prefix>_* attributes: every mode, splits and
+    inputs on a 0.25 grid (so that the EQ, NEQ and the strict and non-strict modes all decide
+    some rows), missing values tracked at random (NEQ nodes always to true: there ONNX Runtime
+    sends NaN to the true branch whatever the flag, the spec by the flag)."""
+    modes = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_values",
+                         "nodes_truenodeids", "nodes_falsenodeids", "nodes_missing_value_tracks_true")}
+    w = {f"{prefix}_{k}": [] for k in ("treeids", "nodeids", "ids", "weights")}
+    for t in range(n_trees):
+        count = 2 ** (depth + 1) - 1
+        # node ids in a shuffled order: the tree's root is still its first listed node
+        ids = [0] + list(r.permutation(np.arange(1, count)))
+        for k in range(count):
+            leaf = k >= 2 ** depth - 1
+            mode = "LEAF" if leaf else modes[int(r.integers(0, len(modes)))]
+            a["nodes_treeids"].append(t)
+            a["nodes_nodeids"].append(int(ids[k]))
+            a["nodes_featureids"].append(0 if leaf else int(r.integers(0, features)))
+            a["nodes_modes"].append(mode)
+            a["nodes_values"].append(0.0 if leaf else float(r.integers(-3, 4)) * 0.25)
+            a["nodes_truenodeids"].append(0 if leaf else int(ids[2 * k + 1]))
+            a["nodes_falsenodeids"].append(0 if leaf else int(ids[2 * k + 2]))
+            a["nodes_missing_value_tracks_true"].append(1 if mode == "BRANCH_NEQ" else int(r.integers(0, 2)))
+            if leaf:
+                for o in r.choice(outputs, size=min(per_leaf, outputs), replace=False):
+                    v = float(r.uniform(0, 1) if positive else r.uniform(-1, 1)) * scale
+                    w[f"{prefix}_treeids"].append(t)
+                    w[f"{prefix}_nodeids"].append(int(ids[k]))
+                    w[f"{prefix}_ids"].append(int(o))
+                    w[f"{prefix}_weights"].append(v)
+    a.update(w)
+    return a
+
+
+def _as_tensors(a: dict, names: list[str]) -> dict:
+    """Version 3's double-precision forms of the float attributes `names`."""
+    a = dict(a)
+    for n in names:
+        a[n + "_as_tensor"] = numpy_helper.from_array(np.array(a.pop(n), np.float64), n)
+    return a
+
+
+def onnx_ml_classic() -> None:
+    """The classic ai.onnx.ml models scikit-learn's converters write (ai.onnx.ml 3), with ONNX
+    Runtime's outputs: Linear{Classifier,Regressor}, SVM{Classifier,Regressor},
+    TreeEnsemble{Regressor,Classifier}, Scaler, Normalizer, Imputer, OneHotEncoder,
+    FeatureVectorizer, CategoryMapper. Where ONNX Runtime departs from the spec (a binary
+    classifier's SOFTMAX / PROBIT, the one-target transforms, base values of targets no leaf
+    weighs, NaN at BRANCH_NEQ, PROBIT's approximation) the models stay out of the difference:
+    tests/onnx/functions.cpp checks those cases by themselves."""
+    r = np.random.default_rng(31)
+    f, f64, i64, s = TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64, TensorProto.STRING
+    ml = "ai.onnx.ml"
+    n, nf = 8, 3
+    rnd = lambda *shape: r.standard_normal(shape).astype(np.float32)
+    nodes, outs = [], []
+
+    def node(op, inputs, outputs, types, **kw):
+        nodes.append(helper.make_node(op, inputs, outputs, domain=ml, name=outputs[0], **kw))
+        for o, (t, shape) in zip(outputs, types):
+            outs.append(helper.make_tensor_value_info(o, t, shape))
+
+    def classifier(op, x, tag, labels_type, cols, **kw):
+        node(op, [x], [f"{tag}_y", f"{tag}_z"], [(labels_type, [n]), (f, [n, cols])], **kw)
+
+    # linear models
+    classifier("LinearClassifier", "x", "lc_multi", i64, 3, coefficients=rnd(3 * nf).tolist(), intercepts=rnd(3).tolist(),
+               classlabels_ints=[4, 8, 15])
+    classifier("LinearClassifier", "x", "lc_softmax", s, 3, coefficients=rnd(3 * nf).tolist(), intercepts=rnd(3).tolist(),
+               classlabels_strings=["ant", "bee", "cat"], post_transform="SOFTMAX", multi_class=1)
+    classifier("LinearClassifier", "x", "lc_binary", i64, 2, coefficients=rnd(nf).tolist(), intercepts=[0.25],
+               classlabels_ints=[0, 1], post_transform="LOGISTIC")
+    classifier("LinearClassifier", "xd", "lc_double", s, 3, coefficients=rnd(3 * nf).tolist(), intercepts=rnd(3).tolist(),
+               classlabels_strings=["a", "b", "c"], post_transform="LOGISTIC")
+    node("LinearRegressor", ["x"], ["lr"], [(f, [n, 2])], coefficients=rnd(2 * nf).tolist(), intercepts=[0.5, -1.5], targets=2)
+    # SVMs: one-vs-one with votes (3 classes: a score per pair), with probabilities, binary,
+    # linear mode; every kernel
+    def svc(per_class, classes, **kw):
+        v = sum(per_class)
+        return dict(support_vectors=rnd(v * nf).tolist(), coefficients=rnd((classes - 1) * v).tolist(),
+                    rho=rnd(classes * (classes - 1) // 2).tolist(), vectors_per_class=per_class, **kw)
+    classifier("SVMClassifier", "x", "svc_rbf", i64, 3, kernel_type="RBF", kernel_params=[0.3, 0.0, 0.0],
+               classlabels_ints=[1, 2, 3], **svc([2, 3, 2], 3))
+    classifier("SVMClassifier", "x", "svc_poly_prob", s, 3, kernel_type="POLY", kernel_params=[0.5, 1.0, 3.0],
+               classlabels_strings=["x", "y", "z"], prob_a=(-np.abs(rnd(3)) - 0.5).tolist(), prob_b=(0.1 * rnd(3)).tolist(),
+               **svc([2, 2, 3], 3))
+    classifier("SVMClassifier", "x", "svc_sigmoid_binary", i64, 2, kernel_type="SIGMOID", kernel_params=[0.4, 0.2, 0.0],
+               classlabels_ints=[0, 1], **{**svc([3, 2], 2), "rho": [-0.9]})  # (votes both ways)
+    classifier("SVMClassifier", "xd", "svc_linear_prob", s, 2, kernel_type="LINEAR", classlabels_strings=["no", "yes"], kernel_params=[0.0, 0.0, 0.0],
+               prob_a=[-1.5], prob_b=[0.25], **svc([2, 2], 2))
+    classifier("SVMClassifier", "x", "svm_linear_mode", i64, 3, coefficients=rnd(3 * nf).tolist(), rho=[0.3], kernel_params=[0.0, 0.0, 0.0],
+               classlabels_ints=[7, 8, 9], post_transform="LOGISTIC")
+    node("SVMRegressor", ["x"], ["svr_rbf"], [(f, [n, 1])], kernel_type="RBF", kernel_params=[0.2, 0.0, 0.0], n_supports=4,
+         support_vectors=rnd(4 * nf).tolist(), coefficients=rnd(4).tolist(), rho=[0.5])
+    node("SVMRegressor", ["x"], ["svr_linear"], [(f, [n, 1])], coefficients=rnd(nf).tolist(), rho=[-0.25],
+         kernel_params=[0.0, 0.0, 0.0])  # (ONNX Runtime requires kernel_params)
+    node("SVMRegressor", ["x"], ["svr_one_class"], [(f, [n, 1])], kernel_type="POLY", kernel_params=[0.5, 0.5, 2.0],
+         n_supports=3, support_vectors=rnd(3 * nf).tolist(), coefficients=rnd(3).tolist(), rho=[-0.75], one_class=1)
+    # tree ensembles: regressors with each aggregate (base values where every target is weighed
+    # in every tree), classifiers multiclass and binary (probabilities as scikit-learn's forests,
+    # margins with a base value and LOGISTIC as its gradient boosting)
+    node("TreeEnsembleRegressor", ["xn"], ["ter_sum"], [(f, [n, 2])], n_targets=2, base_values=[0.5, -0.5],
+         **_classic_trees(r, 3, 3, nf, 2, "target", per_leaf=2))
+    for agg in ("AVERAGE", "MIN", "MAX"):
+        node("TreeEnsembleRegressor", ["xn"], [f"ter_{agg.lower()}"], [(f, [n, 1])], n_targets=1, aggregate_function=agg,
+             **_classic_trees(r, 4, 2, nf, 1, "target"))
+    node("TreeEnsembleRegressor", ["xd"], ["ter_double"], [(f, [n, 3])], n_targets=3, post_transform="SOFTMAX",
+         **_as_tensors(_classic_trees(r, 3, 2, nf, 3, "target", per_leaf=3), ["nodes_values", "target_weights"]))
+    classifier("TreeEnsembleClassifier", "xn", "tec_multi", s, 3, classlabels_strings=["r", "g", "b"], base_values=[0.1, 0.2, -0.1],
+               post_transform="SOFTMAX", **_classic_trees(r, 3, 3, nf, 3, "class", per_leaf=2))
+    classifier("TreeEnsembleClassifier", "xn", "tec_multi_none", i64, 4, classlabels_int64s=[10, 20, 30, 40],
+               **_classic_trees(r, 4, 2, nf, 4, "class", per_leaf=2))
+    classifier("TreeEnsembleClassifier", "xn", "tec_softmax_zero", i64, 4, classlabels_int64s=[1, 2, 3, 4],
+               post_transform="SOFTMAX_ZERO", **_classic_trees(r, 2, 2, nf, 4, "class"))  # classes no leaf weighs stay 0
+    forest = _classic_trees(r, 4, 2, nf, 1, "class", positive=True, scale=0.25)
+    classifier("TreeEnsembleClassifier", "xn", "tec_binary_forest", i64, 2, classlabels_int64s=[3, 7], **forest)
+    classifier("TreeEnsembleClassifier", "xn", "tec_binary_boost", s, 2, classlabels_strings=["neg", "pos"], base_values=[0.2],
+               post_transform="LOGISTIC", **_classic_trees(r, 3, 2, nf, 1, "class"))
+    classifier("TreeEnsembleClassifier", "xd", "tec_double", i64, 3, classlabels_int64s=[0, 1, 2],
+               **_as_tensors(_classic_trees(r, 2, 3, nf, 3, "class", per_leaf=3), ["nodes_values", "class_weights"]))
+    # preprocessing
+    node("Scaler", ["x"], ["scaled"], [(f, [n, nf])], offset=rnd(nf).tolist(), scale=rnd(nf).tolist())
+    node("Scaler", ["xi"], ["scaled_int"], [(f, [4, nf])], offset=[1.5], scale=[0.5])
+    for norm in ("MAX", "L1"):
+        node("Normalizer", ["x"], [f"norm_{norm.lower()}"], [(f, [n, nf])], norm=norm)
+    node("Normalizer", ["xd"], ["norm_l2"], [(f, [n, nf])], norm="L2")
+    node("Imputer", ["xn"], ["imputed"], [(f, [n, nf])], imputed_value_floats=[-1.0, -2.0, -3.0], replaced_value_float=float("nan"))
+    node("Imputer", ["xi"], ["imputed_int"], [(i64, [4, nf])], imputed_value_int64s=[99], replaced_value_int64=2)
+    node("OneHotEncoder", ["cats"], ["onehot_s"], [(f, [2, 3, 4])], cats_strings=["cat", "dog", "eel", "fox"])
+    node("OneHotEncoder", ["xi"], ["onehot_i"], [(f, [4, nf, 3])], cats_int64s=[3, 1, 2], zeros=1)
+    node("OneHotEncoder", ["xq"], ["onehot_f"], [(f, [5, 3])], cats_int64s=[0, 1, -1])  # floats cast to int64
+    node("FeatureVectorizer", ["x", "xn", "x"], ["features"], [(f, [n, 9])], inputdimensions=[2, 4, 3])  # cut, padded
+    node("FeatureVectorizer", ["xd", "xd"], ["features_double"], [(f, [n, 4])], inputdimensions=[1, 3])
+    node("FeatureVectorizer", ["xi8"], ["features_int"], [(f, [n, 2])], inputdimensions=[2])
+    node("CategoryMapper", ["cats"], ["cat_ids"], [(i64, [2, 3])], cats_strings=["cat", "dog", "eel"], cats_int64s=[5, 6, 7],
+         default_int64=-9)
+    node("CategoryMapper", ["ids"], ["cat_names"], [(s, [5])], cats_strings=["cat", "dog", "eel"], cats_int64s=[5, 6, 7],
+         default_string="none")
+    ins = [helper.make_tensor_value_info("x", f, [n, nf]), helper.make_tensor_value_info("xd", f64, [n, nf]),
+           helper.make_tensor_value_info("xn", f, [n, nf]), helper.make_tensor_value_info("xi", i64, [4, nf]),
+           helper.make_tensor_value_info("xi8", i64, [n, 1]), helper.make_tensor_value_info("xq", f, [5]),
+           helper.make_tensor_value_info("cats", s, [2, 3]), helper.make_tensor_value_info("ids", i64, [5])]
+    graph = helper.make_graph(nodes, "onnx_ml_classic", ins, outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ml, 3)],
+                              producer_name="gpass-fixture", ir_version=8)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "onnx_ml_classic.onnx"))
+    grid = lambda *shape: (r.integers(-4, 5, shape) * 0.25).astype(np.float32)
+    xn = grid(n, nf)
+    xn[1, 0] = xn[4, 2] = xn[6, 1] = np.nan  # missing values: the trees' tracks, the Imputer
+    save_io("onnx_ml_classic", model, {
+        "x": rnd(n, nf), "xd": r.standard_normal((n, nf)), "xn": xn, "xi": r.integers(0, 4, (4, nf)).astype(np.int64),
+        "xi8": r.integers(-5, 5, (n, 1)).astype(np.int64), "xq": np.array([0.9, -1.5, 1.0, 2.0, -0.2], np.float32),
+        "cats": np.array([["dog", "cat", "fox"], ["eel", "gnu", "dog"]], dtype=object), "ids": np.array([5, 7, 0, 6, -1], np.int64)})
+
+
 if __name__ == "__main__":
     import sys
     makers = {"local_functions": local_functions, "external_data": external_data, "ort_contrib": ort_contrib,
-              "ort_contrib2": ort_contrib2, "ort_contrib3": ort_contrib3, "onnx_ml": onnx_ml, "onnx_preview": onnx_preview}
+              "ort_contrib2": ort_contrib2, "ort_contrib3": ort_contrib3, "onnx_ml": onnx_ml, "onnx_preview": onnx_preview,
+              "onnx_ml_classic": onnx_ml_classic}
     for name in sys.argv[1:] or list(makers):
         makers[name]()

@@ -1,0 +1,1 @@
+2dog2cat2fox2eel2gnu2dogBcats

@@ -1,0 +1,1 @@
+2x2z2x2y2y2z2x2yBsvc_poly_prob_y

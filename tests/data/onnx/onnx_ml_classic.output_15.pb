@@ -1,0 +1,1 @@
+2yes2no2no2yes2no2no2no2noBsvc_linear_prob_y

@@ -1,0 +1,1 @@
+2ant2bee2bee2bee2bee2bee2bee2antBlc_softmax_y

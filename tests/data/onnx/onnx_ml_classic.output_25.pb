@@ -1,0 +1,1 @@
+Bter_maxJ Aec?Κ¶>τηL?Aec?Aec?Κ¶>Aec?•l/=

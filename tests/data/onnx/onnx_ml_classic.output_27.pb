@@ -1,0 +1,1 @@
+2b2b2r2r2g2r2r2rBtec_multi_y

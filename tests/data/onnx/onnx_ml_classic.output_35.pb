@@ -1,0 +1,1 @@
+2pos2pos2pos2pos2pos2pos2pos2negBtec_binary_boost_y

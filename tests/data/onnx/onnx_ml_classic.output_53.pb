@@ -1,0 +1,1 @@
+2cat2eel2none2dog2noneB	cat_names

@@ -1,0 +1,1 @@
+2c2c2c2c2c2a2c2bBlc_double_y
