@@ -317,9 +317,11 @@ TEST_CASE("io.tensorflow.tensors") {
         "gpass: test.pbtxt: node 'c' (op Const): attribute 'value': tensor of dtype DT_QINT8: no gpass dtype for it");
   CHECK(text_error("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_INVALID } } }") ==
         "gpass: test.pbtxt: node 'c' (op Const): attribute 'dtype': DT_INVALID has no gpass dtype");
-  // one value repeated over a huge shape stops at the size limit instead of allocating it
+  // one value repeated over a huge shape, materialized (splat_fill_bytes = 0; by default it
+  // is a Fill: tf.run_acyclic.splat_constants), stops at the size limit instead of allocating it
   gpass::tf_import_options small;
   small.max_tensor_bytes = 1 << 20;
+  small.splat_fill_bytes = 0;
   const std::string huge = "node { name: 'c' op: 'Const' attr { key: 'value' value { tensor { dtype: DT_FLOAT "
                            "tensor_shape { dim { size: 1000000 } dim { size: 1000000 } } float_val: 1 } } } }";
   try {

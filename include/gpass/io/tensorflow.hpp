@@ -53,6 +53,11 @@ struct tf_import_options {
   /// tensors are not bounded by the size of the file; together they may take this much, and
   /// more is an error. Tensors from `tensor_content` are bounded by the file and not counted.
   std::uint64_t max_tensor_bytes = std::uint64_t{1} << 32;
+  /// A `Const` made of one repeated value (or zeros) whose data would take more bytes than
+  /// this is imported as `Fill(dims, value)` of two small constants, not materialized (it
+  /// costs nothing of `max_tensor_bytes`; a run or a folding that needs it makes it under its
+  /// own limits). 0: every constant is materialized.
+  std::uint64_t splat_fill_bytes = std::uint64_t{1} << 20;
 };
 
 namespace detail::tf_io {
@@ -139,6 +144,7 @@ class importer {
     std::int64_t known_count = -1;              // -1: unknown op
     std::int64_t max_port = -1;                 // largest port referenced (unknown ops)
     node_id id{};
+    std::optional<detail::tf_io::tf_splat> splat;  // a large repeated-value Const, made a Fill
   };
 
   /// Where a function-body input comes from: a node's ports or the function_entry's.
@@ -232,6 +238,9 @@ class importer {
       };
       for (auto& [key, val] : entries) {
         if (key == attr_placeholders) throw error("attribute name '" + key + "' is reserved by the gpass TensorFlow importer");
+        if (r.op == "Const" && key == "value" && opt_.splat_fill_bytes != 0 && val->has(fields::attr_tensor))
+          if (const pb_value* tv = val->last(fields::attr_tensor); tv && tv->m)
+            if ((r.splat = detail::tf_io::splat_from_tf(*tv->m, opt_.splat_fill_bytes))) continue;
         attr_extras extras;
         attribute a = convert_attr_value(key, *val, budget_, extras);
         if (key == "_output_shapes") {
@@ -249,6 +258,15 @@ class importer {
         r.attrs.emplace(key, std::move(a));
       }
       if (!placeholders.empty()) r.attrs.emplace(std::string(attr_placeholders), std::move(placeholders));
+      if (r.splat) {  // Fill(dims, value): the inputs are made by import_body
+        auto dt = r.attrs.find("dtype");
+        if (dt == r.attrs.end() || !dt->second.template is<dtype>() || dt->second.template as<dtype>() != r.splat->value.element_type())
+          throw error("attribute 'dtype' does not match the dtype of attribute 'value'");
+        r.op = "Fill";
+        r.attrs.erase(dt);
+        r.attrs["T"] = r.splat->value.element_type();
+        r.attrs["index_type"] = dtype::int64;
+      }
       m.each(fields::node_input, [&](const pb_value& v) {
         r.input_texts.push_back(v.s);
         try {
@@ -319,6 +337,7 @@ class importer {
         node_error("duplicate node name (NodeDefs " + std::to_string(it->second) + " and " + std::to_string(i) + ")", r.name,
                    r.op);
     }
+    add_splat_inputs(recs, index);
 
     // function arguments
     const signature* sig = nullptr;
@@ -525,6 +544,41 @@ class importer {
   }
 
   /// `base`, or `base_k` for the smallest k such that no NodeDef (and not `taken`) has that name.
+  /// The two constants of each splat `Fill` (`node_rec::splat`): its dims (int64) and its
+  /// value, named after it, with its control inputs (they stay in its frame) and device.
+  void add_splat_inputs(std::vector<node_rec>& recs, std::unordered_map<std::string, std::size_t>& index) {
+    const std::size_t n = recs.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!recs[i].splat) continue;
+      std::vector<input_ref> inputs;
+      std::vector<std::string> texts;
+      for (const char* part : {"dims", "value"}) {
+        node_rec c;
+        c.m = recs[i].m;
+        c.name = fresh_name(index, recs[i].name + "/splat_" + part);
+        c.op = "Const";
+        c.device = recs[i].device;
+        tensor value = std::string_view(part) == "dims" ? tensor::from(recs[i].splat->sizes) : recs[i].splat->value;
+        c.attrs["dtype"] = value.element_type();
+        c.attrs["value"] = std::move(value);
+        c.inputs = recs[i].inputs;  // control inputs only: a Const has no data input
+        c.input_texts = recs[i].input_texts;
+        c.outs = find_known_op("Const");
+        c.arg_offsets = {0};
+        c.arg_sizes = {1};
+        c.known_count = 1;
+        inputs.push_back(input_ref{false, c.name, "", 0, false});
+        texts.push_back(c.name);
+        index.emplace(c.name, recs.size());
+        recs.push_back(std::move(c));
+      }
+      node_rec& r = recs[i];
+      r.inputs.insert(r.inputs.begin(), inputs.begin(), inputs.end());
+      r.input_texts.insert(r.input_texts.begin(), texts.begin(), texts.end());
+      r.splat.reset();
+    }
+  }
+
   static std::string fresh_name(const std::unordered_map<std::string, std::size_t>& index, const std::string& base,
                                 std::string_view taken = {}) {
     auto free = [&](const std::string& s) { return !index.contains(s) && s != taken; };

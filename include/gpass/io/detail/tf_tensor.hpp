@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,8 @@ inline const char* value_field_name(std::uint32_t n) noexcept {
 /// repeated over the shape, or zeros) is not bounded by the size of the input: its bytes are
 /// taken from `budget` (an error when they exceed what is left). Data from `tensor_content` is
 /// bounded by the input and costs nothing.
+inline void fill_from_values(tensor& t, std::uint64_t n, const std::vector<const pb_value*>& vals, std::uint64_t given);
+
 inline tensor tensor_from_tf(const pb_message& m, std::uint64_t& budget) {
   const std::int64_t code = m.i64(fields::tensor_dtype);
   auto dt = dtype_from_tf(code);
@@ -141,7 +144,54 @@ inline tensor tensor_from_tf(const pb_message& m, std::uint64_t& budget) {
     throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " has " + std::to_string(given) + " " +
                 value_field_name(vf) + " values for " + std::to_string(n) + " elements");
   if (given == 0 || n == 0) return t;  // zeros
-  visit_dtype(*dt, [&]<class T>() {
+  fill_from_values(t, n, vals, given);
+  return t;
+}
+
+/// A large constant made of one repeated value (a `*_val` list of one value, or none: zeros)
+/// over a shape of more than `min_bytes` bytes: its scalar value and its sizes, so that the
+/// importer can make it a `Fill` instead of materializing it. nullopt for anything else
+/// (`tensor_from_tf` reads it, and reports what is wrong with it).
+struct tf_splat {
+  tensor value;                      ///< rank 0
+  std::vector<std::int64_t> sizes;   ///< the constant's shape
+};
+inline std::optional<tf_splat> splat_from_tf(const pb_message& m, std::uint64_t min_bytes) {
+  const pb_value* content = m.last(fields::tensor_content);
+  if (content && !content->s.empty()) return std::nullopt;
+  auto dt = dtype_from_tf(m.i64(fields::tensor_dtype));
+  if (!dt || *dt == dtype::string || *dt == dtype::resource || *dt == dtype::variant) return std::nullopt;
+  const shape sh = shape_from_tf(m.msg(fields::tensor_shape));
+  if (!sh.has_rank()) return std::nullopt;
+  tf_splat r;
+  std::uint64_t n = 1;
+  const std::uint64_t elem_bytes = size_of(*dt);
+  if (elem_bytes == 0) return std::nullopt;
+  for (const auto& d : sh.dims()) {
+    if (!d.is_known()) return std::nullopt;
+    const auto s = static_cast<std::uint64_t>(d.value());
+    if (s != 0 && n > (std::uint64_t{1} << 62) / elem_bytes / s) return std::nullopt;
+    n *= s;
+    r.sizes.push_back(d.value());
+  }
+  if (n <= 1 || n * elem_bytes <= min_bytes) return std::nullopt;
+  const std::uint32_t vf = value_field_of(*dt);
+  for (std::uint32_t f : {fields::float_val, fields::double_val, fields::int_val, fields::string_val, fields::scomplex_val,
+                          fields::int64_val, fields::bool_val, fields::dcomplex_val, fields::half_val, fields::uint32_val,
+                          fields::uint64_val})
+    if (f != vf && m.has(f)) return std::nullopt;
+  std::vector<const pb_value*> vals;
+  m.each(vf, [&](const pb_value& v) { vals.push_back(&v); });
+  const bool complex = *dt == dtype::complex64 || *dt == dtype::complex128;
+  if (complex ? vals.size() != 0 && vals.size() != 2 : vals.size() > 1) return std::nullopt;
+  r.value = tensor(*dt, std::vector<std::int64_t>{});
+  if (!vals.empty()) fill_from_values(r.value, 1, vals, 1);
+  return r;
+}
+
+/// Elements `[0, n)` of `t` from the `given` typed values `vals` (the last one repeated).
+inline void fill_from_values(tensor& t, std::uint64_t n, const std::vector<const pb_value*>& vals, std::uint64_t given) {
+  visit_dtype(t.element_type(), [&]<class T>() {
     T* p = t.data<T>();
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t k = std::min(i, given - 1);
@@ -162,7 +212,6 @@ inline tensor tensor_from_tf(const pb_message& m, std::uint64_t& budget) {
       }
     }
   });
-  return t;
 }
 
 }  // namespace gpass::detail::tf_io
