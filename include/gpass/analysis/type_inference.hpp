@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -543,7 +545,7 @@ class type_inference {
     key_buffer_.assign(domain);
     key_buffer_ += '\0';
     key_buffer_ += op;
-    auto it = schema_cache_.find(key_buffer_);
+    auto it = schema_cache_.find(std::string_view(key_buffer_));
     if (it != schema_cache_.end()) return it->second;
     std::string key = key_buffer_;
     const op_schema* s = registry_->find(domain, op, opset_for(domain));
@@ -794,7 +796,12 @@ class type_inference {
   std::string frontend_;  // graph attribute `frontend` ("tensorflow", "onnx"), empty when unset
   symbol_table symbols_;
   std::string key_buffer_;  // schema_for's lookup key, reused
-  std::map<std::string, const op_schema*, std::less<>> schema_cache_;
+  // schema_for's memo by "domain\0op" (hashed: one lookup per node and inference)
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, const op_schema*, string_hash, std::equal_to<>> schema_cache_;
   std::map<std::string, cache_entry> cache_;
   std::map<std::string, record> records_;
   std::set<const G*> active_;

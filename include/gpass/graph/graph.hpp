@@ -124,7 +124,10 @@ class graph {
   node_id add_node(Node n) {
     if (n.name.empty()) n.name = unique_name(n.op.empty() ? std::string("node") : n.op);
     if (names_.contains(n.name, name_of())) throw_node_error("duplicate node name", n.name, n.op);
-    node_id v = boost::add_vertex(vertex_data{std::move(n), next_serial_++, {}}, (*g_));
+    // a default vertex, then the node moved in (Boost's add_vertex copies its property)
+    node_id v = boost::add_vertex(*g_);
+    (*g_)[v].node = std::move(n);
+    (*g_)[v].serial = next_serial_++;
     names_.insert((*g_)[v].node.name, v);
     return v;
   }
@@ -529,7 +532,9 @@ class graph {
     auto to_new = [&](node_id v) { return map[(*o.g_)[v].serial]; };
     names_.reserve(o.num_nodes());
     for (auto v : o.nodes()) {
-      node_id w = boost::add_vertex(vertex_data{o[v], (*o.g_)[v].serial, {}}, (*g_));
+      node_id w = boost::add_vertex(*g_);  // then one copy of the node (not two)
+      (*g_)[w].node = o[v];
+      (*g_)[w].serial = (*o.g_)[v].serial;
       names_.insert((*g_)[w].node.name, w);
       map[(*o.g_)[v].serial] = w;
       (*g_)[w].inputs.resize(o.num_inputs(v));

@@ -22,12 +22,12 @@ class node_map {
   node_map(const G& g, T init = T{}) : g_(&g), init_(init), v_(g.serial_bound(), init) {}
   typename std::vector<T>::reference operator[](typename G::node_id n) {
     auto s = g_->serial(n);
-    if (s >= v_.size()) v_.resize(g_->serial_bound(), init_);
+    if (s >= v_.size()) [[unlikely]] grow();  // out of line: the common path inlines
     return v_[s];
   }
   typename std::vector<T>::const_reference operator[](typename G::node_id n) const { return v_[g_->serial(n)]; }
   /// Extends the table to nodes added to the graph since it was made.
-  void grow() { v_.resize(g_->serial_bound(), init_); }
+  [[gnu::noinline]] void grow() { v_.resize(g_->serial_bound(), init_); }
 
  private:
   const G* g_;

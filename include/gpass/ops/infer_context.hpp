@@ -172,8 +172,17 @@ class infer_context {
     const type& t = input_type(i);
     return t.is_tensor() ? t.tensor() : tensor_type{};
   }
-  dtype input_dtype(std::size_t i) const { return input_tensor(i).element; }
-  shape input_shape(std::size_t i) const { return input_tensor(i).shape; }
+  dtype input_dtype(std::size_t i) const {
+    const type& t = input_type(i);
+    return t.is_tensor() ? t.tensor().element : dtype::undefined;
+  }
+  /// Input `i`'s shape (unknown rank when not a known tensor), viewed in place: valid while
+  /// this context lives.
+  const shape& input_shape(std::size_t i) const {
+    static const shape unknown_rank;
+    const type& t = input_type(i);
+    return t.is_tensor() ? t.tensor().shape : unknown_rank;
+  }
   /// The rank of input `i`, if known.
   std::optional<std::size_t> input_rank(std::size_t i) const {
     const type& t = input_type(i);

@@ -174,7 +174,7 @@ class rewriter {
   }
 
   // ---- for the driver ----
-  explicit rewriter(G& g) : g_(g), queued_(g, 0), dead_(g, 0) {}
+  explicit rewriter(G& g) : g_(g), queued_(g, 0), dead_(g, 0) { work_.reserve(g.num_nodes()); }
   void push(node_id v) {
     if (dead_[v] || queued_[v]) return;
     queued_[v] = 1;
@@ -214,26 +214,34 @@ class rewriter {
 template <class G>
 rewrite_result apply_patterns(G& g, const std::vector<rewrite_pattern<G>>& patterns, const rewrite_options& o = {}) {
   using node_id = typename G::node_id;
-  std::unordered_map<std::string, std::vector<const rewrite_pattern<G>*>> by_op;
+  // the patterns of each root op (views of the patterns' own strings), by benefit; the
+  // domain is checked per pattern
+  struct rooted {
+    std::string_view domain;
+    const rewrite_pattern<G>* pattern;
+  };
+  std::unordered_map<std::string_view, std::vector<rooted>> by_op;
   for (const auto& p : patterns)
-    for (const auto& r : p.roots) by_op[r.domain + '\n' + r.op].push_back(&p);
+    for (const auto& r : p.roots) by_op[r.op].push_back({r.domain, &p});
   for (auto& [k, list] : by_op)
-    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->benefit > b->benefit; });
+    std::stable_sort(list.begin(), list.end(), [](const rooted& a, const rooted& b) {
+      return a.pattern->benefit > b.pattern->benefit;
+    });
 
   rewrite_result res;
   rewriter<G> rw(g);
   std::vector<node_id> order;
+  order.reserve(g.num_nodes());
   for (auto v : g.nodes()) order.push_back(v);
   for (auto it = order.rbegin(); it != order.rend(); ++it) rw.push(*it);  // first node popped first
   const std::size_t cap = std::max<std::size_t>(1, o.max_rewrites_per_node * std::max<std::size_t>(1, order.size()));
-  std::string key;
   node_id v;
   while (rw.pop(v)) {
     ++res.visits;
-    key.assign(g[v].domain).append(1, '\n').append(g[v].op);
-    auto found = by_op.find(key);
+    auto found = by_op.find(std::string_view(g[v].op));
     if (found == by_op.end()) continue;
-    for (const rewrite_pattern<G>* p : found->second) {
+    for (const auto& [domain, p] : found->second) {
+      if (domain != g[v].domain) continue;
       bool ok = true;
       for (const auto& c : p->when)
         if (!c(std::as_const(g), v)) {

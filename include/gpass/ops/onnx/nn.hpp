@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include <gpass/ops/onnx/common.hpp>
 
 namespace gpass {
@@ -29,16 +31,34 @@ namespace detail::onnx_ops {
 using namespace gpass::onnx_shape;
 
 struct window {
-  std::vector<std::int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  // inline storage: reading a window allocates nothing for up to 4 spatial dims
+  using ints = boost::container::small_vector<std::int64_t, 8>;
+  ints kernel, strides, dilations, pads;  // pads: begins then ends
   std::string auto_pad;
   bool ceil_mode = false;
 };
+
+// The ints attribute `name` (an int is one value) into `out`, else `count` times `fallback`.
+inline void read_window_ints(infer_context& c, std::string_view name, std::size_t count, std::int64_t fallback,
+                             window::ints& out) {
+  const attribute* a = c.attr(name);
+  if (!a) {
+    out.assign(count, fallback);
+  } else if (a->is<std::vector<std::int64_t>>()) {
+    const auto& v = a->as<std::vector<std::int64_t>>();
+    out.assign(v.begin(), v.end());
+  } else if (a->is<std::int64_t>()) {
+    out.assign(1, a->as<std::int64_t>());
+  } else {
+    c.fail("attribute '" + std::string(name) + "' is a " + std::string(a->kind_name()) + ", expected ints");
+  }
+}
 
 // Window attributes for `k` spatial dims; `kernel_from` is the weight's spatial dims when the
 // kernel_shape attribute is absent (Conv).
 inline std::optional<window> read_window(infer_context& c, std::size_t k, const shape* weight) {
   window w;
-  if (auto ks = c.attr_ints("kernel_shape")) w.kernel = *ks;
+  if (c.attr("kernel_shape")) read_window_ints(c, "kernel_shape", 0, 0, w.kernel);
   else if (weight && weight->has_rank() && weight->rank() == k + 2) {
     for (std::size_t i = 0; i < k; ++i) {
       if (!(*weight)[i + 2].is_known()) return std::nullopt;
@@ -49,9 +69,9 @@ inline std::optional<window> read_window(infer_context& c, std::size_t k, const 
   }
   if (w.kernel.size() != k)
     c.fail("kernel_shape has " + std::to_string(w.kernel.size()) + " values for " + std::to_string(k) + " spatial dims");
-  w.strides = c.attr_ints("strides").value_or(std::vector<std::int64_t>(k, 1));
-  w.dilations = c.attr_ints("dilations").value_or(std::vector<std::int64_t>(k, 1));
-  w.pads = c.attr_ints("pads").value_or(std::vector<std::int64_t>(2 * k, 0));
+  read_window_ints(c, "strides", k, 1, w.strides);
+  read_window_ints(c, "dilations", k, 1, w.dilations);
+  read_window_ints(c, "pads", 2 * k, 0, w.pads);
   if (w.strides.size() != k) c.fail("strides has " + std::to_string(w.strides.size()) + " values, expected " + std::to_string(k));
   if (w.dilations.size() != k)
     c.fail("dilations has " + std::to_string(w.dilations.size()) + " values, expected " + std::to_string(k));
@@ -91,7 +111,7 @@ inline dim window_out(infer_context& c, const dim& in, const window& w, std::siz
 }
 
 inline void conv_infer(infer_context& c) {
-  shape x = c.input_shape(0), wt = c.input_shape(c.op() == "QLinearConv" ? 3 : 1);
+  const shape &x = c.input_shape(0), &wt = c.input_shape(c.op() == "QLinearConv" ? 3 : 1);
   if (!x.has_rank()) {
     if (wt.has_rank()) c.set_shape(0, shape::unknown_dims(wt.rank()));
     return;
@@ -149,7 +169,7 @@ inline void conv_transpose_infer(infer_context& c) {
 // attributes cannot be read. Nothing when input 0's rank is unknown.
 template <class Spatial>
 inline std::optional<shape> pool_out_shape(infer_context& c, Spatial spatial) {
-  shape x = c.input_shape(0);
+  const shape& x = c.input_shape(0);
   if (!x.has_rank()) return std::nullopt;
   if (x.rank() < 3) c.fail("input must have rank >= 3 (N, C, spatial...), got " + x.to_string());
   std::size_t k = x.rank() - 2;

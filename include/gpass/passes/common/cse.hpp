@@ -145,20 +145,22 @@ struct cse_fn : pass_base<cse_fn> {
         std::sort(ctl.begin(), ctl.end());
       }
     };
-    auto hash_key = [&](node_id v, const input_key& in, const std::vector<std::uint64_t>& ctl) {
+    // `cv`: the node's constant value when it is a constant node, else nullptr
+    auto hash_key = [&](node_id v, const input_key& in, const std::vector<std::uint64_t>& ctl, const tensor* cv) {
       const auto& n = g[v];
       std::size_t h = detail::hash_mix(std::hash<std::string>{}(n.op), std::hash<std::string>{}(n.domain));
       for (const auto& [sr, p] : in) h = detail::hash_mix(detail::hash_mix(h, std::hash<std::uint64_t>{}(sr)), std::hash<int>{}(p));
       for (auto c : ctl) h = detail::hash_mix(h, std::hash<std::uint64_t>{}(c));
-      for (const auto& [name, a] : n.attrs) h = detail::hash_mix(h, std::hash<std::string>{}(name));
-      if (detail::is_constant_node(n)) h = detail::hash_mix(h, detail::hash_tensor(detail::constant_value(n)));
+      // attributes are compared on a hash match; their number is enough to spread the keys
+      h = detail::hash_mix(h, n.attrs.size());
+      if (cv) h = detail::hash_mix(h, detail::hash_tensor(*cv));
       return h;
     };
-    auto mergeable = [&](node_id v) {
+    detail::purity_memo pure;
+    auto mergeable = [&](node_id v, const tensor* cv) {
       const auto& n = g[v];
-      if (n.op == "return" || !detail::op_is_pure(n.domain, n.op) || detail::calls_function(n.attrs)) return false;
-      if (detail::is_constant_node(n))
-        return detail::constant_bytes(detail::constant_value(n)) <= max_const;
+      if (cv) return detail::constant_bytes(*cv) <= max_const;  // a constant node: pure, no call
+      if (n.op == "return" || !pure(n.domain, n.op) || detail::calls_function(n.attrs)) return false;
       return g.num_inputs(v) != 0;
     };
     // the symbolic value of a single-output node, "" when it has none (or an unknown dim)
@@ -185,8 +187,9 @@ struct cse_fn : pass_base<cse_fn> {
     std::vector<std::uint64_t> kctl, wctl;
     for (std::size_t head = 0; head < ready.size(); ++head) {
       const node_id v = ready[head];
-      if (mergeable(v)) {
-        if (std::string sv = symbolic_value(v); !sv.empty()) {
+      const tensor* cv = detail::is_constant_node(g[v]) ? &detail::constant_value(g[v]) : nullptr;
+      if (mergeable(v, cv)) {
+        if (std::string sv = cv ? std::string() : symbolic_value(v); !sv.empty()) {  // constants have none
           auto [it, fresh] = by_symbolic_value.try_emplace(std::move(sv), v);
           // without control edges: they could order rep after one of its own descendants
           if (!fresh && !is_output[v] && g[it->second].device == g[v].device && g.control_inputs(v).empty() &&
@@ -196,7 +199,7 @@ struct cse_fn : pass_base<cse_fn> {
           }
         }
         make_key(v, kin, kctl);
-        const std::size_t h = hash_key(v, kin, kctl);
+        const std::size_t h = hash_key(v, kin, kctl, cv);
         std::optional<node_id> rep;
         auto [lo, hi] = seen.equal_range(h);
         for (auto it = lo; it != hi && !rep; ++it) {

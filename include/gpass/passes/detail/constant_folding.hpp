@@ -117,6 +117,7 @@ void fold_constant_subgraphs(G& g, const G& top, exec::eigen_cpu& cpu, const fol
   eval_limits.max_run_bytes = eval_limits.max_tensor_bytes * 4;
   eval_limits.max_call_depth = 1;
   std::int64_t held_bytes = 0;
+  purity_memo pure;
   auto fits = [&](double bytes, std::int64_t in_bytes) {
     return bytes <= static_cast<double>(lim.max_bytes) &&
            (bytes <= static_cast<double>(lim.min_bytes) || bytes <= lim.max_growth * static_cast<double>(in_bytes));
@@ -127,37 +128,41 @@ void fold_constant_subgraphs(G& g, const G& top, exec::eigen_cpu& cpu, const fol
     for (auto v : g.nodes()) {
       const auto& n = g[v];
       const tensor* t = inferred_value(n);
-      if (!t || is_constant_node(n) || g.num_inputs(v) == 0 || !op_is_pure(n.domain, n.op) || calls_function(n.attrs))
+      if (!t || is_constant_node(n) || g.num_inputs(v) == 0 || !pure(n.domain, n.op) || calls_function(n.attrs))
         continue;
       values[g.serial(v)] = {*t};
       if (fits(static_cast<double>(constant_bytes(*t)), 0)) folds.emplace_back(v, *t);
       else ++c.too_large;
     }
+  // the known value of output `port` of `u`: a constant node's own tensor (not copied: no
+  // node changes before the folds at the end), else what was computed or inferred
+  auto known = [&](node_id u, int port) -> const tensor* {
+    if (port == 0 && is_constant_node(g[u])) return &constant_value(g[u]);
+    auto it = values.find(g.serial(u));
+    if (it == values.end() || static_cast<std::size_t>(port) >= it->second.size()) return nullptr;
+    return &it->second[static_cast<std::size_t>(port)];
+  };
+  std::vector<const tensor*> in_t;
   for (std::size_t head = 0; head < ready.size(); ++head) {
     const node_id v = ready[head];
-    for (const auto& u : g.uses(v))
-      if (--pending[u.node] == 0) ready.push_back(u.node);
+    for (auto e : g.out_edges(v))
+      if (!g[e].is_control() && --pending[g.target(e)] == 0) ready.push_back(g.target(e));
     const auto& n = g[v];
-    if (is_constant_node(n)) {
-      values[g.serial(v)] = {constant_value(n)};
-      continue;
-    }
+    if (is_constant_node(n)) continue;           // read in place by its users
     if (values.contains(g.serial(v))) continue;  // known by inference
-    const auto ins = g.inputs(v);
+    const std::size_t num_in = g.num_inputs(v);
     bool any = false, all_known = true;
-    std::vector<const tensor*> in_t(ins.size(), nullptr);
-    for (std::size_t i = 0; i < ins.size(); ++i) {
-      if (ins[i].empty) continue;
+    in_t.assign(num_in, nullptr);
+    for (std::size_t i = 0; i < num_in && all_known; ++i) {
+      auto r = g.input(v, static_cast<int>(i));
+      if (r.empty) continue;
       any = true;
-      auto it = values.find(g.serial(ins[i].node));
-      if (it == values.end() || static_cast<std::size_t>(ins[i].port) >= it->second.size()) {
-        all_known = false;
-        break;
-      }
-      in_t[i] = &it->second[static_cast<std::size_t>(ins[i].port)];
+      in_t[i] = known(r.node, r.port);
+      all_known = in_t[i] != nullptr;
     }
     if (!any || !all_known) continue;
-    if (!op_is_pure(n.domain, n.op) || calls_function(n.attrs) || n.outputs.empty()) continue;
+    const auto ins = g.inputs(v);
+    if (!pure(n.domain, n.op) || calls_function(n.attrs) || n.outputs.empty()) continue;
     if (!kernels.has(n.domain, n.op)) {
       ++c.no_kernel;
       continue;

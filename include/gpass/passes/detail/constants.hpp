@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -176,6 +177,8 @@ inline bool calls_function(const attribute_map& attrs) {
 /// pure, except random ones (`RandomUniform`, `TruncatedNormal`, ... by name: a schema may
 /// be missing while the op is being added).
 inline bool op_is_pure(std::string_view domain, std::string_view op) {
+  // the most common node by far: no registry lookup
+  if ((op == "Constant" && domain.empty()) || (op == "Const" && domain == "tf")) return true;
   if (op.find("Random") != std::string_view::npos || op == "TruncatedNormal" || op == "Multinomial" ||
       op == "Bernoulli" || op == "ParameterizedTruncatedNormal")
     return false;
@@ -184,5 +187,23 @@ inline bool op_is_pure(std::string_view domain, std::string_view op) {
   const op_traits& t = s->traits;
   return !(t.side_effects || t.terminator || t.control_flow || t.stateful || t.interface);
 }
+
+/// `op_is_pure` memoized for one pass over a graph (a graph has few distinct ops: one
+/// registry lookup each, then a hash of the op name per node).
+class purity_memo {
+ public:
+  bool operator()(std::string_view domain, std::string_view op) {
+    key_.assign(domain).append(1, '\0').append(op);
+    auto it = memo_.find(key_);
+    if (it != memo_.end()) return it->second;
+    const bool pure = op_is_pure(domain, op);
+    memo_.emplace(key_, pure);
+    return pure;
+  }
+
+ private:
+  std::string key_;
+  std::unordered_map<std::string, bool> memo_;
+};
 
 }  // namespace gpass::detail
