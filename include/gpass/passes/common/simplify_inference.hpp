@@ -88,23 +88,34 @@ double attr_number(const Node& n, const std::string& key, double fallback) {
 /// TensorFlow NCHW. With `foldable_only`, also declines unless `fold-batch-norm` will absorb
 /// the result: constant parameters, and `x` the only use of a Conv, Gemm or MatMul output
 /// with a constant weight (`layout_of`).
+/// True when batch normalization `v` (ONNX `BatchNormalization`, domain "tf":
+/// `FusedBatchNorm*`) normalizes with its given statistics and only its result is read: its
+/// 5 inputs connected, its other outputs unused, not in training mode (TF: `is_training`
+/// false; ONNX: `training_mode` 0, `spatial` 1), TF's data format channels-last. What a
+/// rewrite into scale and shift needs (`lower_batch_norm`, `tf-layout`'s
+/// `batch-norm-to-scale-shift`).
 template <class G>
-bool lower_batch_norm(rewriter<G>& rw, typename G::node_id v, bool foldable_only) {
-  G& g = rw.graph();
+bool is_inference_batch_norm(const G& g, typename G::node_id v) {
   const auto& n = g[v];
-  const bool tf = n.domain == "tf";
   for (std::size_t k = 1; k < n.outputs.size(); ++k)
     if (!g.uses(v, static_cast<int>(k)).empty()) return false;
   if (g.num_inputs(v) != 5) return false;
   for (int i = 0; i < 5; ++i)
     if (g.input(v, i).empty) return false;
-  if (tf) {
+  if (n.domain == "tf") {
     auto it = n.attrs.find("is_training");
     if (it == n.attrs.end() || !it->second.template is<bool>() || it->second.template as<bool>()) return false;
-    if (get_or<std::string>(n.attrs, "data_format", "NHWC").rfind("NC", 0) == 0) return false;
-  } else {
-    if (attr_number(n, "training_mode", 0) != 0 || attr_number(n, "spatial", 1) == 0) return false;
+    return get_or<std::string>(n.attrs, "data_format", "NHWC").rfind("NC", 0) != 0;
   }
+  return attr_number(n, "training_mode", 0) == 0 && attr_number(n, "spatial", 1) != 0;
+}
+
+template <class G>
+bool lower_batch_norm(rewriter<G>& rw, typename G::node_id v, bool foldable_only) {
+  G& g = rw.graph();
+  const auto& n = g[v];
+  const bool tf = n.domain == "tf";
+  if (!is_inference_batch_norm(g, v)) return false;
   if (foldable_only) {
     for (int i = 1; i < 5; ++i)
       if (!constant_input(g, v, i)) return false;

@@ -29,6 +29,7 @@
 #include <gpass/passes/common/fold_batch_norm.hpp>
 #include <gpass/passes/common/fuse_epilogues.hpp>
 #include <gpass/passes/common/fuse_standard.hpp>
+#include <gpass/passes/common/simplify_inference.hpp>
 #include <gpass/passes/detail/constants.hpp>
 
 namespace gpass {
@@ -640,11 +641,8 @@ template <class G>
 bool lower_constant_batch_norm(rewriter<G>& rw, typename G::node_id v) {
   G& g = rw.graph();
   const auto& n = g[v];
-  if (g.num_inputs(v) != 5 || n.outputs.empty() || !free_of_control(g, v)) return false;
-  for (std::size_t k = 1; k < n.outputs.size(); ++k)
-    if (!g.uses(v, static_cast<int>(k)).empty()) return false;
-  if (get_or<bool>(n.attrs, "is_training", true) || get_or<std::string>(n.attrs, "data_format", "NHWC") != "NHWC")
-    return false;
+  if (n.outputs.empty() || !free_of_control(g, v) || !is_inference_batch_norm(g, v)) return false;
+  if (get_or<std::string>(n.attrs, "data_format", "NHWC") != "NHWC") return false;  // not NDHWC
   auto x = g.input(v, 0);
   if (x.empty || element_of(g, v) != dtype::f32) return false;
   if (!transposed_at(g, v, 0) && !(g[x.node].domain == "gpass" && g[x.node].op == "FusedConv")) return false;

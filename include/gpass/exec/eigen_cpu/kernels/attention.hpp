@@ -1067,13 +1067,9 @@ inline void register_flex_attention(registry& r) {
            a.has_scale = n.has_attr("scale");
            a.scale = n.attr<double>("scale", 0.0);
            if (n.has_attr("softmax_precision")) a.softmax_type = float_type_attr(n.attr<i64>("softmax_precision"), n, "softmax_precision");
-           for (auto [name, slot] : {std::pair{"score_mod", &a.score_mod}, std::pair{"prob_mod", &a.prob_mod}}) {
-             auto it = n.attrs.find(name);
-             if (it == n.attrs.end()) continue;
-             if (!it->second.is<function_ref>()) n.fail(std::string("attribute '") + name + "' must name a function");
-             *slot = it->second.as<function_ref>().name;
-           }
-           a.captures = static_cast<std::size_t>(n.attr<i64>("_captures", 0));
+           a.score_mod = function_attr(n, "score_mod", false);
+           a.prob_mod = function_attr(n, "prob_mod", false);
+           a.captures = num_captures(n);
            return [a](context& ctx) {
              if (ctx.num_inputs() < 3 + a.captures) ctx.fail("expects Q, K, V and " + std::to_string(a.captures) + " captures");
              flex_attention_run(ctx, a);

@@ -66,6 +66,20 @@ void dispatch(dtype t, const kernel_node& n, F&& f) {
 template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
 
+/// Number of trailing inputs that are captures (`_captures`: the values a function attribute's
+/// body reads from the enclosing scope, as If/Loop/Scan and FlexAttention pass them).
+inline std::size_t num_captures(const kernel_node& n) {
+  return static_cast<std::size_t>(n.attr<std::int64_t>("_captures", 0));
+}
+
+/// The function that attribute `a` names; `required`: an error when absent, else "".
+inline std::string function_attr(const kernel_node& n, const char* a, bool required = true) {
+  auto it = n.attrs.find(a);
+  if (it == n.attrs.end() && !required) return {};
+  if (it == n.attrs.end() || !it->second.is<function_ref>()) n.fail(std::string("attribute '") + a + "' must name a function");
+  return it->second.as<function_ref>().name;
+}
+
 /// The elements of tensor `t` (any numeric or bool element type; f16 and bf16 through float)
 /// as doubles, in order; another element type fails naming the node.
 inline std::vector<double> as_doubles(const gpass::tensor& t, const kernel_node& n) {

@@ -20,17 +20,6 @@ namespace gpass::exec::cpu_detail {
 
 namespace control {
 
-/// Number of trailing inputs that are captures.
-inline std::size_t num_captures(const kernel_node& n) {
-  return static_cast<std::size_t>(n.attr<std::int64_t>("_captures", 0));
-}
-
-inline std::string function_attr(const kernel_node& n, const char* a) {
-  auto it = n.attrs.find(a);
-  if (it == n.attrs.end() || !it->second.is<function_ref>()) n.fail(std::string("attribute '") + a + "' must name a function");
-  return it->second.as<function_ref>().name;
-}
-
 /// Copies `count` elements of the element type of `src` from `src[so...]` to `dst[do...]`.
 inline void copy_elements(const gpass::tensor& src, std::int64_t so, gpass::tensor& dst, std::int64_t d0, std::int64_t count) {
   if (count <= 0) return;
