@@ -271,32 +271,52 @@ inline void apply_label_map(const label_map& m, const gpass::tensor& x, gpass::t
   });
 }
 
+/// A strings <-> int64 mapping with defaults (LabelEncoder 1, CategoryMapper): a string
+/// input maps through `to_int` (else `def_int`), an int64 input through `to_string` (else
+/// `def_string`).
+struct string_int_map {
+  std::unordered_map<std::string, i64> to_int;
+  std::unordered_map<i64, std::string> to_string;
+  i64 def_int = -1;
+  std::string def_string;
+  void run(context& ctx) const {
+    const gpass::tensor& x = ctx.input(0);
+    if (x.element_type() == dtype::string) {
+      gpass::tensor& y = ctx.allocate_output(0, dtype::int64, x.sizes());
+      for (i64 i = 0; i < x.size(); ++i) {
+        auto it = to_int.find(x.data<std::string>()[i]);
+        y.data<i64>()[i] = it == to_int.end() ? def_int : it->second;
+      }
+    } else {
+      gpass::tensor& y = ctx.allocate_output(0, dtype::string, x.sizes());
+      for (i64 i = 0; i < x.size(); ++i) {
+        auto it = to_string.find(x.data<i64>()[i]);
+        y.data<std::string>()[i] = it == to_string.end() ? def_string : it->second;
+      }
+    }
+  }
+};
+
+/// The defaults of a `string_int_map` from the node's `default_int64` / `default_string`.
+inline string_int_map string_int_defaults(const kernel_node& n) {
+  string_int_map m;
+  m.def_int = n.attr<i64>("default_int64", -1);
+  m.def_string = n.attr<std::string>("default_string", "_Unused");
+  return m;
+}
+
 inline void register_label_encoder(registry& r) {
   const std::vector<dtype> types{dtype::string, dtype::int64, dtype::f32, dtype::int32, dtype::int16, dtype::f64};
   // version 1: strings -> their index in classes_strings, int64 -> the class name
   r.add({.domain = "ai.onnx.ml", .op = "LabelEncoder", .since_version = 1, .dtypes = {dtype::string, dtype::int64},
          .make = [](const kernel_node& n) -> fn {
-           std::vector<std::string> classes = n.attr<std::vector<std::string>>("classes_strings", {});
-           std::unordered_map<std::string, i64> index;
-           for (std::size_t i = 0; i < classes.size(); ++i) index.insert_or_assign(classes[i], static_cast<i64>(i));
-           const i64 def_int = n.attr<i64>("default_int64", -1);
-           const std::string def_string = n.attr<std::string>("default_string", "_Unused");
-           return [classes, index, def_int, def_string](context& ctx) {
-             const gpass::tensor& x = ctx.input(0);
-             if (x.element_type() == dtype::string) {
-               gpass::tensor& y = ctx.allocate_output(0, dtype::int64, x.sizes());
-               for (i64 i = 0; i < x.size(); ++i) {
-                 auto it = index.find(x.data<std::string>()[i]);
-                 y.data<i64>()[i] = it == index.end() ? def_int : it->second;
-               }
-             } else {
-               gpass::tensor& y = ctx.allocate_output(0, dtype::string, x.sizes());
-               for (i64 i = 0; i < x.size(); ++i) {
-                 const i64 v = x.data<i64>()[i];
-                 y.data<std::string>()[i] = v >= 0 && v < static_cast<i64>(classes.size()) ? classes[static_cast<std::size_t>(v)] : def_string;
-               }
-             }
-           };
+           const std::vector<std::string> classes = n.attr<std::vector<std::string>>("classes_strings", {});
+           auto m = std::make_shared<string_int_map>(string_int_defaults(n));
+           for (std::size_t i = 0; i < classes.size(); ++i) {
+             m->to_int.insert_or_assign(classes[i], static_cast<i64>(i));  // a repeated class: its last index
+             m->to_string.emplace(static_cast<i64>(i), classes[i]);
+           }
+           return [m = std::shared_ptr<const string_int_map>(std::move(m))](context& ctx) { m->run(ctx); };
          }});
   r.add({.domain = "ai.onnx.ml", .op = "LabelEncoder", .since_version = 2, .dtypes = types, .make = [](const kernel_node& n) -> fn {
            auto m = std::make_shared<const label_map>(read_label_map(n));
@@ -1373,30 +1393,12 @@ inline void register_preprocessing(registry& r) {
            const std::vector<std::string> cs = strings_attr(n, "cats_strings");
            if (ci.size() != cs.size())
              n.fail("cats_int64s (" + std::to_string(ci.size()) + ") and cats_strings (" + std::to_string(cs.size()) + ") differ in length");
-           std::unordered_map<std::string, i64> to_int;
-           std::unordered_map<i64, std::string> to_string_;
-           for (std::size_t k = 0; k < ci.size(); ++k) {
-             to_int.emplace(cs[k], ci[k]);
-             to_string_.emplace(ci[k], cs[k]);
+           auto m = std::make_shared<string_int_map>(string_int_defaults(n));
+           for (std::size_t k = 0; k < ci.size(); ++k) {  // a repeated category: its first pair
+             m->to_int.emplace(cs[k], ci[k]);
+             m->to_string.emplace(ci[k], cs[k]);
            }
-           const i64 def_int = n.attr<i64>("default_int64", -1);
-           const std::string def_string = n.attr<std::string>("default_string", "_Unused");
-           return [=](context& ctx) {
-             const gpass::tensor& x = ctx.input(0);
-             if (x.element_type() == dtype::string) {
-               gpass::tensor& y = ctx.allocate_output(0, dtype::int64, x.sizes());
-               for (i64 i = 0; i < x.size(); ++i) {
-                 auto it = to_int.find(x.data<std::string>()[i]);
-                 y.data<i64>()[i] = it == to_int.end() ? def_int : it->second;
-               }
-             } else {
-               gpass::tensor& y = ctx.allocate_output(0, dtype::string, x.sizes());
-               for (i64 i = 0; i < x.size(); ++i) {
-                 auto it = to_string_.find(x.data<i64>()[i]);
-                 y.data<std::string>()[i] = it == to_string_.end() ? def_string : it->second;
-               }
-             }
-           };
+           return [m = std::shared_ptr<const string_int_map>(std::move(m))](context& ctx) { m->run(ctx); };
          }});
 }
 
