@@ -14,7 +14,10 @@
 //   host_us   one `session::run`: host inputs in, host outputs out (the copies included);
 //   device_us when every node is on the GPU, one run of a `plan<cuda>` on device-resident
 //             inputs, up to the stream's synchronization (what a framework's own timing of
-//             its GPU graph measures).
+//             its GPU graph measures);
+//   graph_us  the same plan run by a `cuda_graph_plan` (captured once, then one CUDA graph
+//             launch per run, the outputs copied out), with graph_rel_diff its largest
+//             difference from the plan's own outputs relative to their peak.
 // Prints one JSON line; --dump=DIR writes the outputs of the last session run as
 // DIR/output_K.bin. --gemm=N times C = A B with N x N x N operands on cuBLASLt instead.
 // --kernel-set compiles (or reads from the disk cache) and loads every source the kernel
@@ -22,6 +25,7 @@
 // twice on one GPASS_CUDA_CACHE_DIR for the cold and the cached figures.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -275,7 +279,8 @@ int main(int argc, char** argv) {
         }
     }
     // the GPU alone: a plan<cuda> on device-resident inputs, when the GPU runs every node
-    double device_us = -1;
+    double device_us = -1, graph_us = -1, graph_rel_diff = 0;
+    ex::cuda_graph_statistics graph_stats;
     std::string cpu_list;
     for (const auto& [op, n] : cpu_ops)
       if (op != "arg" && op != "return") cpu_list += (cpu_list.empty() ? "" : ",") + op + ":" + std::to_string(n);
@@ -290,16 +295,41 @@ int main(int argc, char** argv) {
         gpu.synchronize(gpu.default_stream());
       };
       device_us = time_us(run, o.warmup, o.iters);
+      // the same plan as CUDA graphs: one launch per run once the signature is captured
+      std::cerr << "bench_cuda: timing the plan as CUDA graphs\n";
+      try {
+        ex::cuda_graph_plan<G> gp(p, gpu);
+        graph_us = time_us([&] { (void)gp.run(in); }, o.warmup, o.iters);
+        const auto want = p.run(in), got = gp.run(in);
+        for (std::size_t k = 0; k < want.size() && k < got.size(); ++k) {
+          if (!want[k].is_tensor() || !got[k].is_tensor()) continue;
+          const gpass::tensor a = gpu.download(want[k].tensor(), gpu.default_stream());
+          const gpass::tensor b = gpu.download(got[k].tensor(), gpu.default_stream());
+          if (a.element_type() != gpass::dtype::f32 || b.element_type() != gpass::dtype::f32 || a.size() != b.size()) continue;
+          double peak = 0, diff = 0;
+          for (std::int64_t i = 0; i < a.size(); ++i) {
+            peak = std::max(peak, static_cast<double>(std::fabs(a.data<float>()[i])));
+            diff = std::max(diff, static_cast<double>(std::fabs(a.data<float>()[i] - b.data<float>()[i])));
+          }
+          graph_rel_diff = std::max(graph_rel_diff, peak > 0 ? diff / peak : diff);
+        }
+        graph_stats = gp.stats();
+      } catch (const std::exception& e) {
+        std::cerr << "bench_cuda: CUDA graphs: " << e.what() << "\n";
+        graph_us = -2;
+      }
     }
     const auto stats = ex::cuda_kernel_cache::instance().stats();
     std::printf(
         "{\"model\": \"%s\", \"batch\": %lld, \"tf32\": %s, \"optimize\": \"%s\", \"nodes\": [%zu, %zu], \"on_gpu\": [%zu, %zu], "
         "\"cpu_ops\": \"%s\", \"first_run_ms\": %.1f, \"optimize_ms\": %.1f, \"host_us\": %.1f, \"device_us\": %.1f, "
+        "\"graph_us\": %.1f, \"graph_captures\": %zu, \"graph_uncapturable\": %zu, \"graph_mb\": %.1f, \"graph_rel_diff\": %.3g, "
         "\"nvrtc_compiled\": %llu, \"nvrtc_disk_hits\": %llu, \"nvrtc_s\": %.3f, \"load_s\": %.3f}\n",
         fs::path(o.model).filename().string().c_str(), static_cast<long long>(o.batch), o.tf32 ? "true" : "false", o.optimize.c_str(),
         nodes_before, g.num_nodes(), on_gpu, placed, cpu_list.c_str(),
         std::chrono::duration<double, std::milli>(t2 - t1).count(), std::chrono::duration<double, std::milli>(t1 - t0).count(),
-        host_us, device_us, static_cast<unsigned long long>(stats.compiled), static_cast<unsigned long long>(stats.disk_hits),
+        host_us, device_us, graph_us, graph_stats.captures, graph_stats.uncapturable,
+        static_cast<double>(graph_stats.graph_bytes) / (1 << 20), graph_rel_diff, static_cast<unsigned long long>(stats.compiled), static_cast<unsigned long long>(stats.disk_hits),
         stats.compile_seconds, stats.load_seconds);
   } catch (const std::exception& e) {
     std::cerr << "bench_cuda: " << e.what() << "\n";

@@ -13,6 +13,7 @@ and for each batch size and each precision setting (f32; TF32 allowed) measures
   torch_host_us the same from host inputs to host outputs
   gpass_us      bench_cuda's device_us (a plan<cuda> on device inputs, synchronized), and
   gpass_host_us bench_cuda's host_us (a session run: host inputs to host outputs)
+  gpass_graph_us bench_cuda's graph_us (the plan as CUDA graphs: cuda_graph_plan)
 and checks gpass's outputs against PyTorch's (f32: max relative error). With --ort (and an
 onnxruntime whose CUDAExecutionProvider loads: onnxruntime-gpu for CUDA 13), ONNX Runtime's
 CUDA execution provider on the same ONNX file is timed too (all graph optimizations; use_tf32
@@ -20,7 +21,10 @@ as the row says; cuDNN's exhaustive convolution search, its default):
   ort_us        run_with_iobinding with inputs and outputs in device memory (ONNX Runtime
                 synchronizes at the end of a run)
   ort_host_us   run() from NumPy inputs to NumPy outputs
-with ort_ratio = gpass_us / ort_us and ort_host_ratio = gpass_host_us / ort_host_us.
+  ort_graph_us  run_with_iobinding with enable_cuda_graph (inputs and output bound to fixed
+                device buffers; an error where ONNX Runtime refuses graphs for the model)
+with ort_ratio = gpass_us / ort_us, ort_host_ratio = gpass_host_us / ort_host_us,
+ort_graph_ratio = gpass_graph_us / ort_graph_us, ort_graph_ratio_vs_plain = gpass_graph_us / ort_us.
 """
 import argparse
 import json
@@ -131,6 +135,27 @@ def ort_time(path, xs, in_names, tf32, iters):
     return t_dev, t_host, y, sess.get_providers()
 
 
+def ort_graph_time(path, xs, in_names, tf32, iters, out_shape):
+    """ONNX Runtime's CUDA EP with `enable_cuda_graph` (inputs and output bound to fixed device
+    buffers, as it requires): (device-resident us, output)."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts = {"device_id": "0", "cudnn_conv_algo_search": "EXHAUSTIVE", "use_tf32": "1" if tf32 else "0",
+            "enable_cuda_graph": "1"}
+    sess = ort.InferenceSession(path, so, providers=[("CUDAExecutionProvider", opts), "CPUExecutionProvider"])
+    io = sess.io_binding()
+    dev = {n: ort.OrtValue.ortvalue_from_numpy(x.numpy(), "cuda", 0) for n, x in zip(in_names, xs)}
+    for n, v in dev.items():
+        io.bind_ortvalue_input(n, v)
+    out = ort.OrtValue.ortvalue_from_shape_and_type(list(out_shape), np.float32, "cuda", 0)
+    io.bind_ortvalue_output(sess.get_outputs()[0].name, out)
+    for _ in range(3):  # the first runs capture the graph
+        sess.run_with_iobinding(io)
+    t = median_us(lambda: sess.run_with_iobinding(io), iters)
+    return t, out.numpy()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bench")
@@ -175,7 +200,9 @@ def main():
                     row["error"] = f"exit {p.returncode}: " + (p.stderr + p.stdout)[-600:]
                 else:
                     g = json.loads(p.stdout.strip().splitlines()[-1])
-                    row.update({"gpass_us": g["device_us"], "gpass_host_us": g["host_us"], "on_gpu": g["on_gpu"],
+                    row.update({"gpass_us": g["device_us"], "gpass_graph_us": g.get("graph_us", -1),
+                                "graph_rel_diff": g.get("graph_rel_diff"), "graph_uncapturable": g.get("graph_uncapturable"),
+                                "gpass_host_us": g["host_us"], "on_gpu": g["on_gpu"],
                                 "cpu_ops": g["cpu_ops"], "first_run_ms": g["first_run_ms"], "nvrtc_s": g["nvrtc_s"],
                                 "nvrtc_compiled": g["nvrtc_compiled"], "nodes": g["nodes"]})
                     got = np.fromfile(os.path.join(odir, "output_0.bin"), dtype=np.float32)
@@ -196,8 +223,18 @@ def main():
                             row["ort_ratio"] = row["gpass_us"] / o_dev
                         if row.get("gpass_host_us"):
                             row["ort_host_ratio"] = row["gpass_host_us"] / o_host
+                        if row.get("gpass_graph_us", -1) > 0:
+                            row["ort_graph_ratio_vs_plain"] = row["gpass_graph_us"] / o_dev
                     except Exception as e:  # noqa: BLE001 - report and go on
                         row["ort_error"] = str(e)[:600]
+                    try:
+                        og, og_y = ort_graph_time(path, xs, in_names, tf32, a.iters, ref.shape)
+                        row.update({"ort_graph_us": og, "ort_graph_max_rel_err": float(
+                            np.max(np.abs(og_y.astype(np.float32).ravel() - ref.ravel())) / (np.max(np.abs(ref)) + 1e-30))})
+                        if row.get("gpass_graph_us", -1) > 0:
+                            row["ort_graph_ratio"] = row["gpass_graph_us"] / og
+                    except Exception as e:  # noqa: BLE001 - ORT refuses CUDA graphs when a node is on its CPU provider
+                        row["ort_graph_error"] = str(e)[:600]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     if a.out:

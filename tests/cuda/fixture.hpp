@@ -19,7 +19,11 @@
 #include <gpass/exec/cuda.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 
+#include "../session/loop_graph.hpp"
+
 namespace gpass_test_cuda {
+
+using gpass_test_graphs::while_loop;
 
 /// The policy on device 0, made once; null (and a message printed once) without a GPU.
 inline gpass::exec::cuda* gpu() {

@@ -37,40 +37,15 @@ const char* model = R"(graph {
   %ret:0 = return(%y) {names = ["y"]}
 })";
 
-// a while loop whose body and condition run on the GPU (the condition read back per iteration)
-const char* loop = R"(graph {
-  %x = arg() {index = 0} -> (f32[3])
-  %n = arg() {index = 1} -> (i64[])
-  %i0 = Constant() {value = tensor<i64[]> [0]}
-  %loop:3 = while(%i0, %x, %n) {body = @body, cond = @cond}
-  %out = Neg(%loop:1)
-  %ret:0 = return(%out, %loop:0) {names = ["out", "count"]}
-}
-func @body {
-  %a:3 = function_entry() -> (i64[], f32[3], i64[])
-  %one = Constant() {value = tensor<i64[]> [1]}
-  %i = Add(%a:0, %one)
-  %h = Constant() {value = tensor<f32[]> [0.5]}
-  %s = Mul(%a:1, %h)
-  %t = Sin(%s)
-  %u = Add(%t, %a:1)
-  %ret:0 = return(%i, %u, %a:2)
-}
-func @cond {
-  %a:3 = function_entry() -> (i64[], f32[3], i64[])
-  %c = Less(%a:0, %a:2)
-  %ret:0 = return(%c)
-})";
-
 }  // namespace
 
 TEST_CASE("cuda: a while loop runs on the GPU with its body; results match the CPU's") {
   GPASS_REQUIRE_GPU();
   const auto x = gpass::tensor::from<float>({0.5f, -1.0f, 2.0f});
   const auto n = gpass::tensor::scalar<std::int64_t>(7);
-  gpass::session<G> cpu(gpass::parse_text(loop), {});
+  gpass::session<G> cpu(gpass::parse_text(gpass_test_cuda::while_loop), {});
   const auto want = cpu.run({{"x", x}, {"n", n}}, {"out", "count"});
-  gpass::session<G> gpu(gpass::parse_text(loop), {.devices = gpass::cuda_devices<G>()});
+  gpass::session<G> gpu(gpass::parse_text(gpass_test_cuda::while_loop), {.devices = gpass::cuda_devices<G>()});
   const auto got = gpu.run({{"x", x}, {"n", n}}, {"out", "count"});
   gpass_test_cuda::check_close(got.at(0).tensor(), want.at(0).tensor(), 1e-6, 1e-6);
   CHECK(got.at(1).tensor().data<std::int64_t>()[0] == 7);

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "loop_graph.hpp"
+
 namespace gpass_test_session_session {
 
 namespace {
@@ -60,30 +62,7 @@ const char* mlp = R"(graph {
   %ret:0 = return(%y, %z) {names = ["y", "z"]}
 })";
 
-// a loop whose body has four nodes: spread over devices, its tensors cross inside the loop
-const char* loop = R"(graph {
-  %x = arg() {index = 0} -> (f32[3])
-  %n = arg() {index = 1} -> (i64[])
-  %i0 = Constant() {value = tensor<i64[]> [0]}
-  %loop:3 = while(%i0, %x, %n) {body = @body, cond = @cond}
-  %out = Neg(%loop:1)
-  %ret:0 = return(%out, %loop:0) {names = ["out", "count"]}
-}
-func @body {
-  %a:3 = function_entry() -> (i64[], f32[3], i64[])
-  %one = Constant() {value = tensor<i64[]> [1]}
-  %i = Add(%a:0, %one)
-  %h = Constant() {value = tensor<f32[]> [0.5]}
-  %s = Mul(%a:1, %h)
-  %t = Sin(%s)
-  %u = Add(%t, %a:1)
-  %ret:0 = return(%i, %u, %a:2)
-}
-func @cond {
-  %a:3 = function_entry() -> (i64[], f32[3], i64[])
-  %c = Less(%a:0, %a:2)
-  %ret:0 = return(%c)
-})";
+using gpass_test_graphs::while_loop;
 
 }  // namespace
 
@@ -149,9 +128,9 @@ TEST_CASE("session.run.one_and_two_devices_give_identical_outputs") {
 }
 
 TEST_CASE("session.run.loop_body_spread_over_devices_sends_inside_the_loop") {
-  gpass::session<G> one(parse(loop));
+  gpass::session<G> one(parse(while_loop));
   auto opts = spread(3);
-  gpass::session<G> three(parse(loop), opts);
+  gpass::session<G> three(parse(while_loop), opts);
   std::vector<std::pair<std::string, ex::value>> feeds{{"x", vec({0.1f, 0.2f, 0.3f})}, {"n", gpass::tensor::scalar<std::int64_t>(7)}};
   gpass::run_metadata md;
   auto a = one.run(feeds, {"out", "count"});
@@ -239,8 +218,8 @@ TEST_CASE("session.run.errors") {
 }
 
 TEST_CASE("session.run.many_threads_mixed_signatures_identical_results") {
-  gpass::session<G> s(parse(loop), spread(2));
-  gpass::session<G> ref(parse(loop));
+  gpass::session<G> s(parse(while_loop), spread(2));
+  gpass::session<G> ref(parse(while_loop));
   auto x = vec({0.1f, 0.2f, 0.3f});
   auto n = gpass::tensor::scalar<std::int64_t>(5);
   const auto want = ref.run({{"x", x}, {"n", n}}, {"out", "count"});

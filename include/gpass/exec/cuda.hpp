@@ -12,6 +12,7 @@
 ///   auto out = s.run({{"x", x}}, {"y"});
 /// \endcode
 
+#include <gpass/exec/cuda/graph.hpp>
 #include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>

@@ -52,6 +52,9 @@ void register_transfer_kernels(kernel_registry<P>& r) {
   }});
   r.add({.op = "recv", .type_input = -1, .make = [](const kernel_node& n) -> fn {
     return [k = names(n)](context& ctx) {
+      // what another device sends differs every run: a CUDA graph would replay this run's
+      if constexpr (requires(P& p) { p.capturing(); })
+        if (ctx.policy().capturing()) ctx.fail("a value received from another device cannot be captured in a CUDA graph");
       value host = ctx.step_rendezvous().recv(rendezvous_key(k.from, k.to, k.tensor, ctx.frame()), ctx.cancel_flag());
       if constexpr (std::is_same_v<typename P::tensor_type, gpass::tensor>) {
         ctx.set_output(0, std::move(host));

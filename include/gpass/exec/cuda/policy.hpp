@@ -11,6 +11,10 @@
 /// a buffer freed by the host (a tensor's last copy gone) is safe to reuse at once: every
 /// kernel that read it was queued before. Concurrent runs share the stream (their kernels
 /// interleave in submission order, each run's own order kept).
+///
+/// While a CUDA graph is captured from the stream (`cuda_graph_plan`, `<gpass/exec/cuda/graph.hpp>`)
+/// the policy hands out memory the graph owns, keeps the host data of uploads in pinned memory
+/// the graph owns, and refuses what a graph cannot hold: a read back to the host.
 
 #include <algorithm>
 #include <array>
@@ -19,10 +23,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -67,6 +73,107 @@ class device_guard {
   int previous_ = -1;
 };
 
+/// What a CUDA graph captured from a policy's stream owns (see `cuda_graph_plan`): the device
+/// blocks its allocations got (`cudaMalloc`, outside the stream-ordered pool: a graph replays
+/// the addresses it captured), the pinned host copies its uploads read, the pool blocks the host
+/// let go of during the capture that the graph still reads, and references to the buffers made
+/// before the capture that it uses (the policy's workspace). Freed with the graph.
+///
+/// While capturing, a block released by the host is reused by a later allocation of the same
+/// capture: the captured work is one stream's, so every kernel that read the block is ordered
+/// before the one that writes it again, on each replay too.
+class capture_state : public std::enable_shared_from_this<capture_state> {
+ public:
+  capture_state(int device, cudaStream_t stream, std::shared_ptr<void> keep_stream)
+      : device_(device), stream_(stream), keep_stream_(std::move(keep_stream)) {}
+  capture_state(const capture_state&) = delete;
+  capture_state& operator=(const capture_state&) = delete;
+  /// The graph that read these blocks is destroyed or has finished (its owner synchronizes).
+  ~capture_state() {
+    int cur = -1;
+    (void)cudaGetDevice(&cur);
+    if (cur != device_) (void)cudaSetDevice(device_);
+    for (const auto& [p, n] : size_of_) {
+      (void)n;
+      (void)cudaFree(p);
+    }
+    for (void* h : host_) (void)cudaFreeHost(h);
+    for (void* p : adopted_) (void)cudaFreeAsync(p, stream_);
+    if (cur >= 0 && cur != device_) (void)cudaSetDevice(cur);
+  }
+
+  /// Device memory for `bytes` that lives as long as the graph.
+  std::shared_ptr<std::byte> make_buffer(std::size_t bytes) {
+    void* p = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = free_.lower_bound(bytes); it != free_.end() && it->first <= 2 * bytes) {
+        p = it->second;
+        free_.erase(it);
+      }
+    }
+    if (!p) {
+      check(cudaMalloc(&p, bytes), "allocating " + std::to_string(bytes) + " bytes of device memory for a CUDA graph");
+      std::lock_guard lock(mu_);
+      size_of_.emplace(p, bytes);
+      bytes_ += bytes;
+    }
+    return std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [self = shared_from_this()](std::byte* q) { self->release(q); });
+  }
+  /// A pinned copy of `n` host bytes at `src` that lives as long as the graph (what a captured
+  /// host-to-device copy reads on each replay).
+  const void* host_copy(const void* src, std::size_t n) {
+    void* h = nullptr;
+    check(cudaMallocHost(&h, n), "allocating pinned host memory for a CUDA graph");
+    std::memcpy(h, src, n);
+    std::lock_guard lock(mu_);
+    host_.push_back(h);
+    return h;
+  }
+  /// A pool block the host let go of while capturing: the captured work may read it.
+  void adopt(void* p) noexcept {
+    std::lock_guard lock(mu_);
+    adopted_.push_back(p);
+  }
+  /// A buffer made before the capture that the captured work uses.
+  void keep(std::shared_ptr<std::byte> b) {
+    std::lock_guard lock(mu_);
+    kept_.push_back(std::move(b));
+  }
+  /// The capture is over: released blocks are no longer handed out again.
+  void seal() noexcept {
+    std::lock_guard lock(mu_);
+    sealed_ = true;
+    free_.clear();
+  }
+  /// Device bytes the graph owns.
+  std::size_t bytes() const noexcept {
+    std::lock_guard lock(mu_);
+    return bytes_;
+  }
+  /// Why the capture failed in a way that a later capture may not (the workspace had to grow).
+  bool retry = false;
+
+ private:
+  void release(void* p) noexcept {
+    std::lock_guard lock(mu_);
+    if (sealed_) return;
+    if (auto it = size_of_.find(p); it != size_of_.end()) free_.emplace(it->second, p);
+  }
+
+  int device_;
+  cudaStream_t stream_;
+  std::shared_ptr<void> keep_stream_;
+  mutable std::mutex mu_;
+  bool sealed_ = false;
+  std::unordered_map<void*, std::size_t> size_of_;
+  std::multimap<std::size_t, void*> free_;
+  std::vector<void*> host_;
+  std::vector<void*> adopted_;
+  std::vector<std::shared_ptr<std::byte>> kept_;
+  std::size_t bytes_ = 0;
+};
+
 /// What a policy's tensors need after the policy is gone: the device, the stream their
 /// memory is ordered on, the pool. Destroyed with the last of them.
 struct device_core {
@@ -75,6 +182,8 @@ struct device_core {
   int multiprocessors = 1;
   cudaStream_t stream = nullptr;
   cudaMemPool_t pool = nullptr;
+  /// The capture in progress on `stream`, or null (set by `cuda::begin_capture`).
+  std::atomic<capture_state*> capture{nullptr};
 
   explicit device_core(int d) : device(d) {
     const int n = cuda_device_count();
@@ -114,6 +223,10 @@ struct device_core {
   }
   void deallocate(void* p) noexcept {
     if (!p) return;
+    if (capture_state* c = capture.load(std::memory_order_acquire)) {
+      c->adopt(p);  // a captured kernel may read it: it lives as long as the graph
+      return;
+    }
     (void)cudaFreeAsync(p, stream);
   }
 };
@@ -186,6 +299,11 @@ class cuda {
     /// about 10 mantissa bits; ONNX Runtime's CUDA provider and PyTorch's convolutions do
     /// by default). Off: full f32.
     bool allow_tf32 = false;
+    /// How a convolution's bias, residual and ReLU are applied where cuDNN's fused call
+    /// (`cudnnConvolutionBiasActivationForward`) could do it: the faster of that call and the
+    /// convolution followed by one generated kernel, timed once per shape; or always one of them.
+    enum class epilogue { timed, cudnn_fused, separate };
+    epilogue conv_epilogue = epilogue::timed;
   };
 
   cuda() : cuda(options{}) {}
@@ -210,11 +328,19 @@ class cuda {
   const options& config() const noexcept { return options_; }
 
   // ---- memory and transfers --------------------------------------------------------
-  void* allocate(std::size_t bytes) { return core_->allocate(std::max<std::size_t>(bytes, 1)); }
+  void* allocate(std::size_t bytes) {
+    if (capturing()) throw error("cuda: a raw allocation cannot be captured in a CUDA graph");
+    return core_->allocate(std::max<std::size_t>(bytes, 1));
+  }
   void deallocate(void* p, std::size_t) { core_->deallocate(p); }
   void copy_to_device(void* dst, const void* src, std::size_t n, stream_type& s) {
     if (n == 0) return;
     cuda_detail::device_guard g(device());
+    if (cuda_detail::capture_state* c = capturing()) {
+      // the graph replays the copy: its source must outlive this call, with the same bytes
+      cuda_detail::check(cudaMemcpyAsync(dst, c->host_copy(src, n), n, cudaMemcpyHostToDevice, s.stream), "copying to the device");
+      return;
+    }
     // through the staging buffers, in pieces: the host data is copied out before this
     // returns whatever memory it lives in (pageable or page-locked)
     constexpr std::size_t cap = cuda_detail::pinned_staging::capacity;
@@ -223,6 +349,8 @@ class cuda {
   }
   void copy_to_host(void* dst, const void* src, std::size_t n, stream_type& s) {
     if (n == 0) return;
+    if (capturing())
+      throw error("cuda: a value read back to the host (a loop's condition, a shape computed on the device) cannot be captured in a CUDA graph");
     cuda_detail::device_guard g(device());
     cuda_detail::check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s.stream), "copying to the host");
   }
@@ -233,6 +361,7 @@ class cuda {
   }
   /// Waits for the work queued on `s`; a failure of an earlier kernel surfaces here.
   void synchronize(stream_type& s) {
+    if (capturing()) return;  // the graph's launch is synchronized by whoever launches it
     cuda_detail::device_guard g(device());
     cuda_detail::check(cudaStreamSynchronize(s.stream), "synchronizing the stream");
   }
@@ -272,6 +401,7 @@ class cuda {
   /// Device memory for `bytes` as a shared buffer that goes back to the pool when released.
   std::shared_ptr<std::byte> make_buffer(std::size_t bytes) {
     if (bytes == 0) return {};
+    if (cuda_detail::capture_state* c = capturing()) return c->make_buffer(bytes);
     auto* p = static_cast<std::byte*>(core_->allocate(bytes));
     return std::shared_ptr<std::byte>(p, [core = core_](std::byte* q) { core->deallocate(q); });
   }
@@ -289,6 +419,14 @@ class cuda {
   /// once its last holder lets go); hold the returned pointer across the call.
   std::shared_ptr<std::byte> workspace(std::size_t bytes) {
     std::lock_guard lock(workspace_mu_);
+    if (cuda_detail::capture_state* c = capturing()) {
+      if (bytes > workspace_bytes_ || !workspace_) {
+        c->retry = true;  // the run outside the capture grows it; the next capture fits
+        throw error("cuda: the workspace must grow to " + std::to_string(bytes) + " bytes, which a CUDA graph capture cannot do");
+      }
+      c->keep(workspace_);
+      return workspace_;
+    }
     if (bytes > workspace_bytes_ || !workspace_) {
       workspace_ = make_buffer(std::max<std::size_t>(bytes, 1));
       workspace_bytes_ = std::max<std::size_t>(bytes, 1);
@@ -328,12 +466,48 @@ class cuda {
     return {cudnn_, std::unique_lock<std::mutex>(cudnn_mu_)};
   }
 
+  // ---- CUDA graph capture (what `cuda_graph_plan` uses) -------------------------------
+  /// The owner of a new graph's memory on this policy's device and stream.
+  std::shared_ptr<cuda_detail::capture_state> make_capture_state() const {
+    return std::make_shared<cuda_detail::capture_state>(core_->device, core_->stream, std::shared_ptr<void>(core_));
+  }
+  /// Starts capturing the policy's stream into a graph whose memory `c` owns. Nothing else may
+  /// use the policy until `end_capture`: all its work is captured.
+  void begin_capture(std::shared_ptr<cuda_detail::capture_state> c) {
+    cuda_detail::device_guard g(device());
+    capture_ = std::move(c);
+    core_->capture.store(capture_.get(), std::memory_order_release);
+    const cudaError_t e = cudaStreamBeginCapture(stream_.stream, cudaStreamCaptureModeRelaxed);
+    if (e != cudaSuccess) {
+      core_->capture.store(nullptr, std::memory_order_release);
+      capture_.reset();
+      cuda_detail::check(e, "beginning a CUDA graph capture");
+    }
+  }
+  /// Ends the capture: the graph (null, with the error, when the capture failed).
+  std::pair<cudaGraph_t, cudaError_t> end_capture() noexcept {
+    cudaGraph_t graph = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(stream_.stream, &graph);
+    core_->capture.store(nullptr, std::memory_order_release);
+    if (capture_) capture_->seal();
+    capture_.reset();
+    if (e != cudaSuccess && graph) {
+      (void)cudaGraphDestroy(graph);
+      graph = nullptr;
+    }
+    (void)cudaGetLastError();  // a capture's failure is not sticky: clear it
+    return {graph, e};
+  }
+  /// The capture in progress, or null.
+  cuda_detail::capture_state* capturing() const noexcept { return core_->capture.load(std::memory_order_acquire); }
+
   /// The kernels (defined in `<gpass/exec/cuda.hpp>`).
   const kernel_registry<cuda>& kernels() const;
 
  private:
   options options_;
   std::shared_ptr<cuda_detail::device_core> core_;
+  std::shared_ptr<cuda_detail::capture_state> capture_;
   stream_type stream_;
   cuda_detail::pinned_staging staging_;
   std::once_flag cublaslt_once_, cudnn_once_;
