@@ -95,6 +95,21 @@ TEST_CASE("cuda: Transpose, Concat, Split and Slice match the CPU kernels on eve
   // a large transpose (tiled shapes of a real model)
   const auto big = random_tensor(dtype::f16, {8, 128, 12, 64}, -1, 1, 4);
   differential(node("Transpose", 21, {{"perm", ints{0, 2, 1, 3}}}), {big});
+  // rows contiguous on both sides move in units of up to 16 bytes where sizes, strides and
+  // offsets allow (a run of 8 floats: 16; of 6 halves: 4; of 3 bytes: 1); a Slice that starts
+  // mid-row (an unaligned offset) and one with negative steps fall back to smaller units
+  for (dtype t : {dtype::f32, dtype::f16, dtype::uint8, dtype::f64}) {
+    INFO("type " << gpass::to_string(t));
+    const auto r8 = rnd(t, {3, 5, 4, 8}, -50, 50, 7), r6 = rnd(t, {3, 5, 4, 6}, -50, 50, 8), r3 = rnd(t, {2, 3, 5, 3}, -50, 50, 9);
+    for (const auto& x : {r8, r6, r3}) {
+      differential(node("Transpose", 21, {{"perm", ints{0, 2, 1, 3}}}), {x});
+      differential(node("Transpose", 21, {{"perm", ints{2, 1, 0, 3}}}), {x});
+      differential(node("Concat", 21, {{"axis", i64{-1}}}), {x, x});
+      differential(node("Slice", 21), {x, I({1}), I({100}), I({3})});
+      differential(node("Slice", 21), {x, I({1, 2}), I({3, 4}), I({1, 3})});
+      differential(node("Slice", 21), {x, I({-1, 3}), I({-100, 0}), I({1, 2}), I({-1, -1})});
+    }
+  }
 }
 
 TEST_CASE("cuda: Gather, GatherElements and ScatterND match the CPU kernels") {

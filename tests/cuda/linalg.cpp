@@ -116,6 +116,29 @@ TEST_CASE("cuda: Conv and FusedConv match the CPU kernels") {
   differential(node("Conv", 11), {rnd({1, 8, 6, 6}, 42, dtype::f16), rnd({8, 8, 3, 3}, 43, dtype::f16)}, 2e-2, 2e-2);
 }
 
+TEST_CASE("cuda: FusedConv with either epilogue (the cuDNN fused call, or conv then a generated kernel) matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  using choice = ex::cuda::options::epilogue;
+  const tensor x = rnd({2, 8, 12, 12}, 80), w = rnd({16, 8, 3, 3}, 81), b = rnd({16}, 82), z = rnd({2, 16, 12, 12}, 83);
+  gpass::attribute_map f{{"pads", ints{1, 1, 1, 1}}, {"activation", std::string("Relu")}};
+  const auto n = node("FusedConv", 1, f, 1, "gpass");
+  for (const auto& in : {std::vector<tensor>{x, w, b, z}, std::vector<tensor>{x, w, b}}) {
+    const auto want = gpass_test_cuda::run_cpu(n, in)[0];
+    for (choice c : {choice::timed, choice::cudnn_fused, choice::separate}) {
+      INFO("epilogue " << static_cast<int>(c) << ", inputs " << in.size());
+      ex::cuda g({.conv_epilogue = c});
+      std::vector<ex::basic_value<ex::cuda_tensor>> dev;
+      for (const auto& t : in) dev.emplace_back(g.upload(t, g.default_stream()));
+      ex::kernel_node m = n;
+      m.input_types.resize(in.size());
+      for (int run = 0; run < 2; ++run) {  // the first run of a shape times both forms (timed)
+        auto out = ex::run_kernel(g, g.kernels(), m, dev);
+        gpass_test_cuda::check_close(g.download(out.at(0).tensor(), g.default_stream()), want, 1e-4, 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("cuda: pooling matches the CPU kernels") {
   GPASS_REQUIRE_GPU();
   const tensor x2 = rnd({2, 3, 9, 8}, 50), x1 = rnd({2, 3, 11}, 51), x3 = rnd({1, 2, 5, 6, 7}, 52);

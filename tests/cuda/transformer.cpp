@@ -80,6 +80,9 @@ TEST_CASE("cuda: ScaledDotProductAttention matches the CPU kernel") {
   differential(sdpa(1.0), {rnd({1, 1, 5, 8}, 42), rnd({1, 1, 6, 8}, 43), rnd({1, 1, 6, 4}, 44)}, 1e-4, 1e-5);
   differential(sdpa(1.0), {rnd({2, 2, 1, 8}, 45), rnd({2, 2, 6, 8}, 46), rnd({2, 2, 6, 4}, 47)}, 1e-4, 1e-5);
   differential(sdpa(1.0), {rnd({2, 2, 3, 8}, 48), rnd({2, 2, 0, 8}, 49), rnd({2, 2, 0, 4}, 50)}, 1e-4, 1e-5);
+  // rows of over 512 scores (a block per row; shorter rows take a warp each)
+  differential(sdpa(0.125), {rnd({1, 2, 3, 16}, 65), rnd({1, 2, 600, 16}, 66), rnd({1, 2, 600, 8}, 67), rnd({600}, 68)}, 1e-4, 1e-5);
+  differential(sdpa(0.125), {rnd({1, 2, 3, 16}, 69), rnd({1, 2, 300, 16}, 70), rnd({1, 2, 300, 8}, 71)}, 1e-4, 1e-5);
   // BERT-base's sizes, and the other float types
   differential(sdpa(0.125), {rnd({2, 12, 128, 64}, 51), rnd({2, 12, 128, 64}, 52), rnd({2, 12, 128, 64}, 53), rnd({2, 1, 1, 128}, 54)},
                2e-4, 1e-5);

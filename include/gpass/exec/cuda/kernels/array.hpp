@@ -119,12 +119,15 @@ inline void require_movable(const context& ctx, dtype t) {
 enum class mk { move, gather, gather_el, pad, fill, trilu, scatter_nd, gather_nd, scatter_el, one_hot, count };
 inline constexpr const char* mk_names[] = {"move", "gather", "gather_el", "pad", "fill", "trilu", "scatter_nd", "gather_nd", "scatter_el", "one_hot"};
 
-/// The entry names of the move library, in `entry_index` order.
+/// The entry names of the move library, in `entry_index` order, then the wide and 32-bit
+/// strided copies (`move_entry_index`).
 inline const std::vector<std::string>& move_entries() {
   static const std::vector<std::string> v = [] {
     std::vector<std::string> r;
     for (const char* k : mk_names)
       for (int s : {1, 2, 4, 8}) r.push_back("g_" + std::string(k) + "_" + std::to_string(s));
+    r.push_back("g_move_16");
+    for (int s : {1, 2, 4, 8, 16}) r.push_back("g_move32_" + std::to_string(s));
     return r;
   }();
   return v;
@@ -132,6 +135,13 @@ inline const std::vector<std::string>& move_entries() {
 inline std::size_t entry_index(mk k, std::size_t elem_size) {
   const std::size_t s = elem_size == 1 ? 0 : elem_size == 2 ? 1 : elem_size == 4 ? 2 : 3;
   return static_cast<std::size_t>(k) * 4 + s;
+}
+/// The strided copy of `unit`-byte units (1, 2, 4, 8 or 16), with 64-bit or 32-bit indexing.
+inline std::size_t move_entry_index(std::size_t unit, bool index32) {
+  constexpr std::size_t extra = static_cast<std::size_t>(mk::count) * 4;
+  const std::size_t u = unit == 1 ? 0 : unit == 2 ? 1 : unit == 4 ? 2 : unit == 8 ? 3 : 4;
+  if (index32) return extra + 1 + u;
+  return u == 4 ? extra : entry_index(mk::move, unit);
 }
 
 /// The strided view a move kernel reads (host mirror of the device `g_view`).
@@ -174,6 +184,21 @@ template <class U> __device__ __forceinline__ void t_move(U* __restrict__ y, con
       rest /= v.sizes[d];
       io += c * v.in_st[d];
       oo += c * v.out_st[d];
+    }
+    y[oo] = x[io];
+  }
+}
+// the same where every element count, offset and stride fits in 32 bits (cheaper division)
+template <class U> __device__ __forceinline__ void t_move32(U* __restrict__ y, const U* __restrict__ x, const g_view& v) {
+  const unsigned n = (unsigned)v.n;
+  const int rank = (int)v.rank;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    unsigned rest = i, io = (unsigned)v.in_off, oo = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const unsigned s = (unsigned)v.sizes[d], c = rest % s;
+      rest /= s;
+      io += c * (unsigned)v.in_st[d];
+      oo += c * (unsigned)v.out_st[d];
     }
     y[oo] = x[io];
   }
@@ -281,8 +306,13 @@ template <class U> __device__ __forceinline__ void t_one_hot(U* __restrict__ y, 
   }
 }
 )";
-    const char* types[] = {"unsigned char", "unsigned short", "unsigned int", "unsigned long long"};
-    const int sizes[] = {1, 2, 4, 8};
+    const char* types[] = {"unsigned char", "unsigned short", "unsigned int", "unsigned long long", "uint4"};
+    const int sizes[] = {1, 2, 4, 8, 16};
+    for (int q = 0; q < 5; ++q) {
+      const std::string U = types[q], S = std::to_string(sizes[q]);
+      if (q == 4) r += "extern \"C\" __global__ void g_move_16(uint4* y, const uint4* x, g_view v) { t_move(y, x, v); }\n";
+      r += "extern \"C\" __global__ void g_move32_" + S + "(" + U + "* y, const " + U + "* x, g_view v) { t_move32(y, x, v); }\n";
+    }
     for (int q = 0; q < 4; ++q) {
       const std::string U = types[q], S = std::to_string(sizes[q]);
       r += "extern \"C\" __global__ void g_move_" + S + "(" + U + "* y, const " + U + "* x, g_view v) { t_move(y, x, v); }\n";
@@ -365,6 +395,39 @@ inline void move(context& ctx, lazy_library& lib, dtype t, void* y, const void* 
   if (sz.size() > static_cast<std::size_t>(view_rank))
     ctx.fail("a copy over " + std::to_string(sz.size()) + " dimensions that cannot be merged (the CUDA kernels take " +
              std::to_string(view_rank) + ")");
+  // A run contiguous on both sides (a Transpose that keeps the last axis, a Concat, a Slice of
+  // whole rows) moves in wider units: up to 16 bytes a thread, where the sizes, strides, offset
+  // and both addresses allow.
+  std::size_t unit = es;
+  if (os.back() == 1 && is.back() == 1) {
+    for (std::size_t c : {std::size_t{16}, std::size_t{8}, std::size_t{4}, std::size_t{2}}) {
+      if (c <= es) break;
+      const auto fits = [&](i64 elems) { return (elems * static_cast<i64>(es)) % static_cast<i64>(c) == 0; };
+      bool ok = fits(sz.back()) && fits(in_off) && reinterpret_cast<std::uintptr_t>(x) % c == 0 &&
+                reinterpret_cast<std::uintptr_t>(y) % c == 0;
+      for (std::size_t d = 0; ok && d + 1 < sz.size(); ++d) ok = fits(is[d]) && fits(os[d]);
+      if (!ok) continue;
+      const i64 k = static_cast<i64>(c / es);
+      sz.back() /= k;
+      for (std::size_t d = 0; d + 1 < sz.size(); ++d) {
+        is[d] /= k;
+        os[d] /= k;
+      }
+      in_off /= k;
+      n /= k;
+      unit = c;
+      break;
+    }
+  }
+  // 32-bit indexing where every offset the walk reaches fits
+  i64 in_hi = in_off, in_lo = in_off, out_hi = 0;
+  for (std::size_t d = 0; d < sz.size(); ++d) {
+    (is[d] > 0 ? in_hi : in_lo) += (sz[d] - 1) * is[d];
+    out_hi += (sz[d] - 1) * std::max<i64>(os[d], 0);
+  }
+  constexpr i64 lim = i64{1} << 31;
+  bool index32 = n < lim && in_hi < lim && in_lo >= 0 && out_hi < lim;
+  for (std::size_t d = 0; index32 && d < sz.size(); ++d) index32 = is[d] > -lim && is[d] < lim && os[d] >= 0 && os[d] < lim;
   g_view v;
   v.n = n;
   v.rank = static_cast<long long>(sz.size());
@@ -378,7 +441,7 @@ inline void move(context& ctx, lazy_library& lib, dtype t, void* y, const void* 
   void* yp = y;
   void* xp = const_cast<void*>(x);
   void* args[] = {&yp, &xp, &v};
-  p.launch(k.kernels[entry_index(mk::move, es)], p.blocks_for(n), 256, args, ctx.stream());
+  p.launch(k.kernels[move_entry_index(unit, index32)], p.blocks_for(n), 256, args, ctx.stream());
 }
 
 /// Output `out` = the view of `x` (`sizes`, `strides`, `offset`) as a new contiguous tensor

@@ -47,7 +47,8 @@ inline std::vector<dtype> float_types() { return {dtype::f16, dtype::bf16, dtype
 
 inline i64 product(const std::vector<i64>& v, std::size_t b = 0, std::size_t e = std::string::npos) {
   i64 p = 1;
-  for (std::size_t i = b; i < std::min(e, v.size()); ++i) p *= v[i];
+  const std::size_t end = std::min(e, v.size());
+  for (auto it = v.begin() + static_cast<std::ptrdiff_t>(std::min(b, end)); it != v.begin() + static_cast<std::ptrdiff_t>(end); ++it) p *= *it;
   return p;
 }
 
@@ -91,6 +92,18 @@ inline std::string activation_source(dtype t, const fused_act& act) {
   s += "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n";
   s += "    W v = g_load(y, i);\n    if (z) v += g_load(z, i);\n";
   s += "    g_store(y, i, " + act.expr(t) + ");\n  }\n}\n";
+  // a convolution's epilogue: y = act(y + b[channel] + z), channels of `inner` elements each
+  s += "__device__ __forceinline__ W fba(" + T + "* y, const " + T + "* z, const " + T + "* b, long long i, long long c) {\n";
+  s += "  W v = g_load(y, i);\n  if (b) v += g_load(b, c);\n  if (z) v += g_load(z, i);\n  return " + act.expr(t) + ";\n}\n";
+  s += "extern \"C\" __global__ void fused_bias_act(" + T + "* y, const " + T + "* z, const " + T +
+       "* b, long long n, long long inner, long long C) {\n";
+  s += "  if (n <= 0x7fffffffLL) {\n";
+  s += "    const unsigned un = (unsigned)n, ui = (unsigned)inner, uc = (unsigned)C;\n";
+  s += "    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < un; i += gridDim.x * blockDim.x) {\n";
+  s += "      const W r = fba(y, z, b, i, (i / ui) % uc);\n      g_store(y, i, r);\n    }\n";
+  s += "  } else {\n";
+  s += "    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n";
+  s += "      const W r = fba(y, z, b, i, (i / inner) % C);\n      g_store(y, i, r);\n    }\n  }\n}\n";
   return s;
 }
 
@@ -99,13 +112,32 @@ inline void apply_activation(context& ctx, lazy_library& lib, const cuda_tensor&
   const i64 n = y.size();
   if (n == 0 || (!z && act.k == fused_act::kind::none)) return;
   const dtype t = y.element_type();
-  const auto& k = lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act"},
+  const auto& k = lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act", "fused_bias_act"},
                           [&] { return activation_source(t, act); });
   void* yp = y.data();
   void* zp = z ? z->data() : nullptr;
   long long nn = n;
   void* args[] = {&yp, &zp, &nn};
   ctx.policy().launch(k.kernels[0], ctx.policy().blocks_for(n), 256, args, ctx.stream());
+}
+
+/// A convolution's epilogue on its output `y` (N, C, spatial...) in place: y = act(y + b[c] +
+/// z), each part optional; nothing to do launches nothing.
+inline void apply_conv_epilogue(context& ctx, lazy_library& lib, const cuda_tensor& y, const cuda_tensor* bias, const cuda_tensor* z,
+                                const fused_act& act) {
+  const i64 n = y.size();
+  if (n == 0 || (!bias && !z && act.k == fused_act::kind::none)) return;
+  const dtype t = y.element_type();
+  const auto& k = lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act", "fused_bias_act"},
+                          [&] { return activation_source(t, act); });
+  long long inner = 1;
+  for (std::size_t d = 2; d < y.rank(); ++d) inner *= y.sizes()[d];
+  long long nn = n, C = y.rank() > 1 ? y.sizes()[1] : 1;
+  void* yp = y.data();
+  void* zp = z ? z->data() : nullptr;
+  void* bp = bias ? bias->data() : nullptr;
+  void* args[] = {&yp, &zp, &bp, &nn, &inner, &C};
+  ctx.policy().launch(k.kernels[1], ctx.policy().blocks_for(n), 256, args, ctx.stream());
 }
 
 // ---- cuBLASLt -----------------------------------------------------------------------------
@@ -617,6 +649,9 @@ struct conv_plan {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   std::size_t workspace = 0;
   cudnnActivationDescriptor_t relu = nullptr;  ///< for the fused form (made on first use)
+  /// How bias, residual and activation are applied where cuDNN's fused call could: -1 not yet
+  /// timed, 0 cuDNN's fused call, 1 the convolution then one generated epilogue kernel.
+  int epilogue = -1;
   conv_plan() = default;
   conv_plan(const conv_plan&) = delete;
   conv_plan& operator=(const conv_plan&) = delete;
@@ -709,6 +744,39 @@ inline void check_conv_shapes(const context& ctx, const std::vector<i64>& xs, co
   if (ws[1] * G != xs[1])
     ctx.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
   if (ws[0] % G != 0) ctx.fail("output channels " + std::to_string(ws[0]) + " not divisible by group " + std::to_string(G));
+}
+
+/// The device time of `work` on the policy's stream: the least of three runs after one to
+/// warm up (it must be repeatable: it may only write its own output).
+template <class F>
+float time_on_stream(context& ctx, F&& work) {
+  const cudaStream_t s = ctx.stream().stream;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  cuda_detail::check(cudaEventCreate(&e0), "creating an event");
+  if (const cudaError_t e = cudaEventCreate(&e1); e != cudaSuccess) {
+    (void)cudaEventDestroy(e0);
+    cuda_detail::check(e, "creating an event");
+  }
+  float best = std::numeric_limits<float>::max();
+  try {
+    work();
+    for (int rep = 0; rep < 3; ++rep) {
+      cuda_detail::check(cudaEventRecord(e0, s), "recording an event");
+      work();
+      cuda_detail::check(cudaEventRecord(e1, s), "recording an event");
+      cuda_detail::check(cudaEventSynchronize(e1), "waiting for an event");
+      float ms = 0;
+      cuda_detail::check(cudaEventElapsedTime(&ms, e0, e1), "timing on the stream");
+      best = std::min(best, ms);
+    }
+  } catch (...) {
+    (void)cudaEventDestroy(e0);
+    (void)cudaEventDestroy(e1);
+    throw;
+  }
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+  return best;
 }
 
 /// Conv (and, `z_input` >= 0 or an activation, FusedConv) through cuDNN.
@@ -822,28 +890,45 @@ inline fn make_conv(const kernel_node& n, bool fused) {
     const bool f64 = t == dtype::f64;
     const void* one = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
     const void* zero = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
-    // conv + bias + residual + ReLU (or nothing) in one cuDNN call where it has the form:
-    // y = act(conv(x) + alpha2 z + b); the identity activation needs the precomputed implicit GEMM
+    // conv, then bias + residual + activation in one generated kernel
+    auto separate = [&] {
+      dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, workspace.get(), p.workspace, zero,
+                                        p.y, y.data()),
+                "cudnnConvolutionForward");
+      apply_conv_epilogue(ctx, st->lib, y, bias, z, act);
+    };
+    // conv + bias + residual + ReLU (or nothing) in one cuDNN call where it has the form
+    // y = act(conv(x) + alpha2 z + b) (the identity activation needs the precomputed implicit
+    // GEMM; f32 only: the form measured on a GPU)
     const bool relu = act.k == fused_act::kind::relu;
-    // (f32 only: the form measured on a GPU)
-    if (t == dtype::f32 && bias && (relu || (act.k == fused_act::kind::none && z && p.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) {
-      if (!p.relu) {
-        dnn_check(cudnnCreateActivationDescriptor(&p.relu), "cudnnCreateActivationDescriptor");
-        dnn_check(cudnnSetActivationDescriptor(p.relu, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
-                  "cudnnSetActivationDescriptor");
-      }
+    if (!(t == dtype::f32 && bias && (relu || (act.k == fused_act::kind::none && z && p.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)))) {
+      separate();
+      return;
+    }
+    if (!p.relu) {
+      dnn_check(cudnnCreateActivationDescriptor(&p.relu), "cudnnCreateActivationDescriptor");
+      dnn_check(cudnnSetActivationDescriptor(p.relu, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                "cudnnSetActivationDescriptor");
+    }
+    auto fused_call = [&] {
       const void* alpha2 = z ? one : zero;
       dnn_check(cudnnConvolutionBiasActivationForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, workspace.get(),
                                                       p.workspace, alpha2, p.y, z ? z->data() : y.data(), p.b, bias->data(), p.relu,
                                                       p.y, y.data()),
                 "cudnnConvolutionBiasActivationForward");
-      return;
+    };
+    // which form is faster depends on the shape and the GPU (cuDNN's fused call may not run the
+    // algorithm the search picked): both are timed once per shape, as the algorithm was (not
+    // while a CUDA graph is captured, which cannot wait for a timing)
+    using choice = cuda::options::epilogue;
+    if (p.epilogue < 0) {
+      const choice c = pol.config().conv_epilogue;
+      if (c == choice::cudnn_fused || (c == choice::timed && pol.capturing())) p.epilogue = 0;
+      else if (c == choice::separate) p.epilogue = 1;
+      else p.epilogue = time_on_stream(ctx, fused_call) <= time_on_stream(ctx, separate) ? 0 : 1;
     }
-    dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, workspace.get(), p.workspace, zero,
-                                        p.y, y.data()),
-                "cudnnConvolutionForward");
-    if (bias) dnn_check(cudnnAddTensor(h, one, p.b, bias->data(), one, p.y, y.data()), "cudnnAddTensor (the bias)");
-    apply_activation(ctx, st->lib, y, z, act);
+    if (p.epilogue == 0) fused_call();
+    else separate();
   };
 }
 

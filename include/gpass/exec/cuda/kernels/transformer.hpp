@@ -189,7 +189,56 @@ extern "C" __global__ void sdpa_softmax(const T* sc, T* p, const T* __restrict__
     for (long long j = threadIdx.x; j < a.L; j += blockDim.x) g_store(pr, j, g_exp(g_score(sr, br, a.bs[3], scale, j) - m) / s);
   }
 }
+// rows of up to 32 * PER scores: a warp per row, its scores held in registers (one read, one
+// write, shuffles instead of shared memory)
+template <int PER> __device__ __forceinline__ void sdpa_warp_rows(const T* sc, T* p, const T* __restrict__ bias, const g_sdpa& a) {
+  const W scale = (W)a.scale;
+  const int lane = threadIdx.x & 31;
+  const long long step = (long long)gridDim.x * (blockDim.x >> 5);
+  for (long long r = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < a.rows; r += step) {
+    const long long i = r % a.So, u = r / a.So, h = u % a.Ho, b = u / a.Ho;
+    const T* sr = sc + (((a.B == 1 ? 0 : b) * a.H + (a.H == 1 ? 0 : h)) * a.S + (a.S == 1 ? 0 : i)) * a.L;
+    const T* br = bias ? bias + b * a.bs[0] + h * a.bs[1] + i * a.bs[2] : nullptr;
+    W v[PER];
+    W m = (W)(-1.0 / 0.0);
+#pragma unroll
+    for (int k = 0; k < PER; ++k) {
+      const long long j = lane + 32LL * k;
+      v[k] = j < a.L ? g_score(sr, br, a.bs[3], scale, j) : (W)(-1.0 / 0.0);
+      m = g_max(m, v[k]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = g_max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    W s = 0;
+#pragma unroll
+    for (int k = 0; k < PER; ++k) {
+      v[k] = lane + 32LL * k < a.L ? g_exp(v[k] - m) : (W)0;
+      s += v[k];
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    T* pr = p + r * a.L;
+#pragma unroll
+    for (int k = 0; k < PER; ++k) {
+      const long long j = lane + 32LL * k;
+      if (j < a.L) g_store(pr, j, v[k] / s);
+    }
+  }
+}
+extern "C" __global__ void sdpa_softmax_w1(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<1>(sc, p, bias, a); }
+extern "C" __global__ void sdpa_softmax_w2(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<2>(sc, p, bias, a); }
+extern "C" __global__ void sdpa_softmax_w4(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<4>(sc, p, bias, a); }
+extern "C" __global__ void sdpa_softmax_w8(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<8>(sc, p, bias, a); }
+extern "C" __global__ void sdpa_softmax_w16(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<16>(sc, p, bias, a); }
 )";
+}
+
+/// The softmax library's entries: the block-per-row kernel, then the warp-per-row ones for
+/// rows of up to 32, 64, 128, 256 and 512 scores.
+inline const std::vector<std::string>& sdpa_softmax_entries() {
+  static const std::vector<std::string> e{"sdpa_softmax", "sdpa_softmax_w1", "sdpa_softmax_w2", "sdpa_softmax_w4", "sdpa_softmax_w8",
+                                          "sdpa_softmax_w16"};
+  return e;
 }
 
 /// Y[g] (M x n) = A[g] (M x K) op(B[g]) for each of G heads stored one after another: B[g] is
@@ -259,12 +308,17 @@ inline fn make_sdpa(const kernel_node& n) {
     a.H = H;
     a.S = S;
     a.scale = scale;
-    const auto& kk = st->lib.get(pol, std::string(to_string(t)), {"sdpa_softmax"}, [&] { return sdpa_softmax_source(t); });
+    const auto& kk = st->lib.get(pol, std::string(to_string(t)), sdpa_softmax_entries(), [&] { return sdpa_softmax_source(t); });
     const void* sp = scores.data();
     void* pp = probs.data();
     const void* bp = bias ? bias->data() : nullptr;
     void* args[] = {&sp, &pp, &bp, &a};
-    pol.launch(kk.kernels[0], static_cast<unsigned>(std::min<i64>(a.rows, 65535)), 256, args, ctx.stream());
+    if (L <= 512) {  // a warp per row: 8 rows per block of 256 threads
+      const std::size_t w = L <= 32 ? 1 : L <= 64 ? 2 : L <= 128 ? 3 : L <= 256 ? 4 : 5;
+      pol.launch(kk.kernels[w], static_cast<unsigned>(std::min<i64>((a.rows + 7) / 8, 65535)), 256, args, ctx.stream());
+    } else {
+      pol.launch(kk.kernels[0], static_cast<unsigned>(std::min<i64>(a.rows, 65535)), 256, args, ctx.stream());
+    }
     // Y [Bo*Ho, So, Dv] = P V
     if (Bo == B && Ho == H) {
       heads_product(ctx, st->lt, t, G, So, Dv, L, false, probs.data(), v.data(), y.data());
