@@ -163,16 +163,20 @@ struct g_sdpa {
   double scale = 1;
 };
 
-/// `sdpa_softmax(scores, probs, bias, a)`: a block per output row, probs = softmax(scores *
-/// scale + bias) in the compute type as exp(x - max) / sum (in place when `scores` is `probs`).
-inline std::string sdpa_softmax_source(dtype t) {
-  return cuda_nn::head(t) + R"(struct g_sdpa { long long rows, L, So, Ho, B, H, S; long long bs[4]; double scale; };
+/// `sdpa_softmax(scores, probs, bias, a)`: probs = softmax(scores * scale + bias) in the
+/// compute type as exp(x - max) / sum (in place when `scores` is `probs`); `per` 0: a block per
+/// output row; 1, 2, 4, 8 or 16: a warp per row of up to 32 * `per` scores, held in registers
+/// (one library each: a model compiles the one its rows need).
+inline std::string sdpa_softmax_source(dtype t, int per = 0) {
+  std::string r = cuda_nn::head(t) + R"(struct g_sdpa { long long rows, L, So, Ho, B, H, S; long long bs[4]; double scale; };
 __device__ __forceinline__ W g_score(const T* sr, const T* br, long long bst, W scale, long long j) {
   W v = (W)g_load(sr, j) * scale;
   if (br) v += (W)g_load(br, j * bst);
   return v;
 }
-extern "C" __global__ void sdpa_softmax(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) {
+)";
+  if (per == 0) {
+    r += R"(extern "C" __global__ void sdpa_softmax(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) {
   __shared__ W sh[33];
   const W scale = (W)a.scale;
   for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
@@ -189,9 +193,13 @@ extern "C" __global__ void sdpa_softmax(const T* sc, T* p, const T* __restrict__
     for (long long j = threadIdx.x; j < a.L; j += blockDim.x) g_store(pr, j, g_exp(g_score(sr, br, a.bs[3], scale, j) - m) / s);
   }
 }
-// rows of up to 32 * PER scores: a warp per row, its scores held in registers (one read, one
+)";
+    return r;
+  }
+  r += "#define PER " + std::to_string(per) + "\n";
+  r += R"(// rows of up to 32 * PER scores: a warp per row, its scores held in registers (one read, one
 // write, shuffles instead of shared memory)
-template <int PER> __device__ __forceinline__ void sdpa_warp_rows(const T* sc, T* p, const T* __restrict__ bias, const g_sdpa& a) {
+extern "C" __global__ void sdpa_softmax_w(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) {
   const W scale = (W)a.scale;
   const int lane = threadIdx.x & 31;
   const long long step = (long long)gridDim.x * (blockDim.x >> 5);
@@ -225,21 +233,12 @@ template <int PER> __device__ __forceinline__ void sdpa_warp_rows(const T* sc, T
     }
   }
 }
-extern "C" __global__ void sdpa_softmax_w1(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<1>(sc, p, bias, a); }
-extern "C" __global__ void sdpa_softmax_w2(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<2>(sc, p, bias, a); }
-extern "C" __global__ void sdpa_softmax_w4(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<4>(sc, p, bias, a); }
-extern "C" __global__ void sdpa_softmax_w8(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<8>(sc, p, bias, a); }
-extern "C" __global__ void sdpa_softmax_w16(const T* sc, T* p, const T* __restrict__ bias, g_sdpa a) { sdpa_warp_rows<16>(sc, p, bias, a); }
 )";
+  return r;
 }
 
-/// The softmax library's entries: the block-per-row kernel, then the warp-per-row ones for
-/// rows of up to 32, 64, 128, 256 and 512 scores.
-inline const std::vector<std::string>& sdpa_softmax_entries() {
-  static const std::vector<std::string> e{"sdpa_softmax", "sdpa_softmax_w1", "sdpa_softmax_w2", "sdpa_softmax_w4", "sdpa_softmax_w8",
-                                          "sdpa_softmax_w16"};
-  return e;
-}
+/// The warp-per-row variant for rows of `L` scores (0: rows over 512, a block each).
+inline int sdpa_softmax_per(long long L) { return L <= 32 ? 1 : L <= 64 ? 2 : L <= 128 ? 4 : L <= 256 ? 8 : L <= 512 ? 16 : 0; }
 
 /// Y[g] (M x n) = A[g] (M x K) op(B[g]) for each of G heads stored one after another: B[g] is
 /// K x n, or n x K read transposed (`tb`); one strided-batched cuBLASLt product.
@@ -308,17 +307,16 @@ inline fn make_sdpa(const kernel_node& n) {
     a.H = H;
     a.S = S;
     a.scale = scale;
-    const auto& kk = st->lib.get(pol, std::string(to_string(t)), sdpa_softmax_entries(), [&] { return sdpa_softmax_source(t); });
+    const int per = sdpa_softmax_per(L);
+    const auto& kk = st->lib.get(pol, std::string(to_string(t)) + "," + std::to_string(per), {per ? "sdpa_softmax_w" : "sdpa_softmax"},
+                                 [&] { return sdpa_softmax_source(t, per); });
     const void* sp = scores.data();
     void* pp = probs.data();
     const void* bp = bias ? bias->data() : nullptr;
     void* args[] = {&sp, &pp, &bp, &a};
-    if (L <= 512) {  // a warp per row: 8 rows per block of 256 threads
-      const std::size_t w = L <= 32 ? 1 : L <= 64 ? 2 : L <= 128 ? 3 : L <= 256 ? 4 : 5;
-      pol.launch(kk.kernels[w], static_cast<unsigned>(std::min<i64>((a.rows + 7) / 8, 65535)), 256, args, ctx.stream());
-    } else {
-      pol.launch(kk.kernels[0], static_cast<unsigned>(std::min<i64>(a.rows, 65535)), 256, args, ctx.stream());
-    }
+    // a warp per row: 8 rows per block of 256 threads; or a block per row
+    const i64 blocks = per ? (a.rows + 7) / 8 : a.rows;
+    pol.launch(kk.kernels[0], static_cast<unsigned>(std::min<i64>(blocks, 65535)), 256, args, ctx.stream());
     // Y [Bo*Ho, So, Dv] = P V
     if (Bo == B && Ho == H) {
       heads_product(ctx, st->lt, t, G, So, Dv, L, false, probs.data(), v.data(), y.data());
@@ -521,7 +519,7 @@ inline std::vector<std::pair<std::string, std::string>> transformer_generated_so
   for (dtype t : cuda_nn::float_types()) {
     const std::string ts(to_string(t));
     r.emplace_back("skip_norm_" + ts, skip_norm_source(t));
-    r.emplace_back("sdpa_softmax_" + ts, sdpa_softmax_source(t));
+    for (int per : {0, 1, 2, 4, 8, 16}) r.emplace_back("sdpa_softmax_" + ts + "_" + std::to_string(per), sdpa_softmax_source(t, per));
     r.emplace_back("mha_" + ts, mha_source(t));
   }
   return r;
