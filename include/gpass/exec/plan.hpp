@@ -347,7 +347,8 @@ auto body_plan<P, G>::run(P& policy, std::vector<value_type> args, const run_ser
     ins.assign(s.in.size(), nullptr);
     for (std::size_t k = 0; k < s.in.size(); ++k)
       if (s.in[k] >= 0) ins[k] = &slots[s.in[k]];
-    value_type* outs = &slots[s.out_first];
+    // (a step of no outputs may have out_first == slots.size(), of an empty vector too)
+    value_type* outs = slots.data() + s.out_first;
     const kernel_node& n = nodes_[s.node];
     kernel_context<P> ctx(n, policy, stream, ins, std::span<value_type>(outs, s.num_out), s.planned,
                           arena ? &arena : nullptr, s.wanted, services);
