@@ -9,7 +9,9 @@
 ///   one generated library (`move_source`) holds a strided copy (`g_move_<S>`: an output
 ///   index mapped to an input offset through sizes and two sets of strides: Transpose, Split,
 ///   Slice with any steps, Concat one slab per input, Expand, Tile, DepthToSpace,
-///   SpaceToDepth), Gather, GatherElements, Pad (constant, reflect, edge, wrap), Trilu,
+///   SpaceToDepth; rows contiguous on both sides move in units of up to 16 bytes,
+///   `g_move_16`, and with 32-bit index arithmetic where every offset fits, `g_move32_<S>`),
+///   Gather, GatherElements, Pad (constant, reflect, edge, wrap), Trilu,
 ///   ScatterND (reduction none) and a fill (ConstantOfShape). Contiguous runs become
 ///   `cudaMemcpyAsync`.
 /// - Range: a generated kernel per element type (and f16/bf16 stash type).
@@ -188,7 +190,8 @@ template <class U> __device__ __forceinline__ void t_move(U* __restrict__ y, con
     y[oo] = x[io];
   }
 }
-// the same where every element count, offset and stride fits in 32 bits (cheaper division)
+// the same where every element count, offset and stride fits in 32 bits (cheaper division;
+// a negative stride wraps modulo 2^32 and the sum still lands on the right offset)
 template <class U> __device__ __forceinline__ void t_move32(U* __restrict__ y, const U* __restrict__ x, const g_view& v) {
   const unsigned n = (unsigned)v.n;
   const int rank = (int)v.rank;
