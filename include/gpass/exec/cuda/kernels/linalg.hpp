@@ -107,13 +107,18 @@ inline std::string activation_source(dtype t, const fused_act& act) {
   return s;
 }
 
+/// The activation library of `t` and `act` (`fused_act`, `fused_bias_act`): one key, one entry list.
+inline const lazy_library::entry& activation_kernels(context& ctx, lazy_library& lib, dtype t, const fused_act& act) {
+  return lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act", "fused_bias_act"},
+                 [&] { return activation_source(t, act); });
+}
+
 /// Applies `act` (and adds `z` when given, same sizes) to `y` in place.
 inline void apply_activation(context& ctx, lazy_library& lib, const cuda_tensor& y, const cuda_tensor* z, const fused_act& act) {
   const i64 n = y.size();
   if (n == 0 || (!z && act.k == fused_act::kind::none)) return;
   const dtype t = y.element_type();
-  const auto& k = lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act", "fused_bias_act"},
-                          [&] { return activation_source(t, act); });
+  const auto& k = activation_kernels(ctx, lib, t, act);
   void* yp = y.data();
   void* zp = z ? z->data() : nullptr;
   long long nn = n;
@@ -128,8 +133,7 @@ inline void apply_conv_epilogue(context& ctx, lazy_library& lib, const cuda_tens
   const i64 n = y.size();
   if (n == 0 || (!bias && !z && act.k == fused_act::kind::none)) return;
   const dtype t = y.element_type();
-  const auto& k = lib.get(ctx.policy(), "act," + std::string(to_string(t)) + "," + act.key(), {"fused_act", "fused_bias_act"},
-                          [&] { return activation_source(t, act); });
+  const auto& k = activation_kernels(ctx, lib, t, act);
   long long inner = 1;
   for (std::size_t d = 2; d < y.rank(); ++d) inner *= y.sizes()[d];
   long long nn = n, C = y.rank() > 1 ? y.sizes()[1] : 1;
