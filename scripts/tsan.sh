@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The concurrency tests under ThreadSanitizer: the units built once with the `tsan` preset
 # (Debug, -O1 -fsanitize=thread), then the test files that run plans and sessions from many
-# threads (tests/exec/concurrent.cpp, tests/session/*.cpp) compiled with the same flags and
+# threads (tests/exec/concurrent.cpp, tests/session/*.cpp: sessions, placement, data-parallel
+# replicas and their collectives, the cluster transport) compiled with the same flags and
 # run. Exit 1 on a failed test or any ThreadSanitizer report.
 #
 #   scripts/tsan.sh            (JOBS, default 1: the units take a few GB each to compile)
@@ -14,7 +15,8 @@ cmake --build "$build" --target gpass_units -j "${JOBS:-1}"
 flags=(-DGPASS_SEPARATE_COMPILATION "-DGPASS_TEST_DATA_DIR=\"$root/tests/data\"" -I "$root/include" -isystem /usr/include/eigen3
        -std=gnu++20 -O1 -g -fsanitize=thread -fno-omit-frame-pointer)
 objs=()
-for f in tests/exec/concurrent.cpp tests/session/session.cpp tests/session/placer.cpp tests/main.cpp; do
+for f in tests/exec/concurrent.cpp tests/session/session.cpp tests/session/placer.cpp tests/session/data_parallel.cpp \
+         tests/session/cluster.cpp tests/main.cpp; do
   o="$build/tsan_$(echo "$f" | tr / _).o"
   g++ "${flags[@]}" -c "$root/$f" -o "$o"
   objs+=("$o")

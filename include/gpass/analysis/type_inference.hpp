@@ -31,6 +31,7 @@
 #include <gpass/graph/node_map.hpp>
 #include <gpass/ops/formal_types.hpp>
 #include <gpass/ops/infer_context.hpp>
+#include <gpass/ops/op_memo.hpp>
 #include <gpass/ops/opset.hpp>
 #include <gpass/ops/port_info.hpp>
 #include <gpass/ops/registry.hpp>
@@ -228,7 +229,7 @@ class type_policy {
     const op_schema* schema = schema_of(g, v);
     infer_context ctx = make_context(g, v, s, current_outputs(s, v), schema);
     try {
-      if (n.op == "function_entry" && n.domain.empty() && args_) {
+      if (args_ && n.domain.empty() && n.op == "function_entry") {
         for (std::size_t k = 0; k < ctx.num_outputs() && k < args_->size(); ++k) ctx.output(k) = (*args_)[k];
       } else if (schema) {
         check_arity(*schema, g, v, ctx);
@@ -542,21 +543,16 @@ class type_inference {
     return graph_opset(d);
   }
   const op_schema* schema_for(std::string_view domain, std::string_view op) {
-    key_buffer_.assign(domain);
-    key_buffer_ += '\0';
-    key_buffer_ += op;
-    auto it = schema_cache_.find(std::string_view(key_buffer_));
-    if (it != schema_cache_.end()) return it->second;
-    std::string key = key_buffer_;
-    const op_schema* s = registry_->find(domain, op, opset_for(domain));
-    if (!s && opset_for(domain) != 0) s = registry_->find(domain, op, 0);
-    // TensorFlow graphs share only the default domain with ONNX; other domains' schemas
-    // (gpass's fused ops, com.microsoft) apply to every frontend's graphs
-    if (s && op_registry::normalize_domain(domain).empty() && !s->frontend.empty() && !frontend_.empty() &&
-        s->frontend != frontend_)
-      s = nullptr;
-    schema_cache_.emplace(std::move(key), s);
-    return s;
+    return schema_memo_(domain, op, [this](std::string_view d, std::string_view o) {
+      const op_schema* s = registry_->find(d, o, opset_for(d));
+      if (!s && opset_for(d) != 0) s = registry_->find(d, o, 0);
+      // TensorFlow graphs share only the default domain with ONNX; other domains' schemas
+      // (gpass's fused ops, com.microsoft) apply to every frontend's graphs
+      if (s && op_registry::normalize_domain(d).empty() && !s->frontend.empty() && !frontend_.empty() &&
+          s->frontend != frontend_)
+        s = nullptr;
+      return s;
+    });
   }
 
   /// Infers function `fn` (looked up in the libraries visible from `caller`) on `args`.
@@ -665,10 +661,12 @@ class type_inference {
       if (o.record_values) clear_values(n.attrs);
       const auto& out = s.outputs(v);
       for (std::size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
-        type t = symbols_.resolve(out[k].type);
         if (o.shapes) {
-          n.outputs[k] = std::move(t);
-        } else if (t.is_tensor()) {
+          // copied in place (storage reused) when nothing needs resolving; skipped when equal
+          const type& inferred = out[k].type;
+          if (symbols_.mentions_bound(inferred)) n.outputs[k] = symbols_.resolve(inferred);
+          else if (!(n.outputs[k] == inferred)) n.outputs[k] = inferred;
+        } else if (type t = symbols_.resolve(out[k].type); t.is_tensor()) {
           const type& old = n.outputs[k];
           n.outputs[k] = tensor_type{t.tensor().element, old.is_tensor() ? old.tensor().shape : shape()};
         } else if (n.outputs[k].is_unknown()) {
@@ -744,10 +742,12 @@ class type_inference {
       }
   }
 
+  // (resolving substitutes bound symbols: it never makes a dim unknown or an unknown dim
+  // known, so the ports are counted as they are, without resolved copies)
   void count_unknown(const G& g, const state_type& s) {
     for (auto v : g.nodes())
       for (const auto& p : s.outputs(v))
-        if (!detail::port_is_known(symbols_.mentions_bound(p.type) ? symbols_.resolve(p.type) : p.type)) ++unknown_;
+        if (!detail::port_is_known(p.type)) ++unknown_;
   }
 
   void finalize() {
@@ -795,13 +795,7 @@ class type_inference {
   const op_registry* registry_ = nullptr;
   std::string frontend_;  // graph attribute `frontend` ("tensorflow", "onnx"), empty when unset
   symbol_table symbols_;
-  std::string key_buffer_;  // schema_for's lookup key, reused
-  // schema_for's memo by "domain\0op" (hashed: one lookup per node and inference)
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, const op_schema*, string_hash, std::equal_to<>> schema_cache_;
+  op_memo<const op_schema*> schema_memo_;  // schema_for's memo by (domain, op)
   std::map<std::string, cache_entry> cache_;
   std::map<std::string, record> records_;
   std::set<const G*> active_;

@@ -96,10 +96,11 @@ inline constexpr topological_order_fn topological_order{};
 template <class G>
 std::vector<typename G::node_id> data_sources(const G& g, node_map<G, std::size_t>& pending) {
   std::vector<typename G::node_id> ready;
+  ready.reserve(g.num_nodes());
   for (auto v : g.nodes()) {
     std::size_t n = 0;
-    for (const auto& in : g.inputs(v))
-      if (!in.empty) ++n;
+    for (std::size_t i = 0, m = g.num_inputs(v); i < m; ++i)
+      if (g.input_edge(v, static_cast<int>(i))) ++n;
     pending[v] = n;
     if (n == 0) ready.push_back(v);
   }

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,12 @@ namespace detail {
 inline bool is_tensor_param(const std::string& t) {
   if (t.empty() || !(t[0] >= 'A' && t[0] <= 'Z')) return false;
   return t[0] != 'S' && t[0] != 'O' && t[0] != 'V';
+}
+// The fixed dtype of a formal (`f32`, `i64`); none for a type parameter, whose name starts
+// with a capital (dtype names are lower case): no search of the dtype table for those.
+inline std::optional<dtype> fixed_dtype(const std::string& t) {
+  if (t.empty() || (t[0] >= 'A' && t[0] <= 'Z')) return std::nullopt;
+  return parse_dtype(t);
 }
 inline dtype element_dtype(const type& t) {
   if (t.is_tensor()) return t.tensor().element;
@@ -85,7 +92,7 @@ struct apply_formal_types_fn {
       if (f->option == formal_option::variadic && !f->homogeneous) continue;
       dtype d = detail::element_dtype(ctx.input_type(i));
       if (d == dtype::undefined) continue;
-      if (auto fixed = parse_dtype(f->type)) {
+      if (auto fixed = detail::fixed_dtype(f->type)) {
         if (*fixed != d)
           ctx.fail("input " + std::to_string(i) + " ('" + f->name + "') must be " + std::string(to_string(*fixed)) +
                    ", got " + std::string(to_string(d)));
@@ -106,7 +113,7 @@ struct apply_formal_types_fn {
       const formal_parameter* f = s.formal_output(k);
       if (!f || (f->option == formal_option::variadic && !f->homogeneous)) continue;
       dtype d = dtype::undefined;
-      if (auto fixed = parse_dtype(f->type)) d = *fixed;
+      if (auto fixed = detail::fixed_dtype(f->type)) d = *fixed;
       else if (detail::is_tensor_param(f->type)) {
         if (const auto* e = bound.find(f->type)) d = e->type;
       }

@@ -13,7 +13,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
+#include <gpass/ops/op_memo.hpp>
 #include <gpass/pass/context.hpp>
 
 namespace gpass {
@@ -147,7 +147,7 @@ class rewriter {
   void erase(node_id v) {
     if (dead_[v]) return;
     if (!g_.uses(v).empty())
-      throw error("rewrite pattern '" + current_ + "' erased node '" + g_[v].name + "' (op " + g_[v].op +
+      throw error("rewrite pattern '" + std::string(current_) + "' erased node '" + g_[v].name + "' (op " + g_[v].op +
                   ") whose outputs are still used");
     for (const auto& in : g_.inputs(v))
       if (!in.empty) push(in.node);
@@ -190,6 +190,15 @@ class rewriter {
     return false;
   }
   void set_current(std::string_view pattern) { current_ = pattern; }
+  /// Puts every node on the worklist, the first node of the graph to be popped first.
+  void push_all() {
+    for (auto v : g_.nodes())
+      if (!queued_[v] && !dead_[v]) {
+        queued_[v] = 1;
+        work_.push_back(v);
+      }
+    std::reverse(work_.begin(), work_.end());
+  }
   std::size_t finish() {
     const std::size_t n = doomed_.size();
     g_.remove_nodes(doomed_);
@@ -203,8 +212,82 @@ class rewriter {
   node_map<G, char> dead_;
   std::vector<node_id> work_;
   std::vector<node_id> doomed_;
-  std::string current_;
+  std::string_view current_;  // the running pattern's name (the patterns outlive the rewriter)
 };
+
+namespace detail {
+
+/// The patterns of each root op, for `apply_patterns`: one flat array grouped by op (the
+/// patterns of an op by benefit, then in the order given) and an open-addressing table from
+/// the op's name to its range. Built in O(roots) with two allocations; the views point into
+/// the patterns' own strings.
+template <class G>
+class pattern_index {
+ public:
+  struct rooted {
+    std::string_view domain;
+    const rewrite_pattern<G>* pattern;
+  };
+
+  explicit pattern_index(const std::vector<rewrite_pattern<G>>& patterns) {
+    std::size_t roots = 0;
+    for (const auto& p : patterns) roots += p.roots.size();
+    std::size_t cap = 16;
+    while (cap < 2 * roots + 1) cap *= 2;
+    slots_.resize(cap);
+    mask_ = cap - 1;
+    for (const auto& p : patterns)  // distinct ops, and how many roots each
+      for (const auto& r : p.roots) ++claim(r.op).count;
+    std::uint32_t at = 0;
+    for (auto& sl : slots_)
+      if (sl.used) {
+        sl.begin = at;
+        at += sl.count;
+        sl.count = 0;
+      }
+    entries_.resize(at);
+    for (const auto& p : patterns)
+      for (const auto& r : p.roots) {
+        slot& sl = claim(r.op);
+        rooted* first = entries_.data() + sl.begin;
+        std::uint32_t k = sl.count++;
+        first[k] = {r.domain, &p};
+        // insertion by benefit; equal benefits keep the order given
+        for (; k > 0 && first[k - 1].pattern->benefit < first[k].pattern->benefit; --k) std::swap(first[k - 1], first[k]);
+      }
+  }
+
+  /// The patterns rooted at `op` (any domain), best first; empty when none.
+  std::pair<const rooted*, const rooted*> find(std::string_view op) const {
+    for (std::size_t i = hash_name(op) & mask_;; i = (i + 1) & mask_) {
+      const slot& sl = slots_[i];
+      if (!sl.used) return {nullptr, nullptr};
+      if (sl.op == op) return {entries_.data() + sl.begin, entries_.data() + sl.begin + sl.count};
+    }
+  }
+
+ private:
+  struct slot {
+    std::string_view op;
+    std::uint32_t begin = 0, count = 0;
+    bool used = false;
+  };
+  slot& claim(std::string_view op) {
+    std::size_t i = hash_name(op) & mask_;
+    while (slots_[i].used && slots_[i].op != op) i = (i + 1) & mask_;
+    slot& sl = slots_[i];
+    if (!sl.used) {
+      sl.used = true;
+      sl.op = op;
+    }
+    return sl;
+  }
+  std::vector<slot> slots_;
+  std::vector<rooted> entries_;
+  std::size_t mask_ = 0;
+};
+
+}  // namespace detail
 
 /// Applies `patterns` to `g` (this graph only; its functions are graphs of their own) until
 /// no pattern applies to any node: every node starts on the worklist (in graph order), a
@@ -214,33 +297,17 @@ class rewriter {
 template <class G>
 rewrite_result apply_patterns(G& g, const std::vector<rewrite_pattern<G>>& patterns, const rewrite_options& o = {}) {
   using node_id = typename G::node_id;
-  // the patterns of each root op (views of the patterns' own strings), by benefit; the
-  // domain is checked per pattern
-  struct rooted {
-    std::string_view domain;
-    const rewrite_pattern<G>* pattern;
-  };
-  std::unordered_map<std::string_view, std::vector<rooted>> by_op;
-  for (const auto& p : patterns)
-    for (const auto& r : p.roots) by_op[r.op].push_back({r.domain, &p});
-  for (auto& [k, list] : by_op)
-    std::stable_sort(list.begin(), list.end(), [](const rooted& a, const rooted& b) {
-      return a.pattern->benefit > b.pattern->benefit;
-    });
-
+  const detail::pattern_index<G> by_op(patterns);
   rewrite_result res;
   rewriter<G> rw(g);
-  std::vector<node_id> order;
-  order.reserve(g.num_nodes());
-  for (auto v : g.nodes()) order.push_back(v);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) rw.push(*it);  // first node popped first
-  const std::size_t cap = std::max<std::size_t>(1, o.max_rewrites_per_node * std::max<std::size_t>(1, order.size()));
+  rw.push_all();
+  const std::size_t cap = std::max<std::size_t>(1, o.max_rewrites_per_node * std::max<std::size_t>(1, g.num_nodes()));
   node_id v;
   while (rw.pop(v)) {
     ++res.visits;
-    auto found = by_op.find(std::string_view(g[v].op));
-    if (found == by_op.end()) continue;
-    for (const auto& [domain, p] : found->second) {
+    const auto [first, last] = by_op.find(g[v].op);
+    for (auto it = first; it != last; ++it) {
+      const auto& [domain, p] = *it;
       if (domain != g[v].domain) continue;
       bool ok = true;
       for (const auto& c : p->when)

@@ -23,6 +23,7 @@
 #include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/graph/topological_order.hpp>
+#include <gpass/ops/op_memo.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/pass_base.hpp>
 #include <gpass/passes/detail/constants.hpp>
@@ -46,6 +47,42 @@ inline bool is_commutative_op(std::string_view domain, std::string_view op) {
 inline std::size_t hash_mix(std::size_t h, std::size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
+
+/// The nodes CSE keeps, by key hash: open addressing over a flat array sized once for the
+/// graph (no allocation per node, nothing is ever erased); `for_each(h, f)` visits the nodes
+/// stored under hash `h` until `f` returns true.
+template <class NodeId>
+class cse_table {
+ public:
+  explicit cse_table(std::size_t nodes) {
+    std::size_t cap = 16;
+    while (cap < 2 * nodes + 1) cap *= 2;
+    slots_.resize(cap);
+    mask_ = cap - 1;
+  }
+  template <class F>
+  bool for_each(std::size_t h, F&& f) const {
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const slot& s = slots_[i];
+      if (!s.used) return false;
+      if (s.hash == h && f(s.node)) return true;
+    }
+  }
+  void insert(std::size_t h, NodeId v) {
+    std::size_t i = h & mask_;
+    while (slots_[i].used) i = (i + 1) & mask_;
+    slots_[i] = {h, v, true};
+  }
+
+ private:
+  struct slot {
+    std::size_t hash = 0;
+    NodeId node{};
+    bool used = false;
+  };
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
+};
 
 /// A hash of a tensor's dtype, sizes and contents, in O(1): of the contents only the first
 /// and last 64 bytes count (equal hashes are compared in full; a weight tensor is not read
@@ -123,8 +160,7 @@ struct cse_fn : pass_base<cse_fn> {
       if (g[v].op == "return" && g[v].domain.empty())
         for (const auto& in : g.inputs(v))
           if (!in.empty) is_output[in.node] = 1;
-    std::unordered_multimap<std::size_t, node_id> seen;  // key hash -> a node kept
-    seen.reserve(g.num_nodes());
+    detail::cse_table<node_id> seen(g.num_nodes());  // key hash -> the nodes kept
     std::unordered_map<std::string, node_id> by_symbolic_value;  // "type|value" -> first node
     std::vector<node_id> doomed;
     // The key of a node (inputs in canonical order, control inputs sorted) into reused buffers;
@@ -148,7 +184,8 @@ struct cse_fn : pass_base<cse_fn> {
     // `cv`: the node's constant value when it is a constant node, else nullptr
     auto hash_key = [&](node_id v, const input_key& in, const std::vector<std::uint64_t>& ctl, const tensor* cv) {
       const auto& n = g[v];
-      std::size_t h = detail::hash_mix(std::hash<std::string>{}(n.op), std::hash<std::string>{}(n.domain));
+      std::size_t h = detail::hash_name(n.op);
+      if (!n.domain.empty()) h = detail::hash_mix(h, detail::hash_name(n.domain));
       for (const auto& [sr, p] : in) h = detail::hash_mix(detail::hash_mix(h, std::hash<std::uint64_t>{}(sr)), std::hash<int>{}(p));
       for (auto c : ctl) h = detail::hash_mix(h, std::hash<std::uint64_t>{}(c));
       // attributes are compared on a hash match; their number is enough to spread the keys
@@ -201,20 +238,20 @@ struct cse_fn : pass_base<cse_fn> {
         make_key(v, kin, kctl);
         const std::size_t h = hash_key(v, kin, kctl, cv);
         std::optional<node_id> rep;
-        auto [lo, hi] = seen.equal_range(h);
-        for (auto it = lo; it != hi && !rep; ++it) {
-          const node_id w = it->second;
+        seen.for_each(h, [&](node_id w) {
           const auto &a = g[v], &b = g[w];
-          if (a.op != b.op || a.domain != b.domain || a.outputs.size() != b.outputs.size() || a.device != b.device) continue;
+          if (a.op != b.op || a.domain != b.domain || a.outputs.size() != b.outputs.size() || a.device != b.device)
+            return false;
           make_key(w, win, wctl);
           if (win == kin && wctl == kctl && a.attrs == b.attrs) rep = w;
-        }
+          return rep.has_value();
+        });
         if (rep && !is_output[v]) {
           for (auto s : g.control_outputs(v)) g.add_control(*rep, s);
           merge(v, *rep);
           continue;
         }
-        if (!rep) seen.emplace(h, v);
+        if (!rep) seen.insert(h, v);
       }
       for (auto e : g.out_edges(v))
         if (!g[e].is_control() && --pending[g.target(e)] == 0) ready.push_back(g.target(e));

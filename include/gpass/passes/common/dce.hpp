@@ -22,6 +22,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/library.hpp>
 #include <gpass/graph/node_map.hpp>
+#include <gpass/ops/op_memo.hpp>
 #include <gpass/ops/registry.hpp>
 #include <gpass/pass/context.hpp>
 #include <gpass/pass/facts.hpp>
@@ -34,30 +35,21 @@ namespace detail {
 /// How DCE sees an op: observable (a result or an effect), interface, or pure.
 enum class dce_role : unsigned char { pure = 0, interface = 1, observable = 2 };
 
-/// Memoises the registry lookup per (domain, op) for one pass run: one hash lookup per node
-/// instead of a registry query (lock + key string) per node. Keys view the nodes' strings,
-/// so the cache must not outlive any change to the graph.
+/// Memoises the registry lookup per (domain, op) for one pass run (`op_memo`): a short table
+/// search per node instead of a registry query (lock + key string) per node.
 class dce_role_cache {
  public:
   dce_role operator()(std::string_view domain, std::string_view op) {
-    auto [it, fresh] = cache_.try_emplace(key{domain, op}, dce_role::pure);
-    if (fresh) {
-      const op_schema* s = op_registry::global().find(domain, op);
-      if (s && (s->traits.terminator || s->traits.side_effects)) it->second = dce_role::observable;
-      else if (s && s->traits.interface) it->second = dce_role::interface;
-    }
-    return it->second;
+    return memo_(domain, op, [](std::string_view d, std::string_view o) {
+      const op_schema* s = op_registry::global().find(d, o);
+      if (s && (s->traits.terminator || s->traits.side_effects)) return dce_role::observable;
+      if (s && s->traits.interface) return dce_role::interface;
+      return dce_role::pure;
+    });
   }
 
  private:
-  using key = std::pair<std::string_view, std::string_view>;
-  struct key_hash {
-    std::size_t operator()(const key& k) const noexcept {
-      std::size_t h = std::hash<std::string_view>{}(k.second);
-      return h ^ (std::hash<std::string_view>{}(k.first) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-    }
-  };
-  std::unordered_map<key, dce_role, key_hash> cache_;
+  op_memo<dce_role> memo_;
 };
 
 /// Splits the comma-separated `dce.keep` option into trimmed, non-empty names.

@@ -16,6 +16,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
+#include <gpass/ops/op_memo.hpp>
 #include <gpass/ops/registry.hpp>
 
 namespace gpass::detail {
@@ -34,8 +35,9 @@ inline std::int64_t constant_bytes(const tensor& t) {
 /// hand-written graphs) or ONNX `Constant`, with a tensor `value` attribute.
 template <class Node>
 bool is_constant_node(const Node& n) {
-  if (!(n.domain == "tf" || n.domain.empty())) return false;
-  if (n.op != "Const" && !(n.op == "Constant" && n.domain.empty())) return false;
+  // string_view comparisons: the sizes first, no strlen (this runs for every node of every pass)
+  const std::string_view op = n.op, domain = n.domain;
+  if (!(op == "Const" && (domain.empty() || domain == "tf")) && !(op == "Constant" && domain.empty())) return false;
   auto it = n.attrs.find("value");
   return it != n.attrs.end() && it->second.template is<tensor>();
 }
@@ -188,22 +190,14 @@ inline bool op_is_pure(std::string_view domain, std::string_view op) {
   return !(t.side_effects || t.terminator || t.control_flow || t.stateful || t.interface);
 }
 
-/// `op_is_pure` memoized for one pass over a graph (a graph has few distinct ops: one
-/// registry lookup each, then a hash of the op name per node).
+/// `op_is_pure` memoized for one pass over a graph (`op_memo`: one registry lookup per
+/// distinct op, then a short table search per node).
 class purity_memo {
  public:
-  bool operator()(std::string_view domain, std::string_view op) {
-    key_.assign(domain).append(1, '\0').append(op);
-    auto it = memo_.find(key_);
-    if (it != memo_.end()) return it->second;
-    const bool pure = op_is_pure(domain, op);
-    memo_.emplace(key_, pure);
-    return pure;
-  }
+  bool operator()(std::string_view domain, std::string_view op) { return memo_(domain, op, op_is_pure); }
 
  private:
-  std::string key_;
-  std::unordered_map<std::string, bool> memo_;
+  op_memo<bool> memo_;
 };
 
 }  // namespace gpass::detail
