@@ -56,20 +56,25 @@ class cse_table {
  public:
   explicit cse_table(std::size_t nodes) {
     std::size_t cap = 16;
-    while (cap < 2 * nodes + 1) cap *= 2;
+    int bits = 4;
+    while (cap < 2 * nodes + 1) {
+      cap *= 2;
+      ++bits;
+    }
     slots_.resize(cap);
     mask_ = cap - 1;
+    shift_ = 64 - bits;
   }
   template <class F>
   bool for_each(std::size_t h, F&& f) const {
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+    for (std::size_t i = home(h);; i = (i + 1) & mask_) {
       const slot& s = slots_[i];
       if (!s.used) return false;
       if (s.hash == h && f(s.node)) return true;
     }
   }
   void insert(std::size_t h, NodeId v) {
-    std::size_t i = h & mask_;
+    std::size_t i = home(h);
     while (slots_[i].used) i = (i + 1) & mask_;
     slots_[i] = {h, v, true};
   }
@@ -80,8 +85,14 @@ class cse_table {
     NodeId node{};
     bool used = false;
   };
+  // Fibonacci hashing: the key hashes mix serial numbers with shifts and xors, whose low
+  // bits alone would cluster; the product's top bits spread them over the table
+  std::size_t home(std::size_t h) const noexcept {
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(h) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
   std::vector<slot> slots_;
   std::size_t mask_ = 0;
+  int shift_ = 60;
 };
 
 /// A hash of a tensor's dtype, sizes and contents, in O(1): of the contents only the first
