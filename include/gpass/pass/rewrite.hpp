@@ -190,14 +190,15 @@ class rewriter {
     return false;
   }
   void set_current(std::string_view pattern) { current_ = pattern; }
-  /// Puts every node on the worklist, the first node of the graph to be popped first.
+  /// Puts every node not yet queued on the worklist, the graph's first node to be popped first.
   void push_all() {
+    const auto from = static_cast<std::ptrdiff_t>(work_.size());
     for (auto v : g_.nodes())
       if (!queued_[v] && !dead_[v]) {
         queued_[v] = 1;
         work_.push_back(v);
       }
-    std::reverse(work_.begin(), work_.end());
+    std::reverse(work_.begin() + from, work_.end());
   }
   std::size_t finish() {
     const std::size_t n = doomed_.size();
