@@ -368,6 +368,22 @@ std::pair<std::size_t, std::vector<i64>> concat_shape(const std::vector<const Te
   return {axis, std::move(out)};
 }
 
+/// The dtype an ONNX `dtype` / `to` attribute names (a dtype or an ONNX TensorProto number).
+inline dtype onnx_dtype_attr(const kernel_node& n, const char* name, dtype fallback) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return fallback;
+  if (it->second.is<dtype>()) return it->second.as<dtype>();
+  if (it->second.is<i64>()) {
+    static constexpr dtype table[] = {dtype::undefined, dtype::f32,    dtype::uint8,  dtype::int8,   dtype::uint16,
+                                      dtype::int16,     dtype::int32,  dtype::int64,  dtype::string, dtype::bool_,
+                                      dtype::f16,       dtype::f64,    dtype::uint32, dtype::uint64, dtype::complex64,
+                                      dtype::complex128, dtype::bf16};
+    const i64 v = it->second.as<i64>();
+    if (v > 0 && v < static_cast<i64>(std::size(table))) return table[v];
+  }
+  n.fail(std::string("attribute '") + name + "' does not name a known element type");
+}
+
 // ---- sliding windows (Conv, ConvTranspose, pooling) ----------------------------------------
 
 /// Window attributes as read from a node (checked once when the kernel is made).
@@ -441,6 +457,65 @@ inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in
     i64 o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
     if (a.ceil_mode && (o - 1) * s >= x + g.pad_begin[d]) --o;
     g.out[d] = o;
+  }
+  return g;
+}
+
+/// ConvTranspose's geometry over `in` spatial sizes: `out` from strides, dilations, pads and
+/// `output_padding`, or from `output_shape` / SAME auto_pad (the pads then follow from the
+/// output, and may be negative: an output larger than the full result). The full result
+/// before cropping has `strides * (in - 1) + output_padding + (kernel - 1) * dilations + 1`
+/// per dimension; `out = full - pad_begin - pad_end`.
+inline window_geometry resolve_transpose_window(const window_attrs& wa, const std::vector<i64>& output_padding,
+                                                const std::vector<i64>& output_shape, std::vector<i64> in, std::vector<i64> kernel,
+                                                const kernel_node& n) {
+  const std::size_t rk = in.size();
+  window_geometry g;
+  g.in = std::move(in);
+  g.kernel = std::move(kernel);
+  if (g.kernel.size() != rk) n.fail("kernel_shape has " + std::to_string(g.kernel.size()) + " values for " + std::to_string(rk) + " spatial dimensions");
+  auto list = [&](const std::vector<i64>& v, std::size_t want, i64 dflt, const char* what) {
+    if (v.empty()) return std::vector<i64>(want, dflt);
+    if (v.size() != want) n.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
+    return v;
+  };
+  g.strides = list(wa.strides, rk, 1, "strides");
+  g.dilations = list(wa.dilations, rk, 1, "dilations");
+  const std::vector<i64> op = list(output_padding, rk, 0, "output_padding");
+  std::vector<i64> pads = list(wa.pads, 2 * rk, 0, "pads");
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rk));
+  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rk), pads.end());
+  g.out.resize(rk);
+  std::vector<i64> oshape = output_shape;
+  if (oshape.size() == rk + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  if (!oshape.empty() && oshape.size() != rk)
+    n.fail("output_shape has " + std::to_string(oshape.size()) + " values for " + std::to_string(rk) + " spatial dimensions");
+  const bool same = wa.auto_pad == "SAME_UPPER" || wa.auto_pad == "SAME_LOWER";
+  for (std::size_t d = 0; d < rk; ++d) {
+    const auto scaled = checked_mul(g.strides[d], g.in[d] - 1);
+    const auto padded = scaled ? checked_add(*scaled, op[d]) : std::nullopt;
+    const auto whole = padded ? checked_add(*padded, g.effective(d)) : std::nullopt;
+    if (!whole) n.fail("the output size of spatial dimension " + std::to_string(d) + " overflows int64");
+    const i64 full = *whole;
+    if (!oshape.empty() || same) {
+      const auto same_size = checked_mul(g.in[d], g.strides[d]);
+      if (oshape.empty() && !same_size) n.fail("the output size of spatial dimension " + std::to_string(d) + " overflows int64");
+      const i64 target = !oshape.empty() ? oshape[d] : *same_size;
+      const i64 total = full - target;
+      const i64 half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor division
+      if (wa.auto_pad == "SAME_UPPER") {
+        g.pad_begin[d] = half;
+        g.pad_end[d] = total - half;
+      } else {
+        g.pad_begin[d] = total - half;
+        g.pad_end[d] = half;
+      }
+      g.out[d] = target;
+    } else {
+      if (wa.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
+      g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
+    }
+    if (g.out[d] < 0) n.fail("negative output size");
   }
   return g;
 }

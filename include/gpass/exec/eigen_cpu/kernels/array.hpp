@@ -183,21 +183,7 @@ inline std::optional<std::vector<i64>> axes_of(const context& ctx, const char* n
   return std::nullopt;
 }
 
-/// The dtype an ONNX `dtype` / `to` attribute names (a dtype or an ONNX TensorProto number).
-inline dtype onnx_dtype_attr(const kernel_node& n, const char* name, dtype fallback) {
-  auto it = n.attrs.find(name);
-  if (it == n.attrs.end()) return fallback;
-  if (it->second.is<dtype>()) return it->second.as<dtype>();
-  if (it->second.is<i64>()) {
-    static constexpr dtype table[] = {dtype::undefined, dtype::f32,    dtype::uint8,  dtype::int8,   dtype::uint16,
-                                      dtype::int16,     dtype::int32,  dtype::int64,  dtype::string, dtype::bool_,
-                                      dtype::f16,       dtype::f64,    dtype::uint32, dtype::uint64, dtype::complex64,
-                                      dtype::complex128, dtype::bf16};
-    const i64 v = it->second.as<i64>();
-    if (v > 0 && v < static_cast<i64>(std::size(table))) return table[v];
-  }
-  n.fail(std::string("attribute '") + name + "' does not name a known element type");
-}
+using shape_rules::onnx_dtype_attr;
 
 /// A scalar of dtype `t` holding `v` (numeric and bool).
 inline gpass::tensor scalar_of(dtype t, double v, const kernel_node& n) {

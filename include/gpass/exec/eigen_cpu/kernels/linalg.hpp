@@ -289,6 +289,7 @@ void batched_matmul(const eigen_cpu& pol, const matmul_shape& s, const T* a, con
 
 // the window attributes and geometry every executor shares (gpass/exec/shape_rules.hpp)
 using shape_rules::resolve_window;
+using shape_rules::resolve_transpose_window;
 using shape_rules::window_attrs;
 using shape_rules::window_geometry;
 
@@ -1517,47 +1518,8 @@ inline void add_conv_transpose(registry& r) {
              if (w.element_type() != x.element_type()) ctx.fail("ConvTranspose X and W have different element types");
              check_conv_shapes(x.sizes(), w.sizes(), G, true, ctx.node());
              const auto& xs = x.sizes();
-             const std::size_t rk = xs.size() - 2;
-             window_geometry g;
-             g.in.assign(xs.begin() + 2, xs.end());
-             g.kernel = kernel_of(wa, w.sizes(), ctx.node());
-             auto list = [&](const std::vector<i64>& v, std::size_t want, i64 dflt, const char* what) {
-               if (v.empty()) return std::vector<i64>(want, dflt);
-               if (v.size() != want) ctx.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(want));
-               return v;
-             };
-             g.strides = list(wa.strides, rk, 1, "strides");
-             g.dilations = list(wa.dilations, rk, 1, "dilations");
-             const std::vector<i64> op = list(output_padding, rk, 0, "output_padding");
-             std::vector<i64> pads = list(wa.pads, 2 * rk, 0, "pads");
-             g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rk));
-             g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rk), pads.end());
-             g.out.resize(rk);
-             std::vector<i64> oshape = output_shape;
-             if (oshape.size() == rk + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
-             if (!oshape.empty() && oshape.size() != rk) ctx.fail("output_shape has " + std::to_string(oshape.size()) + " values for " + std::to_string(rk) + " spatial dimensions");
-             const bool same = wa.auto_pad == "SAME_UPPER" || wa.auto_pad == "SAME_LOWER";
-             for (std::size_t d = 0; d < rk; ++d) {
-               const i64 full = g.strides[d] * (g.in[d] - 1) + op[d] + g.effective(d);
-               if (!oshape.empty() || same) {
-                 const i64 target = !oshape.empty() ? oshape[d] : g.in[d] * g.strides[d];
-                 const i64 total = full - target;
-                 // floor division for a negative total
-                 const i64 half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-                 if (wa.auto_pad == "SAME_UPPER") {
-                   g.pad_begin[d] = half;
-                   g.pad_end[d] = total - half;
-                 } else {
-                   g.pad_begin[d] = total - half;
-                   g.pad_end[d] = half;
-                 }
-                 g.out[d] = target;
-               } else {
-                 if (wa.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
-                 g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
-               }
-               if (g.out[d] < 0) ctx.fail("negative output size");
-             }
+             const window_geometry g = resolve_transpose_window(wa, output_padding, output_shape, {xs.begin() + 2, xs.end()},
+                                                                kernel_of(wa, w.sizes(), ctx.node()), ctx.node());
              const i64 N = xs[0], C = xs[1], M = w.sizes()[1] * G;
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
