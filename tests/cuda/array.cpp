@@ -164,16 +164,77 @@ TEST_CASE("cuda: GatherND, ScatterElements and OneHot match the CPU kernels") {
   auto n = node("GatherND", 13);
   n.constant_inputs = {std::nullopt, I({9, 0}).reshaped({1, 2})};
   CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, {random_tensor(dtype::f32, {5, 2}), I({9, 0}).reshaped({1, 2})}), gpass::error);
-  // reductions other than 'none' are not served here (they run on the CPU)
+  // every reduction is served here
   ex::kernel_registry<ex::cuda> r;
   ex::register_cuda_array(r);
-  gpass::attribute_map add{{"reduction", std::string("add")}};
-  gpass::attribute_map none{{"reduction", std::string("none")}};
-  CHECK_FALSE(r.serves(ex::kernel_query{.op = "ScatterElements", .attrs = &add}));
-  CHECK(r.serves(ex::kernel_query{.op = "ScatterElements", .attrs = &none}));
-  // OneHot with float indices runs on the CPU
-  CHECK_FALSE(r.serves(ex::kernel_query{.op = "OneHot", .inputs = {dtype::f32, dtype::int64, dtype::f32}}));
+  for (const char* red : {"none", "add", "mul", "max", "min"}) {
+    gpass::attribute_map a{{"reduction", std::string(red)}};
+    CHECK(r.serves(ex::kernel_query{.op = "ScatterElements", .attrs = &a}));
+    CHECK(r.serves(ex::kernel_query{.op = "ScatterND", .attrs = &a}));
+  }
+  // OneHot takes numeric indices of any type (strings and bool run on the CPU)
+  CHECK(r.serves(ex::kernel_query{.op = "OneHot", .inputs = {dtype::f32, dtype::int64, dtype::f32}}));
   CHECK(r.serves(ex::kernel_query{.op = "OneHot", .inputs = {dtype::int32, dtype::int64, dtype::f32}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.op = "OneHot", .inputs = {dtype::bool_, dtype::int64, dtype::f32}}));
+  for (dtype t : {dtype::f32, dtype::f16, dtype::f64, dtype::uint8, dtype::int16}) {
+    INFO("OneHot indices of type " << gpass::to_string(t));
+    const bool u = t == dtype::uint8;
+    differential(node("OneHot", 11), {random_tensor(t, {3, 4}, u ? 0 : -6, 6, 16), I({5}), rnd(dtype::f32, {2}, -5, 5, 17)});
+  }
+}
+
+TEST_CASE("cuda: ScatterND and ScatterElements with a reduction match the CPU kernels (repeated indices included)") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::int8, dtype::int16, dtype::int32, dtype::int64, dtype::uint8,
+                  dtype::uint16, dtype::bool_}) {
+    for (const char* red : {"add", "mul", "max", "min"}) {
+      INFO("type " << gpass::to_string(t) << ", reduction " << red);
+      const gpass::attribute_map a{{"reduction", std::string(red)}};
+      // float sums and products depend on the order the updates land in
+      const double tol = t == dtype::f16 || t == dtype::bf16 ? 2e-2 : 1e-5;
+      // small values: products of a few stay exact in every type
+      const auto x = rnd(t, {5, 4, 3}, -3, 3, 21);
+      // repeated tuples and indices: several updates land on one element
+      differential(node("ScatterND", 18, a), {x, I({1, 2, 1, 2, 4, -1, 1, 2}).reshaped({4, 2}), rnd(t, {4, 3}, -3, 3, 22)}, tol, tol);
+      differential(node("ScatterND", 18, a), {x, I({3, 0, 3}).reshaped({3, 1}), rnd(t, {3, 4, 3}, -3, 3, 23)}, tol, tol);
+      auto ae = a;
+      ae["axis"] = i64{1};
+      differential(node("ScatterElements", 18, ae), {x, I({0, 0, -1, 2, 0, 1, 3, 3, 3}).reshaped({3, 1, 3}), rnd(t, {3, 1, 3}, -3, 3, 24)}, tol, tol);
+    }
+  }
+  // many updates to few elements: the compare-and-swap loops under contention
+  const auto x = random_tensor(dtype::f32, {4}, -1, 1, 25);
+  const auto idx = random_tensor(dtype::int64, {20000, 1}, 0, 4, 26);
+  for (const char* red : {"max", "min"})
+    differential(node("ScatterND", 18, {{"reduction", std::string(red)}}), {x, idx, random_tensor(dtype::f32, {20000}, -1, 1, 27)}, 0, 0);
+  const auto ones = random_tensor(dtype::int32, {20000}, 1, 2, 28);
+  differential(node("ScatterND", 18, {{"reduction", std::string("add")}}), {random_tensor(dtype::int32, {4}, 0, 1, 29), idx, ones}, 0, 0);
+  differential(node("ScatterND", 18, {{"reduction", std::string("add")}}),
+               {random_tensor(dtype::int16, {4}, 0, 1, 29), idx, random_tensor(dtype::int16, {20000}, 1, 2, 30)}, 0, 0);
+}
+
+TEST_CASE("cuda: EyeLike, Compress and ReverseSequence match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : {dtype::f32, dtype::f16, dtype::int64, dtype::int8, dtype::bool_}) {
+    INFO("type " << gpass::to_string(t));
+    for (i64 k : {-5, -2, 0, 1, 3, 7}) {
+      differential(node("EyeLike", 9, {{"k", k}}), {rnd(t, {4, 6}, -5, 5, 31)});
+      differential(node("EyeLike", 9, {{"k", k}}), {rnd(t, {6, 3}, -5, 5, 32)});
+    }
+    differential(node("EyeLike", 9, {{"dtype", i64{6}}}), {rnd(t, {3, 3}, -5, 5, 33)});  // int32
+    const auto x = rnd(t, {4, 5, 3}, -50, 50, 34);
+    const tensor c = tensor::from<bool>({true, false, true, true});
+    differential(node("Compress", 11, {{"axis", i64{0}}}), {x, c});
+    differential(node("Compress", 11, {{"axis", i64{1}}}), {x, tensor::from<bool>({false, true, false, true, true})});
+    differential(node("Compress", 11, {{"axis", i64{-1}}}), {x, tensor::from<bool>({true, false})});
+    differential(node("Compress", 11), {x, tensor::from<bool>({false, true, true, false, false, false, true})});
+    differential(node("Compress", 11, {{"axis", i64{0}}}), {x, tensor::from<bool>({false, false})});
+    differential(node("ReverseSequence", 10), {rnd(t, {5, 4, 3}, -50, 50, 35), I({5, 0, 1, 3})});
+    differential(node("ReverseSequence", 10, {{"batch_axis", i64{0}}, {"time_axis", i64{1}}}), {rnd(t, {3, 6, 2}, -50, 50, 36), I({6, 2, 4})});
+    differential(node("ReverseSequence", 10, {{"batch_axis", i64{2}}, {"time_axis", i64{0}}}), {rnd(t, {4, 3, 2}, -50, 50, 37), I({4, 1})});
+  }
+  auto n = node("Compress", 11, {{"axis", i64{0}}});
+  CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, {rnd(dtype::f32, {2, 2}, -1, 1, 38), tensor::from<bool>({false, false, true})}), gpass::error);
 }
 
 TEST_CASE("cuda: Expand, Tile, Pad, Trilu, DepthToSpace and SpaceToDepth match the CPU kernels") {

@@ -71,6 +71,8 @@ TEST_CASE("cuda: element-wise ops match the CPU kernels") {
   for (const char* op : {"Exp", "Tanh", "Sigmoid", "Relu", "Abs", "Neg", "Sqrt", "Erf", "Softplus", "Floor", "Round", "HardSwish"})
     differential(node(op), {op == std::string("Sqrt") ? y : x}, 2e-6, 1e-6);
   differential(node("LeakyRelu", 16, {{"alpha", 0.2}}), {x});
+  differential(node("Swish", 24), {x}, 2e-6, 1e-6);
+  differential(node("Swish", 24, {{"alpha", 40.0}}), {x}, 2e-6, 1e-6);  // exp of a large |alpha x|
   differential(node("Gelu", 20, {{"approximate", std::string("tanh")}}), {x}, 1e-5, 1e-6);
   differential(node("Gelu", 1, {}, 1, "gpass"), {x}, 1e-5, 1e-6);
   differential(node("BiasGelu", 1, {}, 1, "com.microsoft"), {x, row}, 1e-5, 1e-6);

@@ -25,7 +25,9 @@ tensor rnd(std::vector<i64> s, std::uint64_t seed, dtype t = dtype::f32) { retur
 TEST_CASE("cuda: the linalg kernels are registered") {
   ex::kernel_registry<ex::cuda> r;
   ex::register_cuda_kernels(r);
-  for (const char* op : {"MatMul", "Gemm", "Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"}) CHECK(r.has("", op));
+  for (const char* op : {"MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalMaxPool",
+                         "GlobalAveragePool", "GlobalLpPool"})
+    CHECK(r.has("", op));
   for (const char* d : {"gpass", "com.microsoft"}) {
     CHECK(r.has(d, "FusedGemm"));
     CHECK(r.has(d, "FusedConv"));
@@ -116,6 +118,36 @@ TEST_CASE("cuda: Conv and FusedConv match the CPU kernels") {
   differential(node("Conv", 11), {rnd({1, 8, 6, 6}, 42, dtype::f16), rnd({8, 8, 3, 3}, 43, dtype::f16)}, 2e-2, 2e-2);
 }
 
+TEST_CASE("cuda: ConvTranspose matches the CPU kernel (pads, output_padding, output_shape, auto_pad, groups, dilations)") {
+  GPASS_REQUIRE_GPU();
+  struct case_ {
+    ints x, w;
+    gpass::attribute_map a;
+  };
+  const std::vector<case_> cases{
+      {{1, 3, 5, 5}, {3, 2, 3, 3}, {}},
+      {{2, 4, 6, 5}, {4, 3, 3, 3}, {{"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}},
+      {{1, 4, 5, 5}, {4, 2, 3, 3}, {{"group", i64{2}}, {"strides", ints{3, 2}}, {"output_padding", ints{1, 1}}}},
+      {{1, 2, 4, 6}, {2, 3, 3, 2}, {{"pads", ints{0, 1, 2, 0}}, {"strides", ints{2, 1}}}},
+      {{1, 2, 5, 5}, {2, 2, 3, 3}, {{"dilations", ints{2, 2}}, {"strides", ints{2, 2}}}},
+      {{1, 3, 4, 4}, {3, 2, 3, 3}, {{"strides", ints{2, 2}}, {"output_shape", ints{10, 9}}}},
+      {{1, 3, 4, 4}, {3, 2, 3, 3}, {{"strides", ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}},
+      {{1, 3, 4, 4}, {3, 2, 4, 4}, {{"strides", ints{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}},
+      {{2, 3, 7}, {3, 2, 4}, {{"strides", ints{3}}, {"pads", ints{1, 2}}}},
+      {{1, 2, 3, 4, 3}, {2, 2, 2, 3, 2}, {{"strides", ints{2, 1, 2}}, {"output_padding", ints{1, 0, 1}}}},
+  };
+  std::uint64_t seed = 90;
+  for (const auto& c : cases) {
+    INFO("x " << gpass::shape::of(c.x).to_string() << " w " << gpass::shape::of(c.w).to_string());
+    const i64 groups = c.a.count("group") ? c.a.at("group").as<i64>() : 1;
+    const tensor x = rnd(c.x, seed++), w = rnd(c.w, seed++), b = rnd({c.w[1] * groups}, seed++);
+    differential(node("ConvTranspose", 11, c.a), {x, w}, 1e-4, 1e-5);
+    differential(node("ConvTranspose", 11, c.a), {x, w, b}, 1e-4, 1e-5);
+  }
+  differential(node("ConvTranspose", 11, {{"strides", ints{2, 2}}}), {rnd({1, 2, 4, 4}, 98, dtype::f64), rnd({2, 3, 3, 3}, 99, dtype::f64)},
+               1e-10, 1e-12);
+}
+
 TEST_CASE("cuda: FusedConv with either epilogue (the cuDNN fused call, or conv then a generated kernel) matches the CPU kernel") {
   GPASS_REQUIRE_GPU();
   using choice = ex::cuda::options::epilogue;
@@ -153,6 +185,11 @@ TEST_CASE("cuda: pooling matches the CPU kernels") {
   };
   for (const auto& a : attrs) {
     differential(node("AveragePool", 19, a), {x2}, 1e-5, 1e-6);
+    auto lp = a;
+    lp.erase("count_include_pad");
+    differential(node("LpPool", 18, lp), {x2}, 1e-5, 1e-6);
+    lp["p"] = i64{3};
+    differential(node("LpPool", 18, lp), {x2}, 1e-5, 1e-6);
     differential(node("MaxPool", 12, a), {x2}, 0, 0);
     differential(node("MaxPool", 12, a, 2), {x2}, 0, 0);
   }
@@ -162,12 +199,17 @@ TEST_CASE("cuda: pooling matches the CPU kernels") {
   auto a3 = gpass::attribute_map{{"kernel_shape", ints{2, 3, 2}}, {"pads", ints{1, 0, 1, 0, 1, 1}}};
   differential(node("AveragePool", 19, a3), {x3}, 1e-5, 1e-6);
   differential(node("MaxPool", 12, a3), {x3}, 0, 0);
+  differential(node("LpPool", 18, a3), {x3}, 1e-5, 1e-6);
+  differential(node("LpPool", 18, a1), {x1}, 1e-5, 1e-6);
   auto so = gpass::attribute_map{{"kernel_shape", ints{2, 2}}, {"storage_order", i64{1}}};
   differential(node("MaxPool", 12, so, 2), {x2}, 0, 0);
   for (const tensor& x : {x1, x2, x3, rnd({2, 5, 33, 40}, 53)}) {
     differential(node("GlobalAveragePool"), {x}, 1e-5, 1e-6);
     differential(node("GlobalMaxPool"), {x}, 0, 0);
+    differential(node("GlobalLpPool", 2), {x}, 1e-5, 1e-6);
+    differential(node("GlobalLpPool", 2, {{"p", i64{1}}}), {x}, 1e-5, 1e-6);
   }
+  differential(node("LpPool", 18, {{"kernel_shape", ints{2, 2}}}), {rnd({1, 2, 6, 6}, 55, dtype::f64)}, 1e-10, 1e-12);
   differential(node("GlobalAveragePool"), {rnd({2, 3, 7, 7}, 54, dtype::f16)}, 1e-2, 1e-3);
 }
 

@@ -123,4 +123,20 @@ TEST_CASE("cuda: CumSum matches the CPU kernel") {
   differential(node("CumSum", 14), {random_tensor(dtype::f32, {5, 7}), tensor::from<std::int32_t>({1})});
 }
 
+TEST_CASE("cuda: CumProd matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::int32, dtype::int64, dtype::uint64}) {
+    const bool is_int = t != dtype::f32 && t != dtype::f16 && t != dtype::f64;
+    // factors near 1 (floats) or small (integers): products stay representable
+    const auto x = random_tensor(t, {3, 4, 6}, is_int ? 1 : 0.5, is_int ? 4 : 1.5, 15);
+    for (i64 axis : {0, 1, -1})
+      for (i64 ex_ : {0, 1})
+        for (i64 rev : {0, 1}) {
+          INFO("CumProd on " << gpass::to_string(t) << ", axis " << axis << ", exclusive " << ex_ << ", reverse " << rev);
+          differential(node("CumProd", 26, {{"exclusive", ex_}, {"reverse", rev}}), {x, tensor::scalar<i64>(axis)}, rtol_for(t),
+                       atol_for(t));
+        }
+  }
+}
+
 }  // namespace gpass_test_cuda_reduce

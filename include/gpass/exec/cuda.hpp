@@ -20,6 +20,9 @@
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/kernels/resize.hpp>
+#include <gpass/exec/cuda/kernels/rnn.hpp>
+#include <gpass/exec/cuda/kernels/select.hpp>
+#include <gpass/exec/cuda/kernels/sequence.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
@@ -40,6 +43,9 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_reduce(r);
   register_cuda_transformer(r);
   register_cuda_resize(r);
+  register_cuda_select(r);
+  register_cuda_sequence(r);
+  register_cuda_rnn(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -49,7 +55,8 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
   std::vector<std::pair<std::string, std::string>> r = cuda_detail::elementwise_generated_sources();
   for (auto&& part : {cuda_linalg::linalg_generated_sources(), cuda_nn::nn_generated_sources(), array_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
-                      cuda_resize::resize_generated_sources()})
+                      cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
+                      cuda_rnn::rnn_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

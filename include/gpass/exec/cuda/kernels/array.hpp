@@ -12,8 +12,9 @@
 ///   SpaceToDepth; rows contiguous on both sides move in units of up to 16 bytes,
 ///   `g_move_16`, and with 32-bit index arithmetic where every offset fits, `g_move32_<S>`),
 ///   Gather, GatherElements, Pad (constant, reflect, edge, wrap), Trilu,
-///   ScatterND (reduction none) and a fill (ConstantOfShape). Contiguous runs become
-///   `cudaMemcpyAsync`.
+///   ScatterND and a fill (ConstantOfShape). Contiguous runs become `cudaMemcpyAsync`.
+/// - ScatterND and ScatterElements with a reduction (add, mul, max, min): a generated library
+///   per element type and reduction (`scatter_reduce_source`), compare-and-swap updates.
 /// - Range: a generated kernel per element type (and f16/bf16 stash type).
 ///
 /// Shape arithmetic, attributes and error messages follow the Eigen CPU kernels
@@ -157,13 +158,10 @@ struct g_padv {
   long long out[view_rank] = {}, in[view_rank] = {}, begin[view_rank] = {}, in_st[view_rank] = {};
 };
 
-/// The move library: every kernel that moves elements by their size.
-inline const std::string& move_source() {
-  static const std::string s = [] {
-    std::string r = cuda_codegen::cuda_prelude();
-    r += "#define G_R " + std::to_string(view_rank) + "\n";
-    r += R"(struct g_view { long long n, rank, in_off; long long sizes[G_R], in_st[G_R], out_st[G_R]; };
-struct g_padv { long long n, rank, mode; long long out[G_R], in[G_R], begin[G_R], in_st[G_R]; };
+/// The device views, loop and index helpers the move and scatter-reduction libraries share.
+inline std::string view_helpers_source() {
+  std::string r = "#define G_R " + std::to_string(view_rank) + "\n";
+  r += R"(struct g_view { long long n, rank, in_off; long long sizes[G_R], in_st[G_R], out_st[G_R]; };
 #define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
 __device__ __forceinline__ long long g_index(const void* p, int idx64, long long j) {
   return idx64 ? ((const long long*)p)[j] : (long long)((const int*)p)[j];
@@ -178,6 +176,29 @@ __device__ __forceinline__ long long g_walk(const g_view& v, long long i) {
   }
   return off;
 }
+// the offset of index tuple t (v.rank indices, negative ones from the end) into dimensions
+// v.sizes at strides v.in_st; ok is false when an index is out of range
+__device__ __forceinline__ long long g_tuple_offset(const void* idx, int idx64, const g_view& v, long long t, bool& ok) {
+  long long off = 0;
+  ok = true;
+  for (int j = 0; j < (int)v.rank; ++j) {
+    long long k = g_index(idx, idx64, t * v.rank + j);
+    if (k < 0) k += v.sizes[j];
+    if (k < 0 || k >= v.sizes[j]) ok = false;
+    off += k * v.in_st[j];
+  }
+  return off;
+}
+)";
+  return r;
+}
+
+/// The move library: every kernel that moves elements by their size.
+inline const std::string& move_source() {
+  static const std::string s = [] {
+    std::string r = cuda_codegen::cuda_prelude();
+    r += view_helpers_source();
+    r += R"(struct g_padv { long long n, rank, mode; long long out[G_R], in[G_R], begin[G_R], in_st[G_R]; };
 template <class U> __device__ __forceinline__ void t_move(U* __restrict__ y, const U* __restrict__ x, const g_view& v) {
   G_LOOP(v.n) {
     long long rest = i, io = v.in_off, oo = 0;
@@ -263,31 +284,18 @@ template <class U> __device__ __forceinline__ void t_trilu(U* __restrict__ y, co
 template <class U> __device__ __forceinline__ void t_scatter_nd(U* __restrict__ y, const U* __restrict__ up, const void* idx, int idx64,
                                                                 const g_view& v, long long block) {
   G_LOOP(v.n) {
-    const long long t = i / block, b = i % block;
-    long long off = 0;
-    bool ok = true;
-    for (int j = 0; j < (int)v.rank; ++j) {
-      long long k = g_index(idx, idx64, t * v.rank + j);
-      if (k < 0) k += v.sizes[j];
-      if (k < 0 || k >= v.sizes[j]) ok = false;
-      off += k * v.in_st[j];
-    }
-    if (ok) y[off + b] = up[i];
+    bool ok;
+    const long long off = g_tuple_offset(idx, idx64, v, i / block, ok);
+    if (ok) y[off + i % block] = up[i];
   }
 }
 template <class U> __device__ __forceinline__ void t_gather_nd(U* __restrict__ y, const U* __restrict__ x, const void* idx, int idx64,
                                                                const g_view& v, long long block, long long tuples, long long batch_st) {
   G_LOOP(v.n) {
-    const long long t = i / block, e = i % block;
-    long long off = (t / tuples) * batch_st;
-    bool ok = true;
-    for (int j = 0; j < (int)v.rank; ++j) {
-      long long k = g_index(idx, idx64, t * v.rank + j);
-      if (k < 0) k += v.sizes[j];
-      if (k < 0 || k >= v.sizes[j]) ok = false;
-      off += k * v.in_st[j];
-    }
-    y[i] = ok ? x[off + e] : (U)0;
+    const long long t = i / block;
+    bool ok;
+    const long long off = (t / tuples) * batch_st + g_tuple_offset(idx, idx64, v, t, ok);
+    y[i] = ok ? x[off + i % block] : (U)0;
   }
 }
 template <class U> __device__ __forceinline__ void t_scatter_el(U* __restrict__ y, const U* __restrict__ up, const void* idx, int idx64,
@@ -363,6 +371,92 @@ inline std::string range_source(dtype t, i64 stash) {
 }
 
 /// The move library's compiled kernels for a node.
+/// The reductions ScatterND and ScatterElements apply (`reduction`), as the CPU kernels do:
+/// add, mul, max (`a < u ? u : a`), min (`u < a ? u : a`) in the compute type; on bool add
+/// and max are `or`, mul and min `and`.
+enum class scatter_reduction { none, add, mul, max, min };
+
+inline scatter_reduction read_scatter_reduction(const kernel_node& n) {
+  const std::string red = n.attr<std::string>("reduction", "none");
+  if (red == "none") return scatter_reduction::none;
+  if (red == "add") return scatter_reduction::add;
+  if (red == "mul") return scatter_reduction::mul;
+  if (red == "max") return scatter_reduction::max;
+  if (red == "min") return scatter_reduction::min;
+  n.fail("unknown reduction '" + red + "'");
+}
+
+/// The scatter-reduction library of element type `t` and reduction `red`: `sr_nd` and
+/// `sr_el` (ScatterND's and ScatterElements' walks, as `g_scatter_nd_<S>` / `g_scatter_el_<S>`)
+/// combining each update into its destination with a compare-and-swap loop on the aligned
+/// word that holds it (updates to one element may come from several threads).
+inline std::string scatter_reduce_source(dtype t, scatter_reduction red) {
+  const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
+  std::string r = cuda_codegen::cuda_prelude();
+  r += view_helpers_source();
+  r += "typedef " + T + " T;\ntypedef " + W + " W;\n";
+  std::string combine;
+  if (t == dtype::bool_) combine = red == scatter_reduction::add || red == scatter_reduction::max ? "a || u" : "a && u";
+  else if (red == scatter_reduction::add) combine = "(W)(a + u)";
+  else if (red == scatter_reduction::mul) combine = "(W)(a * u)";
+  else if (red == scatter_reduction::max) combine = "a < u ? u : a";
+  else combine = "u < a ? u : a";
+  r += "__device__ __forceinline__ W g_combine(W a, W u) { return " + combine + "; }\n";
+  r += R"(union g_bits { T t; unsigned long long b; };
+// the element in the low bytes of `bits` combined with u, in the low bytes of the result
+__device__ __forceinline__ unsigned long long g_next(unsigned long long bits, W u) {
+  g_bits cur, nv;
+  cur.b = bits;
+  nv.b = 0;
+  g_store(&nv.t, 0, g_combine(g_load(&cur.t, 0), u));
+  return nv.b;
+}
+__device__ __forceinline__ void g_update(T* p, W u) {
+  if (sizeof(T) == 8) {
+    unsigned long long* a = (unsigned long long*)p;
+    unsigned long long old = *a, seen;
+    do {
+      seen = old;
+      old = atomicCAS(a, seen, g_next(seen, u));
+    } while (seen != old);
+  } else {
+    const unsigned long long at = (unsigned long long)p;
+    unsigned int* a = (unsigned int*)(at & ~3ull);
+    const unsigned int shift = (unsigned int)(at & 3ull) * 8u;
+    const unsigned int low = sizeof(T) == 4 ? 0xffffffffu : (1u << (8u * sizeof(T))) - 1u;
+    const unsigned int mask = low << shift;
+    unsigned int old = *a, seen;
+    do {
+      seen = old;
+      const unsigned int bits = (unsigned int)g_next((seen >> shift) & low, u);
+      old = atomicCAS(a, seen, (seen & ~mask) | ((bits << shift) & mask));
+    } while (seen != old);
+  }
+}
+extern "C" __global__ void sr_nd(T* y, const T* up, const void* idx, int idx64, g_view v, long long block) {
+  G_LOOP(v.n) {
+    bool ok;
+    const long long off = g_tuple_offset(idx, idx64, v, i / block, ok);
+    if (ok) g_update(y + off + i % block, g_load(up, i));
+  }
+}
+extern "C" __global__ void sr_el(T* y, const T* up, const void* idx, int idx64, g_view v, long long axis_st, long long dim) {
+  G_LOOP(v.n) {
+    const long long off = g_walk(v, i);
+    long long k = g_index(idx, idx64, i);
+    if (k < 0) k += dim;
+    if (k >= 0 && k < dim) g_update(y + off + k * axis_st, g_load(up, i));
+  }
+}
+)";
+  return r;
+}
+
+inline const lazy_library::entry& scatter_reduce_kernels(context& ctx, lazy_library& lib, dtype t, scatter_reduction red) {
+  return lib.get(ctx.policy(), "scatter_reduce," + std::string(to_string(t)) + "," + std::to_string(static_cast<int>(red)),
+                 {"sr_nd", "sr_el"}, [&] { return scatter_reduce_source(t, red); });
+}
+
 inline const lazy_library::entry& move_kernels(context& ctx, lazy_library& lib) {
   return lib.get(ctx.policy(), "move", move_entries(), [] { return move_source(); });
 }
@@ -640,7 +734,7 @@ inline fn make_gather(const kernel_node& n) {
 /// (`mk::scatter_el`: y at the index = src[i]) kernel over the indices `it` along `axis` of
 /// data `x` (the index position walks `it`'s sizes, the other axes stride as in `x`).
 inline void launch_along_axis(context& ctx, lazy_library& lib, mk kind, void* y, const cuda_tensor& x, const void* src,
-                              const cuda_tensor& it, std::size_t axis) {
+                              const cuda_tensor& it, std::size_t axis, scatter_reduction red = scatter_reduction::none) {
   if (x.rank() > static_cast<std::size_t>(view_rank)) ctx.fail("rank " + std::to_string(x.rank()) + " is over the CUDA kernels' " + std::to_string(view_rank));
   auto st = strides_of(x.sizes());
   long long axis_st = st[axis], d = x.sizes()[axis];
@@ -656,8 +750,9 @@ inline void launch_along_axis(context& ctx, lazy_library& lib, mk kind, void* y,
   const void* ip = it.data();
   void* args[] = {&y, &src, &ip, &idx64, &v, &axis_st, &d};
   auto& p = ctx.policy();
-  const auto& k = move_kernels(ctx, lib);
-  p.launch(k.kernels[entry_index(kind, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+  const cudaKernel_t k = red != scatter_reduction::none ? scatter_reduce_kernels(ctx, lib, x.element_type(), red).kernels[1]
+                                                        : move_kernels(ctx, lib).kernels[entry_index(kind, size_of(x.element_type()))];
+  p.launch(k, p.blocks_for(v.n), 256, args, ctx.stream());
 }
 
 inline fn make_gather_elements(const kernel_node& n) {
@@ -679,10 +774,9 @@ inline fn make_gather_elements(const kernel_node& n) {
 }
 
 inline fn make_scatter_nd(const kernel_node& n) {
-  const std::string red = n.attr<std::string>("reduction", "none");
-  if (red != "none") n.fail("reduction '" + red + "' has no CUDA kernel (only 'none')");
+  const scatter_reduction red = read_scatter_reduction(n);
   auto lib = std::make_shared<lazy_library>();
-  return [lib](context& ctx) {
+  return [lib, red](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     const cuda_tensor& it = ctx.input(1);
     const cuda_tensor& up = ctx.input(2);
@@ -717,8 +811,10 @@ inline fn make_scatter_nd(const kernel_node& n) {
     void *yp = y.data(), *upp = up.data(), *ip = it.data();
     void* args[] = {&yp, &upp, &ip, &idx64, &v, &block};
     auto& p = ctx.policy();
-    const auto& kk = move_kernels(ctx, *lib);
-    p.launch(kk.kernels[entry_index(mk::scatter_nd, size_of(x.element_type()))], p.blocks_for(v.n), 256, args, ctx.stream());
+    const cudaKernel_t kk = red != scatter_reduction::none
+                                ? scatter_reduce_kernels(ctx, *lib, x.element_type(), red).kernels[0]
+                                : move_kernels(ctx, *lib).kernels[entry_index(mk::scatter_nd, size_of(x.element_type()))];
+    p.launch(kk, p.blocks_for(v.n), 256, args, ctx.stream());
   };
 }
 
@@ -769,11 +865,10 @@ inline fn make_gather_nd(const kernel_node& n) {
 }
 
 inline fn make_scatter_elements(const kernel_node& n) {
-  const std::string red = n.attr<std::string>("reduction", "none");
-  if (red != "none") n.fail("reduction '" + red + "' has no CUDA kernel (only 'none')");
+  const scatter_reduction red = read_scatter_reduction(n);
   const i64 axis_attr = n.attr<i64>("axis", 0);
   auto lib = std::make_shared<lazy_library>();
-  return [axis_attr, lib](context& ctx) {
+  return [axis_attr, lib, red](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     const cuda_tensor& it = ctx.input(1);
     const cuda_tensor& up = ctx.input(2);
@@ -785,18 +880,28 @@ inline fn make_scatter_elements(const kernel_node& n) {
     cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
     ctx.policy().copy_on_device(y.data(), x.data(), x.nbytes(), ctx.stream());
     if (up.size() == 0) return;
-    launch_along_axis(ctx, *lib, mk::scatter_el, y.data(), x, up.data(), it, axis);
+    launch_along_axis(ctx, *lib, mk::scatter_el, y.data(), x, up.data(), it, axis, red);
   };
 }
 
-/// OneHot with int32 or int64 indices (other index types run where the CPU kernel does).
+/// OneHot: int32 or int64 indices as they are, other numeric ones truncated to int64 first.
 inline fn make_one_hot(const kernel_node& n) {
   const i64 axis_attr = n.attr<i64>("axis", -1);
   auto lib = std::make_shared<lazy_library>();
   return [axis_attr, lib](context& ctx) {
-    const cuda_tensor& ind = ctx.input(0);
+    cuda_tensor ind = ctx.input(0);
     const cuda_tensor& vals = ctx.input(2);
-    require_index_type(ctx, ind);
+    require_movable(ctx, ind.element_type());
+    if (ind.element_type() != dtype::int64 && ind.element_type() != dtype::int32) {
+      // other numeric indices: truncated to int64 first, as the CPU kernel converts them
+      const dtype t = ind.element_type();
+      cuda_tensor as64 = ctx.policy().allocate_tensor(dtype::int64, ind.sizes(), ctx.stream());
+      const cuda_tensor* xs[] = {&ind};
+      const auto& k = lib->get(ctx.policy(), "index," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
+                               [&] { return cuda_codegen::elementwise_source({{t}, dtype::int64, "r = (R)x0;"}); });
+      cuda_detail::launch_elementwise(ctx, k, as64, xs);
+      ind = std::move(as64);
+    }
     require_movable(ctx, vals.element_type());
     const gpass::tensor dep = cuda_detail::host_value(ctx, 1);
     const i64 depth = static_cast<i64>(first_double(dep, ctx.node(), "depth"));
@@ -815,6 +920,101 @@ inline fn make_one_hot(const kernel_node& n) {
     auto& p = ctx.policy();
     const auto& k = move_kernels(ctx, *lib);
     p.launch(k.kernels[entry_index(mk::one_hot, size_of(vals.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+  };
+}
+
+/// EyeLike: zeros with ones on diagonal `k` (of the input's element type, or `dtype`).
+inline fn make_eye_like(const kernel_node& n) {
+  const i64 k = n.attr<i64>("k", 0);
+  const dtype to = n.has_attr("dtype") ? shape_rules::onnx_dtype_attr(n, "dtype", dtype::undefined) : dtype::undefined;
+  auto lib = std::make_shared<lazy_library>();
+  return [k, to, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    if (x.rank() != 2) ctx.fail("input must have rank 2, got " + sizes_str(x.sizes()));
+    const dtype t = to == dtype::undefined ? x.element_type() : to;
+    require_movable(ctx, t);
+    cuda_tensor& y = ctx.allocate_output_zeroed(0, t, x.sizes());
+    const i64 R = x.sizes()[0], C = x.sizes()[1];
+    const i64 first = std::max<i64>(0, -k);
+    const i64 count = std::max<i64>(0, std::min(R - first, C - first - k));
+    if (count <= 0) return;
+    // the one, as a device scalar, moved with input stride 0 onto the diagonal
+    const std::uint64_t bits = scalar_bits(t, 1.0, ctx.node());
+    cuda_tensor one = ctx.policy().allocate_tensor(t, {}, ctx.stream());
+    ctx.policy().copy_to_device(one.data(), &bits, size_of(t), ctx.stream());
+    auto* dst = static_cast<std::byte*>(y.data()) + (first * C + first + k) * static_cast<i64>(size_of(t));
+    move(ctx, *lib, t, dst, one.data(), {count}, {0}, {C + 1}, 0);
+  };
+}
+
+/// Compress: the condition read on the host, its selected positions gathered on the device.
+inline fn make_compress(const kernel_node& n) {
+  const std::optional<i64> axis_attr = n.has_attr("axis") ? std::optional<i64>(n.attr<i64>("axis")) : std::nullopt;
+  auto lib = std::make_shared<lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    const cuda_tensor& x0 = ctx.input(0);
+    require_movable(ctx, x0.element_type());
+    const gpass::tensor cond = cuda_detail::host_value(ctx, 1);
+    if (cond.element_type() != dtype::bool_ || cond.rank() != 1) ctx.fail("condition must be a 1-D bool tensor");
+    const cuda_tensor x = axis_attr ? x0 : x0.reshaped({x0.size()});
+    const std::size_t axis = axis_attr ? static_cast<std::size_t>(normalize_axis(*axis_attr, static_cast<i64>(x.rank()), ctx.node())) : 0;
+    const i64 dim = x.sizes()[axis];
+    std::vector<i64> sel;
+    const bool* c = cond.data<bool>();
+    for (i64 i = 0; i < cond.size(); ++i)
+      if (c[i]) {
+        if (i >= dim) ctx.fail("condition selects index " + std::to_string(i) + " beyond the axis size " + std::to_string(dim));
+        sel.push_back(i);
+      }
+    std::vector<i64> out = x.sizes();
+    out[axis] = static_cast<i64>(sel.size());
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), out);
+    if (y.size() == 0) return;
+    const cuda_tensor idx = ctx.policy().upload(gpass::tensor::from<i64>(sel), ctx.stream());
+    long long nn = y.size(), ni = static_cast<long long>(sel.size()), inner = prod(x.sizes(), axis + 1, x.rank()), d = dim;
+    int idx64 = 1;
+    void *yp = y.data(), *xp = x.data(), *ip = idx.data();
+    void* args[] = {&yp, &xp, &ip, &idx64, &nn, &ni, &inner, &d};
+    auto& p = ctx.policy();
+    const auto& k = move_kernels(ctx, *lib);
+    p.launch(k.kernels[entry_index(mk::gather, size_of(x.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+  };
+}
+
+/// ReverseSequence: a copy, then per batch entry its first `length` steps moved reversed (a
+/// negative stride along the time axis).
+inline fn make_reverse_sequence(const kernel_node& n) {
+  const i64 batch_attr = n.attr<i64>("batch_axis", 1), time_attr = n.attr<i64>("time_axis", 0);
+  auto lib = std::make_shared<lazy_library>();
+  return [batch_attr, time_attr, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const i64 rank = static_cast<i64>(x.rank());
+    if (rank < 2) ctx.fail("input must have rank >= 2");
+    const auto ba = static_cast<std::size_t>(normalize_axis(batch_attr, rank, ctx.node()));
+    const auto ta = static_cast<std::size_t>(normalize_axis(time_attr, rank, ctx.node()));
+    if (ba == ta) ctx.fail("batch_axis and time_axis are the same");
+    const auto lens = cuda_detail::host_ints(ctx, 1);
+    const i64 B = x.sizes()[ba], T = x.sizes()[ta];
+    if (static_cast<i64>(lens.size()) != B) ctx.fail("sequence_lens must have one entry per batch");
+    for (i64 l : lens)
+      if (l < 0 || l > T) ctx.fail("sequence length " + std::to_string(l) + " is out of range [0, " + std::to_string(T) + "]");
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+    if (y.size() == 0) return;
+    auto& p = ctx.policy();
+    p.copy_on_device(y.data(), x.data(), x.nbytes(), ctx.stream());
+    const auto st = strides_of(x.sizes());
+    const auto es = static_cast<i64>(size_of(x.element_type()));
+    for (i64 b = 0; b < B; ++b) {
+      const i64 l = lens[static_cast<std::size_t>(b)];
+      if (l <= 1) continue;  // nothing to reverse
+      std::vector<i64> sizes = x.sizes(), in_st = st;
+      sizes[ba] = 1;
+      sizes[ta] = l;
+      in_st[ta] = -st[ta];
+      auto* dst = static_cast<std::byte*>(y.data()) + b * st[ba] * es;
+      move(ctx, *lib, x.element_type(), dst, x.data(), sizes, in_st, st, b * st[ba] + (l - 1) * st[ta]);
+    }
   };
 }
 
@@ -1011,6 +1211,9 @@ inline std::vector<std::pair<std::string, std::string>> array_generated_sources(
   using namespace cuda_array_detail;
   std::vector<std::pair<std::string, std::string>> r;
   r.emplace_back("move", move_source());
+  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::f64, dtype::int8, dtype::int64, dtype::bool_})
+    for (auto red : {scatter_reduction::add, scatter_reduction::mul, scatter_reduction::max, scatter_reduction::min})
+      r.emplace_back("scatter_reduce_" + std::string(to_string(t)) + "_" + std::to_string(static_cast<int>(red)), scatter_reduce_source(t, red));
   for (dtype t : range_types()) {
     r.emplace_back("range_" + std::string(to_string(t)), range_source(t, 1));
     if (t == dtype::f16 || t == dtype::bf16) r.emplace_back("range_" + std::string(to_string(t)) + "_stash11", range_source(t, 11));
@@ -1081,7 +1284,6 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
   }});
   // ---- data movement
   const auto types = movable_types();
-  auto reduction_none = [](const kernel_query& q) { return !q.attrs || get_or(*q.attrs, "reduction", std::string("none")) == "none"; };
   r.add({.op = "Transpose", .dtypes = types, .make = make_transpose});
   r.add({.op = "Concat", .dtypes = types, .make = make_concat});
   r.add({.op = "Split", .dtypes = types, .make = make_split});
@@ -1092,14 +1294,17 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
   r.add({.op = "SpaceToDepth", .dtypes = types, .make = [](const kernel_node& n) { return make_depth_space(n, false); }});
   r.add({.op = "Gather", .dtypes = types, .make = make_gather});
   r.add({.op = "GatherElements", .dtypes = types, .make = make_gather_elements});
-  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd, .applies = reduction_none});
+  r.add({.op = "ScatterND", .dtypes = types, .make = make_scatter_nd});
   r.add({.op = "GatherND", .dtypes = types, .make = make_gather_nd});
-  r.add({.op = "ScatterElements", .dtypes = types, .make = make_scatter_elements, .applies = reduction_none});
+  r.add({.op = "ScatterElements", .dtypes = types, .make = make_scatter_elements});
   r.add({.op = "Scatter", .dtypes = types, .make = make_scatter_elements});
   r.add({.op = "OneHot", .dtypes = types, .type_input = 2, .make = make_one_hot, .applies = [](const kernel_query& q) {
-            return !q.inputs.empty() && (q.inputs[0] == dtype::int64 || q.inputs[0] == dtype::int32);
+            return !q.inputs.empty() && q.inputs[0] != dtype::bool_ && cuda_codegen::supported(q.inputs[0]);
           }});
   r.add({.op = "Pad", .dtypes = types, .make = make_pad});
+  r.add({.op = "EyeLike", .type_input = -1, .make = make_eye_like});
+  r.add({.op = "Compress", .dtypes = types, .make = make_compress});
+  r.add({.op = "ReverseSequence", .dtypes = types, .make = make_reverse_sequence});
   r.add({.op = "Trilu", .dtypes = types, .make = make_trilu});
   r.add({.op = "ConstantOfShape", .type_input = -1, .make = make_constant_of_shape});
   r.add({.op = "Range", .dtypes = range_types(), .make = make_range});

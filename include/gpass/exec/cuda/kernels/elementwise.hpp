@@ -248,6 +248,10 @@ inline std::vector<elementwise_op> elementwise_ops() {
     const std::string l = lit(n.attr<double>("lambd", 0.5), t), b = lit(n.attr<double>("bias", 0.0), t);
     return "r = x0 < -" + l + " ? (R)(x0 + " + b + ") : (x0 > " + l + " ? (R)(x0 - " + b + ") : (R)0);";
   }));
+  ops.push_back(activation("Swish", [](const kernel_node& n, dtype t) {  // x * sigmoid(alpha x), stable for large |alpha x|
+    const std::string z = "(R)(" + lit(n.attr<double>("alpha", 1.0), t) + " * x0)";
+    return "r = x0 * (" + z + " >= (R)0 ? (R)1 / ((R)1 + g_exp(-" + z + ")) : g_exp(" + z + ") / ((R)1 + g_exp(" + z + ")));";
+  }));
   ops.push_back(activation("Gelu", [](const kernel_node& n, dtype) {
     if (n.attr<std::string>("approximate", "none") == "tanh")
       return std::string("r = (R)0.5 * x0 * ((R)1 + g_tanh((R)0.7978845608028654 * (x0 + (R)0.044715 * x0 * x0 * x0)));");

@@ -3,8 +3,9 @@
 /// \file linalg.hpp
 /// The CUDA products, convolutions and pooling: MatMul, Gemm and the fused FusedGemm
 /// (cuBLASLt, with its bias and ReLU epilogues where they apply), Conv and FusedConv (cuDNN's
-/// legacy convolution API, 1 to 3 spatial dimensions), MaxPool (with Indices), AveragePool,
-/// GlobalMaxPool and GlobalAveragePool (generated kernels), for f16, bf16, f32 and f64.
+/// legacy convolution API, 1 to 3 spatial dimensions), ConvTranspose (cuDNN's backward data),
+/// MaxPool (with Indices), AveragePool, LpPool and their Global forms (generated kernels),
+/// for f16, bf16, f32 and f64.
 /// Semantics follow the Eigen CPU kernels (`eigen_cpu/kernels/linalg.hpp`).
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -437,15 +439,17 @@ using shape_rules::window_geometry;
 
 // ---- pooling and padding (generated) --------------------------------------------------------
 
-/// The pooling library of element type `t`: `pool_max`, `pool_avg` (windows over up to 3
-/// spatial dimensions, as the CPU's `pool_plane`), `global_max`, `global_avg` (a block per
-/// plane) and `pad_zero` (copies planes into zero-padded planes).
+/// The pooling library of element type `t`: `pool_max`, `pool_avg`, `pool_lp` (windows over
+/// up to 3 spatial dimensions, as the CPU's `pool_plane`), `global_max`, `global_avg`,
+/// `global_lp` (a block per plane) and `pad_zero` (copies planes into zero-padded planes, or
+/// crops them: a negative `pb`).
 inline std::string pool_source(dtype t) {
   const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
   std::string s = cuda_codegen::cuda_prelude();
   s += "typedef " + T + " T;\ntypedef " + W + " W;\n";
-  s += R"(struct g_window { long long planes; long long in[3], out[3], k[3], s[3], d[3], pb[3], pe[3]; int include_pad; int col_major; };
-template <int MAX>
+  s += R"(struct g_window { long long planes; long long in[3], out[3], k[3], s[3], d[3], pb[3], pe[3]; int include_pad; int col_major; double p; };
+// MODE 0: average, 1: max, 2: Lp norm ((sum |v|^p)^(1/p), padding adding nothing)
+template <int MODE>
 __device__ __forceinline__ void g_pool(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, const g_window& g) {
   const long long Pin = g.in[0] * g.in[1] * g.in[2], Pout = g.out[0] * g.out[1] * g.out[2], n = g.planes * Pout;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -465,6 +469,7 @@ __device__ __forceinline__ void g_pool(const T* __restrict__ x, T* __restrict__ 
       }
       lo[d] = l; hi[d] = seen ? h : l; padded *= p;
     }
+    const bool MAX = MODE == 1;
     const T* xp = x + pl * Pin;
     W acc = MAX ? (W)(-1.0 / 0.0) : (W)0;
     long long best = -1, count = 0;
@@ -482,6 +487,8 @@ __device__ __forceinline__ void g_pool(const T* __restrict__ x, T* __restrict__ 
             } else if (acc < v) {
               acc = v;
             }
+          } else if (MODE == 2) {
+            acc += (W)pow(fabs((double)v), g.p);
           } else {
             acc += v;
           }
@@ -491,6 +498,8 @@ __device__ __forceinline__ void g_pool(const T* __restrict__ x, T* __restrict__ 
     if (MAX) {
       if (count == 0) { acc = (W)0; best = 0; }
       if (ind) ind[i] = pl * Pin + best;
+    } else if (MODE == 2) {
+      acc = (W)pow((double)acc, 1.0 / g.p);
     } else {
       const long long div = g.include_pad ? padded : count;
       acc = div > 0 ? (W)(acc / (W)div) : (W)0;
@@ -500,13 +509,18 @@ __device__ __forceinline__ void g_pool(const T* __restrict__ x, T* __restrict__ 
 }
 extern "C" __global__ void pool_max(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, g_window g) { g_pool<1>(x, y, ind, g); }
 extern "C" __global__ void pool_avg(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, g_window g) { g_pool<0>(x, y, ind, g); }
-template <int MAX>
-__device__ __forceinline__ void g_global(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) {
+extern "C" __global__ void pool_lp(const T* __restrict__ x, T* __restrict__ y, long long* __restrict__ ind, g_window g) { g_pool<2>(x, y, ind, g); }
+template <int MODE>
+__device__ __forceinline__ void g_global(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P, double p) {
+  const bool MAX = MODE == 1;
   __shared__ W sh[32];
   for (long long pl = blockIdx.x; pl < planes; pl += gridDim.x) {
     const T* xp = x + pl * P;
     W acc = MAX ? (W)(-1.0 / 0.0) : (W)0;
-    for (long long i = threadIdx.x; i < P; i += blockDim.x) { const W v = g_load(xp, i); acc = MAX ? g_max(acc, v) : acc + v; }
+    for (long long i = threadIdx.x; i < P; i += blockDim.x) {
+      const W v = MODE == 2 ? (W)pow(fabs((double)g_load(xp, i)), p) : g_load(xp, i);
+      acc = MAX ? g_max(acc, v) : acc + v;
+    }
     for (int o = 16; o > 0; o >>= 1) { const W u = __shfl_down_sync(0xffffffffu, acc, o); acc = MAX ? g_max(acc, u) : acc + u; }
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
     __syncthreads();
@@ -515,12 +529,13 @@ __device__ __forceinline__ void g_global(const T* __restrict__ x, T* __restrict_
     if (w == 0) {
       acc = lane < nw ? sh[lane] : (MAX ? (W)(-1.0 / 0.0) : (W)0);
       for (int o = 16; o > 0; o >>= 1) { const W u = __shfl_down_sync(0xffffffffu, acc, o); acc = MAX ? g_max(acc, u) : acc + u; }
-      if (lane == 0) g_store(y, pl, P == 0 ? (W)0 : (MAX ? acc : (W)(acc / (W)P)));
+      if (lane == 0) g_store(y, pl, P == 0 ? (W)0 : (MAX ? acc : MODE == 2 ? (W)pow((double)acc, 1.0 / p) : (W)(acc / (W)P)));
     }
   }
 }
-extern "C" __global__ void global_max(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) { g_global<1>(x, y, planes, P); }
-extern "C" __global__ void global_avg(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) { g_global<0>(x, y, planes, P); }
+extern "C" __global__ void global_max(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) { g_global<1>(x, y, planes, P, 1.0); }
+extern "C" __global__ void global_avg(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P) { g_global<0>(x, y, planes, P, 1.0); }
+extern "C" __global__ void global_lp(const T* __restrict__ x, T* __restrict__ y, long long planes, long long P, double p) { g_global<2>(x, y, planes, P, p); }
 struct g_pad { long long planes; long long in[3], out[3], pb[3]; };
 extern "C" __global__ void pad_zero(const T* __restrict__ x, T* __restrict__ y, g_pad g) {
   const long long Pout = g.out[0] * g.out[1] * g.out[2], n = g.planes * Pout;
@@ -541,7 +556,7 @@ extern "C" __global__ void pad_zero(const T* __restrict__ x, T* __restrict__ y, 
 }
 
 inline const std::vector<std::string>& pool_entries() {
-  static const std::vector<std::string> e{"pool_max", "pool_avg", "global_max", "global_avg", "pad_zero"};
+  static const std::vector<std::string> e{"pool_max", "pool_avg", "global_max", "global_avg", "pad_zero", "pool_lp", "global_lp"};
   return e;
 }
 
@@ -551,6 +566,7 @@ struct window_arg {
   long long in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
   int include_pad;
   int col_major;
+  double p;
 };
 struct pad_arg {
   long long planes;
@@ -568,9 +584,21 @@ inline void check_pool_input(const context& ctx, const cuda_tensor& x) {
     ctx.fail("no CUDA pooling kernel for element type " + std::string(to_string(x.element_type())));
 }
 
-inline fn make_pool(const kernel_node& n, bool max) {
+/// What a pool computes over its window.
+enum class pool_mode { average, max, lp };
+
+/// LpPool's `p` (positive; 2 by default).
+inline double lp_of(const kernel_node& n, pool_mode mode) {
+  const double p = static_cast<double>(n.attr<i64>("p", 2));
+  if (mode == pool_mode::lp && p <= 0) n.fail("p must be positive");
+  return p;
+}
+
+inline fn make_pool(const kernel_node& n, pool_mode mode) {
   const window_attrs wa = window_attrs::read(n);
   if (wa.kernel.empty()) n.fail("missing attribute 'kernel_shape'");
+  const bool max = mode == pool_mode::max;
+  const double lp = lp_of(n, mode);
   const bool include_pad = n.attr<i64>("count_include_pad", 0) != 0;
   const i64 storage_order = n.attr<i64>("storage_order", 0);
   auto lib = std::make_shared<lazy_library>();
@@ -600,14 +628,17 @@ inline fn make_pool(const kernel_node& n, bool max) {
     put3(w.pe, g.pad_end, 0);
     w.include_pad = include_pad ? 1 : 0;
     w.col_major = storage_order != 0 ? 1 : 0;
+    w.p = lp;
     const void* xp = x.data();
     void* yp = y.data();
     void* args[] = {&xp, &yp, &ip, &w};
-    ctx.policy().launch(k.kernels[max ? 0 : 1], ctx.policy().blocks_for(y.size()), 256, args, ctx.stream());
+    const int entry = max ? 0 : mode == pool_mode::lp ? 5 : 1;
+    ctx.policy().launch(k.kernels[entry], ctx.policy().blocks_for(y.size()), 256, args, ctx.stream());
   };
 }
 
-inline fn make_global_pool(const kernel_node&, bool max) {
+inline fn make_global_pool(const kernel_node& n, pool_mode mode) {
+  double lp = lp_of(n, mode);
   auto lib = std::make_shared<lazy_library>();
   return [=](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
@@ -624,9 +655,11 @@ inline fn make_global_pool(const kernel_node&, bool max) {
     const void* xp = x.data();
     void* yp = y.data();
     long long planes = xs[0] * xs[1], P = product(xs, 2);
-    void* args[] = {&xp, &yp, &planes, &P};
+    double p = lp;
+    void* args[] = {&xp, &yp, &planes, &P, &p};
     const unsigned blocks = static_cast<unsigned>(std::min<long long>(planes, 65535));
-    ctx.policy().launch(k.kernels[max ? 2 : 3], blocks, 256, args, ctx.stream());
+    const int entry = mode == pool_mode::max ? 2 : mode == pool_mode::lp ? 6 : 3;
+    ctx.policy().launch(k.kernels[entry], blocks, 256, args, ctx.stream());
   };
 }
 
@@ -651,6 +684,7 @@ struct conv_plan {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnConvolutionBwdDataAlgo_t bwd_data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;  ///< ConvTranspose's
   std::size_t workspace = 0;
   cudnnActivationDescriptor_t relu = nullptr;  ///< for the fused form (made on first use)
   /// How bias, residual and activation are applied where cuDNN's fused call could: -1 not yet
@@ -680,11 +714,11 @@ inline int to_int(const context& ctx, i64 v) {
   return static_cast<int>(v);
 }
 
-/// A convolution plan: `xd`, `wd`, `yd` full (N, C, spatial...) dims with 2 or 3 spatial,
-/// symmetric `pad`.
-inline std::unique_ptr<conv_plan> make_conv_plan(cudnnHandle_t h, const context& ctx, dtype t, const std::vector<int>& xd,
-                                                 const std::vector<int>& wd, const std::vector<int>& yd, const std::vector<int>& pad,
-                                                 const std::vector<int>& stride, const std::vector<int>& dil, int G, bool tf32) {
+/// The descriptors of the convolution y = conv(x, w): `xd`, `wd`, `yd` full (N, C,
+/// spatial...) dims with 2 or 3 spatial, symmetric `pad`.
+inline std::unique_ptr<conv_plan> describe_conv(const context& ctx, dtype t, const std::vector<int>& xd, const std::vector<int>& wd,
+                                                const std::vector<int>& yd, const std::vector<int>& pad, const std::vector<int>& stride,
+                                                const std::vector<int>& dil, int G, bool exact) {
   auto p = std::make_unique<conv_plan>();
   const cudnnDataType_t dt = dnn_type(t);
   const int nd = static_cast<int>(xd.size());
@@ -703,12 +737,42 @@ inline std::unique_ptr<conv_plan> make_conv_plan(cudnnHandle_t h, const context&
   dnn_check(cudnnSetConvolutionNdDescriptor(p->conv, nd - 2, pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION, ct),
             "describing the convolution");
   dnn_check(cudnnSetConvolutionGroupCount(p->conv, G), "setting the group count");
-  // exact f32: FMA kernels only; otherwise tensor cores (TF32 for f32) may be used
-  const bool exact = t == dtype::f32 && !tf32;
   dnn_check(cudnnSetConvolutionMathType(p->conv, exact ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH), "setting the math type");
   std::vector<int> got(static_cast<std::size_t>(nd));
   dnn_check(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, nd, got.data()), "cudnnGetConvolutionNdForwardOutputDim");
   if (got != yd) ctx.fail("cuDNN computes another output shape for this convolution");
+  return p;
+}
+
+/// Picks the first of cuDNN's `returned` algorithm results `perf` (fastest first) that
+/// succeeded, keeps exact f32 on FMA kernels, needs at most 1 GiB of scratch and whose
+/// workspace size `workspace_of(algo, &bytes)` answers; sets the descriptor's math type to
+/// its; else `fallback` with the default math. Returns (algorithm, workspace bytes).
+template <class Perf, class Algo, class WorkspaceOf>
+std::pair<Algo, std::size_t> pick_algorithm(const Perf* perf, int returned, bool exact, cudnnConvolutionDescriptor_t conv, Algo fallback,
+                                            WorkspaceOf&& workspace_of, const char* what) {
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (exact && perf[i].mathType != CUDNN_FMA_MATH) continue;
+    if (perf[i].memory > (std::size_t{1} << 30)) continue;
+    dnn_check(cudnnSetConvolutionMathType(conv, perf[i].mathType), "setting the math type");
+    std::size_t ws = 0;
+    if (workspace_of(perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
+    return {perf[i].algo, ws};
+  }
+  dnn_check(cudnnSetConvolutionMathType(conv, exact ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH), "setting the math type");
+  std::size_t ws = 0;
+  dnn_check(workspace_of(fallback, &ws), what);
+  return {fallback, ws};
+}
+
+/// A convolution plan: the descriptors (`describe_conv`) and the forward algorithm.
+inline std::unique_ptr<conv_plan> make_conv_plan(cudnnHandle_t h, const context& ctx, dtype t, const std::vector<int>& xd,
+                                                 const std::vector<int>& wd, const std::vector<int>& yd, const std::vector<int>& pad,
+                                                 const std::vector<int>& stride, const std::vector<int>& dil, int G, bool tf32) {
+  // exact f32: FMA kernels only; otherwise tensor cores (TF32 for f32) may be used
+  const bool exact = t == dtype::f32 && !tf32;
+  auto p = describe_conv(ctx, t, xd, wd, yd, pad, stride, dil, G, exact);
   // the algorithms timed on this device, fastest first (cuDNN's exhaustive search, what
   // ONNX Runtime's CUDA provider does by default and PyTorch with cudnn.benchmark): once per
   // node and shape; the heuristic's guess when the search fails
@@ -718,24 +782,34 @@ inline std::unique_ptr<conv_plan> make_conv_plan(cudnnHandle_t h, const context&
       CUDNN_STATUS_SUCCESS)
     dnn_check(cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
               "cudnnGetConvolutionForwardAlgorithm_v7");
-  bool chosen = false;
-  for (int i = 0; i < returned && !chosen; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    if (exact && perf[i].mathType != CUDNN_FMA_MATH) continue;
-    if (perf[i].memory > (std::size_t{1} << 30)) continue;
-    dnn_check(cudnnSetConvolutionMathType(p->conv, perf[i].mathType), "setting the math type");
-    std::size_t ws = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y, perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
-    p->algo = perf[i].algo;
-    p->workspace = ws;
-    chosen = true;
-  }
-  if (!chosen) {
-    dnn_check(cudnnSetConvolutionMathType(p->conv, exact ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH), "setting the math type");
-    p->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-    dnn_check(cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y, p->algo, &p->workspace),
-              "cudnnGetConvolutionForwardWorkspaceSize");
-  }
+  std::tie(p->algo, p->workspace) = pick_algorithm(
+      perf, returned, exact, p->conv, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+      [&](cudnnConvolutionFwdAlgo_t a, std::size_t* ws) { return cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y, a, ws); },
+      "cudnnGetConvolutionForwardWorkspaceSize");
+  return p;
+}
+
+/// A transposed-convolution plan: y = conv_transpose(x, w) is the gradient of the data of
+/// x = conv(y, w), so the descriptors are those of that convolution (`yd` its input, `xd`
+/// its output) and the algorithm cuDNN's backward-data one.
+inline std::unique_ptr<conv_plan> make_deconv_plan(cudnnHandle_t h, const context& ctx, dtype t, const std::vector<int>& xd,
+                                                   const std::vector<int>& wd, const std::vector<int>& yd, const std::vector<int>& pad,
+                                                   const std::vector<int>& stride, const std::vector<int>& dil, int G, bool tf32) {
+  const bool exact = t == dtype::f32 && !tf32;
+  auto p = describe_conv(ctx, t, yd, wd, xd, pad, stride, dil, G, exact);  // p->x: our y, p->y: our x
+  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int returned = 0;
+  if (cudnnFindConvolutionBackwardDataAlgorithm(h, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf) !=
+      CUDNN_STATUS_SUCCESS)
+    dnn_check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
+                                                          perf),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  std::tie(p->bwd_data_algo, p->workspace) = pick_algorithm(
+      perf, returned, exact, p->conv, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+      [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* ws) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, p->w, p->y, p->conv, p->x, a, ws);
+      },
+      "cudnnGetConvolutionBackwardDataWorkspaceSize");
   return p;
 }
 
@@ -936,6 +1010,137 @@ inline fn make_conv(const kernel_node& n, bool fused) {
   };
 }
 
+// ---- ConvTranspose (cuDNN's backward data) ---------------------------------------------------
+
+/// The cuDNN dims of a convolution-like geometry: 1-D as 2-D with a leading spatial size of 1.
+struct dnn_dims {
+  std::vector<int> x, w, y, pad, stride, dil;
+};
+
+inline fn make_conv_transpose(const kernel_node& n) {
+  window_attrs wa = window_attrs::read(n);
+  wa.ceil_mode = false;
+  const i64 G = n.attr<i64>("group", 1);
+  const std::vector<i64> output_padding = n.attr<std::vector<i64>>("output_padding", {});
+  const std::vector<i64> output_shape = n.attr<std::vector<i64>>("output_shape", {});
+  auto st = std::make_shared<conv_state>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& w = ctx.input(1);
+    const dtype t = x.element_type();
+    if (w.element_type() != t) ctx.fail("ConvTranspose X and W have different element types");
+    if (!cuda_codegen::is_float(t)) ctx.fail("no CUDA transposed convolution for element type " + std::string(to_string(t)));
+    const auto& xs = x.sizes();
+    const auto& wsz = w.sizes();
+    if (xs.size() < 3) ctx.fail("input must have rank >= 3 (N, C, spatial...), got " + shape::of(xs).to_string());
+    if (wsz.size() != xs.size())
+      ctx.fail("weight rank " + std::to_string(wsz.size()) + " differs from input rank " + std::to_string(xs.size()));
+    if (G <= 0) ctx.fail("group must be positive");
+    if (xs.size() > 5) ctx.fail("the CUDA transposed convolution takes 1 to 3 spatial dimensions, got " + std::to_string(xs.size() - 2));
+    if (wsz[0] != xs[1]) ctx.fail("input has " + std::to_string(xs[1]) + " channels but weight has " + std::to_string(wsz[0]));
+    if (xs[1] % G != 0) ctx.fail("input channels not divisible by group " + std::to_string(G));
+    std::vector<i64> kernel(wsz.begin() + 2, wsz.end());
+    for (i64 v : kernel)
+      if (v <= 0) ctx.fail("weight has an empty spatial dimension: " + shape::of(wsz).to_string());
+    if (!wa.kernel.empty() && wa.kernel != kernel)
+      ctx.fail("kernel_shape " + shape::of(wa.kernel).to_string() + " differs from the weight's " + shape::of(kernel).to_string());
+    const window_geometry g = shape_rules::resolve_transpose_window(wa, output_padding, output_shape, {xs.begin() + 2, xs.end()}, kernel,
+                                                                    ctx.node());
+    const i64 N = xs[0], C = xs[1], M = mul_or_throw(wsz[1], G, "output channels");
+    std::vector<i64> ys{N, M};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    const cuda_tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (bias && bias->size() != M) ctx.fail("bias has " + std::to_string(bias->size()) + " elements, expected " + std::to_string(M));
+    if (bias && bias->element_type() != t) ctx.fail("bias has a different element type");
+    auto& y = ctx.allocate_output(0, t, ys);
+    if (y.size() == 0) return;
+    auto& pol = ctx.policy();
+    const std::size_t r = g.in.size();
+    // what the product covers before the pads crop it (output_padding adds zeros after it)
+    std::vector<i64> full(r);
+    bool direct = true, empty = C == 0 || x.size() == 0;
+    for (std::size_t d = 0; d < r; ++d) {
+      full[d] = g.strides[d] * (g.in[d] - 1) + g.effective(d);
+      empty = empty || g.in[d] == 0;
+      // cuDNN's backward data writes y of size out from pads p = pad_begin = pad_end when
+      // floor((out + 2p - effective) / stride) + 1 is the input size (output_padding < stride)
+      const bool symmetric = g.pad_begin[d] == g.pad_end[d] && g.pad_begin[d] >= 0 && g.pad_begin[d] <= INT_MAX;
+      const i64 span = symmetric ? g.out[d] + 2 * g.pad_begin[d] - g.effective(d) : -1;
+      direct = direct && symmetric && span >= 0 && span / g.strides[d] + 1 == g.in[d];
+    }
+    const fused_act none{};
+    if (empty) {  // nothing to add up: the bias alone
+      pol.fill_zero(y, ctx.stream());
+      apply_conv_epilogue(ctx, st->lib, y, bias, nullptr, none);
+      return;
+    }
+    // the product's own output: y itself, or the uncropped result the pads then crop
+    std::vector<i64> ps{N, M};
+    ps.insert(ps.end(), full.begin(), full.end());
+    cuda_tensor yfull = direct ? y : pol.allocate_tensor(t, ps, ctx.stream());
+    const std::vector<i64>& yspatial = direct ? g.out : full;
+    dnn_dims dd;
+    dd.x = {to_int(ctx, N), to_int(ctx, C)};
+    dd.w = {to_int(ctx, wsz[0]), to_int(ctx, wsz[1])};
+    dd.y = {to_int(ctx, N), to_int(ctx, M)};
+    if (r == 1) {
+      for (auto* v : {&dd.x, &dd.w, &dd.y}) v->push_back(1);
+      dd.pad.push_back(0);
+      dd.stride.push_back(1);
+      dd.dil.push_back(1);
+    }
+    for (std::size_t d = 0; d < r; ++d) {
+      dd.x.push_back(to_int(ctx, g.in[d]));
+      dd.w.push_back(to_int(ctx, kernel[d]));
+      dd.y.push_back(to_int(ctx, yspatial[d]));
+      dd.pad.push_back(to_int(ctx, direct ? g.pad_begin[d] : 0));
+      dd.stride.push_back(to_int(ctx, g.strides[d]));
+      dd.dil.push_back(to_int(ctx, g.dilations[d]));
+    }
+    {
+      cuda_detail::device_guard dg(pol.device());
+      auto [h, lock] = pol.cudnn();
+      std::vector<int> key{static_cast<int>(t), pol.config().allow_tf32 ? 1 : 0};
+      for (const auto* v : {&dd.x, &dd.w, &dd.y, &dd.pad, &dd.stride, &dd.dil}) {
+        key.push_back(static_cast<int>(v->size()));
+        key.insert(key.end(), v->begin(), v->end());
+      }
+      std::lock_guard state_lock(st->mu);
+      auto it = st->plans.find(key);
+      if (it == st->plans.end())
+        it = st->plans
+                 .emplace(key, make_deconv_plan(h, ctx, t, dd.x, dd.w, dd.y, dd.pad, dd.stride, dd.dil, static_cast<int>(G),
+                                                pol.config().allow_tf32))
+                 .first;
+      conv_plan& p = *it->second;
+      const std::shared_ptr<std::byte> workspace = pol.workspace(p.workspace);
+      const float one_f = 1.0f, zero_f = 0.0f;
+      const double one_d = 1.0, zero_d = 0.0;
+      const bool f64 = t == dtype::f64;
+      const void* one = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
+      const void* zero = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
+      dnn_check(cudnnConvolutionBackwardData(h, one, p.w, w.data(), p.y, x.data(), p.conv, p.bwd_data_algo, workspace.get(), p.workspace,
+                                             zero, p.x, yfull.data()),
+                "cudnnConvolutionBackwardData");
+    }
+    if (!direct) {  // y[o] = full[o + pad_begin] where that lies inside, else 0
+      const auto& k = st->lib.get(pol, "pool," + std::string(to_string(t)), pool_entries(), [&] { return pool_source(t); });
+      pad_arg pa{};
+      pa.planes = N * M;
+      put3(pa.in, full, 1);
+      put3(pa.out, g.out, 1);
+      std::vector<i64> crop(r);
+      for (std::size_t d = 0; d < r; ++d) crop[d] = -g.pad_begin[d];
+      put3(pa.pb, crop, 0);
+      const void* src = yfull.data();
+      void* dst = y.data();
+      void* args[] = {&src, &dst, &pa};
+      pol.launch(k.kernels[4], pol.blocks_for(y.size()), 256, args, ctx.stream());
+    }
+    apply_conv_epilogue(ctx, st->lib, y, bias, nullptr, none);
+  };
+}
+
 // ---- generated sources (for tests) ----------------------------------------------------------
 
 /// Every generated source of this family for each float type: (name, source).
@@ -957,21 +1162,25 @@ inline std::vector<std::pair<std::string, std::string>> linalg_generated_sources
 }  // namespace cuda_linalg
 
 /// Registers MatMul, Gemm, FusedGemm (domains gpass and com.microsoft), Conv, FusedConv
-/// (both domains), MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool.
+/// (both domains), ConvTranspose, MaxPool, AveragePool, LpPool, GlobalMaxPool,
+/// GlobalAveragePool and GlobalLpPool.
 inline void register_cuda_linalg(kernel_registry<cuda>& r) {
   using namespace cuda_linalg;
   const auto ft = float_types();
   r.add({.domain = "", .op = "MatMul", .dtypes = ft, .make = [](const kernel_node& n) { return make_matmul(n); }});
   r.add({.domain = "", .op = "Gemm", .dtypes = ft, .make = [](const kernel_node& n) { return make_gemm(n, false); }});
   r.add({.domain = "", .op = "Conv", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv(n, false); }});
+  r.add({.domain = "", .op = "ConvTranspose", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv_transpose(n); }});
   for (const char* domain : {"gpass", "com.microsoft"}) {
     r.add({.domain = domain, .op = "FusedGemm", .dtypes = ft, .make = [](const kernel_node& n) { return make_gemm(n, true); }});
     r.add({.domain = domain, .op = "FusedConv", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv(n, true); }});
   }
-  r.add({.domain = "", .op = "MaxPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, true); }});
-  r.add({.domain = "", .op = "AveragePool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, false); }});
-  r.add({.domain = "", .op = "GlobalMaxPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, true); }});
-  r.add({.domain = "", .op = "GlobalAveragePool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, false); }});
+  r.add({.domain = "", .op = "MaxPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, pool_mode::max); }});
+  r.add({.domain = "", .op = "AveragePool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, pool_mode::average); }});
+  r.add({.domain = "", .op = "LpPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_pool(n, pool_mode::lp); }});
+  r.add({.domain = "", .op = "GlobalMaxPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, pool_mode::max); }});
+  r.add({.domain = "", .op = "GlobalAveragePool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, pool_mode::average); }});
+  r.add({.domain = "", .op = "GlobalLpPool", .dtypes = ft, .make = [](const kernel_node& n) { return make_global_pool(n, pool_mode::lp); }});
 }
 
 }  // namespace gpass::exec

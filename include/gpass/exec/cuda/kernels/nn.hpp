@@ -4,7 +4,8 @@
 /// The CUDA normalization kernels, generated and compiled by NVRTC on first use: Softmax and
 /// LogSoftmax (a block per row, or a thread per column when the axis is not the last),
 /// BatchNormalization (inference), LayerNormalization (with its Mean and InvStdDev outputs)
-/// and InstanceNormalization (a block per row), for f16, bf16, f32 and f64. Semantics follow
+/// and InstanceNormalization (a block per row), LpNormalization and MeanVarianceNormalization
+/// (a thread per line / group), for f16, bf16, f32 and f64. Semantics follow
 /// the Eigen CPU kernels (`eigen_cpu/kernels/nn.hpp`).
 
 #include <algorithm>
@@ -386,6 +387,128 @@ inline fn make_instance_norm(const kernel_node& n) {
   };
 }
 
+// ---- LpNormalization, MeanVarianceNormalization ----------------------------------------------
+
+/// Most dimensions MeanVarianceNormalization takes.
+inline constexpr int mvn_rank = 8;
+
+/// `lp_norm(x, y, lines, len, inner, p)`: a thread per line of `len` at stride `inner`, the
+/// norm (p = 1 or 2) in double, a zero norm giving 0; `mvn(x, y, groups, per, g_mvn)`: a
+/// thread per group of the kept dimensions, mean and deviation over the reduced ones in
+/// double, y = (x - mean) / (deviation + 1e-9). As the CPU kernels compute them.
+inline std::string lp_mvn_source(dtype t) {
+  std::string s = cuda_codegen::cuda_prelude();
+  s += "typedef " + std::string(cuda_codegen::storage_type(t)) + " T;\ntypedef " + std::string(cuda_codegen::compute_type(t)) + " W;\n";
+  s += "#define G_R " + std::to_string(mvn_rank) + "\n";
+  s += R"(extern "C" __global__ void lp_norm(const T* __restrict__ x, T* __restrict__ y, long long lines, long long len, long long inner,
+                                   int p) {
+  for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < lines; w += (long long)gridDim.x * blockDim.x) {
+    const long long base = (w / inner) * len * inner + w % inner;
+    double norm = 0;
+    for (long long k = 0; k < len; ++k) {
+      const double v = (double)g_load(x, base + k * inner);
+      norm += p == 1 ? fabs(v) : v * v;
+    }
+    if (p == 2) norm = sqrt(norm);
+    for (long long k = 0; k < len; ++k)
+      g_store(y, base + k * inner, norm == 0 ? (W)0 : (W)((double)g_load(x, base + k * inner) / norm));
+  }
+}
+// the kept dimensions (sizes, strides in x) locate a group; the reduced ones its elements
+struct g_mvn { long long kr, rr; long long ks[G_R], kst[G_R], rs[G_R], rst[G_R]; };
+__device__ __forceinline__ long long g_off(const long long* sizes, const long long* strides, long long rank, long long i) {
+  long long off = 0;
+  for (int d = (int)rank - 1; d >= 0; --d) { off += (i % sizes[d]) * strides[d]; i /= sizes[d]; }
+  return off;
+}
+extern "C" __global__ void mvn(const T* __restrict__ x, T* __restrict__ y, long long groups, long long per, g_mvn m) {
+  for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups; g += (long long)gridDim.x * blockDim.x) {
+    const long long base = g_off(m.ks, m.kst, m.kr, g);
+    double sum = 0;
+    for (long long j = 0; j < per; ++j) sum += (double)(W)g_load(x, base + g_off(m.rs, m.rst, m.rr, j));
+    const double mean = sum / (double)per;
+    double sq = 0;
+    for (long long j = 0; j < per; ++j) { const double d = (double)(W)g_load(x, base + g_off(m.rs, m.rst, m.rr, j)) - mean; sq += d * d; }
+    const double inv = 1.0 / (sqrt(sq / (double)per) + 1e-9);
+    for (long long j = 0; j < per; ++j) {
+      const long long o = base + g_off(m.rs, m.rst, m.rr, j);
+      g_store(y, o, (W)(((double)(W)g_load(x, o) - mean) * inv));
+    }
+  }
+}
+)";
+  return s;
+}
+
+/// Host mirror of the device `g_mvn`.
+struct mvn_arg {
+  long long kr = 0, rr = 0;
+  long long ks[mvn_rank] = {}, kst[mvn_rank] = {}, rs[mvn_rank] = {}, rst[mvn_rank] = {};
+};
+
+inline fn make_lp_normalization(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", -1), p = n.attr<i64>("p", 2);
+  if (p != 1 && p != 2) n.fail("p must be 1 or 2, got " + std::to_string(p));
+  auto lib = std::make_shared<lazy_library>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    check_float(ctx, x, "input");
+    const auto& s = x.sizes();
+    if (s.empty()) ctx.fail("input must have rank >= 1");
+    const auto axis = static_cast<std::size_t>(normalize_axis(ctx, axis_attr, static_cast<i64>(s.size())));
+    long long outer = prod(s, 0, axis), len = s[axis], inner = prod(s, axis + 1, s.size());
+    const dtype t = x.element_type();
+    auto& y = ctx.allocate_output(0, t, s);
+    if (y.size() == 0) return;
+    const auto& k = lib->get(ctx.policy(), std::string(to_string(t)), {"lp_norm", "mvn"}, [&] { return lp_mvn_source(t); });
+    const void* xp = x.data();
+    void* yp = y.data();
+    long long lines = outer * inner;
+    int pp = static_cast<int>(p);
+    void* args[] = {&xp, &yp, &lines, &len, &inner, &pp};
+    ctx.policy().launch(k.kernels[0], ctx.policy().blocks_for(lines), 256, args, ctx.stream());
+  };
+}
+
+inline fn make_mvn(const kernel_node& n) {
+  const std::vector<i64> axes_attr = n.attr<std::vector<i64>>("axes", std::vector<i64>{0, 2, 3});
+  auto lib = std::make_shared<lazy_library>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    check_float(ctx, x, "input");
+    const auto& s = x.sizes();
+    const i64 rank = static_cast<i64>(s.size());
+    std::vector<char> reduced(s.size(), 0);
+    for (i64 a : axes_attr) reduced[static_cast<std::size_t>(normalize_axis(ctx, a, rank))] = 1;
+    mvn_arg m;
+    long long groups = 1, per = 1;
+    i64 stride = 1;
+    std::vector<i64> st(s.size());
+    for (std::size_t d = s.size(); d-- > 0;) {
+      st[d] = stride;
+      stride *= s[d];
+    }
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      if (s[d] == 1) continue;  // no walk needed
+      const bool r = reduced[d] != 0;
+      long long& count = r ? m.rr : m.kr;
+      if (count >= mvn_rank) ctx.fail("MeanVarianceNormalization over more than " + std::to_string(mvn_rank) + " dimensions");
+      (r ? m.rs : m.ks)[count] = s[d];
+      (r ? m.rst : m.kst)[count] = st[d];
+      ++count;
+      (r ? per : groups) *= s[d];
+    }
+    const dtype t = x.element_type();
+    auto& y = ctx.allocate_output(0, t, s);
+    if (y.size() == 0) return;
+    const auto& k = lib->get(ctx.policy(), std::string(to_string(t)), {"lp_norm", "mvn"}, [&] { return lp_mvn_source(t); });
+    const void* xp = x.data();
+    void* yp = y.data();
+    void* args[] = {&xp, &yp, &groups, &per, &m};
+    ctx.policy().launch(k.kernels[1], ctx.policy().blocks_for(groups, 64), 64, args, ctx.stream());
+  };
+}
+
 /// Every generated source of this family for representative types: (name, source).
 inline std::vector<std::pair<std::string, std::string>> nn_generated_sources() {
   std::vector<std::pair<std::string, std::string>> r;
@@ -396,14 +519,15 @@ inline std::vector<std::pair<std::string, std::string>> nn_generated_sources() {
     r.emplace_back("batch_norm_f32params_" + ts, batch_norm_source(t, {dtype::f32, dtype::f32, dtype::f32, dtype::f32}));
     r.emplace_back("norm_" + ts, norm_source(t, t, t, dtype::f32));
     r.emplace_back("norm_stats_" + ts, norm_source(t, dtype::f32, t, t));
+    r.emplace_back("lp_mvn_" + ts, lp_mvn_source(t));
   }
   return r;
 }
 
 }  // namespace cuda_nn
 
-/// Registers Softmax, LogSoftmax, BatchNormalization, LayerNormalization and
-/// InstanceNormalization.
+/// Registers Softmax, LogSoftmax, BatchNormalization, LayerNormalization,
+/// InstanceNormalization, LpNormalization and MeanVarianceNormalization.
 inline void register_cuda_nn(kernel_registry<cuda>& r) {
   using namespace cuda_nn;
   const auto ft = float_types();
@@ -418,6 +542,8 @@ inline void register_cuda_nn(kernel_registry<cuda>& r) {
          }});
   r.add({.domain = "", .op = "LayerNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_layer_norm(n); }});
   r.add({.domain = "", .op = "InstanceNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_instance_norm(n); }});
+  r.add({.domain = "", .op = "LpNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_lp_normalization(n); }});
+  r.add({.domain = "", .op = "MeanVarianceNormalization", .dtypes = ft, .make = [](const kernel_node& n) { return make_mvn(n); }});
 }
 
 }  // namespace gpass::exec

@@ -258,21 +258,21 @@ extern "C" __global__ void arg_block(long long* __restrict__ y, const T* __restr
   return s;
 }
 
-/// CumSum over element type `t` (entry `cumsum`).
+/// CumSum and CumProd over element type `t` (entry `cumsum`; `product` 1: running products).
 inline std::string cumsum_source(dtype t) {
   std::string s = cuda_codegen::cuda_prelude();
   s += "typedef " + std::string(cuda_codegen::storage_type(t)) + " T;\ntypedef " + std::string(cuda_codegen::compute_type(t)) + " C;\n";
   s += R"(extern "C" __global__ void cumsum(T* __restrict__ y, const T* __restrict__ x, long long outer, long long len, long long inner,
-                                  int exclusive, int reverse) {
+                                  int exclusive, int reverse, int product) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < outer * inner; i += (long long)gridDim.x * blockDim.x) {
     const long long o = i / inner, j = i % inner;
-    C acc = (C)0;
+    C acc = product ? (C)1 : (C)0;
     for (long long q = 0; q < len; ++q) {
       const long long r = reverse ? len - 1 - q : q;
       const long long off = (o * len + r) * inner + j;
       const C v = (C)g_load(x, off);
       if (exclusive) g_store(y, off, acc);
-      acc = (C)(acc + v);
+      acc = product ? (C)(acc * v) : (C)(acc + v);
       if (!exclusive) g_store(y, off, acc);
     }
   }
@@ -426,7 +426,7 @@ inline fn make_arg(const kernel_node& n, bool is_max) {
   };
 }
 
-inline fn make_cumsum(const kernel_node& n) {
+inline fn make_cumsum(const kernel_node& n, bool product = false) {
   const bool exclusive = n.attr<i64>("exclusive", 0) != 0;
   const bool reverse = n.attr<i64>("reverse", 0) != 0;
   auto lib = std::make_shared<lazy_library>();
@@ -438,7 +438,7 @@ inline fn make_cumsum(const kernel_node& n) {
     const auto av = cuda_detail::host_ints(ctx, 1);
     if (av.size() != 1) ctx.fail("axis must hold one value");
     const i64 rank = static_cast<i64>(x.rank());
-    if (rank == 0) ctx.fail("CumSum needs an input of rank >= 1");
+    if (rank == 0) ctx.fail(std::string(product ? "CumProd" : "CumSum") + " needs an input of rank >= 1");
     const i64 axis = normalize_axis(av[0], rank, ctx.node());
     long long outer = 1, len = 1, inner = 1;
     for (i64 d = 0; d < rank; ++d) {
@@ -452,8 +452,8 @@ inline fn make_cumsum(const kernel_node& n) {
     const auto& k = lib->get(ctx.policy(), std::string(to_string(t)), {"cumsum"}, [&] { return cumsum_source(t); });
     auto& p = ctx.policy();
     void *yp = y.data(), *xp = x.data();
-    int ex = exclusive, rev = reverse;
-    void* args[] = {&yp, &xp, &outer, &len, &inner, &ex, &rev};
+    int ex = exclusive, rev = reverse, prod = product;
+    void* args[] = {&yp, &xp, &outer, &len, &inner, &ex, &rev, &prod};
     p.launch(k.kernels[0], p.blocks_for(outer * inner), 256, args, ctx.stream());
   };
 }
@@ -486,7 +486,7 @@ inline std::vector<std::pair<std::string, std::string>> reduce_generated_sources
   return r;
 }
 
-/// Registers the CUDA reductions, ArgMax / ArgMin and CumSum.
+/// Registers the CUDA reductions, ArgMax / ArgMin, CumSum and CumProd.
 inline void register_cuda_reduce(kernel_registry<cuda>& r) {
   using namespace cuda_reduce_detail;
   for (const auto& [name, k] : reductions) {
@@ -496,6 +496,7 @@ inline void register_cuda_reduce(kernel_registry<cuda>& r) {
   r.add({.op = "ArgMax", .dtypes = numeric_types(), .make = [](const kernel_node& n) -> fn { return make_arg(n, true); }});
   r.add({.op = "ArgMin", .dtypes = numeric_types(), .make = [](const kernel_node& n) -> fn { return make_arg(n, false); }});
   r.add({.op = "CumSum", .dtypes = cumsum_types(), .make = [](const kernel_node& n) -> fn { return make_cumsum(n); }});
+  r.add({.op = "CumProd", .since_version = 26, .dtypes = cumsum_types(), .make = [](const kernel_node& n) -> fn { return make_cumsum(n, true); }});
 }
 
 }  // namespace gpass::exec
