@@ -5,6 +5,7 @@
 //                         [--inputs=DIR] [--dump=DIR]
 //   bench_cuda --gemm=N [--tf32] [--dtype=f32|bf16]
 //   bench_cuda --kernel-set
+//   bench_cuda --download=MB
 //
 // A model: read, the graph inputs' symbolic dims set to B, optimized (default "O3"), shapes
 // inferred, then run through a session on `cuda_devices()` (GPU:0, CPU:0 for what the GPU
@@ -22,7 +23,10 @@
 // DIR/output_K.bin. --gemm=N times C = A B with N x N x N operands on cuBLASLt instead.
 // --kernel-set compiles (or reads from the disk cache) and loads every source the kernel
 // families generate (`cuda_generated_sources()`) for this GPU, and prints the time: run it
-// twice on one GPASS_CUDA_CACHE_DIR for the cold and the cached figures.
+// twice on one GPASS_CUDA_CACHE_DIR for the cold and the cached figures. --download=MB times
+// `cuda::download` of an MB-megabyte device tensor into a new host tensor, through the pinned
+// buffers and straight into pageable memory. --pageable-download runs a model's session with
+// `pinned_download` off.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -58,12 +62,15 @@ struct options {
   bool tf32 = false;
   bool profile = false;
   bool kernel_set = false;
+  bool pageable_download = false;
+  double download_mb = 0;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "bench_cuda: " << why << "\n"
             << "usage: bench_cuda MODEL.onnx [--batch=B] [--iters=K] [--warmup=W] [--optimize=P] [--tf32] [--inputs=DIR] [--dump=DIR]\n"
-            << "       bench_cuda --gemm=N [--tf32] [--dtype=f32|bf16]\n";
+            << "       bench_cuda --gemm=N [--tf32] [--dtype=f32|bf16]\n"
+            << "       bench_cuda --kernel-set | --download=MB\n";
   std::exit(2);
 }
 
@@ -120,6 +127,23 @@ int gemm(const options& o) {
   return 0;
 }
 
+// `cuda::download` of an MB-megabyte tensor into a new host tensor, pinned and pageable.
+int download(const options& o) {
+  const auto n = static_cast<std::int64_t>(o.download_mb * (1 << 20) / 4);
+  double us[2] = {0, 0};
+  for (int pinned = 1; pinned >= 0; --pinned) {
+    ex::cuda gpu({.pinned_download = pinned != 0});
+    auto& s = gpu.default_stream();
+    auto d = gpu.allocate_tensor(gpass::dtype::f32, {n}, s);
+    gpu.fill_zero(d, s);
+    us[pinned] = time_us([&] { (void)gpu.download(d, s); }, 3, o.iters);
+  }
+  const double mb = static_cast<double>(n) * 4 / 1e6;
+  std::printf("{\"download_mb\": %.2f, \"pinned_us\": %.1f, \"pageable_us\": %.1f, \"pinned_gbs\": %.2f, \"pageable_gbs\": %.2f}\n",
+              mb, us[1], us[0], mb / us[1] * 1e-3, mb / us[0] * 1e-3);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +163,8 @@ int main(int argc, char** argv) {
       else if (a == "--tf32") o.tf32 = true;
       else if (a == "--profile") o.profile = true;
       else if (a == "--kernel-set") o.kernel_set = true;
+      else if (a == "--pageable-download") o.pageable_download = true;
+      else if (a.rfind("--download=", 0) == 0) o.download_mb = std::stod(val("--download="));
       else if (!a.empty() && a[0] != '-' && o.model.empty()) o.model = a;
       else usage("unknown argument '" + a + "'");
     } catch (const std::logic_error&) {
@@ -168,6 +194,13 @@ int main(int argc, char** argv) {
                   sources.size(), gpu.arch(), s, static_cast<unsigned long long>(st.compiled), static_cast<unsigned long long>(st.disk_hits),
                   st.compile_seconds, st.load_seconds, ex::cuda_kernel_cache::directory().string().c_str());
       return 0;
+    }
+    if (o.download_mb > 0) {
+      if (ex::cuda_device_count() == 0) {
+        std::cerr << "bench_cuda: no CUDA device\n";
+        return 2;
+      }
+      return download(o);
     }
     if (o.gemm > 0) {
       if (ex::cuda_device_count() == 0) {
@@ -235,7 +268,7 @@ int main(int argc, char** argv) {
         fetches = names;
       }
     std::cerr << "bench_cuda: " << g.num_nodes() << " nodes after " << o.optimize << "; compiling the session\n";
-    auto devices = gpass::cuda_devices<G>({.allow_tf32 = o.tf32});
+    auto devices = gpass::cuda_devices<G>({.allow_tf32 = o.tf32, .pinned_download = !o.pageable_download});
     auto* gpu_device = dynamic_cast<gpass::policy_device<ex::cuda, G>*>(devices.front().get());
     gpass::session<G> sess(g, {.devices = devices});
     std::vector<ex::value> out;
@@ -321,11 +354,11 @@ int main(int argc, char** argv) {
     }
     const auto stats = ex::cuda_kernel_cache::instance().stats();
     std::printf(
-        "{\"model\": \"%s\", \"batch\": %lld, \"tf32\": %s, \"optimize\": \"%s\", \"nodes\": [%zu, %zu], \"on_gpu\": [%zu, %zu], "
+        "{\"model\": \"%s\", \"batch\": %lld, \"tf32\": %s, \"pinned_download\": %s, \"optimize\": \"%s\", \"nodes\": [%zu, %zu], \"on_gpu\": [%zu, %zu], "
         "\"cpu_ops\": \"%s\", \"first_run_ms\": %.1f, \"optimize_ms\": %.1f, \"host_us\": %.1f, \"device_us\": %.1f, "
         "\"graph_us\": %.1f, \"graph_captures\": %zu, \"graph_uncapturable\": %zu, \"graph_mb\": %.1f, \"graph_rel_diff\": %.3g, "
         "\"nvrtc_compiled\": %llu, \"nvrtc_disk_hits\": %llu, \"nvrtc_s\": %.3f, \"load_s\": %.3f}\n",
-        fs::path(o.model).filename().string().c_str(), static_cast<long long>(o.batch), o.tf32 ? "true" : "false", o.optimize.c_str(),
+        fs::path(o.model).filename().string().c_str(), static_cast<long long>(o.batch), o.tf32 ? "true" : "false", o.pageable_download ? "false" : "true", o.optimize.c_str(),
         nodes_before, g.num_nodes(), on_gpu, placed, cpu_list.c_str(),
         std::chrono::duration<double, std::milli>(t2 - t1).count(), std::chrono::duration<double, std::milli>(t1 - t0).count(),
         host_us, device_us, graph_us, graph_stats.captures, graph_stats.uncapturable,

@@ -14,6 +14,8 @@ and for each batch size and each precision setting (f32; TF32 allowed) measures
   gpass_us      bench_cuda's device_us (a plan<cuda> on device inputs, synchronized), and
   gpass_host_us bench_cuda's host_us (a session run: host inputs to host outputs)
   gpass_graph_us bench_cuda's graph_us (the plan as CUDA graphs: cuda_graph_plan)
+  gpass_host_pageable_us (with --pageable) host_us again with the outputs downloaded straight
+                into pageable memory (`--pageable-download`) instead of through pinned buffers
 and checks gpass's outputs against PyTorch's (f32: max relative error). With --ort (and an
 onnxruntime whose CUDAExecutionProvider loads: onnxruntime-gpu for CUDA 13), ONNX Runtime's
 CUDA execution provider on the same ONNX file is timed too (all graph optimizations; use_tf32
@@ -164,6 +166,7 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--out", default="")
     ap.add_argument("--ort", action="store_true", help="time ONNX Runtime's CUDA execution provider too")
+    ap.add_argument("--pageable", action="store_true", help="time gpass's host path with pageable downloads too")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     work = tempfile.mkdtemp(prefix="gpass_cuda_bench_")
@@ -213,6 +216,10 @@ def main():
                     if g["device_us"] > 0:
                         row["ratio"] = g["device_us"] / t_dev
                     row["host_ratio"] = g["host_us"] / t_host
+                    if a.pageable:
+                        q = subprocess.run([c for c in cmd if not c.startswith("--dump=")] + ["--pageable-download"], capture_output=True, text=True)
+                        if q.returncode == 0:
+                            row["gpass_host_pageable_us"] = json.loads(q.stdout.strip().splitlines()[-1])["host_us"]
                 if a.ort:
                     try:
                         o_dev, o_host, o_y, provs = ort_time(path, xs, in_names, tf32, a.iters)

@@ -33,6 +33,7 @@ struct cuda_device_options {
   int max_gpus = 1;         ///< GPUs to use at most (the first ones); 0: none
   int cpu_threads = 1;      ///< intra-op threads of the CPU device
   bool allow_tf32 = false;  ///< `exec::cuda::options::allow_tf32` of every GPU
+  bool pinned_download = true;  ///< `exec::cuda::options::pinned_download` of every GPU
 };
 
 /// The GPUs (up to `o.max_gpus`; one whose policy cannot be made is left out) and one CPU
@@ -44,7 +45,7 @@ std::vector<std::shared_ptr<session_device<G>>> cuda_devices(cuda_device_options
   for (int i = 0; i < gpus; ++i) {
     std::unique_ptr<exec::cuda> p;
     try {
-      p = std::make_unique<exec::cuda>(exec::cuda::options{.device = i, .allow_tf32 = o.allow_tf32});
+      p = std::make_unique<exec::cuda>(exec::cuda::options{.device = i, .allow_tf32 = o.allow_tf32, .pinned_download = o.pinned_download});
     } catch (const error&) {
       continue;  // a GPU that cannot be used (exclusive mode taken, out of memory): left out
     }

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -273,6 +274,65 @@ class pinned_staging {
   std::size_t next_ = 0;
 };
 
+/// Two pinned host buffers that device-to-host copies go through, in pieces: piece k is
+/// copied by the DMA engine into one buffer while the host copies piece k-1 out of the other
+/// into the destination. A copy straight into pageable memory goes through the driver's own
+/// staging, a piece at a time with no overlap (about 1.4 GB/s into a fresh 12.6 MB tensor on
+/// a lent H200 machine).
+class pinned_readback {
+ public:
+  static constexpr std::size_t capacity = std::size_t{4} << 20;
+  pinned_readback() = default;
+  pinned_readback(const pinned_readback&) = delete;
+  pinned_readback& operator=(const pinned_readback&) = delete;
+  ~pinned_readback() {
+    for (auto& s : slots_) {
+      if (s.done) (void)cudaEventDestroy(s.done);
+      if (s.host) (void)cudaFreeHost(s.host);
+    }
+  }
+  /// Copies `n` bytes from `src` (device) to `dst` (host) behind the work queued on `stream`;
+  /// complete when this returns.
+  void copy(void* dst, const void* src, std::size_t n, cudaStream_t stream) {
+    std::lock_guard lock(mu_);
+    for (auto& s : slots_)
+      if (!s.host) {
+        check(cudaMallocHost(&s.host, capacity), "allocating pinned host memory");
+        check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "creating an event");
+      }
+    struct piece {
+      std::size_t slot, at, len;
+    };
+    std::optional<piece> pending;  // queued on the stream, not yet copied out
+    std::size_t at = 0, k = 0;
+    while (at < n || pending) {
+      std::optional<piece> queued;
+      if (at < n) {
+        const piece p{k % slots_.size(), at, std::min(capacity, n - at)};
+        check(cudaMemcpyAsync(slots_[p.slot].host, static_cast<const std::byte*>(src) + p.at, p.len, cudaMemcpyDeviceToHost, stream),
+              "copying to the host");
+        check(cudaEventRecord(slots_[p.slot].done, stream), "recording an event");
+        queued = p;
+        at += p.len;
+        ++k;
+      }
+      if (pending) {  // its slot is not the one just queued: two slots, alternating
+        check(cudaEventSynchronize(slots_[pending->slot].done), "waiting for a copy to the host");
+        std::memcpy(static_cast<std::byte*>(dst) + pending->at, slots_[pending->slot].host, pending->len);
+      }
+      pending = queued;
+    }
+  }
+
+ private:
+  struct slot {
+    void* host = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+  std::mutex mu_;
+  std::array<slot, 2> slots_{};
+};
+
 }  // namespace cuda_detail
 
 /// The CUDA policy: the kernels of `<gpass/exec/cuda.hpp>` on one GPU. Constructing it on a
@@ -304,6 +364,10 @@ class cuda {
     /// convolution followed by one generated kernel, timed once per shape; or always one of them.
     enum class epilogue { timed, cudnn_fused, separate };
     epilogue conv_epilogue = epilogue::timed;
+    /// `download` of `pinned_download_min` (32 MiB) or more through pinned buffers, the
+    /// host's copy out of one overlapping the device's copy into the other; off, or smaller:
+    /// one copy into the pageable result.
+    bool pinned_download = true;
   };
 
   cuda() : cuda(options{}) {}
@@ -389,9 +453,15 @@ class cuda {
     return d;
   }
   /// A host copy of `t`; the copy is complete when this returns.
+  /// The size from which `download` goes through the pinned buffers (measured on a lent H200
+  /// machine: 105 MB 15% faster than the driver's pageable copy, 13 MB 10% slower).
+  static constexpr std::size_t pinned_download_min = std::size_t{32} << 20;
   gpass::tensor download(const cuda_tensor& t, stream_type& s) {
     gpass::tensor h = gpass::tensor::uninitialized(t.element_type(), t.sizes());
-    if (t.nbytes()) {
+    if (t.nbytes() >= pinned_download_min && options_.pinned_download && !capturing()) {
+      cuda_detail::device_guard g(device());
+      readback_.copy(h.raw(), t.data(), t.nbytes(), s.stream);
+    } else if (t.nbytes()) {
       copy_to_host(h.raw(), t.data(), t.nbytes(), s);
       synchronize(s);
     }
@@ -510,6 +580,7 @@ class cuda {
   std::shared_ptr<cuda_detail::capture_state> capture_;
   stream_type stream_;
   cuda_detail::pinned_staging staging_;
+  cuda_detail::pinned_readback readback_;
   std::once_flag cublaslt_once_, cudnn_once_;
   cublasLtHandle_t cublaslt_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
