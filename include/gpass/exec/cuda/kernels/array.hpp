@@ -1211,9 +1211,17 @@ inline std::vector<std::pair<std::string, std::string>> array_generated_sources(
   using namespace cuda_array_detail;
   std::vector<std::pair<std::string, std::string>> r;
   r.emplace_back("move", move_source());
-  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::f64, dtype::int8, dtype::int64, dtype::bool_})
-    for (auto red : {scatter_reduction::add, scatter_reduction::mul, scatter_reduction::max, scatter_reduction::min})
-      r.emplace_back("scatter_reduce_" + std::string(to_string(t)) + "_" + std::to_string(static_cast<int>(red)), scatter_reduce_source(t, red));
+  // every reduction on f32; every element size (the compare-and-swap word differs) with one
+  auto reduce = [&](dtype t, scatter_reduction red) {
+    r.emplace_back("scatter_reduce_" + std::string(to_string(t)) + "_" + std::to_string(static_cast<int>(red)), scatter_reduce_source(t, red));
+  };
+  for (auto red : {scatter_reduction::add, scatter_reduction::mul, scatter_reduction::max, scatter_reduction::min}) reduce(dtype::f32, red);
+  reduce(dtype::f16, scatter_reduction::add);
+  reduce(dtype::bf16, scatter_reduction::max);
+  reduce(dtype::f64, scatter_reduction::mul);
+  reduce(dtype::int8, scatter_reduction::min);
+  reduce(dtype::int64, scatter_reduction::add);
+  reduce(dtype::bool_, scatter_reduction::mul);
   for (dtype t : range_types()) {
     r.emplace_back("range_" + std::string(to_string(t)), range_source(t, 1));
     if (t == dtype::f16 || t == dtype::bf16) r.emplace_back("range_" + std::string(to_string(t)) + "_stash11", range_source(t, 11));

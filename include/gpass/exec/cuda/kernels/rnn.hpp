@@ -376,24 +376,24 @@ inline fn make_rnn(const kernel_node& n, cell kind) {
 /// Generated sources for a few configurations: (name, source).
 inline std::vector<std::pair<std::string, std::string>> rnn_generated_sources() {
   std::vector<std::pair<std::string, std::string>> r;
-  for (dtype t : {dtype::f32, dtype::f16, dtype::f64}) {
-    for (cell kind : {cell::rnn, cell::gru, cell::lstm}) {
-      rnn_config cfg;
-      cfg.kind = kind;
-      cfg.gates = kind == cell::lstm ? 4 : kind == cell::gru ? 3 : 1;
-      cfg.dirs = 2;
-      cfg.clip = kind == cell::gru ? 3.0 : 0.0;
-      cfg.input_forget = kind == cell::lstm;
-      const std::size_t n = 2 * cfg.acts_per_dir();
-      for (std::size_t i = 0; i < n; ++i) {
-        activation a;
-        a.kind = static_cast<act_kind>((i * 3 + static_cast<std::size_t>(kind)) % 11);
-        a.alpha = 0.5;
-        a.beta = 0.25;
-        cfg.acts.push_back(a);
-      }
-      r.emplace_back("rnn_" + std::string(to_string(t)) + "_" + std::to_string(static_cast<int>(kind)), rnn_source(t, cfg));
+  // each cell on f32; an f16 LSTM and an f64 GRU (the other storage and compute types)
+  for (const auto& [t, kind] : {std::pair{dtype::f32, cell::rnn}, std::pair{dtype::f32, cell::gru}, std::pair{dtype::f32, cell::lstm},
+                                std::pair{dtype::f16, cell::lstm}, std::pair{dtype::f64, cell::gru}}) {
+    rnn_config cfg;
+    cfg.kind = kind;
+    cfg.gates = kind == cell::lstm ? 4 : kind == cell::gru ? 3 : 1;
+    cfg.dirs = 2;
+    cfg.clip = kind == cell::gru ? 3.0 : 0.0;
+    cfg.input_forget = kind == cell::lstm;
+    const std::size_t n = 2 * cfg.acts_per_dir();
+    for (std::size_t i = 0; i < n; ++i) {  // the activation kinds in turn, with parameters
+      activation a;
+      a.kind = static_cast<act_kind>((i * 3 + static_cast<std::size_t>(kind)) % 11);
+      a.alpha = 0.5;
+      a.beta = 0.25;
+      cfg.acts.push_back(a);
     }
+    r.emplace_back("rnn_" + std::string(to_string(t)) + "_" + std::to_string(static_cast<int>(kind)), rnn_source(t, cfg));
   }
   return r;
 }
