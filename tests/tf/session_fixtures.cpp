@@ -103,7 +103,7 @@ int run_all(const std::string& name, const session_fixture& f, gpass::session<G>
 }  // namespace
 
 TEST_CASE("tf.session.fixtures_give_tensorflows_values_on_two_devices") {
-  for (const char* name : {"placement", "loop_devices", "variables_devices", "soft_placement_device"}) {
+  for (const char* name : {"placement", "loop_devices", "variables_devices", "soft_placement_device", "resize_area_device"}) {
     const auto f = read(name);
     for (bool rr : {false, true}) {
       INFO(std::string(name) << std::string(rr ? " round-robin" : ""));
@@ -141,6 +141,17 @@ TEST_CASE("tf.session.placement_follows_requests_and_colocation_as_tensorflow") 
   const auto cut = s.last_placement();
   CHECK(cut.count("a") == 0);
   CHECK(cut.count("x") == 0);
+}
+
+TEST_CASE("tf.session.resize_area_where_tensorflow_put_it") {
+  const auto f = read("resize_area_device");
+  gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "resize_area_device" / "graph.pb"), options(f, false));
+  const auto& run = f.runs.front();
+  auto out = s.run({{"x:0", gpass::read_tf_tensor_file(run.feeds[0].second)}}, {"y:0"});
+  CHECK(gpass_test::tf::max_abs_diff(out[0].tensor(), gpass::read_tf_tensor_file(run.fetches[0].second)) <= 1e-5);
+  const auto placed = s.last_placement();
+  REQUIRE(placed.count("resize") == 1);
+  CHECK(placed.at("resize") == f.place.at("resize"));
 }
 
 TEST_CASE("tf.session.loop_body_on_another_device") {
@@ -213,21 +224,6 @@ TEST_CASE("tf.session.errors_name_the_nodes") {
                       doctest::Contains("requests device '/device:GPU:0', which this session does not have"));
   }
   {
-    // TensorFlow runs the ResizeArea; gpass has no CPU kernel for it yet: no device can run it
-    const auto f = read("no_kernel");
-    REQUIRE(f.runs.front().error.empty());
-    gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "no_kernel" / "graph.pb"), options(f, false));
-    try {
-      (void)s.run({{"x:0", gpass::read_tf_tensor_file(f.runs[0].feeds[0].second)}}, {"y:0"});
-      FAIL("no error");
-    } catch (const gpass::error& e) {
-      const std::string m = e.what();
-      CHECK(m.find("no device of this session") != std::string::npos);
-      CHECK(m.find("ResizeArea") != std::string::npos);
-      CHECK(m.find("'resize'") != std::string::npos);
-    }
-  }
-  {
     const auto f = read("placement");
     gpass::session<G> s(gpass::read_tf_graph_file<G>(dir / "placement" / "graph.pb"), options(f, false));
     CHECK_THROWS_WITH(s.run({}, {"f:0"}), doctest::Contains("placeholder 'x'"));
@@ -280,7 +276,7 @@ TEST_CASE("tf.session.every_frontend_fixture_on_one_and_two_devices") {
     }
     ++fixtures;
   }
-  CHECK(fixtures == 24);
+  CHECK(fixtures == 25);
   CHECK(total_sends > 0);
 }
 

@@ -635,12 +635,46 @@ def image_resize():
                  img8: rng(32).randint(0, 256, (1, 4, 6, 2)).astype(np.uint8)}, outs)
 
 
+def image_area_unique():
+    """ResizeArea (down, up, same size, a non-integer ratio, align_corners; 3 channels and not
+    3; float, uint8, int32 and half images) and UniqueWithCounts (float with -0 beside +0 and
+    NaNs, int64 with int64 indices, strings)."""
+    img = v1.placeholder(tf.float32, [2, 5, 7, 3], name="img")
+    img2 = v1.placeholder(tf.float32, [1, 6, 9, 2], name="img2")
+    img8 = v1.placeholder(tf.uint8, [1, 4, 6, 2], name="img8")
+    raw = tf.raw_ops
+    xf = tf.constant([3.0, -0.0, 1.5, 3.0, 0.0, float("nan"), 1.5, float("nan"), 7.0], tf.float32, name="xf")
+    xi = v1.placeholder(tf.int64, [10], name="xi")
+    xs = tf.constant(["b", "a", "b", "c", "a", "b"], name="xs")
+    uf = raw.UniqueWithCounts(x=xf, name="unique_f")
+    ui = raw.UniqueWithCounts(x=xi, out_idx=tf.int64, name="unique_i")
+    us = raw.UniqueWithCounts(x=xs, name="unique_s")
+    outs = [
+        raw.ResizeArea(images=img, size=[3, 4], name="area_down"),
+        raw.ResizeArea(images=img, size=[8, 11], name="area_up"),
+        raw.ResizeArea(images=img, size=[5, 7], name="area_same"),
+        raw.ResizeArea(images=img, size=[9, 5], align_corners=True, name="area_align"),
+        raw.ResizeArea(images=img2, size=[4, 5], name="area_ratio"),
+        raw.ResizeArea(images=img2, size=[4, 7], align_corners=True, name="area_align2"),
+        raw.ResizeArea(images=img8, size=[3, 4], name="area_u8"),
+        raw.ResizeArea(images=tf.cast(img2 * 100, tf.int32), size=[5, 4], name="area_i32"),
+        raw.ResizeArea(images=tf.cast(img, tf.float16), size=[4, 6], name="area_f16"),
+        uf.idx, uf.count,
+        ui.y, ui.idx, ui.count,
+        us.y, us.idx, us.count,
+    ]
+    return Spec({img: (rng(33).rand(2, 5, 7, 3) * 4 - 2).astype(np.float32),
+                 img2: rng(34).rand(1, 6, 9, 2).astype(np.float32),
+                 img8: rng(35).randint(0, 256, (1, 4, 6, 2)).astype(np.uint8),
+                 xi: np.array([5, -2, 5, 9, -2, 0, 5, 1 << 40, 0, 9], np.int64)}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
-    image_resize,
+    image_resize, image_area_unique,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

@@ -161,9 +161,9 @@ def soft_placement_device():
     return spec
 
 
-def no_kernel():
-    """A ResizeArea on /cpu:1: gpass has its schema but no CPU kernel yet, so no device of
-    the session can run it: a placement error naming the node and op (TensorFlow runs it)."""
+def resize_area_device():
+    """A ResizeArea requested on /cpu:1 (an op placed where asked, the size constant beside it),
+    its result read on /cpu:0."""
     x = v1.placeholder(tf.float32, [1, 4, 4, 2], name="x")
     with tf.device("/cpu:1"):
         c = v1.image.resize_area(x, [6, 6], name="resize")
@@ -172,7 +172,7 @@ def no_kernel():
 
 
 FIXTURES = [placement, loop_devices, variables_devices, colocation_conflict, missing_device, soft_placement_device,
-            no_kernel]
+            resize_area_device]
 
 
 def make(fn):

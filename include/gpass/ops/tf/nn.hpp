@@ -290,11 +290,14 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
         })
         .add(r);
   }
-  for (const char* n : {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea"})
+  for (const char* n : {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic"})
     tf_op(n).in("images:T").in("size:i32")
         .out(std::string_view(n) == "ResizeNearestNeighbor" ? "resized_images:T" : "resized_images:f32")
         .type_attr("T").attr("align_corners", "bool", false).attr("half_pixel_centers", "bool", false)
         .infer(resize_infer).add(r);
+  // (ResizeArea has no half_pixel_centers: its cells are areas, centred by construction)
+  tf_op("ResizeArea").in("images:T").in("size:i32").out("resized_images:f32").type_attr("T")
+      .attr("align_corners", "bool", false).infer(resize_infer).add(r);
   tf_op("L2Loss").in("t:T").out("output:T").type_attr("T").infer([](infer_context& c) { c.set_shape(0, shape::scalar()); })
       .add(r);
 

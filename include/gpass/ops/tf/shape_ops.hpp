@@ -659,11 +659,14 @@ inline void broadcast_args_value(infer_context& c) {
   c.set_dims_value(0, r.dims());
 }
 
-// Unique(x): the distinct elements (a size of their own) and, per element, its index.
+// Unique(x) / UniqueWithCounts(x): the distinct elements (a size of their own), per element its
+// index among them, and (WithCounts) each one's count.
 inline void unique_infer(infer_context& c) {
   if (auto r = c.input_rank(0); r && *r != 1) c.fail("x must be 1-D, got " + c.input_shape(0).to_string());
-  c.set_shape(0, shape{c.fresh_dim("count")});
+  const dim count = c.fresh_dim("count");
+  c.set_shape(0, shape{count});
   c.set_shape(1, c.input_shape(0));
+  if (c.num_outputs() > 2) c.set_shape(2, shape{count});  // UniqueWithCounts' counts
 }
 
 // ScatterNd(indices, updates, shape): the shape input's value.
@@ -799,6 +802,8 @@ inline void gpass::register_tf_shape_ops(op_registry& r) {
       .propagate(broadcast_args_value).add(r);
   tf_op("Unique").in("x:T").out("y:T").out("idx:out_idx").type_attr("T").type_attr("out_idx", i32)
       .infer(unique_infer).add(r);
+  tf_op("UniqueWithCounts").in("x:T").out("y:T").out("idx:out_idx").out("count:out_idx").type_attr("T")
+      .type_attr("out_idx", i32).infer(unique_infer).add(r);
   tf_op("InvertPermutation").in("x:T").out("y:T").type_attr("T", i32).infer(shape_as_input0).add(r);
   tf_op("ClipByValue").in("t:T").in("clip_value_min:T").in("clip_value_max:T").out("output:T").type_attr("T")
       .infer(shape_as_input0).add(r);

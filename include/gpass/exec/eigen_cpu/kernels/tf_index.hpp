@@ -309,27 +309,43 @@ inline void register_tf_index_ops(registry& r) {
              ctx.set_output(0, std::move(out));
            };
          }});
-  r.add({.domain = domain, .op = "Unique", .make = [](const kernel_node& n) -> fn {
-           const dtype it = type_attr(n, "out_idx", dtype::int32);
-           return [it](context& ctx) {
-             const gpass::tensor& x = ctx.input(0);
-             if (x.rank() != 1) ctx.fail("x must be a vector, got " + x.shape().to_string());
-             std::vector<i64> idx(static_cast<std::size_t>(x.size()));
-             std::vector<i64> first;  // the position of each unique value's first occurrence
-             dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               const T* p = x.data<T>();
-               std::map<T, i64> seen;  // (ordered: every dtype here has operator<)
-               for (i64 i = 0; i < x.size(); ++i) {
-                 auto [pos, fresh] = seen.emplace(p[i], static_cast<i64>(first.size()));
-                 if (fresh) first.push_back(i);
-                 idx[static_cast<std::size_t>(i)] = pos->second;
-               }
-               gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {static_cast<i64>(first.size())});
-               for (std::size_t k = 0; k < first.size(); ++k) y.data<T>()[k] = p[first[k]];
-             });
-             write_ints(ctx, 1, it, idx, {x.size()});
-           };
-         }});
+  // Unique / UniqueWithCounts (x 1-D): the values in order of first occurrence, each element's
+  // index among them, and (WithCounts) how often each occurs. Values are equal as TensorFlow's
+  // hash map compares them: -0 equals +0, and every NaN is a value of its own.
+  auto unique = [](bool counts) {
+    return [counts](const kernel_node& n) -> fn {
+      const dtype it = type_attr(n, "out_idx", dtype::int32);
+      return [it, counts](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() != 1) ctx.fail("x must be a vector, got " + x.shape().to_string());
+        std::vector<i64> idx(static_cast<std::size_t>(x.size()));
+        std::vector<i64> first;  // the position of each unique value's first occurrence
+        std::vector<i64> count;
+        dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          const T* p = x.data<T>();
+          std::map<T, i64> seen;  // (ordered: every dtype here has operator<; NaNs never enter it)
+          for (i64 i = 0; i < x.size(); ++i) {
+            bool nan = false;
+            if constexpr (!std::is_integral_v<T> && !std::is_same_v<T, std::string>)
+              nan = std::isnan(static_cast<double>(static_cast<compute_t<T>>(p[i])));
+            i64 k = static_cast<i64>(first.size());
+            if (nan) first.push_back(i);
+            else if (auto [pos, fresh] = seen.emplace(p[i], k); fresh) first.push_back(i);
+            else k = pos->second;
+            if (k == static_cast<i64>(count.size())) count.push_back(0);
+            ++count[static_cast<std::size_t>(k)];
+            idx[static_cast<std::size_t>(i)] = k;
+          }
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {static_cast<i64>(first.size())});
+          for (std::size_t k = 0; k < first.size(); ++k) y.data<T>()[k] = p[first[k]];
+        });
+        write_ints(ctx, 1, it, idx, {x.size()});
+        if (counts) write_ints(ctx, 2, it, count, {static_cast<i64>(count.size())});
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "Unique", .make = unique(false)});
+  r.add({.domain = domain, .op = "UniqueWithCounts", .make = unique(true)});
   // Bincount(arr, size, weights) 1-D; DenseBincount(input, size, weights) 1-D or 2-D, binary_output
   auto bincount = [](bool dense) {
     return [dense](const kernel_node& n) -> fn {
@@ -481,6 +497,59 @@ inline void register_tf_index_ops(registry& r) {
                                  }
                                  return col[0] * tx.w[0] + col[1] * tx.w[1] + col[2] * tx.w[2] + col[3] * tx.w[3];
                                });
+           };
+         }});
+
+  // ResizeArea (NHWC, float output), TensorFlow's: output cell [o*s, (o+1)*s) of each axis (s the
+  // resize scale) covers input cells floor(o*s) .. ceil((o+1)*s)-1, each weighted by the part of it
+  // inside the output cell (indices past the image clamped to its edge); per output row the
+  // weighted sum over each input row (first cell, interior cells, last cell) times the row's
+  // weight, added up, times 1 / (sh * sw); all in float.
+  r.add({.domain = domain, .op = "ResizeArea", .make = [](const kernel_node& n) -> fn {
+           const bool align = flag(n, "align_corners", false);
+           return [align](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const tf_resize_sizes dims = tf_resize_geometry(ctx);
+             const auto [N, H, W, C, OH, OW] = dims;
+             if (H == 0 || W == 0) ctx.fail("cannot resize an empty image");
+             struct cells {
+               std::vector<i64> at;  // the input cells, clamped to the image
+               std::vector<float> w;
+             };
+             auto plan = [](i64 out_n, i64 in_n, float scale) {
+               std::vector<cells> v(static_cast<std::size_t>(out_n));
+               for (i64 o = 0; o < out_n; ++o) {
+                 const float in0 = static_cast<float>(o) * scale, in1 = static_cast<float>(o + 1) * scale;
+                 const i64 first = static_cast<i64>(std::floor(in0)), end = static_cast<i64>(std::ceil(in1));
+                 cells& c = v[static_cast<std::size_t>(o)];
+                 for (i64 i = first; i < end; ++i) {
+                   const float lo = static_cast<float>(i), hi = static_cast<float>(i + 1);
+                   c.at.push_back(std::clamp<i64>(i, 0, in_n - 1));
+                   c.w.push_back(lo < in0 ? (hi > in1 ? scale : hi - in0) : (hi > in1 ? in1 - lo : 1.0f));
+                 }
+               }
+               return v;
+             };
+             const float hs = resize_scale(H, OH, align), ws = resize_scale(W, OW, align);
+             const float norm = static_cast<float>(1.0 / static_cast<double>(hs * ws));
+             gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {N, OH, OW, C});
+             resize_into_float(ctx, x, out, dims, plan(OH, H, hs), plan(OW, W, ws), [norm](auto& at, const cells& ty, const cells& tx, i64 c) {
+               float sum = 0;
+               const std::size_t nx = tx.at.size();
+               // (no cells: align_corners on a 1-pixel axis, scale 0: the sum is 0, times 1/0)
+               if (nx == 0) return sum * norm;
+               for (std::size_t r = 0; r < ty.at.size(); ++r) {
+                 const i64 y = ty.at[r];
+                 // the row's first cell, the interior ones unweighted, the last one (as TensorFlow adds them)
+                 float row = at(y, tx.at[0], c) * tx.w[0];
+                 if (nx > 1) {
+                   for (std::size_t k = 1; k + 1 < nx; ++k) row += at(y, tx.at[k], c);
+                   row += at(y, tx.at[nx - 1], c) * tx.w[nx - 1];
+                 }
+                 sum += row * ty.w[r];
+               }
+               return sum * norm;
+             });
            };
          }});
 
