@@ -175,6 +175,13 @@ TEST_CASE("tf.frontend.image_resize") { check_fixture("image_resize"); }
 // ResizeArea (down, up, same, align_corners, 3 channels and not, float/uint8/int32/half) and
 // UniqueWithCounts (-0 and +0 one value, every NaN its own; int64 indices; strings)
 TEST_CASE("tf.frontend.image_area_unique") { check_fixture("image_area_unique"); }
+// MatrixDiag / DiagPart / SetDiag V1-V3 (k scalars and bands, the four aligns, num_rows /
+// num_cols, padding; int, float, half, bool) and MatrixDeterminant (singular, -0, 20x20, 0x0)
+TEST_CASE("tf.frontend.matrix_ops") { check_fixture("matrix_ops"); }
+// DepthToSpace / SpaceToDepth, Roll, Cumprod, LeftShift / RightShift (clamped amounts), LRN,
+// DynamicStitch, DynamicPartition, SparseToDense, SparseSegment*, FakeQuantWithMinMax*
+TEST_CASE("tf.frontend.array_ops_2") { check_fixture("array_ops_2"); }
+TEST_CASE("tf.frontend.image_ops") { check_fixture("image_ops"); }
 
 // TensorFlow 2 (tests/data/tf2): control flow v2, calls, TensorLists, Keras RNNs
 TEST_CASE("tf2.frontend.while_v2") { check_fixture("while_v2", tf2_data_dir); }
@@ -235,7 +242,8 @@ TEST_CASE("tf.frontend.every_fixture_has_a_test") {
                                         "control_deps",  "variables_in_loop", "mlp_gradients",
                                         "mlp_training", "cnn_training", "cnn_bn_training",
                                         "mlp_more_optimizers", "mlp_random_init", "mlp_optimizers_3", "dwcnn_training", "mlp_proximal",
-                                        "image_resize", "image_area_unique"};
+                                        "image_resize", "image_area_unique", "matrix_ops", "array_ops_2",
+                                        "image_ops"};
   for (const auto& e : std::filesystem::directory_iterator(data_dir))
     if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
       CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());

@@ -669,12 +669,247 @@ def image_area_unique():
                  xi: np.array([5, -2, 5, 9, -2, 0, 5, 1 << 40, 0, 9], np.int64)}, outs)
 
 
+def matrix_ops():
+    """MatrixDiag / DiagPart / SetDiag and their V2 / V3 forms: k a scalar (0, super- and
+    subdiagonals) and bands [lo, hi] of both signs, the four V3 aligns (V2 is LEFT_LEFT),
+    num_rows / num_cols given and -1, nonzero padding, batched and non-square matrices, int32,
+    float, half and bool; MatrixDeterminant on float32 and float64 batches with singular
+    matrices (a -0 among them), a permutation, a 20x20 one and an empty 0x0 batch."""
+    raw = tf.raw_ops
+    d3 = v1.placeholder(tf.float32, [2, 3, 4], name="d3")   # 3 diagonals of length 4, batched
+    vi = v1.placeholder(tf.int32, [2, 4], name="vi")        # one diagonal of length 4, batched
+    m = v1.placeholder(tf.float32, [2, 3, 5], name="m")     # non-square, batched
+    mi = v1.placeholder(tf.int32, [4, 3], name="mi")        # tall, int
+    det32 = v1.placeholder(tf.float32, [4, 3, 3], name="det32")
+    det64 = v1.placeholder(tf.float64, [2, 4, 4], name="det64")
+    big = v1.placeholder(tf.float64, [20, 20], name="big")
+    empty = v1.placeholder(tf.float32, [2, 0, 0], name="empty")
+    aligns = ["LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT"]
+    outs = [
+        raw.MatrixDiag(diagonal=vi, name="diag_v1"),
+        raw.MatrixDiagV2(diagonal=vi, k=1, num_rows=-1, num_cols=-1, padding_value=9, name="diag_v2_super"),
+        raw.MatrixDiagV2(diagonal=d3, k=[-1, 1], num_rows=-1, num_cols=-1, padding_value=0.5, name="diag_v2_band"),
+        raw.MatrixDiagV3(diagonal=vi, k=-2, num_rows=-1, num_cols=-1, padding_value=-3, name="diag_v3_sub"),
+        raw.MatrixDiagV3(diagonal=vi, k=1, num_rows=4, num_cols=-1, padding_value=0, name="diag_v3_rows"),
+        raw.MatrixDiagV3(diagonal=vi, k=1, num_rows=6, num_cols=5, padding_value=7, name="diag_v3_rows_cols"),
+        raw.MatrixDiagV3(diagonal=d3, k=[-1, 1], num_rows=5, num_cols=-1, padding_value=0.25, name="diag_v3_tall"),
+        raw.MatrixDiagV3(diagonal=d3, k=[-1, 1], num_rows=-1, num_cols=6, padding_value=0.25, name="diag_v3_wide"),
+        raw.MatrixDiagV3(diagonal=d3[0], k=[-2, 0], num_rows=-1, num_cols=-1, padding_value=1,
+                         align="RIGHT_RIGHT", name="diag_v3_subs"),
+        raw.MatrixDiagV3(diagonal=d3[1], k=[1, 3], num_rows=-1, num_cols=-1, padding_value=-1,
+                         align="LEFT_RIGHT", name="diag_v3_supers"),
+        raw.MatrixDiagV3(diagonal=tf.greater(vi, 2), k=[0, 0], num_rows=-1, num_cols=-1, padding_value=True,
+                         name="diag_v3_bool"),
+        raw.MatrixDiagV3(diagonal=tf.constant([[1.0, 2.0], [3.0, 4.0]]), k=[0, 1], num_rows=-1, num_cols=-1,
+                         padding_value=8.0, name="diag_v3_const"),
+        raw.MatrixDiagPart(input=m, name="part_v1"),
+        raw.MatrixDiagPartV2(input=m, k=[-1, 2], padding_value=-1.0, name="part_v2"),
+        raw.MatrixDiagPartV3(input=mi, k=-2, padding_value=5, name="part_v3_sub"),
+        raw.MatrixDiagPartV3(input=mi, k=[0, 0], padding_value=5, name="part_v3_pair"),
+        raw.MatrixDiagPartV3(input=mi, k=[-3, 2], padding_value=-7, align="LEFT_RIGHT", name="part_v3_int"),
+        raw.MatrixDiagPartV3(input=tf.cast(m, tf.float16), k=[1, 4], padding_value=2.0, name="part_v3_f16"),
+        raw.MatrixSetDiag(input=m, diagonal=d3[:, 0, :3] + 10, name="set_v1"),
+        raw.MatrixSetDiagV2(input=m, diagonal=d3[:, :, :3] * 3, k=[-1, 1], name="set_v2"),
+        raw.MatrixSetDiagV3(input=mi, diagonal=vi[0, :2] * 100, k=-2, name="set_v3_sub"),
+        raw.MatrixSetDiagV3(input=mi, diagonal=tf.reshape(tf.range(1, 13), [4, 3]), k=[-2, 1], align="RIGHT_RIGHT",
+                            name="set_v3_int"),
+        raw.MatrixDeterminant(input=det32, name="det_f32"),
+        raw.MatrixDeterminant(input=det64, name="det_f64"),
+        raw.MatrixDeterminant(input=big, name="det_big"),
+        raw.MatrixDeterminant(input=empty, name="det_empty"),
+    ]
+    # every align on a band of a non-square batch, each op
+    for a in aligns:
+        low = a.lower()
+        outs.append(raw.MatrixDiagV3(diagonal=d3, k=[-1, 1], num_rows=-1, num_cols=-1, padding_value=0.5, align=a,
+                                     name=f"diag_{low}"))
+        outs.append(raw.MatrixDiagPartV3(input=m, k=[-2, 3], padding_value=7.0, align=a, name=f"part_{low}"))
+        outs.append(raw.MatrixSetDiagV3(input=m, diagonal=tf.reshape(tf.range(24, dtype=tf.float32), [2, 4, 3]),
+                                        k=[-1, 2], align=a, name=f"set_{low}"))
+    r = rng(36)
+    dets = r.randn(4, 3, 3).astype(np.float32)
+    dets[1] = [[1, 2, 3], [2, 4, 6], [0, 1, 5]]  # singular: a zero pivot after a row swap
+    dets[2] = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]  # a permutation
+    dets[3] = [[0, 0, 0], [1, 2, 3], [4, 5, 6]]  # a zero row
+    return Spec({d3: r.randn(2, 3, 4).astype(np.float32),
+                 vi: r.randint(-9, 10, (2, 4)).astype(np.int32),
+                 m: r.randn(2, 3, 5).astype(np.float32),
+                 mi: r.randint(-50, 50, (4, 3)).astype(np.int32),
+                 det32: dets,
+                 det64: r.randn(2, 4, 4),
+                 big: np.eye(20) + 0.2 * r.randn(20, 20),
+                 empty: np.zeros((2, 0, 0), np.float32)}, outs)
+
+
+def array_ops_2():
+    """DepthToSpace / SpaceToDepth (NHWC), Roll (a repeated axis, negative and large shifts),
+    Cumprod (exclusive, reverse), LeftShift / RightShift (amounts past the width and negative),
+    LRN, DynamicStitch / ParallelDynamicStitch, DynamicPartition, SparseToDense,
+    SparseSegmentSum / Mean / SqrtN (with and without num_segments), FakeQuantWithMinMaxArgs /
+    Vars."""
+    raw = tf.raw_ops
+    x = v1.placeholder(tf.float32, [2, 4, 6, 8], name="x")
+    xi = v1.placeholder(tf.int32, [3, 4, 5], name="xi")
+    data = v1.placeholder(tf.float32, [5, 3], name="data")
+    fq = v1.placeholder(tf.float32, [4, 7], name="fq")
+    a = tf.constant([[1, -7, 100], [-128, 127, 3]], tf.int8, name="a8")
+    sh = tf.constant([[0, 1, 9], [-1, 7, 2]], tf.int8, name="s8")
+    a32 = tf.constant([1, -1, 123456, -99, 7, 1 << 30], tf.int32, name="a32")
+    s32 = tf.constant([31, 31, 3, 40, -2, 1], tf.int32, name="s32")
+    u8 = tf.constant([255, 1, 128], tf.uint8, name="u8")
+    su8 = tf.constant([1, 8, 3], tf.uint8, name="su8")
+    parts = raw.DynamicPartition(data=data, partitions=tf.constant([2, 0, 2, 1, 2], tf.int32), num_partitions=3,
+                                 name="partition")
+    parts2 = raw.DynamicPartition(data=xi, partitions=tf.constant([[0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 0, 1]], tf.int32),
+                                  num_partitions=2, name="partition2")
+    seg_ix = tf.constant([0, 4, 1, 1, 3, 2], tf.int32)
+    seg_id = tf.constant([0, 0, 1, 1, 1, 3], tf.int32)
+    outs = [
+        raw.DepthToSpace(input=x, block_size=2, name="d2s"),
+        raw.SpaceToDepth(input=x, block_size=2, name="s2d"),
+        raw.DepthToSpace(input=tf.reshape(xi[:, :, :4], [1, 3, 4, 4]), block_size=2, name="d2s_int"),
+        raw.Roll(input=xi, shift=tf.constant([2, -1, 7]), axis=tf.constant([0, 2, 2]), name="roll"),
+        raw.Roll(input=data, shift=tf.constant(-12, tf.int64), axis=tf.constant(0, tf.int64), name="roll_scalar"),
+        raw.Cumprod(x=data, axis=0, name="cumprod"),
+        raw.Cumprod(x=data, axis=1, exclusive=True, reverse=True, name="cumprod_ex_rev"),
+        raw.LeftShift(x=a, y=sh, name="lshift8"),
+        raw.RightShift(x=a, y=sh, name="rshift8"),
+        raw.LeftShift(x=a32, y=s32, name="lshift32"),
+        raw.RightShift(x=a32, y=s32, name="rshift32"),
+        raw.LeftShift(x=u8, y=su8, name="lshiftu8"),
+        raw.RightShift(x=u8, y=su8, name="rshiftu8"),
+        raw.LRN(input=x, name="lrn"),
+        raw.LRN(input=x, depth_radius=2, bias=1.5, alpha=0.3, beta=0.75, name="lrn2"),
+        raw.DynamicStitch(indices=[tf.constant([0, 4], tf.int32), tf.constant([[2], [6]], tf.int32)],
+                          data=[data[:2], tf.reshape(data[2:4], [2, 1, 3])], name="stitch"),
+        raw.ParallelDynamicStitch(indices=[tf.constant([1, 0], tf.int32), tf.constant([1], tf.int32)],
+                                  data=[tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([[9.0, 8.0]])], name="pstitch"),
+        parts[0], parts[1], parts[2], parts2[0], parts2[1],
+        raw.SparseToDense(sparse_indices=tf.constant([[0, 1], [1, 3], [2, 0]], tf.int64), output_shape=tf.constant([3, 4], tf.int64),
+                          sparse_values=tf.constant([5.0, 6.0, 7.0]), default_value=tf.constant(-1.0), name="s2dense"),
+        raw.SparseToDense(sparse_indices=tf.constant([3, 1, 3], tf.int32), output_shape=tf.constant([5], tf.int32),
+                          sparse_values=tf.constant(4, tf.int32), default_value=tf.constant(0, tf.int32),
+                          validate_indices=False, name="s2dense_unsorted"),
+        raw.SparseSegmentSum(data=data, indices=seg_ix, segment_ids=seg_id, name="ss_sum"),
+        raw.SparseSegmentMean(data=data, indices=seg_ix, segment_ids=seg_id, name="ss_mean"),
+        raw.SparseSegmentSqrtN(data=data, indices=seg_ix, segment_ids=seg_id, name="ss_sqrtn"),
+        raw.SparseSegmentSumWithNumSegments(data=data, indices=seg_ix, segment_ids=seg_id, num_segments=tf.constant(6),
+                                            name="ss_sum_n"),
+        raw.SparseSegmentMeanWithNumSegments(data=data, indices=tf.constant([4, 0], tf.int64),
+                                             segment_ids=tf.constant([1, 2], tf.int64), num_segments=tf.constant(4, tf.int64),
+                                             name="ss_mean_n"),
+        raw.SparseSegmentSqrtNWithNumSegments(data=data, indices=seg_ix, segment_ids=seg_id, num_segments=tf.constant(5),
+                                              name="ss_sqrtn_n"),
+        raw.FakeQuantWithMinMaxArgs(inputs=fq, name="fq_args"),
+        raw.FakeQuantWithMinMaxArgs(inputs=fq, min=-1.2, max=3.3, num_bits=4, narrow_range=True, name="fq_args_narrow"),
+        raw.FakeQuantWithMinMaxArgs(inputs=fq, min=0.5, max=2.5, name="fq_args_positive"),
+        raw.FakeQuantWithMinMaxVars(inputs=fq, min=tf.constant(-2.5), max=tf.constant(1.75), num_bits=6, name="fq_vars"),
+    ]
+    return Spec({x: (rng(41).rand(2, 4, 6, 8) * 4 - 2).astype(np.float32),
+                 xi: rng(42).randint(-50, 50, (3, 4, 5)).astype(np.int32),
+                 data: (rng(43).rand(5, 3) * 2 + 0.25).astype(np.float32),
+                 fq: (rng(44).rand(4, 7) * 12 - 6).astype(np.float32)}, outs)
+
+
+def image_ops():
+    """NonMaxSuppression V1..V5 (overlapping boxes with tied scores, flipped corners, an empty box,
+    score_threshold, pad_to_max_output_size, soft_nms_sigma, max_output_size below and above the
+    survivors, half boxes); CropAndResize (boxes partly outside the image, a flipped box, a crop
+    size of 1 on one axis, bilinear and nearest, extrapolation_value, float and uint8 images);
+    AdjustContrastv2, AdjustHue (positive, negative and wrapping deltas), AdjustSaturation,
+    RGBToHSV / HSVToRGB (grey pixels and tied channels among them); ExtractImagePatches (SAME and
+    VALID, strides and rates > 1, float and int32)."""
+    raw = tf.raw_ops
+    boxes = v1.placeholder(tf.float32, [10, 4], name="boxes")
+    scores = v1.placeholder(tf.float32, [10], name="scores")
+    img = v1.placeholder(tf.float32, [2, 5, 6, 3], name="img")
+    img8 = v1.placeholder(tf.uint8, [1, 4, 4, 2], name="img8")
+    rgb = v1.placeholder(tf.float32, [2, 5, 7, 3], name="rgb")
+    pat = v1.placeholder(tf.float32, [2, 7, 8, 3], name="pat")
+    f = lambda v: tf.constant(v, tf.float32)
+    h = lambda v: tf.constant(v, tf.float16)
+    v4 = raw.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=8, iou_threshold=f(0.5),
+                                 score_threshold=f(0.55), pad_to_max_output_size=True, name="nms_v4_pad")
+    v4b = raw.NonMaxSuppressionV4(boxes=boxes, scores=scores, max_output_size=3, iou_threshold=f(0.3),
+                                  score_threshold=f(0.0), name="nms_v4_short")
+    v5 = raw.NonMaxSuppressionV5(boxes=boxes, scores=scores, max_output_size=20, iou_threshold=f(0.5),
+                                 score_threshold=f(0.1), soft_nms_sigma=f(0.5), name="nms_v5_soft")
+    v5p = raw.NonMaxSuppressionV5(boxes=boxes, scores=scores, max_output_size=12, iou_threshold=f(0.4),
+                                  score_threshold=f(0.2), soft_nms_sigma=f(0.0), pad_to_max_output_size=True,
+                                  name="nms_v5_hard_pad")
+    v5h = raw.NonMaxSuppressionV5(boxes=tf.cast(boxes, tf.float16), scores=tf.cast(scores, tf.float16),
+                                  max_output_size=6, iou_threshold=h(0.5), score_threshold=h(0.05),
+                                  soft_nms_sigma=h(0.3), name="nms_v5_half")
+    cboxes = tf.constant([[0.13, 0.21, 0.83, 0.91], [-0.31, -0.22, 0.52, 1.27], [0.93, 0.84, 0.11, 0.07],
+                          [0.37, 0.11, 0.71, 0.63]], tf.float32)
+    cind = tf.constant([0, 1, 0, 1], tf.int32)
+    outs = [
+        raw.NonMaxSuppression(boxes=boxes, scores=scores, max_output_size=20, name="nms_v1"),
+        raw.NonMaxSuppression(boxes=boxes, scores=scores, max_output_size=2, iou_threshold=0.3, name="nms_v1_short"),
+        raw.NonMaxSuppressionV2(boxes=boxes, scores=scores, max_output_size=20, iou_threshold=f(0.5), name="nms_v2"),
+        raw.NonMaxSuppressionV2(boxes=tf.cast(boxes, tf.float16), scores=tf.cast(scores, tf.float16),
+                                max_output_size=20, iou_threshold=f(0.7), name="nms_v2_half"),
+        raw.NonMaxSuppressionV3(boxes=boxes, scores=scores, max_output_size=20, iou_threshold=f(0.3),
+                                score_threshold=f(0.55), name="nms_v3"),
+        raw.NonMaxSuppressionV3(boxes=tf.cast(boxes, tf.float16), scores=tf.cast(scores, tf.float16),
+                                max_output_size=4, iou_threshold=h(0.5), score_threshold=h(0.5), name="nms_v3_half"),
+        v4.selected_indices, v4.valid_outputs, v4b.selected_indices, v4b.valid_outputs,
+        v5.selected_indices, v5.selected_scores, v5.valid_outputs,
+        v5p.selected_indices, v5p.selected_scores, v5p.valid_outputs,
+        v5h.selected_indices, v5h.selected_scores, v5h.valid_outputs,
+        raw.CropAndResize(image=img, boxes=cboxes, box_ind=cind, crop_size=[3, 4], name="crop_bilinear"),
+        raw.CropAndResize(image=img, boxes=cboxes, box_ind=cind, crop_size=[5, 3], method="nearest",
+                          extrapolation_value=-1.5, name="crop_nearest"),
+        raw.CropAndResize(image=img, boxes=cboxes, box_ind=cind, crop_size=[1, 5], extrapolation_value=0.25,
+                          name="crop_row"),
+        raw.CropAndResize(image=img, boxes=cboxes, box_ind=cind, crop_size=[4, 1], method="nearest",
+                          name="crop_col"),
+        raw.CropAndResize(image=img8, boxes=cboxes[:3], box_ind=tf.zeros([3], tf.int32), crop_size=[3, 3],
+                          name="crop_u8"),
+        raw.CropAndResize(image=img8, boxes=cboxes[1:], box_ind=tf.zeros([3], tf.int32), crop_size=[2, 5],
+                          method="nearest", extrapolation_value=7.0, name="crop_u8_nearest"),
+        raw.AdjustContrastv2(images=rgb, contrast_factor=f(1.7), name="contrast"),
+        raw.AdjustContrastv2(images=pat[0, :, :4], contrast_factor=f(-0.5), name="contrast_rank3"),
+        raw.AdjustHue(images=rgb, delta=f(0.3), name="hue_pos"),
+        raw.AdjustHue(images=rgb, delta=f(-0.45), name="hue_neg"),
+        raw.AdjustHue(images=rgb, delta=f(0.9), name="hue_wrap"),
+        raw.AdjustSaturation(images=rgb, scale=f(0.4), name="saturation_down"),
+        raw.AdjustSaturation(images=rgb, scale=f(2.5), name="saturation_up"),
+        raw.RGBToHSV(images=rgb, name="rgb_to_hsv"),
+        raw.HSVToRGB(images=rgb, name="hsv_to_rgb"),
+        raw.HSVToRGB(images=raw.RGBToHSV(images=rgb), name="hsv_round_trip"),
+        raw.RGBToHSV(images=tf.cast(rgb, tf.float64), name="rgb_to_hsv_f64"),
+        raw.ExtractImagePatches(images=pat, ksizes=[1, 3, 2, 1], strides=[1, 2, 3, 1], rates=[1, 1, 1, 1],
+                                padding="SAME", name="patches_same"),
+        raw.ExtractImagePatches(images=pat, ksizes=[1, 2, 3, 1], strides=[1, 1, 2, 1], rates=[1, 2, 2, 1],
+                                padding="VALID", name="patches_valid_rates"),
+        raw.ExtractImagePatches(images=pat, ksizes=[1, 3, 3, 1], strides=[1, 2, 2, 1], rates=[1, 2, 1, 1],
+                                padding="SAME", name="patches_same_rates"),
+        raw.ExtractImagePatches(images=tf.cast(pat * 10, tf.int32), ksizes=[1, 2, 2, 1], strides=[1, 3, 3, 1],
+                                rates=[1, 1, 1, 1], padding="VALID", name="patches_int"),
+    ]
+    nb = np.array([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [1, 10.15, 0, 11.15],
+                   [0, 100, 1, 101], [0.5, 0.5, 0.2, 0.2], [0.3, 0.3, 0.6, 0.6], [2, 2, 2, 3], [5, 5, 6, 6]],
+                  np.float32)
+    ns = np.array([0.9, 0.75, 0.625, 0.95, 0.5, 0.3, 0.9, 0.625, 0.8, 0.9], np.float32)
+    colors = rng(51).rand(2, 5, 7, 3).astype(np.float32)
+    colors[0, 0, :] = colors[0, 0, :, :1]         # grey pixels
+    colors[0, 1, :, 1] = colors[0, 1, :, 0]       # r == g
+    colors[0, 2, :, 2] = colors[0, 2, :, 1]       # g == b
+    colors[1, 0, :, 0] = colors[1, 0, :, 2]       # r == b
+    return Spec({boxes: nb, scores: ns,
+                 img: (rng(52).rand(2, 5, 6, 3) * 4 - 2).astype(np.float32),
+                 img8: rng(53).randint(0, 256, (1, 4, 4, 2)).astype(np.uint8),
+                 rgb: colors,
+                 pat: rng(54).rand(2, 7, 8, 3).astype(np.float32)}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
-    image_resize, image_area_unique,
+    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

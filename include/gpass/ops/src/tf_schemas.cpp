@@ -19,6 +19,8 @@ GPASS_DECL void gpass::register_tf_ops(op_registry& r) {
   register_tf_reduction_ops(r);
   register_tf_matmul_ops(r);
   register_tf_nn_ops(r);
+  register_tf_matrix_ops(r);
+  register_tf_image_ops(r);
 }
 
 #endif  // GPASS_UNIT_TF_SCHEMAS

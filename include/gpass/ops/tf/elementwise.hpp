@@ -144,6 +144,13 @@ inline void gpass::register_tf_elementwise_ops(op_registry& r) {
     o.add(r);
   }
 
+  // fake quantization: the input rounded to one of 2^num_bits levels over [min, max] (nudged
+  // so that 0 is a level), as float
+  tf_op("FakeQuantWithMinMaxArgs").in("inputs:f32").out("outputs:f32").attr("min", "float", -6.0).attr("max", "float", 6.0)
+      .attr("num_bits", "int", std::int64_t{8}).attr("narrow_range", "bool", false).infer(same_as_input0).add(r);
+  tf_op("FakeQuantWithMinMaxVars").in("inputs:f32").in("min:f32").in("max:f32").out("outputs:f32")
+      .attr("num_bits", "int", std::int64_t{8}).attr("narrow_range", "bool", false).infer(same_as_input0).add(r);
+
   // binary, numpy broadcasting
   struct binary {
     const char* name;
@@ -156,7 +163,8 @@ inline void gpass::register_tf_elementwise_ops(op_registry& r) {
                         binary{"Minimum", ox::min_value}, binary{"Pow", nullptr}, binary{"SquaredDifference", nullptr},
                         binary{"Mod", nullptr}, binary{"TruncateMod", nullptr}, binary{"DivNoNan", nullptr},
                         binary{"MulNoNan", nullptr}, binary{"Atan2", nullptr}, binary{"BitwiseAnd", nullptr},
-                        binary{"BitwiseOr", nullptr}, binary{"BitwiseXor", nullptr}})
+                        binary{"BitwiseOr", nullptr}, binary{"BitwiseXor", nullptr}, binary{"LeftShift", nullptr},
+                        binary{"RightShift", nullptr}})
     tf_op(b.name).in("x:T").in("y:T").out("z:T").type_attr("T").infer(numpy_broadcast_named).propagate(b.value).add(r);
 
   tf_op("AddN").in("inputs*:T").out("sum:T").type_attr("T").opt("N", "int").infer(ox::same_shapes)

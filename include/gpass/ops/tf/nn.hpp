@@ -249,6 +249,15 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
     else o.req("ksize", "ints");
     o.infer(window_infer).add(r);
   };
+  // LRN over the last (depth) dim: x / (bias + alpha * sum of squares within depth_radius)^beta
+  tf_op("LRN").in("input:T").out("output:T").type_attr("T").attr("depth_radius", "int", std::int64_t{5})
+      .attr("bias", "float", 1.0).attr("alpha", "float", 1.0).attr("beta", "float", 0.5)
+      .infer([](infer_context& c) {
+        const shape x = c.input_shape(0);
+        if (x.has_rank() && x.rank() != 4) c.fail("input must be 4-D, got " + x.to_string());
+        c.set_shape(0, x);
+      })
+      .add(r);
   window_op("Conv2D", true);
   window_op("DepthwiseConv2dNative", true);
   window_op("MaxPool", false);

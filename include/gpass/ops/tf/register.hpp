@@ -14,6 +14,8 @@ void register_tf_shape_ops(op_registry& r);
 void register_tf_reduction_ops(op_registry& r);
 void register_tf_matmul_ops(op_registry& r);
 void register_tf_nn_ops(op_registry& r);
+void register_tf_matrix_ops(op_registry& r);
+void register_tf_image_ops(op_registry& r);
 
 }  // namespace gpass
 

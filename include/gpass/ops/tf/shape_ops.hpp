@@ -709,6 +709,92 @@ inline void bincount_infer(infer_context& c) {
   else c.set_shape(0, shape{size});
 }
 
+// DepthToSpace / SpaceToDepth (block_size b, NHWC or NCHW): depth / (b*b) and height, width
+// times b, or the inverse.
+inline void depth_space_infer(infer_context& c, bool to_space) {
+  const shape x = c.input_shape(0);
+  const std::int64_t b = c.attr_int("block_size", 0);
+  if (b < 2) c.fail("block_size must be at least 2, got " + std::to_string(b));
+  const std::string fmt = c.attr_string("data_format", "NHWC");
+  if (fmt != "NHWC" && fmt != "NCHW") c.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
+  if (!x.has_rank()) return c.set_shape(0, shape::unknown_dims(4));
+  if (x.rank() != 4) c.fail("input must be 4-D, got " + x.to_string());
+  const bool nchw = fmt == "NCHW";
+  const std::size_t h = nchw ? 2 : 1, w = h + 1, ch = nchw ? 1 : 3;
+  std::vector<dim> out = x.dims();
+  auto scale = [&](std::size_t k, bool up) {
+    if (!x[k].is_known()) return void(out[k] = dim());
+    const std::int64_t v = x[k].value();
+    if (up) {
+      if (v > std::numeric_limits<std::int64_t>::max() / b) c.fail("dim " + std::to_string(k) + " times block_size overflows");
+      out[k] = dim(v * b);
+    } else {
+      if (v % b != 0) c.fail("dim " + std::to_string(k) + " (" + std::to_string(v) + ") is not a multiple of block_size " + std::to_string(b));
+      out[k] = dim(v / b);
+    }
+  };
+  scale(h, to_space);
+  scale(w, to_space);
+  if (!x[ch].is_known()) out[ch] = dim();
+  else if (to_space) {
+    if (x[ch].value() % (b * b) != 0)
+      c.fail("depth " + std::to_string(x[ch].value()) + " is not a multiple of block_size^2 = " + std::to_string(b * b));
+    out[ch] = dim(x[ch].value() / (b * b));
+  } else {
+    if (x[ch].value() > std::numeric_limits<std::int64_t>::max() / (b * b)) c.fail("depth times block_size^2 overflows");
+    out[ch] = dim(x[ch].value() * b * b);
+  }
+  c.set_shape(0, shape(out));
+}
+
+// [a fresh first dim] + data's dims after the first `skip` (unknown rank: unknown).
+inline void fresh_rows_then(infer_context& c, std::size_t port, const shape& data, std::optional<std::size_t> skip,
+                            const char* name) {
+  if (!data.has_rank() || !skip) return c.set_shape(port, shape());
+  if (*skip > data.rank()) c.fail("data has rank " + std::to_string(data.rank()) + ", less than its indices' " + std::to_string(*skip));
+  std::vector<dim> out{c.fresh_dim(name)};
+  out.insert(out.end(), data.dims().begin() + static_cast<std::ptrdiff_t>(*skip), data.dims().end());
+  c.set_shape(port, shape(out));
+}
+
+// DynamicStitch / ParallelDynamicStitch(indices_0..N-1, data_0..N-1): [max index + 1] +
+// data_0's dims after indices_0's rank.
+inline void dynamic_stitch_infer(infer_context& c) {
+  if (c.num_inputs() == 0 || c.num_inputs() % 2 != 0)
+    c.fail("needs N indices and N data inputs, got " + std::to_string(c.num_inputs()) + " inputs");
+  const std::size_t n = c.num_inputs() / 2;
+  fresh_rows_then(c, 0, c.input_shape(n), c.input_rank(0), "stitched");
+}
+
+// DynamicPartition(data, partitions): num_partitions outputs, each [its count] + data's dims
+// after partitions' rank.
+inline void dynamic_partition_infer(infer_context& c) {
+  const std::int64_t n = c.attr_int("num_partitions", -1);
+  if (n < 1) c.fail("num_partitions must be at least 1, got " + std::to_string(n));
+  if (static_cast<std::size_t>(n) != c.num_outputs())
+    c.fail("num_partitions is " + std::to_string(n) + " but the node has " + std::to_string(c.num_outputs()) + " outputs");
+  for (std::size_t k = 0; k < c.num_outputs(); ++k) fresh_rows_then(c, k, c.input_shape(0), c.input_rank(1), "part");
+}
+
+// SparseToDense(indices, output_shape, values, default_value): output_shape's value.
+inline void sparse_to_dense_infer(infer_context& c) {
+  if (auto d = c.input_dims(1)) c.set_shape(0, shape(*d));
+  else if (auto s = c.input_shape(1); s.has_rank() && s.rank() == 1 && s[0].is_known())
+    c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(s[0].value())));
+}
+
+// SparseSegment{Sum,Mean,SqrtN}[WithNumSegments](data, indices, segment_ids[, num_segments]):
+// [num_segments, or last id + 1] + data's dims after the first.
+inline void sparse_segment_infer(infer_context& c) {
+  const shape data = c.input_shape(0);
+  if (data.has_rank() && data.rank() < 1) c.fail("data must have rank >= 1");
+  if (!data.has_rank()) return c.set_shape(0, shape());
+  std::vector<dim> out = data.dims();
+  const auto k = c.num_inputs() > 3 ? c.input_int(3) : std::nullopt;
+  out[0] = k ? dim(*k) : c.fresh_dim("segments");
+  c.set_shape(0, shape(out));
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -831,8 +917,32 @@ inline void gpass::register_tf_shape_ops(op_registry& r) {
       .type_attr("TI", dtype::int64).attr("axis", "int", std::int64_t{-1}).infer(ox::onehot_infer).add(r);
   tf_op("ReverseV2").in("tensor:T").in("axis:Tidx").out("output:T").type_attr("T").type_attr("Tidx", i32)
       .infer(shape_as_input0).add(r);
-  tf_op("Cumsum").in("x:T").in("axis:Tidx").out("out:T").type_attr("T").type_attr("Tidx", i32)
-      .attr("exclusive", "bool", false).attr("reverse", "bool", false).infer(shape_as_input0).add(r);
+  for (const char* n : {"Cumsum", "Cumprod"})
+    tf_op(n).in("x:T").in("axis:Tidx").out("out:T").type_attr("T").type_attr("Tidx", i32)
+        .attr("exclusive", "bool", false).attr("reverse", "bool", false).infer(shape_as_input0).add(r);
+  tf_op("Roll").in("input:T").in("shift:Tshift").in("axis:Taxis").out("output:T").type_attr("T").type_attr("Tshift")
+      .type_attr("Taxis").infer(shape_as_input0).add(r);
+  for (const bool to_space : {true, false})
+    tf_op(to_space ? "DepthToSpace" : "SpaceToDepth").in("input:T").out("output:T").type_attr("T").opt("block_size", "int")
+        .attr("data_format", "string", "NHWC").infer([to_space](infer_context& c) { depth_space_infer(c, to_space); }).add(r);
+  for (const char* n : {"DynamicStitch", "ParallelDynamicStitch"})
+    tf_op(n).in("inputs~:T").out("merged:T").type_attr("T").opt("N", "int").num_inputs(2, op_schema::unbounded)
+        .infer(dynamic_stitch_infer).doc("indices_0..N-1 (int32) then data_0..N-1: merged[indices_i[...]] = data_i[...]; the rest 0.")
+        .add(r);
+  tf_op("DynamicPartition").in("data:T").in("partitions:i32").out("outputs*:T").type_attr("T").opt("num_partitions", "int")
+      .infer(dynamic_partition_infer).add(r);
+  tf_op("SparseToDense").in("sparse_indices:Tindices").in("output_shape:Tindices").in("sparse_values:T")
+      .in("default_value:T").out("dense:T").type_attr("T").type_attr("Tindices").attr("validate_indices", "bool", true)
+      .infer(sparse_to_dense_infer).add(r);
+  for (const char* n : {"SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"}) {
+    for (const bool with_num : {false, true}) {
+      auto o = tf_op(with_num ? std::string(n) + "WithNumSegments" : std::string(n));
+      o.in("data:T").in("indices:Tidx").in("segment_ids:Tsegmentids");
+      if (with_num) o.in("num_segments:Tnumsegments").type_attr("Tnumsegments", i32);
+      o.out("output:T").type_attr("T").type_attr("Tidx", i32).type_attr("Tsegmentids", i32)
+          .attr("sparse_gradient", "bool", false).infer(sparse_segment_infer).add(r);
+    }
+  }
 }
 
 // the definitions of the ONNX functions used above (see tf/detail/onnx_functions.hpp)

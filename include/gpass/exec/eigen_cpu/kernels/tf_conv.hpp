@@ -4,7 +4,7 @@
 /// Eigen CPU kernels of TensorFlow's NHWC convolution and pooling ops and their gradients
 /// (domain "tf"): Conv2D, DepthwiseConv2dNative (and its BackpropInput/BackpropFilter),
 /// Conv2DBackpropInput, Conv2DBackpropFilter,
-/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad, and batch normalization: FusedBatchNorm{,V2,V3}
+/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad, LRN, and batch normalization: FusedBatchNorm{,V2,V3}
 /// and FusedBatchNormGrad{,V2,V3}. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
 /// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`);
 /// dilations for the convolutions; pooling windows see only the input (no padded values: a
@@ -534,6 +534,40 @@ inline void register_tf_conv(registry& r) {
   };
   pool("MaxPool", true);
   pool("AvgPool", false);
+
+  // LRN over the depth (last) dim: x * (bias + alpha * sum of x_k^2 over |k - d| <= depth_radius)^-beta
+  using lrn_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
+  r.add({.domain = domain, .op = "LRN", .dtypes = lrn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const i64 radius = n.attr<i64>("depth_radius", 5);
+    if (radius < 0) n.fail("depth_radius must be non-negative, got " + std::to_string(radius));
+    const double bias = n.attr<double>("bias", 1.0), alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 0.5);
+    return [=](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      if (x.rank() != 4) ctx.fail("input must be 4-D, got " + x.shape().to_string());
+      const i64 depth = x.sizes()[3], rows = depth == 0 ? 0 : x.size() / depth;
+      dispatch<lrn_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        using C = compute_t<T>;
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+        const T* in = x.data<T>();
+        T* out = y.data<T>();
+        ctx.policy().parallel_for(rows, static_cast<double>(depth) * static_cast<double>(std::min(depth, 2 * radius + 1) + 20),
+                                  [&](i64 b, i64 e) {
+                                    std::vector<C> sq(static_cast<std::size_t>(depth));
+                                    for (i64 row = b; row < e; ++row) {
+                                      const T* xi = in + row * depth;
+                                      for (i64 d = 0; d < depth; ++d) sq[static_cast<std::size_t>(d)] = static_cast<C>(xi[d]) * static_cast<C>(xi[d]);
+                                      for (i64 d = 0; d < depth; ++d) {
+                                        C sum = 0;
+                                        for (i64 k = std::max<i64>(0, d - radius), last = std::min(depth - 1, d + std::min(radius, depth)); k <= last; ++k)
+                                          sum += sq[static_cast<std::size_t>(k)];
+                                        const C base = static_cast<C>(bias) + static_cast<C>(alpha) * sum;
+                                        out[row * depth + d] = static_cast<T>(static_cast<C>(xi[d]) * std::pow(base, static_cast<C>(-beta)));
+                                      }
+                                    }
+                                  });
+      });
+    };
+  }});
 
   // MaxPoolGrad: each output's gradient goes to the first maximum of its window (row-major
   // window order), as TensorFlow's CPU kernel routes it

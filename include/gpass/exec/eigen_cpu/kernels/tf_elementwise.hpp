@@ -6,11 +6,12 @@
 ///
 /// - binary, broadcasting: Add AddV2 Sub Mul Div RealDiv TruncateDiv FloorDiv FloorMod
 ///   TruncateMod Mod Maximum Minimum Pow SquaredDifference Atan2 DivNoNan MulNoNan, the
-///   comparisons Less LessEqual Greater GreaterEqual Equal NotEqual, LogicalAnd LogicalOr;
+///   comparisons Less LessEqual Greater GreaterEqual Equal NotEqual, LogicalAnd LogicalOr, the
+///   bitwise ops and LeftShift RightShift (amounts clamped to [0, bits - 1]);
 /// - unary: Neg Abs Square Sqrt Rsqrt Exp Expm1 Log Log1p Tanh Sigmoid Relu Relu6 Elu Selu
 ///   Softplus Softsign LeakyRelu Floor Ceil Round Rint Sign Reciprocal Inv Sin Cos Tan Asin
 ///   Acos Atan Sinh Cosh Erf IsNan IsInf IsFinite LogicalNot;
-/// - AddN BiasAdd BiasAddV1 Cast Select SelectV2 ClipByValue.
+/// - AddN BiasAdd BiasAddV1 Cast Select SelectV2 ClipByValue, FakeQuantWithMinMaxArgs/Vars.
 ///
 /// TF semantics: FloorDiv/FloorMod round toward negative infinity, Div truncates integers,
 /// integer division by zero is an error. Private (`gpass::exec::cpu_detail`); the unit
@@ -41,6 +42,16 @@ C floor_div_int(C a, C b) {
     if (b != -1 && a % b != 0 && ((a < 0) != (b < 0))) return static_cast<C>(q - 1);
   }
   return q;
+}
+
+/// A shift amount clamped to [0, bits of T - 1].
+template <class T>
+int shift_amount(T y) {
+  constexpr int top = static_cast<int>(sizeof(T) * 8) - 1;
+  if constexpr (std::is_signed_v<T>) {
+    if (y < 0) return 0;
+  }
+  return y > static_cast<T>(top) ? top : static_cast<int>(y);
 }
 
 template <class L, class F>
@@ -116,6 +127,13 @@ inline void register_tf_binary(registry& r) {
   tf_binary<int_types>(r, "BitwiseAnd", bsf{[](auto a, auto b) { return static_cast<decltype(a)>(a & b); }});
   tf_binary<int_types>(r, "BitwiseOr", bsf{[](auto a, auto b) { return static_cast<decltype(a)>(a | b); }});
   tf_binary<int_types>(r, "BitwiseXor", bsf{[](auto a, auto b) { return static_cast<decltype(a)>(a ^ b); }});
+  // shifts by y clamped to [0, bits - 1] (as TensorFlow's CPU kernels, which define what C++ does
+  // not); left shifts of signed values through the unsigned type, right shifts arithmetic
+  tf_binary<int_types>(r, "LeftShift", bsf{[](auto a, auto b) {
+                         using T = decltype(a);
+                         return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << shift_amount(b));
+                       }});
+  tf_binary<int_types>(r, "RightShift", bsf{[](auto a, auto b) { return static_cast<decltype(a)>(a >> shift_amount(b)); }});
 }
 
 /// Unary elementwise ops.
@@ -224,8 +242,60 @@ inline std::vector<i64> bias_sizes(const std::vector<i64>& xs, const std::vector
 }
 
 /// AddN, BiasAdd, Cast, Select, SelectV2, ClipByValue.
+/// TensorFlow's fake quantization range: [min, max] moved so that 0 is one of the
+/// quant_max - quant_min + 1 levels (all in float, as its kernels compute it).
+struct fake_quant_range {
+  float min, max, scale;
+};
+inline fake_quant_range nudge_fake_quant(float min, float max, int quant_min, int quant_max) {
+  const float qmin = static_cast<float>(quant_min), qmax = static_cast<float>(quant_max);
+  const float scale = (max - min) / (qmax - qmin);
+  const float zero_from_min = qmin - min / scale;
+  const float zero = zero_from_min < qmin ? qmin : zero_from_min > qmax ? qmax : std::round(zero_from_min);
+  return {(qmin - zero) * scale, (qmax - zero) * scale, scale};
+}
+
+/// FakeQuantWithMinMaxArgs (min, max attributes) / FakeQuantWithMinMaxVars (scalar inputs):
+/// clamp to the nudged range, round to the nearest level (halves up), back to float.
+inline fn make_fake_quant(const kernel_node& n, bool vars) {
+  const i64 bits = n.attr<i64>("num_bits", 8);
+  if (bits < 2 || bits > 16) n.fail("num_bits must be in [2, 16], got " + std::to_string(bits));
+  const int qmin = flag(n, "narrow_range", false) ? 1 : 0, qmax = (1 << bits) - 1;
+  const float amin = static_cast<float>(n.attr<double>("min", -6.0)), amax = static_cast<float>(n.attr<double>("max", 6.0));
+  if (!vars && !(amin < amax)) n.fail("min (" + std::to_string(amin) + ") must be less than max (" + std::to_string(amax) + ")");
+  return [=](context& ctx) {
+    const gpass::tensor& x = ctx.input(0);
+    if (x.element_type() != dtype::f32) ctx.fail("inputs must be float32");
+    float lo = amin, hi = amax;
+    if (vars) {
+      for (std::size_t k : {std::size_t{1}, std::size_t{2}})
+        if (ctx.input(k).element_type() != dtype::f32 || ctx.input(k).size() != 1 || ctx.input(k).rank() > 1)
+          ctx.fail(std::string(k == 1 ? "min" : "max") + " must be a float32 scalar");
+      lo = ctx.input(1).data<float>()[0];
+      hi = ctx.input(2).data<float>()[0];
+    }
+    gpass::tensor& y = ctx.allocate_output(0, dtype::f32, x.sizes());
+    const float* in = x.data<float>();
+    float* out = y.data<float>();
+    if (vars && lo == 0.0f && hi == 0.0f) {  // (TensorFlow: both zero -> zeros)
+      std::fill(out, out + y.size(), 0.0f);
+      return;
+    }
+    const fake_quant_range q = nudge_fake_quant(lo, hi, qmin, qmax);
+    const float inv = 1.0f / q.scale;
+    for (i64 i = 0; i < x.size(); ++i) {
+      const float c = std::min(q.max, std::max(q.min, in[i])) - q.min;
+      out[i] = std::floor(c * inv + 0.5f) * q.scale + q.min;
+    }
+  };
+}
+
 inline void register_tf_misc(registry& r) {
   using namespace ew;
+  r.add({.domain = domain, .op = "FakeQuantWithMinMaxArgs", .dtypes = {dtype::f32},
+         .make = [](const kernel_node& n) { return make_fake_quant(n, false); }});
+  r.add({.domain = domain, .op = "FakeQuantWithMinMaxVars", .dtypes = {dtype::f32},
+         .make = [](const kernel_node& n) { return make_fake_quant(n, true); }});
   r.add({.domain = domain, .op = "AddN", .dtypes = numeric_types::dtypes(), .make = [](const kernel_node&) -> fn {
            return variadic_kernel<numeric_types>(bf{[](auto a, auto b) { return add_w(a, b); }, [](const auto& x, const auto& y) { return x + y; }},
                                                  false, 1.0);

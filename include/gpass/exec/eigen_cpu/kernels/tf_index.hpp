@@ -7,10 +7,12 @@
 /// GatherNd; ScatterNd (duplicates add up); TensorScatterUpdate / Add / Sub / Max / Min;
 /// UnsortedSegmentSum / Prod / Max / Min (negative ids dropped, empty segments the
 /// reduction's identity: 0, 1, lowest, highest); SegmentSum / Mean / Prod / Max / Min (ids
-/// sorted; empty segments 0); ReverseSequence; Unique (first-occurrence order); Bincount and
+/// sorted; empty segments 0); ReverseSequence; Unique, UniqueWithCounts (first-occurrence order); Bincount and
 /// DenseBincount (1-D and 2-D, weights, binary_output); ResizeBilinear,
 /// ResizeNearestNeighbor and ResizeBicubic (NHWC; align_corners, half_pixel_centers,
-/// TensorFlow's coordinate rules, clamping and cubic weight table); L2Loss, BroadcastArgs, MatrixBandPart, InTopKV2.
+/// TensorFlow's coordinate rules, clamping and cubic weight table), ResizeArea; DepthToSpace,
+/// SpaceToDepth, Roll, DynamicStitch, ParallelDynamicStitch, DynamicPartition, SparseToDense,
+/// SparseSegmentSum / Mean / SqrtN (and WithNumSegments); L2Loss, BroadcastArgs, MatrixBandPart, InTopKV2.
 ///
 /// Indices out of range are errors naming the node, as on TensorFlow's CPU.
 /// Private (`gpass::exec::cpu_detail`).
@@ -26,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <gpass/exec/eigen_cpu/kernels/array.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
@@ -552,6 +555,274 @@ inline void register_tf_index_ops(registry& r) {
              });
            };
          }});
+
+  // DepthToSpace / SpaceToDepth (block_size b): NHWC moves b x b blocks between the depth and
+  // the height and width (depth index (i * b + j) * C' + c for block row i, column j), NCHW does
+  // the same (ONNX's DCR order)
+  auto depth_space = [](bool to_space) {
+    return [to_space](const kernel_node& n) -> fn {
+      const i64 b = n.attr<i64>("block_size");
+      if (b < 2) n.fail("block_size must be at least 2, got " + std::to_string(b));
+      const std::string fmt = n.attr<std::string>("data_format", "NHWC");
+      if (fmt != "NHWC" && fmt != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
+      return [to_space, b, nchw = fmt == "NCHW"](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() != 4) ctx.fail("input must be 4-D, got " + x.shape().to_string());
+        if (nchw) {
+          const auto v = shape_rules::depth_space_view(x.sizes(), b, false, to_space, ctx.node());
+          return array_detail::copy_view(ctx, x, v.out, v.view.sizes, v.view.strides, 0);
+        }
+        const auto& s = x.sizes();
+        const i64 N = s[0], H = s[1], W = s[2], C = s[3], bb = mul_or_throw(b, b);
+        if (to_space) {
+          if (C % bb != 0) ctx.fail("depth " + std::to_string(C) + " is not a multiple of block_size^2 = " + std::to_string(bb));
+          const i64 oc = C / bb;
+          // x as [N, H, W, b(i), b(j), C'] read in the order [N, H, i, W, j, C']
+          array_detail::copy_view(ctx, x, {N, mul_or_throw(H, b), mul_or_throw(W, b), oc}, {N, H, b, W, b, oc},
+                                  {H * W * C, W * C, b * oc, C, oc, 1}, 0);
+        } else {
+          if (H % b != 0 || W % b != 0)
+            ctx.fail("height " + std::to_string(H) + " and width " + std::to_string(W) + " must be multiples of block_size " + std::to_string(b));
+          const i64 oh = H / b, ow = W / b;
+          // output [N, H', W', b(i), b(j), C] from x[n, h * b + i, w * b + j, c]
+          array_detail::copy_view(ctx, x, {N, oh, ow, mul_or_throw(bb, C)}, {N, oh, ow, b, b, C},
+                                  {H * W * C, b * W * C, b * C, W * C, C, 1}, 0);
+        }
+      };
+    };
+  };
+  r.add({.domain = domain, .op = "DepthToSpace", .make = depth_space(true)});
+  r.add({.domain = domain, .op = "SpaceToDepth", .make = depth_space(false)});
+
+  // Roll(input, shift, axis): output[..., i_a, ...] = input[..., (i_a - shift_a) mod n_a, ...];
+  // shifts of a repeated axis add up
+  r.add({.domain = domain, .op = "Roll", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const auto shift = vector_ints(ctx.input(1), ctx.node(), "shift"), axis = vector_ints(ctx.input(2), ctx.node(), "axis");
+             if (shift.size() != axis.size() || ctx.input(1).rank() != ctx.input(2).rank())
+               ctx.fail("shift and axis must have the same shape, got " + ctx.input(1).shape().to_string() + " and " +
+                        ctx.input(2).shape().to_string());
+             const auto& s = x.sizes();
+             const std::size_t rank = s.size();
+             std::vector<i64> by(rank, 0);
+             for (std::size_t k = 0; k < axis.size(); ++k) {
+               const auto a = static_cast<std::size_t>(tf_axis(axis[k], static_cast<i64>(rank), ctx.node()));
+               if (s[a] > 0) by[a] = ((by[a] + shift[k] % s[a]) % s[a] + s[a]) % s[a];
+             }
+             if (rank == 0) return ctx.set_output(0, x.clone());
+             gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+             if (y.size() == 0) return;
+             const auto st = strides_of(s);
+             const i64 n = s[rank - 1], k = by[rank - 1], rows = x.size() / n;
+             dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               const T* in = x.data<T>();
+               T* out = y.data<T>();
+               std::vector<i64> c(rank, 0);  // the output row's index (its last dim 0)
+               for (i64 row = 0; row < rows; ++row) {
+                 i64 src = 0;
+                 for (std::size_t d = 0; d + 1 < rank; ++d) src += ((c[d] - by[d] + s[d]) % s[d]) * st[d];
+                 // out[k..n) = in[0..n-k), out[0..k) = in[n-k..n)
+                 std::copy_n(in + src, n - k, out + row * n + k);
+                 std::copy_n(in + src + (n - k), k, out + row * n);
+                 for (std::size_t d = rank - 1; d-- > 0;) {
+                   if (++c[d] < s[d]) break;
+                   c[d] = 0;
+                 }
+               }
+             });
+           };
+         }});
+
+  // DynamicStitch / ParallelDynamicStitch(indices_0..N-1, data_0..N-1): merged[indices_i[j...]]
+  // = data_i[j..., :], later inputs over earlier ones, rows no index names 0
+  auto stitch = [](const kernel_node&) -> fn {
+    return [](context& ctx) {
+      const std::size_t n = ctx.num_inputs() / 2;
+      if (n == 0 || ctx.num_inputs() % 2 != 0) ctx.fail("needs N indices and N data inputs");
+      std::vector<std::vector<i64>> idx(n);
+      i64 rows = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const gpass::tensor& ix = ctx.input(i);
+        if (ix.element_type() != dtype::int32) ctx.fail("indices must be int32");
+        idx[i] = int_values(ix, ctx.node(), "indices");
+        for (i64 v : idx[i]) {
+          if (v < 0) ctx.fail("indices[" + std::to_string(i) + "] holds " + std::to_string(v) + ", a negative index");
+          rows = std::max(rows, v + 1);
+        }
+      }
+      const gpass::tensor& d0 = ctx.input(n);
+      const std::size_t r0 = ctx.input(0).rank();
+      if (d0.rank() < r0) ctx.fail("data[0] has rank " + std::to_string(d0.rank()) + ", less than indices[0]'s");
+      const std::vector<i64> tail(d0.sizes().begin() + static_cast<std::ptrdiff_t>(r0), d0.sizes().end());
+      for (std::size_t i = 0; i < n; ++i) {
+        const gpass::tensor& ix = ctx.input(i);
+        const gpass::tensor& d = ctx.input(n + i);
+        if (d.element_type() != d0.element_type()) ctx.fail("data inputs have different element types");
+        const bool starts = d.rank() >= ix.rank() && std::equal(ix.sizes().begin(), ix.sizes().end(), d.sizes().begin());
+        if (!starts || !std::equal(d.sizes().begin() + static_cast<std::ptrdiff_t>(ix.rank()), d.sizes().end(), tail.begin(), tail.end()))
+          ctx.fail("data[" + std::to_string(i) + "].shape = " + d.shape().to_string() + " is not indices[" + std::to_string(i) +
+                   "].shape " + ix.shape().to_string() + " + " + shape::of(tail).to_string());
+      }
+      std::vector<i64> out{rows};
+      out.insert(out.end(), tail.begin(), tail.end());
+      gpass::tensor& y = ctx.allocate_output_zeroed(0, d0.element_type(), out);
+      const i64 slice = prod(tail, 0, tail.size());
+      if (y.size() == 0) return;
+      dispatch<all_types>(d0.element_type(), ctx.node(), [&]<class T>() {
+        T* o = y.data<T>();
+        for (std::size_t i = 0; i < n; ++i) {
+          const T* src = ctx.input(n + i).data<T>();
+          for (std::size_t j = 0; j < idx[i].size(); ++j)
+            std::copy_n(src + static_cast<i64>(j) * slice, slice, o + idx[i][j] * slice);
+        }
+      });
+    };
+  };
+  r.add({.domain = domain, .op = "DynamicStitch", .make = stitch});
+  r.add({.domain = domain, .op = "ParallelDynamicStitch", .make = stitch});
+
+  // DynamicPartition(data, partitions): output p stacks the slices data[j...] with
+  // partitions[j...] == p, in row-major order
+  r.add({.domain = domain, .op = "DynamicPartition", .make = [](const kernel_node& n) -> fn {
+           const i64 parts = n.attr<i64>("num_partitions");
+           if (parts < 1) n.fail("num_partitions must be at least 1, got " + std::to_string(parts));
+           return [parts](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             const gpass::tensor& p = ctx.input(1);
+             if (p.element_type() != dtype::int32) ctx.fail("partitions must be int32");
+             if (x.rank() < p.rank() || !std::equal(p.sizes().begin(), p.sizes().end(), x.sizes().begin()))
+               ctx.fail("data.shape " + x.shape().to_string() + " must start with partitions.shape " + p.shape().to_string());
+             if (ctx.num_outputs() != static_cast<std::size_t>(parts))
+               ctx.fail("num_partitions is " + std::to_string(parts) + " but the node has " + std::to_string(ctx.num_outputs()) + " outputs");
+             const auto pv = int_values(p, ctx.node(), "partitions");
+             std::vector<i64> count(static_cast<std::size_t>(parts), 0);
+             for (std::size_t j = 0; j < pv.size(); ++j) {
+               if (pv[j] < 0 || pv[j] >= parts)
+                 ctx.fail("partitions[" + std::to_string(j) + "] = " + std::to_string(pv[j]) + " is not in [0, " + std::to_string(parts) + ")");
+               ++count[static_cast<std::size_t>(pv[j])];
+             }
+             const std::vector<i64> tail(x.sizes().begin() + static_cast<std::ptrdiff_t>(p.rank()), x.sizes().end());
+             const i64 slice = prod(tail, 0, tail.size());
+             std::vector<gpass::tensor*> outs;
+             for (i64 q = 0; q < parts; ++q) {
+               std::vector<i64> sz{count[static_cast<std::size_t>(q)]};
+               sz.insert(sz.end(), tail.begin(), tail.end());
+               outs.push_back(&ctx.allocate_output(static_cast<std::size_t>(q), x.element_type(), sz));
+             }
+             dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
+               const T* src = x.data<T>();
+               std::vector<i64> at(static_cast<std::size_t>(parts), 0);
+               for (std::size_t j = 0; j < pv.size(); ++j) {
+                 const auto q = static_cast<std::size_t>(pv[j]);
+                 std::copy_n(src + static_cast<i64>(j) * slice, slice, outs[q]->data<T>() + at[q]++ * slice);
+               }
+             });
+           };
+         }});
+
+  // SparseToDense(indices [N, R] / [N] / scalar, output_shape [R], values [N] / scalar,
+  // default_value): default_value everywhere but at the indices; validate_indices: the indices
+  // strictly increasing (row-major), else later ones win
+  r.add({.domain = domain, .op = "SparseToDense", .type_input = 2, .make = [](const kernel_node& n) -> fn {
+           const bool validate = flag(n, "validate_indices", true);
+           return [validate](context& ctx) {
+             const gpass::tensor& ix = ctx.input(0);
+             const gpass::tensor& vals = ctx.input(2);
+             const gpass::tensor& def = ctx.input(3);
+             if (ix.rank() > 2) ctx.fail("sparse_indices must have rank <= 2, got " + ix.shape().to_string());
+             const auto shape_v = vector_ints(ctx.input(1), ctx.node(), "output_shape");
+             for (i64 d : shape_v)
+               if (d < 0) ctx.fail("output_shape has a negative dim " + std::to_string(d));
+             const i64 num = ix.rank() == 0 ? 1 : ix.sizes()[0];
+             const i64 R = ix.rank() == 2 ? ix.sizes()[1] : 1;
+             if (static_cast<i64>(shape_v.size()) != R)
+               ctx.fail("output_shape has " + std::to_string(shape_v.size()) + " dims, the indices " + std::to_string(R));
+             if (!(vals.rank() == 0 || (vals.rank() == 1 && vals.sizes()[0] == num)))
+               ctx.fail("sparse_values must be a scalar or a vector of " + std::to_string(num) + ", got " + vals.shape().to_string());
+             if (def.size() != 1 || def.rank() > 0) ctx.fail("default_value must be a scalar");
+             if (vals.element_type() != def.element_type()) ctx.fail("sparse_values and default_value have different types");
+             const auto iv = int_values(ix, ctx.node(), "sparse_indices");
+             const auto st = strides_of(shape_v);
+             std::vector<i64> flat(static_cast<std::size_t>(num));
+             for (i64 j = 0; j < num; ++j) {
+               i64 off = 0;
+               for (i64 d = 0; d < R; ++d) {
+                 const i64 v = iv[static_cast<std::size_t>(j * R + d)];
+                 if (v < 0 || v >= shape_v[static_cast<std::size_t>(d)])
+                   ctx.fail("sparse_indices[" + std::to_string(j) + "] is out of bounds of " + shape::of(shape_v).to_string());
+                 off += v * st[static_cast<std::size_t>(d)];
+               }
+               if (validate && j > 0 && off <= flat[static_cast<std::size_t>(j - 1)])
+                 ctx.fail("sparse_indices[" + std::to_string(j) + "] is " +
+                          (off == flat[static_cast<std::size_t>(j - 1)] ? "repeated" : "out of order"));
+               flat[static_cast<std::size_t>(j)] = off;
+             }
+             gpass::tensor& y = ctx.allocate_output(0, vals.element_type(), shape_v);
+             dispatch<all_types>(vals.element_type(), ctx.node(), [&]<class T>() {
+               T* o = y.data<T>();
+               std::fill(o, o + y.size(), def.data<T>()[0]);
+               const T* v = vals.data<T>();
+               for (i64 j = 0; j < num; ++j) o[flat[static_cast<std::size_t>(j)]] = v[vals.rank() == 0 ? 0 : j];
+             });
+           };
+         }});
+
+  // SparseSegment{Sum,Mean,SqrtN}[WithNumSegments](data, indices, segment_ids[, num_segments]):
+  // output[segment_ids[i]] accumulates data[indices[i]]; ids sorted; Mean divides by the
+  // segment's count, SqrtN by its square root; empty segments 0
+  auto sparse_segment = [](int kind, bool with_num) {  // kind: 0 sum, 1 mean, 2 sqrt n
+    return [kind, with_num](const kernel_node&) -> fn {
+      return [kind, with_num](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        if (x.rank() < 1) ctx.fail("data must have rank >= 1");
+        const gpass::tensor& ix = ctx.input(1);
+        const gpass::tensor& ids = ctx.input(2);
+        if (ix.rank() != 1 || ids.rank() != 1) ctx.fail("indices and segment_ids must be vectors");
+        if (ix.size() != ids.size())
+          ctx.fail("indices has " + std::to_string(ix.size()) + " elements, segment_ids " + std::to_string(ids.size()));
+        const auto iv = int_values(ix, ctx.node(), "indices"), sv = int_values(ids, ctx.node(), "segment_ids");
+        i64 segments = sv.empty() ? 0 : sv.back() + 1;
+        if (with_num) {
+          segments = scalar_int(ctx.input(3), ctx.node(), "num_segments");
+          if (segments < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(segments));
+        }
+        const i64 rows = x.sizes()[0];
+        for (std::size_t i = 0; i < sv.size(); ++i) {
+          if (iv[i] < 0 || iv[i] >= rows)
+            ctx.fail("indices[" + std::to_string(i) + "] = " + std::to_string(iv[i]) + " is not in [0, " + std::to_string(rows) + ")");
+          if (sv[i] < 0 || (i > 0 && sv[i] < sv[i - 1])) ctx.fail("segment ids are not increasing");
+          if (sv[i] >= segments)
+            ctx.fail("segment_ids[" + std::to_string(i) + "] = " + std::to_string(sv[i]) + " is not less than num_segments " + std::to_string(segments));
+        }
+        std::vector<i64> out = x.sizes();
+        out[0] = segments;
+        const i64 slice = prod(x.sizes(), 1, x.rank());
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+        dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          using C = compute_t<T>;
+          const T* src = x.data<T>();
+          T* o = y.data<T>();
+          std::fill(o, o + y.size(), static_cast<T>(C(0)));
+          std::vector<C> acc(static_cast<std::size_t>(slice));
+          for (std::size_t i = 0; i < sv.size();) {
+            std::size_t e = i;
+            std::fill(acc.begin(), acc.end(), C(0));
+            for (; e < sv.size() && sv[e] == sv[i]; ++e)
+              for (i64 k = 0; k < slice; ++k) acc[static_cast<std::size_t>(k)] += static_cast<C>(src[iv[e] * slice + k]);
+            const C count = static_cast<C>(e - i);
+            const C div = kind == 1 ? count : kind == 2 ? static_cast<C>(std::sqrt(count)) : C(1);
+            for (i64 k = 0; k < slice; ++k) o[sv[i] * slice + k] = static_cast<T>(acc[static_cast<std::size_t>(k)] / div);
+            i = e;
+          }
+        });
+      };
+    };
+  };
+  for (const auto& [name, kind] : {std::pair{"SparseSegmentSum", 0}, std::pair{"SparseSegmentMean", 1}, std::pair{"SparseSegmentSqrtN", 2}}) {
+    r.add({.domain = domain, .op = name, .make = sparse_segment(kind, false)});
+    r.add({.domain = domain, .op = std::string(name) + "WithNumSegments", .make = sparse_segment(kind, true)});
+  }
 
   // ---- small ones: L2Loss, BroadcastArgs, MatrixBandPart, InTopKV2 ----
   r.add({.domain = domain, .op = "L2Loss", .make = [](const kernel_node&) -> fn {

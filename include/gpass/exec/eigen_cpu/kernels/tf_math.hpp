@@ -220,13 +220,15 @@ inline void register_tf_reduce(registry& r) {
   };
   r.add({.domain = domain, .op = "ArgMax", .dtypes = numeric_types::dtypes(), .make = arg(true)});
   r.add({.domain = domain, .op = "ArgMin", .dtypes = numeric_types::dtypes(), .make = arg(false)});
-  // Cumsum (x, axis; exclusive, reverse) is ONNX's CumSum with bool attributes
-  r.add({.domain = domain, .op = "Cumsum", .dtypes = reduce_detail::cumsum_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-           kernel_node m = n;
-           m.attrs["exclusive"] = static_cast<i64>(flag(n, "exclusive", false));
-           m.attrs["reverse"] = static_cast<i64>(flag(n, "reverse", false));
-           return reduce_detail::make_cumsum(m);
-         }});
+  // Cumsum / Cumprod (x, axis; exclusive, reverse) are ONNX's CumSum / CumProd with bool attributes
+  for (const bool product : {false, true})
+    r.add({.domain = domain, .op = product ? "Cumprod" : "Cumsum", .dtypes = reduce_detail::cumsum_types::dtypes(),
+           .make = [product](const kernel_node& n) -> fn {
+             kernel_node m = n;
+             m.attrs["exclusive"] = static_cast<i64>(flag(n, "exclusive", false));
+             m.attrs["reverse"] = static_cast<i64>(flag(n, "reverse", false));
+             return reduce_detail::make_cumsum(m, product);
+           }});
 }
 
 /// Einsum: the same equation language as ONNX's (numpy's), so ONNX's kernel.

@@ -5,7 +5,9 @@
 /// tf/common.hpp when that one was being read first).
 
 #include <gpass/ops/tf/elementwise.hpp>
+#include <gpass/ops/tf/image.hpp>
 #include <gpass/ops/tf/matmul.hpp>
+#include <gpass/ops/tf/matrix.hpp>
 #include <gpass/ops/tf/misc.hpp>
 #include <gpass/ops/tf/nn.hpp>
 #include <gpass/ops/tf/reduction.hpp>
