@@ -179,7 +179,8 @@ TEST_CASE("tf.frontend.image_area_unique") { check_fixture("image_area_unique");
 // num_cols, padding; int, float, half, bool) and MatrixDeterminant (singular, -0, 20x20, 0x0)
 TEST_CASE("tf.frontend.matrix_ops") { check_fixture("matrix_ops"); }
 // DepthToSpace / SpaceToDepth, Roll, Cumprod, LeftShift / RightShift (clamped amounts), LRN,
-// DynamicStitch, DynamicPartition, SparseToDense, SparseSegment*, FakeQuantWithMinMax*
+// DynamicStitch, DynamicPartition, SparseToDense, SparseSegment*, FakeQuantWithMinMax*, MaxPoolV2,
+// MaxPoolWithArgmax
 TEST_CASE("tf.frontend.array_ops_2") { check_fixture("array_ops_2"); }
 TEST_CASE("tf.frontend.image_ops") { check_fixture("image_ops"); }
 

@@ -746,7 +746,7 @@ def array_ops_2():
     Cumprod (exclusive, reverse), LeftShift / RightShift (amounts past the width and negative),
     LRN, DynamicStitch / ParallelDynamicStitch, DynamicPartition, SparseToDense,
     SparseSegmentSum / Mean / SqrtN (with and without num_segments), FakeQuantWithMinMaxArgs /
-    Vars."""
+    Vars, MaxPoolV2, MaxPoolWithArgmax (ties among rounded values; int32 indices with the batch)."""
     raw = tf.raw_ops
     x = v1.placeholder(tf.float32, [2, 4, 6, 8], name="x")
     xi = v1.placeholder(tf.int32, [3, 4, 5], name="xi")
@@ -804,7 +804,14 @@ def array_ops_2():
         raw.FakeQuantWithMinMaxArgs(inputs=fq, min=-1.2, max=3.3, num_bits=4, narrow_range=True, name="fq_args_narrow"),
         raw.FakeQuantWithMinMaxArgs(inputs=fq, min=0.5, max=2.5, name="fq_args_positive"),
         raw.FakeQuantWithMinMaxVars(inputs=fq, min=tf.constant(-2.5), max=tf.constant(1.75), num_bits=6, name="fq_vars"),
+        raw.MaxPoolV2(input=x, ksize=tf.constant([1, 3, 2, 1]), strides=tf.constant([1, 2, 2, 1]), padding="SAME",
+                      name="maxpool_v2"),
     ]
+    mpa = raw.MaxPoolWithArgmax(input=tf.round(x * 2), ksize=[1, 2, 3, 1], strides=[1, 2, 2, 1], padding="VALID",
+                                name="maxpool_argmax")
+    mpb = raw.MaxPoolWithArgmax(input=x, ksize=[1, 3, 3, 1], strides=[1, 1, 2, 1], padding="SAME", Targmax=tf.int32,
+                                include_batch_in_index=True, name="maxpool_argmax_b")
+    outs += [mpa.output, mpa.argmax, mpb.output, mpb.argmax]
     return Spec({x: (rng(41).rand(2, 4, 6, 8) * 4 - 2).astype(np.float32),
                  xi: rng(42).randint(-50, 50, (3, 4, 5)).astype(np.int32),
                  data: (rng(43).rand(5, 3) * 2 + 0.25).astype(np.float32),

@@ -76,7 +76,7 @@ inline shape from_nchw(const shape& s, bool nchw) {
 inline void window_infer(infer_context& c) {
   shape x = c.input_shape(0);
   const std::string op(c.op());
-  const bool pool = op == "MaxPool" || op == "AvgPool";
+  const bool pool = op == "MaxPool" || op == "AvgPool" || op == "MaxPoolWithArgmax";
   if (!x.has_rank()) return;
   if (x.rank() < 3) c.fail("input must have rank >= 3, got " + x.to_string());
   const std::size_t rank = x.rank(), k = rank - 2;
@@ -131,6 +131,7 @@ inline void window_infer(infer_context& c) {
   on_view(c, std::move(ins), a, pool ? detail::onnx_ops::pool_infer : detail::onnx_ops::conv_infer);
   const type& t = c.output(0).type;
   if (t.is_tensor()) c.set_shape(0, from_nchw(t.tensor().shape, nchw));
+  if (op == "MaxPoolWithArgmax" && t.is_tensor()) c.set_shape(1, c.output(0).type.tensor().shape);  // argmax
 }
 
 // FusedBatchNorm: y has x's shape; batch mean/variance (and V3's reserve space) the channels'.
@@ -262,6 +263,38 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
   window_op("DepthwiseConv2dNative", true);
   window_op("MaxPool", false);
   window_op("AvgPool", false);
+  // MaxPoolWithArgmax: also where each maximum is, ((y * W + x) * C + c) (+ b * H * W * C with
+  // include_batch_in_index)
+  tf_op("MaxPoolWithArgmax").in("input:T").out("output:T").out("argmax:Targmax").type_attr("T")
+      .type_attr("Targmax", dtype::int64).req("ksize", "ints").req("strides", "ints").req("padding", "string")
+      .attr("include_batch_in_index", "bool", false).infer(window_infer).add(r);
+  // MaxPoolV2: MaxPool with ksize and strides as int32 inputs (the spatial dims known when they are)
+  tf_op("MaxPoolV2").in("input:T").in("ksize:i32").in("strides:i32").out("output:T").type_attr("T")
+      .req("padding", "string").attr("data_format", "string", "NHWC")
+      .infer([](infer_context& c) {
+        const shape x = c.input_shape(0);
+        if (!x.has_rank()) return c.set_shape(0, shape::unknown_dims(4));
+        if (x.rank() != 4) c.fail("input must be 4-D, got " + x.to_string());
+        const bool nchw = channels_first(c);
+        const std::string pad = c.attr_string("padding", "VALID");
+        if (pad != "SAME" && pad != "VALID") c.fail("padding must be SAME or VALID, got '" + pad + "'");
+        const auto ksize = c.input_ints(1), strides = c.input_ints(2);
+        if ((ksize && ksize->size() != 4) || (strides && strides->size() != 4)) c.fail("ksize and strides must have 4 values");
+        std::vector<dim> out = x.dims();
+        for (const std::size_t d : {std::size_t{nchw ? 2u : 1u}, std::size_t{nchw ? 3u : 2u}}) {
+          if (!ksize || !strides || !x[d].is_known()) {
+            out[d] = dim();
+            continue;
+          }
+          const std::int64_t in = x[d].value(), k = (*ksize)[d], st = (*strides)[d];
+          if (k < 1 || st < 1) c.fail("ksize and strides must be positive");
+          if (pad == "SAME") out[d] = dim(in / st + (in % st != 0));
+          else if (in < k) c.fail("the window (" + std::to_string(k) + ") is larger than the input (" + std::to_string(in) + ")");
+          else out[d] = dim((in - k) / st + 1);
+        }
+        c.set_shape(0, shape(out));
+      })
+      .add(r);
 
   for (const char* n : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"}) {
     tf_op o(n);

@@ -4,7 +4,7 @@
 /// Eigen CPU kernels of TensorFlow's NHWC convolution and pooling ops and their gradients
 /// (domain "tf"): Conv2D, DepthwiseConv2dNative (and its BackpropInput/BackpropFilter),
 /// Conv2DBackpropInput, Conv2DBackpropFilter,
-/// MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad, LRN, and batch normalization: FusedBatchNorm{,V2,V3}
+/// MaxPool, MaxPoolV2, MaxPoolWithArgmax, MaxPoolGrad, AvgPool, AvgPoolGrad, LRN, and batch normalization: FusedBatchNorm{,V2,V3}
 /// and FusedBatchNormGrad{,V2,V3}. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
 /// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`);
 /// dilations for the convolutions; pooling windows see only the input (no padded values: a
@@ -500,10 +500,7 @@ inline void register_tf_conv(registry& r) {
          .make = depthwise_grad(false)});
 
   // pooling: output (b, oh, ow, c) over the valid positions of its window
-  auto pool = [&](const char* op, bool max) {
-    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [max](const kernel_node& n) -> fn {
-      const window win(n, true, true);
-      return [win, max](context& ctx) {
+  auto pool_into = [](const window& win, bool max, context& ctx) {
         const gpass::tensor& x = ctx.input(0);
         const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
         // element strides of (c, h, w) in the input and the output, per layout
@@ -529,11 +526,59 @@ inline void register_tf_conv(registry& r) {
                   py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
                 }
         });
-      };
+  };
+  auto pool = [&](const char* op, bool max) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [max, pool_into](const kernel_node& n) -> fn {
+      const window win(n, true, true);
+      return [win, max, pool_into](context& ctx) { pool_into(win, max, ctx); };
     }});
   };
   pool("MaxPool", true);
   pool("AvgPool", false);
+  // MaxPoolV2: the window's ksize and strides read from inputs 1 and 2 at run time
+  r.add({.domain = domain, .op = "MaxPoolV2", .dtypes = conv_types::dtypes(), .make = [pool_into](const kernel_node& n) -> fn {
+    return [node = n, pool_into](context& ctx) {
+      kernel_node m = node;
+      m.attrs["ksize"] = vector_ints(ctx.input(1), ctx.node(), "ksize");
+      m.attrs["strides"] = vector_ints(ctx.input(2), ctx.node(), "strides");
+      pool_into(window(m, true, true), true, ctx);
+    };
+  }});
+  // MaxPoolWithArgmax (NHWC): the first maximum of each window in row-major order, and its
+  // flat index ((y * W + x) * C + c), plus b * H * W * C with include_batch_in_index
+  r.add({.domain = domain, .op = "MaxPoolWithArgmax", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+    const window win(n, true);
+    const dtype at = type_attr(n, "Targmax", dtype::int64);
+    if (at != dtype::int64 && at != dtype::int32) n.fail("Targmax must be int32 or int64");
+    const bool with_batch = flag(n, "include_batch_in_index", false);
+    return [win, at, with_batch](context& ctx) {
+      const gpass::tensor& x = ctx.input(0);
+      const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
+      const std::vector<i64> out{g.N, g.OH, g.OW, g.C};
+      std::vector<i64> where;
+      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);  // (the run's limits checked first)
+        where.assign(static_cast<std::size_t>(y.size()), -1);
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        for (i64 b = 0; b < g.N; ++b)
+          for (i64 oh = 0; oh < g.OH; ++oh)
+            for (i64 ow = 0; ow < g.OW; ++ow)
+              for (i64 c = 0; c < g.C; ++c) {
+                const i64 o = ((b * g.OH + oh) * g.OW + ow) * g.C + c;
+                T best = std::numeric_limits<T>::lowest();
+                i64& arg = where[static_cast<std::size_t>(o)];
+                for_window(g, oh, ow, [&](i64 ih, i64 iw) {
+                  const i64 i = (ih * g.W + iw) * g.C + c;
+                  const T v = px[b * g.H * g.W * g.C + i];
+                  if (arg == -1 || v > best) best = v, arg = with_batch ? b * g.H * g.W * g.C + i : i;
+                });
+                py[o] = best;
+              }
+      });
+      write_ints(ctx, 1, at, where, out);
+    };
+  }});
 
   // LRN over the depth (last) dim: x * (bias + alpha * sum of x_k^2 over |k - d| <= depth_radius)^-beta
   using lrn_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
