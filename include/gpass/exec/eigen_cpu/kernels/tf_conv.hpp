@@ -169,6 +169,15 @@ inline void check_output_sizes(context& ctx, const gpass::tensor& t, const geome
 }
 
 // Visits every valid input position of output (oh, ow) of a pooling window.
+/// Calls f(b, oh, ow, c) for every output element of a pooling with geometry `g`.
+template <class F>
+void for_each_output(const geometry& g, F f) {
+  for (i64 b = 0; b < g.N; ++b)
+    for (i64 oh = 0; oh < g.OH; ++oh)
+      for (i64 ow = 0; ow < g.OW; ++ow)
+        for (i64 c = 0; c < g.C; ++c) f(b, oh, ow, c);
+}
+
 template <class F>
 void for_window(const geometry& g, i64 oh, i64 ow, F f) {
   const i64 h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
@@ -512,19 +521,16 @@ inline void register_tf_conv(registry& r) {
               0, x.element_type(), cf ? std::vector<i64>{g.N, g.C, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, g.C});
           const T* px = x.data<T>();
           T* py = y.data<T>();
-          for (i64 b = 0; b < g.N; ++b)
-            for (i64 oh = 0; oh < g.OH; ++oh)
-              for (i64 ow = 0; ow < g.OW; ++ow)
-                for (i64 c = 0; c < g.C; ++c) {
-                  T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
-                  i64 count = 0;
-                  for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-                    const T v = px[b * xb + c * xc + ih * xh + iw * xw];
-                    acc = max ? std::max(acc, v) : acc + v;
-                    ++count;
-                  });
-                  py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
-                }
+          for_each_output(g, [&](i64 b, i64 oh, i64 ow, i64 c) {
+            T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
+            i64 count = 0;
+            for_window(g, oh, ow, [&](i64 ih, i64 iw) {
+              const T v = px[b * xb + c * xc + ih * xh + iw * xw];
+              acc = max ? std::max(acc, v) : acc + v;
+              ++count;
+            });
+            py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
+          });
         });
   };
   auto pool = [&](const char* op, bool max) {
@@ -561,20 +567,17 @@ inline void register_tf_conv(registry& r) {
         where.assign(static_cast<std::size_t>(y.size()), -1);
         const T* px = x.data<T>();
         T* py = y.data<T>();
-        for (i64 b = 0; b < g.N; ++b)
-          for (i64 oh = 0; oh < g.OH; ++oh)
-            for (i64 ow = 0; ow < g.OW; ++ow)
-              for (i64 c = 0; c < g.C; ++c) {
-                const i64 o = ((b * g.OH + oh) * g.OW + ow) * g.C + c;
-                T best = std::numeric_limits<T>::lowest();
-                i64& arg = where[static_cast<std::size_t>(o)];
-                for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-                  const i64 i = (ih * g.W + iw) * g.C + c;
-                  const T v = px[b * g.H * g.W * g.C + i];
-                  if (arg == -1 || v > best) best = v, arg = with_batch ? b * g.H * g.W * g.C + i : i;
-                });
-                py[o] = best;
-              }
+        for_each_output(g, [&](i64 b, i64 oh, i64 ow, i64 c) {
+          const i64 o = ((b * g.OH + oh) * g.OW + ow) * g.C + c;
+          T best = std::numeric_limits<T>::lowest();
+          i64& arg = where[static_cast<std::size_t>(o)];
+          for_window(g, oh, ow, [&](i64 ih, i64 iw) {
+            const i64 i = (ih * g.W + iw) * g.C + c;
+            const T v = px[b * g.H * g.W * g.C + i];
+            if (arg == -1 || v > best) best = v, arg = with_batch ? b * g.H * g.W * g.C + i : i;
+          });
+          py[o] = best;
+        });
       });
       write_ints(ctx, 1, at, where, out);
     };
