@@ -18,6 +18,8 @@
 #include <gpass/io/text.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+#include "text_graphs.hpp"
+
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_tf_matrix_ops {
 
@@ -25,25 +27,9 @@ namespace {
 
 using G = gpass::graph<>;
 namespace ex = gpass::exec;
-
-G infer(std::string_view body) {
-  G g = gpass::parse_text("graph {\n" + std::string(body) + "\n}\n");
-  gpass::pass_context ctx;
-  gpass::infer_shapes(g, ctx);
-  return g;
-}
-
-std::string y_of(std::string_view body) {
-  const G g = infer(body);
-  return g[g.at("y")].outputs.at(0).to_string();
-}
-
-std::vector<ex::value> run(const std::string& body, std::vector<ex::value> in = {}) {
-  G g = gpass::parse_text("graph {\n" + body + "}\n");
-  ex::eigen_cpu cpu({.threads = 1});
-  ex::plan<ex::eigen_cpu> p(g, cpu);
-  return p.run(std::move(in));
-}
+using gpass_test::tf_text::infer;
+using gpass_test::tf_text::out_of;
+using gpass_test::tf_text::run;
 
 // A graph whose band `k` is fed (arg 1), so that the kernel sees it first.
 std::string fed_k(const std::string& x_type, const std::string& op_line) {
@@ -66,20 +52,20 @@ TEST_CASE("tf.matrix.shapes") {
            "]}\n";
   };
   const std::string pad = "%p = tf::Const() {dtype = f32, value = tensor<f32[]> [0.0]}\n";
-  CHECK(y_of(d + k + c("r", -1) + c("c", -1) + pad + "%y = tf::MatrixDiagV3(%d, %k, %r, %c, %p) {T = f32}") ==
+  CHECK(out_of(d + k + c("r", -1) + c("c", -1) + pad + "%y = tf::MatrixDiagV3(%d, %k, %r, %c, %p) {T = f32}") ==
         "f32[n,4,4]");
-  CHECK(y_of(d + k + c("r", 5) + c("c", -1) + pad + "%y = tf::MatrixDiagV3(%d, %k, %r, %c, %p) {T = f32}") ==
+  CHECK(out_of(d + k + c("r", 5) + c("c", -1) + pad + "%y = tf::MatrixDiagV3(%d, %k, %r, %c, %p) {T = f32}") ==
         "f32[n,5,4]");
-  CHECK(y_of(d + c("k", 2) + c("r", -1) + c("c", -1) + pad + "%y = tf::MatrixDiagV2(%d, %k, %r, %c, %p) {T = f32}") ==
+  CHECK(out_of(d + c("k", 2) + c("r", -1) + c("c", -1) + pad + "%y = tf::MatrixDiagV2(%d, %k, %r, %c, %p) {T = f32}") ==
         "f32[n,3,6,6]");
-  CHECK(y_of(d + "%y = tf::MatrixDiag(%d) {T = f32}") == "f32[n,3,4,4]");
-  CHECK(y_of(d + "%y = tf::MatrixDiagPart(%d) {T = f32}") == "f32[n,3]");
-  CHECK(y_of(d + c("k", -2) + pad + "%y = tf::MatrixDiagPartV3(%d, %k, %p) {T = f32}") == "f32[n,1]");
-  CHECK(y_of(d + "%k = tf::Const() {dtype = i32, value = tensor<i32[2]> [-2, 3]}\n" + pad +
+  CHECK(out_of(d + "%y = tf::MatrixDiag(%d) {T = f32}") == "f32[n,3,4,4]");
+  CHECK(out_of(d + "%y = tf::MatrixDiagPart(%d) {T = f32}") == "f32[n,3]");
+  CHECK(out_of(d + c("k", -2) + pad + "%y = tf::MatrixDiagPartV3(%d, %k, %p) {T = f32}") == "f32[n,1]");
+  CHECK(out_of(d + "%k = tf::Const() {dtype = i32, value = tensor<i32[2]> [-2, 3]}\n" + pad +
              "%y = tf::MatrixDiagPartV3(%d, %k, %p) {T = f32}") == "f32[n,6,3]");
-  CHECK(y_of("%x = arg() {index = 0} -> (f32[*])\n%d = arg() {index = 1} -> (f32[b,4,3])\n" + k +
+  CHECK(out_of("%x = arg() {index = 0} -> (f32[*])\n%d = arg() {index = 1} -> (f32[b,4,3])\n" + k +
              "%y = tf::MatrixSetDiagV3(%x, %d, %k) {T = f32}") == "f32[b,?,?]");
-  CHECK(y_of("%x = arg() {index = 0} -> (f64[b,5,5])\n%y = tf::MatrixDeterminant(%x) {T = f64}") == "f64[b]");
+  CHECK(out_of("%x = arg() {index = 0} -> (f64[b,5,5])\n%y = tf::MatrixDeterminant(%x) {T = f64}") == "f64[b]");
 
   // bad bands and sizes, when known, fail at inference
   auto fails = [](const std::string& body, const char* what) {

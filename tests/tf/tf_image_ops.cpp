@@ -18,6 +18,8 @@
 #include <gpass/io/text.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
 
+#include "text_graphs.hpp"
+
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_tf_image_ops {
 
@@ -25,28 +27,12 @@ namespace {
 
 using G = gpass::graph<>;
 namespace ex = gpass::exec;
-
-G infer(std::string_view body) {
-  G g = gpass::parse_text("graph {\n" + std::string(body) + "\n}\n");
-  gpass::pass_context ctx;
-  gpass::infer_shapes(g, ctx);
-  return g;
-}
-
-std::string out_of(std::string_view body, const char* node = "y", std::size_t port = 0) {
-  const G g = infer(body);
-  return g[g.at(node)].outputs.at(port).to_string();
-}
+using gpass_test::tf_text::infer;
+using gpass_test::tf_text::out_of;
+using gpass_test::tf_text::run;
 
 void infer_fails(const std::string& body, const char* what) {
   CHECK_THROWS_WITH_AS(infer(body), doctest::Contains(what), gpass::error);
-}
-
-std::vector<ex::value> run(const std::string& body, std::vector<ex::value> in = {}) {
-  G g = gpass::parse_text("graph {\n" + body + "}\n");
-  ex::eigen_cpu cpu({.threads = 1});
-  ex::plan<ex::eigen_cpu> p(g, cpu);
-  return p.run(std::move(in));
 }
 
 template <class T>

@@ -154,19 +154,7 @@ inline void register_tf_shape(registry& r) {
            if (dims.empty()) dims = int_list(n, "axis");
            return [dims](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             const i64 rank = static_cast<i64>(x.rank());
-             std::vector<char> drop(x.rank(), 0);
-             for (i64 a : dims) {
-               const auto k = static_cast<std::size_t>(tf_axis(a, rank, ctx.node(), "squeeze dimension"));
-               if (x.sizes()[k] != 1)
-                 ctx.fail("cannot squeeze dimension " + std::to_string(a) + " of size " + std::to_string(x.sizes()[k]) + " (input " +
-                          x.shape().to_string() + ")");
-               drop[k] = 1;
-             }
-             std::vector<i64> s;
-             for (std::size_t i = 0; i < x.rank(); ++i)
-               if (!(dims.empty() ? x.sizes()[i] == 1 : drop[i])) s.push_back(x.sizes()[i]);
-             ctx.set_output(0, x.reshaped(std::move(s)));
+             ctx.set_output(0, x.reshaped(tf_rules::squeeze_sizes(x.sizes(), dims, ctx.node())));
            };
          }});
 }
@@ -370,127 +358,9 @@ inline void register_tf_move(registry& r) {
 /// Slice: begin[i] in [0, dim], size[i] = -1 (to the end) or begin + size <= dim.
 inline void slice(context& ctx) {
   const gpass::tensor& x = ctx.input(0);
-  const auto b = vector_ints(ctx.input(1), ctx.node(), "begin");
-  const auto s = vector_ints(ctx.input(2), ctx.node(), "size");
-  if (b.size() != x.rank() || s.size() != x.rank())
-    ctx.fail("begin and size must have one entry per dimension of " + x.shape().to_string());
-  const auto st = strides_of(x.sizes());
-  std::vector<i64> out(x.rank());
-  i64 offset = 0;
-  for (std::size_t d = 0; d < x.rank(); ++d) {
-    const i64 dim = x.sizes()[d];
-    const i64 len = s[d] == -1 ? dim - b[d] : s[d];
-    if (b[d] < 0 || len < 0 || b[d] + len > dim)
-      ctx.fail("expected begin[" + std::to_string(d) + "] = " + std::to_string(b[d]) + " and size = " + std::to_string(s[d]) +
-               " to fit dimension size " + std::to_string(dim));
-    out[d] = len;
-    offset += b[d] * st[d];
-  }
-  array_detail::copy_view(ctx, x, out, out, st, num_elements(out) ? offset : 0);
-}
-
-/// What a StridedSlice does to an input of given sizes: the processing sizes, strides
-/// (in elements, of the input), base offset, and the final sizes.
-struct strided_slice_plan {
-  std::vector<i64> sizes, strides, final_sizes;
-  i64 offset = 0;
-};
-
-/// TF's StridedSlice semantics: the sparse spec (begin/end/strides with masks, one optional
-/// ellipsis, new axes) expanded to one entry per input dimension (an absent ellipsis is
-/// implied at the end), begin/end clamped like Python slices, shrink-axis entries taking
-/// exactly one element.
-inline strided_slice_plan plan_strided_slice(const std::vector<i64>& in, const std::vector<i64>& begin,
-                                             const std::vector<i64>& end, const std::vector<i64>& strides, i64 begin_mask,
-                                             i64 end_mask, i64 ellipsis_mask, i64 new_axis_mask, i64 shrink_mask,
-                                             const kernel_node& n) {
-  const std::size_t sparse = begin.size();
-  if (end.size() != sparse || strides.size() != sparse)
-    n.fail("begin, end and strides must have the same length, got " + std::to_string(begin.size()) + ", " +
-           std::to_string(end.size()) + " and " + std::to_string(strides.size()));
-  if (sparse > 62) n.fail("too many slice entries");
-  auto bit = [](i64 m, std::size_t i) { return ((m >> i) & 1) != 0; };
-  if (ellipsis_mask & (ellipsis_mask - 1)) n.fail("multiple ellipses in a slice spec are not allowed");
-  // an implicit ellipsis at the end when there is none
-  std::size_t sparse_dims = sparse;
-  i64 ellipsis = ellipsis_mask;
-  if (!ellipsis) {
-    ellipsis = i64{1} << sparse;
-    ++sparse_dims;
-  }
-  std::size_t new_after_ellipsis = 0;
-  {
-    bool seen = false;
-    for (std::size_t i = 0; i < sparse; ++i) {
-      if (seen && bit(new_axis_mask, i)) ++new_after_ellipsis;
-      if (bit(ellipsis, i)) seen = true;
-    }
-  }
-  const std::size_t dense = in.size();
-  struct entry {
-    i64 begin = 0, end = 0, stride = 1;
-    bool begin_masked = false, end_masked = false, shrink = false;
-  };
-  std::vector<entry> dn(dense);
-  constexpr i64 new_axis = -1, shrunk = -2;
-  std::vector<i64> gather;  // final dims: a dense index, new_axis or shrunk
-  std::size_t full = 0;
-  for (std::size_t i = 0; i < sparse_dims; ++i) {
-    if (bit(ellipsis, i)) {
-      const i64 want = static_cast<i64>(dense + 1 + new_after_ellipsis) - static_cast<i64>(sparse_dims - i);
-      const std::size_t next = static_cast<std::size_t>(std::clamp<i64>(want, static_cast<i64>(full), static_cast<i64>(dense)));
-      for (; full < next; ++full) {
-        dn[full] = entry{0, 0, 1, true, true, false};
-        gather.push_back(static_cast<i64>(full));
-      }
-    } else if (bit(new_axis_mask, i)) {
-      gather.push_back(new_axis);
-    } else {
-      if (full == dense) n.fail("index " + std::to_string(i) + " of the slice spec is out of range for rank " + std::to_string(dense));
-      dn[full] = entry{begin[i], end[i], strides[i], bit(begin_mask, i), bit(end_mask, i), bit(shrink_mask, i)};
-      gather.push_back(dn[full].shrink ? shrunk : static_cast<i64>(full));
-      ++full;
-    }
-  }
-  strided_slice_plan p;
-  const auto st = strides_of(in);
-  for (std::size_t d = 0; d < dense; ++d) {
-    const entry& e = dn[d];
-    const i64 dim = in[d];
-    if (e.stride == 0) n.fail("strides[" + std::to_string(d) + "] must be non-zero");
-    i64 b, en;
-    if (e.shrink) {
-      if (e.stride <= 0) n.fail("only stride 1 allowed on non-range indexing");
-      const i64 fwd = e.begin < 0 ? dim + e.begin : e.begin;
-      if (fwd < 0 || fwd >= dim)
-        n.fail("slice index " + std::to_string(e.begin) + " of dimension " + std::to_string(d) + " out of bounds (size " +
-               std::to_string(dim) + ")");
-      b = fwd;
-      en = fwd + 1;
-    } else {
-      const i64 lo = e.stride > 0 ? 0 : -1, hi = e.stride > 0 ? dim : dim - 1;
-      auto canonical = [&](i64 x, bool masked, bool is_begin) {
-        if (masked) return (e.stride > 0) == is_begin ? lo : hi;
-        const i64 fwd = x < 0 ? dim + x : x;
-        return std::clamp(fwd, lo, hi);
-      };
-      b = canonical(e.begin, e.begin_masked, true);
-      en = canonical(e.end, e.end_masked, false);
-    }
-    const i64 interval = e.shrink ? 1 : en - b;
-    i64 size = 0;
-    if (interval != 0 && (interval < 0) == (e.stride < 0))
-      size = interval / e.stride + (interval % e.stride != 0 ? 1 : 0);
-    p.sizes.push_back(size);
-    p.strides.push_back(st[d] * e.stride);
-    if (size > 0) p.offset += b * st[d];
-  }
-  for (i64 g : gather) {
-    if (g == shrunk) continue;
-    p.final_sizes.push_back(g == new_axis ? 1 : p.sizes[static_cast<std::size_t>(g)]);
-  }
-  if (num_elements(p.sizes) == 0) p.offset = 0;
-  return p;
+  const auto v = tf_rules::slice_view(x.sizes(), vector_ints(ctx.input(1), ctx.node(), "begin"), vector_ints(ctx.input(2), ctx.node(), "size"),
+                                      ctx.node());
+  array_detail::copy_view(ctx, x, v.sizes, v.sizes, v.strides, v.offset);
 }
 
 inline void register_tf_slice(registry& r) {
@@ -501,7 +371,7 @@ inline void register_tf_slice(registry& r) {
            return [=](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const kernel_node& nd = ctx.node();
-             const auto p = plan_strided_slice(x.sizes(), vector_ints(ctx.input(1), nd, "begin"), vector_ints(ctx.input(2), nd, "end"),
+             const auto p = tf_rules::plan_strided_slice(x.sizes(), vector_ints(ctx.input(1), nd, "begin"), vector_ints(ctx.input(2), nd, "end"),
                                                vector_ints(ctx.input(3), nd, "strides"), bm, em, el, na, sm, nd);
              array_detail::copy_view(ctx, x, p.final_sizes, p.sizes, p.strides, p.offset);
            };
@@ -705,18 +575,7 @@ inline void register_tf_index(registry& r) {
       return [variant, m](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
         const gpass::tensor& p = ctx.input(1);
-        const std::size_t rank = x.rank();
-        if (p.rank() != 2 || p.sizes()[0] != static_cast<i64>(rank) || p.sizes()[1] != 2)
-          ctx.fail("paddings must have sizes [" + std::to_string(rank) + ", 2], got " + p.shape().to_string());
-        const auto pv = int_values(p, ctx.node(), "paddings");
-        std::vector<i64> begin(rank), end(rank);
-        for (std::size_t d = 0; d < rank; ++d) {
-          begin[d] = pv[2 * d];
-          end[d] = pv[2 * d + 1];
-          if (begin[d] < 0 || end[d] < 0) ctx.fail("paddings must be non-negative");
-          if (m == 1 && (begin[d] >= x.sizes()[d] || end[d] >= x.sizes()[d]))
-            ctx.fail("REFLECT paddings must be less than the dimension size " + std::to_string(x.sizes()[d]));
-        }
+        const auto [begin, end] = tf_rules::paddings(x.sizes(), p.sizes(), int_values(p, ctx.node(), "paddings"), m == 1, ctx.node());
         gpass::tensor c;
         if (variant == 1) {
           c = ctx.input(2);

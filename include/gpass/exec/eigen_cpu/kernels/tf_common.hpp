@@ -15,6 +15,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/tf_rules.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
 
@@ -23,39 +24,10 @@ using i64 = std::int64_t;
 /// The TF domain name of every kernel here.
 inline constexpr const char* domain = "tf";
 
-/// Bool attribute `a` (a TF `b`; an int64 is accepted too), `fallback` when absent.
-inline bool flag(const kernel_node& n, std::string_view a, bool fallback) {
-  auto it = n.attrs.find(a);
-  if (it == n.attrs.end()) return fallback;
-  if (it->second.is<bool>()) return it->second.as<bool>();
-  if (it->second.is<i64>()) return it->second.as<i64>() != 0;
-  n.fail("attribute '" + std::string(a) + "' is a " + std::string(it->second.kind_name()) + ", expected a bool");
-}
-
-/// Type attribute `a` (T, dtype, DstT, out_type, Tidx, output_type...), `fallback` when absent.
-inline dtype type_attr(const kernel_node& n, std::string_view a, dtype fallback) {
-  auto it = n.attrs.find(a);
-  if (it == n.attrs.end()) return fallback;
-  if (it->second.is<dtype>()) return it->second.as<dtype>();
-  n.fail("attribute '" + std::string(a) + "' is a " + std::string(it->second.kind_name()) + ", expected a type");
-}
-
-/// Int-list attribute `a` (an empty list of any kind counts as empty), `{}` when absent.
-inline std::vector<i64> int_list(const kernel_node& n, std::string_view a) {
-  auto it = n.attrs.find(a);
-  if (it == n.attrs.end()) return {};
-  const attribute& v = it->second;
-  if (v.is<std::vector<i64>>()) return v.as<std::vector<i64>>();
-  if (v.is<i64>()) return {v.as<i64>()};
-  bool empty = false;
-  std::visit(
-      [&](const auto& x) {
-        if constexpr (requires { x.empty(); typename std::decay_t<decltype(x)>::value_type; }) empty = x.empty();
-      },
-      v.value());
-  if (empty) return {};
-  n.fail("attribute '" + std::string(a) + "' is a " + std::string(v.kind_name()) + ", expected a list of ints");
-}
+using tf_rules::flag;
+using tf_rules::tf_axis;
+using tf_rules::int_list;
+using tf_rules::type_attr;
 
 /// The one integer of a scalar (or one-element) int32/int64 input (an axis, k, num...).
 inline i64 scalar_int(const gpass::tensor& t, const kernel_node& n, const char* what) {
@@ -68,14 +40,6 @@ inline i64 scalar_int(const gpass::tensor& t, const kernel_node& n, const char* 
 inline std::vector<i64> vector_ints(const gpass::tensor& t, const kernel_node& n, const char* what) {
   if (t.rank() > 1) n.fail(std::string(what) + " must be a vector, got sizes " + t.shape().to_string());
   return int_values(t, n, what);
-}
-
-/// `axis` in [-rank, rank) made non-negative (TF's message on error).
-inline i64 tf_axis(i64 axis, i64 rank, const kernel_node& n, const char* what = "axis") {
-  if (axis < -rank || axis >= rank)
-    n.fail(std::string(what) + " " + std::to_string(axis) + " is out of range [" + std::to_string(-rank) + ", " +
-           std::to_string(rank) + ")");
-  return axis < 0 ? axis + rank : axis;
 }
 
 /// Writes the int64 values `v` to output `port` as a 1-D tensor of `t` (int32 or int64);

@@ -321,14 +321,21 @@ inline int to_int(float v) {
   return v > -2147483648.0f && v < 2147483648.0f ? static_cast<int>(v) : INT32_MIN;
 }
 
-// AdjustHue(images, delta): TensorFlow's H-and-V-range conversion in float
-inline void adjust_hue(context& ctx) {
-  const float delta = adjust_args(ctx, "delta", true);
+/// Output 0 = the f32 RGB pixels of input 0, each mapped by `f(in, out, a)` (three floats
+/// each), `a` the scalar input `name` (AdjustHue's delta, AdjustSaturation's scale).
+template <class F>
+void map_rgb(context& ctx, const char* name, F f) {
+  const float a = adjust_args(ctx, name, true);
   const gpass::tensor& x = ctx.input(0);
   gpass::tensor& y = ctx.allocate_output(0, dtype::f32, x.sizes());
   const float* p = x.data<float>();
   float* q = y.data<float>();
-  for (i64 i = 0; i < x.size() / 3; ++i, p += 3, q += 3) {
+  for (i64 i = 0; i < x.size() / 3; ++i, p += 3, q += 3) f(p, q, a);
+}
+
+// AdjustHue(images, delta): TensorFlow's H-and-V-range conversion in float
+inline void adjust_hue(context& ctx) {
+  map_rgb(ctx, "delta", [](const float* p, float* q, float delta) {
     const float r = p[0], g = p[1], b = p[2];
     float lo, mid, hi;
     int cat;
@@ -364,17 +371,12 @@ inline void adjust_hue(context& ctx) {
       case 4: q[0] = v, q[1] = lo, q[2] = hi; break;
       default: q[0] = hi, q[1] = lo, q[2] = v;
     }
-  }
+  });
 }
 
 // AdjustSaturation(images, scale): TensorFlow's HSV round trip in float
 inline void adjust_saturation(context& ctx) {
-  const float scale = adjust_args(ctx, "scale", true);
-  const gpass::tensor& x = ctx.input(0);
-  gpass::tensor& y = ctx.allocate_output(0, dtype::f32, x.sizes());
-  const float* p = x.data<float>();
-  float* q = y.data<float>();
-  for (i64 i = 0; i < x.size() / 3; ++i, p += 3, q += 3) {
+  map_rgb(ctx, "scale", [](const float* p, float* q, float scale) {
     const float r = p[0], g = p[1], b = p[2];
     const float v = std::max(r, std::max(g, b));
     const float range = v - std::min(r, std::min(g, b));
@@ -410,7 +412,7 @@ inline void adjust_saturation(context& ctx) {
     q[0] = rr + m;
     q[1] = gg + m;
     q[2] = bb + m;
-  }
+  });
 }
 
 /// Checks the images of RGBToHSV / HSVToRGB: rank >= 1, 3 in the last dim.
