@@ -3,7 +3,8 @@
 /// \file cuda.hpp
 /// The CUDA backend: the `gpass::exec::cuda` policy with its kernels (generated element-wise,
 /// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products; cuDNN
-/// convolutions and pooling; the transformer fusions' SkipLayerNormalization and attention), and `cuda_devices` for sessions. Part of the optional `cuda`
+/// convolutions and pooling; the transformer fusions' SkipLayerNormalization and attention;
+/// TensorFlow's element-wise, view, product and reduction ops), and `cuda_devices` for sessions. Part of the optional `cuda`
 /// component (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included
 /// by `<gpass/all.hpp>`.
 /// \code
@@ -23,6 +24,7 @@
 #include <gpass/exec/cuda/kernels/rnn.hpp>
 #include <gpass/exec/cuda/kernels/select.hpp>
 #include <gpass/exec/cuda/kernels/sequence.hpp>
+#include <gpass/exec/cuda/kernels/tf.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
@@ -46,6 +48,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_select(r);
   register_cuda_sequence(r);
   register_cuda_rnn(r);
+  register_cuda_tf(r);  // last: it reuses ONNX kernels registered above
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -56,7 +59,7 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
   for (auto&& part : {cuda_linalg::linalg_generated_sources(), cuda_nn::nn_generated_sources(), array_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
-                      cuda_rnn::rnn_generated_sources()})
+                      cuda_rnn::rnn_generated_sources(), tf_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

@@ -39,10 +39,12 @@ void register_transfer_kernels(kernel_registry<P>& r) {
       if constexpr (std::is_same_v<typename P::tensor_type, gpass::tensor>) {
         host = std::move(v);
       } else {
-        if (v.is_tensor()) host = ctx.policy().download(v.tensor(), ctx.stream());
+        // an unset element (a reserved list's) stays unset: it has no type to copy
+        auto down = [&](const auto& t) { return t.empty() ? gpass::tensor{} : ctx.policy().download(t, ctx.stream()); };
+        if (v.is_tensor()) host = down(v.tensor());
         else if (v.is_sequence()) {
           value::sequence_type s;
-          for (const auto& t : v.sequence()) s.push_back(ctx.policy().download(t, ctx.stream()));
+          for (const auto& t : v.sequence()) s.push_back(down(t));
           host = std::move(s);
         }
         ctx.policy().synchronize(ctx.stream());
@@ -60,10 +62,11 @@ void register_transfer_kernels(kernel_registry<P>& r) {
         ctx.set_output(0, std::move(host));
       } else {
         typename context::value_type v;
-        if (host.is_tensor()) v = ctx.policy().upload(host.tensor(), ctx.stream());
+        auto up = [&](const gpass::tensor& t) { return t.empty() ? typename P::tensor_type{} : ctx.policy().upload(t, ctx.stream()); };
+        if (host.is_tensor()) v = up(host.tensor());
         else if (host.is_sequence()) {
           typename context::value_type::sequence_type s;
-          for (const auto& t : host.sequence()) s.push_back(ctx.policy().upload(t, ctx.stream()));
+          for (const auto& t : host.sequence()) s.push_back(up(t));
           v = std::move(s);
         }
         ctx.set_output(0, std::move(v));

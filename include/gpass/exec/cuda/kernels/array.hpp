@@ -564,6 +564,23 @@ inline fn make_transpose(const kernel_node& n) {
   };
 }
 
+/// Output 0 = `xs` joined along `axis_attr` (checked by `concat_shape`).
+inline void concat_into(context& ctx, lazy_library& lib, const std::vector<const cuda_tensor*>& xs, i64 axis_attr) {
+  const auto [axis, out] = shape_rules::concat_shape(xs, axis_attr, ctx.node());
+  const cuda_tensor& x0 = *xs[0];
+  require_movable(ctx, x0.element_type());
+  cuda_tensor& y = ctx.allocate_output(0, x0.element_type(), out);
+  if (y.size() == 0) return;
+  const auto ost = strides_of(out);
+  const std::size_t es = size_of(x0.element_type());
+  i64 at = 0;
+  for (const auto* x : xs) {
+    auto* dst = static_cast<std::byte*>(y.data()) + at * ost[axis] * static_cast<i64>(es);
+    move(ctx, lib, x0.element_type(), dst, x->data(), x->sizes(), strides_of(x->sizes()), ost, 0);
+    at += x->sizes()[axis];
+  }
+}
+
 inline fn make_concat(const kernel_node& n) {
   const i64 axis_attr = n.attr<i64>("axis", n.opset > 0 && n.opset < 4 ? 1 : 0);
   if (!n.has_attr("axis") && n.opset >= 4) n.fail("missing attribute 'axis'");
@@ -572,19 +589,7 @@ inline fn make_concat(const kernel_node& n) {
     std::vector<const cuda_tensor*> xs;
     for (std::size_t i = 0; i < ctx.num_inputs(); ++i)
       if (ctx.has_input(i)) xs.push_back(&ctx.input(i));
-    const auto [axis, out] = shape_rules::concat_shape(xs, axis_attr, ctx.node());
-    const cuda_tensor& x0 = *xs[0];
-    require_movable(ctx, x0.element_type());
-    cuda_tensor& y = ctx.allocate_output(0, x0.element_type(), out);
-    if (y.size() == 0) return;
-    const auto ost = strides_of(out);
-    const std::size_t es = size_of(x0.element_type());
-    i64 at = 0;
-    for (const auto* x : xs) {
-      auto* dst = static_cast<std::byte*>(y.data()) + at * ost[axis] * static_cast<i64>(es);
-      move(ctx, *lib, x0.element_type(), dst, x->data(), x->sizes(), strides_of(x->sizes()), ost, 0);
-      at += x->sizes()[axis];
-    }
+    concat_into(ctx, *lib, xs, axis_attr);
   };
 }
 
@@ -1018,6 +1023,50 @@ inline fn make_reverse_sequence(const kernel_node& n) {
   };
 }
 
+/// Output 0 = `x` padded by `begin` / `end` per axis (negative: cropped) in mode `m` (0
+/// constant `cval`, the element's bits; 1 reflect, 2 edge, 3 wrap).
+inline void pad_into(context& ctx, lazy_library& lib, const cuda_tensor& x, const std::vector<i64>& begin, const std::vector<i64>& end, int m,
+                     std::uint64_t cval) {
+  const std::size_t rank = x.rank();
+  std::vector<i64> out(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    const i64 in = x.sizes()[d];
+    out[d] = in + begin[d] + end[d];
+    if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
+    if (m != 0 && in == 0 && out[d] > 0) ctx.fail("cannot pad an empty axis in this mode");
+  }
+  cuda_tensor& y = ctx.allocate_output(0, x.element_type(), out);
+  if (y.size() == 0) return;
+  // dimensions neither padded nor cropped fold into the next one out
+  const auto st = strides_of(x.sizes());
+  g_padv pv;
+  pv.n = y.size();
+  pv.mode = m;
+  int r = 0;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1 && x.sizes()[d] == 1 && begin[d] == 0) continue;
+    if (r > 0 && begin[d] == 0 && end[d] == 0 && pv.begin[r - 1] == 0 && pv.out[r - 1] == pv.in[r - 1] &&
+        pv.in_st[r - 1] == st[d] * x.sizes()[d]) {
+      pv.out[r - 1] *= out[d];
+      pv.in[r - 1] *= x.sizes()[d];
+      pv.in_st[r - 1] = st[d];
+      continue;
+    }
+    if (r == view_rank) ctx.fail("padding over more than " + std::to_string(view_rank) + " dimensions");
+    pv.out[r] = out[d];
+    pv.in[r] = x.sizes()[d];
+    pv.begin[r] = begin[d];
+    pv.in_st[r] = st[d];
+    ++r;
+  }
+  pv.rank = r;
+  void *yp = y.data(), *xp = x.data();
+  void* args[] = {&yp, &xp, &pv, &cval};
+  auto& p = ctx.policy();
+  const auto& k = move_kernels(ctx, lib);
+  p.launch(k.kernels[entry_index(mk::pad, size_of(x.element_type()))], p.blocks_for(pv.n), 256, args, ctx.stream());
+}
+
 inline fn make_pad(const kernel_node& n) {
   const std::string mode = n.attr<std::string>("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") n.fail("unknown mode '" + mode + "'");
@@ -1058,43 +1107,7 @@ inline fn make_pad(const kernel_node& n) {
     } else if (pads_attr) {
       cval = scalar_bits(x.element_type(), value_attr, nd);
     }
-    std::vector<i64> out(rank);
-    for (std::size_t d = 0; d < rank; ++d) {
-      const i64 in = x.sizes()[d];
-      out[d] = in + begin[d] + end[d];
-      if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
-      if (m != 0 && in == 0 && out[d] > 0) ctx.fail("cannot pad an empty axis in this mode");
-    }
-    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), out);
-    if (y.size() == 0) return;
-    // dimensions neither padded nor cropped fold into the next one out
-    const auto st = strides_of(x.sizes());
-    g_padv pv;
-    pv.n = y.size();
-    pv.mode = m;
-    int r = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      if (out[d] == 1 && x.sizes()[d] == 1 && begin[d] == 0) continue;
-      if (r > 0 && begin[d] == 0 && end[d] == 0 && pv.begin[r - 1] == 0 && pv.out[r - 1] == pv.in[r - 1] &&
-          pv.in_st[r - 1] == st[d] * x.sizes()[d]) {
-        pv.out[r - 1] *= out[d];
-        pv.in[r - 1] *= x.sizes()[d];
-        pv.in_st[r - 1] = st[d];
-        continue;
-      }
-      if (r == view_rank) ctx.fail("padding over more than " + std::to_string(view_rank) + " dimensions");
-      pv.out[r] = out[d];
-      pv.in[r] = x.sizes()[d];
-      pv.begin[r] = begin[d];
-      pv.in_st[r] = st[d];
-      ++r;
-    }
-    pv.rank = r;
-    void *yp = y.data(), *xp = x.data();
-    void* args[] = {&yp, &xp, &pv, &cval};
-    auto& p = ctx.policy();
-    const auto& k = move_kernels(ctx, *lib);
-    p.launch(k.kernels[entry_index(mk::pad, size_of(x.element_type()))], p.blocks_for(pv.n), 256, args, ctx.stream());
+    pad_into(ctx, *lib, x, begin, end, m, cval);
   };
 }
 

@@ -67,6 +67,24 @@ inline cuda_tensor stack0(context& ctx, const std::vector<cuda_tensor>& parts, d
 
 inline cvalue scalar_on_device(context& ctx, gpass::tensor t) { return ctx.policy().upload(t, ctx.stream()); }
 
+/// The kernel of a constant node of value `v` (ONNX's Constant, TF's Const): uploaded once,
+/// the first run pays the copy and every later run shares the device tensor.
+inline fn constant_kernel(gpass::tensor v, const kernel_node& n) {
+  if (!cuda_codegen::supported(v.element_type()))
+    n.fail("no CUDA kernel for a constant of element type " + std::string(to_string(v.element_type())));
+  struct cached {
+    gpass::tensor host;
+    std::once_flag once;
+    cuda_tensor device;
+  };
+  auto c = std::make_shared<cached>();
+  c->host = std::move(v);
+  return [c](context& ctx) {
+    std::call_once(c->once, [&] { c->device = ctx.policy().upload(c->host, ctx.stream()); });
+    ctx.set_output(0, c->device);
+  };
+}
+
 }  // namespace cuda_detail
 
 /// Registers Constant, Identity, the control-flow ops, send and recv for the CUDA policy.
@@ -74,21 +92,7 @@ inline void register_cuda_control(kernel_registry<cuda>& r) {
   using cuda_detail::context;
   using cuda_detail::fn;
   r.add({.op = "Constant", .type_input = -1, .make = [](const kernel_node& n) -> fn {
-    gpass::tensor v = constant_attr_value(n);
-    if (!cuda_codegen::supported(v.element_type()))
-      n.fail("no CUDA kernel for a constant of element type " + std::string(to_string(v.element_type())));
-    // uploaded once: the first run pays the copy, every later run shares the device tensor
-    struct cached {
-      gpass::tensor host;
-      std::once_flag once;
-      cuda_tensor device;
-    };
-    auto c = std::make_shared<cached>();
-    c->host = std::move(v);
-    return [c](context& ctx) {
-      std::call_once(c->once, [&] { c->device = ctx.policy().upload(c->host, ctx.stream()); });
-      ctx.set_output(0, c->device);
-    };
+    return cuda_detail::constant_kernel(constant_attr_value(n), n);
   }});
   r.add({.op = "Identity", .alias_input = 0, .make = [](const kernel_node&) -> fn {
     return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };

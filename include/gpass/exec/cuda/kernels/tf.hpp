@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file tf.hpp
+/// CUDA kernels of TensorFlow ops (domain "tf"), so that the nodes of an imported TF graph run
+/// on the GPU rather than each going back to the CPU:
+///
+/// - element-wise, generated like ONNX's (elementwise.hpp) with TensorFlow's semantics as the
+///   Eigen CPU kernels define them (tf_elementwise.hpp): Add AddV2 Sub Mul RealDiv Div
+///   FloorDiv FloorMod TruncateMod Mod Maximum Minimum Pow SquaredDifference Atan2 DivNoNan
+///   MulNoNan, comparisons, logic, bitwise ops, LeftShift RightShift, the unary math and
+///   activations (Relu6, Elu, Selu, LeakyRelu, Rsqrt, Square, ...), AddN, BiasAdd(V1), Cast
+///   (Truncate too), Select, SelectV2, ClipByValue, ZerosLike, OnesLike;
+/// - Const (uploaded once); views: Identity StopGradient Snapshot PreventGradient PlaceholderWithDefault, Reshape
+///   (0 is a size, not "copy"), ExpandDims, Squeeze;
+/// - shapes and data movement: Shape Size Rank (out_type, written to the device), ConcatV2
+///   Pack Slice StridedSlice Tile BroadcastTo Fill, GatherV2 (batch_dims 0), Pad PadV2
+///   MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
+/// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
+///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
+///   Any (reduction indices as TF reads them: negative, repeated), ArgMax / ArgMin (int64
+///   output), Cumsum / Cumprod, Softmax / LogSoftmax (last axis).
+///
+/// Integer divisions and modulos stay on the CPU: TensorFlow fails on an integer division by
+/// zero, which a GPU kernel cannot report. Registered by `register_cuda_tf`, after the ONNX
+/// families whose kernels it reuses.
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gpass/exec/cuda/kernels/array.hpp>
+#include <gpass/exec/cuda/kernels/common.hpp>
+#include <gpass/exec/cuda/kernels/control.hpp>
+#include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/reduce.hpp>
+#include <gpass/exec/kernel.hpp>
+#include <gpass/exec/shape_rules.hpp>
+#include <gpass/exec/tf_rules.hpp>
+
+namespace gpass::exec {
+
+namespace cuda_tf {
+
+using cuda_detail::context;
+using cuda_detail::elementwise_op;
+using cuda_detail::fn;
+using cuda_detail::lit;
+using cuda_detail::types;
+using i64 = std::int64_t;
+
+using tf_rules::flag;
+using tf_rules::tf_axis;
+using tf_rules::type_attr;
+
+/// `expr` (a float expression) rounded to the 16-bit type `t` and back, so that a step the CPU
+/// takes in half or bfloat16 precision rounds the same way here; `expr` itself otherwise.
+inline std::string rounded(dtype t, const std::string& expr) {
+  if (t == dtype::f16) return "g_to_float(g_to_half(" + expr + "))";
+  if (t == dtype::bf16) return "g_to_float(g_to_bf16(" + expr + "))";
+  return expr;
+}
+
+inline elementwise_op tf_op(std::string_view name, types t, std::function<std::string(const kernel_node&, const std::vector<dtype>&)> body,
+                            int inputs = 1) {
+  return {name, t, std::move(body), nullptr, inputs, inputs, 1, 16, nullptr, "tf"};
+}
+inline elementwise_op tf_expr(std::string_view name, types t, std::string expr, int inputs = 1) {
+  return tf_op(name, t, [expr](const kernel_node&, const std::vector<dtype>&) { return "r = (R)(" + expr + ");"; }, inputs);
+}
+inline elementwise_op tf_predicate(std::string_view name, types t, std::string expr, int inputs) {
+  elementwise_op op = tf_op(name, t, [expr](const kernel_node&, const std::vector<dtype>&) { return "r = " + expr + ";"; }, inputs);
+  op.output = [](const kernel_node&, const std::vector<dtype>&) { return dtype::bool_; };
+  return op;
+}
+
+/// TensorFlow's element-wise ops (see the file comment).
+inline std::vector<elementwise_op> tf_elementwise_ops() {
+  std::vector<elementwise_op> ops;
+  // arithmetic (integers wrap, as the CPU kernels' add_w / mul_w)
+  for (auto name : {"Add", "AddV2"}) ops.push_back(tf_expr(name, types::numbers, "x0 + x1", 2));
+  ops.push_back(tf_expr("Sub", types::numbers, "x0 - x1", 2));
+  ops.push_back(tf_expr("Mul", types::numbers, "x0 * x1", 2));
+  for (auto name : {"RealDiv", "Div"}) ops.push_back(tf_expr(name, types::floats, "x0 / x1", 2));
+  ops.push_back(tf_op("FloorDiv", types::floats, [](const kernel_node&, const std::vector<dtype>& ts) {
+    return "r = g_floor(" + rounded(ts[0], "x0 / x1") + ");";
+  }, 2));
+  // FloorMod: the remainder with the divisor's sign
+  ops.push_back(tf_op("FloorMod", types::floats, [](const kernel_node&, const std::vector<dtype>&) {
+    return std::string("{ R m = g_fmod(x0, x1); if (m != (R)0 && ((m < (R)0) != (x1 < (R)0))) m += x1; r = m; }");
+  }, 2));
+  for (auto name : {"TruncateMod", "Mod"}) ops.push_back(tf_expr(name, types::floats, "g_fmod(x0, x1)", 2));
+  // NaN-propagating (g_max / g_min return a NaN operand)
+  ops.push_back(tf_expr("Maximum", types::numbers, "g_max(x0, (C0)x1)", 2));
+  ops.push_back(tf_expr("Minimum", types::numbers, "g_min(x0, (C0)x1)", 2));
+  ops.push_back(tf_op("Pow", types::floats, [](const kernel_node&, const std::vector<dtype>& ts) {
+    return std::string(ts[0] == dtype::f64 ? "r = g_pow(x0, x1);" : "r = (R)g_pow((float)x0, (float)x1);");
+  }, 2));
+  ops.push_back(tf_op("SquaredDifference", types::numbers, [](const kernel_node&, const std::vector<dtype>& ts) {
+    return "{ const R d = (R)" + rounded(ts[0], "x0 - x1") + "; r = (R)(d * d); }";
+  }, 2));
+  ops.push_back(tf_expr("Atan2", types::floats, "g_atan2(x0, x1)", 2));
+  ops.push_back(tf_expr("DivNoNan", types::floats, "x1 == (C1)0 ? (R)0 : (R)(x0 / x1)", 2));
+  ops.push_back(tf_expr("MulNoNan", types::floats, "x1 == (C1)0 ? (R)0 : (R)(x0 * x1)", 2));
+  // comparisons and logic
+  for (auto [name, e] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"Less", "x0 < x1"}, {"LessEqual", "x0 <= x1"}, {"Greater", "x0 > x1"}, {"GreaterEqual", "x0 >= x1"}})
+    ops.push_back(tf_predicate(name, types::numbers, e, 2));
+  ops.push_back(tf_predicate("Equal", types::all, "x0 == x1", 2));
+  ops.push_back(tf_predicate("NotEqual", types::all, "x0 != x1", 2));
+  ops.push_back(tf_expr("LogicalAnd", types::bools, "x0 && x1", 2));
+  ops.push_back(tf_expr("LogicalOr", types::bools, "x0 || x1", 2));
+  ops.push_back(tf_expr("LogicalNot", types::bools, "!x0"));
+  ops.push_back(tf_expr("BitwiseAnd", types::integers, "x0 & x1", 2));
+  ops.push_back(tf_expr("BitwiseOr", types::integers, "x0 | x1", 2));
+  ops.push_back(tf_expr("BitwiseXor", types::integers, "x0 ^ x1", 2));
+  ops.push_back(tf_expr("Invert", types::integers, "~x0"));
+  // shifts by y clamped to [0, bits - 1]; left shifts of signed values through the unsigned type
+  auto shift = [](bool left) {
+    return [left](const kernel_node&, const std::vector<dtype>& ts) {
+      const std::string top = std::to_string(size_of(ts[0]) * 8 - 1);
+      const std::string s = "const int s = x1 < (C1)0 ? 0 : (x1 > (C1)" + top + " ? " + top + " : (int)x1);";
+      if (!left) return "{ " + s + " r = (R)(x0 >> s); }";
+      std::string u(cuda_codegen::storage_type(ts[0]));
+      if (u.rfind("unsigned", 0) != 0) u = u == "signed char" ? "unsigned char" : "unsigned " + u;
+      return "{ " + s + " r = (R)((" + u + ")x0 << s); }";
+    };
+  };
+  ops.push_back(tf_op("LeftShift", types::integers, shift(true), 2));
+  ops.push_back(tf_op("RightShift", types::integers, shift(false), 2));
+  // unary math
+  ops.push_back(tf_expr("Neg", types::signed_numbers, "-x0"));
+  ops.push_back(tf_op("Abs", types::signed_numbers, [](const kernel_node&, const std::vector<dtype>& ts) {
+    return std::string(cuda_codegen::is_float(ts[0]) ? "r = (R)g_fabs(x0);" : "r = (R)(x0 < (C0)0 ? -x0 : x0);");
+  }));
+  ops.push_back(tf_expr("Square", types::numbers, "x0 * x0"));
+  ops.push_back(tf_expr("Rsqrt", types::floats, "(C0)1 / g_sqrt(x0)"));
+  for (auto [name, f] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"Sqrt", "g_sqrt"}, {"Exp", "g_exp"}, {"Expm1", "g_expm1"}, {"Log", "g_log"}, {"Log1p", "g_log1p"}, {"Tanh", "g_tanh"},
+           {"Sin", "g_sin"}, {"Cos", "g_cos"}, {"Tan", "g_tan"}, {"Asin", "g_asin"}, {"Acos", "g_acos"}, {"Atan", "g_atan"},
+           {"Sinh", "g_sinh"}, {"Cosh", "g_cosh"}, {"Erf", "g_erf"}, {"Asinh", "g_asinh"}, {"Acosh", "g_acosh"},
+           {"Atanh", "g_atanh"}, {"Floor", "g_floor"}, {"Ceil", "g_ceil"}, {"Rint", "g_rint"}})
+    ops.push_back(tf_expr(name, types::floats, std::string(f) + "(x0)"));
+  // Round: halves to even; integers unchanged
+  ops.push_back(tf_op("Round", types::signed_numbers, [](const kernel_node&, const std::vector<dtype>& ts) {
+    return std::string(cuda_codegen::is_float(ts[0]) ? "r = (R)g_rint(x0);" : "r = (R)x0;");
+  }));
+  ops.push_back(tf_expr("Sign", types::signed_numbers, "x0 != x0 ? x0 : (x0 > (C0)0 ? (C0)1 : (x0 < (C0)0 ? (C0)(-1) : (C0)0))"));
+  for (auto name : {"Reciprocal", "Inv"}) ops.push_back(tf_expr(name, types::floats, "(C0)1 / x0"));
+  ops.push_back(tf_expr("Sigmoid", types::floats, "x0 >= (C0)0 ? (C0)1 / ((C0)1 + g_exp(-x0)) : g_exp(x0) / ((C0)1 + g_exp(x0))"));
+  ops.push_back(tf_expr("Relu", types::signed_numbers, "x0 < (C0)0 ? (C0)0 : x0"));
+  ops.push_back(tf_expr("Relu6", types::signed_numbers, "x0 < (C0)0 ? (C0)0 : (x0 > (C0)6 ? (C0)6 : x0)"));
+  ops.push_back(tf_expr("Elu", types::floats, "x0 < (C0)0 ? g_expm1(x0) : x0"));
+  ops.push_back(tf_op("Selu", types::floats, [](const kernel_node&, const std::vector<dtype>& ts) {
+    const std::string scale = lit(1.0507009873554804934193349852946, ts[0]), alpha = lit(1.6732632423543772848170429916717, ts[0]);
+    return "r = x0 < (C0)0 ? (R)(" + scale + " * " + alpha + " * g_expm1(x0)) : (R)(" + scale + " * x0);";
+  }));
+  ops.push_back(tf_expr("Softplus", types::floats, "x0 > (C0)0 ? x0 + g_log1p(g_exp(-x0)) : g_log1p(g_exp(x0))"));
+  ops.push_back(tf_expr("Softsign", types::floats, "x0 / ((C0)1 + g_fabs(x0))"));
+  ops.push_back(tf_op("LeakyRelu", types::floats, [](const kernel_node& n, const std::vector<dtype>& ts) {
+    return "r = x0 < (C0)0 ? (R)(x0 * " + lit(n.attr<double>("alpha", 0.2), ts[0]) + ") : (R)x0;";
+  }));
+  ops.push_back(tf_predicate("IsNan", types::floats, "x0 != x0", 1));
+  ops.push_back(tf_predicate("IsInf", types::floats, "x0 == (C0)(1.0/0.0) || x0 == (C0)(-1.0/0.0)", 1));
+  ops.push_back(tf_predicate("IsFinite", types::floats, "x0 == x0 && x0 != (C0)(1.0/0.0) && x0 != (C0)(-1.0/0.0)", 1));
+  ops.push_back(tf_expr("ZerosLike", types::all, "0"));
+  ops.push_back(tf_expr("OnesLike", types::all, "1"));
+  // AddN: the inputs summed in order
+  ops.push_back(tf_op("AddN", types::numbers, [](const kernel_node&, const std::vector<dtype>& ts) {
+    std::string b = "r = x0;";
+    for (std::size_t i = 1; i < ts.size(); ++i) b += " r = (R)(r + x" + std::to_string(i) + ");";
+    return b;
+  }));
+  ops.back().max_inputs = 16;
+  // BiasAdd: the 1-D bias along the channel axis (the last, or 1 for NCHW)
+  for (const bool v1 : {false, true}) {
+    elementwise_op b = tf_expr(v1 ? "BiasAddV1" : "BiasAdd", types::numbers, "x0 + x1", 2);
+    b.prepare = [v1](const kernel_node& n, std::vector<cuda_tensor>& v) {
+      const std::string fmt = v1 ? "NHWC" : n.attr<std::string>("data_format", "NHWC");
+      if (fmt != "NHWC" && fmt != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
+      const auto& xs = v.at(0).sizes();
+      const auto& bs = v.at(1).sizes();
+      if (bs.size() != 1) n.fail("bias must be 1-D, got sizes " + shape::of(bs).to_string());
+      if (xs.size() < 2) n.fail("value must have rank >= 2, got sizes " + shape::of(xs).to_string());
+      const std::size_t c = fmt == "NCHW" ? 1 : xs.size() - 1;
+      if (xs[c] != bs[0])
+        n.fail("bias has " + std::to_string(bs[0]) + " elements, the channel dimension of " + shape::of(xs).to_string() + " has " +
+               std::to_string(xs[c]));
+      std::vector<i64> s(xs.size() - c, 1);
+      s[0] = bs[0];
+      v[1] = v[1].reshaped(s);
+    };
+    ops.push_back(std::move(b));
+  }
+  // Cast: DstT; to bfloat16 truncated when Truncate is set (the store rounds a value it holds
+  // exactly); SrcT, when given, must be the input's type
+  {
+    elementwise_op c = tf_op("Cast", types::all, [](const kernel_node& n, const std::vector<dtype>& ts) {
+      const dtype from = type_attr(n, "SrcT", dtype::undefined);
+      if (from != dtype::undefined && from != ts[0])
+        n.fail("input has element type " + std::string(to_string(ts[0])) + ", SrcT is " + std::string(to_string(from)));
+      if (type_attr(n, "DstT", dtype::undefined) == dtype::bf16 && flag(n, "Truncate", false) && (ts[0] == dtype::f32 || ts[0] == dtype::f64))
+        return std::string("{ const float f = (float)x0; r = f != f ? f : __uint_as_float(__float_as_uint(f) & 0xffff0000u); }");
+      return std::string("r = (R)x0;");
+    });
+    c.output = [](const kernel_node& n, const std::vector<dtype>&) {
+      const dtype t = type_attr(n, "DstT", dtype::undefined);
+      if (t == dtype::undefined) n.fail("missing attribute 'DstT'");
+      if (!cuda_codegen::supported(t)) n.fail("no CUDA kernel casting to " + std::string(to_string(t)));
+      return t;
+    };
+    ops.push_back(std::move(c));
+  }
+  // Select (v1): a condition of the sizes of t and e, a scalar, or a vector picking rows
+  {
+    elementwise_op s = tf_expr("Select", types::bools, "x0 ? (C1)x1 : (C1)x2", 3);
+    s.output = [](const kernel_node&, const std::vector<dtype>& ts) { return ts.at(1); };
+    s.prepare = [](const kernel_node& n, std::vector<cuda_tensor>& v) {
+      const auto& c = v.at(0).sizes();
+      const auto& t = v.at(1).sizes();
+      if (t != v.at(2).sizes())
+        n.fail("t and e have different sizes " + shape::of(t).to_string() + " and " + shape::of(v[2].sizes()).to_string());
+      if (c == t || c.empty()) return;
+      if (c.size() == 1 && !t.empty() && c[0] == t[0]) {
+        std::vector<i64> s(t.size(), 1);
+        s[0] = c[0];
+        v[0] = v[0].reshaped(s);
+        return;
+      }
+      n.fail("condition of sizes " + shape::of(c).to_string() + " must be a scalar, a vector of the first dimension or of the sizes of t " +
+             shape::of(t).to_string());
+    };
+    ops.push_back(std::move(s));
+    elementwise_op s2 = tf_expr("SelectV2", types::bools, "x0 ? (C1)x1 : (C1)x2", 3);
+    s2.output = [](const kernel_node&, const std::vector<dtype>& ts) { return ts.at(1); };
+    ops.push_back(std::move(s2));
+  }
+  // ClipByValue: min and max scalars or of t's sizes; NaN bounds propagate as on the CPU
+  {
+    elementwise_op c = tf_expr("ClipByValue", types::numbers, "g_min(g_max(x0, (C0)x1), (C0)x2)", 3);
+    c.prepare = [](const kernel_node& n, std::vector<cuda_tensor>& v) {
+      for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+        if (v.at(k).element_type() != v[0].element_type()) n.fail("clip values have another element type than t");
+        if (v[k].size() != 1 && v[k].sizes() != v[0].sizes())
+          n.fail("clip value of sizes " + shape::of(v[k].sizes()).to_string() + " is neither a scalar nor of the sizes of t " +
+                 shape::of(v[0].sizes()).to_string());
+        if (v[k].size() == 1) v[k] = v[k].reshaped({});
+      }
+    };
+    ops.push_back(std::move(c));
+  }
+  return ops;
+}
+
+/// Kernels made per value of what a TF node reads at run time (reduction indices, an axis):
+/// `make(key)` the first time a key is seen, then reused. Thread-safe.
+class keyed_kernels {
+ public:
+  template <class Make>
+  const fn& get(const std::vector<i64>& key, Make&& make) {
+    std::lock_guard lock(mu_);
+    auto it = fns_.find(key);
+    if (it == fns_.end()) it = fns_.emplace(key, make()).first;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::vector<i64>, fn> fns_;
+};
+
+/// Output `port` = the int64 `v` as a tensor of `t` (int32 or int64) of `sizes`, copied to the
+/// device; values outside int32 fail when `t` is int32.
+inline void write_ints(context& ctx, std::size_t port, dtype t, const std::vector<i64>& v, std::vector<i64> sizes) {
+  if (t != dtype::int32 && t != dtype::int64) ctx.fail("out_type must be int32 or int64, got " + std::string(to_string(t)));
+  gpass::tensor h(t, std::move(sizes));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (t == dtype::int64) {
+      h.data<i64>()[i] = v[i];
+    } else {
+      if (v[i] > INT32_MAX || v[i] < INT32_MIN) ctx.fail("value " + std::to_string(v[i]) + " does not fit in int32");
+      h.data<std::int32_t>()[i] = static_cast<std::int32_t>(v[i]);
+    }
+  }
+  cuda_tensor& y = ctx.allocate_output(port, t, h.sizes());
+  if (h.nbytes() > 0) ctx.policy().copy_to_device(y.data(), h.raw(), h.nbytes(), ctx.stream());
+}
+
+/// The one value of a scalar integer input `i` (an axis).
+inline i64 scalar_input(context& ctx, std::size_t i, const char* what) {
+  const auto v = cuda_detail::host_ints(ctx, i);
+  if (v.size() != 1) ctx.fail(std::string(what) + " must be a scalar");
+  return v[0];
+}
+
+/// Sum / Mean / Max / Min / Prod / EuclideanNorm / All (min of bools) / Any (max of bools):
+/// ONNX's reduction kernel with the reduced axes TF's indices name (negative from the end,
+/// repeats allowed; a scalar input takes 0 and -1), keep_dims.
+inline fn make_reduction(const kernel_node& n, cuda_reduce_detail::rkind k) {
+  kernel_node m = n;
+  m.attrs["keepdims"] = static_cast<i64>(flag(n, "keep_dims", false));
+  m.attrs["noop_with_empty_axes"] = i64{1};
+  auto kernels = std::make_shared<keyed_kernels>();
+  return [m, k, kernels](context& ctx) {
+    const i64 rank = static_cast<i64>(ctx.input(0).rank());
+    std::vector<i64> axes;
+    for (i64 a : cuda_detail::host_ints(ctx, 1)) {
+      if (rank == 0 && (a == 0 || a == -1)) continue;
+      const i64 d = tf_axis(a, rank, ctx.node(), "reduction index");
+      if (std::find(axes.begin(), axes.end(), d) == axes.end()) axes.push_back(d);
+    }
+    std::sort(axes.begin(), axes.end());
+    kernels->get(axes, [&] {
+      kernel_node r = m;
+      r.attrs["axes"] = axes;
+      return cuda_reduce_detail::make_reduce(r, k);
+    })(ctx);
+  };
+}
+
+/// ArgMax / ArgMin over the axis of input 1 (int64 output; the first extreme).
+inline fn make_arg(const kernel_node& n, bool is_max) {
+  kernel_node m = n;
+  m.attrs["keepdims"] = i64{0};
+  m.attrs["select_last_index"] = i64{0};
+  auto kernels = std::make_shared<keyed_kernels>();
+  return [m, is_max, kernels](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    if (x.rank() == 0) ctx.fail("input must have rank >= 1");
+    const i64 axis = tf_axis(scalar_input(ctx, 1, "dimension"), static_cast<i64>(x.rank()), ctx.node(), "dimension");
+    if (x.sizes()[static_cast<std::size_t>(axis)] == 0) ctx.fail("cannot take the arg of an empty dimension");
+    kernels->get({axis}, [&] {
+      kernel_node r = m;
+      r.attrs["axis"] = axis;
+      return cuda_reduce_detail::make_arg(r, is_max);
+    })(ctx);
+  };
+}
+
+/// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
+inline std::function<fn(const kernel_node&)> onnx_make(const kernel_registry<cuda>& r, const char* op, int opset) {
+  const kernel_def<cuda>* d = r.find("", op, opset, dtype::undefined);
+  if (!d) throw error(std::string("register_cuda_tf: the CUDA kernel of ONNX ") + op + " is missing");
+  return d->make;
+}
+
+}  // namespace cuda_tf
+
+/// TensorFlow's element-wise sources, for compile checks: each op once for f32 (or the first
+/// type it takes) and for one integer type where it takes one, skipping sources the ONNX
+/// family already generates.
+inline std::vector<std::pair<std::string, std::string>> tf_generated_sources() {
+  std::vector<std::pair<std::string, std::string>> r;
+  std::set<std::string> seen;
+  for (const auto& s : cuda_detail::elementwise_generated_sources()) seen.insert(s.second);
+  for (const auto& op : cuda_tf::tf_elementwise_ops()) {
+    kernel_node n{.name = "n", .op = std::string(op.op), .domain = "tf"};
+    if (op.op == "Cast") n.attrs["DstT"] = dtype::f16;
+    const auto all = cuda_detail::dtypes_of(op.accepts);
+    std::vector<dtype> picks;
+    for (dtype t : {dtype::f32, dtype::int32, dtype::bool_})
+      if (std::find(all.begin(), all.end(), t) != all.end()) picks.push_back(t);
+    if (picks.empty()) picks.push_back(all.front());
+    for (dtype t : picks) {
+      std::vector<dtype> ts(static_cast<std::size_t>(op.min_inputs), t);
+      if (op.op == "Select" || op.op == "SelectV2") ts = {dtype::bool_, dtype::f32, dtype::f32};
+      const dtype out = op.output ? op.output(n, ts) : ts[0];
+      std::string src = cuda_codegen::elementwise_source({ts, out, op.body(n, ts)});
+      if (seen.insert(src).second) r.emplace_back("tf::" + std::string(op.op) + "_" + std::string(to_string(t)), std::move(src));
+    }
+  }
+  return r;
+}
+
+/// Registers the CUDA kernels of TensorFlow ops (after the ONNX families they reuse).
+inline void register_cuda_tf(kernel_registry<cuda>& r) {
+  using namespace cuda_tf;
+  using cuda_detail::host_ints;
+  for (const auto& op : tf_elementwise_ops())
+    r.add({.domain = "tf", .op = std::string(op.op), .dtypes = cuda_detail::dtypes_of(op.accepts),
+           .make = [op](const kernel_node&) { return cuda_detail::make_elementwise(op); }});
+  // constants (TF's Const with its dtype checked as the CPU does), views
+  r.add({.domain = "tf", .op = "Const", .type_input = -1, .make = [](const kernel_node& n) -> fn {
+           gpass::tensor value = n.attr<gpass::tensor>("value");
+           const dtype t = type_attr(n, "dtype", value.element_type());
+           if (t != value.element_type())
+             n.fail("value has element type " + std::string(to_string(value.element_type())) + ", dtype is " + std::string(to_string(t)));
+           return cuda_detail::constant_kernel(std::move(value), n);
+         }});
+  for (const char* op : {"Identity", "StopGradient", "Snapshot", "PreventGradient", "PlaceholderWithDefault"})
+    r.add({.domain = "tf", .op = op, .alias_input = 0, .make = [](const kernel_node&) -> fn {
+             return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
+           }});
+  r.add({.domain = "tf", .op = "Reshape", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ctx.set_output(0, x.reshaped(shape_rules::reshape_sizes(x.sizes(), host_ints(ctx, 1), true, ctx.node())));
+           };
+         }});
+  r.add({.domain = "tf", .op = "ExpandDims", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             std::vector<i64> s = x.sizes();
+             s.insert(s.begin() + tf_axis(scalar_input(ctx, 1, "dim"), static_cast<i64>(s.size()) + 1, ctx.node(), "dim"), 1);
+             ctx.set_output(0, x.reshaped(std::move(s)));
+           };
+         }});
+  r.add({.domain = "tf", .op = "Squeeze", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+           std::vector<i64> dims = tf_rules::int_list(n, "squeeze_dims");
+           if (dims.empty()) dims = tf_rules::int_list(n, "axis");
+           return [dims](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ctx.set_output(0, x.reshaped(tf_rules::squeeze_sizes(x.sizes(), dims, ctx.node())));
+           };
+         }});
+  // shapes, slices, joins, padding (array.hpp's kernels)
+  namespace ad = cuda_array_detail;
+  const auto movable = ad::movable_types();
+  r.add({.domain = "tf", .op = "Shape", .make = [](const kernel_node& n) -> fn {
+           const dtype t = type_attr(n, "out_type", dtype::int32);
+           return [t](context& ctx) {
+             const auto& s = ctx.input(0).sizes();
+             write_ints(ctx, 0, t, s, {static_cast<i64>(s.size())});
+           };
+         }});
+  r.add({.domain = "tf", .op = "Size", .make = [](const kernel_node& n) -> fn {
+           const dtype t = type_attr(n, "out_type", dtype::int32);
+           return [t](context& ctx) { write_ints(ctx, 0, t, {ctx.input(0).size()}, {}); };
+         }});
+  r.add({.domain = "tf", .op = "Rank", .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) { write_ints(ctx, 0, dtype::int32, {static_cast<i64>(ctx.input(0).rank())}, {}); };
+         }});
+  r.add({.domain = "tf", .op = "ConcatV2", .dtypes = movable, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const std::size_t k = ctx.num_inputs();
+             if (k < 2) ctx.fail("needs values and an axis");
+             std::vector<const cuda_tensor*> xs;
+             for (std::size_t i = 0; i + 1 < k; ++i) xs.push_back(&ctx.input(i));
+             const i64 axis = tf_axis(scalar_input(ctx, k - 1, "axis"), static_cast<i64>(xs[0]->rank()), ctx.node(), "axis");
+             ad::concat_into(ctx, *lib, xs, axis);
+           };
+         }});
+  r.add({.domain = "tf", .op = "Pack", .dtypes = movable, .make = [](const kernel_node& n) -> fn {
+           const i64 axis_attr = n.attr<i64>("axis", 0);
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [axis_attr, lib](context& ctx) {
+             if (ctx.num_inputs() == 0) ctx.fail("no values");
+             const cuda_tensor& x0 = ctx.input(0);
+             const i64 axis = tf_axis(axis_attr, static_cast<i64>(x0.rank()) + 1, ctx.node(), "axis");
+             std::vector<i64> s = x0.sizes();
+             s.insert(s.begin() + axis, 1);
+             std::vector<cuda_tensor> views;
+             for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+               const cuda_tensor& x = ctx.input(i);
+               if (x.sizes() != x0.sizes())
+                 ctx.fail("values have different sizes " + x0.shape().to_string() + " and " + x.shape().to_string());
+               views.push_back(x.reshaped(s));
+             }
+             std::vector<const cuda_tensor*> xs;
+             for (const auto& v : views) xs.push_back(&v);
+             ad::concat_into(ctx, *lib, xs, axis);
+           };
+         }});
+  r.add({.domain = "tf", .op = "Slice", .dtypes = movable, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
+             const auto v = tf_rules::slice_view(x.sizes(), host_ints(ctx, 1), host_ints(ctx, 2), ctx.node());
+             ad::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, v.offset);
+           };
+         }});
+  r.add({.domain = "tf", .op = "StridedSlice", .dtypes = movable, .make = [](const kernel_node& n) -> fn {
+           const i64 bm = n.attr<i64>("begin_mask", 0), em = n.attr<i64>("end_mask", 0), el = n.attr<i64>("ellipsis_mask", 0),
+                     na = n.attr<i64>("new_axis_mask", 0), sm = n.attr<i64>("shrink_axis_mask", 0);
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [=](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
+             const auto p = tf_rules::plan_strided_slice(x.sizes(), host_ints(ctx, 1), host_ints(ctx, 2), host_ints(ctx, 3), bm, em, el, na, sm,
+                                                         ctx.node());
+             ad::copy_view(ctx, *lib, x, p.final_sizes, p.sizes, p.strides, p.offset);
+           };
+         }});
+  r.add({.domain = "tf", .op = "Tile", .dtypes = movable, .make = ad::make_tile});
+  r.add({.domain = "tf", .op = "BroadcastTo", .dtypes = movable, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
+             const auto s = host_ints(ctx, 1);
+             for (i64 v : s)
+               if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
+             if (s.size() < x.rank() || shape_rules::broadcast_sizes(x.sizes(), s, ctx.node()) != s)
+               ctx.fail("cannot broadcast sizes " + x.shape().to_string() + " to " + shape::of(s).to_string());
+             ad::copy_view(ctx, *lib, x, s, s, shape_rules::broadcast_strides(x.sizes(), s), 0);
+           };
+         }});
+  r.add({.domain = "tf", .op = "Fill", .dtypes = movable, .type_input = 1, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const auto dims = host_ints(ctx, 0);
+             const cuda_tensor& v = ctx.input(1);
+             ad::require_movable(ctx, v.element_type());
+             if (v.rank() != 0 && v.size() != 1) ctx.fail("value must be a scalar, got sizes " + v.shape().to_string());
+             for (i64 d : dims)
+               if (d < 0) ctx.fail("dims has a negative size " + std::to_string(d));
+             ad::copy_view(ctx, *lib, v, dims, dims, std::vector<i64>(dims.size(), 0), 0);
+           };
+         }});
+  r.add({.domain = "tf", .op = "GatherV2", .dtypes = movable,
+         .make = [](const kernel_node& n) -> fn {
+           auto kernels = std::make_shared<keyed_kernels>();
+           return [m = n, kernels](context& ctx) {
+             const i64 rank = static_cast<i64>(ctx.input(0).rank());
+             if (rank == 0) ctx.fail("params must have rank >= 1");
+             const i64 axis = tf_axis(scalar_input(ctx, 2, "axis"), rank, ctx.node(), "axis");
+             kernels->get({axis}, [&] {
+               kernel_node r = m;
+               r.attrs["axis"] = axis;
+               return ad::make_gather(r);
+             })(ctx);
+           };
+         },
+         .applies = [](const kernel_query& q) {  // batch_dims stay on the CPU
+           if (!q.attrs) return true;
+           auto it = q.attrs->find("batch_dims");
+           return it == q.attrs->end() || (it->second.is<i64>() && it->second.as<i64>() == 0);
+         }});
+  for (const char* op : {"Pad", "PadV2", "MirrorPad"}) {
+    const std::string name = op;
+    r.add({.domain = "tf", .op = name, .dtypes = movable,
+           .make = [name](const kernel_node&) -> fn {
+             auto lib = std::make_shared<cuda_detail::lazy_library>();
+             return [name, lib](context& ctx) {
+               const cuda_tensor& x = ctx.input(0);
+               ad::require_movable(ctx, x.element_type());
+               const bool mirror = name == "MirrorPad";
+               const auto [begin, end] = tf_rules::paddings(x.sizes(), ctx.input(1).sizes(), host_ints(ctx, 1), mirror, ctx.node());
+               std::uint64_t cval = 0;
+               if (name == "PadV2") {
+                 if (ctx.input(2).element_type() != x.element_type() || ctx.input(2).size() != 1)
+                   ctx.fail("constant_values must be a scalar of the input type");
+                 cval = ad::first_bits(cuda_detail::host_value(ctx, 2));
+               }
+               ad::pad_into(ctx, *lib, x, begin, end, mirror ? 1 : 0, cval);
+             };
+           },
+           .applies = [mirror = name == "MirrorPad"](const kernel_query& q) {  // SYMMETRIC stays on the CPU (which fails)
+             if (!mirror || !q.attrs) return true;
+             auto it = q.attrs->find("mode");
+             return it != q.attrs->end() && it->second.is<std::string>() && it->second.as<std::string>() == "REFLECT";
+           }});
+  }
+  // data movement and products through ONNX's kernels
+  r.add({.domain = "tf", .op = "Transpose", .dtypes = cuda_array_detail::movable_types(), .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             cuda_array_detail::require_movable(ctx, x.element_type());
+             const auto v = shape_rules::transpose_view(x.sizes(), host_ints(ctx, 1), ctx.node());
+             cuda_array_detail::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
+           };
+         }});
+  const auto float_types = std::vector<dtype>{dtype::f16, dtype::bf16, dtype::f32, dtype::f64};
+  r.add({.domain = "tf", .op = "MatMul", .dtypes = float_types, .make = [gemm = onnx_make(r, "Gemm", 13)](const kernel_node& n) {
+           kernel_node m = n;
+           m.opset = 13;
+           m.attrs["transA"] = static_cast<i64>(flag(n, "transpose_a", false));
+           m.attrs["transB"] = static_cast<i64>(flag(n, "transpose_b", false));
+           return gemm(m);
+         }});
+  for (const char* op : {"BatchMatMulV2", "BatchMatMulV3"})
+    r.add({.domain = "tf", .op = op, .dtypes = float_types, .make = [mm = onnx_make(r, "MatMul", 13)](const kernel_node& n) {
+             kernel_node m = n;
+             m.opset = 13;
+             return mm(m);
+           },
+           // adjoints and another output type stay on the CPU
+           .applies = [](const kernel_query& q) {
+             if (!q.attrs) return true;
+             if (tf_rules::flag_in(*q.attrs, "adj_x", false) || tf_rules::flag_in(*q.attrs, "adj_y", false)) return false;
+             auto it = q.attrs->find("Tout");
+             const dtype tout = it != q.attrs->end() && it->second.is<dtype>() ? it->second.as<dtype>() : dtype::undefined;
+             return tout == dtype::undefined || q.inputs.empty() || q.inputs[0] == dtype::undefined || tout == q.inputs[0];
+           }});
+  for (const auto& [name, log] : {std::pair{"Softmax", false}, std::pair{"LogSoftmax", true}})
+    r.add({.domain = "tf", .op = name, .dtypes = float_types, .make = [make = onnx_make(r, log ? "LogSoftmax" : "Softmax", 13)](const kernel_node& n) -> fn {
+             kernel_node m = n;
+             m.opset = 13;
+             m.attrs["axis"] = i64{-1};
+             fn f = make(m);
+             return [f](context& ctx) {
+               if (ctx.input(0).rank() < 1) ctx.fail("logits must have rank >= 1");
+               f(ctx);
+             };
+           }});
+  // reductions, arg, cumulative
+  using cuda_reduce_detail::rkind;
+  for (const auto& [name, k] : {std::pair{"Sum", rkind::sum}, std::pair{"Mean", rkind::mean}, std::pair{"Max", rkind::max},
+                                std::pair{"Min", rkind::min}, std::pair{"Prod", rkind::prod}, std::pair{"EuclideanNorm", rkind::l2}}) {
+    const rkind kind = k;
+    std::vector<dtype> ts = cuda_reduce_detail::types_of(kind);
+    ts.erase(std::remove(ts.begin(), ts.end(), dtype::bool_), ts.end());
+    r.add({.domain = "tf", .op = name, .dtypes = ts, .make = [kind](const kernel_node& n) { return make_reduction(n, kind); }});
+  }
+  r.add({.domain = "tf", .op = "All", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::min); }});
+  r.add({.domain = "tf", .op = "Any", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::max); }});
+  for (const auto& [name, is_max] : {std::pair{"ArgMax", true}, std::pair{"ArgMin", false}})
+    r.add({.domain = "tf", .op = name, .dtypes = cuda_reduce_detail::numeric_types(),
+           .make = [is_max](const kernel_node& n) { return cuda_tf::make_arg(n, is_max); },
+           .applies = [](const kernel_query& q) {  // int32 indices stay on the CPU
+             if (!q.attrs) return true;
+             auto it = q.attrs->find("output_type");
+             return it == q.attrs->end() || (it->second.is<dtype>() && it->second.as<dtype>() == dtype::int64);
+           }});
+  for (const auto& [name, product] : {std::pair{"Cumsum", false}, std::pair{"Cumprod", true}})
+    r.add({.domain = "tf", .op = name, .dtypes = cuda_reduce_detail::cumsum_types(), .make = [product](const kernel_node& n) {
+             kernel_node m = n;
+             m.attrs["exclusive"] = static_cast<i64>(flag(n, "exclusive", false));
+             m.attrs["reverse"] = static_cast<i64>(flag(n, "reverse", false));
+             return cuda_reduce_detail::make_cumsum(m, product);
+           }});
+}
+
+}  // namespace gpass::exec

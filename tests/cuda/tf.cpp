@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA kernels of TensorFlow ops (domain "tf"): which nodes they serve (no GPU needed), and
+// on a GPU each op against the Eigen CPU kernel (TensorFlow's semantics, checked against
+// TensorFlow by the tf tests) on ordinary and special values, and the frontend fixtures of
+// tests/data/tf through a session on cuda_devices() giving TensorFlow's values.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gpass/exec/cuda.hpp>
+
+#include "fixture.hpp"
+
+#if GPASS_CUDA_TESTS_TF
+#include <gpass/io/tensorflow.hpp>
+#include <gpass/passes/tf.hpp>
+#include <gpass/session.hpp>
+#include <gpass/session/cuda_devices.hpp>
+
+#include "../tf/fixture_support.hpp"
+#endif
+
+namespace gpass_test_cuda_tf {
+
+namespace {
+
+using namespace gpass_test_cuda::prelude;
+using gpass_test_cuda::check_close;
+using gpass_test_cuda::run_gpu;
+using i64 = std::int64_t;
+
+gpass::exec::kernel_node tf(std::string op, gpass::attribute_map attrs = {}, std::size_t outputs = 1) {
+  return node(std::move(op), 1, std::move(attrs), outputs, "tf");
+}
+
+/// f32 values with NaN, infinities, signed zeros, halves and ordinary numbers.
+tensor specials() {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  return tensor::from<float>({nan, inf, -inf, 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 2.5f, 3.0f, -7.25f, 1e-3f, 100.0f, -0.75f, 6.5f},
+                             {4, 4});
+}
+
+tensor i64s(std::vector<i64> v, std::vector<i64> sizes) { return tensor::from<i64>(std::move(v), std::move(sizes)); }
+
+/// `v` as a 1-D tensor of integer type `t`.
+tensor of_type(dtype t, const std::vector<i64>& v) {
+  tensor r(t, {static_cast<i64>(v.size())});
+  gpass::visit_dtype(t, [&]<class T>() {
+    if constexpr (std::is_integral_v<T>)
+      for (std::size_t i = 0; i < v.size(); ++i) r.data<T>()[i] = static_cast<T>(v[i]);
+  });
+  return r;
+}
+
+/// Whether the CUDA registry serves a TF node of `op` with these input types and attributes.
+bool serves(const char* op, std::vector<dtype> inputs, const gpass::attribute_map& attrs = {}) {
+  static const gpass::exec::kernel_registry<ex::cuda> reg = [] {
+    gpass::exec::kernel_registry<ex::cuda> r;
+    gpass::exec::register_cuda_kernels(r);
+    return r;
+  }();
+  return reg.serves({.domain = "tf", .op = op, .attrs = &attrs, .inputs = std::move(inputs)});
+}
+
+}  // namespace
+
+TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
+  CHECK(serves("AddV2", {dtype::f32, dtype::f32}));
+  CHECK(serves("AddV2", {dtype::int32, dtype::int32}));
+  CHECK(serves("RealDiv", {dtype::f16, dtype::f16}));
+  // integer division fails on zero in TensorFlow: such nodes stay on the CPU
+  for (const char* op : {"Div", "FloorDiv", "FloorMod", "TruncateMod", "Mod", "Reciprocal"}) {
+    CAPTURE(op);
+    CHECK(serves(op, {dtype::f32, dtype::f32}));
+    CHECK_FALSE(serves(op, {dtype::int32, dtype::int32}));
+  }
+  CHECK(serves("BatchMatMulV2", {dtype::f32, dtype::f32}, {{"adj_x", false}, {"adj_y", false}}));
+  CHECK_FALSE(serves("BatchMatMulV2", {dtype::f32, dtype::f32}, {{"adj_x", true}}));
+  CHECK_FALSE(serves("BatchMatMulV3", {dtype::f32, dtype::f32}, {{"adj_y", true}}));
+  CHECK(serves("ArgMax", {dtype::f32, dtype::int32}, {{"output_type", dtype::int64}}));
+  CHECK_FALSE(serves("ArgMax", {dtype::f32, dtype::int32}, {{"output_type", dtype::int32}}));
+  CHECK(serves("All", {dtype::bool_, dtype::int32}));
+  CHECK_FALSE(serves("Sum", {dtype::bool_, dtype::int32}));
+  CHECK(serves("GatherV2", {dtype::f32, dtype::int32, dtype::int32}, {{"batch_dims", i64{0}}}));
+  CHECK_FALSE(serves("GatherV2", {dtype::f32, dtype::int32, dtype::int32}, {{"batch_dims", i64{1}}}));
+  CHECK(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("REFLECT")}}));
+  CHECK_FALSE(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("SYMMETRIC")}}));
+  CHECK_FALSE(serves("Unique", {dtype::f32}));  // no CUDA kernel: the CPU's
+}
+
+TEST_CASE("cuda: TensorFlow element-wise ops match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const tensor s = specials();
+  const auto x = random_tensor(dtype::f32, {2, 3, 4}, -3, 3, 21);
+  const auto pos = random_tensor(dtype::f32, {2, 3, 4}, 1.05, 4, 22);
+  const auto row = random_tensor(dtype::f32, {4}, -2, 2, 23);
+  const auto unit = random_tensor(dtype::f32, {2, 3, 4}, -0.95, 0.95, 24);
+  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod", "TruncateMod", "Mod", "Maximum",
+                         "Minimum", "Pow", "SquaredDifference", "Atan2", "DivNoNan", "MulNoNan", "Less", "LessEqual", "Greater",
+                         "GreaterEqual", "Equal", "NotEqual"}) {
+    CAPTURE(op);
+    differential(tf(op), {x, row}, 2e-6, 1e-6);
+    differential(tf(op), {s, s.reshaped({4, 4})}, 2e-6, 1e-6);
+    differential(tf(op), {s, tensor::scalar(0.0f)}, 2e-6, 1e-6);  // by zero: inf, NaN, 0 (NoNan)
+    differential(tf(op), {tensor::scalar(-1.5f), s}, 2e-6, 1e-6);
+  }
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Expm1", "Log1p", "Tanh", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Erf", "Asinh",
+                         "Floor", "Ceil", "Rint", "Round", "Sign", "Reciprocal", "Inv", "Sigmoid", "Relu", "Relu6", "Elu", "Selu",
+                         "Softplus", "Softsign", "IsNan", "IsInf", "IsFinite", "ZerosLike", "OnesLike"}) {
+    CAPTURE(op);
+    differential(tf(op), {x}, 2e-6, 1e-6);
+    differential(tf(op), {s}, 2e-6, 1e-6);
+  }
+  for (const char* op : {"Sqrt", "Rsqrt", "Log", "Acosh"}) differential(tf(op), {pos}, 2e-6, 1e-6);
+  for (const char* op : {"Asin", "Acos", "Atanh", "Tan"}) differential(tf(op), {unit}, 2e-6, 1e-6);
+  differential(tf("LeakyRelu"), {s});
+  differential(tf("LeakyRelu", {{"alpha", 0.01}}), {x});
+  differential(tf("AddN"), {x, x, random_tensor(dtype::f32, {2, 3, 4}, -1, 1, 25)});
+  differential(tf("BiasAdd"), {x, row});
+  differential(tf("BiasAdd", {{"data_format", std::string("NCHW")}}), {x, random_tensor(dtype::f32, {3}, -1, 1, 26)});
+  differential(tf("BiasAddV1"), {x, row});
+  differential(tf("ClipByValue"), {s, tensor::scalar(-1.0f), tensor::scalar(2.0f)});
+  differential(tf("ClipByValue"), {x, random_tensor(dtype::f32, {2, 3, 4}, -2, 0, 27), tensor::from<float>({1.0f})});
+  const auto c = random_tensor(dtype::bool_, {2, 3, 4}, 0, 1, 28);
+  differential(tf("Select"), {c, x, pos});
+  differential(tf("Select"), {tensor::from<bool>({true, false}), x, pos});  // a vector picks rows
+  differential(tf("Select"), {tensor::scalar(false), x, pos});
+  differential(tf("SelectV2"), {random_tensor(dtype::bool_, {3, 1}, 0, 1, 29), x, row});
+  differential(tf("LogicalAnd"), {c, tensor::scalar(true)});
+  differential(tf("LogicalOr"), {c, random_tensor(dtype::bool_, {4}, 0, 1, 30)});
+  differential(tf("LogicalNot"), {c});
+  // Cast: rounding to bfloat16 and half, truncation when asked, to integers and bool
+  differential(tf("Cast", {{"DstT", dtype::bf16}}), {x});
+  differential(tf("Cast", {{"DstT", dtype::bf16}, {"Truncate", true}}), {x});
+  differential(tf("Cast", {{"DstT", dtype::bf16}, {"Truncate", true}}), {s});
+  differential(tf("Cast", {{"DstT", dtype::f16}, {"SrcT", dtype::f32}}), {x});
+  differential(tf("Cast", {{"DstT", dtype::int32}}), {x});
+  differential(tf("Cast", {{"DstT", dtype::bool_}}), {x});
+  // 16-bit floats: one rounding per step where the CPU takes it
+  const auto h = random_tensor(dtype::f16, {5, 7}, -3, 3, 31);
+  const auto hy = random_tensor(dtype::f16, {7}, 0.25, 3, 32);
+  for (const char* op : {"AddV2", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Maximum", "SquaredDifference"}) differential(tf(op), {h, hy}, 1e-3, 1e-3);
+  for (const char* op : {"Relu6", "Tanh", "Sigmoid", "Elu"}) differential(tf(op), {h}, 1e-3, 1e-3);
+  const auto b = random_tensor(dtype::bf16, {3, 8}, -3, 3, 33);
+  differential(tf("FloorDiv"), {b, random_tensor(dtype::bf16, {1}, 0.3, 0.31, 34)}, 1e-2, 1e-2);
+}
+
+TEST_CASE("cuda: TensorFlow integer element-wise ops match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const auto a = random_tensor(dtype::int32, {4, 6}, -100, 100, 41);
+  const auto b = random_tensor(dtype::int32, {6}, -40, 40, 42);
+  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "SquaredDifference", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+                         "Less", "GreaterEqual", "Equal", "NotEqual"}) {
+    CAPTURE(op);
+    differential(tf(op), {a, b});
+  }
+  for (const char* op : {"Neg", "Abs", "Square", "Sign", "Relu", "Relu6", "Round", "Invert", "ZerosLike", "OnesLike"}) {
+    CAPTURE(op);
+    differential(tf(op), {a});
+  }
+  // shifts: amounts below 0 and past the width clamp; signed left shifts wrap
+  for (dtype t : {dtype::int8, dtype::int16, dtype::int32, dtype::int64, dtype::uint8, dtype::uint32}) {
+    CAPTURE(t);
+    const bool is_unsigned = t == dtype::uint8 || t == dtype::uint32;
+    const auto v = random_tensor(t, {2, 40}, is_unsigned ? 0 : -120, 120, 43);
+    const auto amount = of_type(t, {is_unsigned ? 3 : -3, -1, 0, 1, 2, 5, 7, 8, 15, 16, 31, 32, 63, 64, 70, 3, 4, 6, 9, 12, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55,
+                                    0, 0, 0, 0, 1, 1, 1, 1, 2, 2});
+    differential(tf("LeftShift"), {v, amount});
+    differential(tf("RightShift"), {v, amount});
+  }
+  // wrapping: INT64_MIN - 1, INT32 products
+  differential(tf("Sub"), {i64s({std::numeric_limits<i64>::min(), 5}, {2}), i64s({1, -3}, {2})});
+  differential(tf("Mul"), {tensor::from<std::int32_t>({1 << 20, -7}), tensor::from<std::int32_t>({1 << 13, 3})});
+  differential(tf("AddN"), {a, a, a});
+  differential(tf("BiasAdd"), {a, b});
+  differential(tf("ClipByValue"), {a, tensor::scalar<std::int32_t>(-10), tensor::scalar<std::int32_t>(10)});
+  differential(tf("Cast", {{"DstT", dtype::f32}}), {a});
+}
+
+TEST_CASE("cuda: TensorFlow views, products, reductions and softmax match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const auto x = random_tensor(dtype::f32, {2, 3, 4}, -3, 3, 51);
+  // views
+  differential(tf("Identity"), {x});
+  differential(tf("Reshape"), {x, i64s({4, -1}, {2})});
+  differential(tf("Reshape"), {random_tensor(dtype::f32, {0, 3}, -1, 1, 52), i64s({3, 0, 5}, {3})});  // 0 is a size
+  differential(tf("ExpandDims"), {x, tensor::scalar<std::int32_t>(-1)});
+  differential(tf("ExpandDims"), {x, tensor::scalar<std::int32_t>(1)});
+  const auto ones = random_tensor(dtype::f32, {1, 3, 1, 2}, -1, 1, 53);
+  differential(tf("Squeeze"), {ones});
+  differential(tf("Squeeze", {{"squeeze_dims", std::vector<i64>{-2}}}), {ones});
+  differential(tf("Transpose"), {x, tensor::from<std::int32_t>({2, 0, 1})});
+  // products
+  const auto a = random_tensor(dtype::f32, {5, 7}, -1, 1, 54);
+  const auto bt = random_tensor(dtype::f32, {3, 7}, -1, 1, 55);
+  differential(tf("MatMul", {{"transpose_b", true}}), {a, bt}, 1e-5, 1e-5);
+  differential(tf("MatMul", {{"transpose_a", true}}), {random_tensor(dtype::f32, {7, 5}, -1, 1, 56), random_tensor(dtype::f32, {7, 2}, -1, 1, 57)},
+               1e-5, 1e-5);
+  differential(tf("BatchMatMulV2"), {random_tensor(dtype::f32, {2, 1, 3, 4}, -1, 1, 58), random_tensor(dtype::f32, {5, 4, 2}, -1, 1, 59)},
+               1e-5, 1e-5);
+  // reductions: negative and repeated indices, keep_dims, a scalar index, none, a scalar input
+  for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod", "EuclideanNorm"}) {
+    CAPTURE(op);
+    differential(tf(op), {x, tensor::from<std::int32_t>({-1, 0, 2})}, 1e-5, 1e-5);
+    differential(tf(op, {{"keep_dims", true}}), {x, tensor::from<std::int32_t>({1, -2})}, 1e-5, 1e-5);
+    differential(tf(op), {x, tensor::scalar<std::int32_t>(1)}, 1e-5, 1e-5);
+    differential(tf(op), {x, tensor::from<i64>(std::vector<i64>{}, {0})}, 1e-5, 1e-5);
+    differential(tf(op), {tensor::scalar(2.5f), tensor::from<std::int32_t>({0})}, 1e-5, 1e-5);
+  }
+  differential(tf("Sum"), {random_tensor(dtype::int32, {3, 5}, -9, 9, 60), tensor::from<std::int32_t>({0})});
+  differential(tf("Mean"), {random_tensor(dtype::int64, {3, 5}, -9, 9, 61), tensor::from<std::int32_t>({1})});
+  const auto bools = random_tensor(dtype::bool_, {3, 4}, 0, 1, 62);
+  differential(tf("All"), {bools, tensor::from<std::int32_t>({1})});
+  differential(tf("Any", {{"keep_dims", true}}), {bools, tensor::from<std::int32_t>({0, -2})});
+  differential(tf("ArgMax"), {x, tensor::scalar<std::int32_t>(-1)});
+  differential(tf("ArgMin", {{"output_type", dtype::int64}}), {x, tensor::scalar<i64>(1)});
+  differential(tf("Cumsum", {{"exclusive", true}}), {x, tensor::scalar<std::int32_t>(2)});
+  differential(tf("Cumprod", {{"reverse", true}}), {x, tensor::scalar<std::int32_t>(0)}, 1e-5, 1e-5);
+  differential(tf("Softmax"), {x}, 1e-5, 1e-6);
+  differential(tf("LogSoftmax"), {specials()}, 1e-5, 1e-6);
+}
+
+TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") {
+  GPASS_REQUIRE_GPU();
+  const auto x = random_tensor(dtype::f32, {2, 3, 4}, -3, 3, 81);
+  const auto y = random_tensor(dtype::f32, {2, 3, 1}, -3, 3, 82);
+  differential(tf("Shape"), {x});
+  differential(tf("Shape", {{"out_type", dtype::int64}}), {x});
+  differential(tf("Size"), {x});
+  differential(tf("Rank"), {x});
+  differential(tf("ConcatV2"), {x, y, x, tensor::scalar<std::int32_t>(-1)});
+  differential(tf("ConcatV2"), {x, x, tensor::scalar<i64>(0)});
+  differential(tf("Pack", {{"axis", i64{1}}}), {x, x, random_tensor(dtype::f32, {2, 3, 4}, -1, 1, 83)});
+  differential(tf("Pack", {{"axis", i64{-1}}}), {tensor::from<std::int32_t>({1, 2}), tensor::from<std::int32_t>({3, 4})});
+  differential(tf("Slice"), {x, tensor::from<std::int32_t>({1, 0, 1}), tensor::from<std::int32_t>({-1, 2, 3})});
+  // StridedSlice: masks, a negative stride, an ellipsis with a new axis, a shrunk axis
+  const auto sl = [](i64 b, i64 e, i64 el, i64 na, i64 sh) {
+    return tf("StridedSlice", {{"begin_mask", b}, {"end_mask", e}, {"ellipsis_mask", el}, {"new_axis_mask", na}, {"shrink_axis_mask", sh}});
+  };
+  differential(sl(0, 0, 0, 0, 0), {x, tensor::from<std::int32_t>({0, 1, 0}), tensor::from<std::int32_t>({2, 3, 4}), tensor::from<std::int32_t>({1, 1, 2})});
+  differential(sl(1, 1, 0, 0, 2), {x, tensor::from<std::int32_t>({0, -1, 3}), tensor::from<std::int32_t>({0, 0, -5}), tensor::from<std::int32_t>({1, 1, -1})});
+  differential(sl(0, 0, 1, 2, 0), {x, tensor::from<std::int32_t>({0, 0, 1}), tensor::from<std::int32_t>({0, 0, 3}), tensor::from<std::int32_t>({1, 1, 1})});
+  differential(tf("Tile"), {x, tensor::from<std::int32_t>({2, 1, 3})});
+  differential(tf("BroadcastTo"), {y, tensor::from<std::int32_t>({5, 2, 3, 4})});
+  differential(tf("Fill"), {tensor::from<std::int32_t>({2, 3}), tensor::scalar(1.5f)});
+  differential(tf("Fill"), {tensor::from<i64>({0, 4}), tensor::scalar<std::int32_t>(7)});
+  differential(tf("GatherV2"), {x, tensor::from<std::int32_t>({2, 0, 2, 1}, {2, 2}), tensor::scalar<std::int32_t>(1)});
+  differential(tf("GatherV2"), {x, tensor::from<i64>({3, 0}), tensor::scalar<i64>(-1)});
+  const auto p = tensor::from<std::int32_t>({1, 0, 0, 2, 2, 1}, {3, 2});
+  differential(tf("Pad"), {x, p});
+  differential(tf("PadV2"), {x, p, tensor::scalar(-9.0f)});
+  differential(tf("MirrorPad", {{"mode", std::string("REFLECT")}}), {x, p});
+  CHECK_THROWS_WITH(run_gpu(tf("Pad"), {x, tensor::from<std::int32_t>({1, 0, 0, 2}, {2, 2})}), doctest::Contains("paddings must have sizes [3, 2]"));
+  CHECK_THROWS_WITH(run_gpu(tf("Slice"), {x, tensor::from<std::int32_t>({1, 0, 1}), tensor::from<std::int32_t>({2, 2, 3})}),
+                    doctest::Contains("to fit dimension size 2"));
+  CHECK_THROWS_WITH(run_gpu(tf("ConcatV2"), {x, random_tensor(dtype::f32, {2, 4, 4}, -1, 1, 84), tensor::scalar<std::int32_t>(2)}),
+                    doctest::Contains("differ off the axis"));
+}
+
+TEST_CASE("cuda: TensorFlow kernels fail as the CPU's do, naming the node") {
+  GPASS_REQUIRE_GPU();
+  const auto x = random_tensor(dtype::f32, {2, 3, 4}, -3, 3, 71);
+  CHECK_THROWS_WITH(run_gpu(tf("BiasAdd"), {x, random_tensor(dtype::f32, {3}, -1, 1, 72)}), doctest::Contains("bias has 3 elements"));
+  CHECK_THROWS_WITH(run_gpu(tf("Squeeze", {{"squeeze_dims", std::vector<i64>{0}}}), {x}), doctest::Contains("cannot squeeze dimension 0"));
+  CHECK_THROWS_WITH(run_gpu(tf("Sum"), {x, tensor::from<std::int32_t>({3})}), doctest::Contains("reduction index 3 is out of range"));
+  CHECK_THROWS_WITH(run_gpu(tf("ArgMax"), {random_tensor(dtype::f32, {2, 0}, 0, 1, 73), tensor::scalar<std::int32_t>(1)}),
+                    doctest::Contains("empty dimension"));
+  CHECK_THROWS_WITH(run_gpu(tf("Select"), {tensor::from<bool>({true, false, true}), x, x}), doctest::Contains("condition of sizes"));
+  CHECK_THROWS_WITH(run_gpu(tf("Cast", {{"DstT", dtype::f16}, {"SrcT", dtype::f64}}), {x}), doctest::Contains("SrcT is"));
+  CHECK_THROWS_WITH(run_gpu(tf("Reshape"), {x, i64s({5, -1}, {2})}), doctest::Contains("cannot reshape"));
+}
+
+#if GPASS_CUDA_TESTS_TF
+// Every GraphDef fixture of tests/data/tf and tests/data/tf2 through a session on cuda_devices():
+// targets each in their own run, then the fetches; TensorFlow's values within a tolerance that allows for the GPU's
+// summation orders (cuBLAS, reductions), and most nodes on the GPU.
+TEST_CASE("cuda: the TensorFlow fixtures on cuda_devices give TensorFlow's values") {
+  GPASS_REQUIRE_GPU();
+  namespace tfx = gpass_test::tf;
+  using G = gpass::graph<>;
+  int fixtures = 0;
+  std::map<std::string, int> total;
+  std::vector<std::pair<std::string, std::filesystem::path>> names;  // TF 1 and the TF 2 GraphDefs (not the SavedModels)
+  for (const auto& root : {tfx::data_dir, tfx::tf2_data_dir})
+    for (const auto& e : std::filesystem::directory_iterator(root))
+      if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt") && std::filesystem::exists(e.path() / "graph.pb"))
+        names.emplace_back(e.path().filename().string(), root);
+  for (const auto& [name, root] : names) {
+    const auto f = tfx::read_fixture(name, root);
+    INFO(f.name);
+    std::vector<std::pair<std::string, gpass::exec::value>> feeds;
+    for (const auto& [t, file] : f.feeds) feeds.emplace_back(t, gpass::read_tf_tensor_file(file));
+    std::vector<std::string> fetches;
+    for (const auto& [t, file] : f.fetches) fetches.push_back(t);
+    try {
+      gpass::session_options<G> o;
+      o.devices = gpass::cuda_devices<G>();
+      o.prepare = [](G& g) {
+        gpass::pass_context ctx;
+        gpass::tf_frontend(g, ctx);
+      };
+      gpass::session<G> s(gpass::read_tf_graph_file<G>(f.dir / "graph.pb"), o);
+      for (const auto& t : f.targets) (void)s.run(feeds, {}, {t});
+      const auto got = s.run(feeds, fetches);
+      std::map<std::string, int> per_device;
+      for (const auto& [n, d] : s.last_placement()) ++per_device[gpass::parse_device_name(d).short_name()];
+      std::string placed;
+      for (const auto& [d, c] : per_device) {
+        placed += " " + d + "=" + std::to_string(c);
+        total[d] += c;
+      }
+      MESSAGE(f.name << ": placement" << placed);
+      CHECK(got.size() == f.fetches.size());
+      for (std::size_t k = 0; k < std::min(got.size(), f.fetches.size()); ++k) {
+        INFO(f.fetches[k].first);
+        const tensor want = gpass::read_tf_tensor_file(f.fetches[k].second);
+        if (!got[k].is_tensor()) {
+          FAIL_CHECK("not a tensor");
+          continue;
+        }
+        if (got[k].tensor().element_type() != want.element_type() || got[k].tensor().sizes() != want.sizes()) {
+          FAIL_CHECK("got " << got[k].tensor().shape().to_string() << " of " << gpass::to_string(got[k].tensor().element_type()));
+          continue;
+        }
+        if (want.element_type() == dtype::f32 || want.element_type() == dtype::f64) check_close(got[k].tensor(), want, 1e-4, 1e-4);
+        else CHECK(tfx::max_abs_diff(got[k].tensor(), want) == 0);
+      }
+    } catch (const std::exception& e) {  // the other fixtures still run
+      FAIL_CHECK(f.name << ": " << std::string(e.what()));
+    }
+    ++fixtures;
+  }
+  std::string placed;
+  for (const auto& [d, c] : total) placed += " " + d + "=" + std::to_string(c);
+  MESSAGE(fixtures << " fixtures, nodes placed (last runs):" << placed);
+  CHECK(fixtures == 38);
+  CHECK(total["gpu:0"] > 0);
+}
+#endif
+
+}  // namespace gpass_test_cuda_tf
