@@ -10,8 +10,8 @@
 ///   MulNoNan, comparisons, logic, bitwise ops, LeftShift RightShift, the unary math and
 ///   activations (Relu6, Elu, Selu, LeakyRelu, Rsqrt, Square, ...), AddN, BiasAdd(V1), Cast
 ///   (Truncate too), Select, SelectV2, ClipByValue, ZerosLike, OnesLike;
-/// - Const (uploaded once); views: Identity StopGradient Snapshot PreventGradient PlaceholderWithDefault, Reshape
-///   (0 is a size, not "copy"), ExpandDims, Squeeze;
+/// - Const (uploaded once); views: Identity StopGradient Snapshot PreventGradient
+///   PlaceholderWithDefault, Reshape (0 is a size, not "copy"), ExpandDims, Squeeze;
 /// - shapes and data movement: Shape Size Rank (out_type, written to the device), ConcatV2
 ///   Pack Slice StridedSlice Tile BroadcastTo Fill, GatherV2 (batch_dims 0), Pad PadV2
 ///   MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
