@@ -911,12 +911,49 @@ def image_ops():
                  pat: rng(54).rand(2, 7, 8, 3).astype(np.float32)}, outs)
 
 
+def sparse_ctc():
+    """SparseReshape (a -1, the same shape, rank changes, an empty tensor), SparseFillEmptyRows
+    (rows out of order, empty rows first / last / inside, float and string values, no
+    entries) and CTCGreedyDecoder (merge_repeated both ways, a blank index of its own, short
+    and empty sequences, ties; float and double)."""
+    raw = tf.raw_ops
+    i64 = tf.int64
+    ind = v1.placeholder(i64, [5, 3], name="ind")
+    shp = tf.constant([2, 3, 4], i64, name="shp")
+    rs1 = raw.SparseReshape(input_indices=ind, input_shape=shp, new_shape=tf.constant([6, -1], i64), name="reshape_m1")
+    rs2 = raw.SparseReshape(input_indices=ind, input_shape=shp, new_shape=tf.constant([4, 3, 2], i64), name="reshape_3d")
+    rs3 = raw.SparseReshape(input_indices=ind, input_shape=shp, new_shape=shp, name="reshape_same")
+    rs4 = raw.SparseReshape(input_indices=tf.zeros([0, 2], i64), input_shape=tf.constant([0, 5], i64),
+                            new_shape=tf.constant([5, 0, 1], i64), name="reshape_empty")
+    fi = v1.placeholder(i64, [6, 2], name="fi")
+    fv = v1.placeholder(tf.float32, [6], name="fv")
+    fe1 = raw.SparseFillEmptyRows(indices=fi, values=fv, dense_shape=tf.constant([8, 5], i64),
+                                  default_value=tf.constant(-1.5), name="fill_f")
+    fe2 = raw.SparseFillEmptyRows(indices=tf.constant([[1, 0], [1, 2], [3, 1]], i64), values=tf.constant(["a", "b", "c"]),
+                                  dense_shape=tf.constant([5, 3], i64), default_value=tf.constant("z"), name="fill_s")
+    fe3 = raw.SparseFillEmptyRows(indices=tf.zeros([0, 2], i64), values=tf.zeros([0], tf.int32),
+                                  dense_shape=tf.constant([3, 4], i64), default_value=tf.constant(7), name="fill_none")
+    logits = v1.placeholder(tf.float32, [7, 3, 5], name="logits")
+    lens = v1.placeholder(tf.int32, [3], name="lens")
+    d1 = raw.CTCGreedyDecoder(inputs=logits, sequence_length=lens, merge_repeated=True, name="ctc_merge")
+    d2 = raw.CTCGreedyDecoder(inputs=logits, sequence_length=lens, merge_repeated=False, name="ctc_plain")
+    d3 = raw.CTCGreedyDecoder(inputs=tf.cast(logits, tf.float64), sequence_length=lens, merge_repeated=True,
+                              blank_index=0, name="ctc_blank0")
+    outs = list(rs1) + list(rs2) + list(rs3) + list(rs4) + list(fe1) + list(fe2) + list(fe3) + list(d1) + list(d2) + list(d3)
+    x = np.round(rng(40).rand(7, 3, 5) * 4, 0).astype(np.float32)  # integers: ties between classes
+    x[:, :, 4] -= 1.0  # blanks (class 4) win less often
+    return Spec({ind: np.array([[0, 0, 1], [0, 2, 3], [1, 0, 0], [1, 1, 2], [1, 2, 3]], np.int64),
+                 fi: np.array([[6, 1], [2, 0], [6, 0], [2, 4], [4, 3], [2, 1]], np.int64),
+                 fv: np.array([1, 2, 3, 4, 5, 6], np.float32),
+                 logits: x, lens: np.array([7, 4, 0], np.int32)}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
-    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops,
+    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

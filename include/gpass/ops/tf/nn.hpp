@@ -342,6 +342,22 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
       .attr("align_corners", "bool", false).infer(resize_infer).add(r);
   tf_op("L2Loss").in("t:T").out("output:T").type_attr("T").infer([](infer_context& c) { c.set_shape(0, shape::scalar()); })
       .add(r);
+  // CTCGreedyDecoder(inputs [max_time, batch, classes], sequence_length [batch]): the decoded
+  // sequences as COO [M, 2] indices and [M] values, their dense shape [2], [batch, 1] scores
+  tf_op("CTCGreedyDecoder").in("inputs:T").in("sequence_length:i32").out("decoded_indices:i64").out("decoded_values:i64")
+      .out("decoded_shape:i64").out("log_probability:T").type_attr("T").attr("merge_repeated", "bool", false)
+      .attr("blank_index", "int", std::int64_t{-1})
+      .infer([](infer_context& c) {
+        const shape x = c.input_shape(0);
+        if (x.has_rank() && x.rank() != 3) c.fail("inputs must be 3-D [max_time, batch, classes], got " + x.to_string());
+        if (auto r = c.input_rank(1); r && *r != 1) c.fail("sequence_length must be a vector, got " + c.input_shape(1).to_string());
+        const dim m = c.fresh_dim("decoded");
+        c.set_shape(0, shape{m, dim(2)});
+        c.set_shape(1, shape{m});
+        c.set_shape(2, shape{dim(2)});
+        c.set_shape(3, shape{x.has_rank() ? x[1] : c.fresh_dim("batch"), dim(1)});
+      })
+      .add(r);
 
   // what tf.gradients emits for dense networks
   for (const char* n : {"ReluGrad", "Relu6Grad"})

@@ -795,6 +795,38 @@ inline void sparse_segment_infer(infer_context& c) {
   c.set_shape(0, shape(out));
 }
 
+// SparseReshape(input_indices [N, R], input_shape [R], new_shape [R']): [N, R'] and [R'] (the
+// new shape with its -1 resolved: new_shape's value when it has no -1).
+inline void sparse_reshape_infer(infer_context& c) {
+  const shape ind = c.input_shape(0);
+  if (ind.has_rank() && ind.rank() != 2) c.fail("input_indices must be a matrix, got " + ind.to_string());
+  const shape ns = c.input_shape(2);
+  if (ns.has_rank() && ns.rank() != 1) c.fail("new_shape must be a vector, got " + ns.to_string());
+  const dim n = ind.has_rank() ? ind[0] : c.fresh_dim("nnz");
+  const dim r = ns.has_rank() ? ns[0] : c.fresh_dim("rank");
+  c.set_shape(0, shape{n, r});
+  c.set_shape(1, shape{r});
+  if (auto v = c.input_ints(2); v && std::find(v->begin(), v->end(), -1) == v->end()) {
+    std::vector<dim> d(v->begin(), v->end());
+    c.set_dims_value(1, d);
+  }
+}
+
+// SparseFillEmptyRows(indices [N, R], values [N], dense_shape [R], default_value): the entries
+// with one more per empty row ([M, R], [M]), empty_row_indicator [dense_shape[0]],
+// reverse_index_map [N].
+inline void sparse_fill_empty_rows_infer(infer_context& c) {
+  const shape ind = c.input_shape(0);
+  if (ind.has_rank() && ind.rank() != 2) c.fail("indices must be a matrix, got " + ind.to_string());
+  if (auto r = c.input_rank(3); r && *r != 0) c.fail("default_value must be a scalar, got " + c.input_shape(3).to_string());
+  const dim m = c.fresh_dim("entries");
+  c.set_shape(0, shape{m, ind.has_rank() ? ind[1] : c.fresh_dim("rank")});
+  c.set_shape(1, shape{m});
+  const auto d = c.input_dims(2);
+  c.set_shape(2, shape{d && !d->empty() ? (*d)[0] : c.fresh_dim("rows")});
+  c.set_shape(3, shape{ind.has_rank() ? ind[0] : c.fresh_dim("nnz")});
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -934,6 +966,13 @@ inline void gpass::register_tf_shape_ops(op_registry& r) {
   tf_op("SparseToDense").in("sparse_indices:Tindices").in("output_shape:Tindices").in("sparse_values:T")
       .in("default_value:T").out("dense:T").type_attr("T").type_attr("Tindices").attr("validate_indices", "bool", true)
       .infer(sparse_to_dense_infer).add(r);
+  tf_op("SparseReshape").in("input_indices:i64").in("input_shape:i64").in("new_shape:i64").out("output_indices:i64")
+      .out("output_shape:i64").infer(sparse_reshape_infer)
+      .doc("the COO indices of a sparse tensor of input_shape, reshaped row-major to new_shape (one -1 inferred)").add(r);
+  tf_op("SparseFillEmptyRows").in("indices:i64").in("values:T").in("dense_shape:i64").in("default_value:T")
+      .out("output_indices:i64").out("output_values:T").out("empty_row_indicator:bool").out("reverse_index_map:i64")
+      .type_attr("T").infer(sparse_fill_empty_rows_infer)
+      .doc("entries by row (input order within a row), an entry [row, 0, ...] = default_value for each empty row").add(r);
   for (const char* n : {"SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"}) {
     for (const bool with_num : {false, true}) {
       auto o = tf_op(with_num ? std::string(n) + "WithNumSegments" : std::string(n));

@@ -721,6 +721,178 @@ inline void register_tf_index_ops(registry& r) {
            };
          }});
 
+  // SparseReshape(input_indices [N, R], input_shape [R], new_shape [R']): each index's
+  // row-major position in input_shape unravelled in new_shape (one -1 inferred); TensorFlow's
+  // checks and messages
+  r.add({.domain = domain, .op = "SparseReshape", .type_input = -1, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& ix = ctx.input(0);
+             if (ix.rank() != 2) ctx.fail("input_indices must be a matrix, got " + ix.shape().to_string());
+             const auto in_shape = vector_ints(ctx.input(1), ctx.node(), "input_shape");
+             auto out_shape = vector_ints(ctx.input(2), ctx.node(), "new_shape");
+             const i64 N = ix.sizes()[0], R = ix.sizes()[1], R2 = static_cast<i64>(out_shape.size());
+             if (R != static_cast<i64>(in_shape.size()))
+               ctx.fail("input SparseTensor rank " + std::to_string(R) + " must match input_shape length " + std::to_string(in_shape.size()));
+             i64 dense = 1;
+             for (i64 d : in_shape) {
+               const auto m = checked_mul(dense, d);
+               if (d < 0 || !m) ctx.fail("input_shape " + shape::of(in_shape).to_string() + " is invalid");
+               dense = *m;
+             }
+             i64 product = 1, unknown = -1;
+             for (i64 d = 0; d < R2; ++d) {
+               const i64 v = out_shape[static_cast<std::size_t>(d)];
+               if (v == -1) {
+                 if (unknown != -1) ctx.fail("only one output dimension may be -1, not both " + std::to_string(unknown) + " and " + std::to_string(d));
+                 unknown = d;
+               } else {
+                 const auto m = checked_mul(product, v);
+                 if (v < 0 || !m) ctx.fail("size " + std::to_string(d) + " must be non-negative, not " + std::to_string(v));
+                 product = *m;
+               }
+             }
+             if (unknown != -1) {
+               if (product <= 0)
+                 ctx.fail("reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero");
+               if (dense % product != 0)
+                 ctx.fail("input to reshape is a SparseTensor with " + std::to_string(dense) + " dense values, but the requested shape requires a multiple of " +
+                          std::to_string(product));
+               out_shape[static_cast<std::size_t>(unknown)] = dense / product;
+               product = dense;
+             }
+             if (product != dense)
+               ctx.fail("input to reshape is a tensor with " + std::to_string(dense) + " dense values, but the requested shape has " +
+                        std::to_string(product));
+             write_ints(ctx, 1, dtype::int64, out_shape, {R2});
+             gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {N, R2});
+             const auto iv = int_values(ix, ctx.node(), "input_indices");
+             i64* o = y.data<i64>();
+             if (in_shape == out_shape) {
+               std::copy(iv.begin(), iv.end(), o);
+               return;
+             }
+             const auto ist = strides_of(in_shape), ost = strides_of(out_shape);
+             for (i64 j = 0; j < N; ++j) {
+               i64 at = 0;
+               for (i64 d = 0; d < R; ++d) at += iv[static_cast<std::size_t>(j * R + d)] * ist[static_cast<std::size_t>(d)];
+               for (i64 d = 0; d < R2; ++d) {
+                 o[j * R2 + d] = at / ost[static_cast<std::size_t>(d)];
+                 at %= ost[static_cast<std::size_t>(d)];
+               }
+             }
+           };
+         }});
+  // SparseFillEmptyRows(indices [N, R], values [N], dense_shape [R], default_value): the
+  // entries grouped by row in row order (input order within a row), an entry [row, 0, ...] =
+  // default_value for each row without one; empty_row_indicator; reverse_index_map (input
+  // entry -> output position)
+  r.add({.domain = domain, .op = "SparseFillEmptyRows", .type_input = 1, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const gpass::tensor& ix = ctx.input(0);
+             const gpass::tensor& vals = ctx.input(1);
+             const gpass::tensor& def = ctx.input(3);
+             if (ix.rank() != 2) ctx.fail("indices must be a matrix, got " + ix.shape().to_string());
+             const auto dshape = vector_ints(ctx.input(2), ctx.node(), "dense_shape");
+             const i64 N = ix.sizes()[0], R = ix.sizes()[1];
+             if (vals.rank() != 1 || vals.sizes()[0] != N) ctx.fail("values must be a vector of " + std::to_string(N) + ", got " + vals.shape().to_string());
+             if (def.rank() != 0) ctx.fail("default_value must be a scalar, got " + def.shape().to_string());
+             if (def.element_type() != vals.element_type()) ctx.fail("values and default_value have different types");
+             if (static_cast<i64>(dshape.size()) != R)
+               ctx.fail("dense_shape has " + std::to_string(dshape.size()) + " dims, the indices " + std::to_string(R));
+             if (R == 0) ctx.fail("dense_shape must not be empty");
+             const i64 rows = dshape[0];
+             if (rows < 0) ctx.fail("dense_shape[0] must be non-negative, got " + std::to_string(rows));
+             if (rows == 0 && N > 0)
+               ctx.fail("received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + std::to_string(N));
+             const auto iv = int_values(ix, ctx.node(), "indices");
+             std::vector<i64> start(static_cast<std::size_t>(rows), 0), filled(static_cast<std::size_t>(rows), 0);
+             for (i64 j = 0; j < N; ++j) {
+               const i64 row = iv[static_cast<std::size_t>(j * R)];
+               if (row < 0 || row >= rows)
+                 ctx.fail("indices(" + std::to_string(j) + ", 0) is invalid: " + std::to_string(row) + " >= " + std::to_string(rows));
+               ++start[static_cast<std::size_t>(row)];
+             }
+             gpass::tensor& empty = ctx.allocate_output(2, dtype::bool_, {rows});
+             i64 total = 0;
+             for (i64 row = 0; row < rows; ++row) {  // counts -> first output position of each row
+               const i64 c = start[static_cast<std::size_t>(row)];
+               empty.data<bool>()[row] = c == 0;
+               start[static_cast<std::size_t>(row)] = total;
+               total += c == 0 ? 1 : c;
+             }
+             gpass::tensor& oi = ctx.allocate_output_zeroed(0, dtype::int64, {total, R});
+             gpass::tensor& rev = ctx.allocate_output(3, dtype::int64, {N});
+             std::vector<i64> place(static_cast<std::size_t>(N));
+             for (i64 j = 0; j < N; ++j) {
+               const auto row = static_cast<std::size_t>(iv[static_cast<std::size_t>(j * R)]);
+               const i64 at = start[row] + filled[row]++;
+               std::copy_n(iv.begin() + j * R, R, oi.data<i64>() + at * R);
+               rev.data<i64>()[j] = place[static_cast<std::size_t>(j)] = at;
+             }
+             for (i64 row = 0; row < rows; ++row)
+               if (filled[static_cast<std::size_t>(row)] == 0) oi.data<i64>()[start[static_cast<std::size_t>(row)] * R] = row;
+             gpass::tensor& ov = ctx.allocate_output(1, vals.element_type(), {total});
+             dispatch<all_types>(vals.element_type(), ctx.node(), [&]<class T>() {
+               T* o = ov.data<T>();
+               std::fill(o, o + total, def.data<T>()[0]);
+               for (i64 j = 0; j < N; ++j) o[place[static_cast<std::size_t>(j)]] = vals.data<T>()[j];
+             });
+           };
+         }});
+  // CTCGreedyDecoder(inputs [max_time, batch, classes], sequence_length [batch]): per batch
+  // entry the class of the (first) largest score of each of its time steps, blanks dropped
+  // and, with merge_repeated, repeats merged; log_probability = -(the sum of those scores)
+  r.add({.domain = domain, .op = "CTCGreedyDecoder", .dtypes = {dtype::f32, dtype::f64}, .make = [](const kernel_node& n) -> fn {
+           const bool merge = flag(n, "merge_repeated", false);
+           const i64 blank_attr = n.attr<i64>("blank_index", -1);
+           return [merge, blank_attr](context& ctx) {
+             const gpass::tensor& x = ctx.input(0);
+             if (x.rank() != 3) ctx.fail("inputs must be 3-D [max_time, batch, classes], got " + x.shape().to_string());
+             const i64 T = x.sizes()[0], B = x.sizes()[1], C = x.sizes()[2];
+             const auto len = vector_ints(ctx.input(1), ctx.node(), "sequence_length");
+             if (static_cast<i64>(len.size()) != B)
+               ctx.fail("sequence_length has " + std::to_string(len.size()) + " entries for a batch of " + std::to_string(B));
+             const i64 blank = blank_attr < 0 ? blank_attr + C : blank_attr;
+             if (blank < 0 || blank >= C) ctx.fail("blank_index " + std::to_string(blank_attr) + " is out of range for " + std::to_string(C) + " classes");
+             for (i64 b = 0; b < B; ++b)
+               if (len[static_cast<std::size_t>(b)] < 0 || len[static_cast<std::size_t>(b)] > T)
+                 ctx.fail("sequence_length(" + std::to_string(b) + ") = " + std::to_string(len[static_cast<std::size_t>(b)]) + " is not in [0, " +
+                          std::to_string(T) + "]");
+             std::vector<std::vector<i64>> seqs(static_cast<std::size_t>(B));
+             gpass::tensor& lp = ctx.allocate_output(3, x.element_type(), {B, 1});
+             dispatch<type_list<float, double>>(x.element_type(), ctx.node(), [&]<class S>() {
+               const S* p = x.data<S>();
+               for (i64 b = 0; b < B; ++b) {
+                 S score = 0;
+                 i64 prev = -1;
+                 auto& seq = seqs[static_cast<std::size_t>(b)];
+                 for (i64 t = 0; t < len[static_cast<std::size_t>(b)]; ++t) {
+                   const S* row = p + (t * B + b) * C;
+                   i64 best = 0;
+                   for (i64 c = 1; c < C; ++c)
+                     if (row[c] > row[best]) best = c;
+                   score += -row[best];
+                   if (best != blank && !(merge && best == prev)) seq.push_back(best);
+                   prev = best;
+                 }
+                 lp.data<S>()[b] = score;
+               }
+             });
+             i64 total = 0, longest = 0;
+             for (const auto& s : seqs) total += static_cast<i64>(s.size()), longest = std::max<i64>(longest, static_cast<i64>(s.size()));
+             gpass::tensor& oi = ctx.allocate_output(0, dtype::int64, {total, 2});
+             gpass::tensor& ov = ctx.allocate_output(1, dtype::int64, {total});
+             i64 k = 0;
+             for (i64 b = 0; b < B; ++b)
+               for (std::size_t i = 0; i < seqs[static_cast<std::size_t>(b)].size(); ++i, ++k) {
+                 oi.data<i64>()[2 * k] = b;
+                 oi.data<i64>()[2 * k + 1] = static_cast<i64>(i);
+                 ov.data<i64>()[k] = seqs[static_cast<std::size_t>(b)][i];
+               }
+             write_ints(ctx, 2, dtype::int64, {B, longest}, {2});
+           };
+         }});
+
   // SparseToDense(indices [N, R] / [N] / scalar, output_shape [R], values [N] / scalar,
   // default_value): default_value everywhere but at the indices; validate_indices: the indices
   // strictly increasing (row-major), else later ones win
