@@ -5,9 +5,11 @@
 /// attributes (bools, a TF `b` or an int64; type attributes T, DstT, output_type...; int lists,
 /// an empty list of any kind counting as empty), each failing naming the node when the
 /// attribute has another kind (`flag_in` reads a bool from an attribute map, for a kernel's
-/// `applies`); and TF's shape rules: axes, Squeeze, Slice, StridedSlice, the Pad ops.
+/// `applies`); int outputs (`fill_ints`); and TF's shape rules: axes, reduction indices,
+/// BiasAdd's bias, Select's condition, Squeeze, Slice, StridedSlice, the Pad ops.
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +21,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/shape.hpp>
+#include <gpass/core/tensor.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/shape_rules.hpp>
 
@@ -93,6 +96,67 @@ inline std::vector<i64> squeeze_sizes(const std::vector<i64>& sizes, const std::
   for (std::size_t i = 0; i < sizes.size(); ++i)
     if (!(dims.empty() ? sizes[i] == 1 : drop[i] != 0)) s.push_back(sizes[i]);
   return s;
+}
+
+/// Checks that `t`, the type of an int output (TF's out_type), is int32 or int64.
+inline void check_int_output(dtype t, const kernel_node& n) {
+  if (t != dtype::int64 && t != dtype::int32) n.fail("output type must be int32 or int64, got " + std::string(to_string(t)));
+}
+
+/// Fills the int32 or int64 tensor `y` (`check_int_output`) with `v` (TF's Shape / Size /
+/// Rank and the like); values outside int32 fail when `y` is int32.
+inline void fill_ints(gpass::tensor& y, const std::vector<i64>& v, const kernel_node& n) {
+  check_int_output(y.element_type(), n);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (y.element_type() == dtype::int64) {
+      y.data<i64>()[i] = v[i];
+    } else {
+      if (v[i] > INT32_MAX || v[i] < INT32_MIN) n.fail("value " + std::to_string(v[i]) + " does not fit in int32");
+      y.data<std::int32_t>()[i] = static_cast<std::int32_t>(v[i]);
+    }
+  }
+}
+
+/// The sorted, distinct axes TF's reduction indices `v` name in a tensor of rank `rank`
+/// (negative from the end, repeats allowed; a scalar takes 0 and -1 and reduces nothing).
+inline std::vector<i64> reduction_axes(const std::vector<i64>& v, i64 rank, const kernel_node& n) {
+  std::vector<i64> axes;
+  for (i64 a : v) {
+    if (rank == 0 && (a == 0 || a == -1)) continue;
+    const i64 d = tf_axis(a, rank, n, "reduction index");
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) axes.push_back(d);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+/// BiasAdd's bias of sizes `bs` as a view broadcastable to a value of sizes `xs` (channels
+/// last, or dim 1 for NCHW): 1-D, of the channel dimension's size.
+inline std::vector<i64> bias_sizes(const std::vector<i64>& xs, const std::vector<i64>& bs, bool nchw, const kernel_node& n) {
+  if (bs.size() != 1) n.fail("bias must be 1-D, got sizes " + shape::of(bs).to_string());
+  if (xs.size() < 2) n.fail("value must have rank >= 2, got sizes " + shape::of(xs).to_string());
+  const std::size_t c = nchw ? 1 : xs.size() - 1;
+  if (xs[c] != bs[0])
+    n.fail("bias has " + std::to_string(bs[0]) + " elements, the channel dimension of " + shape::of(xs).to_string() + " has " +
+           std::to_string(xs[c]));
+  std::vector<i64> r(xs.size() - c, 1);
+  r[0] = bs[0];
+  return r;
+}
+
+/// The sizes Select (v1) reads its condition of sizes `c` as: t's sizes or a scalar as they
+/// are, a vector of t's first dimension as [n, 1, ...]; `t` and `e` must have equal sizes.
+inline std::vector<i64> select_condition_sizes(const std::vector<i64>& c, const std::vector<i64>& t, const std::vector<i64>& e,
+                                               const kernel_node& n) {
+  if (t != e) n.fail("t and e have different sizes " + shape::of(t).to_string() + " and " + shape::of(e).to_string());
+  if (c == t || c.empty()) return c;
+  if (c.size() == 1 && !t.empty() && c[0] == t[0]) {
+    std::vector<i64> s(t.size(), 1);
+    s[0] = c[0];
+    return s;
+  }
+  n.fail("condition of sizes " + shape::of(c).to_string() + " must be a scalar, a vector of the first dimension or of the sizes of t " +
+         shape::of(t).to_string());
 }
 
 /// The view TF's Slice takes of a tensor of `sizes`: begin[i] in [0, dim], size[i] -1 (to the

@@ -185,17 +185,7 @@ inline std::vector<elementwise_op> tf_elementwise_ops() {
     b.prepare = [v1](const kernel_node& n, std::vector<cuda_tensor>& v) {
       const std::string fmt = v1 ? "NHWC" : n.attr<std::string>("data_format", "NHWC");
       if (fmt != "NHWC" && fmt != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
-      const auto& xs = v.at(0).sizes();
-      const auto& bs = v.at(1).sizes();
-      if (bs.size() != 1) n.fail("bias must be 1-D, got sizes " + shape::of(bs).to_string());
-      if (xs.size() < 2) n.fail("value must have rank >= 2, got sizes " + shape::of(xs).to_string());
-      const std::size_t c = fmt == "NCHW" ? 1 : xs.size() - 1;
-      if (xs[c] != bs[0])
-        n.fail("bias has " + std::to_string(bs[0]) + " elements, the channel dimension of " + shape::of(xs).to_string() + " has " +
-               std::to_string(xs[c]));
-      std::vector<i64> s(xs.size() - c, 1);
-      s[0] = bs[0];
-      v[1] = v[1].reshaped(s);
+      v[1] = v[1].reshaped(tf_rules::bias_sizes(v.at(0).sizes(), v.at(1).sizes(), fmt == "NCHW", n));
     };
     ops.push_back(std::move(b));
   }
@@ -223,19 +213,7 @@ inline std::vector<elementwise_op> tf_elementwise_ops() {
     elementwise_op s = tf_expr("Select", types::bools, "x0 ? (C1)x1 : (C1)x2", 3);
     s.output = [](const kernel_node&, const std::vector<dtype>& ts) { return ts.at(1); };
     s.prepare = [](const kernel_node& n, std::vector<cuda_tensor>& v) {
-      const auto& c = v.at(0).sizes();
-      const auto& t = v.at(1).sizes();
-      if (t != v.at(2).sizes())
-        n.fail("t and e have different sizes " + shape::of(t).to_string() + " and " + shape::of(v[2].sizes()).to_string());
-      if (c == t || c.empty()) return;
-      if (c.size() == 1 && !t.empty() && c[0] == t[0]) {
-        std::vector<i64> s(t.size(), 1);
-        s[0] = c[0];
-        v[0] = v[0].reshaped(s);
-        return;
-      }
-      n.fail("condition of sizes " + shape::of(c).to_string() + " must be a scalar, a vector of the first dimension or of the sizes of t " +
-             shape::of(t).to_string());
+      v[0] = v.at(0).reshaped(tf_rules::select_condition_sizes(v[0].sizes(), v.at(1).sizes(), v.at(2).sizes(), n));
     };
     ops.push_back(std::move(s));
     elementwise_op s2 = tf_expr("SelectV2", types::bools, "x0 ? (C1)x1 : (C1)x2", 3);
@@ -276,19 +254,12 @@ class keyed_kernels {
   std::map<std::vector<i64>, fn> fns_;
 };
 
-/// Output `port` = the int64 `v` as a tensor of `t` (int32 or int64) of `sizes`, copied to the
-/// device; values outside int32 fail when `t` is int32.
+/// Output `port` = the int64 `v` as a tensor of `t` (int32 or int64) of `sizes` (`fill_ints`),
+/// copied to the device.
 inline void write_ints(context& ctx, std::size_t port, dtype t, const std::vector<i64>& v, std::vector<i64> sizes) {
-  if (t != dtype::int32 && t != dtype::int64) ctx.fail("out_type must be int32 or int64, got " + std::string(to_string(t)));
+  tf_rules::check_int_output(t, ctx.node());
   gpass::tensor h(t, std::move(sizes));
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (t == dtype::int64) {
-      h.data<i64>()[i] = v[i];
-    } else {
-      if (v[i] > INT32_MAX || v[i] < INT32_MIN) ctx.fail("value " + std::to_string(v[i]) + " does not fit in int32");
-      h.data<std::int32_t>()[i] = static_cast<std::int32_t>(v[i]);
-    }
-  }
+  tf_rules::fill_ints(h, v, ctx.node());
   cuda_tensor& y = ctx.allocate_output(port, t, h.sizes());
   if (h.nbytes() > 0) ctx.policy().copy_to_device(y.data(), h.raw(), h.nbytes(), ctx.stream());
 }
@@ -310,13 +281,7 @@ inline fn make_reduction(const kernel_node& n, cuda_reduce_detail::rkind k) {
   auto kernels = std::make_shared<keyed_kernels>();
   return [m, k, kernels](context& ctx) {
     const i64 rank = static_cast<i64>(ctx.input(0).rank());
-    std::vector<i64> axes;
-    for (i64 a : cuda_detail::host_ints(ctx, 1)) {
-      if (rank == 0 && (a == 0 || a == -1)) continue;
-      const i64 d = tf_axis(a, rank, ctx.node(), "reduction index");
-      if (std::find(axes.begin(), axes.end(), d) == axes.end()) axes.push_back(d);
-    }
-    std::sort(axes.begin(), axes.end());
+    const std::vector<i64> axes = tf_rules::reduction_axes(cuda_detail::host_ints(ctx, 1), rank, ctx.node());
     kernels->get(axes, [&] {
       kernel_node r = m;
       r.attrs["axes"] = axes;

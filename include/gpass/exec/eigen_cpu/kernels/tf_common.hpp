@@ -45,17 +45,8 @@ inline std::vector<i64> vector_ints(const gpass::tensor& t, const kernel_node& n
 /// Writes the int64 values `v` to output `port` as a 1-D tensor of `t` (int32 or int64);
 /// values outside int32 fail when `t` is int32.
 inline void write_ints(context& ctx, std::size_t port, dtype t, const std::vector<i64>& v, std::vector<i64> sizes) {
-  gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
-  if (t == dtype::int64) {
-    for (std::size_t i = 0; i < v.size(); ++i) y.data<i64>()[i] = v[i];
-  } else if (t == dtype::int32) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i] > INT32_MAX || v[i] < INT32_MIN) ctx.fail("value " + std::to_string(v[i]) + " does not fit in int32");
-      y.data<std::int32_t>()[i] = static_cast<std::int32_t>(v[i]);
-    }
-  } else {
-    ctx.fail("output type must be int32 or int64, got " + std::string(to_string(t)));
-  }
+  tf_rules::check_int_output(t, ctx.node());
+  tf_rules::fill_ints(ctx.allocate_output(port, t, std::move(sizes)), v, ctx.node());
 }
 
 }  // namespace gpass::exec::cpu_detail::tf_detail

@@ -228,18 +228,6 @@ inline void register_tf_unary(registry& r) {
   tf_unary<bool_only>(r, "LogicalNot", sf{[](bool x) { return !x; }});
 }
 
-/// Bias of `sizes` as a view broadcastable to `x` for BiasAdd (channels last, or dim 1 for NCHW).
-inline std::vector<i64> bias_sizes(const std::vector<i64>& xs, const std::vector<i64>& bs, bool nchw, const kernel_node& n) {
-  if (bs.size() != 1) n.fail("bias must be 1-D, got sizes " + shape::of(bs).to_string());
-  if (xs.size() < 2) n.fail("value must have rank >= 2, got sizes " + shape::of(xs).to_string());
-  const std::size_t c = nchw ? 1 : xs.size() - 1;
-  if (xs[c] != bs[0])
-    n.fail("bias has " + std::to_string(bs[0]) + " elements, the channel dimension of " + shape::of(xs).to_string() + " has " +
-           std::to_string(xs[c]));
-  std::vector<i64> r(xs.size() - c, 1);
-  r[0] = bs[0];
-  return r;
-}
 
 /// AddN, BiasAdd, Cast, Select, SelectV2, ClipByValue.
 /// TensorFlow's fake quantization range: [min, max] moved so that 0 is one of the
@@ -309,7 +297,7 @@ inline void register_tf_misc(registry& r) {
         const gpass::tensor& x = ctx.input(0);
         const gpass::tensor& b = ctx.input(1);
         if (x.element_type() != b.element_type()) ctx.fail("value and bias have different element types");
-        const auto bs = bias_sizes(x.sizes(), b.sizes(), nchw, ctx.node());
+        const auto bs = tf_rules::bias_sizes(x.sizes(), b.sizes(), nchw, ctx.node());
         dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
           if (y.size() == 0) return;
@@ -350,16 +338,7 @@ inline void register_tf_misc(registry& r) {
              const gpass::tensor& c = ctx.input(0);
              const gpass::tensor& t = ctx.input(1);
              const gpass::tensor& e = ctx.input(2);
-             if (t.sizes() != e.sizes())
-               ctx.fail("t and e have different sizes " + t.shape().to_string() + " and " + e.shape().to_string());
-             if (c.sizes() == t.sizes() || c.rank() == 0) return where_into(ctx, c, t, e);
-             if (c.rank() == 1 && t.rank() >= 1 && c.sizes()[0] == t.sizes()[0]) {
-               std::vector<i64> cs(t.rank(), 1);
-               cs[0] = c.sizes()[0];
-               return where_into(ctx, c.reshaped(cs), t, e);
-             }
-             ctx.fail("condition of sizes " + c.shape().to_string() + " must be a scalar, a vector of the first dimension or of the sizes of t " +
-                      t.shape().to_string());
+             where_into(ctx, c.reshaped(tf_rules::select_condition_sizes(c.sizes(), t.sizes(), e.sizes(), ctx.node())), t, e);
            };
          }});
   r.add({.domain = domain, .op = "SelectV2", .dtypes = all_types::dtypes(), .type_input = 1, .make = [](const kernel_node&) -> fn {

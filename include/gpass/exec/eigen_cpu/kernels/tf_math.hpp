@@ -142,12 +142,9 @@ inline void register_tf_matmul(registry& r) {
 
 /// The reduced-dimension mask of TF reduction indices (duplicates allowed, negative from the end).
 inline std::vector<char> reduction_mask(const gpass::tensor& x, const gpass::tensor& axes, const kernel_node& n) {
-  const i64 rank = static_cast<i64>(x.rank());
-  std::vector<char> mask(static_cast<std::size_t>(rank), 0);
-  for (i64 a : vector_ints(axes, n, "reduction_indices")) {
-    if (rank == 0 && (a == 0 || a == -1)) continue;
-    mask[static_cast<std::size_t>(tf_axis(a, rank, n, "reduction index"))] = 1;
-  }
+  std::vector<char> mask(x.rank(), 0);
+  for (i64 d : tf_rules::reduction_axes(vector_ints(axes, n, "reduction_indices"), static_cast<i64>(x.rank()), n))
+    mask[static_cast<std::size_t>(d)] = 1;
   return mask;
 }
 
