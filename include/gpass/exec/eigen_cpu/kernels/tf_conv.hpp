@@ -168,7 +168,6 @@ inline void check_output_sizes(context& ctx, const gpass::tensor& t, const geome
              shape::of(want).to_string());
 }
 
-// Visits every valid input position of output (oh, ow) of a pooling window.
 /// Calls f(b, oh, ow, c) for every output element of a pooling with geometry `g`.
 template <class F>
 void for_each_output(const geometry& g, F f) {
@@ -178,6 +177,7 @@ void for_each_output(const geometry& g, F f) {
         for (i64 c = 0; c < g.C; ++c) f(b, oh, ow, c);
 }
 
+// Visits every valid input position of output (oh, ow) of a pooling window.
 template <class F>
 void for_window(const geometry& g, i64 oh, i64 ow, F f) {
   const i64 h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
@@ -510,28 +510,28 @@ inline void register_tf_conv(registry& r) {
 
   // pooling: output (b, oh, ow, c) over the valid positions of its window
   auto pool_into = [](const window& win, bool max, context& ctx) {
-        const gpass::tensor& x = ctx.input(0);
-        const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
-        // element strides of (c, h, w) in the input and the output, per layout
-        const bool cf = win.nchw;
-        const i64 xc = cf ? g.H * g.W : 1, xh = cf ? g.W : g.W * g.C, xw = cf ? 1 : g.C, xb = g.H * g.W * g.C;
-        const i64 yc = cf ? g.OH * g.OW : 1, yh = cf ? g.OW : g.OW * g.C, yw = cf ? 1 : g.C, yb = g.OH * g.OW * g.C;
-        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-          gpass::tensor& y = ctx.allocate_output(
-              0, x.element_type(), cf ? std::vector<i64>{g.N, g.C, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, g.C});
-          const T* px = x.data<T>();
-          T* py = y.data<T>();
-          for_each_output(g, [&](i64 b, i64 oh, i64 ow, i64 c) {
-            T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
-            i64 count = 0;
-            for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-              const T v = px[b * xb + c * xc + ih * xh + iw * xw];
-              acc = max ? std::max(acc, v) : acc + v;
-              ++count;
-            });
-            py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
-          });
+    const gpass::tensor& x = ctx.input(0);
+    const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
+    // element strides of (c, h, w) in the input and the output, per layout
+    const bool cf = win.nchw;
+    const i64 xc = cf ? g.H * g.W : 1, xh = cf ? g.W : g.W * g.C, xw = cf ? 1 : g.C, xb = g.H * g.W * g.C;
+    const i64 yc = cf ? g.OH * g.OW : 1, yh = cf ? g.OW : g.OW * g.C, yw = cf ? 1 : g.C, yb = g.OH * g.OW * g.C;
+    dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+      gpass::tensor& y = ctx.allocate_output(
+          0, x.element_type(), cf ? std::vector<i64>{g.N, g.C, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, g.C});
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      for_each_output(g, [&](i64 b, i64 oh, i64 ow, i64 c) {
+        T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
+        i64 count = 0;
+        for_window(g, oh, ow, [&](i64 ih, i64 iw) {
+          const T v = px[b * xb + c * xc + ih * xh + iw * xw];
+          acc = max ? std::max(acc, v) : acc + v;
+          ++count;
         });
+        py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
+      });
+    });
   };
   auto pool = [&](const char* op, bool max) {
     r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [max, pool_into](const kernel_node& n) -> fn {
