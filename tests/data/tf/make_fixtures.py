@@ -948,12 +948,86 @@ def sparse_ctc():
                  logits: x, lens: np.array([7, 4, 0], np.int32)}, outs)
 
 
+def conv3d():
+    """Conv3D (SAME with unit strides, VALID with strides, float and double), MaxPool3D and
+    AvgPool3D (SAME and VALID windows, strides over depth, rows and columns) and the gradients
+    tf.gradients writes for them: Conv3DBackpropInputV2, Conv3DBackpropFilterV2, MaxPool3DGrad,
+    AvgPool3DGrad; and a MaxPool3DGrad over an input with tied maxima (TensorFlow's CPU kernel
+    gives the gradient to every input within 1e-5 of the window's maximum)."""
+    raw = tf.raw_ops
+    x = v1.placeholder(tf.float32, [2, 5, 6, 4, 3], name="x")
+    f = v1.placeholder(tf.float32, [3, 2, 3, 3, 4], name="f")
+    xt = v1.placeholder(tf.float32, [1, 4, 4, 5, 2], name="xt")
+    c1 = tf.nn.conv3d(x, f, strides=[1, 1, 1, 1, 1], padding="SAME", name="conv_same")
+    c2 = tf.nn.conv3d(x, f, strides=[1, 2, 1, 2, 1], padding="VALID", name="conv_valid")
+    c3 = tf.nn.conv3d(tf.cast(x, tf.float64), tf.cast(f, tf.float64), strides=[1, 1, 2, 1, 1], padding="SAME",
+                      name="conv_f64")
+    m1 = tf.nn.max_pool3d(x, ksize=[1, 2, 2, 2, 1], strides=[1, 2, 2, 2, 1], padding="SAME", name="max_same")
+    m2 = tf.nn.max_pool3d(x, ksize=[1, 3, 2, 1, 1], strides=[1, 1, 2, 1, 1], padding="VALID", name="max_valid")
+    a1 = tf.nn.avg_pool3d(x, ksize=[1, 3, 2, 2, 1], strides=[1, 2, 1, 2, 1], padding="SAME", name="avg_same")
+    a2 = tf.nn.avg_pool3d(x, ksize=[1, 2, 3, 2, 1], strides=[1, 1, 1, 1, 1], padding="VALID", name="avg_valid")
+    ys = [c1, c2, m1, m2, a1, a2]
+    weights = [tf.constant((rng(51 + k).randn(*y.shape.as_list()) * 0.25).astype(np.float32)) for k, y in enumerate(ys)]
+    loss = tf.add_n([tf.reduce_sum(y * w) for y, w in zip(ys, weights)], name="loss")
+    dx, df = tf.gradients(loss, [x, f], name="grads")
+    mt = tf.nn.max_pool3d(xt, ksize=[1, 2, 2, 3, 1], strides=[1, 2, 1, 2, 1], padding="SAME", name="max_ties")
+    gt = raw.MaxPool3DGrad(orig_input=xt, orig_output=mt, grad=tf.ones_like(mt) * 0.5 + tf.cast(
+        tf.reshape(tf.range(tf.size(mt)), tf.shape(mt)), tf.float32), ksize=[1, 2, 2, 3, 1], strides=[1, 2, 1, 2, 1],
+        padding="SAME", name="max_ties_grad")
+    xs = (rng(50).randn(2, 5, 6, 4, 3) * 0.25).astype(np.float32)  # small sums: float32 within 1e-5 of TF's order
+    ties = np.round(rng(52).rand(1, 4, 4, 5, 2) * 2).astype(np.float32)  # 0, 1, 2: many equal maxima
+    return Spec({x: xs, f: (rng(53).randn(3, 2, 3, 3, 4) * 0.25).astype(np.float32), xt: ties},
+                [c1, c2, c3, m1, m2, a1, a2, dx, df, mt, gt])
+
+
+def string_ops():
+    """AsString (floats with the default, precision, scientific, shortest, width + '0' / '-' /
+    '+' fills; int32 / int64 / uint8 with width and fill; bools; strings with a width; halves),
+    StringToNumber (float, double, int32, int64: whitespace, signs, hex, inf / infinity / nan in
+    any case, exponents, overflow to inf and underflow to 0, subnormals, the int limits) and
+    StringLower / StringUpper (ASCII letters; other bytes unchanged), StringStrip, StringLength
+    (bytes and UTF-8 characters)."""
+    raw = tf.raw_ops
+    x = v1.placeholder(tf.float32, [7], name="x")
+    xi = v1.placeholder(tf.int32, [4], name="xi")
+    fs = v1.placeholder(tf.string, [16], name="fs")
+    ints = v1.placeholder(tf.string, [8], name="ints")
+    text = v1.placeholder(tf.string, [3], name="text")
+    outs = [raw.AsString(input=x, name="as_default"), raw.AsString(input=x, precision=3, name="as_precision"),
+            raw.AsString(input=x, scientific=True, name="as_scientific"),
+            raw.AsString(input=x, shortest=True, name="as_shortest"),
+            raw.AsString(input=x, width=12, fill="0", name="as_zero_fill"),
+            raw.AsString(input=x, precision=2, width=9, fill="-", name="as_left"),
+            raw.AsString(input=x, precision=1, fill="+", name="as_plus"),
+            raw.AsString(input=tf.cast(x, tf.float64), precision=10, name="as_f64"),
+            raw.AsString(input=tf.cast(x, tf.float16), precision=4, name="as_f16"),
+            raw.AsString(input=xi, width=6, fill="0", name="as_i32"),
+            raw.AsString(input=tf.cast(xi, tf.int64) * 1000000007, name="as_i64"),
+            raw.AsString(input=tf.cast(tf.abs(xi), tf.uint8), width=4, name="as_u8"),
+            raw.AsString(input=tf.greater(xi, 0), name="as_bool"),
+            raw.AsString(input=text, width=8, name="as_str"),
+            raw.StringToNumber(string_tensor=fs, out_type=tf.float32, name="to_f32"),
+            raw.StringToNumber(string_tensor=fs, out_type=tf.float64, name="to_f64"),
+            raw.StringToNumber(string_tensor=ints, out_type=tf.int64, name="to_i64"),
+            raw.StringToNumber(string_tensor=ints[:5], out_type=tf.int32, name="to_i32"),
+            raw.StringLower(input=text, name="lower"), raw.StringUpper(input=text, name="upper"),
+            raw.StringStrip(input=ints, name="strip"), raw.StringLength(input=text, name="length_bytes"),
+            raw.StringLength(input=text, unit="UTF8_CHAR", name="length_chars")]
+    return Spec({x: np.array([3.14159, -2.5, 1e10, 1e-5, np.nan, -np.inf, 0.1], np.float32),
+                 xi: np.array([5, -17, 0, 123456], np.int32),
+                 fs: np.array([b"1.5", b" 2 ", b"-inf", b"NaN", b"0x1A", b"1e-3", b"+7", b".5", b"-0x10", b"Infinity",
+                               b"1e-50", b"1e40", b"4e-320", b"0x1p3", b"\t8\n", b"11111111111111111111111111111111"]),
+                 ints: np.array([b" -42 ", b"2147483647", b"-2147483648", b"+5", b"007", b"9223372036854775807",
+                                 b"-9223372036854775808", b"\t12\n"]),
+                 text: np.array([b"Hello World!", "\u00c4Bc \u00e9 Zz".encode(), b""])}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
-    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc,
+    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc, conv3d, string_ops,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

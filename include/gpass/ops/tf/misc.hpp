@@ -7,7 +7,8 @@
 /// function); the random ops (stateless: StatelessRandomUniform/Normal/UniformInt/
 /// UniformFullInt, StatelessTruncatedNormal and their V2 forms, StatelessRandomGetKeyCounter,
 /// StatelessRandomGetKeyCounterAlg, StatelessRandomGetAlg; stateful, so never folded:
-/// RandomUniform, RandomStandardNormal, TruncatedNormal, RandomUniformInt). Const has its value; identities pass their input's value on; placeholders
+/// RandomUniform, RandomStandardNormal, TruncatedNormal, RandomUniformInt); the element-wise
+/// string ops AsString, StringToNumber, StringLower, StringUpper, StringStrip, StringLength. Const has its value; identities pass their input's value on; placeholders
 /// name their unknown dims with fresh symbols (`x_d0`), so fed values have symbolic shapes.
 
 #include <cstddef>
@@ -167,6 +168,18 @@ inline void gpass::register_tf_misc_ops(op_registry& r) {
   tf_op("RandomUniformInt").in("shape:T").in("minval:Tout").in("maxval:Tout").out("output:Tout").type_attr("Tout")
       .type_attr("T", i32).attr("seed", "int", std::int64_t{0}).attr("seed2", "int", std::int64_t{0}).infer(random_infer)
       .traits(stateful_random).add(r);
+
+  // element-wise string ops: AsString (numbers, bools and strings printed), StringToNumber,
+  // StringLower / StringUpper, StringStrip, StringLength
+  tf_op("AsString").in("input:T").out("output:str").type_attr("T").attr("precision", "int", std::int64_t{-1})
+      .attr("scientific", "bool", false).attr("shortest", "bool", false).attr("width", "int", std::int64_t{-1})
+      .attr("fill", "string", std::string()).infer(shape_as_input0).add(r);
+  tf_op("StringToNumber").in("string_tensor:str").out("output:out_type").type_attr("out_type", f32)
+      .infer(shape_as_input0).add(r);
+  for (const char* n : {"StringLower", "StringUpper"})
+    tf_op(n).in("input:str").out("output:str").attr("encoding", "string", std::string()).infer(shape_as_input0).add(r);
+  tf_op("StringStrip").in("input:str").out("output:str").infer(shape_as_input0).add(r);
+  tf_op("StringLength").in("input:str").out("output:i32").attr("unit", "string", "BYTE").infer(shape_as_input0).add(r);
 
   tf_op("NoOp").num_inputs(0, 0).num_outputs(0, 0).doc("Nothing (a target for control edges).").add(r);
   tf_op("Assert").in("condition:bool").in("data~0:T").num_outputs(0, 0).opt("T", "dtypes").attr("summarize", "int", std::int64_t{3})

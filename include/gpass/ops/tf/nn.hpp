@@ -4,7 +4,8 @@
 /// TensorFlow neural-network ops: BiasAdd/BiasAddV1 (`data_format`), Softmax, LogSoftmax,
 /// TopKV2 (values and int32 indices), InTopKV2, Conv2D, DepthwiseConv2dNative, MaxPool and
 /// AvgPool (NHWC or NCHW, `SAME`/`VALID`/`EXPLICIT` padding, through ONNX's Conv and
-/// pooling shape functions), FusedBatchNorm/V2/V3, Resize{Bilinear,NearestNeighbor,Bicubic,Area},
+/// pooling shape functions), Conv3D, MaxPool3D, AvgPool3D (NDHWC or NCDHW, `SAME`/`VALID`)
+/// and their gradients, FusedBatchNorm/V2/V3, Resize{Bilinear,NearestNeighbor,Bicubic,Area},
 /// L2Loss; the gradient ops of dense networks: ReluGrad, Relu6Grad, TanhGrad, SigmoidGrad,
 /// BiasAddGrad, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits,
 /// BroadcastGradientArgs (with value propagation).
@@ -76,9 +77,12 @@ inline shape from_nchw(const shape& s, bool nchw) {
 inline void window_infer(infer_context& c) {
   shape x = c.input_shape(0);
   const std::string op(c.op());
-  const bool pool = op == "MaxPool" || op == "AvgPool" || op == "MaxPoolWithArgmax";
+  const bool pool = op == "MaxPool" || op == "AvgPool" || op == "MaxPoolWithArgmax" || op == "MaxPool3D" || op == "AvgPool3D";
+  const bool volumetric = op.ends_with("3D");
   if (!x.has_rank()) return;
   if (x.rank() < 3) c.fail("input must have rank >= 3, got " + x.to_string());
+  if (volumetric && x.rank() != 5) c.fail("input must have rank 5 (NDHWC or NCDHW), got " + x.to_string());
+  if (volumetric && c.attr_string("padding", "VALID") == "EXPLICIT") c.fail("padding must be SAME or VALID");
   const std::size_t rank = x.rank(), k = rank - 2;
   const bool nchw = channels_first(c);
   attribute_map a;
@@ -240,12 +244,14 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
   tf_op("InTopKV2").in("predictions:f32").in("targets:T").in("k:T").out("precision:bool").type_attr("T", dtype::int32)
       .infer([](infer_context& c) { c.set_shape(0, c.input_shape(1)); }).add(r);
 
-  auto window_op = [&](const char* n, bool filter) {
+  // 2-D ops (NHWC by default, explicit paddings) and 3-D ones (`volumetric`: NDHWC, SAME or VALID)
+  auto window_op = [&](const char* n, bool filter, bool volumetric = false) {
     tf_op o(n);
     o.in("input:T");
     if (filter) o.in("filter:T");
     o.out("output:T").type_attr("T").req("padding", "string").opt("strides", "ints")
-        .attr("data_format", "string", "NHWC").opt("explicit_paddings", "ints");
+        .attr("data_format", "string", volumetric ? "NDHWC" : "NHWC");
+    if (!volumetric) o.opt("explicit_paddings", "ints");
     if (filter) o.opt("dilations", "ints");
     else o.req("ksize", "ints");
     o.infer(window_infer).add(r);
@@ -263,6 +269,9 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
   window_op("DepthwiseConv2dNative", true);
   window_op("MaxPool", false);
   window_op("AvgPool", false);
+  window_op("Conv3D", true, true);
+  window_op("MaxPool3D", false, true);
+  window_op("AvgPool3D", false, true);
   // MaxPoolWithArgmax: also where each maximum is, ((y * W + x) * C + c) (+ b * H * W * C with
   // include_batch_in_index)
   tf_op("MaxPoolWithArgmax").in("input:T").out("output:T").out("argmax:Targmax").type_attr("T")
@@ -373,16 +382,17 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
       .type_attr("T").type_attr("Tlabels", dtype::int64).infer(xent_infer).add(r);
   // ... and for convolutional ones: the shape of the gradient comes from a sizes input
   // (known value) or the original input
-  auto shape_from_sizes = [](std::size_t sizes_input) {
-    return [sizes_input](infer_context& c) {
+  auto shape_from_sizes = [](std::size_t sizes_input, std::size_t rank) {
+    return [sizes_input, rank](infer_context& c) {
       if (auto v = c.input_ints(sizes_input)) {
+        if (v->size() != rank) c.fail("sizes must have " + std::to_string(rank) + " values, got " + std::to_string(v->size()));
         for (auto d : *v)
           if (d < 0) c.fail("sizes must be >= 0, got " + std::to_string(d));
         c.set_shape(0, shape::of(*v));
-      } else if (auto d = c.input_value(sizes_input).dims(); d && d->size() == 4) {
+      } else if (auto d = c.input_value(sizes_input).dims(); d && d->size() == rank) {
         c.set_shape(0, shape(std::move(*d)));  // Shape(x) of a symbolic batch: [n, 7, 7, 2]
       } else {
-        c.set_shape(0, shape::unknown_dims(4));
+        c.set_shape(0, shape::unknown_dims(rank));
       }
     };
   };
@@ -390,18 +400,31 @@ inline void gpass::register_tf_nn_ops(op_registry& r) {
     tf_op o(n);
     o.in(a).in(b).in("out_backprop:T").out("output:T").type_attr("T").req("padding", "string").opt("strides", "ints")
         .attr("data_format", "string", "NHWC").opt("explicit_paddings", "ints").opt("dilations", "ints")
-        .attr("use_cudnn_on_gpu", "bool", true).infer(shape_from_sizes(sizes_input)).add(r);
+        .attr("use_cudnn_on_gpu", "bool", true).infer(shape_from_sizes(sizes_input, 4)).add(r);
   };
   conv_grad("Conv2DBackpropInput", "input_sizes:i32", "filter:T", 0);
   conv_grad("Conv2DBackpropFilter", "input:T", "filter_sizes:i32", 1);
   conv_grad("DepthwiseConv2dNativeBackpropInput", "input_sizes:i32", "filter:T", 0);
   conv_grad("DepthwiseConv2dNativeBackpropFilter", "input:T", "filter_sizes:i32", 1);
+  // the 3-D convolution gradients (NDHWC; input_sizes int32 or int64, Tshape)
+  tf_op("Conv3DBackpropInputV2").in("input_sizes:Tshape").in("filter:T").in("out_backprop:T").out("output:T")
+      .type_attr("T").type_attr("Tshape", dtype::int32).req("padding", "string").req("strides", "ints")
+      .attr("data_format", "string", "NDHWC").opt("dilations", "ints").infer(shape_from_sizes(0, 5)).add(r);
+  tf_op("Conv3DBackpropFilterV2").in("input:T").in("filter_sizes:i32").in("out_backprop:T").out("output:T")
+      .type_attr("T").req("padding", "string").req("strides", "ints").attr("data_format", "string", "NDHWC")
+      .opt("dilations", "ints").infer(shape_from_sizes(1, 5)).add(r);
   tf_op("MaxPoolGrad").in("orig_input:T").in("orig_output:T").in("grad:T").out("output:T").type_attr("T")
       .req("ksize", "ints").req("strides", "ints").req("padding", "string").attr("data_format", "string", "NHWC")
       .opt("explicit_paddings", "ints").infer([](infer_context& c) { c.set_shape(0, c.input_shape(0)); }).add(r);
+  tf_op("MaxPool3DGrad").in("orig_input:TInput").in("orig_output:TInput").in("grad:T").out("output:T").type_attr("T")
+      .type_attr("TInput", dtype::f32).req("ksize", "ints").req("strides", "ints").req("padding", "string")
+      .attr("data_format", "string", "NDHWC").infer([](infer_context& c) { c.set_shape(0, c.input_shape(0)); }).add(r);
   tf_op("AvgPoolGrad").in("orig_input_shape:i32").in("grad:T").out("output:T").type_attr("T").req("ksize", "ints")
       .req("strides", "ints").req("padding", "string").attr("data_format", "string", "NHWC")
-      .infer(shape_from_sizes(0)).add(r);
+      .infer(shape_from_sizes(0, 4)).add(r);
+  tf_op("AvgPool3DGrad").in("orig_input_shape:i32").in("grad:T").out("output:T").type_attr("T").req("ksize", "ints")
+      .req("strides", "ints").req("padding", "string").attr("data_format", "string", "NDHWC")
+      .infer(shape_from_sizes(0, 5)).add(r);
   tf_op("BroadcastGradientArgs").in("s0:T").in("s1:T").out("r0:T").out("r1:T").type_attr("T", dtype::int32)
       .infer(broadcast_gradient_args_infer).propagate(broadcast_gradient_args_value).add(r);
 }

@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file tf_conv.hpp
-/// Eigen CPU kernels of TensorFlow's NHWC convolution and pooling ops and their gradients
-/// (domain "tf"): Conv2D, DepthwiseConv2dNative (and its BackpropInput/BackpropFilter),
-/// Conv2DBackpropInput, Conv2DBackpropFilter,
-/// MaxPool, MaxPoolV2, MaxPoolWithArgmax, MaxPoolGrad, AvgPool, AvgPoolGrad, LRN, and batch normalization: FusedBatchNorm{,V2,V3}
-/// and FusedBatchNormGrad{,V2,V3}. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
-/// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`);
-/// dilations for the convolutions; pooling windows see only the input (no padded values: a
-/// max over the valid ones, an average divided by their count). Convolutions are im2col and
-/// one GEMM per image (filter HWIO is already the [KH*KW*C, OC] matrix); f32 and f64, NHWC
-/// only (TensorFlow's CPU kernels take no NCHW either), except MaxPool and AvgPool, which
-/// also read NCHW (what the `tf-layout` pass makes of them). Private
-/// (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp` registers them.
+/// Eigen CPU kernels of TensorFlow's channels-last convolution and pooling ops and their
+/// gradients (domain "tf"): Conv2D, Conv3D, DepthwiseConv2dNative (and its
+/// BackpropInput/BackpropFilter), Conv2DBackpropInput, Conv2DBackpropFilter,
+/// Conv3DBackpropInputV2, Conv3DBackpropFilterV2, MaxPool, MaxPool3D, MaxPoolV2,
+/// MaxPoolWithArgmax, MaxPoolGrad, MaxPool3DGrad, AvgPool, AvgPool3D, AvgPoolGrad,
+/// AvgPool3DGrad, LRN, and batch normalization: FusedBatchNorm{,V2,V3} and
+/// FusedBatchNormGrad{,V2,V3}. TensorFlow's window rules: `VALID`, `SAME` (out = ceil(in /
+/// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`, 2-D
+/// ops); dilations for the convolutions; pooling windows see only the input (no padded
+/// values: a max over the valid ones, an average divided by their count). Convolutions are
+/// im2col and one GEMM per image (filter [KD,] KH, KW, C, OC is already the [taps * C, OC]
+/// matrix); f32 and f64, NHWC / NDHWC only (TensorFlow's CPU kernels take no NCHW either),
+/// except MaxPool and AvgPool, which also read NCHW (what the `tf-layout` pass makes of
+/// them). Private (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp`
+/// registers them.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -30,61 +34,89 @@ namespace conv_impl {
 
 using conv_types = type_list<float, double>;
 
-/// The geometry of a 2-D window over an NHWC input.
+/// The geometry of a 2-D or 3-D window over a channels-last input ([N, H, W, C] or
+/// [N, D, H, W, C]); a 2-D window has D = KD = OD = 1. Spatial positions are flat:
+/// (d * H + h) * W + w in the input, (od * OH + oh) * OW + ow in the output.
 struct geometry {
-  i64 N = 0, H = 0, W = 0, C = 0;     // input
-  i64 KH = 1, KW = 1;                 // window
-  i64 SH = 1, SW = 1, DH = 1, DW = 1; // strides, dilations
-  i64 PT = 0, PL = 0;                 // padding before (top, left)
-  i64 OH = 0, OW = 0;                 // output
+  i64 N = 0, D = 1, H = 0, W = 0, C = 0;              // input
+  i64 KD = 1, KH = 1, KW = 1;                         // window
+  i64 SD = 1, SH = 1, SW = 1, DD = 1, DH = 1, DW = 1; // strides, dilations
+  i64 PF = 0, PT = 0, PL = 0;                         // padding before (front, top, left)
+  i64 OD = 1, OH = 0, OW = 0;                         // output
+  i64 in_positions() const { return D * H * W; }
+  i64 out_positions() const { return OD * OH * OW; }
+  i64 taps() const { return KD * KH * KW; }
 };
 
-// The window attributes of node `n`: strides, dilations (`with_dilations`), ksize
-// (`pool`), padding.
+// The window attributes of node `n`: strides, dilations (convolutions), ksize (`pool`),
+// padding, for a 2-D op (4 values each, NHWC) or a 3-D one (`volumetric`: 5 values, NDHWC).
 struct window {
   std::vector<i64> strides, dilations, ksize, explicit_paddings;
   std::string padding;
-  bool nchw = false;  // NCHW (forward pooling only: what tf-layout makes); NHWC otherwise
-  std::size_t h = 1, w = 2;  // the spatial dims' positions in the 4-value attributes
-  // `nchw_ok`: the kernel reads NCHW too (the forward pools)
-  window(const kernel_node& n, bool pool, bool nchw_ok = false) {
-    const std::string format = n.attr<std::string>("data_format", std::string("NHWC"));
-    nchw = format == "NCHW" && nchw_ok;
-    if (format != "NHWC" && !nchw)
-      n.fail("data_format " + format + " is not supported on the CPU here (NHWC only, as TensorFlow's CPU kernels)");
-    if (nchw) h = 2, w = 3;
-    const std::size_t c = nchw ? 1 : 3;
-    auto four = [&](const char* what, std::vector<i64> v, bool required) {
-      if (v.empty() && !required) v = {1, 1, 1, 1};
-      if (v.size() != 4) n.fail(std::string(what) + " must have 4 values (" + format + "), got " + std::to_string(v.size()));
+  bool nchw = false;        // NCHW (forward 2-D pooling only: what tf-layout makes); channels last otherwise
+  bool volumetric = false;  // a 3-D op
+  std::size_t rank = 4;     // the input's rank and the attributes' length
+  std::size_t d = 0, h = 1, w = 2;  // the spatial dims' positions in the attributes (d: 3-D only)
+  // `nchw_ok`: the kernel reads NCHW too (the forward 2-D pools)
+  window(const kernel_node& n, bool pool, bool nchw_ok = false, bool volumetric_op = false) : volumetric(volumetric_op) {
+    const std::string last = volumetric ? "NDHWC" : "NHWC";
+    const std::string format = n.attr<std::string>("data_format", last);
+    nchw = format == "NCHW" && nchw_ok && !volumetric;
+    if (format != last && !nchw)
+      n.fail("data_format " + format + " is not supported on the CPU here (" + last +
+             " only, as TensorFlow's CPU kernels)");
+    rank = volumetric ? 5 : 4;
+    if (volumetric) d = 1, h = 2, w = 3;
+    else if (nchw) h = 2, w = 3;
+    const std::size_t c = nchw ? 1 : rank - 1;
+    auto values = [&](const char* what, std::vector<i64> v, bool required) {
+      if (v.empty() && !required) v.assign(rank, 1);
+      if (v.size() != rank)
+        n.fail(std::string(what) + " must have " + std::to_string(rank) + " values (" + format + "), got " +
+               std::to_string(v.size()));
       if (v[0] != 1 || v[c] != 1) n.fail(std::string(what) + " must be 1 in the batch and channel dims");
       for (i64 x : v)
         if (x < 1) n.fail(std::string(what) + " must be positive");
       return v;
     };
-    strides = four("strides", int_list(n, "strides"), false);
-    if (pool) ksize = four("ksize", int_list(n, "ksize"), true);
-    else dilations = four("dilations", int_list(n, "dilations"), false);
+    strides = values("strides", int_list(n, "strides"), false);
+    if (pool) ksize = values("ksize", int_list(n, "ksize"), true);
+    else dilations = values("dilations", int_list(n, "dilations"), false);
     padding = n.attr<std::string>("padding");
-    if (padding == "EXPLICIT") {
+    if (padding == "EXPLICIT" && !volumetric) {
       explicit_paddings = int_list(n, "explicit_paddings");
       if (explicit_paddings.size() != 8) n.fail("explicit_paddings must have 8 values");
       for (i64 p : explicit_paddings)
         if (p < 0) n.fail("explicit_paddings must be >= 0");
     } else if (padding != "SAME" && padding != "VALID") {
-      n.fail("unknown padding '" + padding + "'");
+      n.fail("unknown padding '" + padding + "'" + (volumetric ? " (SAME or VALID)" : ""));
     }
   }
 
-  geometry resolve(const std::vector<i64>& input, i64 kh, i64 kw, const kernel_node& n) const {
-    if (input.size() != 4)
-      n.fail(std::string("the input must have rank 4 (") + (nchw ? "NCHW" : "NHWC") + "), got sizes " + shape::of(input).to_string());
+  // The pooling window's (KD, KH, KW).
+  std::array<i64, 3> pool_window() const {
+    return {volumetric ? ksize[d] : 1, ksize[h], ksize[w]};
+  }
+  // A filter's window: [KD,] KH, KW of [KD, KH, KW, in, out] or [KH, KW, in, out].
+  std::array<i64, 3> filter_window(const std::vector<i64>& f) const {
+    return volumetric ? std::array<i64, 3>{f[0], f[1], f[2]} : std::array<i64, 3>{1, f[0], f[1]};
+  }
+  // The sizes of an output with `channels` channels over geometry `g`.
+  std::vector<i64> output_sizes(const geometry& g, i64 channels) const {
+    if (volumetric) return {g.N, g.OD, g.OH, g.OW, channels};
+    return nchw ? std::vector<i64>{g.N, channels, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, channels};
+  }
+
+  geometry resolve(const std::vector<i64>& input, std::array<i64, 3> k, const kernel_node& n) const {
+    if (input.size() != rank)
+      n.fail("the input must have rank " + std::to_string(rank) + " (" +
+             (volumetric ? "NDHWC" : nchw ? "NCHW" : "NHWC") + "), got sizes " + shape::of(input).to_string());
     geometry g;
-    g.N = input[0], g.H = input[h], g.W = input[w], g.C = input[nchw ? 1 : 3];
-    g.KH = kh, g.KW = kw, g.SH = strides[h], g.SW = strides[w];
+    g.N = input[0], g.H = input[h], g.W = input[w], g.C = input[nchw ? 1 : rank - 1];
+    g.KD = k[0], g.KH = k[1], g.KW = k[2], g.SH = strides[h], g.SW = strides[w];
     if (!dilations.empty()) g.DH = dilations[h], g.DW = dilations[w];
-    auto dim = [&](i64 in, i64 k, i64 s, i64 d, i64 pad_lo, i64 pad_hi, i64& before) {
-      const i64 eff = (k - 1) * d + 1;
+    auto dim = [&](i64 in, i64 kk, i64 s, i64 dil, i64 pad_lo, i64 pad_hi, i64& before) {
+      const i64 eff = (kk - 1) * dil + 1;
       if (padding == "SAME") {
         const i64 out = (in + s - 1) / s;
         const i64 total = std::max<i64>(0, (out - 1) * s + eff - in);
@@ -97,6 +129,11 @@ struct window {
       return span / s + 1;
     };
     const auto& e = explicit_paddings;
+    if (volumetric) {
+      g.D = input[d], g.SD = strides[d];
+      if (!dilations.empty()) g.DD = dilations[d];
+      g.OD = dim(g.D, g.KD, g.SD, g.DD, 0, 0, g.PF);
+    }
     g.OH = dim(g.H, g.KH, g.SH, g.DH, e.empty() ? 0 : e[2 * h], e.empty() ? 0 : e[2 * h + 1], g.PT);
     g.OW = dim(g.W, g.KW, g.SW, g.DW, e.empty() ? 0 : e[2 * w], e.empty() ? 0 : e[2 * w + 1], g.PL);
     return g;
@@ -106,83 +143,97 @@ struct window {
 template <class T>
 using row_matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// cols[(oh * OW + ow), (kh * KW + kw) * C + c] = x[ih, iw, c] of one image (0 outside).
+/// Calls f(o, od, oh, ow) for every output position of `g` (o: the flat position).
+template <class F>
+void for_each_position(const geometry& g, F&& f) {
+  i64 o = 0;
+  for (i64 od = 0; od < g.OD; ++od)
+    for (i64 oh = 0; oh < g.OH; ++oh)
+      for (i64 ow = 0; ow < g.OW; ++ow, ++o) f(o, od, oh, ow);
+}
+
+/// Calls f(t, p) for every filter tap t (row-major over KD, KH, KW) of output position
+/// (od, oh, ow): p is the flat input position it reads, or -1 in the padding.
+template <class F>
+void for_taps(const geometry& g, i64 od, i64 oh, i64 ow, F&& f) {
+  i64 t = 0;
+  for (i64 kd = 0; kd < g.KD; ++kd) {
+    const i64 id = od * g.SD + kd * g.DD - g.PF;
+    for (i64 kh = 0; kh < g.KH; ++kh) {
+      const i64 ih = oh * g.SH + kh * g.DH - g.PT;
+      for (i64 kw = 0; kw < g.KW; ++kw, ++t) {
+        const i64 iw = ow * g.SW + kw * g.DW - g.PL;
+        const bool inside = id >= 0 && id < g.D && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+        f(t, inside ? (id * g.H + ih) * g.W + iw : i64{-1});
+      }
+    }
+  }
+}
+
+// cols[o, t * C + c] = x[p(o, t), c] of one image (0 in the padding).
 template <class T>
 void im2col(const geometry& g, const T* x, T* cols) {
-  const i64 row = g.KH * g.KW * g.C;
-  for (i64 oh = 0; oh < g.OH; ++oh)
-    for (i64 ow = 0; ow < g.OW; ++ow) {
-      T* out = cols + (oh * g.OW + ow) * row;
-      for (i64 kh = 0; kh < g.KH; ++kh) {
-        const i64 ih = oh * g.SH + kh * g.DH - g.PT;
-        for (i64 kw = 0; kw < g.KW; ++kw, out += g.C) {
-          const i64 iw = ow * g.SW + kw * g.DW - g.PL;
-          if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) std::fill(out, out + g.C, T(0));
-          else std::copy(x + (ih * g.W + iw) * g.C, x + (ih * g.W + iw + 1) * g.C, out);
-        }
-      }
-    }
+  const i64 row = g.taps() * g.C;
+  for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
+    T* out = cols + o * row;
+    for_taps(g, od, oh, ow, [&](i64 t, i64 p) {
+      T* dst = out + t * g.C;
+      if (p < 0) std::fill(dst, dst + g.C, T(0));
+      else std::copy(x + p * g.C, x + (p + 1) * g.C, dst);
+    });
+  });
 }
 
-// The inverse scatter: dx[ih, iw, c] += cols[...] of one image.
+// The inverse scatter: dx[p(o, t), c] += cols[o, t * C + c] of one image.
 template <class T>
 void col2im_add(const geometry& g, const T* cols, T* dx) {
-  const i64 row = g.KH * g.KW * g.C;
-  for (i64 oh = 0; oh < g.OH; ++oh)
-    for (i64 ow = 0; ow < g.OW; ++ow) {
-      const T* in = cols + (oh * g.OW + ow) * row;
-      for (i64 kh = 0; kh < g.KH; ++kh) {
-        const i64 ih = oh * g.SH + kh * g.DH - g.PT;
-        for (i64 kw = 0; kw < g.KW; ++kw, in += g.C) {
-          const i64 iw = ow * g.SW + kw * g.DW - g.PL;
-          if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-          T* dst = dx + (ih * g.W + iw) * g.C;
-          for (i64 c = 0; c < g.C; ++c) dst[c] += in[c];
-        }
-      }
-    }
+  const i64 row = g.taps() * g.C;
+  for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
+    const T* in = cols + o * row;
+    for_taps(g, od, oh, ow, [&](i64 t, i64 p) {
+      if (p < 0) return;
+      T* dst = dx + p * g.C;
+      const T* src = in + t * g.C;
+      for (i64 c = 0; c < g.C; ++c) dst[c] += src[c];
+    });
+  });
 }
 
-// The [KH, KW, C, OC] filter checked against the input's channels.
-inline void check_filter(const std::vector<i64>& f, i64 channels, const kernel_node& n) {
-  if (f.size() != 4) n.fail("the filter must have rank 4 (HWIO), got sizes " + shape::of(f).to_string());
-  if (f[2] != channels)
-    n.fail("the filter's input depth " + std::to_string(f[2]) + " differs from the input's channels " + std::to_string(channels) +
-           " (grouped convolutions are not supported on the CPU here)");
+// The [KH, KW, C, OC] (2-D) or [KD, KH, KW, C, OC] (3-D) filter checked against the input's channels.
+inline void check_filter(const std::vector<i64>& f, i64 channels, const window& win, const kernel_node& n) {
+  if (f.size() != win.rank)
+    n.fail("the filter must have rank " + std::to_string(win.rank) + (win.volumetric ? " (DHWIO)" : " (HWIO)") +
+           ", got sizes " + shape::of(f).to_string());
+  if (f[win.rank - 2] != channels)
+    n.fail("the filter's input depth " + std::to_string(f[win.rank - 2]) + " differs from the input's channels " +
+           std::to_string(channels) + " (grouped convolutions are not supported on the CPU here)");
 }
 
-inline std::vector<i64> sizes_input(const gpass::tensor& t, const kernel_node& n, const char* what) {
+inline std::vector<i64> sizes_input(const gpass::tensor& t, std::size_t count, const kernel_node& n, const char* what) {
   std::vector<i64> v = vector_ints(t, n, what);
-  if (v.size() != 4) n.fail(std::string(what) + " must have 4 values, got " + std::to_string(v.size()));
+  if (v.size() != count) n.fail(std::string(what) + " must have " + std::to_string(count) + " values, got " + std::to_string(v.size()));
   for (i64 d : v)
     if (d < 0) n.fail(std::string(what) + " must be >= 0");
   return v;
 }
 
 // `t` (an out_backprop or grad) must have the window op's output sizes.
-inline void check_output_sizes(context& ctx, const gpass::tensor& t, const geometry& g, i64 channels, const char* what,
-                               const char* op) {
-  const std::vector<i64> want{g.N, g.OH, g.OW, channels};
+inline void check_output_sizes(context& ctx, const gpass::tensor& t, const window& win, const geometry& g, i64 channels,
+                               const char* what, const char* op) {
+  const std::vector<i64> want = win.output_sizes(g, channels);
   if (t.sizes() != want)
     ctx.fail(std::string(what) + " has sizes " + t.shape().to_string() + ", the " + op + "'s output is " +
              shape::of(want).to_string());
 }
 
-/// Calls f(b, oh, ow, c) for every output element of a pooling with geometry `g`.
+/// Calls f(p) for every valid input position of output position (od, oh, ow) of a pooling
+/// window (the padding is not visited).
 template <class F>
-void for_each_output(const geometry& g, F f) {
-  for (i64 b = 0; b < g.N; ++b)
-    for (i64 oh = 0; oh < g.OH; ++oh)
-      for (i64 ow = 0; ow < g.OW; ++ow)
-        for (i64 c = 0; c < g.C; ++c) f(b, oh, ow, c);
-}
-
-// Visits every valid input position of output (oh, ow) of a pooling window.
-template <class F>
-void for_window(const geometry& g, i64 oh, i64 ow, F f) {
-  const i64 h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
-  for (i64 ih = std::max<i64>(h0, 0); ih < std::min(h0 + g.KH, g.H); ++ih)
-    for (i64 iw = std::max<i64>(w0, 0); iw < std::min(w0 + g.KW, g.W); ++iw) f(ih, iw);
+void for_window(const geometry& g, i64 od, i64 oh, i64 ow, F f) {
+  const i64 d0 = od * g.SD - g.PF, h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+  for (i64 id = std::max<i64>(d0, 0); id < std::min(d0 + g.KD, g.D); ++id)
+    for (i64 ih = std::max<i64>(h0, 0); ih < std::min(h0 + g.KH, g.H); ++ih)
+      for (i64 iw = std::max<i64>(w0, 0); iw < std::min(w0 + g.KW, g.W); ++iw) f((id * g.H + ih) * g.W + iw);
 }
 
 /// Checks a depthwise filter's sizes [KH, KW, C, M] against the input's channels `c` (-1: unknown).
@@ -200,25 +251,18 @@ template <class F>
 void depthwise_walk(const geometry& g, i64 M, F&& f) {
   const i64 OC = g.C * M;
   for (i64 b = 0; b < g.N; ++b)
-    for (i64 oh = 0; oh < g.OH; ++oh)
-      for (i64 ow = 0; ow < g.OW; ++ow) {
-        const i64 out = ((b * g.OH + oh) * g.OW + ow) * OC;
-        for (i64 kh = 0; kh < g.KH; ++kh) {
-          const i64 ih = oh * g.SH + kh * g.DH - g.PT;
-          if (ih < 0 || ih >= g.H) continue;
-          for (i64 kw = 0; kw < g.KW; ++kw) {
-            const i64 iw = ow * g.SW + kw * g.DW - g.PL;
-            if (iw < 0 || iw >= g.W) continue;
-            f(out, ((b * g.H + ih) * g.W + iw) * g.C, (kh * g.KW + kw) * OC);
-          }
-        }
-      }
+    for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
+      const i64 out = (b * g.out_positions() + o) * OC;
+      for_taps(g, od, oh, ow, [&](i64 t, i64 p) {
+        if (p >= 0) f(out, (b * g.in_positions() + p) * g.C, t * OC);
+      });
+    });
 }
 
-/// The operands of a convolution gradient (Conv2D's or a depthwise one's, `depthwise`): the
-/// input's and the filter's sizes (one of them read from the sizes input: input 0 for
-/// `BackpropInput`, `input_grad`, else input 1), the geometry and the output channels, with
-/// out_backprop (input 2) checked against them.
+/// The operands of a convolution gradient (Conv2D's, Conv3D's or a depthwise one's,
+/// `depthwise`): the input's and the filter's sizes (one of them read from the sizes input:
+/// input 0 for `BackpropInput`, `input_grad`, else input 1), the geometry and the output
+/// channels, with out_backprop (input 2) checked against them.
 struct grad_operands {
   std::vector<i64> xs, fs;
   geometry g;
@@ -229,20 +273,20 @@ inline grad_operands read_grad_operands(context& ctx, const window& win, bool in
   const gpass::tensor& dy = ctx.input(2);
   grad_operands o;
   if (input_grad) {
-    o.xs = sizes_input(ctx.input(0), n, "input_sizes");
+    o.xs = sizes_input(ctx.input(0), win.rank, n, "input_sizes");
     o.fs = ctx.input(1).sizes();
     if (ctx.input(1).element_type() != dy.element_type()) ctx.fail("filter and out_backprop have different element types");
   } else {
     o.xs = ctx.input(0).sizes();
-    o.fs = sizes_input(ctx.input(1), n, "filter_sizes");
+    o.fs = sizes_input(ctx.input(1), win.rank, n, "filter_sizes");
     if (ctx.input(0).element_type() != dy.element_type()) ctx.fail("input and out_backprop have different element types");
   }
-  const i64 channels = o.xs.size() == 4 ? o.xs[3] : -1;
+  const i64 channels = o.xs.size() == win.rank ? o.xs.back() : -1;
   if (depthwise) check_depthwise_filter(o.fs, channels, n);
-  else check_filter(o.fs, channels, n);
-  o.g = win.resolve(o.xs, o.fs[0], o.fs[1], n);
-  o.out_channels = depthwise ? o.g.C * o.fs[3] : o.fs[3];
-  check_output_sizes(ctx, dy, o.g, o.out_channels, "out_backprop", depthwise ? "depthwise convolution" : "convolution");
+  else check_filter(o.fs, channels, win, n);
+  o.g = win.resolve(o.xs, win.filter_window(o.fs), n);
+  o.out_channels = depthwise ? o.g.C * o.fs[3] : o.fs.back();
+  check_output_sizes(ctx, dy, win, o.g, o.out_channels, "out_backprop", depthwise ? "depthwise convolution" : "convolution");
   return o;
 }
 
@@ -381,76 +425,92 @@ inline void register_tf_batch_norm(registry& r) {
     }});
 }
 
-/// Registers Conv2D, DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput,
-/// DepthwiseConv2dNativeBackpropFilter, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool,
-/// MaxPoolGrad, AvgPool, AvgPoolGrad.
+/// Registers Conv2D, Conv3D, DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput,
+/// DepthwiseConv2dNativeBackpropFilter, Conv2DBackpropInput, Conv2DBackpropFilter,
+/// Conv3DBackpropInputV2, Conv3DBackpropFilterV2, MaxPool, MaxPool3D, MaxPoolV2,
+/// MaxPoolWithArgmax, MaxPoolGrad, MaxPool3DGrad, AvgPool, AvgPool3D, AvgPoolGrad,
+/// AvgPool3DGrad, LRN.
 inline void register_tf_conv(registry& r) {
   using namespace conv_impl;
-  r.add({.domain = domain, .op = "Conv2D", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const window win(n, false);
-    return [win](context& ctx) {
-      const gpass::tensor& x = ctx.input(0);
-      const gpass::tensor& f = ctx.input(1);
-      if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
-      check_filter(f.sizes(), x.rank() == 4 ? x.sizes()[3] : -1, ctx.node());
-      const geometry g = win.resolve(x.sizes(), f.sizes()[0], f.sizes()[1], ctx.node());
-      const i64 OC = f.sizes()[3], K = g.KH * g.KW * g.C, P = g.OH * g.OW;
-      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {g.N, g.OH, g.OW, OC});
-        if (y.size() == 0) return;
-        std::vector<T> cols(static_cast<std::size_t>(P * K));
-        Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
-        for (i64 b = 0; b < g.N; ++b) {
-          im2col(g, x.data<T>() + b * g.H * g.W * g.C, cols.data());
-          Eigen::Map<row_matrix<T>> ym(y.data<T>() + b * P * OC, P, OC);
-          ym.noalias() = Eigen::Map<const row_matrix<T>>(cols.data(), P, K) * wm;
-        }
-      });
-    };
-  }});
-  r.add({.domain = domain, .op = "Conv2DBackpropInput", .dtypes = conv_types::dtypes(), .type_input = 1,
-         .make = [](const kernel_node& n) -> fn {
-    const window win(n, false);
-    return [win](context& ctx) {
-      const grad_operands o = read_grad_operands(ctx, win, true, false);
-      const geometry& g = o.g;
-      const gpass::tensor& f = ctx.input(1);
-      const gpass::tensor& dy = ctx.input(2);
-      const i64 OC = o.out_channels, K = g.KH * g.KW * g.C, P = g.OH * g.OW;
-      dispatch<conv_types>(f.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& dx = ctx.allocate_output_zeroed(0, f.element_type(), o.xs);
-        if (dx.size() == 0 || P == 0) return;
-        std::vector<T> cols(static_cast<std::size_t>(P * K));
-        Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
-        for (i64 b = 0; b < g.N; ++b) {
-          Eigen::Map<row_matrix<T>>(cols.data(), P, K).noalias() =
-              Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC) * wm.transpose();
-          col2im_add(g, cols.data(), dx.data<T>() + b * g.H * g.W * g.C);
-        }
-      });
-    };
-  }});
-  r.add({.domain = domain, .op = "Conv2DBackpropFilter", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const window win(n, false);
-    return [win](context& ctx) {
-      const grad_operands o = read_grad_operands(ctx, win, false, false);
-      const geometry& g = o.g;
-      const gpass::tensor& x = ctx.input(0);
-      const gpass::tensor& dy = ctx.input(2);
-      const i64 OC = o.out_channels, K = g.KH * g.KW * g.C, P = g.OH * g.OW;
-      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& df = ctx.allocate_output_zeroed(0, x.element_type(), o.fs);
-        if (df.size() == 0 || P == 0) return;
-        std::vector<T> cols(static_cast<std::size_t>(P * K));
-        Eigen::Map<row_matrix<T>> dw(df.data<T>(), K, OC);
-        for (i64 b = 0; b < g.N; ++b) {
-          im2col(g, x.data<T>() + b * g.H * g.W * g.C, cols.data());
-          dw.noalias() += Eigen::Map<const row_matrix<T>>(cols.data(), P, K).transpose() *
-                          Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC);
-        }
-      });
-    };
-  }});
+  // Conv2D / Conv3D: im2col and one GEMM per image (the filter is already the [taps * C, OC] matrix)
+  auto conv = [&](const char* op, bool volumetric) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [volumetric](const kernel_node& n) -> fn {
+      const window win(n, false, false, volumetric);
+      return [win](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& f = ctx.input(1);
+        if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
+        check_filter(f.sizes(), x.rank() == win.rank ? x.sizes().back() : -1, win, ctx.node());
+        const geometry g = win.resolve(x.sizes(), win.filter_window(f.sizes()), ctx.node());
+        const i64 OC = f.sizes().back(), K = g.taps() * g.C, P = g.out_positions();
+        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& y = ctx.allocate_output(0, x.element_type(), win.output_sizes(g, OC));
+          if (y.size() == 0) return;
+          std::vector<T> cols(static_cast<std::size_t>(P * K));
+          Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
+          for (i64 b = 0; b < g.N; ++b) {
+            im2col(g, x.data<T>() + b * g.in_positions() * g.C, cols.data());
+            Eigen::Map<row_matrix<T>> ym(y.data<T>() + b * P * OC, P, OC);
+            ym.noalias() = Eigen::Map<const row_matrix<T>>(cols.data(), P, K) * wm;
+          }
+        });
+      };
+    }});
+  };
+  conv("Conv2D", false);
+  conv("Conv3D", true);
+  // their gradients: dx = col2im(dy W^T), dW = sum over images of im2col(x)^T dy
+  auto conv_input_grad = [&](const char* op, bool volumetric) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .type_input = 1,
+           .make = [volumetric](const kernel_node& n) -> fn {
+      const window win(n, false, false, volumetric);
+      return [win](context& ctx) {
+        const grad_operands o = read_grad_operands(ctx, win, true, false);
+        const geometry& g = o.g;
+        const gpass::tensor& f = ctx.input(1);
+        const gpass::tensor& dy = ctx.input(2);
+        const i64 OC = o.out_channels, K = g.taps() * g.C, P = g.out_positions();
+        dispatch<conv_types>(f.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& dx = ctx.allocate_output_zeroed(0, f.element_type(), o.xs);
+          if (dx.size() == 0 || P == 0) return;
+          std::vector<T> cols(static_cast<std::size_t>(P * K));
+          Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
+          for (i64 b = 0; b < g.N; ++b) {
+            Eigen::Map<row_matrix<T>>(cols.data(), P, K).noalias() =
+                Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC) * wm.transpose();
+            col2im_add(g, cols.data(), dx.data<T>() + b * g.in_positions() * g.C);
+          }
+        });
+      };
+    }});
+  };
+  conv_input_grad("Conv2DBackpropInput", false);
+  conv_input_grad("Conv3DBackpropInputV2", true);
+  auto conv_filter_grad = [&](const char* op, bool volumetric) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [volumetric](const kernel_node& n) -> fn {
+      const window win(n, false, false, volumetric);
+      return [win](context& ctx) {
+        const grad_operands o = read_grad_operands(ctx, win, false, false);
+        const geometry& g = o.g;
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& dy = ctx.input(2);
+        const i64 OC = o.out_channels, K = g.taps() * g.C, P = g.out_positions();
+        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& df = ctx.allocate_output_zeroed(0, x.element_type(), o.fs);
+          if (df.size() == 0 || P == 0) return;
+          std::vector<T> cols(static_cast<std::size_t>(P * K));
+          Eigen::Map<row_matrix<T>> dw(df.data<T>(), K, OC);
+          for (i64 b = 0; b < g.N; ++b) {
+            im2col(g, x.data<T>() + b * g.in_positions() * g.C, cols.data());
+            dw.noalias() += Eigen::Map<const row_matrix<T>>(cols.data(), P, K).transpose() *
+                            Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC);
+          }
+        });
+      };
+    }});
+  };
+  conv_filter_grad("Conv2DBackpropFilter", false);
+  conv_filter_grad("Conv3DBackpropFilterV2", true);
 
   // DepthwiseConv2dNative: filter [KH, KW, C, M]; output channel c * M + m convolves input
   // channel c with filter (., ., c, m); its gradients walk the same (output, tap) pairs
@@ -461,10 +521,10 @@ inline void register_tf_conv(registry& r) {
       const gpass::tensor& f = ctx.input(1);
       if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
       check_depthwise_filter(f.sizes(), x.rank() == 4 ? x.sizes()[3] : -1, ctx.node());
-      const geometry g = win.resolve(x.sizes(), f.sizes()[0], f.sizes()[1], ctx.node());
+      const geometry g = win.resolve(x.sizes(), win.filter_window(f.sizes()), ctx.node());
       const i64 M = f.sizes()[3];
       dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), {g.N, g.OH, g.OW, g.C * M});
+        gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), win.output_sizes(g, g.C * M));
         const T* px = x.data<T>();
         const T* pf = f.data<T>();
         T* py = y.data<T>();
@@ -508,39 +568,46 @@ inline void register_tf_conv(registry& r) {
   r.add({.domain = domain, .op = "DepthwiseConv2dNativeBackpropFilter", .dtypes = conv_types::dtypes(),
          .make = depthwise_grad(false)});
 
-  // pooling: output (b, oh, ow, c) over the valid positions of its window
+  // pooling: output (b, position, c) over the valid positions of its window
   auto pool_into = [](const window& win, bool max, context& ctx) {
     const gpass::tensor& x = ctx.input(0);
-    const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
-    // element strides of (c, h, w) in the input and the output, per layout
+    const geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
+    // element offsets of (c, position) in an image of the input and the output, per layout
     const bool cf = win.nchw;
-    const i64 xc = cf ? g.H * g.W : 1, xh = cf ? g.W : g.W * g.C, xw = cf ? 1 : g.C, xb = g.H * g.W * g.C;
-    const i64 yc = cf ? g.OH * g.OW : 1, yh = cf ? g.OW : g.OW * g.C, yw = cf ? 1 : g.C, yb = g.OH * g.OW * g.C;
+    const i64 S = g.in_positions(), OS = g.out_positions();
+    auto in_at = [&](i64 c, i64 p) { return cf ? c * S + p : p * g.C + c; };
+    auto out_at = [&](i64 c, i64 o) { return cf ? c * OS + o : o * g.C + c; };
     dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-      gpass::tensor& y = ctx.allocate_output(
-          0, x.element_type(), cf ? std::vector<i64>{g.N, g.C, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, g.C});
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      for_each_output(g, [&](i64 b, i64 oh, i64 ow, i64 c) {
-        T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
-        i64 count = 0;
-        for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-          const T v = px[b * xb + c * xc + ih * xh + iw * xw];
-          acc = max ? std::max(acc, v) : acc + v;
-          ++count;
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), win.output_sizes(g, g.C));
+      for (i64 b = 0; b < g.N; ++b) {
+        const T* px = x.data<T>() + b * S * g.C;
+        T* py = y.data<T>() + b * OS * g.C;
+        for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
+          for (i64 c = 0; c < g.C; ++c) {
+            T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
+            i64 count = 0;
+            for_window(g, od, oh, ow, [&](i64 p) {
+              const T v = px[in_at(c, p)];
+              acc = max ? std::max(acc, v) : acc + v;
+              ++count;
+            });
+            py[out_at(c, o)] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
+          }
         });
-        py[b * yb + c * yc + oh * yh + ow * yw] = max ? acc : (count ? acc / static_cast<T>(count) : T(0));
-      });
+      }
     });
   };
-  auto pool = [&](const char* op, bool max) {
-    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [max, pool_into](const kernel_node& n) -> fn {
-      const window win(n, true, true);
+  auto pool = [&](const char* op, bool max, bool volumetric) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(),
+           .make = [max, volumetric, pool_into](const kernel_node& n) -> fn {
+      const window win(n, true, !volumetric, volumetric);
       return [win, max, pool_into](context& ctx) { pool_into(win, max, ctx); };
     }});
   };
-  pool("MaxPool", true);
-  pool("AvgPool", false);
+  pool("MaxPool", true, false);
+  pool("AvgPool", false, false);
+  pool("MaxPool3D", true, true);
+  pool("AvgPool3D", false, true);
   // MaxPoolV2: the window's ksize and strides read from inputs 1 and 2 at run time
   r.add({.domain = domain, .op = "MaxPoolV2", .dtypes = conv_types::dtypes(), .make = [pool_into](const kernel_node& n) -> fn {
     return [node = n, pool_into](context& ctx) {
@@ -559,25 +626,28 @@ inline void register_tf_conv(registry& r) {
     const bool with_batch = flag(n, "include_batch_in_index", false);
     return [win, at, with_batch](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      const geometry g = win.resolve(x.sizes(), win.ksize[win.h], win.ksize[win.w], ctx.node());
-      const std::vector<i64> out{g.N, g.OH, g.OW, g.C};
+      const geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
+      const std::vector<i64> out = win.output_sizes(g, g.C);
+      const i64 image = g.in_positions() * g.C;
       std::vector<i64> where;
       dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);  // (the run's limits checked first)
         where.assign(static_cast<std::size_t>(y.size()), -1);
-        const T* px = x.data<T>();
-        T* py = y.data<T>();
-        for_each_output(g, [&](i64 b, i64 oh, i64 ow, i64 c) {
-          const i64 o = ((b * g.OH + oh) * g.OW + ow) * g.C + c;
-          T best = std::numeric_limits<T>::lowest();
-          i64& arg = where[static_cast<std::size_t>(o)];
-          for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-            const i64 i = (ih * g.W + iw) * g.C + c;
-            const T v = px[b * g.H * g.W * g.C + i];
-            if (arg == -1 || v > best) best = v, arg = with_batch ? b * g.H * g.W * g.C + i : i;
+        for (i64 b = 0; b < g.N; ++b) {
+          const T* px = x.data<T>() + b * image;
+          for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
+            for (i64 c = 0; c < g.C; ++c) {
+              const i64 k = (b * g.out_positions() + o) * g.C + c;
+              T best = std::numeric_limits<T>::lowest();
+              i64& arg = where[static_cast<std::size_t>(k)];
+              for_window(g, od, oh, ow, [&](i64 p) {
+                const T v = px[p * g.C + c];
+                if (arg == -1 || v > best) best = v, arg = (with_batch ? b * image : 0) + p * g.C + c;
+              });
+              y.data<T>()[k] = best;
+            }
           });
-          py[o] = best;
-        });
+        }
       });
       write_ints(ctx, 1, at, where, out);
     };
@@ -618,62 +688,88 @@ inline void register_tf_conv(registry& r) {
   }});
 
   // MaxPoolGrad: each output's gradient goes to the first maximum of its window (row-major
-  // window order), as TensorFlow's CPU kernel routes it
-  r.add({.domain = domain, .op = "MaxPoolGrad", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const window win(n, true);
-    return [win](context& ctx) {
-      const gpass::tensor& x = ctx.input(0);
-      const gpass::tensor& dy = ctx.input(2);
-      if (x.element_type() != dy.element_type()) ctx.fail("orig_input and grad have different element types");
-      const geometry g = win.resolve(x.sizes(), win.ksize[1], win.ksize[2], ctx.node());
-      check_output_sizes(ctx, dy, g, g.C, "grad", "pooling");
-      dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& dx = ctx.allocate_output_zeroed(0, x.element_type(), x.sizes());
-        const T* px = x.data<T>();
-        const T* pg = dy.data<T>();
-        T* pd = dx.data<T>();
-        for (i64 b = 0; b < g.N; ++b)
-          for (i64 oh = 0; oh < g.OH; ++oh)
-            for (i64 ow = 0; ow < g.OW; ++ow)
+  // window order), as TensorFlow's CPU kernel routes it. MaxPool3DGrad: to every input of the
+  // window within 1e-5 of the given forward output (orig_output), as TensorFlow's CPU kernel
+  // for 3-D pooling routes it (ties all receive it).
+  auto max_pool_grad = [&](const char* op, bool volumetric) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(),
+           .make = [volumetric](const kernel_node& n) -> fn {
+      const window win(n, true, false, volumetric);
+      return [win](context& ctx) {
+        const gpass::tensor& x = ctx.input(0);
+        const gpass::tensor& fwd = ctx.input(1);
+        const gpass::tensor& dy = ctx.input(2);
+        if (x.element_type() != dy.element_type() || fwd.element_type() != dy.element_type())
+          ctx.fail("orig_input, orig_output and grad have different element types");
+        const geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
+        check_output_sizes(ctx, dy, win, g, g.C, "grad", "pooling");
+        if (win.volumetric) check_output_sizes(ctx, fwd, win, g, g.C, "orig_output", "pooling");
+        const i64 S = g.in_positions(), OS = g.out_positions();
+        dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& dx = ctx.allocate_output_zeroed(0, x.element_type(), x.sizes());
+          for (i64 b = 0; b < g.N; ++b) {
+            const T* px = x.data<T>() + b * S * g.C;
+            const T* py = fwd.data<T>() + b * OS * g.C;
+            const T* pg = dy.data<T>() + b * OS * g.C;
+            T* pd = dx.data<T>() + b * S * g.C;
+            for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
               for (i64 c = 0; c < g.C; ++c) {
+                const T grad = pg[o * g.C + c];
+                if (win.volumetric) {
+                  const T y = py[o * g.C + c];
+                  for_window(g, od, oh, ow, [&](i64 p) {
+                    if (std::abs(px[p * g.C + c] - y) < T(1e-5)) pd[p * g.C + c] += grad;
+                  });
+                  continue;
+                }
                 i64 at = -1;
                 T best = -std::numeric_limits<T>::infinity();
-                for_window(g, oh, ow, [&](i64 ih, i64 iw) {
-                  const i64 k = ((b * g.H + ih) * g.W + iw) * g.C + c;
-                  if (at < 0 || px[k] > best) best = px[k], at = k;
+                for_window(g, od, oh, ow, [&](i64 p) {
+                  if (at < 0 || px[p * g.C + c] > best) best = px[p * g.C + c], at = p;
                 });
-                if (at >= 0) pd[at] += pg[((b * g.OH + oh) * g.OW + ow) * g.C + c];
+                if (at >= 0) pd[at * g.C + c] += grad;
               }
-      });
-    };
-  }});
-  // AvgPoolGrad: each output's gradient spread evenly over the valid positions of its window
-  r.add({.domain = domain, .op = "AvgPoolGrad", .dtypes = conv_types::dtypes(), .type_input = 1,
-         .make = [](const kernel_node& n) -> fn {
-    const window win(n, true);
-    return [win](context& ctx) {
-      const std::vector<i64> xs = sizes_input(ctx.input(0), ctx.node(), "orig_input_shape");
-      const gpass::tensor& dy = ctx.input(1);
-      const geometry g = win.resolve(xs, win.ksize[1], win.ksize[2], ctx.node());
-      check_output_sizes(ctx, dy, g, g.C, "grad", "pooling");
-      dispatch<conv_types>(dy.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& dx = ctx.allocate_output_zeroed(0, dy.element_type(), xs);
-        const T* pg = dy.data<T>();
-        T* pd = dx.data<T>();
-        for (i64 b = 0; b < g.N; ++b)
-          for (i64 oh = 0; oh < g.OH; ++oh)
-            for (i64 ow = 0; ow < g.OW; ++ow) {
+            });
+          }
+        });
+      };
+    }});
+  };
+  max_pool_grad("MaxPoolGrad", false);
+  max_pool_grad("MaxPool3DGrad", true);
+  // AvgPoolGrad / AvgPool3DGrad: each output's gradient spread evenly over the valid
+  // positions of its window
+  auto avg_pool_grad = [&](const char* op, bool volumetric) {
+    r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .type_input = 1,
+           .make = [volumetric](const kernel_node& n) -> fn {
+      const window win(n, true, false, volumetric);
+      return [win](context& ctx) {
+        const std::vector<i64> xs = sizes_input(ctx.input(0), win.rank, ctx.node(), "orig_input_shape");
+        const gpass::tensor& dy = ctx.input(1);
+        const geometry g = win.resolve(xs, win.pool_window(), ctx.node());
+        check_output_sizes(ctx, dy, win, g, g.C, "grad", "pooling");
+        const i64 S = g.in_positions(), OS = g.out_positions();
+        dispatch<conv_types>(dy.element_type(), ctx.node(), [&]<class T>() {
+          gpass::tensor& dx = ctx.allocate_output_zeroed(0, dy.element_type(), xs);
+          for (i64 b = 0; b < g.N; ++b) {
+            const T* pg = dy.data<T>() + b * OS * g.C;
+            T* pd = dx.data<T>() + b * S * g.C;
+            for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
               i64 count = 0;
-              for_window(g, oh, ow, [&](i64, i64) { ++count; });
-              if (count == 0) continue;
+              for_window(g, od, oh, ow, [&](i64) { ++count; });
+              if (count == 0) return;
               for (i64 c = 0; c < g.C; ++c) {
-                const T share = pg[((b * g.OH + oh) * g.OW + ow) * g.C + c] / static_cast<T>(count);
-                for_window(g, oh, ow, [&](i64 ih, i64 iw) { pd[((b * g.H + ih) * g.W + iw) * g.C + c] += share; });
+                const T share = pg[o * g.C + c] / static_cast<T>(count);
+                for_window(g, od, oh, ow, [&](i64 p) { pd[p * g.C + c] += share; });
               }
-            }
-      });
-    };
-  }});
+            });
+          }
+        });
+      };
+    }});
+  };
+  avg_pool_grad("AvgPoolGrad", false);
+  avg_pool_grad("AvgPool3DGrad", true);
 }
 
 }  // namespace gpass::exec::cpu_detail::tf_detail

@@ -1,0 +1,1 @@
+BtrueBfalseBfalseBtrue

@@ -1,0 +1,2 @@
+BHello World!B
+ÄBc é ZzB        
