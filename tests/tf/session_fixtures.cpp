@@ -276,7 +276,7 @@ TEST_CASE("tf.session.every_frontend_fixture_on_one_and_two_devices") {
     }
     ++fixtures;
   }
-  CHECK(fixtures == 31);
+  CHECK(fixtures == 32);
   CHECK(total_sends > 0);
 }
 

@@ -129,6 +129,21 @@ TEST_CASE("tf.image.shapes") {
   infer_fails("%x = arg() {index = 0} -> (f32[5,2])\n%y = tf::HSVToRGB(%x) {T = f32}", "last dim");
 }
 
+TEST_CASE("tf.image.combined_nms_shapes") {
+  const std::string args = "%b = arg() {index = 0} -> (f32[n,8,1,4])\n%s = arg() {index = 1} -> (f32[n,8,3])\n" +
+                           cst("p", "i32", "4") + cst("m", "i32", "20") + cst("t", "f32", "0.5");
+  CHECK(out_of(args + "%y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %t)", "y", 0) == "f32[n,20,4]");
+  CHECK(out_of(args + "%y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %t) {pad_per_class = true}", "y", 1) ==
+        "f32[n,12]");
+  CHECK(out_of(args + "%y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %t)", "y", 3) == "i32[n]");
+  infer_fails("%b = arg() {index = 0} -> (f32[2,8,2,4])\n%s = arg() {index = 1} -> (f32[2,8,3])\n" + cst("p", "i32", "4") +
+                  cst("m", "i32", "20") + cst("t", "f32", "0.5") + "%y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %t)",
+              "either 1 or num classes");
+  infer_fails("%b = arg() {index = 0} -> (f32[2,8,1,4])\n%s = arg() {index = 1} -> (f32[2,8,3])\n" + cst("p", "i32", "4") +
+                  cst("m", "i32", "0") + cst("t", "f32", "0.5") + "%y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %t)",
+              "max_total_size must be > 0");
+}
+
 TEST_CASE("tf.image.kernel_errors") {
   const std::string nms = "  %b = arg() {index = 0} -> (f32[*])\n  %s = arg() {index = 1} -> (f32[*])\n"
                           "  %m = arg() {index = 2} -> (i32[*])\n  %t = arg() {index = 3} -> (f32[*])\n"
@@ -148,6 +163,37 @@ TEST_CASE("tf.image.kernel_errors") {
                        doctest::Contains("4 columns"), gpass::error);
   CHECK_THROWS_WITH_AS(run(nms, {floats({1, 2, 3, 4}, {4}), s4, i32({2}, {}), half}),
                        doctest::Contains("boxes must be 2-D"), gpass::error);
+
+  // CombinedNonMaxSuppression: bad sizes, counts and thresholds, when fed
+  const std::string cnms = "  %b = arg() {index = 0} -> (f32[*])\n  %s = arg() {index = 1} -> (f32[*])\n"
+                           "  %p = arg() {index = 2} -> (i32[*])\n  %m = arg() {index = 3} -> (i32[*])\n"
+                           "  %t = arg() {index = 4} -> (f32[*])\n"
+                           "  %y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %t)\n  %r:0 = return(%y:3)\n";
+  const gpass::tensor b1(gpass::dtype::f32, {1, 3, 1, 4}), b2(gpass::dtype::f32, {1, 3, 2, 4}), sc(gpass::dtype::f32, {1, 3, 3});
+  CHECK_THROWS_WITH_AS(run(cnms, {b2, sc, i32({2}, {}), i32({4}, {}), half}),
+                       doctest::Contains("third dimension of boxes must be either 1 or num classes"), gpass::error);
+  CHECK_THROWS_WITH_AS(run(cnms, {b1, sc, i32({0}, {}), i32({4}, {}), half}), doctest::Contains("max_size_per_class must be > 0"),
+                       gpass::error);
+  CHECK_THROWS_WITH_AS(run(cnms, {b1, sc, i32({2}, {}), i32({0}, {}), half}), doctest::Contains("max_total_size must be > 0"),
+                       gpass::error);
+  CHECK_THROWS_WITH_AS(run(cnms, {b1, sc, i32({2}, {}), i32({4}, {}), floats({-0.5f}, {})}),
+                       doctest::Contains("iou_threshold must be in [0, 1]"), gpass::error);
+  CHECK_THROWS_WITH_AS(run(cnms, {b1, gpass::tensor(gpass::dtype::f32, {1, 4, 3}), i32({2}, {}), i32({4}, {}), half}),
+                       doctest::Contains("must be [batch, num_boxes, num_classes]"), gpass::error);
+  // three identical boxes: one detection per class; the ties between classes go to the lower class first
+  const auto same = floats({0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1}, {1, 3, 1, 4});
+  const auto tied = floats({0.5f, 0.5f, 0.1f, 0.4f, 0.3f, 0.2f, 0.3f, 0.2f, 0.9f}, {1, 3, 3});
+  const std::string all = "  %b = arg() {index = 0} -> (f32[*])\n  %s = arg() {index = 1} -> (f32[*])\n"
+                          "  %p = tf::Const() {dtype = i32, value = tensor<i32[]> [3]}\n"
+                          "  %m = tf::Const() {dtype = i32, value = tensor<i32[]> [5]}\n"
+                          "  %t = tf::Const() {dtype = f32, value = tensor<f32[]> [0.5]}\n"
+                          "  %z = tf::Const() {dtype = f32, value = tensor<f32[]> [0.0]}\n"
+                          "  %y:4 = tf::CombinedNonMaxSuppression(%b, %s, %p, %m, %t, %z)\n"
+                          "  %r:0 = return(%y:1, %y:2, %y:3)\n";
+  const auto got = run(all, {same, tied});
+  CHECK(values<float>(got.at(0)) == std::vector<float>{0.9f, 0.5f, 0.5f, 0, 0});
+  CHECK(values<float>(got.at(1)) == std::vector<float>{2, 0, 1, 0, 0});
+  CHECK(values<std::int32_t>(got.at(2)) == std::vector<std::int32_t>{3});
 
   const std::string crop = "  %i = arg() {index = 0} -> (f32[*])\n  %x = arg() {index = 1} -> (f32[*])\n"
                            "  %k = arg() {index = 2} -> (i32[*])\n  %c = arg() {index = 3} -> (i32[*])\n"

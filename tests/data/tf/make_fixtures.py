@@ -1022,12 +1022,41 @@ def string_ops():
                  text: np.array([b"Hello World!", "\u00c4Bc \u00e9 Zz".encode(), b""])}, outs)
 
 
+def combined_nms():
+    """CombinedNonMaxSuppression: boxes shared by the classes (q = 1) and per class (q = 3),
+    overlapping clusters and boxes outside [0, 1]; max_total_size below and above what the
+    classes select; pad_per_class both ways; clip_boxes both ways; a score threshold that
+    empties one image's class."""
+    raw = tf.raw_ops
+    b1 = v1.placeholder(tf.float32, [2, 10, 1, 4], name="b1")
+    b3 = v1.placeholder(tf.float32, [2, 10, 3, 4], name="b3")
+    sc = v1.placeholder(tf.float32, [2, 10, 3], name="sc")
+    i32 = lambda v: tf.constant(v, tf.int32)
+    f32 = lambda v: tf.constant(v, tf.float32)
+    outs = []
+    for k, (boxes, per, total, iou, thr, pad, clip) in enumerate([
+            (b1, 3, 5, 0.5, 0.2, False, True), (b1, 4, 20, 0.4, 0.0, False, False), (b3, 2, 7, 0.5, 0.3, True, True),
+            (b3, 3, 4, 0.6, 0.1, True, False), (b3, 10, 30, 0.3, 0.75, False, True)]):
+        outs += list(raw.CombinedNonMaxSuppression(boxes=boxes, scores=sc, max_output_size_per_class=i32(per),
+                                                   max_total_size=i32(total), iou_threshold=f32(iou),
+                                                   score_threshold=f32(thr), pad_per_class=pad, clip_boxes=clip,
+                                                   name="cnms_%d" % k))
+    r = rng(60)
+    centers = r.rand(2, 10, 1, 2) * 1.2 - 0.1  # some boxes reach outside [0, 1]
+    centers[:, 5:] = centers[:, :5] + r.rand(2, 5, 1, 2) * 0.05  # clusters of overlapping boxes
+    size = r.rand(2, 10, 1, 2) * 0.3 + 0.1
+    one = np.concatenate([centers - size / 2, centers + size / 2], axis=3).astype(np.float32)
+    three = (one + r.rand(2, 10, 3, 4) * 0.04).astype(np.float32)
+    scores = r.permutation(60).reshape(2, 10, 3).astype(np.float32) / 60.0  # distinct: no ties
+    return Spec({b1: one, b3: three, sc: scores}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
-    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc, conv3d, string_ops,
+    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc, conv3d, string_ops, combined_nms,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

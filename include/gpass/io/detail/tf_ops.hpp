@@ -109,6 +109,7 @@ SparseFillEmptyRows = output_indices:i64, output_values:T, empty_row_indicator:b
 CTCGreedyDecoder = decoded_indices:i64, decoded_values:i64, decoded_shape:i64, log_probability:T
 NonMaxSuppressionV4 = selected_indices:i32, valid_outputs:i32
 NonMaxSuppressionV5 = selected_indices:i32, selected_scores:T, valid_outputs:i32
+CombinedNonMaxSuppression = nmsed_boxes:f32, nmsed_scores:f32, nmsed_classes:f32, valid_detections:i32
 LSTMBlockCell BlockLSTM BlockLSTMV2 = i:T, cs:T, f:T, o:T, ci:T, co:T, h:T
 GRUBlockCell = r:T, u:T, c:T, h:T
 TensorListReserve EmptyTensorList TensorListFromTensor TensorListSetItem TensorListPushBack TensorListScatter TensorListScatterV2 TensorListScatterIntoExistingList TensorListSplit TensorListResize = output_handle:variant

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file image.hpp
-/// TensorFlow's image ops: NonMaxSuppression and its V2..V5 forms (score_threshold,
+/// TensorFlow's image ops: CombinedNonMaxSuppression, NonMaxSuppression and its V2..V5 forms (score_threshold,
 /// pad_to_max_output_size, soft_nms_sigma), CropAndResize, AdjustContrastv2, AdjustHue,
 /// AdjustSaturation, RGBToHSV, HSVToRGB and ExtractImagePatches. Shapes use the values of
 /// `max_output_size` and `crop_size` when they are known; bad ranks, sizes, thresholds and
@@ -11,6 +11,7 @@
 ///   //   ->  CropAndResize(image, boxes, box_ind, crop_size): f32[b,7,5,3]
 /// \endcode
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,47 @@ inline void want_dim(infer_context& c, const dim& d, std::int64_t want, const st
 // `d` itself unless it is unknown, then a fresh symbol of the node.
 inline dim named(infer_context& c, const dim& d, const char* purpose) {
   return d.is_unknown() ? c.fresh_dim(purpose) : d;
+}
+
+// CombinedNonMaxSuppression(boxes [B, N, q, 4], scores [B, N, K], per class, total, iou,
+// score): nmsed boxes [B, M, 4], scores / classes [B, M], valid_detections [B], M the total
+// (pad_per_class: at most per class * K).
+inline void combined_nms_infer(infer_context& c) {
+  want_rank(c, 0, 4, "boxes");
+  want_rank(c, 1, 3, "scores");
+  static const char* names[] = {"max_output_size_per_class", "max_total_size", "iou_threshold", "score_threshold"};
+  for (std::size_t i = 2; i < 6; ++i) want_rank(c, i, 0, names[i - 2]);
+  const shape& b = c.input_shape(0);
+  const shape& s = c.input_shape(1);
+  if (b.has_rank()) want_dim(c, b[3], 4, "boxes' dim 3 (its columns)");
+  dim batch = b.has_rank() ? b[0] : dim::unknown();
+  if (b.has_rank() && s.has_rank()) {
+    batch = c.unify(b[0], s[0], "(boxes and scores must have the same batch)");
+    c.unify(b[1], s[1], "(boxes and scores must have one row per box)");
+    if (b[2].is_known() && s[2].is_known() && b[2].value() != 1 && b[2].value() != s[2].value())
+      c.fail("third dimension of boxes must be either 1 or num classes, got " + b[2].to_string());
+  }
+  const auto per_class = c.input_int(2), total = c.input_int(3);
+  if (per_class && *per_class <= 0) c.fail("max_size_per_class must be > 0, got " + std::to_string(*per_class));
+  if (total && *total <= 0) c.fail("max_total_size must be > 0, got " + std::to_string(*total));
+  if (auto v = c.input_doubles(4); v && v->size() == 1 && !((*v)[0] >= 0 && (*v)[0] <= 1))
+    c.fail("iou_threshold must be in [0, 1], got " + std::to_string((*v)[0]));
+  dim m = c.fresh_dim("detections");
+  if (total) {
+    m = dim(*total);
+    if (c.attr_int("pad_per_class", 0) != 0) {
+      if (per_class && s.has_rank() && s[2].is_known()) {
+        const auto cap = checked_mul(*per_class, s[2].value());
+        if (cap) m = dim(std::min(*total, *cap));
+      } else {
+        m = c.fresh_dim("detections");
+      }
+    }
+  }
+  c.set_shape(0, shape{batch, m, dim(4)});
+  c.set_shape(1, shape{batch, m});
+  c.set_shape(2, shape{batch, m});
+  c.set_shape(3, shape{batch});
 }
 
 // NonMaxSuppression / V2..V5(boxes [n, 4], scores [n], max_output_size, thresholds...):
@@ -201,6 +243,13 @@ inline void gpass::register_tf_image_ops(op_registry& r) {
       .infer(nms_infer)
       .doc("Greedy non-maximum suppression by score (ties: the lower index first), IoU > iou_threshold "
            "suppressing; soft_nms_sigma > 0 rescales overlapping scores by exp(-iou^2 / (2 sigma)).")
+      .add(r);
+  tf_op("CombinedNonMaxSuppression").in("boxes:f32").in("scores:f32").in("max_output_size_per_class:i32")
+      .in("max_total_size:i32").in("iou_threshold:f32").in("score_threshold:f32").out("nmsed_boxes:f32")
+      .out("nmsed_scores:f32").out("nmsed_classes:f32").out("valid_detections:i32")
+      .attr("pad_per_class", "bool", false).attr("clip_boxes", "bool", true).infer(combined_nms_infer)
+      .doc("Per image and class greedy NMS, then the best max_total_size detections of all classes by score, "
+           "boxes clipped to [0, 1] (clip_boxes), zero padded; valid_detections counts them.")
       .add(r);
   tf_op("CropAndResize").in("image:T").in("boxes:f32").in("box_ind:i32").in("crop_size:i32").out("crops:f32")
       .type_attr("T").attr("method", "string", "bilinear").attr("extrapolation_value", "float", 0.0)

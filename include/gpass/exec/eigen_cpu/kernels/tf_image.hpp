@@ -22,6 +22,13 @@
 /// ExtractImagePatches (every POD type): output depth in (row, column, channel) order; SAME
 /// pads with zeros.
 ///
+/// CombinedNonMaxSuppression (f32): the greedy NMS above per image and class, then the
+/// selections of all classes by descending score (ties: the lower class, then the earlier
+/// selection; TensorFlow's sort leaves ties in no set order), max_total_size of them
+/// (pad_per_class caps it at max_output_size_per_class * classes), boxes clipped to [0, 1]
+/// with clip_boxes, zero padding. Only real selections are output (TensorFlow's kernel can
+/// emit its placeholder entries when selected scores are below -1).
+///
 /// Bad ranks, sizes, indices and thresholds are errors naming the node, as on TensorFlow's
 /// CPU. Private (`gpass::exec::cpu_detail`).
 
@@ -525,6 +532,81 @@ inline void extract_image_patches(context& ctx, std::pair<i64, i64> k, std::pair
   });
 }
 
+// CombinedNonMaxSuppression(boxes [B, N, q, 4], scores [B, N, K], max_output_size_per_class,
+// max_total_size, iou_threshold, score_threshold): per image and class, TensorFlow's greedy
+// NMS (scores > score_threshold, IoU > iou_threshold suppressing, at most
+// min(max_output_size_per_class, N) boxes; q = 1 shares the boxes between the classes); then
+// per image the selections of every class by descending score (ties: the lower class, then
+// the earlier selection), the first max_total_size of them (pad_per_class: at most
+// max_output_size_per_class * K), boxes clipped to [0, 1] with clip_boxes, zero padding.
+inline void combined_nms(context& ctx, bool pad_per_class, bool clip_boxes) {
+  const gpass::tensor& boxes = ctx.input(0);
+  const gpass::tensor& scores = ctx.input(1);
+  if (boxes.rank() != 4) ctx.fail("boxes must be 4-D, got shape " + boxes.shape().to_string());
+  if (scores.rank() != 3) ctx.fail("scores must be 3-D, got shape " + scores.shape().to_string());
+  const i64 B = boxes.sizes()[0], N = boxes.sizes()[1], q = boxes.sizes()[2], K = scores.sizes()[2];
+  if (boxes.sizes()[3] != 4) ctx.fail("boxes must have 4 columns, got shape " + boxes.shape().to_string());
+  if (scores.sizes()[0] != B || scores.sizes()[1] != N)
+    ctx.fail("scores " + scores.shape().to_string() + " must be [batch, num_boxes, num_classes] of boxes " +
+             boxes.shape().to_string());
+  if (q != 1 && q != K) ctx.fail("third dimension of boxes must be either 1 or num classes, got " + std::to_string(q));
+  for (std::size_t i = 2; i < 4; ++i)
+    if (ctx.input(i).rank() != 0) ctx.fail(std::string(i == 2 ? "max_output_size_per_class" : "max_total_size") + " must be 0-D");
+  const i64 per_class = int_values(ctx.input(2), ctx.node(), "max_output_size_per_class")[0];
+  const i64 total = int_values(ctx.input(3), ctx.node(), "max_total_size")[0];
+  if (per_class <= 0) ctx.fail("max_size_per_class must be > 0, got " + std::to_string(per_class));
+  if (total <= 0) ctx.fail("max_total_size must be > 0, got " + std::to_string(total));
+  if (total > INT32_MAX) ctx.fail("max_total_size " + std::to_string(total) + " does not fit in int32");
+  const double iou_thr = scalar_value(ctx, 4, "iou_threshold"), score_thr = scalar_value(ctx, 5, "score_threshold");
+  if (!(iou_thr >= 0 && iou_thr <= 1)) ctx.fail("iou_threshold must be in [0, 1], got " + std::to_string(iou_thr));
+  if (boxes.element_type() != dtype::f32 || scores.element_type() != dtype::f32)
+    ctx.fail("boxes and scores must be float32");
+  const auto per_image_cap = gpass::checked_mul(per_class, K);
+  const i64 out_per_image = pad_per_class && per_image_cap ? std::min(total, *per_image_cap) : total;
+  const i64 keep = std::min(per_class, N);
+  gpass::tensor& ob = ctx.allocate_output_zeroed(0, dtype::f32, {B, out_per_image, 4});
+  gpass::tensor& os = ctx.allocate_output_zeroed(1, dtype::f32, {B, out_per_image});
+  gpass::tensor& oc = ctx.allocate_output_zeroed(2, dtype::f32, {B, out_per_image});
+  gpass::tensor& ov = ctx.allocate_output(3, dtype::int32, {B});
+  const float* pb = boxes.data<float>();
+  const float* ps = scores.data<float>();
+  struct pick {
+    float score;
+    i64 cls, rank, box;
+  };
+  std::vector<float> class_boxes, class_scores;
+  std::vector<i64> sel;
+  std::vector<float> sel_scores;
+  for (i64 b = 0; b < B; ++b) {
+    std::vector<pick> picks;
+    for (i64 k = 0; k < K; ++k) {
+      const i64 col = q > 1 ? k : 0;
+      class_boxes.resize(static_cast<std::size_t>(N * 4));
+      class_scores.resize(static_cast<std::size_t>(N));
+      for (i64 i = 0; i < N; ++i) {
+        std::copy_n(pb + ((b * N + i) * q + col) * 4, 4, class_boxes.data() + i * 4);
+        class_scores[static_cast<std::size_t>(i)] = ps[(b * N + i) * K + k];
+      }
+      sel.clear();
+      sel_scores.clear();
+      greedy_nms<float>(class_boxes.data(), class_scores.data(), N, keep, static_cast<float>(iou_thr),
+                        static_cast<float>(score_thr), 0.0f, sel, sel_scores);
+      for (std::size_t j = 0; j < sel.size(); ++j) picks.push_back({sel_scores[j], k, static_cast<i64>(j), sel[j]});
+    }
+    std::stable_sort(picks.begin(), picks.end(), [](const pick& x, const pick& y) { return x.score > y.score; });
+    const i64 valid = std::min<i64>(static_cast<i64>(picks.size()), out_per_image);
+    ov.data<std::int32_t>()[b] = static_cast<std::int32_t>(valid);
+    for (i64 j = 0; j < valid; ++j) {
+      const pick& p = picks[static_cast<std::size_t>(j)];
+      const float* src = pb + ((b * N + p.box) * q + (q > 1 ? p.cls : 0)) * 4;
+      float* dst = ob.data<float>() + (b * out_per_image + j) * 4;
+      for (int c = 0; c < 4; ++c) dst[c] = clip_boxes ? std::max(std::min(src[c], 1.0f), 0.0f) : src[c];
+      os.data<float>()[b * out_per_image + j] = p.score;
+      oc.data<float>()[b * out_per_image + j] = static_cast<float>(p.cls);
+    }
+  }
+}
+
 }  // namespace image_detail
 
 /// Registers the kernels of this file (see the file comment).
@@ -539,6 +621,10 @@ inline void register_tf_image(registry& r) {
              const bool pad = version >= 4 && flag(n, "pad_to_max_output_size", false);
              return [version, iou, pad](context& ctx) { non_max_suppression(ctx, version, iou, pad); };
            }});
+  r.add({.domain = domain, .op = "CombinedNonMaxSuppression", .dtypes = {dtype::f32}, .make = [](const kernel_node& n) -> fn {
+    const bool pad = flag(n, "pad_per_class", false), clip = flag(n, "clip_boxes", true);
+    return [pad, clip](context& ctx) { combined_nms(ctx, pad, clip); };
+  }});
   r.add({.domain = domain, .op = "CropAndResize", .dtypes = numeric_types::dtypes(),
          .make = [](const kernel_node& n) -> fn {
            const std::string method = n.attr<std::string>("method", "bilinear");
