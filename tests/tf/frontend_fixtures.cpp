@@ -188,6 +188,7 @@ TEST_CASE("tf.frontend.sparse_ctc") { check_fixture("sparse_ctc"); }
 TEST_CASE("tf.frontend.conv3d") { check_fixture("conv3d"); }
 TEST_CASE("tf.frontend.string_ops") { check_fixture("string_ops"); }
 TEST_CASE("tf.frontend.combined_nms") { check_fixture("combined_nms"); }
+TEST_CASE("tf.frontend.spectral") { check_fixture("spectral"); }
 
 // TensorFlow 2 (tests/data/tf2): control flow v2, calls, TensorLists, Keras RNNs
 TEST_CASE("tf2.frontend.while_v2") { check_fixture("while_v2", tf2_data_dir); }
@@ -249,7 +250,7 @@ TEST_CASE("tf.frontend.every_fixture_has_a_test") {
                                         "mlp_training", "cnn_training", "cnn_bn_training",
                                         "mlp_more_optimizers", "mlp_random_init", "mlp_optimizers_3", "dwcnn_training", "mlp_proximal",
                                         "image_resize", "image_area_unique", "matrix_ops", "array_ops_2",
-                                        "image_ops", "sparse_ctc", "conv3d", "string_ops", "combined_nms"};
+                                        "image_ops", "sparse_ctc", "conv3d", "string_ops", "combined_nms", "spectral"};
   for (const auto& e : std::filesystem::directory_iterator(data_dir))
     if (e.is_directory() && std::filesystem::exists(e.path() / "fixture.txt"))
       CHECK_MESSAGE(tested.contains(e.path().filename().string()), e.path().filename().string());

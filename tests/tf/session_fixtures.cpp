@@ -276,7 +276,7 @@ TEST_CASE("tf.session.every_frontend_fixture_on_one_and_two_devices") {
     }
     ++fixtures;
   }
-  CHECK(fixtures == 32);
+  CHECK(fixtures == 33);
   CHECK(total_sends > 0);
 }
 

@@ -1051,12 +1051,49 @@ def combined_nms():
     return Spec({b1: one, b3: three, sc: scores}, outs)
 
 
+def spectral():
+    """RFFT / IRFFT (fft_length equal, cropping, padding by tf.signal, odd), RFFT2D / IRFFT2D, RFFT3D /
+    IRFFT3D, FFT / IFFT / FFT2D / IFFT2D / FFT3D / IFFT3D of complex spectra, Complex (with
+    broadcasting), Conj, Real, Imag, ComplexAbs, Angle, complex128, and tf.signal.stft's magnitude (frames, a Hann window,
+    RFFT, ComplexAbs). Only real tensors are fetched."""
+    raw = tf.raw_ops
+    x = v1.placeholder(tf.float32, [2, 3, 8], name="x")
+    sig = v1.placeholder(tf.float32, [2, 40], name="sig")
+    n = lambda *v: tf.constant(list(v), tf.int32)
+    r8 = raw.RFFT(input=x, fft_length=n(8), name="rfft8")
+    parts = lambda z, tag: [raw.Real(input=z, Tout=z.dtype.real_dtype, name="re_" + tag),
+                            raw.Imag(input=z, Tout=z.dtype.real_dtype, name="im_" + tag)]
+    outs = [raw.ComplexAbs(x=r8, Tout=tf.float32, name="abs8"), raw.Angle(input=r8, Tout=tf.float32, name="angle8")]
+    outs += parts(raw.RFFT(input=x, fft_length=n(6), name="rfft6"), "rfft6")
+    outs += parts(tf.signal.rfft(x, fft_length=[11], name="rfft11"), "rfft11")  # padded by tf.signal (Pad + RFFT)
+    outs += parts(raw.RFFT2D(input=x, fft_length=n(3, 8), name="rfft2"), "rfft2")
+    outs += parts(raw.RFFT3D(input=x, fft_length=n(2, 2, 5), name="rfft3"), "rfft3")
+    outs += [raw.IRFFT(input=r8, fft_length=n(8), name="irfft8"), raw.IRFFT(input=r8, fft_length=n(7), name="irfft7"),
+             tf.signal.irfft(r8, fft_length=[12], name="irfft12"),
+             raw.IRFFT2D(input=raw.RFFT2D(input=x, fft_length=n(3, 8)), fft_length=n(3, 8), name="irfft2"),
+             raw.IRFFT3D(input=raw.RFFT3D(input=x, fft_length=n(2, 3, 6)), fft_length=n(2, 2, 5), name="irfft3")]
+    outs += parts(raw.FFT(input=r8, name="fft1"), "fft1")
+    outs += parts(raw.IFFT(input=r8, name="ifft1"), "ifft1")
+    outs += parts(raw.FFT2D(input=r8, name="fft2"), "fft2")
+    outs += parts(raw.IFFT2D(input=raw.Conj(input=r8), name="ifft2"), "ifft2")
+    outs += parts(raw.FFT3D(input=r8, name="fft3"), "fft3")
+    outs += parts(raw.IFFT3D(input=r8, name="ifft3"), "ifft3")
+    r64 = raw.RFFT(input=tf.cast(x, tf.float64), fft_length=n(5), Tcomplex=tf.complex128, name="rfft_f64")
+    outs += [raw.ComplexAbs(x=r64, Tout=tf.float64, name="abs_f64"),
+             raw.IRFFT(input=r64, fft_length=n(5), Treal=tf.float64, name="irfft_f64")]
+    outs += [tf.abs(tf.signal.stft(sig, frame_length=16, frame_step=8, fft_length=16), name="stft")]
+    c = raw.Complex(real=x, imag=x[:, :1, :] * 2.0, Tout=tf.complex64, name="complex")  # broadcast imag
+    outs += [raw.Angle(input=c, Tout=tf.float32, name="angle_c")] + parts(raw.FFT(input=c, name="fft_c"), "fft_c")
+    return Spec({x: (rng(70).randn(2, 3, 8) * 0.3).astype(np.float32),
+                 sig: np.sin(np.arange(80).reshape(2, 40) * 0.3).astype(np.float32)}, outs)
+
+
 FIXTURES = [
     while_one_var, while_two_vars, while_invariant, nested_loops, while_growing,
     tensor_array_loop, dynamic_rnn_lstm, cond, variables, shape_ops, multi_output,
     control_deps, while_ctrl, variables_in_loop, mlp_gradients, mlp_training, cnn_training,
     cnn_bn_training, mlp_more_optimizers, mlp_random_init, mlp_optimizers_3, dwcnn_training, mlp_proximal,
-    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc, conv3d, string_ops, combined_nms,
+    image_resize, image_area_unique, matrix_ops, array_ops_2, image_ops, sparse_ctc, conv3d, string_ops, combined_nms, spectral,
 ]
 # Written to extra/<name>/ in the same format; not part of the must-run-through-tf-frontend set.
 EXTRA = [function_call]

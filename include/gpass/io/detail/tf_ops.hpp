@@ -51,7 +51,7 @@ Identity Snapshot StopGradient PreventGradient CheckNumerics Print DebugIdentity
 Add AddV2 AddN Sub Mul MulNoNan Div DivNoNan RealDiv FloorDiv FloorMod TruncateDiv TruncateMod Mod Maximum Minimum Pow SquaredDifference Atan2 Xdivy Xlogy = :T
 Neg Abs Sign Square Sqrt Rsqrt Reciprocal Inv Exp Expm1 Log Log1p Tanh Sigmoid Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Floor Ceil Round Rint Erf Erfc Lgamma Digamma Relu Relu6 Elu Selu LeakyRelu Softplus Softsign Softmax LogSoftmax ClipByValue L2Loss = :T
 ReluGrad Relu6Grad EluGrad SeluGrad SigmoidGrad TanhGrad SqrtGrad RsqrtGrad ReciprocalGrad SoftplusGrad BiasAddGrad = :T
-MatMul BatchMatMul BatchMatMulV2 BiasAdd BiasAddV1 Conv2D Conv3D DepthwiseConv2dNative Conv2DBackpropInput Conv2DBackpropFilter DepthwiseConv2dNativeBackpropInput DepthwiseConv2dNativeBackpropFilter MaxPool AvgPool MaxPool3D AvgPool3D MaxPoolGrad AvgPoolGrad Conv3DBackpropInputV2 Conv3DBackpropFilterV2 MaxPool3DGrad AvgPool3DGrad LRN Einsum = :T
+MatMul BatchMatMul BatchMatMulV2 BiasAdd BiasAddV1 Conv2D Conv3D DepthwiseConv2dNative Conv2DBackpropInput Conv2DBackpropFilter DepthwiseConv2dNativeBackpropInput DepthwiseConv2dNativeBackpropFilter MaxPool AvgPool MaxPool3D AvgPool3D MaxPoolGrad AvgPoolGrad Conj Conv3DBackpropInputV2 Conv3DBackpropFilterV2 MaxPool3DGrad AvgPool3DGrad LRN Einsum = :T
 Reshape Transpose ConjugateTranspose ExpandDims Squeeze ConcatV2 Concat Pack Fill ZerosLike OnesLike Tile Select SelectV2 Slice StridedSlice StridedSliceGrad Pad PadV2 MirrorPad BroadcastTo Reverse ReverseV2 Cumsum Cumprod DynamicStitch ParallelDynamicStitch ScatterNd TensorScatterUpdate TensorScatterAdd MatrixDiag MatrixBandPart MatrixInverse Cholesky SpaceToBatchND BatchToSpaceND SpaceToDepth DepthToSpace ResizeNearestNeighbor OneHot LinSpace SparseToDense Roll InvertPermutation SegmentSum UnsortedSegmentSum UnsortedSegmentMax ReverseSequence TensorScatterSub BatchNormWithGlobalNormalization SegmentMean SegmentProd SegmentMax SegmentMin UnsortedSegmentMin UnsortedSegmentProd TensorScatterMax TensorScatterMin Bincount DenseBincount = :T
 Sum Mean Max Min Prod EuclideanNorm = :T
 Assign AssignAdd AssignSub ScatterUpdate ScatterAdd ScatterSub StackPushV2 = :T
@@ -110,6 +110,8 @@ CTCGreedyDecoder = decoded_indices:i64, decoded_values:i64, decoded_shape:i64, l
 NonMaxSuppressionV4 = selected_indices:i32, valid_outputs:i32
 NonMaxSuppressionV5 = selected_indices:i32, selected_scores:T, valid_outputs:i32
 CombinedNonMaxSuppression = nmsed_boxes:f32, nmsed_scores:f32, nmsed_classes:f32, valid_detections:i32
+FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT RFFT2D RFFT3D = :Tcomplex
+IRFFT IRFFT2D IRFFT3D = :Treal
 LSTMBlockCell BlockLSTM BlockLSTMV2 = i:T, cs:T, f:T, o:T, ci:T, co:T, h:T
 GRUBlockCell = r:T, u:T, c:T, h:T
 TensorListReserve EmptyTensorList TensorListFromTensor TensorListSetItem TensorListPushBack TensorListScatter TensorListScatterV2 TensorListScatterIntoExistingList TensorListSplit TensorListResize = output_handle:variant

@@ -204,6 +204,13 @@ inline void gpass::register_tf_elementwise_ops(op_registry& r) {
       .propagate(select_value).add(r);
   tf_op("SelectV2").in("condition:bool").in("t:T").in("e:T").out("output:T").type_attr("T").infer(numpy_broadcast_named)
       .propagate(ox::where_value).add(r);
+  // complex parts (Tout: float for complex64, double for complex128) and the conjugate
+  for (const char* n : {"Real", "Imag", "ComplexAbs", "Angle"})
+    tf_op(n).in("input:T").out("output:Tout").type_attr("T", dtype::complex64).type_attr("Tout", dtype::f32)
+        .infer(shape_as_input0).add(r);
+  tf_op("Conj").in("input:T").out("output:T").type_attr("T", dtype::complex64).infer(shape_as_input0).add(r);
+  tf_op("Complex").in("real:T").in("imag:T").out("out:Tout").type_attr("T", dtype::f32).type_attr("Tout", dtype::complex64)
+      .infer(numpy_broadcast_named).add(r);
 }
 
 // the definitions of the ONNX functions used above (see tf/detail/onnx_functions.hpp)

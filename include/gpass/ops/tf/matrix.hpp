@@ -5,7 +5,8 @@
 /// (the main diagonal) and their V2 / V3 forms (a band of diagonals `k`, a scalar or
 /// `[lower, upper]`; MatrixDiag's `num_rows` / `num_cols`, -1 for the smallest fitting size;
 /// `padding_value`; V3's `align` of the diagonals shorter than the longest, V2 as
-/// `LEFT_LEFT`); MatrixDeterminant. Shapes use the values of `k`, `num_rows` and `num_cols`
+/// `LEFT_LEFT`); MatrixDeterminant; the spectral ops FFT, IFFT, RFFT, IRFFT and their 2D / 3D
+/// forms. Shapes use the values of `k`, `num_rows` and `num_cols`
 /// when they are known and check them as TensorFlow's kernels do.
 /// \code
 ///   // d: f32[2,3,4], k = [-1, 1], num_rows = num_cols = -1
@@ -216,6 +217,28 @@ inline void matrix_determinant_infer(infer_context& c) {
   c.set_shape(0, shape(std::vector<dim>(s.dims().begin(), s.dims().end() - 2)));
 }
 
+// FFT* / IFFT*: the input's shape; RFFT* / IRFFT*: the innermost k dims from fft_length (the
+// last one fft_length / 2 + 1 for RFFT), unknown while fft_length is.
+inline void fft_infer(infer_context& c, int k, bool real, bool inverse) {
+  shape x = c.input_shape(0);
+  if (x.has_rank() && x.rank() < static_cast<std::size_t>(k))
+    c.fail("input must be at least rank " + std::to_string(k) + ", got " + x.to_string());
+  if (!real || !x.has_rank()) return c.set_shape(0, x);
+  const std::size_t first = x.rank() - static_cast<std::size_t>(k);
+  if (auto len = c.input_ints(1)) {
+    if (len->size() != static_cast<std::size_t>(k))
+      c.fail("fft_length must have " + std::to_string(k) + " values, got " + std::to_string(len->size()));
+    for (int d = 0; d < k; ++d) {
+      const std::int64_t n = (*len)[static_cast<std::size_t>(d)];
+      if (n < 0) c.fail("fft_length must >= 0, got " + std::to_string(n));
+      x[first + static_cast<std::size_t>(d)] = dim(!inverse && d == k - 1 ? (n == 0 ? 0 : n / 2 + 1) : n);
+    }
+  } else {
+    for (std::size_t d = first; d < x.rank(); ++d) x[d] = dim::unknown();
+  }
+  c.set_shape(0, x);
+}
+
 }  // namespace detail::tf_ops
 }  // namespace gpass
 
@@ -244,4 +267,16 @@ inline void gpass::register_tf_matrix_ops(op_registry& r) {
       .doc("`input` with the diagonals of band `k` replaced by `diagonal`.").add(r);
   tf_op("MatrixDeterminant").in("input:T").out("output:T").type_attr("T").infer(matrix_determinant_infer)
       .doc("The determinant of each square matrix (LU with partial pivoting; an empty matrix has 1).").add(r);
+
+  // the spectral ops: FFT / IFFT of the innermost 1-3 dims, RFFT / IRFFT with fft_length
+  for (int k = 1; k <= 3; ++k) {
+    const std::string suffix = k == 1 ? "" : std::to_string(k) + "D";
+    for (const char* name : {"FFT", "IFFT"})
+      tf_op(name + suffix).in("input:Tcomplex").out("output:Tcomplex").type_attr("Tcomplex", dtype::complex64)
+          .infer([k](infer_context& c) { fft_infer(c, k, false, false); }).add(r);
+    tf_op("RFFT" + suffix).in("input:Treal").in("fft_length:i32").out("output:Tcomplex").type_attr("Treal", dtype::f32)
+        .type_attr("Tcomplex", dtype::complex64).infer([k](infer_context& c) { fft_infer(c, k, true, false); }).add(r);
+    tf_op("IRFFT" + suffix).in("input:Tcomplex").in("fft_length:i32").out("output:Treal").type_attr("Treal", dtype::f32)
+        .type_attr("Tcomplex", dtype::complex64).infer([k](infer_context& c) { fft_infer(c, k, true, true); }).add(r);
+  }
 }

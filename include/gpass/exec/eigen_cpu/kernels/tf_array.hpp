@@ -580,6 +580,8 @@ inline void register_tf_index(registry& r) {
         if (variant == 1) {
           c = ctx.input(2);
           if (c.element_type() != x.element_type() || c.size() != 1) ctx.fail("constant_values must be a scalar of the input type");
+        } else if (x.element_type() == dtype::complex64 || x.element_type() == dtype::complex128) {
+          c = gpass::tensor(x.element_type(), {});  // (zero-filled)
         } else if (x.element_type() != dtype::string) {
           c = scalar_of(x.element_type(), 0.0, ctx.node());
         }
