@@ -185,6 +185,25 @@ TEST_CASE("onnx.functions.errors") {
     *m.add_functions() = relu_function("F");
     CHECK(import_error(m).find("defined twice") != std::string::npos);
   }
+  SUBCASE("a domain imported twice at two opsets (found by the onnx fuzz target)") {
+    auto m = calling_model(relu_function("F"));
+    auto* o = m.add_opset_import();
+    o->set_domain("ai.onnx");
+    o->set_version(26);
+    CHECK(import_error(m).find("the model imports the domain 'ai.onnx' twice, at opsets 18 and 26") != std::string::npos);
+    auto* same = m.mutable_opset_import(static_cast<int>(m.opset_import_size()) - 1);
+    same->set_version(18);  // the same opset twice is one import
+    CHECK(import_error(m) == "no error");
+    auto f = relu_function("F");
+    auto* fo = f.add_opset_import();
+    fo->set_domain("local");
+    fo->set_version(1);
+    fo = f.add_opset_import();
+    fo->set_domain("local");
+    fo->set_version(2);
+    CHECK(import_error(calling_model(f)).find("model-local function 'F' imports the domain 'local' twice, at opsets 1 and 2") !=
+          std::string::npos);
+  }
   SUBCASE("a reserved op name") {
     auto m = onnx_test::make_model(18, 10);
     auto* g = m.mutable_graph();

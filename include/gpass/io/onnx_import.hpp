@@ -158,6 +158,7 @@ class importer {
     auto& a = top_.attrs();
     a["frontend"] = std::string("onnx");
     a["ir_version"] = static_cast<std::int64_t>(m.ir_version());
+    check_opset_imports(m.opset_import(), "the model");
     std::vector<std::string> opsets;
     for (const auto& o : m.opset_import()) opsets.push_back(o.domain() + ":" + std::to_string(o.version()));
     a["opset_import"] = std::move(opsets);
@@ -266,6 +267,7 @@ class importer {
                   " sets of attribute values (a model that grows exponentially?)");
     if (importing_.size() >= static_cast<std::size_t>(opt_.max_subgraph_depth))
       throw error("model-local function calls nest deeper than " + std::to_string(opt_.max_subgraph_depth) + " levels");
+    check_opset_imports(fp.opset_import(), "model-local function '" + fp.name() + "'");
     for (const auto& o : fp.opset_import())
       if ((o.domain().empty() || o.domain() == "ai.onnx") && onnx_opset_ > 0 && o.version() != onnx_opset_)
         throw error("model-local function '" + fp.name() + "' imports opset " + std::to_string(o.version()) +
@@ -292,6 +294,20 @@ class importer {
     }
     importing_.erase(key);
     return fname;
+  }
+
+  /// One version per domain ("" and "ai.onnx" are one): a domain imported twice at two
+  /// versions is ambiguous, an error naming both (the same version twice is accepted).
+  template <class Opsets>
+  static void check_opset_imports(const Opsets& opsets, const std::string& who) {
+    std::map<std::string, std::int64_t> seen;
+    for (const auto& o : opsets) {
+      const std::string d = o.domain() == "ai.onnx" ? std::string() : o.domain();
+      const auto [it, fresh] = seen.emplace(d, o.version());
+      if (!fresh && it->second != o.version())
+        throw error(who + " imports the domain '" + (d.empty() ? std::string("ai.onnx") : d) + "' twice, at opsets " +
+                    std::to_string(it->second) + " and " + std::to_string(o.version()));
+    }
   }
 
   struct frame {
