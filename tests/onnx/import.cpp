@@ -187,6 +187,21 @@ TEST_CASE("onnx.import.initializers") {
   }
 }
 
+TEST_CASE("onnx.import.bool_raw_bytes_are_0_or_1") {
+  // raw_data bytes of a bool tensor other than 0 and 1 (found by the run fuzz target: Where read
+  // a bool of value 10) read as true, stored as 1
+  onnx::TensorProto t;
+  t.set_name("c");
+  t.set_data_type(onnx::TensorProto::BOOL);
+  t.add_dims(3);
+  t.set_raw_data(std::string("\x0a\x00\xff", 3));
+  const gpass::tensor v = gpass::detail::onnx_io::tensor_from_onnx(t);
+  const auto* b = reinterpret_cast<const unsigned char*>(v.raw());
+  CHECK(b[0] == 1);
+  CHECK(b[1] == 0);
+  CHECK(b[2] == 1);
+}
+
 TEST_CASE("onnx.import.constant_nodes_stay_nodes") {
   auto m = make_model();
   auto* g = m.mutable_graph();

@@ -179,6 +179,15 @@ inline std::string read_external_data(const onnx::TensorProto& t, const std::fil
   return bytes;
 }
 
+/// Raw bytes read into a bool tensor hold any value; a bool is 0 or 1 (anything else is
+/// undefined behaviour to read): every non-zero byte becomes 1, as ONNX Runtime and
+/// TensorFlow read them.
+inline void normalize_bools(tensor& t) {
+  if (t.element_type() != dtype::bool_) return;
+  auto* b = reinterpret_cast<unsigned char*>(t.raw());
+  for (std::size_t i = 0; i < t.nbytes(); ++i) b[i] = b[i] != 0;
+}
+
 /// Converts an ONNX tensor to a gpass tensor. Data comes from `raw_data` (little-endian), from
 /// the typed field ONNX assigns to the element type (float_data: f32/c64; int32_data:
 /// i8/i16/i32/u8/u16/bool/f16/bf16 (f16/bf16 as bit patterns); int64_data: i64;
@@ -277,7 +286,7 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
     if (sizes_by_field[field] != 0) throw error(what + ": both raw_data and " + field_names[field] + " are given");
     const std::size_t expected = count * esize;
     if (external) {
-      if (files && expected > 0 && std::endian::native == std::endian::little) {
+      if (files && expected > 0 && std::endian::native == std::endian::little && d != dtype::bool_) {
         const external_ref ref = locate_external_data(t, external_dir, expected, what);
         if (auto m = files->map(ref.file)) {
           std::byte* p = m->data + ref.offset;
@@ -288,6 +297,7 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
       std::string bytes = read_external_data(t, external_dir, expected, what);
       tensor r(d, sizes);
       copy_little_endian(r.raw(), bytes.data(), expected, d);
+      normalize_bools(r);
       return r;
     }
     if (t.raw_data().size() != expected)
@@ -296,6 +306,7 @@ inline tensor tensor_from_onnx(const onnx::TensorProto& t, const std::filesystem
                   std::to_string(expected));
     tensor r(d, sizes);
     if (expected) copy_little_endian(r.raw(), t.raw_data().data(), expected, d);
+    normalize_bools(r);
     return r;
   }
   if (sizes_by_field[field] != count * per)

@@ -223,6 +223,8 @@ class tensor_bundle {
                   std::string(to_string(*dt)));
     tensor t(*dt, sizes);
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
+    if (*dt == dtype::bool_)  // a bool is 0 or 1: any non-zero byte is true
+      for (std::size_t i = 0; i < t.nbytes(); ++i) t.raw()[i] = static_cast<std::byte>(t.raw()[i] != std::byte{0});
     return t;
   }
 
