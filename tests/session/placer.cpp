@@ -216,7 +216,10 @@ TEST_CASE("session.placer.devices_that_hold_the_types_and_serve_the_attributes")
   %e = Equal(%s, %s) -> (bool[2])
   %t = Train(%x) {training_mode = 1}
   %i = Train(%x) {training_mode = 0}
-  %r:0 = return(%e, %t, %i)
+  %w = arg() {index = 1} -> (str[2])
+  %u1 = Identity(%w) -> (str[2])
+  %u2 = Identity(%w) -> (str[2])
+  %r:0 = return(%e, %t, %i, %u1, %u2)
 })");
   // CPU:0 (listed first) holds no strings and serves Train only in inference mode; CPU:1 does all
   auto any = [](std::string_view, std::string_view) { return true; };
@@ -230,6 +233,7 @@ TEST_CASE("session.placer.devices_that_hold_the_types_and_serve_the_attributes")
   CHECK(dev(g, "e") == cpu1);  // reads strings
   CHECK(dev(g, "t") == cpu1);  // not served in training mode
   CHECK(dev(g, "i") == cpu0);
+  CHECK(dev(g, "w") == cpu1);  // a fed string (an interface op of two consumers: a group of its own)
   // no device serves it: the op-level answer decides (and the executor reports what is missing)
   gpass::placement_device picky{gpass::parse_device_name(cpu0), any, nullptr, [](const gpass::exec::kernel_query&) { return false; }};
   G h = gpass::parse_text(R"(graph {

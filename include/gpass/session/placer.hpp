@@ -310,8 +310,10 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
     auto supports_all = [&](const placement_device& d, std::size_t* missing, bool strict = false) {
       for (std::size_t i : group) {
         const auto& n = op_of(i);
-        if (detail::is_interface_op(n.domain, n.op)) continue;
-        if (!d.supports(n.domain, n.op) || !holds_types(d, i) || (strict && d.serves && !d.serves(query(i)))) {
+        // an interface op (a feed's `arg`, a `return`) needs no kernel, but its values live on the device
+        const bool interface = detail::is_interface_op(n.domain, n.op);
+        if ((!interface && !d.supports(n.domain, n.op)) || !holds_types(d, i) ||
+            (!interface && strict && d.serves && !d.serves(query(i)))) {
           if (missing) *missing = i;
           return false;
         }
