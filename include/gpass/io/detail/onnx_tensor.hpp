@@ -35,6 +35,7 @@
 #include <gpass/core/tensor.hpp>
 #include <gpass/io/detail/onnx_dtype.hpp>
 #include <gpass/io/detail/onnx_proto.hpp>
+#include <gpass/io/detail/raw_bytes.hpp>
 
 namespace gpass::detail::onnx_io {
 
@@ -177,15 +178,6 @@ inline std::string read_external_data(const onnx::TensorProto& t, const std::fil
   in.read(bytes.data(), static_cast<std::streamsize>(expected));
   if (!in) throw error(what + ": cannot read external data file '" + file.string() + "'");
   return bytes;
-}
-
-/// Raw bytes read into a bool tensor hold any value; a bool is 0 or 1 (anything else is
-/// undefined behaviour to read): every non-zero byte becomes 1, as ONNX Runtime and
-/// TensorFlow read them.
-inline void normalize_bools(tensor& t) {
-  if (t.element_type() != dtype::bool_) return;
-  auto* b = reinterpret_cast<unsigned char*>(t.raw());
-  for (std::size_t i = 0; i < t.nbytes(); ++i) b[i] = b[i] != 0;
 }
 
 /// Converts an ONNX tensor to a gpass tensor. Data comes from `raw_data` (little-endian), from

@@ -39,6 +39,7 @@
 #include <gpass/core/shape.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/io/detail/file.hpp>
+#include <gpass/io/detail/raw_bytes.hpp>
 #include <gpass/io/detail/tf_binary.hpp>
 #include <gpass/io/detail/tf_schema.hpp>
 #include <gpass/io/detail/tf_tensor.hpp>
@@ -223,8 +224,7 @@ class tensor_bundle {
                   std::string(to_string(*dt)));
     tensor t(*dt, sizes);
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
-    if (*dt == dtype::bool_)  // a bool is 0 or 1: any non-zero byte is true
-      for (std::size_t i = 0; i < t.nbytes(); ++i) t.raw()[i] = static_cast<std::byte>(t.raw()[i] != std::byte{0});
+    normalize_bools(t);
     return t;
   }
 

@@ -20,6 +20,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/core/tensor.hpp>
+#include <gpass/io/detail/raw_bytes.hpp>
 #include <gpass/io/detail/tf_schema.hpp>
 
 namespace gpass::detail::tf_io {
@@ -125,8 +126,7 @@ inline tensor tensor_from_tf(const pb_message& m, std::uint64_t& budget) {
       throw error("tensor of dtype " + tname + " and shape " + sh.to_string() + " needs " + std::to_string(t.nbytes()) +
                   " bytes of tensor_content, got " + std::to_string(content->s.size()));
     if (t.nbytes() != 0) std::memcpy(t.raw(), content->s.data(), t.nbytes());
-    if (*dt == dtype::bool_)  // a bool is 0 or 1: any non-zero byte is true
-      for (std::size_t i = 0; i < t.nbytes(); ++i) t.raw()[i] = static_cast<std::byte>(t.raw()[i] != std::byte{0});
+    normalize_bools(t);
     if constexpr (std::endian::native == std::endian::big) {
       std::size_t w = size_of(*dt);
       if (*dt == dtype::complex64 || *dt == dtype::complex128) w /= 2;
