@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -94,6 +95,16 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("REFLECT")}}));
   CHECK_FALSE(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("SYMMETRIC")}}));
   CHECK_FALSE(serves("Unique", {dtype::f32}));  // no CUDA kernel: the CPU's
+  CHECK(serves("Conv2D", {dtype::f32, dtype::f32}, {{"data_format", std::string("NHWC")}}));
+  CHECK(serves("DepthwiseConv2dNative", {dtype::f64, dtype::f64}, {{"data_format", std::string("NCHW")}}));
+  CHECK(serves("MaxPool", {dtype::f32}));
+  CHECK_FALSE(serves("AvgPool", {dtype::f32}, {{"data_format", std::string("NCHW_VECT_C")}}));
+  CHECK_FALSE(serves("Conv2D", {dtype::int32, dtype::int32}));
+  CHECK(serves("ReluGrad", {dtype::f32, dtype::f32}));
+  CHECK(serves("SplitV", {dtype::int64, dtype::int32, dtype::int32}));
+  CHECK_FALSE(serves("Unpack", {dtype::string}));
+  CHECK(serves("BiasAddGrad", {dtype::bf16}));
+  CHECK_FALSE(serves("BiasAddGrad", {dtype::int32}));
 }
 
 TEST_CASE("cuda: TensorFlow element-wise ops match the CPU kernels") {
@@ -226,6 +237,20 @@ TEST_CASE("cuda: TensorFlow views, products, reductions and softmax match the CP
   differential(tf("Cumprod", {{"reverse", true}}), {x, tensor::scalar<std::int32_t>(0)}, 1e-5, 1e-5);
   differential(tf("Softmax"), {x}, 1e-5, 1e-6);
   differential(tf("LogSoftmax"), {specials()}, 1e-5, 1e-6);
+  // gradients of a dense network: activations (features at 0 and 6 exactly), BiasAddGrad
+  const auto grads = random_tensor(dtype::f32, {4, 4}, -2, 2, 63);
+  const auto feats = tensor::from<float>({0.0f, 6.0f, -0.0f, 5.5f, 6.5f, -1.0f, 0.25f, 3.0f, -6.0f, 1e-4f, -1e-4f, 7.0f, 2.0f, 0.0f, 6.0f, -3.0f}, {4, 4});
+  const auto ys = random_tensor(dtype::f32, {4, 4}, -1, 1, 64);
+  for (const char* op : {"ReluGrad", "Relu6Grad"}) differential(tf(op), {grads, feats});
+  for (const char* op : {"TanhGrad", "SigmoidGrad"}) {
+    differential(tf(op), {ys, grads}, 1e-5, 1e-6);
+    differential(tf(op), {random_tensor(dtype::f16, {3, 5}, -1, 1, 65), random_tensor(dtype::f16, {3, 5}, -2, 2, 66)}, 1e-3, 1e-3);
+  }
+  CHECK_THROWS_WITH(run_gpu(tf("ReluGrad"), {grads, random_tensor(dtype::f32, {4, 1}, -1, 1, 67)}), doctest::Contains("must have the same shape"));
+  const auto back = random_tensor(dtype::f32, {2, 3, 4, 5}, -2, 2, 68);
+  differential(tf("BiasAddGrad"), {back}, 1e-5, 1e-5);
+  differential(tf("BiasAddGrad", {{"data_format", std::string("NCHW")}}), {back}, 1e-5, 1e-5);
+  differential(tf("BiasAddGrad"), {random_tensor(dtype::f64, {7, 3}, -2, 2, 69)}, 1e-12, 1e-12);
 }
 
 TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") {
@@ -258,11 +283,109 @@ TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") 
   differential(tf("Pad"), {x, p});
   differential(tf("PadV2"), {x, p, tensor::scalar(-9.0f)});
   differential(tf("MirrorPad", {{"mode", std::string("REFLECT")}}), {x, p});
+  // Split, SplitV (a -1, an empty part), Unpack, ReverseV2, IdentityN, EnsureShape, ShapeN
+  differential(tf("Split", {{"num_split", i64{2}}}, 2), {tensor::scalar<std::int32_t>(-1), x});
+  differential(tf("Split", {}, 3), {tensor::scalar<i64>(1), random_tensor(dtype::int32, {2, 6}, -9, 9, 85)});
+  differential(tf("SplitV", {}, 3), {x, tensor::from<std::int32_t>({1, -1, 1}), tensor::scalar<std::int32_t>(2)});
+  differential(tf("SplitV", {}, 2), {random_tensor(dtype::f16, {2, 3}, -1, 1, 86), tensor::from<i64>({0, 3}), tensor::scalar<i64>(1)});
+  differential(tf("Unpack", {{"num", i64{3}}, {"axis", i64{1}}}, 3), {x});
+  differential(tf("Unpack", {{"axis", i64{-1}}}, 4), {x});
+  differential(tf("ReverseV2"), {x, tensor::from<std::int32_t>({0, -1})});
+  differential(tf("ReverseV2"), {x, tensor::from<i64>(std::vector<i64>{}, {0})});
+  differential(tf("ReverseV2"), {random_tensor(dtype::f32, {3, 0, 2}, -1, 1, 87), tensor::from<std::int32_t>({1, 2})});
+  differential(tf("IdentityN", {}, 2), {x, y});
+  differential(tf("EnsureShape", {{"shape", gpass::shape::of({2, 3, 4})}}), {x});
+  differential(tf("ShapeN", {{"out_type", dtype::int64}}, 2), {x, y});
+  CHECK_THROWS_WITH(run_gpu(tf("EnsureShape", {{"shape", gpass::shape::of({2, 3, 5})}}), {x}), doctest::Contains("not compatible with expected shape"));
+  CHECK_THROWS_WITH(run_gpu(tf("Split", {}, 3), {tensor::scalar<std::int32_t>(2), x}), doctest::Contains("cannot be split into 3 equal parts"));
+  CHECK_THROWS_WITH(run_gpu(tf("SplitV", {}, 2), {x, tensor::from<std::int32_t>({-1, -1}), tensor::scalar<std::int32_t>(2)}),
+                    doctest::Contains("more than one -1"));
+  CHECK_THROWS_WITH(run_gpu(tf("Unpack", {{"num", i64{2}}, {"axis", i64{1}}}, 2), {x}), doctest::Contains("the node unpacks 2"));
+  CHECK_THROWS_WITH(run_gpu(tf("ReverseV2"), {x, tensor::from<std::int32_t>({1, -2})}), doctest::Contains("is repeated"));
   CHECK_THROWS_WITH(run_gpu(tf("Pad"), {x, tensor::from<std::int32_t>({1, 0, 0, 2}, {2, 2})}), doctest::Contains("paddings must have sizes [3, 2]"));
   CHECK_THROWS_WITH(run_gpu(tf("Slice"), {x, tensor::from<std::int32_t>({1, 0, 1}), tensor::from<std::int32_t>({2, 2, 3})}),
                     doctest::Contains("to fit dimension size 2"));
   CHECK_THROWS_WITH(run_gpu(tf("ConcatV2"), {x, random_tensor(dtype::f32, {2, 4, 4}, -1, 1, 84), tensor::scalar<std::int32_t>(2)}),
                     doctest::Contains("differ off the axis"));
+}
+
+namespace {
+/// `x` transposed by `perm` (the CPU's Transpose kernel).
+tensor transposed(const tensor& x, std::vector<std::int32_t> perm) {
+  return gpass_test_cuda::run_cpu(tf("Transpose"), {x, tensor::from<std::int32_t>(std::move(perm))})[0];
+}
+}  // namespace
+
+TEST_CASE("cuda: TensorFlow convolutions and pools match the CPU kernels, in NHWC and NCHW") {
+  GPASS_REQUIRE_GPU();
+  const auto x = random_tensor(dtype::f32, {2, 7, 6, 3}, -2, 2, 91);
+  const auto f = random_tensor(dtype::f32, {3, 2, 3, 4}, -1, 1, 92);
+  const auto dw = random_tensor(dtype::f32, {3, 3, 3, 2}, -1, 1, 93);
+  auto conv = [](const char* op, std::string padding, std::vector<i64> strides, std::vector<i64> dilations = {1, 1, 1, 1},
+                 std::vector<i64> explicit_pads = {}, std::string format = "NHWC") {
+    gpass::attribute_map a{{"padding", std::move(padding)}, {"strides", std::move(strides)}, {"dilations", std::move(dilations)},
+                           {"data_format", std::move(format)}};
+    if (!explicit_pads.empty()) a["explicit_paddings"] = std::move(explicit_pads);
+    return tf(op, std::move(a));
+  };
+  struct conv_case {
+    const char* op;
+    std::string padding;
+    std::vector<i64> strides, dilations, pads;
+  };
+  const std::vector<conv_case> cases = {
+      {"Conv2D", "SAME", {1, 1, 1, 1}, {1, 1, 1, 1}, {}},
+      {"Conv2D", "SAME", {1, 2, 2, 1}, {1, 1, 1, 1}, {}},  // odd padding: the extra pixel at the end
+      {"Conv2D", "VALID", {1, 1, 2, 1}, {1, 2, 1, 1}, {}},
+      {"Conv2D", "EXPLICIT", {1, 2, 1, 1}, {1, 1, 1, 1}, {0, 0, 1, 2, 0, 1, 0, 0}},
+      {"DepthwiseConv2dNative", "SAME", {1, 2, 2, 1}, {1, 1, 1, 1}, {}},
+      {"DepthwiseConv2dNative", "VALID", {1, 1, 1, 1}, {1, 1, 2, 1}, {}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.op);
+    CAPTURE(c.padding);
+    const tensor& w = std::string(c.op) == "Conv2D" ? f : dw;
+    const auto n = conv(c.op, c.padding, c.strides, c.dilations, c.pads);
+    differential(n, {x, w}, 1e-5, 1e-5);
+    // NCHW on the GPU against the CPU's NHWC (the CPU kernels take NHWC only)
+    const tensor want = transposed(gpass_test_cuda::run_cpu(n, {x, w})[0], {0, 3, 1, 2});
+    auto nchw = [](const std::vector<i64>& v) { return std::vector<i64>{v[0], v[3], v[1], v[2]}; };
+    std::vector<i64> pads_nchw;
+    if (!c.pads.empty()) pads_nchw = {c.pads[0], c.pads[1], c.pads[6], c.pads[7], c.pads[2], c.pads[3], c.pads[4], c.pads[5]};
+    const auto got = run_gpu(conv(c.op, c.padding, nchw(c.strides), nchw(c.dilations), pads_nchw, "NCHW"), {transposed(x, {0, 3, 1, 2}), w});
+    check_close(got[0], want, 1e-5, 1e-5);
+  }
+  differential(conv("Conv2D", "SAME", {1, 2, 1, 1}), {random_tensor(dtype::f64, {1, 5, 4, 2}, -1, 1, 94), random_tensor(dtype::f64, {2, 3, 2, 3}, -1, 1, 95)},
+               1e-12, 1e-12);
+  // grouped Conv2D (input channels a multiple of the filter's depth; the CPU kernel takes none):
+  // against ONNX's Conv with `group` on the CPU
+  {
+    const auto xg = random_tensor(dtype::f32, {1, 5, 5, 4}, -1, 1, 96);
+    const auto fg = random_tensor(dtype::f32, {3, 3, 2, 6}, -1, 1, 97);
+    const auto got = run_gpu(conv("Conv2D", "SAME", {1, 1, 1, 1}), {xg, fg});
+    gpass::attribute_map a{{"group", i64{2}}, {"pads", std::vector<i64>{1, 1, 1, 1}}};
+    const auto want = gpass_test_cuda::run_cpu(node("Conv", 11, a), {transposed(xg, {0, 3, 1, 2}), transposed(fg, {3, 2, 0, 1})});
+    check_close(got[0], transposed(want[0], {0, 2, 3, 1}), 1e-5, 1e-5);
+  }
+  // pools, NHWC and NCHW
+  for (const char* op : {"MaxPool", "AvgPool"})
+    for (const auto& [padding, k, s] : {std::tuple{std::string("SAME"), i64{3}, i64{2}}, std::tuple{std::string("VALID"), i64{2}, i64{2}},
+                                        std::tuple{std::string("SAME"), i64{2}, i64{1}}}) {
+      CAPTURE(op);
+      CAPTURE(padding);
+      const auto n = tf(op, {{"padding", padding}, {"ksize", std::vector<i64>{1, k, k, 1}}, {"strides", std::vector<i64>{1, s, s, 1}}});
+      differential(n, {x}, 1e-5, 1e-6);
+      const auto m = tf(op, {{"padding", padding}, {"ksize", std::vector<i64>{1, 1, k, k}}, {"strides", std::vector<i64>{1, 1, s, s}},
+                             {"data_format", std::string("NCHW")}});
+      differential(m, {transposed(x, {0, 3, 1, 2})}, 1e-5, 1e-6);
+    }
+  // empty batches, and the errors of TensorFlow's rules
+  differential(conv("Conv2D", "SAME", {1, 1, 1, 1}), {random_tensor(dtype::f32, {0, 4, 4, 3}, -1, 1, 98), f});
+  CHECK_THROWS_WITH(run_gpu(conv("Conv2D", "SAME", {1, 1, 1, 1}), {random_tensor(dtype::f32, {1, 4, 4, 5}, -1, 1, 99), f}),
+                    doctest::Contains("not a multiple of the filter's input depth"));
+  CHECK_THROWS_WITH(run_gpu(conv("Conv2D", "VALID", {1, 1, 1, 1}), {random_tensor(dtype::f32, {1, 2, 2, 3}, -1, 1, 100), f}),
+                    doctest::Contains("larger than the padded input"));
+  CHECK_THROWS_WITH(run_gpu(conv("Conv2D", "SAME", {2, 1, 1, 1}), {x, f}), doctest::Contains("must be 1 in the batch and channel dims"));
 }
 
 TEST_CASE("cuda: TensorFlow kernels fail as the CPU's do, naming the node") {

@@ -6,9 +6,13 @@
 /// an empty list of any kind counting as empty), each failing naming the node when the
 /// attribute has another kind (`flag_in` reads a bool from an attribute map, for a kernel's
 /// `applies`); int outputs (`fill_ints`); and TF's shape rules: axes, reduction indices,
-/// BiasAdd's bias, Select's condition, Squeeze, Slice, StridedSlice, the Pad ops.
+/// BiasAdd's bias, Select's condition, Squeeze, Slice, StridedSlice, the Pad ops, Split,
+/// SplitV, Unpack, ReverseV2, EnsureShape, and the
+/// window of the convolutions and pools (`window`, `geometry`: strides, dilations, ksize,
+/// SAME / VALID / EXPLICIT padding).
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -301,5 +305,187 @@ inline std::pair<std::vector<i64>, std::vector<i64>> paddings(const std::vector<
   }
   return {std::move(begin), std::move(end)};
 }
+
+/// Split's parts: `k` equal parts of dimension `axis` (size `dim`); `num` is the num_split
+/// attribute (-1 when absent), which must be `k`.
+inline std::vector<i64> split_equal_sizes(i64 dim, std::size_t axis, i64 k, i64 num, const kernel_node& n) {
+  if (num >= 0 && num != k) n.fail("num_split is " + std::to_string(num) + ", the node has " + std::to_string(k) + " outputs");
+  if (k == 0 || dim % k != 0)
+    n.fail("dimension " + std::to_string(axis) + " of size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) +
+           " equal parts");
+  return std::vector<i64>(static_cast<std::size_t>(k), dim / k);
+}
+
+/// SplitV's parts: `sizes` (size_splits, one -1 inferred) of dimension `axis` of size `dim`.
+inline std::vector<i64> split_v_sizes(std::vector<i64> sizes, i64 dim, std::size_t axis, const kernel_node& n) {
+  i64 known = 0;
+  int infer = -1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      if (infer >= 0) n.fail("size_splits has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (sizes[i] < 0) {
+      n.fail("size_splits has a negative entry " + std::to_string(sizes[i]));
+    } else {
+      known += sizes[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known > dim) n.fail("size_splits sum to more than the dimension size " + std::to_string(dim));
+    sizes[static_cast<std::size_t>(infer)] = dim - known;
+  } else if (known != dim) {
+    n.fail("size_splits sum to " + std::to_string(known) + ", dimension " + std::to_string(axis) + " has size " + std::to_string(dim));
+  }
+  return sizes;
+}
+
+/// Unpack's axis of an input of `sizes` (attribute `axis_attr`, `num` -1 when absent) into
+/// `outputs` outputs, one per index of that axis.
+inline std::size_t unpack_axis(const std::vector<i64>& sizes, i64 axis_attr, i64 num, std::size_t outputs, const kernel_node& n) {
+  const i64 rank = static_cast<i64>(sizes.size());
+  if (rank == 0) n.fail("cannot unpack a scalar");
+  const auto axis = static_cast<std::size_t>(tf_axis(axis_attr, rank, n));
+  const i64 dim = sizes[axis];
+  if ((num >= 0 && num != dim) || static_cast<i64>(outputs) != dim)
+    n.fail("dimension " + std::to_string(axis) + " has size " + std::to_string(dim) + ", the node unpacks " + std::to_string(outputs));
+  return axis;
+}
+
+/// ReverseV2's view of an input of `sizes`: the axes (negative from the end, none repeated)
+/// walked backwards.
+inline shape_rules::strided_view reverse_view(const std::vector<i64>& sizes, const std::vector<i64>& axes, const kernel_node& n) {
+  const i64 rank = static_cast<i64>(sizes.size());
+  shape_rules::strided_view v{sizes, shape_rules::strides_of(sizes), 0};
+  std::vector<char> rev(sizes.size(), 0);
+  for (i64 a : axes) {
+    const auto k = static_cast<std::size_t>(tf_axis(a, rank, n));
+    if (rev[k]) n.fail("axis " + std::to_string(a) + " is repeated");
+    rev[k] = 1;
+  }
+  i64 count = 1;
+  for (i64 s : sizes) count *= s;
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    if (rev[d] && sizes[d] > 0) {
+      v.offset += (sizes[d] - 1) * v.strides[d];
+      v.strides[d] = -v.strides[d];
+    }
+  if (count == 0) v.offset = 0;
+  return v;
+}
+
+/// EnsureShape: `sizes` must match `want` where it is known.
+inline void check_ensure_shape(const std::vector<i64>& sizes, const gpass::shape& want, const kernel_node& n) {
+  if (!want.has_rank()) return;
+  bool ok = want.rank() == sizes.size();
+  for (std::size_t d = 0; ok && d < sizes.size(); ++d)
+    if (want[d].is_known()) ok = want[d].value() == sizes[d];
+  if (!ok) n.fail("shape of tensor " + shape::of(sizes).to_string() + " is not compatible with expected shape " + want.to_string());
+}
+
+/// The geometry of a 2-D or 3-D window over a channels-last input ([N, H, W, C] or
+/// [N, D, H, W, C]); a 2-D window has D = KD = OD = 1. Spatial positions are flat:
+/// (d * H + h) * W + w in the input, (od * OH + oh) * OW + ow in the output.
+struct geometry {
+  i64 N = 0, D = 1, H = 0, W = 0, C = 0;              // input
+  i64 KD = 1, KH = 1, KW = 1;                         // window
+  i64 SD = 1, SH = 1, SW = 1, DD = 1, DH = 1, DW = 1; // strides, dilations
+  i64 PF = 0, PT = 0, PL = 0;                         // padding before (front, top, left)
+  i64 OD = 1, OH = 0, OW = 0;                         // output
+  i64 in_positions() const { return D * H * W; }
+  i64 out_positions() const { return OD * OH * OW; }
+  i64 taps() const { return KD * KH * KW; }
+};
+
+// The window attributes of node `n`: strides, dilations (convolutions), ksize (`pool`),
+// padding, for a 2-D op (4 values each, NHWC) or a 3-D one (`volumetric`: 5 values, NDHWC).
+struct window {
+  std::vector<i64> strides, dilations, ksize, explicit_paddings;
+  std::string padding;
+  bool nchw = false;        // NCHW (where the kernel takes it); channels last otherwise
+  bool volumetric = false;  // a 3-D op
+  std::size_t rank = 4;     // the input's rank and the attributes' length
+  std::size_t d = 0, h = 1, w = 2;  // the spatial dims' positions in the attributes (d: 3-D only)
+  // `nchw_ok`: the kernel reads NCHW too (the forward 2-D pools on the CPU; the GPU's 2-D ops)
+  window(const kernel_node& n, bool pool, bool nchw_ok = false, bool volumetric_op = false) : volumetric(volumetric_op) {
+    const std::string last = volumetric ? "NDHWC" : "NHWC";
+    const std::string format = n.attr<std::string>("data_format", last);
+    nchw = format == "NCHW" && nchw_ok && !volumetric;
+    if (format != last && !nchw)
+      n.fail("data_format " + format + " is not supported" +
+             (nchw_ok && !volumetric ? std::string(" (NHWC or NCHW)") : " on the CPU here (" + last + " only, as TensorFlow's CPU kernels)"));
+    rank = volumetric ? 5 : 4;
+    if (volumetric) d = 1, h = 2, w = 3;
+    else if (nchw) h = 2, w = 3;
+    const std::size_t c = nchw ? 1 : rank - 1;
+    auto values = [&](const char* what, std::vector<i64> v, bool required) {
+      if (v.empty() && !required) v.assign(rank, 1);
+      if (v.size() != rank)
+        n.fail(std::string(what) + " must have " + std::to_string(rank) + " values (" + format + "), got " +
+               std::to_string(v.size()));
+      if (v[0] != 1 || v[c] != 1) n.fail(std::string(what) + " must be 1 in the batch and channel dims");
+      for (i64 x : v)
+        if (x < 1) n.fail(std::string(what) + " must be positive");
+      return v;
+    };
+    strides = values("strides", int_list(n, "strides"), false);
+    if (pool) ksize = values("ksize", int_list(n, "ksize"), true);
+    else dilations = values("dilations", int_list(n, "dilations"), false);
+    padding = n.attr<std::string>("padding");
+    if (padding == "EXPLICIT" && !volumetric) {
+      explicit_paddings = int_list(n, "explicit_paddings");
+      if (explicit_paddings.size() != 8) n.fail("explicit_paddings must have 8 values");
+      for (i64 p : explicit_paddings)
+        if (p < 0) n.fail("explicit_paddings must be >= 0");
+    } else if (padding != "SAME" && padding != "VALID") {
+      n.fail("unknown padding '" + padding + "'" + (volumetric ? " (SAME or VALID)" : ""));
+    }
+  }
+
+  // The pooling window's (KD, KH, KW).
+  std::array<i64, 3> pool_window() const {
+    return {volumetric ? ksize[d] : 1, ksize[h], ksize[w]};
+  }
+  // A filter's window: [KD,] KH, KW of [KD, KH, KW, in, out] or [KH, KW, in, out].
+  std::array<i64, 3> filter_window(const std::vector<i64>& f) const {
+    return volumetric ? std::array<i64, 3>{f[0], f[1], f[2]} : std::array<i64, 3>{1, f[0], f[1]};
+  }
+  // The sizes of an output with `channels` channels over geometry `g`.
+  std::vector<i64> output_sizes(const geometry& g, i64 channels) const {
+    if (volumetric) return {g.N, g.OD, g.OH, g.OW, channels};
+    return nchw ? std::vector<i64>{g.N, channels, g.OH, g.OW} : std::vector<i64>{g.N, g.OH, g.OW, channels};
+  }
+
+  geometry resolve(const std::vector<i64>& input, std::array<i64, 3> k, const kernel_node& n) const {
+    if (input.size() != rank)
+      n.fail("the input must have rank " + std::to_string(rank) + " (" +
+             (volumetric ? "NDHWC" : nchw ? "NCHW" : "NHWC") + "), got sizes " + shape::of(input).to_string());
+    geometry g;
+    g.N = input[0], g.H = input[h], g.W = input[w], g.C = input[nchw ? 1 : rank - 1];
+    g.KD = k[0], g.KH = k[1], g.KW = k[2], g.SH = strides[h], g.SW = strides[w];
+    if (!dilations.empty()) g.DH = dilations[h], g.DW = dilations[w];
+    auto dim = [&](i64 in, i64 kk, i64 s, i64 dil, i64 pad_lo, i64 pad_hi, i64& before) {
+      const i64 eff = (kk - 1) * dil + 1;
+      if (padding == "SAME") {
+        const i64 out = (in + s - 1) / s;
+        const i64 total = std::max<i64>(0, (out - 1) * s + eff - in);
+        before = total / 2;
+        return out;
+      }
+      before = padding == "EXPLICIT" ? pad_lo : 0;
+      const i64 span = in + (padding == "EXPLICIT" ? pad_lo + pad_hi : 0) - eff;
+      if (span < 0) n.fail("the window (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
+      return span / s + 1;
+    };
+    const auto& e = explicit_paddings;
+    if (volumetric) {
+      g.D = input[d], g.SD = strides[d];
+      if (!dilations.empty()) g.DD = dilations[d];
+      g.OD = dim(g.D, g.KD, g.SD, g.DD, 0, 0, g.PF);
+    }
+    g.OH = dim(g.H, g.KH, g.SH, g.DH, e.empty() ? 0 : e[2 * h], e.empty() ? 0 : e[2 * h + 1], g.PT);
+    g.OW = dim(g.W, g.KW, g.SW, g.DW, e.empty() ? 0 : e[2 * w], e.empty() ? 0 : e[2 * w + 1], g.PL);
+    return g;
+  }
+};
 
 }  // namespace gpass::exec::tf_rules

@@ -9,16 +9,20 @@
 ///   FloorDiv FloorMod TruncateMod Mod Maximum Minimum Pow SquaredDifference Atan2 DivNoNan
 ///   MulNoNan, comparisons, logic, bitwise ops, LeftShift RightShift, the unary math and
 ///   activations (Relu6, Elu, Selu, LeakyRelu, Rsqrt, Square, ...), AddN, BiasAdd(V1), Cast
-///   (Truncate too), Select, SelectV2, ClipByValue, ZerosLike, OnesLike;
+///   (Truncate too), Select, SelectV2, ClipByValue, ZerosLike, OnesLike; the activation
+///   gradients ReluGrad, Relu6Grad, TanhGrad, SigmoidGrad;
 /// - Const (uploaded once); views: Identity StopGradient Snapshot PreventGradient
-///   PlaceholderWithDefault, Reshape (0 is a size, not "copy"), ExpandDims, Squeeze;
-/// - shapes and data movement: Shape Size Rank (out_type, written to the device), ConcatV2
-///   Pack Slice StridedSlice Tile BroadcastTo Fill, GatherV2 (batch_dims 0), Pad PadV2
-///   MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
+///   PlaceholderWithDefault, EnsureShape, IdentityN, Reshape (0 is a size, not "copy"),
+///   ExpandDims, Squeeze; NoOp;
+/// - shapes and data movement: Shape ShapeN Size Rank (out_type, written to the device),
+///   ConcatV2 Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
+///   GatherV2 (batch_dims 0), Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
 /// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
 ///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
-///   Any (reduction indices as TF reads them: negative, repeated), ArgMax / ArgMin (int64
-///   output), Cumsum / Cumprod, Softmax / LogSoftmax (last axis).
+///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
+///   output), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
+///   DepthwiseConv2dNative, MaxPool, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
+///   as ONNX's Conv / MaxPool / AveragePool between transposes.
 ///
 /// Integer divisions and modulos stay on the CPU: TensorFlow fails on an integer division by
 /// zero, which a GPU kernel cannot report. Registered by `register_cuda_tf`, after the ONNX
@@ -28,11 +32,13 @@
 #include <climits>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -167,6 +173,22 @@ inline std::vector<elementwise_op> tf_elementwise_ops() {
   ops.push_back(tf_op("LeakyRelu", types::floats, [](const kernel_node& n, const std::vector<dtype>& ts) {
     return "r = x0 < (C0)0 ? (R)(x0 * " + lit(n.attr<double>("alpha", 0.2), ts[0]) + ") : (R)x0;";
   }));
+  // gradients of activations, as the CPU's (tf_grad.hpp): ReluGrad(gradients, features),
+  // Relu6Grad(gradients, features), TanhGrad(y, dy), SigmoidGrad(y, dy); one shape and type
+  for (const auto& [name, e, a, b] : std::initializer_list<std::tuple<const char*, const char*, const char*, const char*>>{
+           {"ReluGrad", "x1 > (C1)0 ? x0 : (C0)0", "gradients", "features"},
+           {"Relu6Grad", "x1 > (C1)0 && x1 < (C1)6 ? x0 : (C0)0", "gradients", "features"},
+           {"TanhGrad", "x1 * ((C0)1 - x0 * x0)", "y", "dy"},
+           {"SigmoidGrad", "x1 * x0 * ((C0)1 - x0)", "y", "dy"}}) {
+    elementwise_op g = tf_expr(name, types::floats, e, 2);
+    g.prepare = [a = std::string(a), b = std::string(b)](const kernel_node& n, std::vector<cuda_tensor>& v) {
+      if (v.at(0).element_type() != v.at(1).element_type()) n.fail(a + " and " + b + " have different element types");
+      if (v[0].sizes() != v[1].sizes())
+        n.fail(a + " " + shape::of(v[0].sizes()).to_string() + " and " + b + " " + shape::of(v[1].sizes()).to_string() +
+               " must have the same shape");
+    };
+    ops.push_back(std::move(g));
+  }
   ops.push_back(tf_predicate("IsNan", types::floats, "x0 != x0", 1));
   ops.push_back(tf_predicate("IsInf", types::floats, "x0 == (C0)(1.0/0.0) || x0 == (C0)(-1.0/0.0)", 1));
   ops.push_back(tf_predicate("IsFinite", types::floats, "x0 == x0 && x0 != (C0)(1.0/0.0) && x0 != (C0)(-1.0/0.0)", 1));
@@ -309,6 +331,155 @@ inline fn make_arg(const kernel_node& n, bool is_max) {
   };
 }
 
+// ---- convolutions and pools in TF's layouts, through ONNX's kernels -------------------------
+
+/// Runs `f`, a kernel made for `m`, on the device tensors `inputs` and returns its output 0:
+/// a step outside the plan (its tensors come from the policy, not from the plan's buffers, and
+/// are not counted against the run's limits; the calling node's output is).
+inline cuda_tensor run_inner(context& ctx, const fn& f, const kernel_node& m, std::initializer_list<const cuda_tensor*> inputs) {
+  using value = context::value_type;
+  std::vector<value> in;
+  in.reserve(inputs.size());
+  for (const cuda_tensor* t : inputs) in.emplace_back(*t);
+  std::vector<const value*> ptrs;
+  for (const value& v : in) ptrs.push_back(&v);
+  std::vector<value> out(1);
+  const char wanted[] = {1};
+  context inner(m, ctx.policy(), ctx.stream(), ptrs, out, {}, nullptr, wanted, nullptr);
+  f(inner);
+  return out[0].tensor();
+}
+
+/// `x` with its dims permuted (`y.dims[i] = x.dims[p[i]]`) as a new device tensor.
+inline cuda_tensor permuted(context& ctx, cuda_detail::lazy_library& lib, const cuda_tensor& x, const std::vector<i64>& p) {
+  const auto v = shape_rules::transpose_view(x.sizes(), p, ctx.node());
+  cuda_tensor y = ctx.policy().allocate_tensor(x.element_type(), v.sizes, ctx.stream());
+  if (y.size() > 0)
+    cuda_array_detail::move(ctx, lib, x.element_type(), y.data(), x.data(), v.sizes, v.strides, shape_rules::strides_of(v.sizes), 0);
+  return y;
+}
+
+/// Output 0 = `y` (an NCHW result of ONNX's kernel) in the node's layout.
+inline void output_in_layout(context& ctx, cuda_detail::lazy_library& lib, const tf_rules::window& win, cuda_tensor y) {
+  if (win.nchw) {
+    ctx.set_output(0, std::move(y));
+    return;
+  }
+  const auto v = shape_rules::transpose_view(y.sizes(), std::vector<i64>{0, 2, 3, 1}, ctx.node());
+  cuda_array_detail::copy_view(ctx, lib, y, v.sizes, v.sizes, v.strides, 0);
+}
+
+/// ONNX's padding attributes for TF's: SAME is SAME_UPPER (the odd pixel at the end), VALID,
+/// EXPLICIT the pads of the spatial dims.
+inline void onnx_padding(const tf_rules::window& win, attribute_map& a) {
+  if (win.padding == "SAME") {
+    a["auto_pad"] = std::string("SAME_UPPER");
+  } else if (win.padding == "VALID") {
+    a["auto_pad"] = std::string("VALID");
+  } else {
+    const auto& e = win.explicit_paddings;
+    a["pads"] = std::vector<i64>{e[2 * win.h], e[2 * win.w], e[2 * win.h + 1], e[2 * win.w + 1]};
+  }
+}
+
+/// The ONNX node a TF window op runs as: the TF node's name and op (for errors), no constant
+/// inputs, ONNX's window attributes.
+inline kernel_node onnx_window_node(const kernel_node& n, const tf_rules::window& win, std::size_t inputs) {
+  kernel_node m;
+  m.name = n.name;
+  m.op = n.op;
+  m.domain = "tf";
+  m.opset = 11;
+  m.input_types.assign(inputs, type{});
+  m.output_types.assign(1, type{});
+  m.attrs["strides"] = std::vector<i64>{win.strides[win.h], win.strides[win.w]};
+  onnx_padding(win, m.attrs);
+  return m;
+}
+
+/// Conv2D (filter [KH, KW, C / groups, OC]) and DepthwiseConv2dNative (filter [KH, KW, C, M])
+/// in NHWC or NCHW: the input to NCHW, the filter to OIHW ([C * M, 1, KH, KW] and C groups
+/// for the depthwise one), ONNX's Conv (cuDNN), the result back to the node's layout. TF's
+/// window rules and messages (`tf_rules::window`) check the attributes and sizes first.
+inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv) {
+  const tf_rules::window win(n, false, true);
+  kernel_node m = onnx_window_node(n, win, 2);
+  m.attrs["dilations"] = std::vector<i64>{win.dilations[win.h], win.dilations[win.w]};
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  auto convs = std::make_shared<std::map<i64, std::pair<std::unique_ptr<kernel_node>, fn>>>();
+  auto mu = std::make_shared<std::mutex>();
+  return [win, m, depthwise, onnx_conv, lib, convs, mu](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& f = ctx.input(1);
+    if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
+    const auto& fs = f.sizes();
+    if (fs.size() != 4)
+      ctx.fail("the filter must have rank 4 (" + std::string(depthwise ? "[KH, KW, C, M]" : "HWIO") + "), got sizes " +
+               shape::of(fs).to_string());
+    const tf_rules::geometry g = win.resolve(x.sizes(), {1, fs[0], fs[1]}, ctx.node());
+    i64 groups = 1;
+    if (depthwise) {
+      if (fs[2] != g.C)
+        ctx.fail("the filter's input depth " + std::to_string(fs[2]) + " differs from the input's channels " + std::to_string(g.C));
+      groups = g.C;
+    } else {
+      if (fs[2] != g.C && (fs[2] <= 0 || g.C % fs[2] != 0))
+        ctx.fail("the input's channels " + std::to_string(g.C) + " are not a multiple of the filter's input depth " + std::to_string(fs[2]));
+      groups = fs[2] == g.C ? 1 : g.C / fs[2];
+      if (fs[3] % groups != 0)
+        ctx.fail("the filter's output depth " + std::to_string(fs[3]) + " is not a multiple of the " + std::to_string(groups) + " groups");
+    }
+    const i64 OC = depthwise ? g.C * fs[3] : fs[3];
+    const std::vector<i64> out = win.output_sizes(g, OC);
+    if (num_elements(out) == 0 || x.size() == 0 || f.size() == 0) {  // nothing to convolve: zeros, as the CPU kernels
+      ctx.allocate_output_zeroed(0, x.element_type(), out);
+      return;
+    }
+    const cuda_tensor xin = win.nchw ? x : permuted(ctx, *lib, x, {0, 3, 1, 2});
+    const cuda_tensor w = depthwise ? permuted(ctx, *lib, f, {2, 3, 0, 1}).reshaped({OC, 1, fs[0], fs[1]})
+                                    : permuted(ctx, *lib, f, {3, 2, 0, 1});
+    const std::pair<std::unique_ptr<kernel_node>, fn>* conv = nullptr;
+    {
+      std::lock_guard lock(*mu);
+      auto it = convs->find(groups);
+      if (it == convs->end()) {
+        auto node = std::make_unique<kernel_node>(m);
+        node->attrs["group"] = groups;
+        node->attrs["kernel_shape"] = std::vector<i64>{fs[0], fs[1]};
+        fn k = onnx_conv(*node);
+        it = convs->emplace(groups, std::pair{std::move(node), std::move(k)}).first;
+      }
+      conv = &it->second;
+    }
+    cuda_tensor y = run_inner(ctx, conv->second, *conv->first, {&xin, &w});
+    if (y.sizes() != std::vector<i64>{out[0], OC, g.OH, g.OW}) ctx.fail("the convolution's result has unexpected sizes");
+    output_in_layout(ctx, *lib, win, std::move(y));
+  };
+}
+
+/// MaxPool / AvgPool in NHWC or NCHW through ONNX's MaxPool / AveragePool (the average over
+/// the window's positions inside the input, as TensorFlow's SAME padding counts them).
+inline fn make_tf_pool(const kernel_node& n, bool max, const std::function<fn(const kernel_node&)>& onnx_pool) {
+  const tf_rules::window win(n, true, true);
+  kernel_node m = onnx_window_node(n, win, 1);
+  m.attrs["kernel_shape"] = std::vector<i64>{win.ksize[win.h], win.ksize[win.w]};
+  if (!max) m.attrs["count_include_pad"] = i64{0};
+  auto node = std::make_shared<const kernel_node>(std::move(m));
+  fn pool = onnx_pool(*node);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [win, node, pool, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const tf_rules::geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
+    const std::vector<i64> out = win.output_sizes(g, g.C);
+    if (num_elements(out) == 0) {
+      ctx.allocate_output(0, x.element_type(), out);
+      return;
+    }
+    const cuda_tensor xin = win.nchw ? x : permuted(ctx, *lib, x, {0, 3, 1, 2});
+    output_in_layout(ctx, *lib, win, run_inner(ctx, pool, *node, {&xin}));
+  };
+}
+
 /// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
 inline std::function<fn(const kernel_node&)> onnx_make(const kernel_registry<cuda>& r, const char* op, int opset) {
   const kernel_def<cuda>* d = r.find("", op, opset, dtype::undefined);
@@ -363,6 +534,31 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
     r.add({.domain = "tf", .op = op, .alias_input = 0, .make = [](const kernel_node&) -> fn {
              return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
            }});
+  r.add({.domain = "tf", .op = "EnsureShape", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+           const gpass::shape want = n.attr<gpass::shape>("shape", gpass::shape{});
+           return [want, check = n.has_attr("shape")](context& ctx) {
+             if (check) tf_rules::check_ensure_shape(ctx.input(0).sizes(), want, ctx.node());
+             ctx.set_output(0, ctx.input_value(0));
+           };
+         }});
+  r.add({.domain = "tf", .op = "NoOp", .type_input = -1, .make = [](const kernel_node&) -> fn { return [](context&) {}; }});
+  // IdentityN: output 0 shares input 0's buffer (alias_input); the others are copies (a plan
+  // may reuse the memory of inputs it did not see aliased)
+  r.add({.domain = "tf", .op = "IdentityN", .alias_input = 0, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             if (ctx.num_outputs() > ctx.num_inputs()) ctx.fail("more outputs than inputs");
+             for (std::size_t i = 0; i < ctx.num_outputs(); ++i) {
+               if (i == 0 || !ctx.input_value(i).is_tensor()) {
+                 ctx.set_output(i, ctx.input_value(i));
+                 continue;
+               }
+               const cuda_tensor& x = ctx.input(i);
+               cuda_array_detail::require_movable(ctx, x.element_type());
+               cuda_array_detail::copy_view(ctx, *lib, x, x.sizes(), x.sizes(), shape_rules::strides_of(x.sizes()), 0, i);
+             }
+           };
+         }});
   r.add({.domain = "tf", .op = "Reshape", .alias_input = 0, .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
              const cuda_tensor& x = ctx.input(0);
@@ -398,6 +594,16 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
   r.add({.domain = "tf", .op = "Size", .make = [](const kernel_node& n) -> fn {
            const dtype t = type_attr(n, "out_type", dtype::int32);
            return [t](context& ctx) { write_ints(ctx, 0, t, {ctx.input(0).size()}, {}); };
+         }});
+  r.add({.domain = "tf", .op = "ShapeN", .make = [](const kernel_node& n) -> fn {
+           const dtype t = type_attr(n, "out_type", dtype::int32);
+           return [t](context& ctx) {
+             if (ctx.num_outputs() > ctx.num_inputs()) ctx.fail("more outputs than inputs");
+             for (std::size_t i = 0; i < ctx.num_outputs(); ++i) {
+               const auto& s = ctx.input(i).sizes();
+               write_ints(ctx, i, t, s, {static_cast<i64>(s.size())});
+             }
+           };
          }});
   r.add({.domain = "tf", .op = "Rank", .make = [](const kernel_node&) -> fn {
            return [](context& ctx) { write_ints(ctx, 0, dtype::int32, {static_cast<i64>(ctx.input(0).rank())}, {}); };
@@ -525,6 +731,76 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              return it != q.attrs->end() && it->second.is<std::string>() && it->second.as<std::string>() == "REFLECT";
            }});
   }
+  // NHWC / NCHW convolutions and pools through ONNX's (other data formats stay on the CPU, which fails)
+  const auto conv_types = std::vector<dtype>{dtype::f32, dtype::f64};
+  auto tf_2d_format = [](const kernel_query& q) {
+    if (!q.attrs) return true;
+    auto it = q.attrs->find("data_format");
+    if (it == q.attrs->end()) return true;
+    return it->second.is<std::string>() && (it->second.as<std::string>() == "NHWC" || it->second.as<std::string>() == "NCHW");
+  };
+  for (const auto& [name, depthwise] : {std::pair{"Conv2D", false}, std::pair{"DepthwiseConv2dNative", true}})
+    r.add({.domain = "tf", .op = name, .dtypes = conv_types,
+           .make = [depthwise, conv = onnx_make(r, "Conv", 11)](const kernel_node& n) { return make_tf_conv(n, depthwise, conv); },
+           .applies = tf_2d_format});
+  r.add({.domain = "tf", .op = "MaxPool", .dtypes = conv_types,
+         .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) { return make_tf_pool(n, true, pool); }, .applies = tf_2d_format});
+  r.add({.domain = "tf", .op = "AvgPool", .dtypes = conv_types,
+         .make = [pool = onnx_make(r, "AveragePool", 11)](const kernel_node& n) { return make_tf_pool(n, false, pool); },
+         .applies = tf_2d_format});
+  // Split, SplitV, Unpack: one copy per part; ReverseV2: a copy walking the axes backwards
+  auto split_kernel = [](std::size_t value, auto&& parts) -> fn {
+    auto lib = std::make_shared<cuda_detail::lazy_library>();
+    return [value, parts, lib](context& ctx) {
+      const cuda_tensor& x = ctx.input(value);
+      ad::require_movable(ctx, x.element_type());
+      const auto [axis, sizes, squeeze] = parts(ctx, x);
+      if (sizes.size() != ctx.num_outputs())
+        ctx.fail(std::to_string(sizes.size()) + " parts for " + std::to_string(ctx.num_outputs()) + " outputs");
+      const auto st = shape_rules::strides_of(x.sizes());
+      i64 start = 0;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        std::vector<i64> s = x.sizes();
+        s[axis] = sizes[i];
+        std::vector<i64> out = s;
+        if (squeeze) out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+        ad::copy_view(ctx, *lib, x, out, s, st, sizes[i] > 0 ? start * st[axis] : 0, i);
+        start += sizes[i];
+      }
+    };
+  };
+  using split_plan = std::tuple<std::size_t, std::vector<i64>, bool>;
+  auto axis_of = [](context& ctx, std::size_t i, const cuda_tensor& x) {
+    return static_cast<std::size_t>(tf_axis(scalar_input(ctx, i, "split_dim"), static_cast<i64>(x.rank()), ctx.node(), "split_dim"));
+  };
+  r.add({.domain = "tf", .op = "Split", .dtypes = movable, .type_input = 1, .make = [=](const kernel_node& n) -> fn {
+           return split_kernel(1, [num = n.attr<i64>("num_split", -1), axis_of](context& ctx, const cuda_tensor& x) {
+             const std::size_t axis = axis_of(ctx, 0, x);
+             return split_plan{axis, tf_rules::split_equal_sizes(x.sizes()[axis], axis, static_cast<i64>(ctx.num_outputs()), num, ctx.node()),
+                               false};
+           });
+         }});
+  r.add({.domain = "tf", .op = "SplitV", .dtypes = movable, .make = [=](const kernel_node&) -> fn {
+           return split_kernel(0, [axis_of](context& ctx, const cuda_tensor& x) {
+             const std::size_t axis = axis_of(ctx, 2, x);
+             return split_plan{axis, tf_rules::split_v_sizes(cuda_detail::host_ints(ctx, 1), x.sizes()[axis], axis, ctx.node()), false};
+           });
+         }});
+  r.add({.domain = "tf", .op = "Unpack", .dtypes = movable, .make = [=](const kernel_node& n) -> fn {
+           return split_kernel(0, [axis_attr = n.attr<i64>("axis", 0), num = n.attr<i64>("num", -1)](context& ctx, const cuda_tensor& x) {
+             const std::size_t axis = tf_rules::unpack_axis(x.sizes(), axis_attr, num, ctx.num_outputs(), ctx.node());
+             return split_plan{axis, std::vector<i64>(static_cast<std::size_t>(x.sizes()[axis]), 1), true};
+           });
+         }});
+  r.add({.domain = "tf", .op = "ReverseV2", .dtypes = movable, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
+             const auto v = tf_rules::reverse_view(x.sizes(), cuda_detail::host_ints(ctx, 1), ctx.node());
+             ad::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, v.offset);
+           };
+         }});
   // data movement and products through ONNX's kernels
   r.add({.domain = "tf", .op = "Transpose", .dtypes = cuda_array_detail::movable_types(), .make = [](const kernel_node&) -> fn {
            auto lib = std::make_shared<cuda_detail::lazy_library>();
@@ -577,6 +853,27 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
     ts.erase(std::remove(ts.begin(), ts.end(), dtype::bool_), ts.end());
     r.add({.domain = "tf", .op = name, .dtypes = ts, .make = [kind](const kernel_node& n) { return make_reduction(n, kind); }});
   }
+  // BiasAddGrad: the sum over every dim but the channel one (the last, or 1 for NCHW)
+  r.add({.domain = "tf", .op = "BiasAddGrad", .dtypes = float_types, .make = [](const kernel_node& n) -> fn {
+           const std::string format = n.attr<std::string>("data_format", "NHWC");
+           if (format != "NHWC" && format != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + format + "'");
+           kernel_node m = n;
+           m.attrs["keepdims"] = i64{0};
+           auto kernels = std::make_shared<keyed_kernels>();
+           return [m, nchw = format == "NCHW", kernels](context& ctx) {
+             const cuda_tensor& g = ctx.input(0);
+             if (g.rank() < 2) ctx.fail("out_backprop must have rank >= 2, got " + g.shape().to_string());
+             const i64 rank = static_cast<i64>(g.rank()), channel = nchw ? 1 : rank - 1;
+             std::vector<i64> axes;
+             for (i64 d = 0; d < rank; ++d)
+               if (d != channel) axes.push_back(d);
+             kernels->get(axes, [&] {
+               kernel_node r = m;
+               r.attrs["axes"] = axes;
+               return cuda_reduce_detail::make_reduce(r, rkind::sum);
+             })(ctx);
+           };
+         }});
   r.add({.domain = "tf", .op = "All", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::min); }});
   r.add({.domain = "tf", .op = "Any", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::max); }});
   for (const auto& [name, is_max] : {std::pair{"ArgMax", true}, std::pair{"ArgMin", false}})

@@ -65,12 +65,7 @@ inline void register_tf_graph(registry& r) {
            const bool check = n.has_attr("shape");
            return [want, check](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             if (check && want.has_rank()) {
-               bool ok = want.rank() == x.rank();
-               for (std::size_t d = 0; ok && d < x.rank(); ++d)
-                 if (want[d].is_known()) ok = want[d].value() == x.sizes()[d];
-               if (!ok) ctx.fail("shape of tensor " + x.shape().to_string() + " is not compatible with expected shape " + want.to_string());
-             }
+             if (check) tf_rules::check_ensure_shape(x.sizes(), want, ctx.node());
              ctx.set_output(0, x);
            };
          }});
@@ -260,13 +255,8 @@ inline void register_tf_move(registry& r) {
            const i64 num = n.attr<i64>("num", -1);
            return [axis_attr, num](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             const i64 rank = static_cast<i64>(x.rank());
-             if (rank == 0) ctx.fail("cannot unpack a scalar");
-             const auto axis = static_cast<std::size_t>(tf_axis(axis_attr, rank, ctx.node()));
+             const std::size_t axis = tf_rules::unpack_axis(x.sizes(), axis_attr, num, ctx.num_outputs(), ctx.node());
              const i64 dim = x.sizes()[axis];
-             if ((num >= 0 && num != dim) || static_cast<i64>(ctx.num_outputs()) != dim)
-               ctx.fail("dimension " + std::to_string(axis) + " has size " + std::to_string(dim) + ", the node unpacks " +
-                        std::to_string(ctx.num_outputs()));
              std::vector<i64> s = x.sizes();
              s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
              for (i64 i = 0; i < dim; ++i) copy_part(ctx, x, axis, i, 1, static_cast<std::size_t>(i), s);
@@ -278,13 +268,8 @@ inline void register_tf_move(registry& r) {
              const gpass::tensor& x = ctx.input(1);
              const auto axis = static_cast<std::size_t>(
                  tf_axis(scalar_int(ctx.input(0), ctx.node(), "split_dim"), static_cast<i64>(x.rank()), ctx.node(), "split_dim"));
-             const i64 k = static_cast<i64>(ctx.num_outputs());
-             if (num >= 0 && num != k) ctx.fail("num_split is " + std::to_string(num) + ", the node has " + std::to_string(k) + " outputs");
-             const i64 dim = x.sizes()[axis];
-             if (k == 0 || dim % k != 0)
-               ctx.fail("dimension " + std::to_string(axis) + " of size " + std::to_string(dim) + " cannot be split into " + std::to_string(k) +
-                        " equal parts");
-             split_parts(ctx, x, axis, std::vector<i64>(static_cast<std::size_t>(k), dim / k));
+             split_parts(ctx, x, axis,
+                         tf_rules::split_equal_sizes(x.sizes()[axis], axis, static_cast<i64>(ctx.num_outputs()), num, ctx.node()));
            };
          }});
   r.add({.domain = domain, .op = "SplitV", .make = [](const kernel_node&) -> fn {
@@ -293,26 +278,7 @@ inline void register_tf_move(registry& r) {
              auto sizes = vector_ints(ctx.input(1), ctx.node(), "size_splits");
              const auto axis = static_cast<std::size_t>(
                  tf_axis(scalar_int(ctx.input(2), ctx.node(), "split_dim"), static_cast<i64>(x.rank()), ctx.node(), "split_dim"));
-             const i64 dim = x.sizes()[axis];
-             i64 known = 0;
-             int infer = -1;
-             for (std::size_t i = 0; i < sizes.size(); ++i) {
-               if (sizes[i] == -1) {
-                 if (infer >= 0) ctx.fail("size_splits has more than one -1");
-                 infer = static_cast<int>(i);
-               } else if (sizes[i] < 0) {
-                 ctx.fail("size_splits has a negative entry " + std::to_string(sizes[i]));
-               } else {
-                 known += sizes[i];
-               }
-             }
-             if (infer >= 0) {
-               if (known > dim) ctx.fail("size_splits sum to more than the dimension size " + std::to_string(dim));
-               sizes[static_cast<std::size_t>(infer)] = dim - known;
-             } else if (known != dim) {
-               ctx.fail("size_splits sum to " + std::to_string(known) + ", dimension " + std::to_string(axis) + " has size " + std::to_string(dim));
-             }
-             split_parts(ctx, x, axis, sizes);
+             split_parts(ctx, x, axis, tf_rules::split_v_sizes(std::move(sizes), x.sizes()[axis], axis, ctx.node()));
            };
          }});
   r.add({.domain = domain, .op = "Tile", .make = [](const kernel_node&) -> fn {
@@ -334,21 +300,8 @@ inline void register_tf_move(registry& r) {
   r.add({.domain = domain, .op = "ReverseV2", .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             const i64 rank = static_cast<i64>(x.rank());
-             auto st = strides_of(x.sizes());
-             std::vector<char> rev(x.rank(), 0);
-             for (i64 a : vector_ints(ctx.input(1), ctx.node(), "axis")) {
-               const auto k = static_cast<std::size_t>(tf_axis(a, rank, ctx.node()));
-               if (rev[k]) ctx.fail("axis " + std::to_string(a) + " is repeated");
-               rev[k] = 1;
-             }
-             i64 offset = 0;
-             for (std::size_t d = 0; d < x.rank(); ++d)
-               if (rev[d] && x.sizes()[d] > 0) {
-                 offset += (x.sizes()[d] - 1) * st[d];
-                 st[d] = -st[d];
-               }
-             copy_view(ctx, x, x.sizes(), x.sizes(), st, x.size() ? offset : 0);
+             const auto v = tf_rules::reverse_view(x.sizes(), vector_ints(ctx.input(1), ctx.node(), "axis"), ctx.node());
+             copy_view(ctx, x, v.sizes, v.sizes, v.strides, v.offset);
            };
          }});
 }
