@@ -102,6 +102,8 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK_FALSE(serves("Conv2D", {dtype::int32, dtype::int32}));
   CHECK(serves("ReluGrad", {dtype::f32, dtype::f32}));
   CHECK(serves("SplitV", {dtype::int64, dtype::int32, dtype::int32}));
+  CHECK(serves("FusedBatchNormV3", {dtype::f32}, {{"is_training", false}}));
+  CHECK_FALSE(serves("FusedBatchNormV3", {dtype::f32}, {{"is_training", true}}));  // batch statistics: the CPU
   CHECK_FALSE(serves("Unpack", {dtype::string}));
   CHECK(serves("BiasAddGrad", {dtype::bf16}));
   CHECK_FALSE(serves("BiasAddGrad", {dtype::int32}));
@@ -379,6 +381,18 @@ TEST_CASE("cuda: TensorFlow convolutions and pools match the CPU kernels, in NHW
                              {"data_format", std::string("NCHW")}});
       differential(m, {transposed(x, {0, 3, 1, 2})}, 1e-5, 1e-6);
     }
+  // inference batch norm (all six outputs of V3), NHWC and NCHW
+  {
+    const auto scale = random_tensor(dtype::f32, {3}, 0.5, 2, 101), offset = random_tensor(dtype::f32, {3}, -1, 1, 102);
+    const auto mean = random_tensor(dtype::f32, {3}, -1, 1, 103), var = random_tensor(dtype::f32, {3}, 0.1, 2, 104);
+    const auto bn = tf("FusedBatchNormV3", {{"epsilon", 0.001}, {"is_training", false}}, 6);
+    differential(bn, {x, scale, offset, mean, var}, 1e-6, 1e-6);
+    const tensor want = transposed(gpass_test_cuda::run_cpu(bn, {x, scale, offset, mean, var})[0], {0, 3, 1, 2});
+    const auto got = run_gpu(tf("FusedBatchNorm", {{"epsilon", 0.001}, {"is_training", false}, {"data_format", std::string("NCHW")}}, 5),
+                             {transposed(x, {0, 3, 1, 2}), scale, offset, mean, var});
+    check_close(got[0], want, 1e-6, 1e-6);
+    CHECK_THROWS_WITH(run_gpu(bn, {x, scale, offset, random_tensor(dtype::f32, {4}, -1, 1, 105), var}), doctest::Contains("must have 3 elements"));
+  }
   // empty batches, and the errors of TensorFlow's rules
   differential(conv("Conv2D", "SAME", {1, 1, 1, 1}), {random_tensor(dtype::f32, {0, 4, 4, 3}, -1, 1, 98), f});
   CHECK_THROWS_WITH(run_gpu(conv("Conv2D", "SAME", {1, 1, 1, 1}), {random_tensor(dtype::f32, {1, 4, 4, 5}, -1, 1, 99), f}),

@@ -22,7 +22,8 @@
 ///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
 ///   output), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
 ///   DepthwiseConv2dNative, MaxPool, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
-///   as ONNX's Conv / MaxPool / AveragePool between transposes.
+///   as ONNX's Conv / MaxPool / AveragePool between transposes; FusedBatchNorm / V2 / V3 in
+///   inference.
 ///
 /// Integer divisions and modulos stay on the CPU: TensorFlow fails on an integer division by
 /// zero, which a GPU kernel cannot report. Registered by `register_cuda_tf`, after the ONNX
@@ -480,6 +481,57 @@ inline fn make_tf_pool(const kernel_node& n, bool max, const std::function<fn(co
   };
 }
 
+/// FusedBatchNorm's inference body over (x, scale, offset, mean, variance), in double as the
+/// CPU kernel computes it: y = (x - mean) * scale / sqrt(variance + epsilon) + offset.
+inline std::string batch_norm_body(double epsilon) {
+  return "{ const double k = (double)x1 / g_sqrt((double)x4 + " + cuda_codegen::literal(epsilon, "double") +
+         "); r = (R)(((double)x0 - (double)x3) * k + (double)x2); }";
+}
+
+/// FusedBatchNorm / V2 / V3 in inference (`is_training` false; NHWC or NCHW): y by
+/// `batch_norm_body`, the parameters broadcast along the channel axis; batch_mean,
+/// batch_variance and the reserve spaces are the given statistics, V3's third reserve space
+/// zeros (the CPU kernel's outputs).
+inline fn make_tf_batch_norm(const kernel_node& n) {
+  const std::string format = n.attr<std::string>("data_format", "NHWC");
+  if (format != "NHWC" && format != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + format + "'");
+  const double eps = n.attr<double>("epsilon", 1e-4);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [nchw = format == "NCHW", eps, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    if (x.rank() < 2) ctx.fail("x must have rank >= 2, got sizes " + x.shape().to_string());
+    const dtype t = x.element_type();
+    const i64 C = x.sizes()[nchw ? 1 : x.rank() - 1];
+    std::vector<i64> ps(nchw ? x.rank() - 1 : 1, 1);  // a parameter's view: [C] or [C, 1, ...]
+    ps[0] = C;
+    std::vector<cuda_tensor> params;
+    for (std::size_t k = 1; k < 5; ++k) {
+      const cuda_tensor& p = ctx.input(k);
+      if (p.element_type() != t)
+        ctx.fail("input " + std::to_string(k) + " is " + std::string(to_string(p.element_type())) + ", x is " + std::string(to_string(t)) +
+                 " (mixed precision is not supported here)");
+      if (p.rank() != 1 || p.sizes()[0] != C)
+        ctx.fail("input " + std::to_string(k) + " must have " + std::to_string(C) + " elements, got sizes " + p.shape().to_string());
+      params.push_back(p.reshaped(ps));
+    }
+    auto& pol = ctx.policy();
+    cuda_tensor& y = ctx.allocate_output(0, t, x.sizes());
+    const auto& k = lib->get(pol, "bn," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
+                             [&] { return cuda_codegen::elementwise_source({{t, t, t, t, t}, t, batch_norm_body(eps)}); });
+    const cuda_tensor* xs[] = {&x, &params[0], &params[1], &params[2], &params[3]};
+    cuda_detail::launch_elementwise(ctx, k, y, xs);
+    for (std::size_t o = 1; o < ctx.num_outputs() && o < 6; ++o) {
+      if (o == 5) {
+        ctx.allocate_output_zeroed(o, t, {C});
+        continue;
+      }
+      const cuda_tensor& from = ctx.input(o == 1 || o == 3 ? 3 : 4);
+      cuda_tensor& out = ctx.allocate_output(o, t, {C});
+      pol.copy_on_device(out.data(), from.data(), out.nbytes(), ctx.stream());
+    }
+  };
+}
+
 /// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
 inline std::function<fn(const kernel_node&)> onnx_make(const kernel_registry<cuda>& r, const char* op, int opset) {
   const kernel_def<cuda>* d = r.find("", op, opset, dtype::undefined);
@@ -512,6 +564,9 @@ inline std::vector<std::pair<std::string, std::string>> tf_generated_sources() {
       if (seen.insert(src).second) r.emplace_back("tf::" + std::string(op.op) + "_" + std::string(to_string(t)), std::move(src));
     }
   }
+  for (dtype t : {dtype::f32, dtype::f64})
+    r.emplace_back("tf::FusedBatchNorm_" + std::string(to_string(t)),
+                   cuda_codegen::elementwise_source({{t, t, t, t, t}, t, cuda_tf::batch_norm_body(1e-3)}));
   return r;
 }
 
@@ -748,6 +803,11 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
   r.add({.domain = "tf", .op = "AvgPool", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "AveragePool", 11)](const kernel_node& n) { return make_tf_pool(n, false, pool); },
          .applies = tf_2d_format});
+  for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"})
+    r.add({.domain = "tf", .op = op, .dtypes = conv_types, .make = [](const kernel_node& n) { return make_tf_batch_norm(n); },
+           .applies = [tf_2d_format](const kernel_query& q) {  // training batch statistics stay on the CPU
+             return tf_2d_format(q) && (!q.attrs || !tf_rules::flag_in(*q.attrs, "is_training", true));
+           }});
   // Split, SplitV, Unpack: one copy per part; ReverseV2: a copy walking the axes backwards
   auto split_kernel = [](std::size_t value, auto&& parts) -> fn {
     auto lib = std::make_shared<cuda_detail::lazy_library>();
