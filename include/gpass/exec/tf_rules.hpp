@@ -382,8 +382,8 @@ inline void check_ensure_shape(const std::vector<i64>& sizes, const gpass::shape
   if (!ok) n.fail("shape of tensor " + shape::of(sizes).to_string() + " is not compatible with expected shape " + want.to_string());
 }
 
-/// The geometry of a 2-D or 3-D window over a channels-last input ([N, H, W, C] or
-/// [N, D, H, W, C]); a 2-D window has D = KD = OD = 1. Spatial positions are flat:
+/// The geometry of a 2-D or 3-D window over an input of [N, H, W, C], [N, C, H, W] (the ops
+/// that take NCHW) or [N, D, H, W, C]; a 2-D window has D = KD = OD = 1. Spatial positions are flat:
 /// (d * H + h) * W + w in the input, (od * OH + oh) * OW + ow in the output.
 struct geometry {
   i64 N = 0, D = 1, H = 0, W = 0, C = 0;              // input
@@ -397,7 +397,7 @@ struct geometry {
 };
 
 // The window attributes of node `n`: strides, dilations (convolutions), ksize (`pool`),
-// padding, for a 2-D op (4 values each, NHWC) or a 3-D one (`volumetric`: 5 values, NDHWC).
+// padding, for a 2-D op (4 values each, NHWC or NCHW) or a 3-D one (`volumetric`: 5 values, NDHWC).
 struct window {
   std::vector<i64> strides, dilations, ksize, explicit_paddings;
   std::string padding;
