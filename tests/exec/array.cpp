@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -275,6 +276,14 @@ TEST_CASE("exec.array.constant_range_onehot") {
                                             tensor::scalar<std::int32_t>(-3)})) == std::vector<std::int32_t>{10, 7});
   CHECK(f.run1("Range", {tensor::scalar<i64>(5), tensor::scalar<i64>(1), tensor::scalar<i64>(1)}).size() == 0);
   CHECK_THROWS_AS(f.run1("Range", {tensor::scalar<i64>(0), tensor::scalar<i64>(1), tensor::scalar<i64>(0)}), gpass::error);
+  // counts no int64 holds are errors, not undefined conversions or overflows (found by the run fuzz target)
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<float>(0), tensor::scalar<float>(6e23f), tensor::scalar<float>(1e-3f)}),
+                    doctest::Contains("too many elements"));
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<double>(0), tensor::scalar<double>(inf), tensor::scalar<double>(1)}),
+                    doctest::Contains("too many elements"));
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<i64>(-2), tensor::scalar<i64>(std::numeric_limits<i64>::max()), tensor::scalar<i64>(1)}),
+                    doctest::Contains("too many elements"));
   auto oh = f.run1("OneHot", {i64s({1, -1, 5}), tensor::scalar<float>(3), f32({0, 1}, {2})});
   CHECK(oh.sizes() == std::vector<i64>{3, 3});
   CHECK(vals<float>(oh) == std::vector<float>{0, 1, 0, 0, 0, 1, 0, 0, 0});
