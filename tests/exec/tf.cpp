@@ -433,6 +433,21 @@ TEST_CASE("exec.tf.fill_range_tile_pad_broadcast") {
   CHECK(vals<float>(f.run1("Range", {tensor::scalar<float>(0), tensor::scalar<float>(1), tensor::scalar<float>(0.25f)})) ==
         std::vector<float>{0, 0.25f, 0.5f, 0.75f});
   CHECK_THROWS_AS(f.run1("Range", {i32s(3), i32s(1), i32s(1)}), gpass::error);
+  // counts no int64 holds are errors (an infinite or NaN bound, limit - start past int64)
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<double>(0), tensor::scalar<double>(inf), tensor::scalar<double>(1)}),
+                    doctest::Contains("too many elements"));
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<float>(0), tensor::scalar<float>(1e30f), tensor::scalar<float>(1e-3f)}),
+                    doctest::Contains("too many elements"));
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<double>(nan), tensor::scalar<double>(1), tensor::scalar<double>(1)}),
+                    doctest::Contains("too many elements"));
+  const auto i64max = std::numeric_limits<std::int64_t>::max(), i64min = std::numeric_limits<std::int64_t>::min();
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<std::int64_t>(-1), tensor::scalar<std::int64_t>(i64max), tensor::scalar<std::int64_t>(1)}),
+                    doctest::Contains("too many elements"));
+  CHECK_THROWS_WITH(f.run1("Range", {tensor::scalar<std::int64_t>(i64max), tensor::scalar<std::int64_t>(i64min), tensor::scalar<std::int64_t>(-1)}),
+                    doctest::Contains("too many elements"));
+  CHECK(vals<std::int64_t>(f.run1("Range", {tensor::scalar<std::int64_t>(i64max - 2), tensor::scalar<std::int64_t>(i64max),
+                                            tensor::scalar<std::int64_t>(i64max)})) == std::vector<std::int64_t>{i64max - 2});
   // Tile
   auto t = f.run1("Tile", {f32({1, 2}, {1, 2}), i32v({2, 2})});
   CHECK(t.sizes() == sizes{2, 4});

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -54,6 +56,29 @@ inline i64 fix_index(i64 v, i64 dim, const kernel_node& n, const char* what) {
     n.fail(std::string(what) + " " + std::to_string(v) + " is out of range [" + std::to_string(-dim) + ", " + std::to_string(dim) +
            ")");
   return v < 0 ? v + dim : v;
+}
+
+/// Elements of a range (ONNX Range, TF Range) of floating-point bounds:
+/// max(ceil((limit - start) / delta), 0). A zero delta, and a count no int64 holds (an
+/// infinite or NaN bound, 1e30 elements), fail naming the node.
+inline i64 range_count(double start, double limit, double delta, const kernel_node& n) {
+  if (delta == 0) n.fail("delta is 0");
+  const double c = std::ceil((limit - start) / delta);
+  if (!(c < 9.2e18))
+    n.fail("the range has too many elements (start, limit, delta: " + std::to_string(start) + ", " + std::to_string(limit) + ", " +
+           std::to_string(delta) + ")");
+  return c > 0 ? static_cast<i64>(c) : 0;
+}
+
+/// Elements of a range of int64 bounds: max(ceil((limit - start) / delta), 0), exact; a zero
+/// delta and a `limit - start` that overflows int64 fail naming the node.
+inline i64 range_count(i64 start, i64 limit, i64 delta, const kernel_node& n) {
+  if (delta == 0) n.fail("delta is 0");
+  const auto span = checked_sub(limit, start);
+  if (!span) n.fail("the range has too many elements (limit - start overflows int64)");
+  if (delta == -1 && *span == std::numeric_limits<i64>::min()) n.fail("the range has too many elements (more than int64 holds)");
+  const i64 c = *span / delta + ((*span % delta != 0) && ((*span < 0) == (delta < 0)) ? 1 : 0);
+  return std::max<i64>(0, c);
 }
 
 /// Shape of a reshape: 0 copies the input dim (unless allowzero), -1 is inferred.

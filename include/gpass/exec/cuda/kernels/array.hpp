@@ -1182,12 +1182,7 @@ inline fn make_range(const kernel_node& n) {
       start = first_double(a, ctx.node(), "start");
       delta = first_double(d, ctx.node(), "delta");
       const double limit = first_double(l, ctx.node(), "limit");
-      if (delta == 0) ctx.fail("delta is 0");
-      const double c = std::ceil((limit - start) / delta);
-      if ((t == dtype::f16 || t == dtype::bf16) && !(c < 9.2e18))
-        ctx.fail("the range has too many elements (start, limit, delta: " + std::to_string(start) + ", " + std::to_string(limit) + ", " +
-                 std::to_string(delta) + ")");
-      count = static_cast<i64>(std::max(0.0, c));
+      count = shape_rules::range_count(start, limit, delta, ctx.node());
       if (t == dtype::f32) {  // the CPU kernel reads them as float
         start = static_cast<float>(start);
         delta = static_cast<float>(delta);
@@ -1200,10 +1195,7 @@ inline fn make_range(const kernel_node& n) {
         idelta = d.data<std::int64_t>()[0];
       }
       const i64 limit = t == dtype::int64 ? l.data<std::int64_t>()[0] : static_cast<i64>(first_double(l, ctx.node(), "limit"));
-      if (idelta == 0) ctx.fail("delta is 0");
-      const i64 span = limit - istart, dl = idelta;
-      count = span / dl + ((span % dl != 0) && ((span < 0) == (dl < 0)) ? 1 : 0);
-      count = std::max<i64>(0, count);
+      count = shape_rules::range_count(i64(istart), limit, i64(idelta), ctx.node());
     }
     cuda_tensor& y = ctx.allocate_output(0, t, {count});
     if (count == 0) return;

@@ -840,19 +840,11 @@ inline void register_array_make(registry& r) {
         ctx.fail("start, limit and delta must have the same element type");
       if (a.size() != 1 || l.size() != 1 || d.size() != 1) ctx.fail("start, limit and delta must be scalars");
       using L = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int16_t, std::int32_t, std::int64_t>;
-      // max(ceil((limit - start) / delta), 0) elements, failing where that is no int64 (inf, NaN)
-      auto float_count = [&](double start, double limit, double delta) {
-        if (delta == 0) ctx.fail("delta is 0");
-        const double n = std::ceil((limit - start) / delta);
-        if (!(n < 9.2e18)) ctx.fail("the range has too many elements (start, limit, delta: " + std::to_string(start) + ", " +
-                                    std::to_string(limit) + ", " + std::to_string(delta) + ")");
-        return static_cast<i64>(std::max(0.0, n));
-      };
       dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
         if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
           const double start = static_cast<float>(a.data<T>()[0]), limit = static_cast<float>(l.data<T>()[0]),
                        delta = static_cast<float>(d.data<T>()[0]);
-          const i64 count = float_count(start, limit, delta);
+          const i64 count = shape_rules::range_count(start, limit, delta, ctx.node());
           gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
           T* o = y.data<T>();
           for (i64 i = 0; i < count; ++i)
@@ -860,18 +852,11 @@ inline void register_array_make(registry& r) {
                               : static_cast<T>(static_cast<float>(start + static_cast<double>(i) * delta));
         } else {
           const T start = a.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
-          if (delta == T(0)) ctx.fail("delta is 0");
           i64 count;
-          if constexpr (std::is_floating_point_v<T>) {
-            count = float_count(static_cast<double>(start), static_cast<double>(limit), static_cast<double>(delta));
-          } else {
-            const auto span = checked_sub(static_cast<i64>(limit), static_cast<i64>(start));
-            if (!span) ctx.fail("the range has too many elements (limit - start overflows int64)");
-            const i64 dl = delta;
-            if (dl == -1 && *span == std::numeric_limits<i64>::min()) ctx.fail("the range has too many elements (more than int64 holds)");
-            count = *span / dl + ((*span % dl != 0) && ((*span < 0) == (dl < 0)) ? 1 : 0);
-            count = std::max<i64>(0, count);
-          }
+          if constexpr (std::is_floating_point_v<T>)
+            count = shape_rules::range_count(double(start), double(limit), double(delta), ctx.node());
+          else
+            count = shape_rules::range_count(i64(start), i64(limit), i64(delta), ctx.node());
           gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
           T* o = y.data<T>();
           for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);

@@ -380,13 +380,11 @@ inline void register_tf_make(registry& r) {
                if (delta == T(0)) ctx.fail("requires delta != 0");
                if (delta > T(0) && start > limit) ctx.fail("requires start <= limit when delta > 0");
                if (delta < T(0) && start < limit) ctx.fail("requires start >= limit when delta < 0");
-               i64 count;
-               if constexpr (std::is_integral_v<T>) {
-                 const i64 span = static_cast<i64>(limit) - static_cast<i64>(start), dl = static_cast<i64>(delta);
-                 count = (std::abs(span) + std::abs(dl) - 1) / std::abs(dl);
-               } else {
-                 count = static_cast<i64>(std::ceil(std::abs((static_cast<double>(limit) - start) / delta)));
-               }
+               i64 count;  // ceil((limit - start) / delta): the checks above make it non-negative
+               if constexpr (std::is_integral_v<T>)
+                 count = shape_rules::range_count(i64(start), i64(limit), i64(delta), ctx.node());
+               else
+                 count = shape_rules::range_count(double(start), double(limit), double(delta), ctx.node());
                gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
                T* o = y.data<T>();
                for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
