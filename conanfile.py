@@ -141,4 +141,9 @@ class GpassConan(ConanFile):
             root = self._cuda_root()
             cuda.includedirs = [os.path.join(root, "include")] if root else []
             cuda.libdirs = [d for d in (os.path.join(root, "lib64"), os.path.join(root, "lib")) if os.path.isdir(d)] if root else []
-            cuda.system_libs = ["cudart_static", "nvrtc", "cublasLt", "cudnn", "dl", "rt"]
+            # cuBLASLt and NVRTC are opened at run time (gpass/exec/cuda/dynload.hpp), first at these paths
+            cuda.system_libs = ["cudart_static", "cudnn", "dl", "rt"]
+            for macro, name in (("GPASS_CUDA_CUBLASLT_PATH", "libcublasLt.so"), ("GPASS_CUDA_NVRTC_PATH", "libnvrtc.so")):
+                found = [os.path.join(d, name) for d in cuda.libdirs if os.path.exists(os.path.join(d, name))]
+                if found:
+                    cuda.defines.append(f'{macro}="{found[0]}"')

@@ -32,6 +32,7 @@
 #include <nvrtc.h>
 
 #include <gpass/core/error.hpp>
+#include <gpass/exec/cuda/dynload.hpp>
 #include <gpass/exec/cuda/runtime.hpp>
 
 namespace gpass::exec {
@@ -42,10 +43,12 @@ enum class nvrtc_target {
   cubin,  ///< machine code for `sm_<arch>`
 };
 
-/// NVRTC's version as major * 1000 + minor * 10 (13000 for CUDA 13.0).
+/// NVRTC's version as major * 1000 + minor * 10 (13000 for CUDA 13.0); 0 when NVRTC cannot
+/// be loaded.
 inline int nvrtc_version() {
+  if (!cuda_dynload::nvrtc().available()) return 0;
   int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 0;
+  if (GPASS_NVRTC(nvrtcVersion)(&major, &minor) != NVRTC_SUCCESS) return 0;
   return major * 1000 + minor * 10;
 }
 
@@ -54,37 +57,37 @@ inline int nvrtc_version() {
 /// `gpass::error` with NVRTC's log when the source does not compile.
 inline std::string nvrtc_compile(std::string_view source, std::string_view name, int arch, nvrtc_target target) {
   auto check = [&](nvrtcResult r, std::string_view what) {
-    if (r != NVRTC_SUCCESS) throw error("nvrtc: " + std::string(what) + " of '" + std::string(name) + "': " + nvrtcGetErrorString(r));
+    if (r != NVRTC_SUCCESS) throw error("nvrtc: " + std::string(what) + " of '" + std::string(name) + "': " + GPASS_NVRTC(nvrtcGetErrorString)(r));
   };
   nvrtcProgram prog = nullptr;
   const std::string src(source), nm(name);
-  check(nvrtcCreateProgram(&prog, src.c_str(), nm.c_str(), 0, nullptr, nullptr), "creating the program");
+  check(GPASS_NVRTC(nvrtcCreateProgram)(&prog, src.c_str(), nm.c_str(), 0, nullptr, nullptr), "creating the program");
   struct destroy {
     nvrtcProgram* p;
-    ~destroy() { nvrtcDestroyProgram(p); }
+    ~destroy() { GPASS_NVRTC(nvrtcDestroyProgram)(p); }
   } guard{&prog};
   const std::string arch_opt = (target == nvrtc_target::ptx ? "-arch=compute_" : "-arch=sm_") + std::to_string(arch);
   const char* opts[] = {arch_opt.c_str(), "-std=c++17", "-default-device", "--fmad=false"};
-  const nvrtcResult compiled = nvrtcCompileProgram(prog, static_cast<int>(std::size(opts)), opts);
+  const nvrtcResult compiled = GPASS_NVRTC(nvrtcCompileProgram)(prog, static_cast<int>(std::size(opts)), opts);
   if (compiled != NVRTC_SUCCESS) {
     std::size_t n = 0;
-    nvrtcGetProgramLogSize(prog, &n);
+    GPASS_NVRTC(nvrtcGetProgramLogSize)(prog, &n);
     std::string log(n, '\0');
-    if (n) nvrtcGetProgramLog(prog, log.data());
+    if (n) GPASS_NVRTC(nvrtcGetProgramLog)(prog, log.data());
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    throw error("nvrtc: '" + nm + "' does not compile for " + arch_opt.substr(6) + ": " + nvrtcGetErrorString(compiled) +
+    throw error("nvrtc: '" + nm + "' does not compile for " + arch_opt.substr(6) + ": " + GPASS_NVRTC(nvrtcGetErrorString)(compiled) +
                 (log.empty() ? std::string() : "\n" + log));
   }
   std::size_t n = 0;
   std::string out;
   if (target == nvrtc_target::ptx) {
-    check(nvrtcGetPTXSize(prog, &n), "PTX size");
+    check(GPASS_NVRTC(nvrtcGetPTXSize)(prog, &n), "PTX size");
     out.resize(n);
-    check(nvrtcGetPTX(prog, out.data()), "PTX");
+    check(GPASS_NVRTC(nvrtcGetPTX)(prog, out.data()), "PTX");
   } else {
-    check(nvrtcGetCUBINSize(prog, &n), "CUBIN size");
+    check(GPASS_NVRTC(nvrtcGetCUBINSize)(prog, &n), "CUBIN size");
     out.resize(n);
-    check(nvrtcGetCUBIN(prog, out.data()), "CUBIN");
+    check(GPASS_NVRTC(nvrtcGetCUBIN)(prog, out.data()), "CUBIN");
   }
   return out;
 }

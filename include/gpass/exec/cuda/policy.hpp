@@ -42,6 +42,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/exec/cuda/codegen.hpp>
+#include <gpass/exec/cuda/dynload.hpp>
 #include <gpass/exec/cuda/nvrtc.hpp>
 #include <gpass/exec/cuda/runtime.hpp>
 #include <gpass/exec/cuda/tensor.hpp>
@@ -378,7 +379,7 @@ class cuda {
   cuda& operator=(const cuda&) = delete;
   ~cuda() {
     if (cudnn_) (void)cudnnDestroy(cudnn_);
-    if (cublaslt_) (void)cublasLtDestroy(cublaslt_);
+    if (cublaslt_) (void)GPASS_CUBLASLT(cublasLtDestroy)(cublaslt_);
   }
 
   /// The element types a device tensor may have: bool, the integers, f16, bf16, f32, f64
@@ -520,7 +521,7 @@ class cuda {
   cublasLtHandle_t cublaslt() {
     std::call_once(cublaslt_once_, [&] {
       cuda_detail::device_guard g(device());
-      if (cublasLtCreate(&cublaslt_) != CUBLAS_STATUS_SUCCESS) throw error("cuda: cublasLtCreate failed");
+      if (GPASS_CUBLASLT(cublasLtCreate)(&cublaslt_) != CUBLAS_STATUS_SUCCESS) throw error("cuda: cublasLtCreate failed");
     });
     return cublaslt_;
   }

@@ -29,6 +29,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/exec/cuda/codegen.hpp>
+#include <gpass/exec/cuda/dynload.hpp>
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
@@ -159,7 +160,7 @@ inline cudaDataType_t cuda_type(dtype t) {
 
 inline void lt_check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw error(std::string("cuda: ") + what + " failed: " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
+    throw error(std::string("cuda: ") + what + " failed: " + GPASS_CUBLASLT(cublasLtGetStatusName)(s) + " (" + GPASS_CUBLASLT(cublasLtGetStatusString)(s) + ")");
 }
 
 enum class epilogue { none, relu, bias, relu_bias };
@@ -194,10 +195,10 @@ struct lt_plan {
   lt_plan(const lt_plan&) = delete;
   lt_plan& operator=(const lt_plan&) = delete;
   ~lt_plan() {
-    if (c) (void)cublasLtMatrixLayoutDestroy(c);
-    if (b) (void)cublasLtMatrixLayoutDestroy(b);
-    if (a) (void)cublasLtMatrixLayoutDestroy(a);
-    if (op) (void)cublasLtMatmulDescDestroy(op);
+    if (c) (void)GPASS_CUBLASLT(cublasLtMatrixLayoutDestroy)(c);
+    if (b) (void)GPASS_CUBLASLT(cublasLtMatrixLayoutDestroy)(b);
+    if (a) (void)GPASS_CUBLASLT(cublasLtMatrixLayoutDestroy)(a);
+    if (op) (void)GPASS_CUBLASLT(cublasLtMatmulDescDestroy)(op);
   }
 };
 
@@ -215,45 +216,45 @@ inline std::unique_ptr<lt_plan> make_lt_plan(cublasLtHandle_t h, const lt_proble
   auto r = std::make_unique<lt_plan>();
   const bool f64 = p.t == dtype::f64;
   const cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F : (p.tf32 && p.t == dtype::f32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
-  lt_check(cublasLtMatmulDescCreate(&r->op, ct, f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulDescCreate)(&r->op, ct, f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
   // column-major: Y^T [N,M] = op(B)^T [N,K] * op(A)^T [K,M]; cuBLAS's A is our B, its B our A
   const std::int32_t opa = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  lt_check(cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa), "setting TRANSA");
-  lt_check(cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb), "setting TRANSB");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulDescSetAttribute)(r->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa), "setting TRANSA");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulDescSetAttribute)(r->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb), "setting TRANSB");
   std::uint32_t epi = CUBLASLT_EPILOGUE_DEFAULT;
   if (p.epi == epilogue::relu) epi = CUBLASLT_EPILOGUE_RELU;
   if (p.epi == epilogue::bias) epi = CUBLASLT_EPILOGUE_BIAS;
   if (p.epi == epilogue::relu_bias) epi = CUBLASLT_EPILOGUE_RELU_BIAS;
-  lt_check(cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "setting the epilogue");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulDescSetAttribute)(r->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "setting the epilogue");
   const cudaDataType_t dt = cuda_type(p.t);
   // stored (before op) column-major shapes
   const std::uint64_t a_rows = static_cast<std::uint64_t>(p.tb ? p.K : p.N), a_cols = static_cast<std::uint64_t>(p.tb ? p.N : p.K);
   const std::uint64_t b_rows = static_cast<std::uint64_t>(p.ta ? p.M : p.K), b_cols = static_cast<std::uint64_t>(p.ta ? p.K : p.M);
-  lt_check(cublasLtMatrixLayoutCreate(&r->a, dt, a_rows, a_cols, p.ldb), "cublasLtMatrixLayoutCreate");
-  lt_check(cublasLtMatrixLayoutCreate(&r->b, dt, b_rows, b_cols, p.lda), "cublasLtMatrixLayoutCreate");
-  lt_check(cublasLtMatrixLayoutCreate(&r->c, dt, static_cast<std::uint64_t>(p.N), static_cast<std::uint64_t>(p.M), p.ldc),
+  lt_check(GPASS_CUBLASLT(cublasLtMatrixLayoutCreate)(&r->a, dt, a_rows, a_cols, p.ldb), "cublasLtMatrixLayoutCreate");
+  lt_check(GPASS_CUBLASLT(cublasLtMatrixLayoutCreate)(&r->b, dt, b_rows, b_cols, p.lda), "cublasLtMatrixLayoutCreate");
+  lt_check(GPASS_CUBLASLT(cublasLtMatrixLayoutCreate)(&r->c, dt, static_cast<std::uint64_t>(p.N), static_cast<std::uint64_t>(p.M), p.ldc),
            "cublasLtMatrixLayoutCreate");
   if (p.batch > 1) {
     const std::int32_t count = static_cast<std::int32_t>(p.batch);
     auto batch = [&](cublasLtMatrixLayout_t l, i64 stride) {
-      lt_check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "setting the batch count");
+      lt_check(GPASS_CUBLASLT(cublasLtMatrixLayoutSetAttribute)(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "setting the batch count");
       const std::int64_t s = stride;
-      lt_check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s), "setting the batch stride");
+      lt_check(GPASS_CUBLASLT(cublasLtMatrixLayoutSetAttribute)(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s), "setting the batch stride");
     };
     batch(r->a, p.stride_b);
     batch(r->b, p.stride_a);
     batch(r->c, p.stride_c);
   }
   cublasLtMatmulPreference_t pref = nullptr;
-  lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulPreferenceCreate)(&pref), "cublasLtMatmulPreferenceCreate");
   struct pref_guard {
     cublasLtMatmulPreference_t p;
-    ~pref_guard() { (void)cublasLtMatmulPreferenceDestroy(p); }
+    ~pref_guard() { (void)GPASS_CUBLASLT(cublasLtMatmulPreferenceDestroy)(p); }
   } guard{pref};
   const std::uint64_t ws = lt_workspace_bytes;
-  lt_check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "setting the workspace");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulPreferenceSetAttribute)(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "setting the workspace");
   auto align = [&](cublasLtMatmulPreferenceAttributes_t at, std::uint32_t v) {
-    lt_check(cublasLtMatmulPreferenceSetAttribute(pref, at, &v, sizeof v), "setting an alignment");
+    lt_check(GPASS_CUBLASLT(cublasLtMatmulPreferenceSetAttribute)(pref, at, &v, sizeof v), "setting an alignment");
   };
   align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.align_b);
   align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p.align_a);
@@ -261,7 +262,7 @@ inline std::unique_ptr<lt_plan> make_lt_plan(cublasLtHandle_t h, const lt_proble
   align(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.align_c);
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
-  lt_check(cublasLtMatmulAlgoGetHeuristic(h, r->op, r->a, r->b, r->c, r->c, pref, 1, &res, &found), "cublasLtMatmulAlgoGetHeuristic");
+  lt_check(GPASS_CUBLASLT(cublasLtMatmulAlgoGetHeuristic)(h, r->op, r->a, r->b, r->c, r->c, pref, 1, &res, &found), "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) throw error("cuda: cuBLASLt has no algorithm for the product " + p.key());
   r->algo = res.algo;
   return r;
@@ -285,12 +286,12 @@ inline void lt_matmul(context& ctx, lt_state& st, lt_problem p, double alpha, do
   if (it == st.plans.end()) it = st.plans.emplace(key, make_lt_plan(h, p)).first;
   lt_plan& pl = *it->second;
   if (p.epi == epilogue::bias || p.epi == epilogue::relu_bias)
-    lt_check(cublasLtMatmulDescSetAttribute(pl.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "setting the bias");
+    lt_check(GPASS_CUBLASLT(cublasLtMatmulDescSetAttribute)(pl.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "setting the bias");
   const float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
   const bool f64 = p.t == dtype::f64;
   const void* pa = f64 ? static_cast<const void*>(&alpha) : static_cast<const void*>(&fa);
   const void* pb = f64 ? static_cast<const void*>(&beta) : static_cast<const void*>(&fb);
-  lt_check(cublasLtMatmul(h, pl.op, pa, b, pl.a, a, pl.b, pb, y, pl.c, y, pl.c, &pl.algo, workspace.get(), lt_workspace_bytes,
+  lt_check(GPASS_CUBLASLT(cublasLtMatmul)(h, pl.op, pa, b, pl.a, a, pl.b, pb, y, pl.c, y, pl.c, &pl.algo, workspace.get(), lt_workspace_bytes,
                           ctx.stream().stream),
            "cublasLtMatmul");
 }
