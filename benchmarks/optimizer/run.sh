@@ -29,34 +29,12 @@ fi
 mkdir -p "$build"
 build="$(cd "$build" && pwd)"
 gpass_opt="${GPASS_OPT:-$build/../ci/examples/gpass-opt/gpass-opt}"
-venv="${OPTVENV:-/tmp/optvenv}"
 
-echo "machine: $(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n1), nproc $(nproc)"
-echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-if rev="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"; then
-  [[ -n "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ]] && rev="$rev (modified)"
-  echo "gpass:   $rev"
-fi
+source "$here/venv.sh"
+bench_header "$repo"
 echo "build:   $build"
 echo "gpass-opt: $gpass_opt"
 [[ -x "$gpass_opt" ]] || echo "warning: $gpass_opt is not an executable; its columns will be failures"
-
-if [[ ! -x "$venv/bin/python" ]]; then
-  echo "creating the venv $venv"
-  "${PYTHON:-python3}" -m venv "$venv"
-fi
-py="$venv/bin/python"
-if ! "$py" - <<'EOF'
-import importlib.util, sys
-mods = ["tensorflow", "tf_keras", "tf2onnx", "onnx", "onnxruntime", "onnxsim", "onnxoptimizer", "numpy"]
-missing = [m for m in mods if importlib.util.find_spec(m) is None]
-if missing:
-    print("missing Python packages: " + " ".join(missing))
-sys.exit(1 if missing else 0)
-EOF
-then
-  "$py" -m pip install --disable-pip-version-check -q -r "$here/requirements.txt"
-fi
 
 echo
 echo "== models ($build/models)"

@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -167,6 +170,41 @@ TEST_CASE("exec.linalg.matmul_parallel_matches_serial") {
   // many batches in parallel
   auto a = random_tensor({8, 16, 32}, 3), b = random_tensor({8, 32, 24}, 4);
   check_close<float>(run1(n, {a, b}, 2), values_of(run1(n, {a, b}, 1)), {8, 16, 24}, 1e-5);
+}
+
+TEST_CASE("exec.linalg.products_flush_subnormals") {
+  // every product (the engine's micro-kernels and Eigen's) reads subnormal operands as zero and
+  // writes subnormal results as zero, and leaves the thread's floating-point mode as it was
+  namespace sg = gpass::exec::cpu_detail::sgemm;
+  const float tiny = 1e-39f;  // subnormal
+  REQUIRE(std::fpclassify(tiny) == FP_SUBNORMAL);
+#if defined(__x86_64__) || defined(__i386__)
+  const unsigned csr = _mm_getcsr();
+#endif
+  for (const sg::kernel_info& ki : sg::available_kernels()) {
+    INFO(std::string(ki.name));
+    const i64 M = 3, N = 5, K = 4;
+    std::vector<float> a(static_cast<std::size_t>(M * K), tiny), b(static_cast<std::size_t>(K * N), 1.0f);
+    a[1] = 2.0f;      // A(0, 1): row 0 is 2 * B's row 1 = 2
+    b[N + 4] = 0.5f;  // B(1, 4)
+    std::vector<float> pb(static_cast<std::size_t>(sg::panels(N, ki.nr) * K * ki.nr));
+    sg::pack_b(b.data(), N, false, K, N, ki.nr, pb.data());
+    std::vector<float> c(static_cast<std::size_t>(M * N), -1.0f);
+    sg::multiply(ki, a.data(), 0, M, pb.data(), K * ki.nr, N, K, c.data(), N, false, 0, -1, K);
+    // with subnormals kept, row 0 would be 2 + 3e-39 (rounds to 2) and rows 1-2 4e-39
+    for (i64 j = 0; j < N; ++j) CHECK(c[static_cast<std::size_t>(j)] == (j == 4 ? 1.0f : 2.0f));
+    for (i64 i = N; i < M * N; ++i) CHECK(c[static_cast<std::size_t>(i)] == 0.0f);
+  }
+  // MatMul of two activations (Eigen's product): 1e-20 * 1e-20 = 1e-40 is subnormal -> 0
+  const auto mm = make_node("MatMul", 2);
+  auto y = run1(mm, {tensor::from<float>({1e-20f, 1e-20f}, {1, 2}), tensor::from<float>({1e-20f, 1e-20f}, {2, 1})});
+  CHECK(y.data<float>()[0] == 0.0f);
+  // and a subnormal operand reads as zero: 1e-39 * 1e30 would be 1e-9
+  auto z = run1(mm, {tensor::from<float>({tiny, 0.0f}, {1, 2}), tensor::from<float>({1e30f, 0.0f}, {2, 1})});
+  CHECK(z.data<float>()[0] == 0.0f);
+#if defined(__x86_64__) || defined(__i386__)
+  CHECK(_mm_getcsr() == csr);
+#endif
 }
 
 TEST_CASE("exec.linalg.gemm") {

@@ -89,6 +89,7 @@ void gemm_block(const gemm_args<T>& g, i64 r0, i64 r1, i64 c0, i64 c1) {
   const i64 m = r1 - r0, n = c1 - c0, K = g.K;
   if (m <= 0 || n <= 0) return;
   if constexpr (eigen_gemm_type<T>) {
+    const sgemm::flush_subnormals ftz;  // as the engine's products (sgemm.hpp)
     mut_map<T> C(g.c + r0 * g.ldc + c0, m, n, Eigen::OuterStride<>(g.ldc));
     auto run = [&](const auto& A, const auto& B) {
       if (g.accumulate) C.noalias() += g.alpha * A * B;

@@ -1071,8 +1071,8 @@ inline void register_ort_contrib(registry& r) {
           const i64 skip_rows = H && skip.size() ? skip.size() / H : 1;  // rows of skip, repeated over the input's
           T* yp = y.data<T>();
           if constexpr (std::is_same_v<T, float>) {
-            // f32: vectorized in float, the statistics accumulated in double (as ONNX
-            // Runtime's CPU kernel does)
+            // f32: vectorized in float, the statistics too, in two passes (the mean, then the
+            // squared deviations from it; Eigen's sums keep one float accumulator per lane)
             auto to_arr = [H](const std::vector<double>& v) {
               arr<float> a(v.empty() ? 0 : H);
               for (std::size_t j = 0; j < v.size(); ++j) a[static_cast<i64>(j)] = static_cast<float>(v[j]);
@@ -1085,8 +1085,8 @@ inline void register_ort_contrib(registry& r) {
                 sv = carr_map<float>(xp + row * H, H) + carr_map<float>(sp + (row % skip_rows) * H, H);
                 if (biv.size()) sv += biv;
                 if (sum_t) arr_map<float>(sum_t->data<float>() + row * H, H) = sv;
-                const double mean = simplified || H == 0 ? 0.0 : sv.template cast<double>().sum() / static_cast<double>(H);
-                const double var = H == 0 ? 0.0 : (sv.template cast<double>() - mean).square().sum() / static_cast<double>(H);
+                const double mean = simplified || H == 0 ? 0.0 : static_cast<double>(sv.sum()) / static_cast<double>(H);
+                const double var = H == 0 ? 0.0 : static_cast<double>((sv - static_cast<float>(mean)).square().sum()) / static_cast<double>(H);
                 const double inv = 1.0 / std::sqrt(var + eps);
                 arr_map<float> yr(yp + row * H, H);
                 yr = (sv - static_cast<float>(mean)) * static_cast<float>(inv) * gv;
