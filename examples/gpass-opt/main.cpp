@@ -155,7 +155,8 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
                           to one that can (else: an error)
   --log-device-placement  print each node's device (to stderr): NAME: (OP): DEVICE
   --trace=FILE.json       write the run's kernel timeline, per device, as a Chrome trace
-                          (chrome://tracing, ui.perfetto.dev)
+                          (chrome://tracing, ui.perfetto.dev); with --repeat, of one more
+                          (warm) run after the timed ones
   --init=TARGET,...       TensorFlow input: run these targets first, each in its own run
   --steps=N                 (an initializer), then N runs of the signature (--tf-feeds,
                             --tf-fetches, --tf-targets: a training step) on the --input
@@ -821,9 +822,10 @@ void run_session(const options& o, graph_t& g) {
   gpass::session<graph_t> sess(g, std::move(so));
   std::vector<ex::value> in = make_inputs(o, g, io.inputs, io.input_types);
   std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
+  std::vector<ex::value> traced = o.repeat > 0 && !o.trace.empty() ? clone_values(in) : std::vector<ex::value>{};
   gpass::run_metadata md;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<ex::value> out = sess.run_graph(std::move(in), {.trace = !o.trace.empty()}, &md);
+  std::vector<ex::value> out = sess.run_graph(std::move(in), {.trace = !o.trace.empty() && o.repeat == 0}, &md);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.timing) std::cerr << "run: " << format_g(ms) << " ms\n";
   std::map<std::string, std::size_t> per_device;
@@ -834,13 +836,15 @@ void run_session(const options& o, graph_t& g) {
             << " constant(s) copied; placement:";
   for (const auto& [dev, count] : per_device) std::cout << ' ' << gpass::parse_device_name(dev).short_name() << '=' << count;
   std::cout << '\n';
+  repeat_runs(o, again, [&](std::vector<ex::value> args) { (void)sess.run_graph(std::move(args)); });
   if (!o.trace.empty()) {
+    // with --repeat, the timeline of one more (warm) run after the timed ones
+    if (o.repeat > 0) (void)sess.run_graph(std::move(traced), {.trace = true}, &md);
     std::ofstream f(o.trace, std::ios::binary | std::ios::trunc);
     gpass::write_chrome_trace(f, md.stats);
     f.flush();
     if (!f) throw gpass::error("cannot write '" + o.trace + "'");
   }
-  repeat_runs(o, again, [&](std::vector<ex::value> args) { (void)sess.run_graph(std::move(args)); });
   report_outputs(o, io.outputs, out);
 }
 
