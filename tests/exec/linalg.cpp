@@ -293,6 +293,20 @@ TEST_CASE("exec.linalg.sgemm_kernels") {
         sg::multiply(ki, a_wide.data(), 0, c.M, pb.data(), c.K * ki.nr, c.N, c.K, direct.data(), ldc, c.acc, 0, -1, c.K + 2);
         for (std::size_t i = 0; i < direct.size(); ++i) CHECK(std::abs(direct[i] - cm[i]) <= 1e-4 * (1.0 + std::abs(cm[i])));
       }
+      // a row bias: added to C = A * B (every depth block after the first accumulates without
+      // it); with accumulation it is not added
+      {
+        const auto bias = random_values(static_cast<std::size_t>(c.M), 53);
+        std::vector<float> biased(static_cast<std::size_t>(c.M * ldc), 0.25f);
+        sg::multiply(ki, pa.data(), c.K * ki.mr, c.M, pb.data(), c.K * ki.nr, c.N, c.K, biased.data(), ldc, c.acc, 0, -1, 0,
+                     bias.data());
+        for (i64 i = 0; i < c.M; ++i)
+          for (i64 j = 0; j < ldc; ++j) {
+            const std::size_t at_ij = static_cast<std::size_t>(i * ldc + j);
+            const double want = j < c.N && !c.acc ? cm[at_ij] + bias[static_cast<std::size_t>(i)] : cm[at_ij];
+            CHECK(std::abs(biased[at_ij] - want) <= 1e-4 * (1.0 + std::abs(want)));
+          }
+      }
       // a column range (the split between threads) leaves the other columns alone
       if (c.N > ki.nr && c.K > 0) {
         std::vector<float> part(static_cast<std::size_t>(c.M * ldc), -1.0f);
@@ -393,6 +407,17 @@ TEST_CASE("exec.linalg.conv_against_reference") {
                                        {1, 4, 12, 11, 8, 4, 3, 3, {2, 2}, {1, 1}, {1, 0, 1, 1}},
                                        {1, 3, 9, 10, 3, 3, 2, 5, {1, 3}, {2, 1}, {0, 2, 1, 2}},
                                        {1, 16, 30, 30, 16, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+                                       // depthwise through the polyphase planes: small planes, strides
+                                       // 2 and 3 with dilations, multipliers, tall and 1x1 filters,
+                                       // pads wider than the filter, and huge dilations over huge
+                                       // pads (the direct loops, no scratch planes)
+                                       {1, 6, 7, 7, 6, 6, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                                       {1, 5, 15, 14, 10, 5, 3, 3, {3, 2}, {2, 3}, {2, 1, 3, 0}},
+                                       {2, 4, 6, 9, 4, 4, 7, 1, {1, 1}, {1, 1}, {3, 0, 3, 0}},
+                                       {1, 3, 4, 4, 3, 3, 3, 3, {1, 1}, {1, 1}, {4, 4, 4, 4}},
+                                       {1, 2, 5, 6, 2, 2, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+                                       {1, 3, 33, 35, 6, 3, 5, 4, {2, 3}, {3, 2}, {0, 5, 2, 1}},
+                                       {1, 2, 3, 3, 2, 2, 3, 3, {1, 1}, {1000, 1000}, {1000, 1000, 1000, 1000}},
                                        // depth C*KH*KW = 1152: several depth blocks of the packed product
                                        {1, 128, 10, 9, 40, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                                        {2, 96, 6, 6, 70, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}}}) {
@@ -432,6 +457,107 @@ TEST_CASE("exec.linalg.conv_against_reference") {
     packed.constant_inputs = {std::nullopt, wr};
     check_close<float>(run1(packed, {x.reshaped(xs), wr}), values_of(y2), run1(n, {x.reshaped(xs), wr}).sizes());
   }
+}
+
+TEST_CASE("exec.linalg.fused_conv_epilogue") {
+  // gpass::FusedConv: the residual input and the activation applied by each path as it writes
+  // its output blocks (depthwise planes, packed im2col blocks, the in-place path), or after
+  // (non-constant filters, f64), against the double reference; 1 and 2 threads
+  struct geo {
+    i64 C, H, W, M, G, K, s, pad;
+  };
+  struct act {
+    std::string name;
+    std::vector<double> params;
+  };
+  const std::vector<act> acts{{"", {}},         {"Relu", {}},        {"Clip", {0.0, 0.6}}, {"LeakyRelu", {0.1}},
+                              {"Sigmoid", {}},  {"HardSigmoid", {}}, {"Tanh", {}}};
+  auto activate = [](const act& a, double v) {
+    if (a.name == "Relu") return std::max(v, 0.0);
+    if (a.name == "Clip") return std::clamp(v, a.params[0], a.params[1]);
+    if (a.name == "LeakyRelu") return v < 0 ? a.params[0] * v : v;
+    if (a.name == "Sigmoid") return 1.0 / (1.0 + std::exp(-v));
+    if (a.name == "HardSigmoid") return std::clamp(0.2 * v + 0.5, 0.0, 1.0);
+    if (a.name == "Tanh") return std::tanh(v);
+    return v;
+  };
+  for (const geo& c : std::vector<geo>{{6, 9, 11, 6, 6, 3, 1, 1},     // depthwise
+                                       {6, 10, 13, 12, 6, 3, 2, 1},   // depthwise, multiplier 2, stride 2
+                                       {16, 7, 9, 24, 1, 1, 1, 0},    // pointwise (packed, whole plane)
+                                       {8, 12, 11, 10, 1, 3, 2, 1},   // im2col panels
+                                       {8, 16, 16, 12, 1, 3, 1, 1}})  // in place (OW a multiple of 16)
+    for (const act& a : acts)
+      for (bool with_z : {false, true}) {
+        INFO("C=" << c.C << " M=" << c.M << " G=" << c.G << " K=" << c.K << " stride " << c.s << " activation '" << a.name
+                  << "' z=" << with_z);
+        auto x = random_tensor({2, c.C, c.H, c.W}, 81), w = random_tensor({c.M, c.C / c.G, c.K, c.K}, 82),
+             b = random_tensor({c.M}, 83);
+        std::vector<i64> ys;
+        auto want = ref_conv2d(x, w, b.data<float>(), c.G, {c.s, c.s}, {1, 1}, {c.pad, c.pad, c.pad, c.pad}, ys);
+        const tensor z = random_tensor(ys, 84);
+        for (std::size_t i = 0; i < want.size(); ++i)
+          want[i] = static_cast<float>(activate(a, static_cast<double>(want[i]) + (with_z ? z.data<float>()[i] : 0.0f)));
+        gpass::attribute_map at{{"group", c.G},
+                                {"strides", std::vector<i64>{c.s, c.s}},
+                                {"pads", std::vector<i64>{c.pad, c.pad, c.pad, c.pad}},
+                                {"kernel_shape", std::vector<i64>{c.K, c.K}}};
+        if (!a.name.empty()) {
+          at["activation"] = a.name;
+          if (!a.params.empty()) at["activation_params"] = a.params;
+        }
+        auto n = make_node("FusedConv", with_z ? 4 : 3, at);
+        n.domain = "gpass";
+        n.opset = 1;
+        auto packed = n;
+        packed.constant_inputs = {std::nullopt, w};
+        std::vector<value> in{x, w, b};
+        if (with_z) in.push_back(z);
+        for (int threads : {1, 2}) {
+          check_close<float>(run1(n, in, threads), want, ys, 1e-4);
+          check_close<float>(run1(packed, in, threads), want, ys, 1e-4);
+        }
+        if (a.name == "Relu" && with_z) {  // f64: the pass after the product
+          auto f64 = [](const tensor& t) {
+            tensor r(gpass::dtype::f64, t.sizes());
+            for (i64 i = 0; i < t.size(); ++i) r.data<double>()[i] = t.data<float>()[i];
+            return r;
+          };
+          const tensor got = run1(n, {f64(x), f64(w), f64(b), f64(z)});
+          for (i64 i = 0; i < got.size(); ++i) CHECK(std::abs(got.data<double>()[i] - want[static_cast<std::size_t>(i)]) < 1e-5);
+        }
+      }
+  // a residual of the wrong shape is an error naming it
+  auto n = make_node("FusedConv", 4, {{"kernel_shape", std::vector<i64>{1, 1}}});
+  n.domain = "gpass";
+  n.opset = 1;
+  auto x = random_tensor({1, 2, 3, 3}, 85), w = random_tensor({2, 2, 1, 1}, 86);
+  CHECK_THROWS_WITH_AS(run1(n, {x, w, random_tensor({2}, 87), random_tensor({1, 2, 3, 4}, 88)}),
+                       doctest::Contains("the added input has shape"), gpass::error);
+}
+
+TEST_CASE("exec.linalg.conv_depthwise_f64_and_1d") {
+  // the depthwise path in double (against the double reference), and 1-D depthwise
+  // convolutions equal to 2-D ones with a unit height
+  auto xf = random_tensor({2, 4, 11, 13}, 71), wf = random_tensor({8, 1, 3, 3}, 72), bf = random_tensor({8}, 73);
+  auto as_f64 = [](const tensor& t) {
+    tensor r(gpass::dtype::f64, t.sizes());
+    for (i64 i = 0; i < t.size(); ++i) r.data<double>()[i] = t.data<float>()[i];
+    return r;
+  };
+  std::vector<i64> ys;
+  const auto want = ref_conv2d(xf, wf, bf.data<float>(), 4, {2, 1}, {1, 2}, {1, 2, 0, 1}, ys);
+  auto n = make_node("Conv", 3, {{"group", i64{4}}, {"strides", std::vector<i64>{2, 1}}, {"dilations", std::vector<i64>{1, 2}},
+                                 {"pads", std::vector<i64>{1, 2, 0, 1}}});
+  for (int threads : {1, 2}) {
+    const tensor got = run1(n, {as_f64(xf), as_f64(wf), as_f64(bf)}, threads);
+    REQUIRE(got.sizes() == ys);
+    for (i64 i = 0; i < got.size(); ++i) CHECK(std::abs(got.data<double>()[i] - want[static_cast<std::size_t>(i)]) < 1e-5);
+  }
+  auto x1 = random_tensor({1, 3, 40}, 74), w1 = random_tensor({6, 1, 5}, 75);
+  auto n1 = make_node("Conv", 2, {{"group", i64{3}}, {"strides", std::vector<i64>{3}}, {"dilations", std::vector<i64>{2}},
+                                  {"pads", std::vector<i64>{4, 1}}});
+  const auto want1 = ref_conv2d(x1.reshaped({1, 3, 1, 40}), w1.reshaped({6, 1, 1, 5}), nullptr, 3, {1, 3}, {1, 2}, {0, 4, 0, 1}, ys);
+  for (int threads : {1, 2}) check_close<float>(run1(n1, {x1, w1}, threads), want1, {1, 6, ys[3]}, 1e-4);
 }
 
 TEST_CASE("exec.linalg.conv_packed_every_kernel") {

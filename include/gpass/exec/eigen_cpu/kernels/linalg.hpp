@@ -25,6 +25,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -447,22 +448,56 @@ inline void im2col_panels(const float* x, const window_geometry& g, i64 Cg, i64 
   }
 }
 
+template <class T>
+inline constexpr bool half_like = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+/// y[i] = act(y[i] (+ z[i])) for i in [0, n) (z may be null): what gpass's fused ops do to
+/// their output; one tight loop per activation, chosen once. W: the compute type.
+template <class T, class W = std::conditional_t<half_like<T>, float, T>>
+void fused_output(const fused_activation& act, T* y, const T* z, i64 n) {
+  auto run = [&](auto f) {
+    if (z)
+      for (i64 i = 0; i < n; ++i) y[i] = static_cast<T>(f(static_cast<W>(y[i]) + static_cast<W>(z[i])));
+    else
+      for (i64 i = 0; i < n; ++i) y[i] = static_cast<T>(f(static_cast<W>(y[i])));
+  };
+  const W a = static_cast<W>(act.a), c = static_cast<W>(act.b);
+  using K = fused_activation::kind;
+  switch (act.k) {
+    case K::none: if (z) run([](W x) { return x; }); break;
+    case K::relu: run([](W x) { return x < W(0) ? W(0) : x; }); break;
+    case K::leaky_relu: run([a](W x) { return x < W(0) ? a * x : x; }); break;
+    case K::clip: run([a, c](W x) { return std::min(std::max(x, a), c); }); break;
+    case K::sigmoid: run([](W x) { return W(1) / (W(1) + std::exp(-x)); }); break;
+    case K::tanh: run([](W x) { return std::tanh(x); }); break;
+    case K::hard_sigmoid: run([a, c](W x) { return std::max(W(0), std::min(W(1), a * x + c)); }); break;
+  }
+}
+
+/// A fused f32 convolution's output step (FusedConv: the residual input z, laid out as y,
+/// then the activation), applied by the convolution paths that take it to each block of
+/// output they finish, while it is in cache: `apply(at, n)` does y[at, at + n).
+struct conv_epilogue {
+  fused_activation act;
+  float* y = nullptr;
+  const float* z = nullptr;
+  void apply(i64 at, i64 n) const { fused_output<float>(act, y + at, z ? z + at : nullptr, n); }
+};
+
 struct pool_setup;
 template <class T>
-void conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
-                    const T* bias, T* y);
+bool conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
+                    const T* bias, T* y, const conv_epilogue* ep);
 
 /// y[N, M, out...] = conv(x[N, C, in...], w[M, C/G, k...]) + bias[M] (bias may be null).
+/// Returns whether it applied `ep` (only the f32 depthwise path does).
 template <class T>
-void conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G, const T* x, const T* w,
-                  const T* bias, T* y) {
+bool conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G, const T* x, const T* w,
+                  const T* bias, T* y, const conv_epilogue* ep = nullptr) {
   const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
   const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
-  if (N == 0 || M == 0 || P == 0) return;
-  if (Cg == 1 && G > 1 && g.in.size() <= 3) {
-    conv_depthwise(pol, g, N, C, M, x, w, bias, y);
-    return;
-  }
+  if (N == 0 || M == 0 || P == 0) return true;
+  if (Cg == 1 && G > 1 && g.in.size() <= 3) return conv_depthwise(pol, g, N, C, M, x, w, bias, y, ep);
   bool pointwise = true;
   for (std::size_t d = 0; d < g.in.size(); ++d)
     pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
@@ -516,6 +551,7 @@ void conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, 
       }
     }
   });
+  return false;
 }
 
 /// The f32 filter of a Conv packed once: one sgemm A operand per group, W_g (M/G x C/G*k...).
@@ -558,7 +594,8 @@ inline i64 conv_task_width(const eigen_cpu& pol, i64 images, i64 P, i64 CK, i64 
 /// per-depth offset (channel, kernel row, kernel column) from the half panel's first position:
 /// no im2col.
 inline void conv_forward_in_place(const eigen_cpu& pol, const sgemm::kernel_info& ki, const window_geometry& g, i64 N,
-                                  i64 C, i64 M, i64 G, const float* x, const packed_filter& w, const float* bias, float* y) {
+                                  i64 C, i64 M, i64 G, const float* x, const packed_filter& w, const float* bias, float* y,
+                                  const conv_epilogue* ep) {
   const i64 H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
   const i64 dy = g.dilations[0], dx = g.dilations[1], pt = g.pad_begin[0], pl = g.pad_begin[1];
   const i64 Hp = OH + (KH - 1) * dy, Wp = OW + (KW - 1) * dx, plane = Hp * Wp;
@@ -596,21 +633,23 @@ inline void conv_forward_in_place(const eigen_cpu& pol, const sgemm::kernel_info
       const float* img = xp + (ni * C + gi * Cg) * plane;
       for (i64 q = c0, h = 0; q < c1; q += half, ++h) base[static_cast<std::size_t>(h)] = img + (q / OW) * Wp + q % OW;
       float* yg = y + (ni * M + gi * Mg) * P;
-      if (bias)
-        for (i64 m = 0; m < Mg; ++m) std::fill(yg + m * P + c0, yg + m * P + c1, bias[gi * Mg + m]);
       const sgemm::packed_a& wg = w.groups[static_cast<std::size_t>(gi)];
+      // the bias added as the micro-kernels store their first depth block
       sgemm::multiply_indirect(ki, wg.data.data(), wg.panel_stride(), Mg, base.data(), off.data(), c1 - c0, CK, yg + c0, P,
-                               bias != nullptr);
+                               false, bias ? bias + gi * Mg : nullptr);
+      if (ep)
+        for (i64 m = 0; m < Mg; ++m) ep->apply((ni * M + gi * Mg + m) * P + c0, c1 - c0);
     }
   });
 }
 
 /// conv_forward with a packed f32 filter: per task (image, group, block of output positions)
 /// im2col writes the block's columns in panel form to a per-thread buffer, and sgemm sets the
-/// output block to W_g * columns (plus the bias, written first). Stride-1 2-D convolutions
+/// output block to W_g * columns (plus the bias, added as the micro-kernels store). Stride-1 2-D convolutions
 /// with suitable output widths read their input in place instead (`conv_forward_in_place`).
 inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, i64 G,
-                                const float* x, const packed_filter& w, const float* bias, float* y) {
+                                const float* x, const packed_filter& w, const float* bias, float* y,
+                                const conv_epilogue* ep = nullptr) {
   const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
   const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
   if (N == 0 || M == 0 || P == 0) return;
@@ -620,7 +659,7 @@ inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, 
     pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
   if (!pointwise && CK > 0 && g.in.size() == 2 && g.strides[0] == 1 && g.strides[1] == 1 && g.out[1] % (ki.nr / 2) == 0 &&
       P % ki.nr == 0) {
-    conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y);
+    conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y, ep);
     return;
   }
   const double total = static_cast<double>(N * M * P) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
@@ -632,13 +671,18 @@ inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, 
       const i64 c0 = cbi * cb, c1 = std::min(P, c0 + cb);
       const float* xg = x + (ni * C + gi * Cg) * P_in;
       float* yg = y + (ni * M + gi * Mg) * P;
-      if (bias || CK == 0)
+      if (CK == 0) {
         for (i64 m = 0; m < Mg; ++m) std::fill(yg + m * P + c0, yg + m * P + c1, bias ? bias[gi * Mg + m] : 0.0f);
-      if (CK == 0) continue;
-      if (pointwise) sgemm::pack_b(xg + c0, P_in, false, CK, c1 - c0, ki.nr, cols);
-      else im2col_panels(xg, g, Cg, c0, c1, ki.nr, cols);
-      const sgemm::packed_a& wg = w.groups[static_cast<std::size_t>(gi)];
-      sgemm::multiply(ki, wg.data.data(), wg.panel_stride(), Mg, cols, CK * ki.nr, c1 - c0, CK, yg + c0, P, bias != nullptr);
+      } else {
+        if (pointwise) sgemm::pack_b(xg + c0, P_in, false, CK, c1 - c0, ki.nr, cols);
+        else im2col_panels(xg, g, Cg, c0, c1, ki.nr, cols);
+        const sgemm::packed_a& wg = w.groups[static_cast<std::size_t>(gi)];
+        // the bias added as the micro-kernels store their first depth block
+        sgemm::multiply(ki, wg.data.data(), wg.panel_stride(), Mg, cols, CK * ki.nr, c1 - c0, CK, yg + c0, P, false, 0, -1, 0,
+                        bias ? bias + gi * Mg : nullptr);
+      }
+      if (ep)
+        for (i64 m = 0; m < Mg; ++m) ep->apply((ni * M + gi * Mg + m) * P + c0, c1 - c0);
     }
   });
 }
@@ -951,10 +995,10 @@ void pool_forward(const eigen_cpu& pol, const window_geometry& g, pool_kind kind
   });
 }
 
-/// Depthwise convolution (one input channel per group): each output plane is a weighted
+/// Depthwise 3-D convolution (one input channel per group): each output plane is a weighted
 /// sum of shifted input planes, a row of outputs at a time (the interior in tight loops).
 template <class T>
-void conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
+void conv_depthwise_3d(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
                     const T* bias, T* y) {
   const pool_setup s(g);
   const i64 Pin = s.in[0] * s.in[1] * s.in[2], Pout = s.out[0] * s.out[1] * s.out[2];
@@ -1012,6 +1056,139 @@ void conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C
         }
     }
   });
+}
+
+/// `acc[i] (=|+=) bias + sum_t w[t] * p[t][i]` for i in [0, n): up to four taps per pass over
+/// `acc`, so that each pass is one tight loop the compiler vectorizes.
+template <class T>
+void depthwise_taps(T* __restrict acc, i64 n, const T* const* p, const T* w, i64 taps, bool first, T bias) {
+  for (i64 t = 0; t < taps; t += 4) {
+    const i64 k = std::min<i64>(4, taps - t);
+    const T* __restrict a = p[t];
+    const T* __restrict b = k > 1 ? p[t + 1] : nullptr;
+    const T* __restrict c = k > 2 ? p[t + 2] : nullptr;
+    const T* __restrict d = k > 3 ? p[t + 3] : nullptr;
+    const T wa = w[t], wb = k > 1 ? w[t + 1] : T(0), wc = k > 2 ? w[t + 2] : T(0), wd = k > 3 ? w[t + 3] : T(0);
+    const bool init = first && t == 0;
+    switch (k) {
+      case 1:
+        if (init) for (i64 i = 0; i < n; ++i) acc[i] = bias + wa * a[i];
+        else for (i64 i = 0; i < n; ++i) acc[i] += wa * a[i];
+        break;
+      case 2:
+        if (init) for (i64 i = 0; i < n; ++i) acc[i] = bias + wa * a[i] + wb * b[i];
+        else for (i64 i = 0; i < n; ++i) acc[i] += wa * a[i] + wb * b[i];
+        break;
+      case 3:
+        if (init) for (i64 i = 0; i < n; ++i) acc[i] = bias + wa * a[i] + wb * b[i] + wc * c[i];
+        else for (i64 i = 0; i < n; ++i) acc[i] += wa * a[i] + wb * b[i] + wc * c[i];
+        break;
+      default:
+        if (init) for (i64 i = 0; i < n; ++i) acc[i] = bias + wa * a[i] + wb * b[i] + wc * c[i] + wd * d[i];
+        else for (i64 i = 0; i < n; ++i) acc[i] += wa * a[i] + wb * b[i] + wc * c[i] + wd * d[i];
+        break;
+    }
+  }
+}
+
+/// Depthwise 1-D / 2-D convolution (one input channel per group, `M / C` outputs per channel).
+/// Each input plane is copied once into its polyphase planes, zero padded: for strides
+/// (sh, sw), plane (py, px) holds the padded input's rows py, py + sh, ... and columns px,
+/// px + sw, ..., so that every filter tap (ky, kx) reads one of those planes at a constant
+/// offset from the output position, with unit stride. The output plane is then a few flat
+/// passes over a row-padded accumulator (no edge cases, any stride, dilation or padding),
+/// whose valid columns are copied out (through `ep` when given, for f32). Returns whether it
+/// applied `ep`.
+template <class T>
+bool conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, i64 M, const T* x, const T* w,
+                    const T* bias, T* y, const conv_epilogue* ep) {
+  if (g.in.size() > 2) {
+    conv_depthwise_3d(pol, g, N, C, M, x, w, bias, y);
+    return false;
+  }
+  const bool one_d = g.in.size() == 1;
+  auto at = [&](const std::vector<i64>& v, std::size_t d, i64 unit) { return one_d ? (d == 0 ? unit : v[0]) : v[d]; };
+  const i64 H = at(g.in, 0, 1), W = at(g.in, 1, 1), KH = at(g.kernel, 0, 1), KW = at(g.kernel, 1, 1);
+  const i64 sh = at(g.strides, 0, 1), sw = at(g.strides, 1, 1), dh = at(g.dilations, 0, 1), dw = at(g.dilations, 1, 1);
+  const i64 ph = at(g.pad_begin, 0, 0), pw = at(g.pad_begin, 1, 0), Ho = at(g.out, 0, 1), Wo = at(g.out, 1, 1);
+  const i64 Kk = KH * KW, Mg = M / C;
+  // tap (ky, kx) reads plane ((ky*dh) % sh, (kx*dw) % sw) at row offset (ky*dh) / sh and
+  // column offset (kx*dw) / sw; the planes have Wq columns (at least Wo + the largest column
+  // offset) and Hq rows (one more than the largest row read, for the garbage columns of the
+  // last row)
+  const i64 oy_max = (KH - 1) * dh / sh, ox_max = (KW - 1) * dw / sw;
+  const auto Wq = checked_add(Wo, ox_max), Hq = Wq ? checked_add(Ho, oy_max + 1) : std::nullopt;
+  const auto plane = Hq ? checked_mul(*Hq, *Wq) : std::nullopt, n_acc = Wq ? checked_mul(Ho, *Wq) : std::nullopt;
+  // the phases some tap reads, and each tap's phase slot and offset in it
+  std::vector<std::pair<i64, i64>> phases;
+  for (i64 ky = 0; ky < KH; ++ky)
+    for (i64 kx = 0; kx < KW; ++kx) phases.emplace_back((ky * dh) % sh, (kx * dw) % sw);
+  std::sort(phases.begin(), phases.end());
+  phases.erase(std::unique(phases.begin(), phases.end()), phases.end());
+  const i64 slots = static_cast<i64>(phases.size());
+  const auto slot_elems = plane ? checked_mul(slots, *plane) : std::nullopt;
+  const auto scratch = slot_elems && n_acc ? checked_add(*slot_elems, *n_acc) : std::nullopt;
+  // geometry whose planes would be much larger than the input and output planes (huge
+  // dilations over huge pads): the direct loops, which need no scratch
+  if (!scratch || *scratch > 4 * (H * W + Ho * Wo) + 65536) {
+    conv_depthwise_3d(pol, g, N, C, M, x, w, bias, y);
+    return false;
+  }
+  std::vector<i64> offset(static_cast<std::size_t>(Kk)), slot(static_cast<std::size_t>(Kk));
+  for (i64 ky = 0; ky < KH; ++ky)
+    for (i64 kx = 0; kx < KW; ++kx) {
+      const std::size_t t = static_cast<std::size_t>(ky * KW + kx);
+      const std::pair<i64, i64> ph_of{(ky * dh) % sh, (kx * dw) % sw};
+      slot[t] = std::lower_bound(phases.begin(), phases.end(), ph_of) - phases.begin();
+      offset[t] = ((ky * dh) / sh) * *Wq + (kx * dw) / sw;
+    }
+  // per phase, the plane columns j with 0 <= j*sw + px - pw < W (both numerators are >= 0)
+  std::vector<std::pair<i64, i64>> cols;
+  for (const auto& [py, px] : phases) {
+    const i64 c0 = std::clamp<i64>((pw - px + sw - 1) / sw, 0, *Wq);
+    cols.emplace_back(c0, std::clamp<i64>((W + pw - px + sw - 1) / sw, c0, *Wq));
+  }
+  pol.parallel_for(N * M, static_cast<double>(Ho * Wo * Kk) * 0.3 + static_cast<double>(H * W) * 0.2 + 1.0,
+                   [&](i64 b, i64 e) {
+    std::vector<T> buf(static_cast<std::size_t>(*scratch));
+    T* planes = buf.data();
+    T* acc = planes + slots * *plane;
+    std::vector<const T*> src(static_cast<std::size_t>(Kk));
+    i64 loaded = -1;  // the input plane the polyphase planes hold
+    for (i64 pl = b; pl < e; ++pl) {
+      const i64 m = pl % M, n = pl / M, ci = n * C + m / Mg;
+      if (ci != loaded) {
+        const T* xp = x + ci * H * W;
+        for (i64 k = 0; k < slots; ++k) {
+          const auto [py, px] = phases[static_cast<std::size_t>(k)];
+          const auto [c0, c1] = cols[static_cast<std::size_t>(k)];
+          T* q = planes + k * *plane;
+          for (i64 r = 0; r < *Hq; ++r, q += *Wq) {
+            const i64 row = r * sh + py - ph;
+            if (row < 0 || row >= H) {
+              std::fill(q, q + *Wq, T(0));
+              continue;
+            }
+            const T* xr = xp + row * W;
+            const i64 off = px - pw;  // plane column j reads input column j*sw + off
+            std::fill(q, q + c0, T(0));
+            if (sw == 1) std::copy(xr + c0 + off, xr + c1 + off, q + c0);
+            else if (sw == 2) for (i64 j = c0; j < c1; ++j) q[j] = xr[2 * j + off];
+            else for (i64 j = c0; j < c1; ++j) q[j] = xr[j * sw + off];
+            std::fill(q + c1, q + *Wq, T(0));
+          }
+        }
+        loaded = ci;
+      }
+      for (std::size_t t = 0; t < src.size(); ++t) src[t] = planes + slot[t] * *plane + offset[t];
+      depthwise_taps(acc, *n_acc, src.data(), w + m * Kk, Kk, true, bias ? bias[m] : T(0));
+      T* yp = y + pl * Ho * Wo;
+      for (i64 r = 0; r < Ho; ++r) std::copy(acc + r * *Wq, acc + r * *Wq + Wo, yp + r * Wo);
+      if constexpr (std::is_same_v<T, float>)
+        if (ep) ep->apply(pl * Ho * Wo, Ho * Wo);
+    }
+  });
+  return std::is_same_v<T, float>;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1193,8 +1370,6 @@ using conv_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
 using maxpool_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::uint8_t>;
 using einsum_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t, std::uint64_t>;
 
-template <class T>
-inline constexpr bool half_like = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
 
 /// The common part of Conv and ConvTranspose: checks the bias type, allocates output 0 of
 /// `ys`, and calls `forward.template operator()<U>(x, w, bias, y)` on the element pointers
@@ -1416,10 +1591,32 @@ inline def gemm_def() {
          }};
 }
 
-inline def conv_def() {
-  return {.op = "Conv", .dtypes = conv_types::dtypes(), .make = [](const kernel_node& n) -> fn {
+/// The output step of gpass's fused ops, over the whole output: y = act(y (+ z)), z input
+/// `z_input` when given (the same shape and type as y: a residual).
+inline void fused_output_pass(context& ctx, const fused_activation& act, int z_input) {
+  gpass::tensor& y = ctx.output(0);
+  const gpass::tensor* z = z_input >= 0 && ctx.has_input(static_cast<std::size_t>(z_input))
+                               ? &ctx.input(static_cast<std::size_t>(z_input))
+                               : nullptr;
+  if (z && (z->sizes() != y.sizes() || z->element_type() != y.element_type()))
+    ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
+             gpass::shape::of(y.sizes()).to_string());
+  if (!z && act.k == fused_activation::kind::none) return;
+  dispatch<conv_types>(y.element_type(), ctx.node(), [&]<class T>() {
+    T* yp = y.data<T>();
+    const T* zp = z ? z->data<T>() : nullptr;
+    ctx.policy().parallel_for(y.size(), 2.0, [&](i64 b, i64 e) { fused_output<T>(act, yp + b, zp ? zp + b : nullptr, e - b); });
+  });
+}
+
+/// Conv, or with `fused` gpass's FusedConv (Conv, plus input 3 when given, through the
+/// node's activation): the f32 paths apply that step to each output block as they finish it
+/// (`conv_epilogue`), the others over the whole output after.
+inline def conv_def(bool fused = false) {
+  return {.op = "Conv", .dtypes = conv_types::dtypes(), .make = [fused](const kernel_node& n) -> fn {
            const window_attrs wa = window_attrs::read(n);
            const i64 G = n.attr<i64>("group", 1);
+           const fused_activation act = fused ? fused_activation::read(n) : fused_activation{};
            // a constant f32 filter (not depthwise) is packed once here
            packed_constant<packed_filter> pw;
            if (const gpass::tensor* wc = n.constant_input(1);
@@ -1438,15 +1635,34 @@ inline def conv_def() {
              const i64 N = xs[0], C = xs[1], M = w.sizes()[0];
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
+             // the fused step, when there is one: z checked before the product
+             const gpass::tensor* z = fused && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+             if (z && (z->sizes() != ys || z->element_type() != x.element_type()))
+               ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
+                        gpass::shape::of(ys).to_string());
+             const bool step = fused && (z || act.k != fused_activation::kind::none);
+             bool applied = false;
+             // f32 outputs take the step as the blocks are written (half types run in a float copy)
+             auto epilogue = [&]<class U>(U* yp) -> std::optional<conv_epilogue> {
+               if constexpr (std::is_same_v<U, float>)
+                 if (step && x.element_type() == dtype::f32) return conv_epilogue{act, yp, z ? z->data<float>() : nullptr};
+               return std::nullopt;
+             };
              if (const auto* pk = pw.match(w); pk && x.element_type() == dtype::f32 && C == w.sizes()[1] * G) {
                run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U*, const U* bp, U* yp) {
-                 if constexpr (std::is_same_v<U, float>) conv_forward_packed(ctx.policy(), g, N, C, M, G, xp, *pk, bp, yp);
+                 if constexpr (std::is_same_v<U, float>) {
+                   const std::optional<conv_epilogue> ep = epilogue(yp);
+                   conv_forward_packed(ctx.policy(), g, N, C, M, G, xp, *pk, bp, yp, ep ? &*ep : nullptr);
+                   applied = ep.has_value();
+                 }
                });
-               return;
+             } else {
+               run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U* wp, const U* bp, U* yp) {
+                 const std::optional<conv_epilogue> ep = epilogue(yp);
+                 applied = conv_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp, ep ? &*ep : nullptr) && ep.has_value();
+               });
              }
-             run_conv_like(ctx, x, w, ys, M, "Conv", [&]<class U>(const U* xp, const U* wp, const U* bp, U* yp) {
-               conv_forward<U>(ctx.policy(), g, N, C, M, G, xp, wp, bp, yp);
-             });
+             if (step && !applied) fused_output_pass(ctx, act, 3);
            };
          }};
 }
@@ -1457,50 +1673,20 @@ inline def conv_def() {
 
 /// `base` (the kernel of a standard op) as gpass's fused op `op`: output 0 of the standard
 /// kernel, plus input `z_input` when given (the same shape: a residual), through the
-/// activation of `fused_activation`, in place.
-inline def fused_def(def base, std::string op, int z_input, std::string domain = "gpass") {
+/// activation of `fused_activation`, in place. With `base_fuses`, the base kernel does that
+/// itself (it reads the node's activation): only the name changes.
+inline def fused_def(def base, std::string op, int z_input, std::string domain = "gpass", bool base_fuses = false) {
   base.domain = std::move(domain);
   base.op = std::move(op);
   base.since_version = 1;
+  if (base_fuses) return base;
   auto make = std::move(base.make);
   base.make = [make, z_input](const kernel_node& n) -> fn {
     fn inner = make(n);
     const fused_activation act = fused_activation::read(n);
     return [inner, act, z_input](context& ctx) {
       inner(ctx);
-      gpass::tensor& y = ctx.output(0);
-      const gpass::tensor* z = z_input >= 0 && ctx.has_input(static_cast<std::size_t>(z_input))
-                                   ? &ctx.input(static_cast<std::size_t>(z_input))
-                                   : nullptr;
-      if (z && (z->sizes() != y.sizes() || z->element_type() != y.element_type()))
-        ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
-                 gpass::shape::of(y.sizes()).to_string());
-      if (!z && act.k == fused_activation::kind::none) return;
-      dispatch<conv_types>(y.element_type(), ctx.node(), [&]<class T>() {
-        using W = std::conditional_t<half_like<T>, float, T>;
-        T* yp = y.data<T>();
-        const T* zp = z ? z->data<T>() : nullptr;
-        // one tight (vectorizable) loop per activation, chosen once
-        auto run = [&](auto f) {
-          ctx.policy().parallel_for(y.size(), 2.0, [&](i64 b, i64 e) {
-            if (zp)
-              for (i64 i = b; i < e; ++i) yp[i] = static_cast<T>(f(static_cast<W>(yp[i]) + static_cast<W>(zp[i])));
-            else
-              for (i64 i = b; i < e; ++i) yp[i] = static_cast<T>(f(static_cast<W>(yp[i])));
-          });
-        };
-        const W a = static_cast<W>(act.a), c = static_cast<W>(act.b);
-        using K = fused_activation::kind;
-        switch (act.k) {
-          case K::none: run([](W x) { return x; }); break;
-          case K::relu: run([](W x) { return x < W(0) ? W(0) : x; }); break;
-          case K::leaky_relu: run([a](W x) { return x < W(0) ? a * x : x; }); break;
-          case K::clip: run([a, c](W x) { return std::min(std::max(x, a), c); }); break;
-          case K::sigmoid: run([](W x) { return W(1) / (W(1) + std::exp(-x)); }); break;
-          case K::tanh: run([](W x) { return std::tanh(x); }); break;
-          case K::hard_sigmoid: run([a, c](W x) { return std::max(W(0), std::min(W(1), a * x + c)); }); break;
-        }
-      });
+      fused_output_pass(ctx, act, z_input);
     };
   };
   return base;
@@ -1901,11 +2087,11 @@ inline void register_linalg(registry& r) {
   r.add(gemm_def());
   r.add(conv_def());
   r.add(fused_def(gemm_def(), "FusedGemm", -1));
-  r.add(fused_def(conv_def(), "FusedConv", 3));
+  r.add(fused_def(conv_def(true), "FusedConv", 3, "gpass", true));
   // what ONNX Runtime's extended optimizer saves (domain com.microsoft): the same fused ops,
   // and MatMul with transposes and a scale
   r.add(fused_def(gemm_def(), "FusedGemm", -1, "com.microsoft"));
-  r.add(fused_def(conv_def(), "FusedConv", 3, "com.microsoft"));
+  r.add(fused_def(conv_def(true), "FusedConv", 3, "com.microsoft", true));
   add_fused_matmul(r);
   add_conv_transpose(r);
   add_pool(r, "MaxPool", pool_kind::max, maxpool_types::dtypes());

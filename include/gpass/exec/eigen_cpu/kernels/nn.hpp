@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -21,6 +22,7 @@
 #include <Eigen/Core>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 #include <gpass/exec/rnn_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -583,48 +585,88 @@ void apply_activation(const activation& a, C* p, i64 n) {
   }
 }
 
-/// The layer's inputs in the compute type, in layout 0.
+/// The layer's inputs in the compute type, in layout 0: the input tensors themselves when
+/// they already are (f32 / f64 inputs in layout 0), else converted copies held here.
 template <class C>
 struct rnn_inputs {
   i64 S = 0, B = 0, I = 0, H = 0;
-  std::vector<C> x;       ///< [S, B, I]
-  std::vector<C> w, r;    ///< [D, G*H, I], [D, G*H, H]
-  std::vector<C> bias;    ///< [D, 2*G*H] (zeros when absent)
-  std::vector<C> h0, c0;  ///< [D, B, H]
-  std::vector<C> peep;    ///< [D, 3*H] (zeros when absent)
-  std::vector<i64> lens;  ///< [B]
+  const C* x = nullptr;     ///< [S, B, I]
+  const C* w = nullptr;     ///< [D, G*H, I]
+  const C* r = nullptr;     ///< [D, G*H, H]
+  const C* bias = nullptr;  ///< [D, 2*G*H] (zeros when absent)
+  const C* h0 = nullptr;    ///< [D, B, H]
+  const C* c0 = nullptr;    ///< [D, B, H]
+  const C* peep = nullptr;  ///< [D, 3*H], null when absent
+  std::vector<i64> lens;    ///< [B]
+  std::vector<C> held[7];   ///< converted or made values the pointers above may point into
 };
 
-/// Runs every direction; fills y [S, D, B, H], yh and yc [D, B, H].
+/// The recurrent weights in the f32 GEMM engine's panel form, per direction: W_d^T [I, G*H]
+/// and R_d^T in column segments ([0, G*H), or for a GRU [0, 2H) and [2H, 3H), which it
+/// multiplies apart), packed once for constant weights or per run.
+struct rnn_packed {
+  std::vector<sgemm::packed_b> w, r;  ///< w[d], r[d * segments + s]
+  int segments = 1;
+  rnn_packed(const float* w_all, const float* r_all, i64 D, i64 GH, i64 I, i64 H, bool gru) : segments(gru ? 2 : 1) {
+    for (i64 d = 0; d < D; ++d) {
+      w.emplace_back(w_all + d * GH * I, I, true, I, GH);
+      const float* rd = r_all + d * GH * H;
+      if (gru) {
+        r.emplace_back(rd, H, true, H, 2 * H);
+        r.emplace_back(rd + 2 * H * H, H, true, H, H);
+      } else {
+        r.emplace_back(rd, H, true, H, GH);
+      }
+    }
+  }
+};
+
+/// Runs every direction; fills y [S, D, B, H] (when not null), yh and yc [D, B, H]. f32
+/// layers multiply with the GEMM engine on `packed` (the input projections of every step as
+/// one product, then one small product per step), others with Eigen.
 template <class C>
-void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& in, std::vector<C>& y, std::vector<C>& yh,
-              std::vector<C>& yc) {
+void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& in, const rnn_packed* packed, C* y,
+              C* yh, C* yc) {
   const i64 S = in.S, B = in.B, I = in.I, H = in.H, G = cfg.gates, D = cfg.dirs, GH = G * H;
-  y.assign(static_cast<std::size_t>(S * D * B * H), C(0));
-  yh.assign(static_cast<std::size_t>(D * B * H), C(0));
-  yc.assign(static_cast<std::size_t>(D * B * H), C(0));
   using cmap = Eigen::Map<const rmat<C>>;
+  constexpr bool engine = std::is_same_v<C, float>;
   cpu.parallel_for(D, 1e9, [&](i64 d0, i64 d1) {
     for (i64 d = d0; d < d1; ++d) {
       const bool rev = D == 2 ? d == 1 : cfg.reverse;
       const activation* act = cfg.acts.data() + d * (cfg.kind == cell::lstm ? 3 : cfg.kind == cell::gru ? 2 : 1);
-      cmap W(in.w.data() + d * GH * I, GH, I), R(in.r.data() + d * GH * H, GH, H);
-      const C* wb = in.bias.data() + d * 2 * GH;
+      cmap W(in.w + d * GH * I, GH, I), R(in.r + d * GH * H, GH, H);
+      const C* wb = in.bias + d * 2 * GH;
       const C* rb = wb + GH;
-      // input projections of every step at once: [S*B, G*H]
-      rmat<C> xw(S * B, GH);
-      if (S * B > 0) xw.noalias() = cmap(in.x.data(), S * B, I) * W.transpose();
       arr<C> bsum(GH);
       for (i64 j = 0; j < GH; ++j) {
         const bool keep_rb_apart = cfg.kind == cell::gru && cfg.linear_before_reset && j >= 2 * H;
         bsum[j] = wb[j] + (keep_rb_apart ? C(0) : rb[j]);
       }
-      for (i64 row = 0; row < S * B; ++row) xw.row(row).array() += bsum.transpose();
-      rmat<C> h = cmap(in.h0.data() + d * B * H, B, H);
-      rmat<C> c = cmap(in.c0.data() + d * B * H, B, H);
+      // input projections of every step at once, biases added: [S*B, G*H]
+      rmat<C> xw(S * B, GH);
+      for (i64 row = 0; row < S * B; ++row) xw.row(row) = bsum.transpose().matrix();
+      if constexpr (engine) {
+        const sgemm::packed_b& pw = packed->w[static_cast<std::size_t>(d)];
+        if (S * B > 0) sgemm::multiply(*pw.ki, in.x, 0, S * B, pw.data.data(), pw.panel_stride(), GH, I, xw.data(), GH, true, 0, -1, std::max<i64>(I, 1));
+      } else {
+        if (S * B > 0) xw.noalias() += cmap(in.x, S * B, I) * W.transpose();
+      }
+      // g[:, c0 + ...] += h * (R's rows of `segment`: [0, n), or a GRU's [2H, 3H))^T, h [B, H]
+      // with row stride ldh
+      auto recur = [&](rmat<C>& g, const C* h, i64 ldh, int segment, i64 c0, i64 n) {
+        if constexpr (engine) {
+          const sgemm::packed_b& pr = packed->r[static_cast<std::size_t>(d * packed->segments + segment)];
+          sgemm::multiply(*pr.ki, h, 0, B, pr.data.data(), pr.panel_stride(), n, H, g.data() + c0, g.cols(), true, 0, -1,
+                          std::max<i64>(ldh, 1));
+        } else {
+          g.middleCols(c0, n).noalias() += Eigen::Map<const rmat<C>, 0, Eigen::OuterStride<>>(h, B, H, Eigen::OuterStride<>(ldh)) *
+                                           R.middleRows(segment == 0 ? 0 : 2 * H, n).transpose();
+        }
+      };
+      rmat<C> h = cmap(in.h0 + d * B * H, B, H);
+      rmat<C> c = cmap(in.c0 + d * B * H, B, H);
       rmat<C> g(B, GH), hn(B, H), cn(B, H), tmp(B, H);
-      const C* P = in.peep.data() + d * 3 * H;
-      carr_map<C> Pi(P, H), Po(P + H, H), Pf(P + 2 * H, H);
+      const C* P = in.peep ? in.peep + d * 3 * H : nullptr;
       const C clip = static_cast<C>(cfg.clip);
       auto clipped = [&](C* p, i64 n) {
         if (cfg.clip > 0) arr_map<C>(p, n) = arr_map<C>(p, n).max(-clip).min(clip);
@@ -633,14 +675,15 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
         const i64 t = rev ? S - 1 - step : step;
         g = xw.middleRows(t * B, B);
         if (cfg.kind == cell::gru) {
-          g.leftCols(2 * H).noalias() += h * R.topRows(2 * H).transpose();
+          recur(g, h.data(), H, 0, 0, 2 * H);
           for (i64 b = 0; b < B; ++b) {
             C* gr = g.row(b).data();
             clipped(gr, 2 * H);
             apply_activation(act[0], gr, 2 * H);  // z and r
           }
           if (cfg.linear_before_reset) {
-            tmp.noalias() = h * R.bottomRows(H).transpose();
+            tmp.setZero();
+            recur(tmp, h.data(), H, 1, 0, H);  // tmp has H columns: its own row stride
             for (i64 b = 0; b < B; ++b) {
               arr_map<C> hr(g.row(b).data() + 2 * H, H);
               hr += arr_map<C>(g.row(b).data() + H, H) * (arr_map<C>(tmp.row(b).data(), H) + carr_map<C>(rb + 2 * H, H));
@@ -648,7 +691,7 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
           } else {
             for (i64 b = 0; b < B; ++b)
               arr_map<C>(tmp.row(b).data(), H) = arr_map<C>(g.row(b).data() + H, H) * arr_map<C>(h.row(b).data(), H);
-            g.rightCols(H).noalias() += tmp * R.bottomRows(H).transpose();
+            recur(g, tmp.data(), H, 1, 2 * H, H);
           }
           for (i64 b = 0; b < B; ++b) {
             C* gr = g.row(b).data();
@@ -658,13 +701,15 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
             arr_map<C>(hn.row(b).data(), H) = (C(1) - z) * hh + z * arr_map<C>(h.row(b).data(), H);
           }
         } else if (cfg.kind == cell::lstm) {
-          g.noalias() += h * R.transpose();
+          recur(g, h.data(), H, 0, 0, GH);
           for (i64 b = 0; b < B; ++b) {
             C* gr = g.row(b).data();
             arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H), gc(gr + 3 * H, H);
             arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
-            gi += Pi * cp;
-            gf += Pf * cp;
+            if (P) {
+              gi += carr_map<C>(P, H) * cp;
+              gf += carr_map<C>(P + 2 * H, H) * cp;
+            }
             clipped(gr, H);
             clipped(gr + 2 * H, H);
             clipped(gr + 3 * H, H);
@@ -673,7 +718,7 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
             else apply_activation(act[0], gr + 2 * H, H);
             apply_activation(act[1], gr + 3 * H, H);
             cnew = gf * cp + gi * gc;
-            go += Po * cnew;
+            if (P) go += carr_map<C>(P + H, H) * cnew;
             clipped(gr + H, H);
             apply_activation(act[0], gr + H, H);
             arr_map<C> hv(hn.row(b).data(), H);
@@ -682,7 +727,7 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
             hv *= go;
           }
         } else {
-          g.noalias() += h * R.transpose();
+          recur(g, h.data(), H, 0, 0, GH);
           for (i64 b = 0; b < B; ++b) {
             C* gr = g.row(b).data();
             clipped(gr, H);
@@ -691,14 +736,18 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
           }
         }
         for (i64 b = 0; b < B; ++b) {
-          if (t >= in.lens[static_cast<std::size_t>(b)]) continue;  // past this sequence's end
+          C* out = y ? y + ((t * D + d) * B + b) * H : nullptr;
+          if (t >= in.lens[static_cast<std::size_t>(b)]) {  // past this sequence's end: zeros
+            if (out) std::fill_n(out, H, C(0));
+            continue;
+          }
           h.row(b) = hn.row(b);
           if (cfg.kind == cell::lstm) c.row(b) = cn.row(b);
-          std::copy_n(hn.row(b).data(), H, y.data() + ((t * D + d) * B + b) * H);
+          if (out) std::copy_n(hn.row(b).data(), H, out);
         }
       }
-      std::copy_n(h.data(), B * H, yh.data() + d * B * H);
-      std::copy_n(c.data(), B * H, yc.data() + d * B * H);
+      std::copy_n(h.data(), B * H, yh + d * B * H);
+      std::copy_n(c.data(), B * H, yc + d * B * H);
     }
   });
 }
@@ -706,7 +755,28 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
 inline void register_rnn(registry& r, const char* op, cell kind) {
   r.add({.domain = "", .op = op, .since_version = 1, .dtypes = nn_types::dtypes(), .make = [kind](const kernel_node& n) -> fn {
     const rnn_config cfg = rnn_config::read(n, kind);
-    return [cfg](context& ctx) {
+    // constant f32 weights of the expected ranks: packed once, here (used when a run's W and R
+    // are these very tensors)
+    struct constant_weights {
+      gpass::tensor w, r;
+      std::shared_ptr<const rnn_packed> packed;
+    };
+    std::shared_ptr<const constant_weights> cw;
+    {
+      const gpass::tensor* w = n.constant_input(1);
+      const gpass::tensor* rt = n.constant_input(2);
+      const i64 G = cfg.gates;
+      if (w && rt && w->element_type() == dtype::f32 && rt->element_type() == dtype::f32 && w->rank() == 3 && rt->rank() == 3 &&
+          w->sizes()[0] == cfg.dirs && rt->sizes()[0] == cfg.dirs && w->sizes()[1] % G == 0 && w->size() > 0 && rt->size() > 0) {
+        const i64 H = w->sizes()[1] / G;
+        if ((cfg.hidden == 0 || cfg.hidden == H) && rt->sizes()[1] == G * H && rt->sizes()[2] == H)
+          cw = std::make_shared<const constant_weights>(constant_weights{
+              *w, *rt,
+              std::make_shared<const rnn_packed>(w->data<float>(), rt->data<float>(), cfg.dirs, G * H, w->sizes()[2], H,
+                                                 kind == cell::gru)});
+      }
+    }
+    return [cfg, cw](context& ctx) {
       const gpass::tensor& X = ctx.input(0);
       const gpass::tensor& Wt = ctx.input(1);
       const gpass::tensor& Rt = ctx.input(2);
@@ -728,22 +798,30 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
         using C = compute_t<T>;
         rnn_inputs<C> in;
         in.S = S, in.B = B, in.I = I, in.H = H;
-        in.x = to_compute<C>(X, ctx.node());
+        // a tensor's values in the compute type: the tensor itself when it has that type
+        auto view = [&](const gpass::tensor& t, std::vector<C>& held) -> const C* {
+          if (t.element_type() == dtype_of<C>::value) return t.data<C>();
+          held = to_compute<C>(t, ctx.node());
+          return held.data();
+        };
+        in.x = view(X, in.held[0]);
         if (cfg.layout) {  // [B, S, I] -> [S, B, I]
-          std::vector<C> t(in.x.size());
+          std::vector<C> t(static_cast<std::size_t>(S * B * I));
           for (i64 s = 0; s < S; ++s)
-            for (i64 b = 0; b < B; ++b) std::copy_n(in.x.data() + (b * S + s) * I, I, t.data() + (s * B + b) * I);
-          in.x.swap(t);
+            for (i64 b = 0; b < B; ++b) std::copy_n(in.x + (b * S + s) * I, I, t.data() + (s * B + b) * I);
+          in.held[0].swap(t);
+          in.x = in.held[0].data();
         }
-        in.w = to_compute<C>(Wt, ctx.node());
-        in.r = to_compute<C>(Rt, ctx.node());
+        in.w = view(Wt, in.held[1]);
+        in.r = view(Rt, in.held[2]);
         if (ctx.has_input(3)) {
           const auto& bt = ctx.input(3);
           if (bt.sizes() != std::vector<i64>{D, 2 * G * H})
             ctx.fail("B has shape " + bt.shape().to_string() + ", expected " + shape::of({D, 2 * G * H}).to_string());
-          in.bias = to_compute<C>(bt, ctx.node());
+          in.bias = view(bt, in.held[3]);
         } else {
-          in.bias.assign(static_cast<std::size_t>(D * 2 * G * H), C(0));
+          in.held[3].assign(static_cast<std::size_t>(D * 2 * G * H), C(0));
+          in.bias = in.held[3].data();
         }
         in.lens.assign(static_cast<std::size_t>(B), S);
         if (ctx.has_input(4)) {
@@ -753,34 +831,61 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
             if (v < 0 || v > S) ctx.fail("sequence_lens value " + std::to_string(v) + " is out of range [0, " + std::to_string(S) + "]");
           in.lens = lens;
         }
-        auto state = [&](std::size_t port, const char* what) {
-          if (!ctx.has_input(port)) return std::vector<C>(static_cast<std::size_t>(D * B * H), C(0));
+        auto state = [&](std::size_t port, const char* what, std::vector<C>& held) -> const C* {
+          if (!ctx.has_input(port)) {
+            held.assign(static_cast<std::size_t>(D * B * H), C(0));
+            return held.data();
+          }
           const auto& st = ctx.input(port);
           if (st.sizes() != state_sizes)
             ctx.fail(std::string(what) + " has shape " + st.shape().to_string() + ", expected " + shape::of(state_sizes).to_string());
-          std::vector<C> v = to_compute<C>(st, ctx.node());
+          const C* v = view(st, held);
           if (cfg.layout) {  // [B, D, H] -> [D, B, H]
-            std::vector<C> t(v.size());
+            std::vector<C> t(static_cast<std::size_t>(D * B * H));
             for (i64 b = 0; b < B; ++b)
-              for (i64 d = 0; d < D; ++d) std::copy_n(v.data() + (b * D + d) * H, H, t.data() + (d * B + b) * H);
-            v.swap(t);
+              for (i64 d = 0; d < D; ++d) std::copy_n(v + (b * D + d) * H, H, t.data() + (d * B + b) * H);
+            held.swap(t);
+            v = held.data();
           }
           return v;
         };
-        in.h0 = state(5, "initial_h");
-        in.c0 = cfg.kind == cell::lstm ? state(6, "initial_c") : std::vector<C>(static_cast<std::size_t>(D * B * H), C(0));
+        in.h0 = state(5, "initial_h", in.held[4]);
+        if (cfg.kind == cell::lstm) {
+          in.c0 = state(6, "initial_c", in.held[5]);
+        } else {
+          in.held[5].assign(static_cast<std::size_t>(D * B * H), C(0));
+          in.c0 = in.held[5].data();
+        }
         if (cfg.kind == cell::lstm && ctx.has_input(7)) {
           const auto& pt = ctx.input(7);
           if (pt.sizes() != std::vector<i64>{D, 3 * H})
             ctx.fail("P has shape " + pt.shape().to_string() + ", expected " + shape::of({D, 3 * H}).to_string());
-          in.peep = to_compute<C>(pt, ctx.node());
-        } else {
-          in.peep.assign(static_cast<std::size_t>(D * 3 * H), C(0));
+          in.peep = view(pt, in.held[6]);
         }
-        std::vector<C> y, yh, yc;
-        rnn_core(ctx.policy(), cfg, in, y, yh, yc);
+        // f32: the weights packed for the engine (once, when they are the constant ones)
+        std::shared_ptr<const rnn_packed> local;
+        const rnn_packed* packed = nullptr;
+        if constexpr (std::is_same_v<C, float>) {
+          if (cw && Wt.raw() == cw->w.raw() && Rt.raw() == cw->r.raw() && Wt.sizes() == cw->w.sizes() &&
+              Rt.sizes() == cw->r.sizes() && Wt.element_type() == dtype::f32 && Rt.element_type() == dtype::f32)
+            packed = cw->packed.get();
+          else
+            packed = (local = std::make_shared<const rnn_packed>(in.w, in.r, D, G * H, I, H, cfg.kind == cell::gru)).get();
+        }
         const dtype dt = X.element_type();
-        if (ctx.num_outputs() > 0 && ctx.output_wanted(0)) {
+        const bool want_y = ctx.num_outputs() > 0 && ctx.output_wanted(0);
+        // y straight into the output when it has the compute type and layout 0
+        std::vector<C> y, yh(static_cast<std::size_t>(D * B * H)), yc(static_cast<std::size_t>(D * B * H));
+        const bool direct = want_y && std::is_same_v<T, C> && !cfg.layout;
+        C* yp = nullptr;
+        if (direct) {
+          yp = reinterpret_cast<C*>(ctx.allocate_output(0, dt, {S, D, B, H}).template data<T>());
+        } else if (want_y) {
+          y.resize(static_cast<std::size_t>(S * D * B * H));
+          yp = y.data();
+        }
+        rnn_core(ctx.policy(), cfg, in, packed, yp, yh.data(), yc.data());
+        if (want_y && !direct) {
           if (cfg.layout) {  // [S, D, B, H] -> [B, S, D, H]
             gpass::tensor& o = ctx.allocate_output(0, dt, {B, S, D, H});
             T* p = o.data<T>();

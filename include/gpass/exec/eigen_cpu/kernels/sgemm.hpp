@@ -58,7 +58,9 @@ struct block_args {
   i64 kc = 0;
   float* c = nullptr;
   i64 ldc = 0;
-  bool accumulate = false;   ///< C += A * B, else C = A * B
+  bool accumulate = false;   ///< C += A * B, else C = A * B (+ bias)
+  /// Added to every column of C's row i when not accumulating (when not null): bias[i]
+  const float* bias = nullptr;
   /// Indirect B (when not null; `b` is then unused): the nr values of panel j at depth k are
   /// two contiguous halves, at `b_base[2 j] + b_off[k]` and `b_base[2 j + 1] + b_off[k]`
   /// (`b_off` already at the slice's first depth). Every panel is full (n a multiple of nr).
@@ -116,7 +118,7 @@ namespace generic {
 inline constexpr int mr = 4, nr = 8;
 
 template <int M, class A, class L>
-void micro(const A& al, const L& bl, i64 kc, float* c, i64 ldc, bool acc, i64 nv) {
+void micro(const A& al, const L& bl, i64 kc, float* c, i64 ldc, bool acc, const float* bias, i64 nv) {
   float r[M][nr] = {};
   for (i64 k = 0; k < kc; ++k) {
     const float* lo = bl.lo(k);
@@ -129,7 +131,8 @@ void micro(const A& al, const L& bl, i64 kc, float* c, i64 ldc, bool acc, i64 nv
   }
   for (int i = 0; i < M; ++i) {
     float* row = c + i * ldc;
-    for (i64 j = 0; j < nv; ++j) row[j] = acc ? row[j] + r[i][j] : r[i][j];
+    const float add = bias && !acc ? bias[i] : 0.0f;
+    for (i64 j = 0; j < nv; ++j) row[j] = acc ? row[j] + r[i][j] : r[i][j] + add;
   }
 }
 
@@ -150,21 +153,49 @@ inline constexpr int mr = 6, nr = 16;
 
 template <int M, class A, class L>
 __attribute__((target("avx2,fma"), always_inline)) inline void micro(const A& al, const L& bl, i64 kc, float* c,
-                                                                     i64 ldc, bool acc, i64 nv) {
-  __m256 r0[M], r1[M];
+                                                                     i64 ldc, bool acc, const float* bias, i64 nv) {
+  // U independent sums per accumulator (depth steps k, k + 1, ... added apart, then
+  // together): a tile of one or two rows has too few accumulators to hide the FMA latency
+  constexpr int U = M == 1 ? 4 : M == 2 ? 2 : 1;
+  __m256 r0[M * U], r1[M * U];
 #pragma GCC unroll 8
-  for (int i = 0; i < M; ++i) r0[i] = r1[i] = _mm256_setzero_ps();
+  for (int i = 0; i < M * U; ++i) r0[i] = r1[i] = _mm256_setzero_ps();
 #pragma GCC unroll 2
-  for (i64 k = 0; k < kc; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(bl.lo(k)), b1 = _mm256_loadu_ps(bl.hi(k));
-    if constexpr (L::prefetch) _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(k)), _MM_HINT_T0);
+  for (i64 k0 = 0; k0 < kc; k0 += U)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const i64 kk = k0 + u;
+      if (U > 1 && kk >= kc) break;
+      const __m256 b0 = _mm256_loadu_ps(bl.lo(kk)), b1 = _mm256_loadu_ps(bl.hi(kk));
+      if constexpr (L::prefetch) _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(kk)), _MM_HINT_T0);
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i) {
+        const __m256 av = _mm256_broadcast_ss(al.at(kk, i));
+        r0[i * U + u] = _mm256_fmadd_ps(av, b0, r0[i * U + u]);
+        r1[i * U + u] = _mm256_fmadd_ps(av, b1, r1[i * U + u]);
+      }
+    }
+  if constexpr (U > 1)
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) {
+        r0[i * U] = _mm256_add_ps(r0[i * U], r0[i * U + u]);
+        r1[i * U] = _mm256_add_ps(r1[i * U], r1[i * U + u]);
+      }
+  if constexpr (U > 1)
+#pragma GCC unroll 8
+    for (int i = 1; i < M; ++i) {
+      r0[i] = r0[i * U];
+      r1[i] = r1[i * U];
+    }
+  if (bias && !acc)
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
-      const __m256 av = _mm256_broadcast_ss(al.at(k, i));
-      r0[i] = _mm256_fmadd_ps(av, b0, r0[i]);
-      r1[i] = _mm256_fmadd_ps(av, b1, r1[i]);
+      const __m256 bv = _mm256_broadcast_ss(bias + i);
+      r0[i] = _mm256_add_ps(r0[i], bv);
+      r1[i] = _mm256_add_ps(r1[i], bv);
     }
-  }
   if (nv == nr) {
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
@@ -201,24 +232,45 @@ inline constexpr int mr = 8, nr = 32;
 
 template <int M, class A, class L>
 __attribute__((target("avx512f,avx2,fma"), always_inline)) inline void micro(const A& al, const L& bl, i64 kc,
-                                                                             float* c, i64 ldc, bool acc, i64 nv) {
-  __m512 r0[M], r1[M];
+                                                                             float* c, i64 ldc, bool acc,
+                                                                             const float* bias, i64 nv) {
+  // U independent sums per accumulator, as in the AVX2 kernel
+  constexpr int U = M == 1 ? 4 : M == 2 ? 4 : M <= 4 ? 2 : 1;
+  __m512 r0[M * U], r1[M * U];
 #pragma GCC unroll 8
-  for (int i = 0; i < M; ++i) r0[i] = r1[i] = _mm512_setzero_ps();
+  for (int i = 0; i < M * U; ++i) r0[i] = r1[i] = _mm512_setzero_ps();
 #pragma GCC unroll 2
-  for (i64 k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_loadu_ps(bl.lo(k)), b1 = _mm512_loadu_ps(bl.hi(k));
-    if constexpr (L::prefetch) {
-      _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(k)), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(k) + 16), _MM_HINT_T0);
-    }
+  for (i64 k0 = 0; k0 < kc; k0 += U)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const i64 kk = k0 + u;
+      if (U > 1 && kk >= kc) break;
+      const __m512 b0 = _mm512_loadu_ps(bl.lo(kk)), b1 = _mm512_loadu_ps(bl.hi(kk));
+      if constexpr (L::prefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(kk)), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(bl.ahead(kk) + 16), _MM_HINT_T0);
+      }
 #pragma GCC unroll 8
-    for (int i = 0; i < M; ++i) {
-      const __m512 av = _mm512_set1_ps(*al.at(k, i));
-      r0[i] = _mm512_fmadd_ps(av, b0, r0[i]);
-      r1[i] = _mm512_fmadd_ps(av, b1, r1[i]);
+      for (int i = 0; i < M; ++i) {
+        const __m512 av = _mm512_set1_ps(*al.at(kk, i));
+        r0[i * U + u] = _mm512_fmadd_ps(av, b0, r0[i * U + u]);
+        r1[i * U + u] = _mm512_fmadd_ps(av, b1, r1[i * U + u]);
+      }
     }
-  }
+  if constexpr (U > 1)
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) {
+        r0[i * U] = _mm512_add_ps(r0[i * U], r0[i * U + u]);
+        r1[i * U] = _mm512_add_ps(r1[i * U], r1[i * U + u]);
+      }
+  if constexpr (U > 1)
+#pragma GCC unroll 8
+    for (int i = 1; i < M; ++i) {
+      r0[i] = r0[i * U];
+      r1[i] = r1[i * U];
+    }
   const __mmask16 m0 = nv >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nv) - 1u);
   const __mmask16 m1 = nv >= 32 ? __mmask16(0xFFFF) : nv <= 16 ? __mmask16(0) : __mmask16((1u << (nv - 16)) - 1u);
 #pragma GCC unroll 8
@@ -227,6 +279,10 @@ __attribute__((target("avx512f,avx2,fma"), always_inline)) inline void micro(con
     if (acc) {
       r0[i] = _mm512_add_ps(r0[i], _mm512_maskz_loadu_ps(m0, row));
       r1[i] = _mm512_add_ps(r1[i], _mm512_maskz_loadu_ps(m1, row + 16));
+    } else if (bias) {
+      const __m512 bv = _mm512_set1_ps(bias[i]);
+      r0[i] = _mm512_add_ps(r0[i], bv);
+      r1[i] = _mm512_add_ps(r1[i], bv);
     }
     _mm512_mask_storeu_ps(row, m0, r0[i]);
     _mm512_mask_storeu_ps(row + 16, m1, r1[i]);
@@ -404,12 +460,13 @@ void for_each_block(const kernel_info& ki, i64 M, i64 K, i64 a_stride, i64 ldc, 
 /// [n0 / nr, ceil(n1 / nr)) (n0 a multiple of nr), for splitting across threads. With
 /// `a_ld` > 0, A is not packed: row-major M x K with that row stride, read in place.
 inline void multiply(const kernel_info& ki, const float* a, i64 a_stride, i64 M, const float* b, i64 b_stride, i64 N,
-                     i64 K, float* c, i64 ldc, bool accumulate, i64 n0 = 0, i64 n1 = -1, i64 a_ld = 0) {
+                     i64 K, float* c, i64 ldc, bool accumulate, i64 n0 = 0, i64 n1 = -1, i64 a_ld = 0,
+                     const float* row_bias = nullptr) {
   if (n1 < 0) n1 = N;
   if (M <= 0 || n1 <= n0) return;
   if (K <= 0) {
     if (!accumulate)
-      for (i64 i = 0; i < M; ++i) std::fill(c + i * ldc + n0, c + i * ldc + n1, 0.0f);
+      for (i64 i = 0; i < M; ++i) std::fill(c + i * ldc + n0, c + i * ldc + n1, row_bias ? row_bias[i] : 0.0f);
     return;
   }
   for_each_block(ki, M, K, a_stride, ldc, accumulate, [&](block_args& p, i64 k0, i64 i0) {
@@ -419,18 +476,26 @@ inline void multiply(const kernel_info& ki, const float* a, i64 a_stride, i64 M,
     p.b_stride = b_stride;
     p.n = n1 - n0;
     p.c = c + i0 * ldc + n0;
+    p.bias = row_bias ? row_bias + i0 : nullptr;
   });
 }
 
 /// C[M x N] (=|+=) A * B with B indirect (see `block_args::b_off`): `base` holds two
 /// pointers per B panel, `off` the K offsets; N must be a multiple of nr.
 inline void multiply_indirect(const kernel_info& ki, const float* a, i64 a_stride, i64 M, const float* const* base,
-                              const i64* off, i64 N, i64 K, float* c, i64 ldc, bool accumulate) {
-  if (M <= 0 || N <= 0 || K <= 0) return;
+                              const i64* off, i64 N, i64 K, float* c, i64 ldc, bool accumulate,
+                              const float* row_bias = nullptr) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (i64 i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, row_bias ? row_bias[i] : 0.0f);
+    return;
+  }
   for_each_block(ki, M, K, a_stride, ldc, accumulate, [&](block_args& p, i64 k0, i64 i0) {
     p.a = a + (i0 / ki.mr) * a_stride + k0 * ki.mr;
     p.n = N;
     p.c = c + i0 * ldc;
+    p.bias = row_bias ? row_bias + i0 : nullptr;
     p.b_off = off + k0;
     p.b_base = base;
   });
