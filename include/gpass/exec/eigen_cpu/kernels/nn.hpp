@@ -668,6 +668,8 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
       rmat<C> g(B, GH), hn(B, H), cn(B, H), tmp(B, H);
       const C* P = in.peep ? in.peep + d * 3 * H : nullptr;
       const C clip = static_cast<C>(cfg.clip);
+      const bool standard_lstm = cfg.kind == cell::lstm && !P && cfg.clip <= 0 && !cfg.input_forget &&
+                                 act[0].kind == act_kind::sigmoid && act[1].kind == act_kind::tanh && act[2].kind == act_kind::tanh;
       auto clipped = [&](C* p, i64 n) {
         if (cfg.clip > 0) arr_map<C>(p, n) = arr_map<C>(p, n).max(-clip).min(clip);
       };
@@ -699,6 +701,20 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
             apply_activation(act[1], gr + 2 * H, H);
             arr_map<C> z(gr, H), hh(gr + 2 * H, H);
             arr_map<C>(hn.row(b).data(), H) = (C(1) - z) * hh + z * arr_map<C>(h.row(b).data(), H);
+          }
+        } else if (cfg.kind == cell::lstm && standard_lstm) {
+          // the default cell (sigmoid gates, tanh, no peepholes, clip or coupled gates): the
+          // gates i, o, f are contiguous in each row, one pass each for them and for c
+          recur(g, h.data(), H, 0, 0, GH);
+          for (i64 b = 0; b < B; ++b) {
+            C* gr = g.row(b).data();
+            arr_map<C> iof(gr, 3 * H), gc(gr + 3 * H, H);
+            iof = (C(1) + (-iof).exp()).inverse();
+            gc = gc.tanh();
+            arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
+            arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
+            cnew = gf * cp + gi * gc;
+            arr_map<C>(hn.row(b).data(), H) = go * cnew.tanh();
           }
         } else if (cfg.kind == cell::lstm) {
           recur(g, h.data(), H, 0, 0, GH);
