@@ -1159,11 +1159,14 @@ bool conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C
       const i64 m = pl % M, n = pl / M, ci = n * C + m / Mg;
       if (ci != loaded) {
         const T* xp = x + ci * H * W;
-        for (i64 k = 0; k < slots; ++k) {
-          const auto [py, px] = phases[static_cast<std::size_t>(k)];
-          const auto [c0, c1] = cols[static_cast<std::size_t>(k)];
-          T* q = planes + k * *plane;
-          for (i64 r = 0; r < *Hq; ++r, q += *Wq) {
+        // plane row by plane row, the phases (sorted by row phase, then column phase) in
+        // turn: the input rows are read once each, in order, every column phase of a row
+        // while it is in L1
+        for (i64 r = 0; r < *Hq; ++r)
+          for (i64 k = 0; k < slots; ++k) {
+            const auto [py, px] = phases[static_cast<std::size_t>(k)];
+            const auto [c0, c1] = cols[static_cast<std::size_t>(k)];
+            T* q = planes + k * *plane + r * *Wq;
             const i64 row = r * sh + py - ph;
             if (row < 0 || row >= H) {
               std::fill(q, q + *Wq, T(0));
@@ -1177,7 +1180,6 @@ bool conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C
             else for (i64 j = c0; j < c1; ++j) q[j] = xr[j * sw + off];
             std::fill(q + c1, q + *Wq, T(0));
           }
-        }
         loaded = ci;
       }
       for (std::size_t t = 0; t < src.size(); ++t) src[t] = planes + slot[t] * *plane + offset[t];
