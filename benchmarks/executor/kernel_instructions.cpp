@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The hottest CPU kernels of the real-model benchmark, one per process, for instruction
+// counts under callgrind (kernel_instructions.sh builds this against two commits' headers):
+// `kernel_instructions KERNEL [REPS]`, KERNEL one of dw dw2 pw c3 c1 lstm1 lstm8. The kernel
+// is made once (constant weights packed, as a plan does), run once, then REPS times between
+// callgrind's start/stop requests; prints a checksum of output 0 and the wall time per run.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+#include <valgrind/callgrind.h>
+#include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+#include <gpass/exec/eigen_cpu/kernels/nn.hpp>
+using gpass::tensor;
+using i64 = std::int64_t;
+namespace ex = gpass::exec;
+tensor rnd(std::vector<i64> s, unsigned seed) {
+  tensor t(gpass::dtype::f32, s);
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (i64 i = 0; i < t.size(); ++i) t.data<float>()[i] = d(g);
+  return t;
+}
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "dw";
+  ex::kernel_registry<ex::eigen_cpu> reg;
+  ex::cpu_detail::register_linalg(reg);
+  ex::cpu_detail::register_nn(reg);
+  ex::eigen_cpu cpu({.threads = 1});
+  ex::kernel_node n{.name = "n", .op = "FusedConv", .opset = 1};
+  n.domain = "gpass";
+  std::vector<ex::value> in;
+  auto conv = [&](i64 C, i64 HW, i64 M, i64 G, i64 K, i64 s, const char* act) {
+    const i64 p = K / 2;
+    n.attrs = {{"group", G}, {"strides", std::vector<i64>{s, s}}, {"pads", std::vector<i64>{p, p, p, p}},
+               {"kernel_shape", std::vector<i64>{K, K}}, {"activation", std::string(act)}};
+    if (std::string(act) == "Clip") n.attrs["activation_params"] = std::vector<double>{0.0, 6.0};
+    tensor w = rnd({M, C / G, K, K}, 2);
+    in = {rnd({1, C, HW, HW}, 1), w, rnd({M}, 3)};
+    n.input_types.resize(3);
+    n.output_types.resize(1);
+    n.constant_inputs = {std::nullopt, w, std::nullopt};
+  };
+  if (what == "dw") conv(144, 56, 144, 144, 3, 1, "Clip");          // MobileNetV2 block_2_depthwise
+  else if (what == "dw2") conv(96, 112, 96, 96, 3, 2, "Clip");      // block_1_depthwise (stride 2)
+  else if (what == "pw") conv(16, 112, 96, 1, 1, 1, "Clip");        // block_1_expand (1x1)
+  else if (what == "c3") conv(64, 56, 64, 1, 3, 1, "Relu");         // ResNet50 conv2_x 3x3
+  else if (what == "c1") conv(256, 56, 64, 1, 1, 1, "Relu");        // ResNet50 conv2_x 1x1 reduce
+  else if (what == "lstm1" || what == "lstm8") {                  // the 2-layer LSTM's first layer
+    const i64 B = what == "lstm1" ? 1 : 8, S = 32, I = 64, H = 128;
+    n = ex::kernel_node{.name = "n", .op = "LSTM", .opset = 14};
+    n.attrs = {{"hidden_size", H}};
+    tensor w = rnd({1, 4 * H, I}, 5), r = rnd({1, 4 * H, H}, 6);
+    for (i64 i = 0; i < w.size(); ++i) w.data<float>()[i] *= 0.1f;
+    for (i64 i = 0; i < r.size(); ++i) r.data<float>()[i] *= 0.1f;
+    in = {rnd({S, B, I}, 4), w, r, rnd({1, 8 * H}, 7)};
+    n.input_types.resize(4);
+    n.output_types.resize(3);
+    n.constant_inputs = {std::nullopt, w, r};
+  }
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
+  double sum = 0;
+  // the kernel made once (constant weights packed then), run reps times, as a plan runs it
+  const auto* def = reg.find(n.domain, n.op, n.opset, gpass::dtype::f32);
+  auto fn = def->make(n);
+  std::vector<const ex::value*> inp(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) inp[i] = &in[i];
+  std::vector<ex::value> out;
+  auto stream = cpu.make_stream();
+  const ex::detail::lone_kernel_services<ex::eigen_cpu> services(ex::run_limits{});
+  auto once = [&] {
+    out.assign(n.num_outputs(), ex::value{});
+    std::vector<char> wanted(n.num_outputs(), 1);
+    ex::kernel_context<ex::eigen_cpu> ctx(n, cpu, stream, inp, out, {}, nullptr, wanted, &services);
+    fn(ctx);
+  };
+  once();  // warm-up (scratch buffers)
+  const auto t0 = std::chrono::steady_clock::now();
+  CALLGRIND_START_INSTRUMENTATION;
+  for (int r = 0; r < reps; ++r) once();
+  CALLGRIND_STOP_INSTRUMENTATION;
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+  const tensor& y = out[0].tensor();
+  for (i64 i = 0; i < y.size(); ++i) sum += y.data<float>()[i];
+  std::printf("%s checksum %.6f %.1f us/run\n", what.c_str(), sum, us);
+}
