@@ -1372,7 +1372,6 @@ using conv_types = type_list<float, double, Eigen::half, Eigen::bfloat16>;
 using maxpool_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::uint8_t>;
 using einsum_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int32_t, std::int64_t, std::uint32_t, std::uint64_t>;
 
-
 /// The common part of Conv and ConvTranspose: checks the bias type, allocates output 0 of
 /// `ys`, and calls `forward.template operator()<U>(x, w, bias, y)` on the element pointers
 /// (bias null when absent); f16/bf16 run in float on converted copies.
@@ -1593,16 +1592,23 @@ inline def gemm_def() {
          }};
 }
 
+/// A fused op's residual: input `z_input` when given (null otherwise), which must have the
+/// result's sizes and element type.
+inline const gpass::tensor* fused_residual(const context& ctx, int z_input, const std::vector<i64>& sizes, dtype type) {
+  const gpass::tensor* z = z_input >= 0 && ctx.has_input(static_cast<std::size_t>(z_input))
+                               ? &ctx.input(static_cast<std::size_t>(z_input))
+                               : nullptr;
+  if (z && (z->sizes() != sizes || z->element_type() != type))
+    ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
+             gpass::shape::of(sizes).to_string());
+  return z;
+}
+
 /// The output step of gpass's fused ops, over the whole output: y = act(y (+ z)), z input
 /// `z_input` when given (the same shape and type as y: a residual).
 inline void fused_output_pass(context& ctx, const fused_activation& act, int z_input) {
   gpass::tensor& y = ctx.output(0);
-  const gpass::tensor* z = z_input >= 0 && ctx.has_input(static_cast<std::size_t>(z_input))
-                               ? &ctx.input(static_cast<std::size_t>(z_input))
-                               : nullptr;
-  if (z && (z->sizes() != y.sizes() || z->element_type() != y.element_type()))
-    ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
-             gpass::shape::of(y.sizes()).to_string());
+  const gpass::tensor* z = fused_residual(ctx, z_input, y.sizes(), y.element_type());
   if (!z && act.k == fused_activation::kind::none) return;
   dispatch<conv_types>(y.element_type(), ctx.node(), [&]<class T>() {
     T* yp = y.data<T>();
@@ -1638,10 +1644,7 @@ inline def conv_def(bool fused = false) {
              std::vector<i64> ys{N, M};
              ys.insert(ys.end(), g.out.begin(), g.out.end());
              // the fused step, when there is one: z checked before the product
-             const gpass::tensor* z = fused && ctx.has_input(3) ? &ctx.input(3) : nullptr;
-             if (z && (z->sizes() != ys || z->element_type() != x.element_type()))
-               ctx.fail("the added input has shape " + gpass::shape::of(z->sizes()).to_string() + ", the result " +
-                        gpass::shape::of(ys).to_string());
+             const gpass::tensor* z = fused ? fused_residual(ctx, 3, ys, x.element_type()) : nullptr;
              const bool step = fused && (z || act.k != fused_activation::kind::none);
              bool applied = false;
              // f32 outputs take the step as the blocks are written (half types run in a float copy)
