@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   else if (what == "dw2") conv(96, 112, 96, 96, 3, 2, "Clip");      // block_1_depthwise (stride 2)
   else if (what == "pw") conv(16, 112, 96, 1, 1, 1, "Clip");        // block_1_expand (1x1)
   else if (what == "c3") conv(64, 56, 64, 1, 3, 1, "Relu");         // ResNet50 conv2_x 3x3
+  else if (what == "c3b") conv(128, 28, 128, 1, 3, 1, "Relu");     // ResNet50 conv3_x 3x3
+  else if (what == "c3c") conv(256, 14, 256, 1, 3, 1, "Relu");     // ResNet50 conv4_x 3x3
+  else if (what == "c3d") conv(512, 7, 512, 1, 3, 1, "Relu");      // ResNet50 conv5_x 3x3
   else if (what == "c1") conv(256, 56, 64, 1, 1, 1, "Relu");        // ResNet50 conv2_x 1x1 reduce
   else if (what == "lstm1" || what == "lstm8") {                  // the 2-layer LSTM's first layer
     const i64 B = what == "lstm1" ? 1 : 8, S = 32, I = 64, H = 128;

@@ -418,6 +418,9 @@ TEST_CASE("exec.linalg.conv_against_reference") {
                                        {1, 2, 5, 6, 2, 2, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}},
                                        {1, 3, 33, 35, 6, 3, 5, 4, {2, 3}, {3, 2}, {0, 5, 2, 1}},
                                        {1, 2, 3, 3, 2, 2, 3, 3, {1, 1}, {1000, 1000}, {1000, 1000, 1000, 1000}},
+                                       // stride 1 on the padded input's grid: groups, dilations, ragged pads
+                                       {2, 8, 12, 13, 6, 2, 3, 3, {1, 1}, {2, 2}, {2, 1, 2, 3}},
+                                       {1, 5, 40, 23, 33, 1, 1, 3, {1, 1}, {1, 1}, {0, 1, 0, 1}},
                                        // depth C*KH*KW = 1152: several depth blocks of the packed product
                                        {1, 128, 10, 9, 40, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                                        {2, 96, 6, 6, 70, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}}}) {
@@ -457,6 +460,15 @@ TEST_CASE("exec.linalg.conv_against_reference") {
     packed.constant_inputs = {std::nullopt, wr};
     check_close<float>(run1(packed, {x.reshaped(xs), wr}), values_of(y2), run1(n, {x.reshaped(xs), wr}).sizes());
   }
+  // a packed 1-D convolution read in place (several panels, ragged last one, dilation, two
+  // images, 1 and 2 threads) against the unpacked 2-D one
+  auto xl = random_tensor({2, 10, 77}, 23), wl = random_tensor({20, 10, 5}, 24), bl = random_tensor({20}, 25);
+  gpass::attribute_map a1{{"pads", std::vector<i64>{3, 1}}, {"dilations", std::vector<i64>{2}}};
+  gpass::attribute_map a2{{"pads", std::vector<i64>{0, 3, 0, 1}}, {"dilations", std::vector<i64>{1, 2}}};
+  auto yl = run1(make_node("Conv", 3, a2), {xl.reshaped({2, 10, 1, 77}), wl.reshaped({20, 10, 1, 5}), bl});
+  auto n1 = make_node("Conv", 3, a1);
+  n1.constant_inputs = {std::nullopt, wl};
+  for (int threads : {1, 2}) check_close<float>(run1(n1, {xl, wl, bl}, threads), values_of(yl), {2, 20, 73}, 1e-4);
 }
 
 TEST_CASE("exec.linalg.fused_conv_epilogue") {
@@ -485,7 +497,8 @@ TEST_CASE("exec.linalg.fused_conv_epilogue") {
                                        {6, 10, 13, 12, 6, 3, 2, 1},   // depthwise, multiplier 2, stride 2
                                        {16, 7, 9, 24, 1, 1, 1, 0},    // pointwise (packed, whole plane)
                                        {8, 12, 11, 10, 1, 3, 2, 1},   // im2col panels
-                                       {8, 16, 16, 12, 1, 3, 1, 1}})  // in place (OW a multiple of 16)
+                                       {8, 16, 16, 12, 1, 3, 1, 1},   // in place (OW a multiple of 16)
+                                       {8, 9, 13, 12, 2, 3, 1, 1}})   // in place on the padded grid (OW 13)
     for (const act& a : acts)
       for (bool with_z : {false, true}) {
         INFO("C=" << c.C << " M=" << c.M << " G=" << c.G << " K=" << c.K << " stride " << c.s << " activation '" << a.name
