@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   else if (what == "c3c") conv(256, 14, 256, 1, 3, 1, "Relu");     // ResNet50 conv4_x 3x3
   else if (what == "c3d") conv(512, 7, 512, 1, 3, 1, "Relu");      // ResNet50 conv5_x 3x3
   else if (what == "c1") conv(256, 56, 64, 1, 1, 1, "Relu");        // ResNet50 conv2_x 1x1 reduce
+  else if (what == "c1s2") conv(512, 28, 1024, 1, 1, 2, "Relu");   // ResNet50 conv4_block1 shortcut (1x1, stride 2)
+  else if (what == "stem") conv(3, 224, 64, 1, 7, 2, "Relu");      // ResNet50 conv1 (7x7, stride 2)
   else if (what == "lstm1" || what == "lstm8") {                  // the 2-layer LSTM's first layer
     const i64 B = what == "lstm1" ? 1 : 8, S = 32, I = 64, H = 128;
     n = ex::kernel_node{.name = "n", .op = "LSTM", .opset = 14};

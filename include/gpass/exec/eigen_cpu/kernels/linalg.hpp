@@ -588,73 +588,127 @@ inline i64 conv_task_width(const eigen_cpu& pol, i64 images, i64 P, i64 CK, i64 
   return std::min(P, ppt * nr);
 }
 
-/// Whether a stride-1 convolution computes on the padded input's grid rather than through
-/// im2col: when the Wp - OW dropped columns are at most half of the OW kept ones. (Measured,
-/// one AVX-512 thread, ResNet-50's 3x3 convolutions: 56x56 1.8x, 28x28 1.4x, 14x14 1.09x, 7x7
-/// 1.03x faster on the grid than through im2col.)
-inline bool conv_grid_pays(i64 Wp, i64 OW) { return OW > 0 && 2 * (Wp - OW) <= OW; }
+/// Where the taps of one axis of a convolution read its polyphase planes: tap k reads phase
+/// `phase[k]` (of `phases` used ones) at `shift[k]` positions past the output position:
+/// k * dilation = stride * shift + the phase's first input position.
+struct conv_taps {
+  std::vector<i64> phase, shift, firsts;  ///< firsts[p]: the input position of phase p's first element
+  i64 reach = 0;                          ///< the largest shift
+  conv_taps(i64 K, i64 stride, i64 dilation) : phase(static_cast<std::size_t>(K)), shift(static_cast<std::size_t>(K)) {
+    for (i64 k = 0; k < K; ++k) {
+      const i64 at = k * dilation, r = at % stride;
+      auto it = std::find(firsts.begin(), firsts.end(), r);
+      if (it == firsts.end()) it = firsts.insert(firsts.end(), r);
+      phase[static_cast<std::size_t>(k)] = it - firsts.begin();
+      shift[static_cast<std::size_t>(k)] = at / stride;
+      reach = std::max(reach, at / stride);
+    }
+  }
+  i64 phases() const { return static_cast<i64>(firsts.size()); }
+};
 
-/// A stride-1 1-D or 2-D convolution without im2col: the input is copied once with its
-/// padding made explicit (plus the dilated kernel's reach), and the micro-kernels read each B
-/// half panel in place, at a per-depth offset (channel, kernel row, kernel column) from the
-/// half panel's first position. When the output rows hold whole half panels (OW a multiple of
-/// nr / 2, P of nr) the panels are output positions. Otherwise (`grid`) the panels run over
-/// the padded input's grid: position q = oy * Wp + ox, whose half panels are contiguous
-/// whatever OW is; the Wp - OW columns past each output row are computed and dropped (none
-/// for one output row: a 1-D convolution). The products go straight to y where positions are
-/// output positions; else each task's block goes to a per-thread buffer whose output runs are
-/// copied out (with the epilogue).
+/// Whether a 1-D or 2-D convolution computes on its polyphase grid rather than through
+/// im2col: when the grid's dropped columns (Wq - OW per row) are at most half of the OW kept
+/// ones, and the polyphase planes within 4x the input and output planes (huge dilations over
+/// huge pads take im2col, which never copies the padding). Measured, one AVX-512 thread,
+/// ResNet-50's 3x3 convolutions: 56x56 1.8x, 28x28 1.4x, 14x14 1.09x, 7x7 1.03x faster on the
+/// grid than through im2col.
+inline bool conv_grid_pays(const window_geometry& g) {
+  const std::size_t rank = g.in.size();
+  if (rank != 1 && rank != 2) return false;
+  double planes = 1.0, in = 1.0, out = 1.0;
+  for (std::size_t d = 0; d < rank; ++d) {
+    // at most min(stride, kernel) phases, each (out + reach) long; the taps' positions in i64
+    const double span = static_cast<double>(g.kernel[d] - 1) * static_cast<double>(g.dilations[d]);
+    if (span > 1e18) return false;
+    const double reach = span / static_cast<double>(g.strides[d]);
+    planes *= std::min<double>(static_cast<double>(g.strides[d]), static_cast<double>(g.kernel[d])) * (static_cast<double>(g.out[d]) + reach);
+    in *= static_cast<double>(g.in[d]);
+    out *= static_cast<double>(g.out[d]);
+  }
+  if (planes > 4.0 * (in + out) + 65536.0) return false;
+  const i64 OW = g.out[rank - 1];
+  const i64 dropped = (g.kernel[rank - 1] - 1) * g.dilations[rank - 1] / g.strides[rank - 1];  // below 1e18 (above)
+  return OW > 0 && (rank == 1 || dropped <= OW / 2);
+}
+
+/// A 1-D or 2-D convolution without im2col. The input is copied once into polyphase planes
+/// with its padding made explicit: plane (py, px) of a channel holds the padded input's rows
+/// py, py + sh, ... and columns px, px + sw, ... (one plane at stride 1), each Hq x Wq (the
+/// outputs plus the taps' reach), so that tap (ky, kx) of output (oy, ox) is element
+/// (oy + ay, ox + ax) of one plane. The micro-kernels read each B half panel in place there, at
+/// a per-depth offset (channel, plane, tap shift) from the half panel's first position. When
+/// the output rows hold whole half panels (OW a multiple of nr / 2, P of nr) the panels are
+/// output positions. Otherwise (`grid`) they run over the planes' grid: position q = oy * Wq +
+/// ox, whose half panels are contiguous whatever OW is; the Wq - OW columns past each output
+/// row are computed and dropped (none for one output row, or taps without reach). The
+/// products go straight to y where positions are output positions; else each task's block
+/// goes to a per-thread buffer whose output runs are copied out (with the epilogue).
 inline void conv_forward_in_place(const eigen_cpu& pol, const sgemm::kernel_info& ki, const window_geometry& g, i64 N,
                                   i64 C, i64 M, i64 G, const float* x, const packed_filter& w, const float* bias, float* y,
                                   const conv_epilogue* ep, bool grid) {
   const std::size_t c = g.in.size() - 1;  // the column axis; a 1-D convolution has one row
   const i64 H = c ? g.in[0] : 1, W = g.in[c], OH = c ? g.out[0] : 1, OW = g.out[c], KH = c ? g.kernel[0] : 1, KW = g.kernel[c];
-  const i64 dy = c ? g.dilations[0] : 1, dx = g.dilations[c], pt = c ? g.pad_begin[0] : 0, pl = g.pad_begin[c];
-  const i64 Hp = OH + (KH - 1) * dy, Wp = OW + (KW - 1) * dx, plane = Hp * Wp;
+  const i64 sh = c ? g.strides[0] : 1, sw = g.strides[c], pt = c ? g.pad_begin[0] : 0, pl = g.pad_begin[c];
+  const conv_taps ty(KH, sh, c ? g.dilations[0] : 1), tx(KW, sw, g.dilations[c]);
+  const i64 Hq = OH + ty.reach, Wq = OW + tx.reach, pplane = Hq * Wq, nph = ty.phases() * tx.phases(), cplane = nph * pplane;
   const i64 Cg = C / G, Mg = M / G, CK = Cg * KH * KW, P = OH * OW, nr = ki.nr, half = nr / 2;
   // positions of the product: output positions, or the grid's up to the last output
-  const i64 Q = grid ? (OH - 1) * Wp + OW : P;
-  // xp[n, c, yy, xx] = x[n, c, yy - pt, xx - pl], zero outside x; on the grid a last panel
-  // reads up to nr - 1 values past the last plane (zeros)
+  const i64 Q = grid ? (OH - 1) * Wq + OW : P;
+  // xp[n, c, (iy, ix), i, j] = x[n, c, i * sh + firsts_y[iy] - pt, j * sw + firsts_x[ix] - pl],
+  // zero outside x; on the grid a last panel reads up to nr - 1 values past the last plane
   const i64 tail = grid ? nr : 0;
-  float* xp = sgemm::scratch(3, N * C * plane + tail);
-  std::fill(xp + N * C * plane, xp + N * C * plane + tail, 0.0f);
-  pol.parallel_for(N * C, static_cast<double>(plane) * 0.3, [&](i64 b, i64 e) {
+  float* xp = sgemm::scratch(3, N * C * cplane + tail);
+  std::fill(xp + N * C * cplane, xp + N * C * cplane + tail, 0.0f);
+  pol.parallel_for(N * C, static_cast<double>(cplane) * 0.3, [&](i64 b, i64 e) {
     for (i64 nc = b; nc < e; ++nc) {
       const float* src = x + nc * H * W;
-      float* dst = xp + nc * plane;
-      for (i64 yy = 0; yy < Hp; ++yy, dst += Wp) {
-        const i64 iy = yy - pt;
-        if (iy < 0 || iy >= H) {
-          std::fill(dst, dst + Wp, 0.0f);
-          continue;
+      float* dst = xp + nc * cplane;
+      for (const i64 fy : ty.firsts)
+        for (const i64 fx : tx.firsts) {
+          // the columns j whose input column j * sw + fx - pl lies in [0, W)
+          const i64 lo = std::clamp<i64>((pl - fx + sw - 1) / sw, 0, Wq);
+          const i64 hi = std::clamp<i64>(W + pl - fx > 0 ? (W + pl - fx + sw - 1) / sw : 0, lo, Wq);
+          for (i64 i = 0; i < Hq; ++i, dst += Wq) {
+            const i64 iy = i * sh + fy - pt;
+            if (iy < 0 || iy >= H) {
+              std::fill(dst, dst + Wq, 0.0f);
+              continue;
+            }
+            std::fill(dst, dst + lo, 0.0f);
+            const i64 at = iy * W + fx - pl;  // + j * sw: column j's input
+            if (sw == 1) std::copy(src + at + lo, src + at + hi, dst + lo);
+            else
+              for (i64 j = lo; j < hi; ++j) dst[j] = src[at + j * sw];
+            std::fill(dst + hi, dst + Wq, 0.0f);
+          }
         }
-        const i64 lo = std::clamp<i64>(pl, 0, Wp), hi = std::clamp<i64>(pl + W, lo, Wp);
-        std::fill(dst, dst + lo, 0.0f);
-        std::copy(src + iy * W + (lo - pl), src + iy * W + (hi - pl), dst + lo);
-        std::fill(dst + hi, dst + Wp, 0.0f);
-      }
     }
   });
   std::vector<i64> off(static_cast<std::size_t>(CK));
   for (i64 ci = 0, k = 0; ci < Cg; ++ci)
-    for (i64 ky = 0; ky < KH; ++ky)
-      for (i64 kx = 0; kx < KW; ++kx) off[static_cast<std::size_t>(k++)] = ci * plane + ky * dy * Wp + kx * dx;
-  const bool to_y = !grid || OH == 1;
+    for (std::size_t ky = 0; ky < static_cast<std::size_t>(KH); ++ky)
+      for (std::size_t kx = 0; kx < static_cast<std::size_t>(KW); ++kx)
+        off[static_cast<std::size_t>(k++)] =
+            ci * cplane + (ty.phase[ky] * tx.phases() + tx.phase[kx]) * pplane + ty.shift[ky] * Wq + tx.shift[kx];
+  const bool to_y = !grid || OH == 1 || Wq == OW;
   const double total = static_cast<double>(N * M * Q) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
-  const i64 cb = conv_task_width(pol, N * G, Q, CK, nr, total), CB = (Q + cb - 1) / cb, tasks = N * G * CB;
+  // B is read in place, not packed per task: tasks as wide as a 512-deep packed block, so
+  // that a deep filter streams through the cache for several panels, not one
+  const i64 cb = conv_task_width(pol, N * G, Q, std::min<i64>(CK, 512), nr, total), CB = (Q + cb - 1) / cb,
+            tasks = N * G * CB;
   pol.parallel_for(tasks, total / static_cast<double>(tasks), [&](i64 b, i64 e) {
     std::vector<const float*> base(static_cast<std::size_t>(2 * (cb / nr + 1)));
     float* block = to_y ? nullptr : sgemm::scratch(1, Mg * cb);
     for (i64 t = b; t < e; ++t) {
       const i64 cbi = t % CB, gi = (t / CB) % G, ni = t / (CB * G);
       const i64 c0 = cbi * cb, c1 = std::min(Q, c0 + cb);
-      const float* img = xp + (ni * C + gi * Cg) * plane;
+      const float* img = xp + (ni * C + gi * Cg) * cplane;
       if (grid)  // both halves of a ragged last panel (its reads stay within the planes + tail)
         for (i64 q = c0, h = 0; q < c0 + sgemm::panels(c1 - c0, static_cast<int>(nr)) * nr; q += half, ++h)
           base[static_cast<std::size_t>(h)] = img + q;
       else
-        for (i64 q = c0, h = 0; q < c1; q += half, ++h) base[static_cast<std::size_t>(h)] = img + (q / OW) * Wp + q % OW;
+        for (i64 q = c0, h = 0; q < c1; q += half, ++h) base[static_cast<std::size_t>(h)] = img + (q / OW) * Wq + q % OW;
       float* yg = y + (ni * M + gi * Mg) * P;
       const sgemm::packed_a& wg = w.groups[static_cast<std::size_t>(gi)];
       const float* bg = bias ? bias + gi * Mg : nullptr;
@@ -670,9 +724,9 @@ inline void conv_forward_in_place(const eigen_cpu& pol, const sgemm::kernel_info
       sgemm::multiply_indirect(ki, wg.data.data(), wg.panel_stride(), Mg, base.data(), off.data(), n, CK, block, n, false, bg);
       // the block's runs of output positions (grid columns below OW) to y
       for (i64 q = c0; q < c1;) {
-        const i64 oy = q / Wp, ox = q % Wp;
+        const i64 oy = q / Wq, ox = q % Wq;
         if (ox >= OW) {
-          q = (oy + 1) * Wp;
+          q = (oy + 1) * Wq;
           continue;
         }
         const i64 len = std::min(OW - ox, c1 - q), at = oy * OW + ox;
@@ -701,25 +755,10 @@ inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, 
   bool pointwise = true;
   for (std::size_t d = 0; d < g.in.size(); ++d)
     pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
-  const std::size_t rank = g.in.size();
-  // the padded copy of the in-place paths within 4x the input and output planes (huge
-  // dilations over huge pads take im2col, which never copies the padding)
-  const auto padded_fits = [&] {
-    double plane = 1.0;
-    for (std::size_t d = 0; d < rank; ++d)
-      plane *= static_cast<double>(g.out[d]) + static_cast<double>(g.kernel[d] - 1) * static_cast<double>(g.dilations[d]);
-    return plane <= 4.0 * (static_cast<double>(P_in) + static_cast<double>(P)) + 65536.0;
-  };
-  if (!pointwise && CK > 0 && (rank == 1 || rank == 2) && g.strides[0] == 1 && g.strides[rank - 1] == 1 && padded_fits()) {
-    const i64 OW = g.out[rank - 1], Wp = OW + (g.kernel[rank - 1] - 1) * g.dilations[rank - 1];
-    if (OW % (ki.nr / 2) == 0 && P % ki.nr == 0) {
-      conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y, ep, false);
-      return;
-    }
-    if (rank == 1 || conv_grid_pays(Wp, OW)) {
-      conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y, ep, true);
-      return;
-    }
+  if (!pointwise && CK > 0 && conv_grid_pays(g)) {
+    const bool whole_half_panels = g.out.back() % (ki.nr / 2) == 0 && P % ki.nr == 0;
+    conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y, ep, !whole_half_panels);
+    return;
   }
   const double total = static_cast<double>(N * M * P) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
   const i64 cb = conv_task_width(pol, N * G, P, CK, ki.nr, total), CB = (P + cb - 1) / cb, tasks = N * G * CB;
