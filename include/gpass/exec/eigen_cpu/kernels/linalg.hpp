@@ -755,7 +755,10 @@ inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, 
   bool pointwise = true;
   for (std::size_t d = 0; d < g.in.size(); ++d)
     pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pad_begin[d] == 0 && g.pad_end[d] == 0;
-  if (!pointwise && CK > 0 && conv_grid_pays(g)) {
+  // a strided 1x1 convolution expands nothing: packing its subsampled columns (im2col) reads
+  // them faster than the micro-kernels read a phase plane in place (1x1 stride 2, 512 -> 1024
+  // channels at 28x28: 2.9 ms packed, 3.7 in place)
+  if (!pointwise && Kk > 1 && CK > 0 && conv_grid_pays(g)) {
     const bool whole_half_panels = g.out.back() % (ki.nr / 2) == 0 && P % ki.nr == 0;
     conv_forward_in_place(pol, ki, g, N, C, M, G, x, w, bias, y, ep, !whole_half_panels);
     return;
