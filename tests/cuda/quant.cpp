@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear
-// (`exec/cuda/kernels/quant.hpp`): registered for the types they serve and declining the rest
+// (`exec/cuda/kernels/quant.hpp`), and com.microsoft FusedMatMul (`exec/cuda/kernels/linalg.hpp`,
+// on MatMul's cuBLASLt path): registered for the types they serve and declining the rest
 // (which stay on the CPU), their sources compile (the NVRTC test of every generated source
 // covers them), and on a GPU each matches the Eigen CPU kernel per tensor, per axis and
 // blocked, on ragged shapes, saturating values, exact .5 ties, empty tensors and bad inputs.
@@ -227,6 +228,52 @@ TEST_CASE("cuda: DynamicQuantizeLinear (quant) matches the CPU kernel") {
   differential(dql, {rnd({0, 3}, 54)}, 0, 0);                       // empty
   differential(node("DynamicQuantizeLinear", 11, {}, 1), {rnd({9}, 55)}, 0, 0);
   CHECK_THROWS_AS(run_gpu(dql, {rnd({4}, 56, dtype::f64)}), gpass::error);
+}
+
+TEST_CASE("cuda: com.microsoft FusedMatMul (quant) is registered without transBatch") {
+  ex::kernel_registry<ex::cuda> r;
+  ex::register_cuda_kernels(r);
+  CHECK(r.has("com.microsoft", "FusedMatMul"));
+  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::f64})
+    CHECK(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "FusedMatMul", .inputs = {t, t}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "FusedMatMul", .inputs = {dtype::int32, dtype::int32}}));
+  const gpass::attribute_map plain{{"alpha", 0.5}, {"transA", i64{1}}, {"transB", i64{1}}};
+  const gpass::attribute_map tba{{"transBatchA", i64{1}}}, tbb{{"transBatchB", i64{1}}};
+  CHECK(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "FusedMatMul", .attrs = &plain, .inputs = {dtype::f32, dtype::f32}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "FusedMatMul", .attrs = &tba, .inputs = {dtype::f32, dtype::f32}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "FusedMatMul", .attrs = &tbb, .inputs = {dtype::f32, dtype::f32}}));
+}
+
+TEST_CASE("cuda: com.microsoft FusedMatMul (quant) matches the CPU kernel") {
+  GPASS_REQUIRE_GPU();
+  const auto fmm = [](i64 ta, i64 tb, double alpha) {
+    return node("FusedMatMul", 1, {{"transA", ta}, {"transB", tb}, {"alpha", alpha}}, 1, "com.microsoft");
+  };
+  // (A, B) as stored; transA / transB swap the last two dimensions of an operand of rank >= 2
+  struct c {
+    ints a, b;
+    i64 ta, tb;
+  };
+  const std::vector<c> cases{
+      {{3, 4}, {4, 5}, 0, 0},          {{4, 3}, {4, 5}, 1, 0},          {{3, 4}, {5, 4}, 0, 1},       {{4, 3}, {5, 4}, 1, 1},
+      {{4}, {5, 4}, 1, 1},             {{4, 3}, {4}, 1, 1},             {{2, 4, 3}, {4, 5}, 1, 0},    {{2, 3, 4}, {5, 4}, 0, 1},
+      {{2, 4, 3}, {2, 5, 4}, 1, 1},    {{3, 4}, {2, 5, 4}, 0, 1},       {{2, 1, 4, 3}, {3, 4, 5}, 1, 0}, {{1, 4, 3}, {2, 5, 4}, 1, 1},
+      {{7, 0}, {3, 0}, 0, 1},          {{0, 4}, {0, 3}, 1, 0},          {{4, 0}, {4, 3}, 1, 0},
+      {{96, 64}, {33, 96}, 1, 1}};
+  std::uint64_t seed = 60;
+  for (const auto& k : cases) {
+    INFO("a " << gpass::shape::of(k.a).to_string() << " b " << gpass::shape::of(k.b).to_string() << " transA " << k.ta << " transB " << k.tb);
+    differential(fmm(k.ta, k.tb, 1.0), {rnd(k.a, seed), rnd(k.b, seed + 1)}, 1e-4, 1e-5);
+    differential(fmm(k.ta, k.tb, -0.375), {rnd(k.a, seed), rnd(k.b, seed + 1)}, 1e-4, 1e-5);
+    seed += 2;
+  }
+  differential(fmm(1, 0, 2.0), {rnd({2, 16, 8}, 90, dtype::f64), rnd({16, 4}, 91, dtype::f64)}, 1e-10, 1e-12);
+  differential(fmm(0, 1, 0.5), {rnd({8, 16}, 92, dtype::f16), rnd({8, 16}, 93, dtype::f16)}, 1e-2, 1e-2);
+  differential(fmm(1, 1, 0.5), {rnd({16, 8}, 94, dtype::bf16), rnd({8, 16}, 95, dtype::bf16)}, 2e-2, 2e-2);
+  // bad inputs fail as on the CPU
+  CHECK_THROWS_WITH_AS(run_gpu(fmm(1, 0, 1.0), {rnd({3, 4}, 96), rnd({4, 5}, 97)}), doctest::Contains("inner dimensions"), gpass::error);
+  CHECK_THROWS_WITH_AS(run_cpu(fmm(1, 0, 1.0), {rnd({3, 4}, 96), rnd({4, 5}, 97)}), doctest::Contains("inner dimensions"), gpass::error);
+  CHECK_THROWS_AS(run_gpu(fmm(0, 0, 1.0), {rnd({3, 4}, 98), rnd({4, 5}, 99, dtype::f64)}), gpass::error);
 }
 
 }  // namespace gpass_test_cuda_quant

@@ -2,7 +2,8 @@
 #pragma once
 /// \file cuda.hpp
 /// The CUDA backend: the `gpass::exec::cuda` policy with its kernels (generated element-wise,
-/// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products; cuDNN
+/// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products (MatMul, Gemm,
+/// com.microsoft FusedMatMul); cuDNN
 /// convolutions and pooling; the normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding and
 /// inference Dropout; QuantizeLinear, DequantizeLinear and
 /// DynamicQuantizeLinear; the transformer fusions' SkipLayerNormalization and attention;
