@@ -2,9 +2,11 @@
 #pragma once
 /// \file cuda.hpp
 /// The CUDA backend: the `gpass::exec::cuda` policy with its kernels (generated element-wise,
-/// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products; cuDNN
+/// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products (MatMul, Gemm,
+/// com.microsoft FusedMatMul); cuDNN
 /// convolutions and pooling; the normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding and
-/// inference Dropout; the transformer fusions' SkipLayerNormalization and attention;
+/// inference Dropout; QuantizeLinear, DequantizeLinear and
+/// DynamicQuantizeLinear; the transformer fusions' SkipLayerNormalization and attention;
 /// TensorFlow's element-wise, view, product and reduction ops), and `cuda_devices` for sessions. Part of the optional `cuda`
 /// component (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included
 /// by `<gpass/all.hpp>`.
@@ -21,6 +23,7 @@
 #include <gpass/exec/cuda/kernels/linalg.hpp>
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/norm.hpp>
+#include <gpass/exec/cuda/kernels/quant.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/kernels/resize.hpp>
 #include <gpass/exec/cuda/kernels/rnn.hpp>
@@ -44,6 +47,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_linalg(r);
   register_cuda_nn(r);
   register_cuda_norm(r);
+  register_cuda_quant(r);
   register_cuda_array(r);
   register_cuda_reduce(r);
   register_cuda_transformer(r);
@@ -60,6 +64,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
 inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources() {
   std::vector<std::pair<std::string, std::string>> r = cuda_detail::elementwise_generated_sources();
   for (auto&& part : {cuda_linalg::linalg_generated_sources(), cuda_nn::nn_generated_sources(), cuda_norm::norm_generated_sources(),
+                      cuda_quant::quant_generated_sources(),
                       array_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),

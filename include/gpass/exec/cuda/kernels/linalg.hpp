@@ -298,79 +298,106 @@ inline void lt_matmul(context& ctx, lt_state& st, lt_problem p, double alpha, do
 
 // ---- MatMul ---------------------------------------------------------------------------------
 
+/// Output 0 = alpha * op(A) x op(B) with MatMul's batch broadcasting, op swapping the last two
+/// dimensions of an operand of rank >= 2 when `ta` / `tb` says (FusedMatMul's transA /
+/// transB; MatMul: neither, alpha 1).
+inline void batched_product(context& ctx, lt_state& st, bool ta, bool tb, double alpha) {
+  const cuda_tensor& a = ctx.input(0);
+  const cuda_tensor& b = ctx.input(1);
+  const auto& sa = a.sizes();
+  const auto& sb = b.sizes();
+  if (sa.empty() || sb.empty()) ctx.fail("MatMul inputs must have rank >= 1");
+  ta = ta && sa.size() >= 2;
+  tb = tb && sb.size() >= 2;
+  std::vector<i64> a2 = sa, b2 = sb;  // the logical (transposed) sizes
+  if (ta) std::swap(a2[a2.size() - 2], a2[a2.size() - 1]);
+  if (tb) std::swap(b2[b2.size() - 2], b2[b2.size() - 1]);
+  if (sa.size() == 1) a2 = {1, sa[0]};
+  if (sb.size() == 1) b2 = {sb[0], 1};
+  const i64 M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
+  if (b2[b2.size() - 2] != K)
+    ctx.fail("MatMul inner dimensions differ: " + shape::of(ta ? a2 : sa).to_string() + " x " + shape::of(tb ? b2 : sb).to_string());
+  const std::vector<i64> ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+  const std::vector<std::vector<i64>> both{ba, bb};
+  const std::vector<i64> batch = cuda_detail::broadcast_sizes(ctx, both);
+  std::vector<i64> out = batch;
+  if (sa.size() > 1) out.push_back(M);
+  if (sb.size() > 1) out.push_back(N);
+  const dtype t = a.element_type();
+  auto& y = ctx.allocate_output(0, t, out);
+  if (y.size() == 0) return;
+  if (K == 0) {
+    ctx.policy().fill_zero(y, ctx.stream());
+    return;
+  }
+  const i64 batches = product(batch);
+  const std::size_t es = size_of(t);
+  lt_problem p{.t = t, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = ta ? M : K, .ldb = tb ? K : N, .ldc = N};
+  if (!ta && product(bb) == 1 && ba == batch) {  // b has no batch: a's batches are more rows
+    p.M = batches * M;
+    lt_matmul(ctx, st, p, alpha, 0.0, a.data(), b.data(), y.data());
+    return;
+  }
+  auto padded = [&](const std::vector<i64>& s) {
+    std::vector<i64> r(batch.size() - s.size(), 1);
+    r.insert(r.end(), s.begin(), s.end());
+    return r;
+  };
+  const std::vector<i64> pa = padded(ba), pb = padded(bb);
+  if ((pa == batch || product(ba) == 1) && (pb == batch || product(bb) == 1) && batches <= INT_MAX) {
+    // one strided batch (stride 0: the one matrix for every batch)
+    p.batch = batches;
+    p.stride_a = product(ba) == 1 ? 0 : M * K;
+    p.stride_b = product(bb) == 1 ? 0 : K * N;
+    p.stride_c = M * N;
+    if (p.stride_a != 0 && p.stride_b != 0) {
+      lt_matmul(ctx, st, p, alpha, 0.0, a.data(), b.data(), y.data());
+      return;
+    }
+    // a zero batch stride is not documented for cuBLASLt: one product per batch instead
+  }
+  // general broadcast: one product per output batch
+  p.batch = 1;
+  p.stride_a = p.stride_b = p.stride_c = 0;
+  std::vector<i64> idx(batch.size(), 0);
+  for (i64 i = 0; i < batches; ++i) {
+    i64 oa = 0, ob = 0;
+    for (std::size_t d = 0; d < batch.size(); ++d) {
+      oa = oa * pa[d] + (pa[d] == 1 ? 0 : idx[d]);
+      ob = ob * pb[d] + (pb[d] == 1 ? 0 : idx[d]);
+    }
+    const auto* ap = static_cast<const std::byte*>(a.data()) + static_cast<std::size_t>(oa * M * K) * es;
+    const auto* bp = static_cast<const std::byte*>(b.data()) + static_cast<std::size_t>(ob * K * N) * es;
+    auto* yp = static_cast<std::byte*>(y.data()) + static_cast<std::size_t>(i * M * N) * es;
+    lt_matmul(ctx, st, p, alpha, 0.0, ap, bp, yp);
+    for (std::size_t d = batch.size(); d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 inline fn make_matmul(const kernel_node&) {
   auto st = std::make_shared<lt_state>();
   return [st](context& ctx) {
-    const cuda_tensor& a = ctx.input(0);
-    const cuda_tensor& b = ctx.input(1);
-    if (a.element_type() != b.element_type()) ctx.fail("MatMul inputs have different element types");
-    const auto& sa = a.sizes();
-    const auto& sb = b.sizes();
-    if (sa.empty() || sb.empty()) ctx.fail("MatMul inputs must have rank >= 1");
-    std::vector<i64> a2 = sa, b2 = sb;
-    if (sa.size() == 1) a2 = {1, sa[0]};
-    if (sb.size() == 1) b2 = {sb[0], 1};
-    const i64 M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
-    if (b2[b2.size() - 2] != K)
-      ctx.fail("MatMul inner dimensions differ: " + shape::of(sa).to_string() + " x " + shape::of(sb).to_string());
-    const std::vector<i64> ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
-    const std::vector<std::vector<i64>> both{ba, bb};
-    const std::vector<i64> batch = cuda_detail::broadcast_sizes(ctx, both);
-    std::vector<i64> out = batch;
-    if (sa.size() > 1) out.push_back(M);
-    if (sb.size() > 1) out.push_back(N);
-    const dtype t = a.element_type();
-    auto& y = ctx.allocate_output(0, t, out);
-    if (y.size() == 0) return;
-    if (K == 0) {
-      ctx.policy().fill_zero(y, ctx.stream());
-      return;
-    }
-    const i64 batches = product(batch);
-    const std::size_t es = size_of(t);
-    lt_problem p{.t = t, .M = M, .N = N, .K = K, .lda = K, .ldb = N, .ldc = N};
-    if (product(bb) == 1 && ba == batch) {  // b has no batch: a's batches are more rows
-      p.M = batches * M;
-      lt_matmul(ctx, *st, p, 1.0, 0.0, a.data(), b.data(), y.data());
-      return;
-    }
-    auto padded = [&](const std::vector<i64>& s) {
-      std::vector<i64> r(batch.size() - s.size(), 1);
-      r.insert(r.end(), s.begin(), s.end());
-      return r;
-    };
-    const std::vector<i64> pa = padded(ba), pb = padded(bb);
-    if ((pa == batch || product(ba) == 1) && (pb == batch || product(bb) == 1) && batches <= INT_MAX) {
-      // one strided batch (stride 0: the one matrix for every batch)
-      p.batch = batches;
-      p.stride_a = product(ba) == 1 ? 0 : M * K;
-      p.stride_b = product(bb) == 1 ? 0 : K * N;
-      p.stride_c = M * N;
-      if (p.stride_a != 0 && p.stride_b != 0) {
-        lt_matmul(ctx, *st, p, 1.0, 0.0, a.data(), b.data(), y.data());
-        return;
-      }
-      // a zero batch stride is not documented for cuBLASLt: one product per batch instead
-    }
-    // general broadcast: one product per output batch
-    p.batch = 1;
-    p.stride_a = p.stride_b = p.stride_c = 0;
-    std::vector<i64> idx(batch.size(), 0);
-    for (i64 i = 0; i < batches; ++i) {
-      i64 oa = 0, ob = 0;
-      for (std::size_t d = 0; d < batch.size(); ++d) {
-        oa = oa * pa[d] + (pa[d] == 1 ? 0 : idx[d]);
-        ob = ob * pb[d] + (pb[d] == 1 ? 0 : idx[d]);
-      }
-      const auto* ap = static_cast<const std::byte*>(a.data()) + static_cast<std::size_t>(oa * M * K) * es;
-      const auto* bp = static_cast<const std::byte*>(b.data()) + static_cast<std::size_t>(ob * K * N) * es;
-      auto* yp = static_cast<std::byte*>(y.data()) + static_cast<std::size_t>(i * M * N) * es;
-      lt_matmul(ctx, *st, p, 1.0, 0.0, ap, bp, yp);
-      for (std::size_t d = batch.size(); d-- > 0;) {
-        if (++idx[d] < batch[d]) break;
-        idx[d] = 0;
-      }
-    }
+    if (ctx.input(0).element_type() != ctx.input(1).element_type()) ctx.fail("MatMul inputs have different element types");
+    batched_product(ctx, *st, false, false, 1.0);
+  };
+}
+
+// ---- com.microsoft FusedMatMul --------------------------------------------------------------
+
+/// alpha * op(A) x op(B) on the MatMul path, op swapping the last two dimensions (transA /
+/// transB); a node with transBatchA or transBatchB is declined (`applies`) and runs on the CPU.
+inline fn make_fused_matmul(const kernel_node& n) {
+  const double alpha = n.attr<double>("alpha", 1.0);
+  const bool ta = n.attr<i64>("transA", 0) != 0, tb = n.attr<i64>("transB", 0) != 0;
+  const bool tba = n.attr<i64>("transBatchA", 0) != 0, tbb = n.attr<i64>("transBatchB", 0) != 0;
+  auto st = std::make_shared<lt_state>();
+  return [=](context& ctx) {
+    if (ctx.input(0).element_type() != ctx.input(1).element_type()) ctx.fail("FusedMatMul inputs have different element types");
+    if (tba || tbb) ctx.fail("transBatchA / transBatchB are not served by the CUDA kernel (the node runs on the CPU)");
+    batched_product(ctx, *st, ta, tb, alpha);
   };
 }
 
@@ -1162,13 +1189,17 @@ inline std::vector<std::pair<std::string, std::string>> linalg_generated_sources
 
 }  // namespace cuda_linalg
 
-/// Registers MatMul, Gemm, FusedGemm (domains gpass and com.microsoft), Conv, FusedConv
+/// Registers MatMul, com.microsoft FusedMatMul (without transBatchA / transBatchB), Gemm, FusedGemm (domains gpass and com.microsoft), Conv, FusedConv
 /// (both domains), ConvTranspose, MaxPool, AveragePool, LpPool, GlobalMaxPool,
 /// GlobalAveragePool and GlobalLpPool.
 inline void register_cuda_linalg(kernel_registry<cuda>& r) {
   using namespace cuda_linalg;
   const auto ft = float_types();
   r.add({.domain = "", .op = "MatMul", .dtypes = ft, .make = [](const kernel_node& n) { return make_matmul(n); }});
+  r.add({.domain = "com.microsoft", .op = "FusedMatMul", .dtypes = ft, .make = make_fused_matmul, .applies = [](const kernel_query& q) {
+           if (!q.attrs) return true;
+           return get_or(*q.attrs, "transBatchA", i64{0}) == 0 && get_or(*q.attrs, "transBatchB", i64{0}) == 0;
+         }});
   r.add({.domain = "", .op = "Gemm", .dtypes = ft, .make = [](const kernel_node& n) { return make_gemm(n, false); }});
   r.add({.domain = "", .op = "Conv", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv(n, false); }});
   r.add({.domain = "", .op = "ConvTranspose", .dtypes = ft, .make = [](const kernel_node& n) { return make_conv_transpose(n); }});
