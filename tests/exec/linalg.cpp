@@ -421,6 +421,8 @@ TEST_CASE("exec.linalg.conv_against_reference") {
                                        // stride 1 on the padded input's grid: groups, dilations, ragged pads
                                        {2, 8, 12, 13, 6, 2, 3, 3, {1, 1}, {2, 2}, {2, 1, 2, 3}},
                                        {1, 5, 40, 23, 33, 1, 1, 3, {1, 1}, {1, 1}, {0, 1, 0, 1}},
+                                       // many filters over a shallow depth: the grid's copy-out blocks capped (Mg x cb <= 1 MB)
+                                       {1, 2, 30, 37, 600, 1, 2, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                                        // strided, on polyphase planes: a 7x7 stem, 1x1 stride 2, stride 3 + dilation 2
                                        {1, 3, 23, 21, 8, 1, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},
                                        {2, 12, 9, 11, 10, 1, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}},

@@ -695,8 +695,10 @@ inline void conv_forward_in_place(const eigen_cpu& pol, const sgemm::kernel_info
   const double total = static_cast<double>(N * M * Q) * static_cast<double>(std::max<i64>(CK, 1)) * mac_cost;
   // B is read in place, not packed per task: tasks as wide as a 512-deep packed block, so
   // that a deep filter streams through the cache for several panels, not one
-  const i64 cb = conv_task_width(pol, N * G, Q, std::min<i64>(CK, 512), nr, total), CB = (Q + cb - 1) / cb,
-            tasks = N * G * CB;
+  i64 cb = conv_task_width(pol, N * G, Q, std::min<i64>(CK, 512), nr, total);
+  // a block copied out through the per-thread buffer: Mg x cb within 1 MB (whole panels)
+  if (!to_y) cb = std::min(cb, std::max<i64>(nr, (i64{1} << 18) / std::max<i64>(Mg, 1) / nr * nr));
+  const i64 CB = (Q + cb - 1) / cb, tasks = N * G * CB;
   pol.parallel_for(tasks, total / static_cast<double>(tasks), [&](i64 b, i64 e) {
     std::vector<const float*> base(static_cast<std::size_t>(2 * (cb / nr + 1)));
     float* block = to_y ? nullptr : sgemm::scratch(1, Mg * cb);
