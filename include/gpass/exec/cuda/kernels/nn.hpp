@@ -130,6 +130,27 @@ extern "C" __global__ void smax_cols(const T* __restrict__ x, T* __restrict__ y,
 )";
 }
 
+/// The rows of a softmax-like op over `axis` of sizes `s`: (outer, len, inner), row r of
+/// outer index o and inner index i at o * len * inner + i, stride inner; before opset 13
+/// (`legacy`) the input coerced to 2-D at the axis (inner 1); a scalar is one row of one.
+struct axis_rows_t {
+  i64 outer = 1, len = 1, inner = 1;
+};
+inline axis_rows_t axis_rows(const context& ctx, const std::vector<i64>& s, i64 axis, bool legacy) {
+  axis_rows_t r;
+  const i64 rank = static_cast<i64>(s.size());
+  if (rank == 0) return r;
+  const std::size_t a = static_cast<std::size_t>(normalize_axis(ctx, axis, rank));
+  r.outer = prod(s, 0, a);
+  if (legacy) {
+    r.len = prod(s, a, s.size());
+  } else {
+    r.len = s[a];
+    r.inner = prod(s, a + 1, s.size());
+  }
+  return r;
+}
+
 inline fn make_softmax(const kernel_node& n, bool log) {
   const bool legacy = n.opset > 0 && n.opset < 13;
   const i64 axis_attr = n.attr<i64>("axis", legacy ? 1 : -1);
@@ -138,18 +159,7 @@ inline fn make_softmax(const kernel_node& n, bool log) {
     const cuda_tensor& x = ctx.input(0);
     check_float(ctx, x, "input");
     const auto& s = x.sizes();
-    const i64 rank = static_cast<i64>(s.size());
-    i64 outer = 1, len = 1, inner = 1;
-    if (rank > 0) {
-      const std::size_t a = static_cast<std::size_t>(normalize_axis(ctx, axis_attr, rank));
-      outer = prod(s, 0, a);
-      if (legacy) {
-        len = prod(s, a, s.size());
-      } else {
-        len = s[a];
-        inner = prod(s, a + 1, s.size());
-      }
-    }
+    const auto [outer, len, inner] = axis_rows(ctx, s, axis_attr, legacy);
     const dtype t = x.element_type();
     auto& y = ctx.allocate_output(0, t, s);
     if (y.size() == 0) return;

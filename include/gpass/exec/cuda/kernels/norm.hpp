@@ -45,6 +45,7 @@ using i64 = std::int64_t;
 using cuda_detail::context;
 using cuda_detail::fn;
 using cuda_detail::lazy_library;
+using cuda_nn::axis_rows;
 using cuda_nn::check_float;
 using cuda_nn::float_types;
 using cuda_nn::normalize_axis;
@@ -448,18 +449,7 @@ inline fn make_hardmax(const kernel_node& n) {
     const cuda_tensor& x = ctx.input(0);
     check_float(ctx, x, "input");
     const auto& s = x.sizes();
-    const i64 rank = static_cast<i64>(s.size());
-    i64 outer = 1, len = 1, inner = 1;  // a scalar: one row of one element
-    if (rank > 0) {
-      const std::size_t a = static_cast<std::size_t>(normalize_axis(ctx, axis_attr, rank));
-      outer = prod(s, 0, a);
-      if (legacy) {  // opset < 13: the input coerced to 2-D at the axis
-        len = prod(s, a, s.size());
-      } else {
-        len = s[a];
-        inner = prod(s, a + 1, s.size());
-      }
-    }
+    const auto [outer, len, inner] = axis_rows(ctx, s, axis_attr, legacy);
     const dtype t = x.element_type();
     auto& y = ctx.allocate_output(0, t, s);
     if (y.size() == 0) return;
