@@ -2,7 +2,7 @@
 //
 // The hottest CPU kernels of the real-model benchmark, one per process, for instruction
 // counts under callgrind (kernel_instructions.sh builds this against two commits' headers):
-// `kernel_instructions KERNEL [REPS]`, KERNEL one of dw dw2 pw c3 c1 lstm1 lstm8. The kernel
+// `kernel_instructions KERNEL [REPS]`, KERNEL one of the names below (dw, pw, c3, lstm1, ...). The kernel
 // is made once (constant weights packed, as a plan does), run once, then REPS times between
 // callgrind's start/stop requests; prints a checksum of output 0 and the wall time per run.
 #include <chrono>
@@ -46,7 +46,15 @@ int main(int argc, char** argv) {
   };
   if (what == "dw") conv(144, 56, 144, 144, 3, 1, "Clip");          // MobileNetV2 block_2_depthwise
   else if (what == "dw2") conv(96, 112, 96, 96, 3, 2, "Clip");      // block_1_depthwise (stride 2)
+  else if (what == "dw7") conv(960, 7, 960, 960, 3, 1, "Clip");    // block_14_depthwise (7x7)
+  else if (what == "dw13") conv(576, 14, 576, 576, 3, 2, "Clip");  // block_13_depthwise (14x14, stride 2)
+  else if (what == "dw6") conv(192, 28, 192, 192, 3, 2, "Clip");   // block_6_depthwise (28x28, stride 2)
+  else if (what == "dw14") conv(384, 14, 384, 384, 3, 1, "Clip");  // block_7_depthwise (14x14)
+  else if (what == "dw112") conv(32, 112, 32, 32, 3, 1, "Clip");   // expanded_conv_depthwise
   else if (what == "pw") conv(16, 112, 96, 1, 1, 1, "Clip");        // block_1_expand (1x1)
+  else if (what == "pj") conv(144, 56, 24, 1, 1, 1, "");           // block_2_project (1x1, no activation)
+  else if (what == "pe") conv(24, 56, 144, 1, 1, 1, "Clip");        // block_2_expand (1x1)
+  else if (what == "pl") conv(320, 7, 1280, 1, 1, 1, "Clip");       // Conv_1 (1x1 over 7x7: a ragged panel)
   else if (what == "c3") conv(64, 56, 64, 1, 3, 1, "Relu");         // ResNet50 conv2_x 3x3
   else if (what == "c3b") conv(128, 28, 128, 1, 3, 1, "Relu");     // ResNet50 conv3_x 3x3
   else if (what == "c3c") conv(256, 14, 256, 1, 3, 1, "Relu");     // ResNet50 conv4_x 3x3

@@ -418,6 +418,12 @@ TEST_CASE("exec.linalg.conv_against_reference") {
                                        {1, 2, 5, 6, 2, 2, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}},
                                        {1, 3, 33, 35, 6, 3, 5, 4, {2, 3}, {3, 2}, {0, 5, 2, 1}},
                                        {1, 2, 3, 3, 2, 2, 3, 3, {1, 1}, {1000, 1000}, {1000, 1000, 1000, 1000}},
+                                       // depthwise vectorized over channels (short rows): 3 blocks of 8, the last ragged;
+                                       // stride 2 with rows too long for it (the planes)
+                                       {2, 20, 7, 6, 20, 20, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                       {1, 6, 40, 37, 6, 6, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                                       // grouped 1x1 read in place: a whole panel and a ragged one
+                                       {2, 10, 7, 9, 24, 2, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                                        // stride 1 on the padded input's grid: groups, dilations, ragged pads
                                        {2, 8, 12, 13, 6, 2, 3, 3, {1, 1}, {2, 2}, {2, 1, 2, 3}},
                                        {1, 5, 40, 23, 33, 1, 1, 3, {1, 1}, {1, 1}, {0, 1, 0, 1}},
