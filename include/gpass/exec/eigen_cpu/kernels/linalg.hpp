@@ -1269,6 +1269,24 @@ void conv_depthwise_blocked(const eigen_cpu& pol, const depthwise_geometry& d, i
   // the input rows / columns inside the padded window
   const i64 r0 = std::min(d.ph, Hp), r1 = std::clamp<i64>(d.ph + d.H, r0, Hp);
   const i64 c0 = std::min(d.pw, Wp), c1 = std::clamp<i64>(d.pw + d.W, c0, Wp);
+  // r[k][c] <-> r[c][k] (unpack pairs, then quads, then the 128-bit halves)
+  auto transpose8 = [](vec* r) {
+    vec t[L], u[L];
+    for (int k = 0; k < L; k += 2) {
+      t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+      t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int k = 0; k < L; k += 4) {
+      u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[k + 1] = __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+      u[k + 2] = __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[k + 3] = __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+    for (int k = 0; k < 4; ++k) {
+      r[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+      r[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+  };
   pol.parallel_for(N * MB, static_cast<double>(L * (P * Kk + Pin)) * 0.3 + 1.0, [&](i64 b, i64 e) {
     // pixels of L channels: the padded input (zero: the padding, never written), the outputs, the weights
     sgemm::aligned_vector<T> buf(static_cast<std::size_t>((Hp * Wp + P + Kk) * L));
@@ -1290,7 +1308,13 @@ void conv_depthwise_blocked(const eigen_cpu& pol, const depthwise_geometry& d, i
       for (i64 i = r0; i < r1; ++i) {
         const i64 at = (i - d.ph) * d.W;
         vec* dst = xb + i * Wp;
-        for (i64 j = c0; j < c1; ++j)
+        i64 j = c0;
+        for (vec r[L]; j + L <= c1; j += L) {  // 8 columns of the 8 channels, transposed to 8 pixels
+          for (i64 c = 0; c < L; ++c) __builtin_memcpy(&r[c], xc[c] + at + j, sizeof(vec));
+          transpose8(r);
+          for (i64 k = 0; k < L; ++k) dst[j + k] = r[k];
+        }
+        for (; j < c1; ++j)
           dst[j] = vec{xc[0][at + j], xc[1][at + j], xc[2][at + j], xc[3][at + j], xc[4][at + j], xc[5][at + j],
                        xc[6][at + j], xc[7][at + j]};
       }
@@ -1321,10 +1345,14 @@ void conv_depthwise_blocked(const eigen_cpu& pol, const depthwise_geometry& d, i
       else if (Kk == 3) pixels.template operator()<3>();
       else pixels.template operator()<0>();
       T* yp = y + (n * M + m0) * P;
-      for (i64 c = 0; c < lanes; ++c) {
-        T* __restrict yc = yp + c * P;
-        for (i64 q = 0; q < P; ++q) yc[q] = yb[q][c];
+      i64 q = 0;
+      for (vec r[L]; q + L <= P; q += L) {  // 8 pixels transposed to 8 positions of each channel
+        for (i64 k = 0; k < L; ++k) r[k] = yb[q + k];
+        transpose8(r);
+        for (i64 c = 0; c < lanes; ++c) __builtin_memcpy(yp + c * P + q, &r[c], sizeof(vec));
       }
+      for (i64 c = 0; c < lanes; ++c)
+        for (i64 qt = q; qt < P; ++qt) yp[c * P + qt] = yb[qt][c];
       if constexpr (std::is_same_v<T, float>)
         if (ep)
           for (i64 c = 0; c < lanes; ++c) ep->apply((n * M + m0 + c) * P, P);
