@@ -6,7 +6,9 @@
 #include <gpass/exec/plan.hpp>
 #include <gpass/io/text.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -117,6 +119,44 @@ TEST_CASE("exec.limits.tensor_and_run_bytes") {
   ex::eigen_cpu cpu;
   ex::plan<ex::eigen_cpu> p(g, cpu, {.limits = {.max_run_bytes = 12000}});
   for (int i = 0; i < 3; ++i) CHECK(p.run({})[0].tensor().size() == 1000);
+}
+
+TEST_CASE("exec.limits.large_unplanned_buffers_are_reused") {
+  // the cache itself: size classes of 64 KiB, reuse, the cap
+  auto cache = std::make_shared<ex::detail::buffer_cache>(std::size_t{8} << 20);
+  std::byte* p = cache->take(3'000'000);
+  cache->give(p, 3'000'000);
+  CHECK(cache->kept() == ex::detail::buffer_cache::size_class(3'000'000));
+  CHECK(cache->take(3'000'001) == p);  // the same class
+  CHECK(cache->kept() == 0);
+  std::byte* q = cache->take(6'000'000);
+  cache->give(q, 6'000'000);
+  cache->give(p, 3'000'000);  // over the 8 MiB cap: freed, not kept
+  CHECK(cache->kept() == ex::detail::buffer_cache::size_class(6'000'000));
+  // through a plan: three 4 MB tensors whose sizes the plan does not know; runs after the
+  // first reuse their buffers (whatever they hold), and the live-bytes count still holds
+  constexpr const char* big = R"(
+graph {
+  %s = Constant() {value = tensor<i64[1]> [1000000]} -> (i64[1])
+  %a = ConstantOfShape(%s) {value = tensor<f32[1]> [1.5]} -> (f32[?])
+  %b = ConstantOfShape(%s) {value = tensor<f32[1]> [2]} -> (f32[?])
+  %y = Add(%a, %b) -> (f32[?])
+  %r:0 = return(%y)
+}
+)";
+  auto g = gpass::parse_text(big);
+  ex::eigen_cpu cpu;
+  ex::plan<ex::eigen_cpu> plan(g, cpu, {.limits = {.max_run_bytes = 12'000'000}});
+  std::vector<const std::byte*> seen;
+  for (int i = 0; i < 4; ++i) {
+    const gpass::tensor y = plan.run({})[0].tensor();
+    REQUIRE(y.size() == 1'000'000);
+    CHECK(y.data<float>()[0] == 3.5f);
+    CHECK(y.data<float>()[999'999] == 3.5f);
+    if (i > 0) CHECK(std::find(seen.begin(), seen.end(), y.raw()) != seen.end());  // a buffer of an earlier run
+    seen.push_back(y.raw());
+  }
+  CHECK(run_error(big, {.max_run_bytes = 11'999'999}).find("max_run_bytes)") != std::string::npos);
 }
 
 TEST_CASE("exec.limits.overflowing_sizes_are_errors") {

@@ -695,6 +695,7 @@ class plan {
     }
     global_store* run_globals() const override { return plan_.globals_.get(); }
     detail::run_budget* budget() const override { return &budget_; }
+    detail::buffer_cache* buffers() const override { return plan_.buffers_.get(); }
 
    private:
     const plan& plan_;
@@ -707,6 +708,7 @@ class plan {
   std::unique_ptr<detail::body_plan<P, G>> main_;
   std::map<std::string, std::unique_ptr<detail::body_plan<P, G>>, std::less<>> functions_;
   plan_statistics stats_;
+  std::shared_ptr<detail::buffer_cache> buffers_ = std::make_shared<detail::buffer_cache>();
 };
 
 template <executor_policy P, class G>

@@ -535,6 +535,7 @@ class part_services final : public exec::detail::run_services<P>, public exec::d
   exec::detail::kernel_recorder* recorder() const override {
     return step_.tracing() ? const_cast<part_services*>(this) : nullptr;
   }
+  exec::detail::buffer_cache* buffers() const override { return part_.buffers(); }
   void record(const exec::kernel_node& n, std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) override {
     step_.record(part_.device_index(), n, frame_, a, b);
   }
@@ -557,6 +558,8 @@ class policy_part final : public device_part<G> {
       functions_.emplace(name, std::make_unique<exec::detail::body_plan<P, G>>(*f, part, policy, opt, "function '" + name + "'"));
   }
   std::size_t device_index() const noexcept { return index_; }
+  /// The part's cache of large unplanned buffers (kept across steps).
+  exec::detail::buffer_cache* buffers() const noexcept { return buffers_.get(); }
 
   std::vector<exec::value> run_main(std::vector<exec::value> args, step_context<G>& step) const override {
     if (!main_) return {};
@@ -632,6 +635,7 @@ class policy_part final : public device_part<G> {
   std::size_t index_;
   std::unique_ptr<exec::detail::body_plan<P, G>> main_;
   std::map<std::string, std::unique_ptr<exec::detail::body_plan<P, G>>, std::less<>> functions_;
+  std::shared_ptr<exec::detail::buffer_cache> buffers_ = std::make_shared<exec::detail::buffer_cache>();
 };
 
 }  // namespace detail
