@@ -783,6 +783,12 @@ TEST_CASE("exec.linalg.quantized") {
   auto cx = tensor::from<std::uint8_t>({2, 3, 4, 5, 6, 7, 8, 9, 10}, {1, 1, 3, 3});
   auto cw = tensor::from<std::uint8_t>({1, 1, 1, 1}, {1, 1, 2, 2});
   check_close<std::int32_t>(run1(make_node("ConvInteger", 3, {}, 10), {cx, cw, tensor::scalar<std::uint8_t>(1)}), {12, 16, 24, 28}, {1, 1, 2, 2});
+  // depthwise (2 groups of one channel; the integer sums are not clamped): channel 0 as above,
+  // channel 1 the same input with weights 2
+  auto dx = tensor::from<std::uint8_t>({2, 3, 4, 5, 6, 7, 8, 9, 10, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {1, 2, 3, 3});
+  auto dwt = tensor::from<std::uint8_t>({1, 1, 1, 1, 2, 2, 2, 2}, {2, 1, 2, 2});
+  check_close<std::int32_t>(run1(make_node("ConvInteger", 3, {{"group", i64{2}}}, 10), {dx, dwt, tensor::scalar<std::uint8_t>(1)}),
+                            {12, 16, 24, 28, 24, 32, 48, 56}, {1, 2, 2, 2});
   // QLinearConv 1x1: y = round(x * 0.5 * 2 / 1) with zero points 0
   auto qc = run1(make_node("QLinearConv", 8, {}, 10),
                  {tensor::from<std::uint8_t>({1, 2, 3, 200}, {1, 1, 2, 2}), tensor::scalar(0.5f), tensor::scalar<std::uint8_t>(0),

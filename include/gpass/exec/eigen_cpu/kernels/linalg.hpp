@@ -1382,7 +1382,12 @@ bool conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C
   const i64 ph = at(g.pad_begin, 0, 0), pw = at(g.pad_begin, 1, 0), Ho = at(g.out, 0, 1), Wo = at(g.out, 1, 1);
   const i64 Kk = KH * KW, Mg = M / C;
   // an f32 epilogue of Relu or Clip (or none) without a residual: applied as the sums are stored
-  T lo = -std::numeric_limits<T>::infinity(), hi = std::numeric_limits<T>::infinity();
+  // (no clamp: the type's whole range, infinities included)
+  T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+  if constexpr (std::numeric_limits<T>::has_infinity) {
+    lo = -std::numeric_limits<T>::infinity();
+    hi = std::numeric_limits<T>::infinity();
+  }
   bool clamped = false;
   if constexpr (std::is_same_v<T, float>) {
     using A = fused_activation::kind;
