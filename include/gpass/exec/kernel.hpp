@@ -309,7 +309,8 @@ struct run_services {
   virtual std::string_view run_frame() const { return {}; }
   /// Receives kernel timings when the run is traced; null otherwise.
   virtual kernel_recorder* recorder() const { return nullptr; }
-  /// Keeps large unplanned buffers for reuse across runs; null: allocate each one.
+  /// Keeps large unplanned buffers for reuse across runs; null: allocate each one. The cache
+  /// must be owned by a `std::shared_ptr` (the tensors it lends keep it alive).
   virtual buffer_cache* buffers() const { return nullptr; }
 };
 
