@@ -386,10 +386,12 @@ class kernel_context {
           return outputs_[i].tensor();
         }
       }
+      // large buffers from the run's cache (kept for reuse when freed); any buffer counted
+      // against max_run_bytes while alive: the deleter gives the bytes back, even after the run
       detail::run_budget* b = budget();
-      detail::buffer_cache* cache = services_ ? services_->buffers() : nullptr;
-      if (cache && t != dtype::string && is_trivial(t) && need >= detail::buffer_cache::min_bytes) {
-        std::shared_ptr<std::atomic<std::uint64_t>> live = b ? b->live() : nullptr;
+      std::shared_ptr<std::atomic<std::uint64_t>> live = b ? b->live() : nullptr;
+      detail::buffer_cache* cache = services_ && need >= detail::buffer_cache::min_bytes ? services_->buffers() : nullptr;
+      if ((cache || live) && t != dtype::string && is_trivial(t) && need != 0) {
         if (live) {
           try {
             b->charge(need);
@@ -399,35 +401,16 @@ class kernel_context {
         }
         std::byte* p = nullptr;
         try {
-          p = cache->take(need);
+          p = cache ? cache->take(need) : static_cast<std::byte*>(::operator new[](need, std::align_val_t{64}));
         } catch (...) {
           if (live) b->refund(need);
           throw;
         }
-        std::shared_ptr<std::byte[]> buf(p, [keep = cache->shared_from_this(), live, need](std::byte* q) {
-          keep->give(q, need);
+        std::shared_ptr<detail::buffer_cache> keep = cache ? cache->shared_from_this() : nullptr;
+        std::shared_ptr<std::byte[]> buf(p, [keep = std::move(keep), live, need](std::byte* q) {
+          if (keep) keep->give(q, need);
+          else ::operator delete[](q, std::align_val_t{64});
           if (live) live->fetch_sub(need, std::memory_order_relaxed);
-        });
-        outputs_[i] = gpass::tensor::wrap(t, std::move(sizes), std::move(buf));
-        return outputs_[i].tensor();
-      }
-      if (b && b->live() && t != dtype::string && is_trivial(t) && need != 0) {
-        // counted while alive: the deleter gives the bytes back, even after the run
-        try {
-          b->charge(need);
-        } catch (const error& e) {
-          fail(e.message());
-        }
-        std::byte* p = nullptr;
-        try {
-          p = static_cast<std::byte*>(::operator new[](need, std::align_val_t{64}));
-        } catch (...) {
-          b->refund(need);
-          throw;
-        }
-        std::shared_ptr<std::byte[]> buf(p, [live = b->live(), need](std::byte* q) {
-          ::operator delete[](q, std::align_val_t{64});
-          live->fetch_sub(need, std::memory_order_relaxed);
         });
         outputs_[i] = gpass::tensor::wrap(t, std::move(sizes), std::move(buf));
         return outputs_[i].tensor();
