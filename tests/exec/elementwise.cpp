@@ -207,6 +207,21 @@ TEST_CASE("exec.elementwise.unary_math") {
   // double and f16 take their own paths
   CHECK(vals<double>(f.run1("Sqrt", {t<double>({4, 9}, {2})})) == std::vector<double>{2, 3});
   CHECK(static_cast<float>(vals<Eigen::half>(f.run1("Exp", {t<Eigen::half>({Eigen::half(0.0f)}, {1})}))[0]) == 1.0f);
+  // below exp's underflow: 0, not the subnormal floor of Eigen's vectorized exp (2.9e-39 for
+  // every argument under -88.38); the vector path needs a run of elements, so 16 of them
+  {
+    std::vector<float> lo(16, -200.0f), out;
+    lo[1] = -100.0f;
+    lo[2] = -80.0f;
+    lo[3] = -1e30f;
+    out = vals<float>(f.run1("Exp", {t<float>(lo, {16})}));
+    CHECK(out[0] == 0.0f);
+    CHECK(out[1] < 4e-39f);
+    CHECK(out[2] == doctest::Approx(std::exp(-80.0)).epsilon(1e-5));
+    CHECK(out[3] == 0.0f);
+    std::vector<double> lod(16, -1000.0);
+    CHECK(vals<double>(f.run1("Exp", {t<double>(lod, {16})}))[5] == 0.0);
+  }
   CHECK_THROWS_AS(f.run1("Sqrt", {t<std::int32_t>({4}, {1})}), gpass::error);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,30 @@ TEST_CASE("exec.nn.softmax.last_axis_and_stability") {
   check_close(f.run(node("LogSoftmax", 13), {x})[0].tensor(),
               {std::log(r[0]), std::log(r[1]), std::log(r[2]), std::log(r[0]), std::log(r[1]), std::log(r[2])});
   check_close(f.run(node("Hardmax", 13), {x})[0].tensor(), {0, 0, 1, 0, 0, 1});
+}
+
+// a masked score (-1e9, as attention masks write it) has probability exactly 0, not a
+// subnormal: along a contiguous row and down a column (axis 0 of [n, 24])
+TEST_CASE("exec.nn.softmax.masked_scores_are_zero") {
+  nn_fixture f;
+  std::vector<float> v(48, 0.5f);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (i % 3 == (i < 24 ? 0u : 1u)) v[i] = -1e9f;  // never both of a column
+  v[8] = -95.0f;  // exp(-95.5) / sum is a subnormal: 0
+  auto x = tensor::from<float>(v, {2, 24});
+  for (i64 axis : {1, 0}) {
+    const auto y = f.run(node("Softmax", 13, 1, attrs({{"axis", axis}})), {x})[0].tensor();
+    const float* p = y.data<float>();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      CAPTURE(axis);
+      CAPTURE(i);
+      if (v[i] < -90.0f) CHECK(p[i] == 0.0f);
+      else CHECK((p[i] == 0.0f || p[i] >= std::numeric_limits<float>::min()));
+    }
+  }
+  // row 0 along axis 1: 15 equal scores of 24
+  const auto y = f.run(node("Softmax", 13), {x})[0].tensor();
+  CHECK(y.data<float>()[1] == doctest::Approx(1.0 / 15.0));
 }
 
 TEST_CASE("exec.nn.softmax.opset13_axis_vs_legacy_coercion") {

@@ -920,7 +920,7 @@ inline void register_scaled_dot_product_attention(registry& r) {
                        }
                      }
                      const C m = row.maxCoeff();
-                     row = (row - m).exp();
+                     row = exp_normal_or_zero(row - m);
                      row /= row.sum();
                    }
                    if constexpr (std::is_same_v<C, float>) {

@@ -983,7 +983,7 @@ inline void register_elementwise(registry& r) {
   add_unary<float_types>(r, "Ceil", uf{[](auto x) { return std::ceil(x); }, [](const auto& x) { return x.ceil(); }});
   add_unary<float_types>(r, "Floor", uf{[](auto x) { return std::floor(x); }, [](const auto& x) { return x.floor(); }});
   add_unary<float_types>(r, "Round", uf{[](auto x) { return std::nearbyint(x); }, [](const auto& x) { return x.rint(); }});
-  add_unary<float_types>(r, "Exp", uf{[](auto x) { return std::exp(x); }, [](const auto& x) { return x.exp(); }}, 10.0);
+  add_unary<float_types>(r, "Exp", uf{[](auto x) { return std::exp(x); }, [](const auto& x) { return exp_or_zero(x); }}, 10.0);
   add_unary<float_types>(r, "Log", uf{[](auto x) { return std::log(x); }, [](const auto& x) { return x.log(); }}, 10.0);
   add_unary<float_types>(r, "Sqrt", uf{[](auto x) { return std::sqrt(x); }, [](const auto& x) { return x.sqrt(); }}, 4.0);
   add_unary<float_types>(r, "Reciprocal", uf{[](auto x) { return decltype(x)(1) / x; }, [](const auto& x) { return x.inverse(); }}, 2.0);
@@ -1197,7 +1197,7 @@ inline void register_elementwise(registry& r) {
                        case fused_op::Relu: o = amax(a, T(0)); break;
                        case fused_op::Sigmoid: o = a.logistic(); break;
                        case fused_op::Tanh: o = a.tanh(); break;
-                       case fused_op::Exp: o = a.exp(); break;
+                       case fused_op::Exp: o = exp_or_zero(a); break;
                        case fused_op::Log: o = a.log(); break;
                        case fused_op::Neg: o = -a; break;
                        case fused_op::Abs: o = a.abs(); break;

@@ -121,11 +121,11 @@ void smax_row(const C* x, C* y, i64 n, smax k) {
   }
   const C m = xr.maxCoeff();
   if (k == smax::softmax) {
-    yr = (xr - m).exp();
+    yr = exp_normal_or_zero(xr - m);
     const C s = yr.sum();
     yr *= C(1) / s;
   } else {
-    const C s = (xr - m).exp().sum();
+    const C s = exp_or_zero(xr - m).sum();
     yr = xr - (m + std::log(s));
   }
 }
@@ -154,13 +154,13 @@ void smax_block(const C* x, C* y, i64 n, i64 inner, i64 j0, i64 j1, smax k, arr<
   if (k == smax::softmax) {
     for (i64 r = 0; r < n; ++r) {
       auto o = orow(r);
-      o = (row(x, r) - mx).exp();
+      o = exp_normal_or_zero(row(x, r) - mx);
       sum += o;
     }
     sum = sum.inverse();
     for (i64 r = 0; r < n; ++r) orow(r) *= sum;
   } else {
-    for (i64 r = 0; r < n; ++r) sum += (row(x, r) - mx).exp();
+    for (i64 r = 0; r < n; ++r) sum += exp_or_zero(row(x, r) - mx);
     mx += sum.log();
     for (i64 r = 0; r < n; ++r) orow(r) = row(x, r) - mx;
   }

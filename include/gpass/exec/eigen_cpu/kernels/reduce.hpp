@@ -132,7 +132,7 @@ C reduce_contiguous(const T* p, std::int64_t n, rkind k, C shift) {
     case rkind::max: return x.maxCoeff();
     case rkind::min: return x.minCoeff();
     case rkind::log_sum_exp:
-      if constexpr (std::is_floating_point_v<C>) return (x - shift).exp().sum();
+      if constexpr (std::is_floating_point_v<C>) return exp_or_zero(x - shift).sum();
       else return x.sum();
   }
   return C(0);
@@ -166,7 +166,7 @@ void accumulate_rows(rkind k, C* acc_p, const C* shift_p, const T* base, Eigen::
     case rkind::log_sum_exp:
       if constexpr (std::is_floating_point_v<C>) {
         const Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, 1>> shift(shift_p, w);
-        each([&](const auto& v) { acc += (v - shift).exp(); });
+        each([&](const auto& v) { acc += exp_or_zero(v - shift); });
       }
       break;
   }

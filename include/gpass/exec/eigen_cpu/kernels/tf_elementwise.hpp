@@ -149,7 +149,7 @@ inline void register_tf_unary(registry& r) {
   tf_unary<numeric_types>(r, "Square", uf{[](auto x) { return mul_w(x, x); }, [](const auto& x) { return x.square(); }});
   tf_unary<float_only>(r, "Sqrt", uf{[](auto x) { return std::sqrt(x); }, [](const auto& x) { return x.sqrt(); }}, 4.0);
   tf_unary<float_only>(r, "Rsqrt", uf{[](auto x) { return decltype(x)(1) / std::sqrt(x); }, [](const auto& x) { return x.rsqrt(); }}, 4.0);
-  tf_unary<float_only>(r, "Exp", uf{[](auto x) { return std::exp(x); }, [](const auto& x) { return x.exp(); }}, 10.0);
+  tf_unary<float_only>(r, "Exp", uf{[](auto x) { return std::exp(x); }, [](const auto& x) { return exp_or_zero(x); }}, 10.0);
   tf_unary<float_only>(r, "Expm1", sf{[](auto x) { return std::expm1(x); }}, 10.0);
   tf_unary<float_only>(r, "Log", uf{[](auto x) { return std::log(x); }, [](const auto& x) { return x.log(); }}, 10.0);
   tf_unary<float_only>(r, "Log1p", sf{[](auto x) { return std::log1p(x); }}, 10.0);
