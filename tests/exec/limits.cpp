@@ -121,6 +121,34 @@ TEST_CASE("exec.limits.tensor_and_run_bytes") {
   for (int i = 0; i < 3; ++i) CHECK(p.run({})[0].tensor().size() == 1000);
 }
 
+TEST_CASE("exec.limits.loop_scan_outputs_are_counted") {
+  // ten iterations of a 4000-byte scan output: the parts (40000 bytes) are alive when they
+  // are stacked into the Loop's output, which is counted too (80000 at the peak)
+  constexpr const char* scan = R"(
+graph {
+  %n = Constant() {value = tensor<i64[]> [10]} -> (i64[])
+  %s = Constant() {value = tensor<i64[1]> [1000]} -> (i64[1])
+  %loop = Loop(%n, _, %s) {body = @body, _captures = 1} -> (f32[10,1000])
+  %r:0 = return(%loop)
+}
+func @body {
+  %e:3 = function_entry() -> (i64[], bool[], i64[1])
+  %v = ConstantOfShape(%e:2) {value = tensor<f32[1]> [2]} -> (f32[?])
+  %r:0 = return(%e:1, %v)
+}
+)";
+  CHECK(run_error(scan, {.max_run_bytes = 100000}) == "");
+  const std::string e = run_error(scan, {.max_run_bytes = 60000});
+  CHECK(e.find("node 'loop' (op Loop)") != std::string::npos);
+  CHECK(e.find("max_run_bytes)") != std::string::npos);
+  auto g = gpass::parse_text(scan);
+  ex::eigen_cpu cpu;
+  ex::plan<ex::eigen_cpu> p(g, cpu, {.limits = {.max_run_bytes = 100000}});
+  const gpass::tensor y = p.run({})[0].tensor();
+  CHECK(y.sizes() == std::vector<std::int64_t>{10, 1000});
+  CHECK(y.data<float>()[9999] == 2.0f);
+}
+
 TEST_CASE("exec.limits.large_unplanned_buffers_are_reused") {
   // the cache itself: size classes of 64 KiB, reuse, the cap
   auto cache = std::make_shared<ex::detail::buffer_cache>(std::size_t{8} << 20);

@@ -36,13 +36,15 @@ inline void copy_elements(const gpass::tensor& src, std::int64_t so, gpass::tens
 /// A new tensor of `t` and `sizes` (zeroed; strings empty).
 inline gpass::tensor make(dtype t, std::vector<std::int64_t> sizes) { return gpass::tensor(t, std::move(sizes)); }
 
-/// Stacks equally shaped tensors along a new axis `axis` (0 .. rank).
-inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n, dtype empty_type,
-                           const std::vector<std::int64_t>& empty_sizes) {
+/// Stacks equally shaped tensors along a new axis `axis` (0 .. rank) into the tensor
+/// `alloc(dtype, sizes)` returns (a reference that stays valid).
+template <class Alloc>
+gpass::tensor& stack_with(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n, dtype empty_type,
+                          const std::vector<std::int64_t>& empty_sizes, Alloc&& alloc) {
   if (parts.empty()) {
     std::vector<std::int64_t> s = empty_sizes;
     s.insert(s.begin() + std::min<std::int64_t>(axis, static_cast<std::int64_t>(s.size())), 0);
-    return make(empty_type == dtype::undefined ? dtype::f32 : empty_type, s);
+    return alloc(empty_type == dtype::undefined ? dtype::f32 : empty_type, s);
   }
   const auto& first = parts.front();
   for (const auto& p : parts)
@@ -53,7 +55,7 @@ inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t
   if (axis < 0 || axis > static_cast<std::int64_t>(es.size())) n.fail("stack axis " + std::to_string(axis) + " out of range");
   std::vector<std::int64_t> out_sizes = es;
   out_sizes.insert(out_sizes.begin() + axis, static_cast<std::int64_t>(parts.size()));
-  gpass::tensor out = make(first.element_type(), out_sizes);
+  gpass::tensor& out = alloc(first.element_type(), out_sizes);
   std::int64_t outer = 1, inner = 1;
   for (std::int64_t d = 0; d < axis; ++d) outer *= es[d];
   for (std::size_t d = static_cast<std::size_t>(axis); d < es.size(); ++d) inner *= es[d];
@@ -61,6 +63,25 @@ inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t k = 0; k < count; ++k) copy_elements(parts[k], o * inner, out, (o * count + k) * inner, inner);
   return out;
+}
+
+/// `stack_with` into a new tensor.
+inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n, dtype empty_type,
+                           const std::vector<std::int64_t>& empty_sizes) {
+  gpass::tensor out;
+  stack_with(parts, axis, n, empty_type, empty_sizes, [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
+    return out = make(t, std::move(sizes));
+  });
+  return out;
+}
+
+/// `stack_with` into output `i` of `ctx` (allocate_output: the run's limits and byte count
+/// apply to the stacked tensor as to any kernel's output).
+inline void stack_output(context& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis, dtype empty_type,
+                         const std::vector<std::int64_t>& empty_sizes) {
+  stack_with(parts, axis, ctx.node(), empty_type, empty_sizes, [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
+    return ctx.allocate_output(i, t, std::move(sizes));
+  });
 }
 
 /// Slice `index` of `t` along `axis` (the axis removed).
@@ -76,8 +97,9 @@ inline gpass::tensor take(const gpass::tensor& t, std::int64_t axis, std::int64_
   return out;
 }
 
-/// Concatenates tensors along an existing `axis`.
-inline gpass::tensor concat(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n) {
+/// Concatenates tensors along an existing `axis` into the tensor `alloc(dtype, sizes)` returns.
+template <class Alloc>
+gpass::tensor& concat_with(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n, Alloc&& alloc) {
   const auto& first = parts.front();
   const auto rank = static_cast<std::int64_t>(first.rank());
   std::vector<std::int64_t> out_sizes = first.sizes();
@@ -92,7 +114,7 @@ inline gpass::tensor concat(const std::vector<gpass::tensor>& parts, std::int64_
                " along axis " + std::to_string(axis));
     out_sizes[axis] += p.sizes()[axis];
   }
-  gpass::tensor out = make(first.element_type(), out_sizes);
+  gpass::tensor& out = alloc(first.element_type(), out_sizes);
   std::int64_t outer = 1, inner = 1;
   for (std::int64_t d = 0; d < axis; ++d) outer *= out_sizes[d];
   for (std::int64_t d = axis + 1; d < rank; ++d) inner *= out_sizes[d];
@@ -104,6 +126,13 @@ inline gpass::tensor concat(const std::vector<gpass::tensor>& parts, std::int64_
     at += chunk;
   }
   return out;
+}
+
+/// `concat_with` into output `i` of `ctx` (allocate_output, as `stack_output`).
+inline void concat_output(context& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis) {
+  concat_with(parts, axis, ctx.node(), [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
+    return ctx.allocate_output(i, t, std::move(sizes));
+  });
 }
 
 /// The dtype and sizes an output type promises, for empty results (zero iterations).
@@ -198,8 +227,10 @@ void register_control(kernel_registry<P>& r) {
         for (std::size_t k = 0; k < num_scan; ++k) scans[k].push_back(out[1 + carried + k].tensor());
       }
       for (std::size_t k = 0; k < carried; ++k) ctx.set_output(k, std::move(state[k]));
-      for (std::size_t k = 0; k < num_scan; ++k)
-        ctx.set_output(carried + k, stack(scans[k], 0, nd, hints[k].first, hints[k].second));
+      for (std::size_t k = 0; k < num_scan; ++k) {
+        stack_output(ctx, carried + k, scans[k], 0, hints[k].first, hints[k].second);
+        scans[k] = {};  // the iterations' parts go as soon as they are stacked
+      }
     };
   }});
 
@@ -335,13 +366,15 @@ void register_control(kernel_registry<P>& r) {
           if (out_dirs[k]) std::reverse(parts.begin(), parts.end());
           const std::int64_t rank = parts.empty() ? 1 : static_cast<std::int64_t>(parts[0].rank()) + 1;
           const std::int64_t ax = normalize_axis(out_axes[k], rank, nd);
-          scan_out[k].push_back(stack(parts, ax, nd, dtype::f32, {}));
+          if (v8) scan_out[k].push_back(stack(parts, ax, nd, dtype::f32, {}));
+          else stack_output(ctx, num_state + k, parts, ax, dtype::f32, {});
+          parts = {};
         }
       }
       for (std::size_t k = 0; k < num_state; ++k)
         ctx.set_output(k, v8 ? stack(state_out[k], 0, nd, dtype::f32, {}) : state_out[k][0]);
-      for (std::size_t k = 0; k < num_scan_out; ++k)
-        ctx.set_output(num_state + k, v8 ? stack(scan_out[k], 0, nd, dtype::f32, {}) : scan_out[k][0]);
+      if (v8)
+        for (std::size_t k = 0; k < num_scan_out; ++k) stack_output(ctx, num_state + k, scan_out[k], 0, dtype::f32, {});
     };
   }});
 
@@ -450,7 +483,8 @@ void register_control(kernel_registry<P>& r) {
       if (s.empty()) ctx.fail("cannot concatenate an empty sequence");
       const auto rank = static_cast<std::int64_t>(s[0].rank()) + (new_axis ? 1 : 0);
       const auto axis = normalize_axis(axis_attr, rank, ctx.node());
-      ctx.set_output(0, new_axis ? stack(s, axis, ctx.node(), dtype::f32, {}) : concat(s, axis, ctx.node()));
+      if (new_axis) stack_output(ctx, 0, s, axis, dtype::f32, {});
+      else concat_output(ctx, 0, s, axis);
     };
   }});
   r.add({.op = "SequenceMap", .type_input = -1, .make = [](const kernel_node& n) -> fn {

@@ -112,7 +112,7 @@ inline void register_lists(registry& r) {
       std::vector<gpass::tensor> parts;
       parts.reserve(idx.size());
       for (auto i : idx) parts.push_back(element(seq, i, ctx.node(), t, sizes));
-      ctx.set_output(0, control::stack(parts, 0, ctx.node(), t, sizes ? *sizes : std::vector<std::int64_t>{}));
+      control::stack_output(ctx, 0, parts, 0, t, sizes ? *sizes : std::vector<std::int64_t>{});
     };
   }});
   r.add({.op = "list_scatter", .type_input = -1, .make = [](const kernel_node&) -> fn {
@@ -155,7 +155,7 @@ inline void register_lists(registry& r) {
         s.insert(s.end(), rest->begin(), rest->end());
         ctx.set_output(0, gpass::tensor(t, s));
       } else {
-        ctx.set_output(0, control::concat(parts, 0, ctx.node()));
+        control::concat_output(ctx, 0, parts, 0);
       }
       if (ctx.num_outputs() > 1) ctx.set_output(1, std::move(lengths));
     };
@@ -191,7 +191,7 @@ inline void register_lists(registry& r) {
       parts.reserve(seq.size());
       for (std::size_t i = 0; i < seq.size(); ++i) parts.push_back(element(seq, static_cast<std::int64_t>(i), ctx.node(), t, sizes));
       if (parts.empty() && (!sizes || t == dtype::undefined)) ctx.fail("empty list whose element shape is not known");
-      ctx.set_output(0, control::stack(parts, 0, ctx.node(), t, sizes ? *sizes : std::vector<std::int64_t>{}));
+      control::stack_output(ctx, 0, parts, 0, t, sizes ? *sizes : std::vector<std::int64_t>{});
     };
   }});
   r.add({.op = "list_from_tensor", .type_input = -1, .make = [](const kernel_node&) -> fn {
