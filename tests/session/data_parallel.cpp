@@ -5,6 +5,7 @@
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/pass/registry.hpp>
+#include <gpass/passes/builtin.hpp>  // pass_registry<G>::global() fills itself with the built-in passes
 #include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/session.hpp>
 
