@@ -355,11 +355,21 @@ inline void pad_into(context& ctx, const gpass::tensor& x, const std::vector<i64
                      const gpass::tensor& cval) {
   const std::size_t rank = x.rank();
   std::vector<i64> out(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    const i64 in = x.sizes()[d];
+    const auto o = checked_add(in, begin[d]);
+    const auto n = o ? checked_add(*o, end[d]) : std::nullopt;
+    if (!n) ctx.fail("axis " + std::to_string(d) + " padded to a size that overflows int64");
+    out[d] = *n;
+    if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
+  }
+  // the output first (its size checked against the run's limits), then index maps no longer
+  // than its axes: huge pads of an empty output allocate nothing
+  gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+  if (y.size() == 0) return;
   std::vector<std::vector<i64>> maps(rank);  // output index -> input index, -1: the constant
   for (std::size_t d = 0; d < rank; ++d) {
     const i64 in = x.sizes()[d];
-    out[d] = in + begin[d] + end[d];
-    if (out[d] < 0) ctx.fail("pads remove more than the " + std::to_string(in) + " elements of axis " + std::to_string(d));
     maps[d].resize(static_cast<std::size_t>(out[d]));
     for (i64 o = 0; o < out[d]; ++o) {
       i64 i = o - begin[d];
@@ -378,7 +388,6 @@ inline void pad_into(context& ctx, const gpass::tensor& x, const std::vector<i64
       maps[d][static_cast<std::size_t>(o)] = i;
     }
   }
-  gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
   // the run of the inner axis copied as a block: o in [lo, hi) reads o - begin
   i64 lo = 0, hi = 0;
   if (rank > 0) {
