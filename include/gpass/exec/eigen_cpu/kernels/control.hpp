@@ -76,9 +76,11 @@ inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t
 }
 
 /// `stack_with` into output `i` of `ctx` (allocate_output: the run's limits and byte count
-/// apply to the stacked tensor as to any kernel's output).
-inline void stack_output(context& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis, dtype empty_type,
-                         const std::vector<std::int64_t>& empty_sizes) {
+/// apply to the stacked tensor as to any kernel's output); `Ctx`: the kernel context of a
+/// host-memory policy (register_control runs on any).
+template <class Ctx>
+void stack_output(Ctx& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis, dtype empty_type,
+                  const std::vector<std::int64_t>& empty_sizes) {
   stack_with(parts, axis, ctx.node(), empty_type, empty_sizes, [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
     return ctx.allocate_output(i, t, std::move(sizes));
   });
@@ -129,7 +131,8 @@ gpass::tensor& concat_with(const std::vector<gpass::tensor>& parts, std::int64_t
 }
 
 /// `concat_with` into output `i` of `ctx` (allocate_output, as `stack_output`).
-inline void concat_output(context& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis) {
+template <class Ctx>
+void concat_output(Ctx& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis) {
   concat_with(parts, axis, ctx.node(), [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
     return ctx.allocate_output(i, t, std::move(sizes));
   });
