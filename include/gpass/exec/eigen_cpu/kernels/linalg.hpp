@@ -2118,12 +2118,23 @@ inline void add_max_unpool(registry& r) {
              if (ind.sizes() != xs) ctx.fail("indices shape " + ind.shape().to_string() + " differs from X's " + x.shape().to_string());
              const std::size_t rk = xs.size() - 2;
              if (wa.kernel.size() != rk) ctx.fail("kernel_shape does not match the spatial rank");
+             if (!wa.strides.empty() && wa.strides.size() != rk)
+               ctx.fail("strides has " + std::to_string(wa.strides.size()) + " values for " + std::to_string(rk) + " spatial axes");
+             if (!wa.pads.empty() && wa.pads.size() != 2 * rk)
+               ctx.fail("pads has " + std::to_string(wa.pads.size()) + " values for " + std::to_string(rk) + " spatial axes");
              // the shape MaxPool's input had (indices are flat positions in it)
              std::vector<i64> inferred{xs[0], xs[1]};
              for (std::size_t d = 0; d < rk; ++d) {
                const i64 s = wa.strides.empty() ? 1 : wa.strides[d];
                const i64 pb = wa.pads.empty() ? 0 : wa.pads[d], pe = wa.pads.empty() ? 0 : wa.pads[d + rk];
-               inferred.push_back(std::max<i64>(0, (xs[d + 2] - 1) * s + wa.kernel[d] - pb - pe));
+               // (in - 1) * stride + kernel - pads, overflow-checked
+               auto v = checked_mul(xs[d + 2] - 1, s);
+               if (v) v = checked_add(*v, wa.kernel[d]);
+               if (v) v = checked_sub(*v, pb);
+               if (v) v = checked_sub(*v, pe);
+               if (!v)
+                 ctx.fail("the unpooled size of spatial axis " + std::to_string(d) + " overflows int64");
+               inferred.push_back(std::max<i64>(0, *v));
              }
              std::vector<i64> ys = inferred;
              if (ctx.has_input(2)) {
@@ -2138,7 +2149,9 @@ inline void add_max_unpool(registry& r) {
                gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), ys);
                const T* xp = x.data<T>();
                T* yp = y.data<T>();
-               const i64 total = product(inferred);
+               const auto total_or = checked_num_elements(inferred);
+               if (!total_or) ctx.fail("the unpooled shape's element count overflows int64");
+               const i64 total = *total_or;
                // an index is a flat position in the inferred shape; it lands at the same
                // coordinates of the (possibly larger) output shape
                const bool same = ys == inferred;
