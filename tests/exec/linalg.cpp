@@ -735,6 +735,14 @@ TEST_CASE("exec.linalg.max_unpool") {
   CHECK(y.data<float>()[18] == 8.f);  // (3,3) of the 4x4 inferred shape, placed at (3,3) of 5x5
   CHECK(y.data<float>()[6] == 5.f);
   CHECK_THROWS_AS(run1(make_node("MaxUnpool", 2, k2), {x, tensor::from<std::int64_t>({5, 7, 13, 99}, {1, 1, 2, 2})}), gpass::error);
+  // pads / strides of another length than the spatial rank asks (a fuzzed model read past them)
+  gpass::attribute_map short_pads = k2, short_strides = k2;
+  short_pads["pads"] = std::vector<i64>{1, 1};
+  short_strides["strides"] = std::vector<i64>{2};
+  CHECK_THROWS_WITH_AS(run1(make_node("MaxUnpool", 2, short_pads), {x, idx}), doctest::Contains("pads has 2 values for 2 spatial axes"),
+                       gpass::error);
+  CHECK_THROWS_WITH_AS(run1(make_node("MaxUnpool", 2, short_strides), {x, idx}),
+                       doctest::Contains("strides has 1 values for 2 spatial axes"), gpass::error);
 }
 
 TEST_CASE("exec.linalg.einsum") {

@@ -72,9 +72,8 @@ using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_s
 /// -103.97 for f32). Here arguments below `lowest` give 0: by default Eigen's lower bound
 /// (an absolute error under 3e-39 against std::exp, never the floor); Softmax and attention
 /// pass the log of the smallest normal value (`exp_normal_or_zero`), so their probabilities
-/// are normal numbers or 0 — subnormal probabilities would only slow the products that read
-/// them (a multiply with a subnormal operand takes a microcode assist: the masked keys of
-/// one attention head went from 4e-39 to 0 and the head's time by a third).
+/// are normal numbers or 0: a masked score gives exactly 0 (the engine's products flush
+/// subnormals anyway; an elementwise op reading one would pay a microcode assist).
 template <class X, class S = typename std::decay_t<X>::Scalar>
 auto exp_or_zero(const X& x, S lowest = std::is_same_v<S, float> ? S(-88.3762626647949) : S(-709.436139303104)) {
   return (x < lowest).select(S(0), x.exp());
