@@ -725,6 +725,52 @@ TEST_CASE("exec.linalg.pooling") {
   CHECK_THROWS_AS(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2}}}), {x}), gpass::error);
 }
 
+// A window far larger than its input (a fuzzed model: MaxPool kernel_shape [2, 54525951],
+// SAME_UPPER, over 32x32 ran for minutes): the taps inside the input are found in closed
+// form, so the cost is the output's size; the values are those of the whole-row window.
+TEST_CASE("exec.linalg.pooling_windows_larger_than_the_input") {
+  namespace la = gpass::exec::cpu_detail::linalg;
+  // taps_within against a walk over every tap, on ragged geometries (negative starts, dilations)
+  for (i64 k = 1; k <= 7; ++k)
+    for (i64 dil = 1; dil <= 3; ++dil)
+      for (i64 first = -9; first <= 9; ++first)
+        for (i64 begin = -3; begin <= 2; ++begin)
+          for (i64 end = begin; end <= 8; ++end) {
+            i64 t0 = -1, t1 = -1;
+            for (i64 t = 0; t < k; ++t)
+              if (const i64 pos = first + t * dil; pos >= begin && pos < end) {
+                if (t0 < 0) t0 = t;
+                t1 = t + 1;
+              }
+            const auto [l, h] = la::pool_setup::taps_within(first, k, dil, begin, end);
+            CAPTURE(k); CAPTURE(dil); CAPTURE(first); CAPTURE(begin); CAPTURE(end);
+            if (t0 < 0) CHECK(l == h);
+            else CHECK((l == t0 && h == t1));
+          }
+  std::vector<float> xv(3 * 32 * 32);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 7919) % 1000) - 500.f;
+  auto x = tensor::from<float>(xv, {1, 3, 32, 32});
+  const i64 huge = 54525951;
+  auto y = run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2, huge}}, {"auto_pad", std::string("SAME_UPPER")}}), {x});
+  REQUIRE(y.sizes() == std::vector<i64>{1, 3, 32, 32});
+  for (i64 c = 0; c < 3; ++c)
+    for (i64 h = 0; h < 32; ++h) {
+      float want = -1e9f;  // rows h and h + 1 (the pad is at the end), every column
+      for (i64 r = h; r < std::min<i64>(h + 2, 32); ++r)
+        for (i64 w = 0; w < 32; ++w) want = std::max(want, xv[static_cast<std::size_t>((c * 32 + r) * 32 + w)]);
+      for (i64 w = 0; w < 32; ++w) CHECK(y.data<float>()[(c * 32 + h) * 32 + w] == want);
+    }
+  // AveragePool counting the padding: the divisor is the window's taps (2 x huge here; as a
+  // double, since a product of huge kernels need not fit in int64)
+  auto ones = tensor::from<float>(std::vector<float>(32 * 32, 1.f), {1, 1, 32, 32});
+  auto a = run1(make_node("AveragePool", 1, {{"kernel_shape", std::vector<i64>{1, huge}}, {"auto_pad", std::string("SAME_UPPER")},
+                                             {"count_include_pad", std::int64_t{1}}}), {ones});
+  REQUIRE(a.sizes() == std::vector<i64>{1, 1, 32, 32});
+  for (i64 i = 0; i < a.size(); ++i) CHECK(a.data<float>()[i] == doctest::Approx(32.0 / static_cast<double>(huge)).epsilon(1e-6));
+  auto a2 = run1(make_node("AveragePool", 1, {{"kernel_shape", std::vector<i64>{huge, huge}}, {"auto_pad", std::string("SAME_UPPER")}}), {ones});
+  for (i64 i = 0; i < a2.size(); ++i) CHECK(a2.data<float>()[i] == 1.f);
+}
+
 TEST_CASE("exec.linalg.max_unpool") {
   gpass::attribute_map k2{{"kernel_shape", std::vector<i64>{2, 2}}, {"strides", std::vector<i64>{2, 2}}};
   auto x = tensor::from<float>({5, 6, 7, 8}, {1, 1, 2, 2});

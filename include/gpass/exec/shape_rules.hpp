@@ -465,10 +465,19 @@ inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in
   g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
   g.out.resize(r);
   for (std::size_t d = 0; d < r; ++d) {
-    const i64 eff = g.effective(d), s = g.strides[d], x = g.in[d];
+    const i64 s = g.strides[d], x = g.in[d];
+    auto overflow = [&](const char* what) {
+      n.fail(std::string(what) + " overflows int64 (kernel_shape " + std::to_string(g.kernel[d]) + ", dilation " +
+             std::to_string(g.dilations[d]) + ", input size " + std::to_string(x) + ")");
+    };
+    const auto eff_checked = checked_mul(g.kernel[d] - 1, g.dilations[d]);
+    if (!eff_checked || *eff_checked == std::numeric_limits<i64>::max()) overflow("the window's extent");
+    const i64 eff = *eff_checked + 1;
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      const i64 o = (x + s - 1) / s;
-      const i64 total = std::max<i64>(0, (o - 1) * s + eff - x);
+      const i64 o = x / s + (x % s != 0 ? 1 : 0);
+      const auto reach = checked_add((o - 1) * s, eff);  // (o - 1) * s < x
+      if (!reach) overflow("the padded extent");
+      const i64 total = std::max<i64>(0, *reach - x);
       const i64 small = total / 2, big = total - small;
       g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? small : big;
       g.pad_end[d] = a.auto_pad == "SAME_UPPER" ? big : small;
@@ -476,11 +485,17 @@ inline window_geometry resolve_window(const window_attrs& a, std::vector<i64> in
       continue;
     }
     if (a.auto_pad == "VALID") g.pad_begin[d] = g.pad_end[d] = 0;
-    const i64 span = x + g.pad_begin[d] + g.pad_end[d] - eff;
+    const auto padded = checked_add(x, g.pad_begin[d]);
+    const auto whole = padded ? checked_add(*padded, g.pad_end[d]) : std::nullopt;
+    if (!whole) overflow("the padded input size");
+    const i64 span = *whole - eff;
     if (span < 0)
       n.fail("window of size " + std::to_string(eff) + " does not fit input size " + std::to_string(x) + " (with padding)");
-    i64 o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    if (a.ceil_mode && (o - 1) * s >= x + g.pad_begin[d]) --o;
+    i64 o = span / s + (a.ceil_mode && span % s != 0 ? 1 : 0) + 1;
+    if (a.ceil_mode) {  // the last window must start inside the input or its begin padding
+      const auto last = checked_mul(o - 1, s);
+      if (!last || *last >= *padded) --o;
+    }
     g.out[d] = o;
   }
   return g;

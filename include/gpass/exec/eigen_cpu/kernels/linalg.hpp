@@ -948,9 +948,25 @@ enum class pool_kind { max, average, lp };
 /// dimension and output index, the first tap position, the range of taps [lo, hi) inside the
 /// input, and the count of taps inside the padded input (for count_include_pad).
 struct pool_setup {
+  /// The taps t in [0, k) whose position first + t * dil lies in [begin, end), as [t0, t1)
+  /// (t0 == t1 when none does). `dil` > 0.
+  static std::pair<i64, i64> taps_within(i64 first, i64 k, i64 dil, i64 begin, i64 end) {
+    auto floor_div = [](i64 a, i64 b) { return a / b - (a % b != 0 && a < 0 ? 1 : 0); };
+    const i64 t0 = std::min(k, std::max<i64>(0, -floor_div(first - begin, dil)));
+    const i64 t1 = std::min(k, floor_div(end - 1 - first, dil) + 1);
+    return {t0, std::max(t0, t1)};
+  }
+
   std::array<i64, 3> in{}, out{}, dil{}, kernel{}, stride{}, pad{};
   std::array<std::vector<i64>, 3> start, lo, hi, padded;
   i64 inner_begin = 0, inner_end = 0;  ///< outputs along the last dimension whose taps are all inside
+
+  /// The taps of output (o0, o1, o2) inside the padded input (AveragePool's count_include_pad
+  /// divisor), as a double: with huge kernels the product need not fit in int64.
+  double padded_count(i64 o0, i64 o1, i64 o2) const {
+    return static_cast<double>(padded[0][static_cast<std::size_t>(o0)]) * static_cast<double>(padded[1][static_cast<std::size_t>(o1)]) *
+           static_cast<double>(padded[2][static_cast<std::size_t>(o2)]);
+  }
 
   explicit pool_setup(const window_geometry& g) {
     const std::size_t r = g.in.size(), lead = 3 - r;
@@ -965,23 +981,16 @@ struct pool_setup {
       kernel[d] = k;
       stride[d] = s;
       pad[d] = pb;
+      // Closed forms, not a walk over the taps: a kernel of 10^8 taps over a 32-wide input
+      // costs its output size, not 10^8 per output.
       for (i64 o = 0; o < out[d]; ++o) {
         const i64 first = o * s - pb;
-        i64 l = 0, h = 0, pad = 0;
-        bool seen = false;
-        for (i64 t = 0; t < k; ++t) {
-          const i64 pos = first + t * dil[d];
-          if (pos >= -pb && pos < in[d] + pe) ++pad;
-          if (pos >= 0 && pos < in[d]) {
-            if (!seen) l = t;
-            seen = true;
-            h = t + 1;
-          }
-        }
+        const auto [l, h] = taps_within(first, k, dil[d], 0, in[d]);
+        const auto [pl, ph] = taps_within(first, k, dil[d], -pb, in[d] + pe);
         start[d].push_back(first);
         lo[d].push_back(l);
-        hi[d].push_back(seen ? h : l);
-        padded[d].push_back(pad);
+        hi[d].push_back(h);
+        padded[d].push_back(ph - pl);
       }
     }
     inner_begin = 0;
@@ -1022,7 +1031,7 @@ void pool_plane_rows(const pool_setup& s, bool count_include_pad, const T* xp, T
           };
           for (i64 o2 = 0; o2 < ib; ++o2) edge(o2);
           for (i64 o2 = ie; o2 < out2; ++o2) edge(o2);
-          for (i64 k2 = 0; k2 < k2n; ++k2) {
+          for (i64 k2 = 0; k2 < (ie > ib ? k2n : 0); ++k2) {
             const T* r = row + k2 * d2 - s.pad[2];
             if (s2 == 1) {
               for (i64 o2 = ib; o2 < ie; ++o2) {
@@ -1044,7 +1053,7 @@ void pool_plane_rows(const pool_setup& s, bool count_include_pad, const T* xp, T
         if constexpr (K == pool_kind::max) {
           if (count == 0) v = C(0);
         } else {
-          const i64 div = count_include_pad ? s.padded[0][o0] * s.padded[1][o1] * s.padded[2][o2] : count;
+          const double div = count_include_pad ? s.padded_count(o0, o1, o2) : static_cast<double>(count);
           v = div > 0 ? static_cast<C>(v / static_cast<C>(div)) : C(0);
         }
         yp[o2] = static_cast<T>(v);
@@ -1104,7 +1113,7 @@ void pool_plane(const pool_setup& s, bool count_include_pad, double p, const T* 
           }
         }
         if constexpr (K == pool_kind::average) {
-          const i64 div = count_include_pad ? s.padded[0][o0] * s.padded[1][o1] * s.padded[2][o2] : count;
+          const double div = count_include_pad ? s.padded_count(o0, o1, o2) : static_cast<double>(count);
           acc = div > 0 ? static_cast<C>(acc / static_cast<C>(div)) : C(0);
         } else if constexpr (K == pool_kind::lp) {
           acc = static_cast<C>(std::pow(static_cast<double>(acc), 1.0 / p));
@@ -1127,8 +1136,9 @@ void pool_forward(const eigen_cpu& pol, const window_geometry& g, pool_kind kind
                   i64 planes, const T* x, T* y, std::int64_t* indices, bool col_major_indices) {
   const pool_setup s(g);
   const i64 Pin = s.in[0] * s.in[1] * s.in[2], Pout = s.out[0] * s.out[1] * s.out[2];
-  const i64 win = product(g.kernel);
-  pol.parallel_for(planes, static_cast<double>(Pout * win) * 0.5 + 1.0, [&](i64 b, i64 e) {
+  double win = 1;  // taps per output at most (those inside the input)
+  for (std::size_t d = 0; d < 3; ++d) win *= static_cast<double>(std::min(s.kernel[d], s.in[d]));
+  pol.parallel_for(planes, static_cast<double>(Pout) * win * 0.5 + 1.0, [&](i64 b, i64 e) {
     std::vector<compute_t<T>> acc;
     for (i64 pl = b; pl < e; ++pl) {
       const T* xp = x + pl * Pin;
@@ -1408,8 +1418,8 @@ bool conv_depthwise(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C
     const double hp = static_cast<double>(Ho - 1) * static_cast<double>(sh) + static_cast<double>(KH - 1) * static_cast<double>(dh) + 1.0;
     const double wp = static_cast<double>(Wo - 1) * static_cast<double>(sw) + static_cast<double>(KW - 1) * static_cast<double>(dw) + 1.0;
     const bool short_rows = Wo <= 7 || (sh * sw > 1 && Wo <= 14);
-    if (std::is_same_v<T, float> && short_rows && hp * wp <= 4.0 * static_cast<double>(H * W + Ho * Wo) + 65536.0) {
-      if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (short_rows && hp * wp <= 4.0 * static_cast<double>(H * W + Ho * Wo) + 65536.0) {
         conv_depthwise_blocked(pol, depthwise_geometry{H, W, KH, KW, sh, sw, dh, dw, ph, pw, Ho, Wo}, N, C, M, x, w, bias, y,
                                lo, hi, clamped ? nullptr : ep);
         return true;
