@@ -3,6 +3,7 @@
 # Fuzzes one of gpass's fuzz targets (fuzz/*.cpp) with libFuzzer + ASan/UBSan (clang 16).
 #
 #   scripts/fuzz.sh TARGET [SECONDS] [JOBS]   fuzz for SECONDS (default 60) with JOBS processes
+#                                             (RUNS=N in the environment: stop after N executions)
 #   scripts/fuzz.sh --merge TARGET            minimize the working corpus into fuzz/corpus/TARGET
 #   scripts/fuzz.sh --list                    the targets
 #
@@ -67,9 +68,12 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 echo "fuzz.sh: $target for ${seconds}s, $jobs job(s), corpus $work ($(ls "$work" | wc -l) inputs)"
 args=(-max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=30 -max_len=65536
       -artifact_prefix="$findings/" -print_final_stats=1)
+if [[ -n "${RUNS:-}" ]]; then args+=(-runs="$RUNS"); fi
 if ((jobs > 1)); then args+=(-jobs="$jobs" -workers="$jobs"); fi
 set +e
-"$exe" "${args[@]}" "$work" "fuzz/corpus/$target" "fuzz/regressions/$target" 2>&1 | tee "build/fuzz/$target.log" | grep -E "stat::|#[0-9]+ *(DONE|INITED)|ERROR|FINDING|SUMMARY|Test unit written" 
+dirs=("$work")  # libFuzzer stops at a corpus directory that does not exist
+for d in "fuzz/corpus/$target" "fuzz/regressions/$target"; do [[ -d "$d" ]] && dirs+=("$d"); done
+"$exe" "${args[@]}" "${dirs[@]}" 2>&1 | tee "build/fuzz/$target.log" | grep -E "stat::|#[0-9]+ *(DONE|INITED)|ERROR|FINDING|SUMMARY|Test unit written" 
 status=${PIPESTATUS[0]}
 set -e
 echo "fuzz.sh: exit $status; findings: $(ls "$findings" | wc -l) (in $findings); log build/fuzz/$target.log"

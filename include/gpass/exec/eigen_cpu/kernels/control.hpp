@@ -75,15 +75,20 @@ inline gpass::tensor stack(const std::vector<gpass::tensor>& parts, std::int64_t
   return out;
 }
 
-/// `stack_with` into output `i` of `ctx` (allocate_output: the run's limits and byte count
-/// apply to the stacked tensor as to any kernel's output); `Ctx`: the kernel context of a
-/// host-memory policy (register_control runs on any).
+/// An `allocate(dtype, sizes)` for `stack_with` / `concat_with` that makes output `i` of `ctx`
+/// (allocate_output: the run's limits and byte count apply to the stacked tensor as to any
+/// kernel's output); `Ctx`: the kernel context of a host-memory policy (register_control
+/// runs on any).
+template <class Ctx>
+auto output_allocator(Ctx& ctx, std::size_t i) {
+  return [&ctx, i](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& { return ctx.allocate_output(i, t, std::move(sizes)); };
+}
+
+/// `stack_with` into output `i` of `ctx`.
 template <class Ctx>
 void stack_output(Ctx& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis, dtype empty_type,
                   const std::vector<std::int64_t>& empty_sizes) {
-  stack_with(parts, axis, ctx.node(), empty_type, empty_sizes, [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
-    return ctx.allocate_output(i, t, std::move(sizes));
-  });
+  stack_with(parts, axis, ctx.node(), empty_type, empty_sizes, output_allocator(ctx, i));
 }
 
 /// Slice `index` of `t` along `axis` (the axis removed).
@@ -130,12 +135,10 @@ gpass::tensor& concat_with(const std::vector<gpass::tensor>& parts, std::int64_t
   return out;
 }
 
-/// `concat_with` into output `i` of `ctx` (allocate_output, as `stack_output`).
+/// `concat_with` into output `i` of `ctx`.
 template <class Ctx>
 void concat_output(Ctx& ctx, std::size_t i, const std::vector<gpass::tensor>& parts, std::int64_t axis) {
-  concat_with(parts, axis, ctx.node(), [&](dtype t, std::vector<std::int64_t> sizes) -> gpass::tensor& {
-    return ctx.allocate_output(i, t, std::move(sizes));
-  });
+  concat_with(parts, axis, ctx.node(), output_allocator(ctx, i));
 }
 
 /// The dtype and sizes an output type promises, for empty results (zero iterations).
