@@ -15,6 +15,8 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include <gpass/core/attribute.hpp>
+#include <gpass/core/checked.hpp>
 #include <gpass/core/dtype.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/core/tensor.hpp>
@@ -464,15 +467,26 @@ struct window {
     g.KD = k[0], g.KH = k[1], g.KW = k[2], g.SH = strides[h], g.SW = strides[w];
     if (!dilations.empty()) g.DH = dilations[h], g.DW = dilations[w];
     auto dim = [&](i64 in, i64 kk, i64 s, i64 dil, i64 pad_lo, i64 pad_hi, i64& before) {
-      const i64 eff = (kk - 1) * dil + 1;
+      auto overflow = [&](const char* what) {
+        n.fail(std::string(what) + " overflows int64 (window " + std::to_string(kk) + ", dilation " + std::to_string(dil) +
+               ", input size " + std::to_string(in) + ")");
+      };
+      const auto scaled = checked_mul(kk - 1, dil);
+      if (!scaled || *scaled == std::numeric_limits<i64>::max()) overflow("the window's extent");
+      const i64 eff = *scaled + 1;
       if (padding == "SAME") {
-        const i64 out = (in + s - 1) / s;
-        const i64 total = std::max<i64>(0, (out - 1) * s + eff - in);
+        const i64 out = in / s + (in % s != 0 ? 1 : 0);
+        const auto reach = checked_add((out - 1) * s, eff);  // (out - 1) * s < in
+        if (!reach) overflow("the padded extent");
+        const i64 total = std::max<i64>(0, *reach - in);
         before = total / 2;
         return out;
       }
       before = padding == "EXPLICIT" ? pad_lo : 0;
-      const i64 span = in + (padding == "EXPLICIT" ? pad_lo + pad_hi : 0) - eff;
+      const auto lo = checked_add(in, padding == "EXPLICIT" ? pad_lo : 0);
+      const auto whole = lo ? checked_add(*lo, padding == "EXPLICIT" ? pad_hi : 0) : std::nullopt;
+      if (!whole) overflow("the padded input size");
+      const i64 span = *whole - eff;
       if (span < 0) n.fail("the window (" + std::to_string(eff) + ") is larger than the padded input (" + std::to_string(in) + ")");
       return span / s + 1;
     };

@@ -128,9 +128,11 @@ inline void check_output_sizes(context& ctx, const gpass::tensor& t, const windo
 template <class F>
 void for_window(const geometry& g, i64 od, i64 oh, i64 ow, F f) {
   const i64 d0 = od * g.SD - g.PF, h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
-  for (i64 id = std::max<i64>(d0, 0); id < std::min(d0 + g.KD, g.D); ++id)
-    for (i64 ih = std::max<i64>(h0, 0); ih < std::min(h0 + g.KH, g.H); ++ih)
-      for (i64 iw = std::max<i64>(w0, 0); iw < std::min(w0 + g.KW, g.W); ++iw) f((id * g.H + ih) * g.W + iw);
+  // [x0, x0 + k) clipped to [0, size), without forming x0 + k (a window may be near 2^63)
+  auto end = [](i64 x0, i64 k, i64 size) { return x0 + std::min(k, size - x0); };
+  for (i64 id = std::max<i64>(d0, 0); id < end(d0, g.KD, g.D); ++id)
+    for (i64 ih = std::max<i64>(h0, 0); ih < end(h0, g.KH, g.H); ++ih)
+      for (i64 iw = std::max<i64>(w0, 0); iw < end(w0, g.KW, g.W); ++iw) f((id * g.H + ih) * g.W + iw);
 }
 
 /// Checks a depthwise filter's sizes [KH, KW, C, M] against the input's channels `c` (-1: unknown).
