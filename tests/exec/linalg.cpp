@@ -769,6 +769,11 @@ TEST_CASE("exec.linalg.pooling_windows_larger_than_the_input") {
   for (i64 i = 0; i < a.size(); ++i) CHECK(a.data<float>()[i] == doctest::Approx(32.0 / static_cast<double>(huge)).epsilon(1e-6));
   auto a2 = run1(make_node("AveragePool", 1, {{"kernel_shape", std::vector<i64>{huge, huge}}, {"auto_pad", std::string("SAME_UPPER")}}), {ones});
   for (i64 i = 0; i < a2.size(); ++i) CHECK(a2.data<float>()[i] == 1.f);
+  // extents past int64: errors, not wrapped windows
+  CHECK_THROWS_WITH_AS(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{3, 3}}, {"dilations", std::vector<i64>{i64{1} << 62, 1}}}), {ones}),
+                       doctest::Contains("overflows int64"), gpass::error);
+  CHECK_THROWS_WITH_AS(run1(make_node("MaxPool", 1, {{"kernel_shape", std::vector<i64>{2, 2}}, {"pads", std::vector<i64>{i64{1} << 62, 0, i64{1} << 62, 0}}}), {ones}),
+                       doctest::Contains("overflows int64"), gpass::error);
 }
 
 TEST_CASE("exec.linalg.max_unpool") {

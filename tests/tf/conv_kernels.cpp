@@ -277,10 +277,40 @@ TEST_CASE("tf.conv_kernels.errors_name_the_node") {
   fails("  %x = arg() {index = 0} -> (f32[1,3,4,4,2])\n"
         "  %c = tf::MaxPool3D(%x) {T = f32, ksize = [1, 4, 1, 1, 1], padding = \"VALID\"} -> (f32[?,?,?,?,?])\n  %r:0 = return(%c)\n",
         {x5}, "larger than the padded input");
+  // windows near 2^63: the padded extent overflows int64 (an error, not a wrapped window)
+  fails("  %x = arg() {index = 0} -> (f32[1,4,4,2])\n"
+        "  %c = tf::MaxPool(%x) {T = f32, ksize = [1, 9223372036854775807, 1, 1], padding = \"SAME\"} -> (f32[?,?,?,?])\n"
+        "  %r:0 = return(%c)\n",
+        {x}, "the padded extent overflows int64");
+  fails("  %x = arg() {index = 0} -> (f32[1,4,4,2])\n  %f = arg() {index = 1} -> (f32[3,3,2,2])\n"
+        "  %c = tf::Conv2D(%x, %f) {T = f32, padding = \"VALID\", dilations = [1, 4611686018427387904, 1, 1]} -> (f32[?,?,?,?])\n"
+        "  %r:0 = return(%c)\n",
+        {x, f}, "the window's extent overflows int64");
   fails("  %s = arg() {index = 0} -> (i32[5])\n  %g = arg() {index = 1} -> (f32[1,2,2,1,2])\n"
         "  %c = tf::AvgPool3DGrad(%s, %g) {T = f32, ksize = [1, 2, 2, 2, 1], strides = [1, 2, 2, 2, 1], padding = \"SAME\"}"
         " -> (f32[?,?,?,?,?])\n  %r:0 = return(%c)\n",
         {int_sizes({1, 3, 4, 4, 2}), gpass::tensor(gpass::dtype::f32, {1, 2, 2, 1, 2})}, "grad has sizes");
+}
+
+// A pooling window of 2^62 x 2^62 over a 3x5 image (SAME padding): every output takes the
+// whole image, in time proportional to the image, not the window.
+TEST_CASE("tf.conv_kernels.pool_windows_far_larger_than_the_input") {
+  std::mt19937 rng(7);
+  const gpass::tensor x = random({1, 3, 5, 2}, rng);
+  for (const char* op : {"MaxPool", "AvgPool"}) {
+    CAPTURE(op);
+    const auto y = run1(std::string("graph {\n  %x = arg() {index = 0} -> (f64[1,3,5,2])\n  %y = tf::") + op +
+                            "(%x) {T = f64, ksize = [1, 4611686018427387904, 4611686018427387904, 1], padding = \"SAME\"}"
+                            " -> (f64[?,?,?,?])\n  %r:0 = return(%y)\n}\n",
+                        {x});
+    REQUIRE(y.size() == 30);
+    const double* v = x.data<double>();
+    for (int c = 0; c < 2; ++c) {
+      double want = std::string(op) == "MaxPool" ? -1e300 : 0.0;
+      for (int p = 0; p < 15; ++p) want = std::string(op) == "MaxPool" ? std::max(want, v[p * 2 + c]) : want + v[p * 2 + c] / 15;
+      for (int p = 0; p < 15; ++p) CHECK(y[static_cast<std::size_t>(p * 2 + c)] == doctest::Approx(want).epsilon(1e-12));
+    }
+  }
 }
 
 }  // namespace gpass_test_tf_conv_kernels
