@@ -558,6 +558,20 @@ TEST_CASE("exec.nn.roi_align") {
   check_close(r, {0.75, 2.25});
   CHECK_THROWS_AS(f.run(node("RoiAlign", 16), {x, rois, tensor::from<std::int64_t>({0, 2})}), gpass::error);
   CHECK_THROWS_AS(f.run(node("RoiAlign", 16), {x, tensor::from<float>({0, 0, 1}, {1, 3}), tensor::from<std::int64_t>({0})}), gpass::error);
+  // hostile rois: a box of 10^13 pixels would sample each bin 10^26 times (an error naming the
+  // roi and the limit, not a hang), a NaN or infinite coordinate is an error, not a cast of NaN
+  auto one = tensor::from<std::int64_t>({0});
+  CHECK_THROWS_WITH_AS(f.run(node("RoiAlign", 16), {x, tensor::from<float>({0, 0, 1e13f, 1e13f}, {1, 4}), one}),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run(node("RoiAlign", 16, 1, attrs({{"sampling_ratio", i64{1} << 40}})), {x, rois, bi}),
+                       doctest::Contains("roi 0 samples"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run(node("RoiAlign", 16), {x, tensor::from<float>({0, std::nanf(""), 1, 1}, {1, 4}), one}),
+                       doctest::Contains("not finite"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run(node("RoiAlign", 16, 1, attrs({{"spatial_scale", 1e308}})), {x, rois, bi}), doctest::Contains("not finite"),
+                       gpass::error);
+  // a negative box (half_pixel, no clamp) has no samples: zeros, as the spec's loops give
+  auto neg = f.run(node("RoiAlign", 16), {x, tensor::from<float>({3, 3, 0, 0}, {1, 4}), one})[0].tensor();
+  check_close(neg, std::vector<double>(1, 0.0));
 }
 
 }  // namespace gpass_test_exec_nn

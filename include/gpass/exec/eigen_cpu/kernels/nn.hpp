@@ -1881,6 +1881,35 @@ inline void register_roi_align(registry& r) {
       for (i64 b : bidx)
         if (b < 0 || b >= N) ctx.fail("batch index " + std::to_string(b) + " is out of range [0, " + std::to_string(N) + ")");
       const std::vector<double> rois = to_compute<double>(rois_t, ctx.node());
+      // each roi's box (x0, y0, width, height, in input pixels) and sampling grid per bin
+      // (sampling_ratio, else as many samples as the bin spans pixels, rounded up): the table
+      // of a roi's samples (oh x ow x gh x gw of them) counts as a tensor against
+      // max_tensor_bytes, so rois spanning 10^12 pixels are an error, not a hang
+      struct box { double x0, y0, w, h; i64 gh, gw; };
+      constexpr double sample_bytes = 4 * (sizeof(i64) + sizeof(double));
+      std::vector<box> boxes(static_cast<std::size_t>(R));
+      for (i64 rr = 0; rr < R; ++rr) {
+        const double* q = rois.data() + rr * 4;
+        const double off = half ? 0.5 : 0.0;
+        box& bx = boxes[static_cast<std::size_t>(rr)];
+        bx.x0 = q[0] * scale - off, bx.y0 = q[1] * scale - off;
+        bx.w = q[2] * scale - off - bx.x0, bx.h = q[3] * scale - off - bx.y0;
+        if (!half) bx.w = std::max(bx.w, 1.0), bx.h = std::max(bx.h, 1.0);
+        if (!std::isfinite(bx.x0) || !std::isfinite(bx.y0) || !std::isfinite(bx.w) || !std::isfinite(bx.h))
+          ctx.fail("roi " + std::to_string(rr) + " has a coordinate that is not finite (after spatial_scale)");
+        const double gh = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bx.h / static_cast<double>(oh)));
+        const double gw = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bx.w / static_cast<double>(ow)));
+        const double table = static_cast<double>(oh) * static_cast<double>(ow) * gh * gw * sample_bytes;
+        const double cap = ctx.budget() && ctx.budget()->limits().max_tensor_bytes
+                               ? static_cast<double>(ctx.budget()->limits().max_tensor_bytes)
+                               : static_cast<double>(run_limits{}.max_tensor_bytes);
+        if (table > cap)
+          ctx.fail("roi " + std::to_string(rr) + " samples each of its " + std::to_string(oh) + "x" + std::to_string(ow) +
+                   " bins on a grid of " + std::to_string(gh) + " x " + std::to_string(gw) + " points: a table of " +
+                   std::to_string(table) + " bytes, over the limit of " + std::to_string(cap) + " bytes per tensor (max_tensor_bytes)");
+        bx.gh = static_cast<i64>(gh), bx.gw = static_cast<i64>(gw);
+      }
+      const std::atomic<bool>* cancel = ctx.cancel_flag();
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {R, Cn, oh, ow});
@@ -1889,17 +1918,11 @@ inline void register_roi_align(registry& r) {
             struct sample { i64 p[4]; double w[4]; };
             std::vector<sample> pre;
             for (i64 rr = b; rr < e; ++rr) {
-              const double* q = rois.data() + rr * 4;
-              const double off = half ? 0.5 : 0.0;
-              const double sw = q[0] * scale - off, sh = q[1] * scale - off;
-              double rw = q[2] * scale - off - sw, rh = q[3] * scale - off - sh;
-              if (!half) {
-                rw = std::max(rw, 1.0);
-                rh = std::max(rh, 1.0);
-              }
-              const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-              const i64 gh = ratio > 0 ? ratio : static_cast<i64>(std::ceil(rh / static_cast<double>(oh)));
-              const i64 gw = ratio > 0 ? ratio : static_cast<i64>(std::ceil(rw / static_cast<double>(ow)));
+              if (cancel && cancel->load(std::memory_order_relaxed)) ctx.fail("run cancelled");
+              const box& bx = boxes[static_cast<std::size_t>(rr)];
+              const double sw = bx.x0, sh = bx.y0;
+              const double bh = bx.h / static_cast<double>(oh), bw = bx.w / static_cast<double>(ow);
+              const i64 gh = bx.gh, gw = bx.gw;
               const double count = static_cast<double>(std::max<i64>(gh * gw, 1));
               pre.clear();
               for (i64 ph = 0; ph < oh; ++ph)
