@@ -174,6 +174,10 @@ TEST_CASE("exec.array.depth_space") {
   auto s = f.run1("SpaceToDepth", {z}, {{"blocksize", i64{2}}});
   CHECK(s.sizes() == std::vector<i64>{2, 12, 2, 3});
   CHECK(f.run1("DepthToSpace", {s}, {{"blocksize", i64{2}}}) == z);
+  // a blocksize whose square overflows int64 (2^32: b * b wrapped to 0, then C % 0 was SIGFPE)
+  CHECK_THROWS_WITH_AS(f.run1("DepthToSpace", {x}, {{"blocksize", i64{1} << 32}}), doctest::Contains("overflows int64"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("SpaceToDepth", {tensor(gpass::dtype::f32, {1, 1, 0, 0})}, {{"blocksize", i64{1} << 32}}),
+                       doctest::Contains("overflows int64"), gpass::error);
 }
 
 TEST_CASE("exec.array.gather") {
@@ -391,6 +395,18 @@ TEST_CASE("exec.array.resize") {
   CHECK(vals<i64>(ax) == std::vector<i64>{1, 1, 2, 2});
   CHECK_THROWS_AS(f.run1("Resize", {x, value{}, f32({1, 2}, {2})}, {}, 13), gpass::error);
   CHECK_THROWS_AS(f.run1("Resize", {x}, {}, 13), gpass::error);
+  // tf_crop_and_resize with a roi of NaN or 1e300: every coordinate is outside, each output
+  // the extrapolation value (casting the coordinate to an index was undefined)
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (float bad : {std::nanf(""), 1e30f, -1e30f}) {
+      CAPTURE(mode);
+      CAPTURE(bad);
+      auto c = f.run1("Resize", {f32({1, 2}, {1, 2}), f32({0, bad, 1, bad}, {4}), value{}, i64s({1, 3})},
+                      {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                       {"extrapolation_value", 7.0f}},
+                      13);
+      CHECK(vals<float>(c) == std::vector<float>{7, 7, 7});
+    }
 }
 
 TEST_CASE("exec.array.parallel_big") {

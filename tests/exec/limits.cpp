@@ -121,6 +121,39 @@ TEST_CASE("exec.limits.tensor_and_run_bytes") {
   for (int i = 0; i < 3; ++i) CHECK(p.run({})[0].tensor().size() == 1000);
 }
 
+// Scan's steps, an RNN's time steps and the parts of SplitToSequence count like a loop's
+// iterations (an empty input may have any length along the other axes: [2^40, 0] scanned
+// was 2^40 calls of the body)
+TEST_CASE("exec.limits.scan_and_rnn_steps_are_iterations") {
+  constexpr const char* scan = R"(
+graph {
+  %x = arg() {index = 0} -> (f32[?,?])
+  %s = Constant() {value = tensor<f32[]> [0]} -> (f32[])
+  %y:2 = Scan(%s, %x) {body = @body, num_scan_inputs = 1} -> (f32[], f32[?,?])
+  %r:0 = return(%y:0)
+}
+func @body {
+  %e:2 = function_entry() -> (f32[], f32[?])
+  %r:0 = return(%e:0, %e:1)
+}
+)";
+  const std::vector<ex::value> long_empty{gpass::tensor(gpass::dtype::f32, {std::int64_t{1} << 40, 0})};
+  const std::string e = run_error(scan, {.max_loop_iterations = 1000}, long_empty);
+  CHECK(e.find("more than 1000 iterations (max_loop_iterations)") != std::string::npos);
+  CHECK(run_error(scan, {.max_loop_iterations = 1000}, {gpass::tensor(gpass::dtype::f32, {1000, 0})}) == "");
+  constexpr const char* rnn = R"(
+graph {
+  %x = arg() {index = 0} -> (f32[?,?,?])
+  %w = Constant() {value = tensor<f32[1,1,1]> [0.5]} -> (f32[1,1,1])
+  %y:2 = RNN(%x, %w, %w) {hidden_size = 1} -> (f32[?,?,?,?], f32[?,?,?])
+  %r:0 = return(%y:1)
+}
+)";
+  const std::string er = run_error(rnn, {.max_loop_iterations = 10}, {gpass::tensor(gpass::dtype::f32, {11, 1, 1})});
+  CHECK(er.find("more than 10 iterations (max_loop_iterations)") != std::string::npos);
+  CHECK(run_error(rnn, {.max_loop_iterations = 10}, {gpass::tensor(gpass::dtype::f32, {10, 1, 1})}) == "");
+}
+
 TEST_CASE("exec.limits.loop_scan_outputs_are_counted") {
   // ten iterations of a 4000-byte scan output: the parts (40000 bytes) are alive when they
   // are stacked into the Loop's output, which is counted too (80000 at the peak)

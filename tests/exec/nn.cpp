@@ -510,6 +510,28 @@ TEST_CASE("exec.nn.nll_loss") {
   CHECK_THROWS_AS(f.run(node("NegativeLogLikelihoodLoss", 13, 1, attrs({{"reduction", std::string("avg")}})), {x, t}), gpass::error);
 }
 
+// An empty input may have any other sizes: LayerNormalization's per-row vectors, an RNN's
+// steps and their input projections are sized from them, so they are allocated (limit
+// checked) or checked as scratch before anything is built.
+TEST_CASE("exec.nn.empty_inputs_with_huge_sizes") {
+  nn_fixture f;
+  const i64 big = i64{1} << 20;
+  auto ln = f.run(node("LayerNormalization", 17, 3, attrs({{"axis", i64{1}}})), {tensor(gpass::dtype::f32, {0, big, big}), tensor::from<float>({2}, {1})});
+  CHECK(ln[0].tensor().size() == 0);
+  CHECK(ln[1].tensor().sizes() == std::vector<i64>{0, 1, 1});
+  // empty rows: the statistics are one value per row, 2^40 of them: over max_tensor_bytes
+  CHECK_THROWS_WITH_AS(f.run(node("LayerNormalization", 17, 3, attrs({{"axis", i64{2}}})), {tensor(gpass::dtype::f32, {big, big, 0}), tensor(gpass::dtype::f32, {0})}),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+  // empty rows, a few of them: mean 0, 1 / sqrt(epsilon)
+  auto few = f.run(node("LayerNormalization", 17, 3, attrs({{"axis", i64{1}}, {"epsilon", 0.25}})), {tensor(gpass::dtype::f32, {2, 0}), tensor(gpass::dtype::f32, {0})});
+  check_close(few[1].tensor(), {0, 0});
+  check_close(few[2].tensor(), {2, 2});
+  // an RNN over an input of size 0 with 2^40 steps x batch entries: an error, not 4 TB
+  auto W = tensor(gpass::dtype::f32, {1, 1, 0}), R = tensor::from<float>({0.5f}, {1, 1, 1});
+  CHECK_THROWS_WITH_AS(f.run(node("RNN", 14, 2, attrs({{"hidden_size", i64{1}}})), {tensor(gpass::dtype::f32, {big, big, 0}), W, R}),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+}
+
 TEST_CASE("exec.nn.softmax_cross_entropy_loss") {
   nn_fixture f;
   // scores [N=1, C=2, D=2], labels [1, 2]

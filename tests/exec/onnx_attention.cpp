@@ -361,6 +361,40 @@ TEST_CASE("exec.onnx_attention.group_normalization") {
                   gpass::error);
 }
 
+// Head counts are attributes: with a hidden size of 0 any count divides it, so a hostile
+// model had 2^40 heads of nothing loop 2^40 times or size an 8 TB bias. Empty outputs now
+// take no work, and scratch that grows faster than the output is checked as a tensor.
+TEST_CASE("exec.onnx_attention.head_counts_with_empty_heads") {
+  fixture f;
+  const i64 many = i64{1} << 40;
+  auto empty3 = tensor(gpass::dtype::f32, {1, 3, 0});
+  auto heads = attrs({{"q_num_heads", many}, {"kv_num_heads", many}});
+  auto y = f.run(node("Attention", 23, 1, heads), {empty3, empty3, empty3})[0].tensor();
+  CHECK(y.sizes() == std::vector<i64>{1, 3, 0});
+  auto causal = attrs({{"q_num_heads", many}, {"kv_num_heads", many}, {"is_causal", i64{1}}});
+  CHECK_THROWS_WITH_AS(f.run(node("Attention", 23, 1, causal), {empty3, empty3, empty3}), doctest::Contains("max_tensor_bytes"),
+                       gpass::error);
+  // scores grow as Sq x T where the output grows as Sq: 10^5 x 10^5 causal scores are 80 GB
+  auto long_q = tensor(gpass::dtype::f32, {1, 100000, 1});
+  CHECK_THROWS_WITH_AS(f.run(node("Attention", 23, 1, attrs({{"q_num_heads", i64{1}}, {"kv_num_heads", i64{1}}, {"is_causal", i64{1}}})),
+                             {long_q, long_q, long_q}),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+  // GroupNormalization of no channels, LinearAttention and RotaryEmbedding of empty heads
+  auto g = f.run(node("GroupNormalization", 21, 1, attrs({{"num_groups", many}})),
+                 {tensor(gpass::dtype::f32, {i64{1} << 20, 0, 4}), tensor(gpass::dtype::f32, {0}), tensor(gpass::dtype::f32, {0})})[0]
+               .tensor();
+  CHECK(g.size() == 0);
+  auto lin = f.run(node("LinearAttention", 27, 2, attrs({{"q_num_heads", many}, {"kv_num_heads", many}, {"update_rule", std::string("linear")}})),
+                   {empty3, empty3, empty3});
+  CHECK(lin[0].tensor().sizes() == std::vector<i64>{1, 3, 0});
+  CHECK(lin[1].tensor().sizes() == std::vector<i64>{1, many, 0, 0});
+  auto rot = f.run(node("RotaryEmbedding", 23, 1, attrs({{"num_heads", many}})),
+                   {tensor(gpass::dtype::f32, {i64{1} << 20, i64{1} << 20, 0}), tensor(gpass::dtype::f32, {i64{1} << 20, i64{1} << 20, 0}),
+                    tensor(gpass::dtype::f32, {i64{1} << 20, i64{1} << 20, 0})})[0]
+                 .tensor();
+  CHECK(rot.size() == 0);
+}
+
 // ---- LinearAttention, CausalConvWithState, SwiGLU ------------------------------------------
 
 TEST_CASE("exec.onnx_attention.linear_attention_by_hand") {

@@ -183,6 +183,9 @@ TEST_CASE("exec.onnx_recent.review_regressions") {
   // Col2Im sizes whose product overflows: an error, not a division by zero
   CHECK_THROWS_WITH_AS(f.run1("Col2Im", {f32({}, {1, 1, 0}), i64s({1, 1}), i64s({i64{1} << 32, i64{1} << 32})}),
                        doctest::Contains("overflow"), gpass::error);
+  // an empty Col2Im whose other sizes are huge (2^40 image planes of no pixels): no work
+  auto none = f.run1("Col2Im", {f32({}, {i64{1} << 20, i64{1} << 20, 0}), i64s({0, 5}), i64s({1, 1})});
+  CHECK(none.sizes() == std::vector<i64>{i64{1} << 20, i64{1} << 20, 0, 5});
   // a byte does not bit-cast to a 4-bit integer
   CHECK_THROWS_WITH_AS(f.run1("BitCast", {tensor::from<std::uint8_t>({255}, {1})}, {{"to", i64{22}}}),
                        doctest::Contains("widths differ"), gpass::error);

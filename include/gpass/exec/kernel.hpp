@@ -148,7 +148,8 @@ struct run_limits {
   /// Bytes alive at once in a run: the buffer arenas of the graph and the functions it is
   /// running, and the tensors kernels allocate (counted until they are freed). 0: no limit.
   std::uint64_t max_run_bytes = 0;
-  /// Iterations of one loop (ONNX `Loop`, `while`). 0: no limit (TensorFlow's semantics).
+  /// Iterations of one loop (ONNX `Loop` and `Scan`, `while`, SequenceMap, the time steps of
+  /// an RNN / LSTM / GRU). 0: no limit (TensorFlow's semantics).
   std::int64_t max_loop_iterations = 0;
   /// Nested function calls (loop bodies, branches, calls inside them); bounds the native
   /// recursion of a run, so it always has a limit (0 means the default, 128).

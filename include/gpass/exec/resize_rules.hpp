@@ -105,8 +105,11 @@ inline resize_axis plan_resize_axis(const resize_options& o, i64 in, i64 out, do
   a.idx.resize(static_cast<std::size_t>(out * a.n));
   a.w.resize(static_cast<std::size_t>(out * a.n));
   for (i64 y = 0; y < out; ++y) {
-    const double x = resize_coord(o, static_cast<double>(y), scale, in, out, roi0, roi1);
-    if (o.coord == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) a.extrap[static_cast<std::size_t>(y)] = 1;
+    double x = resize_coord(o, static_cast<double>(y), scale, in, out, roi0, roi1);
+    if (o.coord == "tf_crop_and_resize" && !(x >= 0 && x <= static_cast<double>(in - 1))) a.extrap[static_cast<std::size_t>(y)] = 1;
+    // a roi of NaN or 1e300 gives a coordinate no int64 holds (casting it is undefined): any
+    // such coordinate is outside the input, as far as the taps are concerned
+    if (!(std::abs(x) < 4e18)) x = x > 0 ? static_cast<double>(in) + 1 : -2.0;
     const std::size_t base = static_cast<std::size_t>(y * a.n);
     if (o.mode == 0) {
       i64 i;

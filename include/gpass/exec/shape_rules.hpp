@@ -320,20 +320,28 @@ struct rearranged_view {
 };
 inline rearranged_view depth_space_view(const std::vector<i64>& sizes, i64 b, bool crd, bool to_space, const kernel_node& n) {
   if (sizes.size() != 4) n.fail("input must have rank 4, got " + sizes_str(sizes));
+  if (b <= 0) n.fail("blocksize must be positive, got " + std::to_string(b));
   const i64 N = sizes[0], C = sizes[1], H = sizes[2], W = sizes[3];
+  // products with the blocksize (an attribute: 2^32 made b * b wrap to 0, then C % 0)
+  auto mul = [&](i64 x, i64 y) {
+    const auto r = checked_mul(x, y);
+    if (!r) n.fail("blocksize " + std::to_string(b) + " with input sizes " + sizes_str(sizes) + " overflows int64");
+    return *r;
+  };
+  const i64 bb = mul(b, b);
   if (to_space) {
-    if (C % (b * b) != 0) n.fail("channels " + std::to_string(C) + " are not a multiple of blocksize^2");
-    const i64 c2 = C / (b * b), sC = H * W;
-    return {{N, c2, H * b, W * b},
+    if (C % bb != 0) n.fail("channels " + std::to_string(C) + " are not a multiple of blocksize^2");
+    const i64 c2 = C / bb, sC = H * W;
+    return {{N, c2, mul(H, b), mul(W, b)},
             {{N, c2, H, b, W, b},
-             crd ? std::vector<i64>{C * sC, b * b * sC, W, b * sC, 1, sC} : std::vector<i64>{C * sC, sC, W, b * c2 * sC, 1, c2 * sC},
+             crd ? std::vector<i64>{C * sC, mul(bb, sC), W, mul(b, sC), 1, sC} : std::vector<i64>{C * sC, sC, W, mul(mul(b, c2), sC), 1, c2 * sC},
              0}};
   }
   if (H % b != 0 || W % b != 0) n.fail("spatial sizes are not multiples of blocksize");
   // output channel (by * b + bx) * C + c (DCR) or (c * b + by) * b + bx (CRD)
-  return {{N, C * b * b, H / b, W / b},
+  return {{N, mul(C, bb), H / b, W / b},
           {crd ? std::vector<i64>{N, C, b, b, H / b, W / b} : std::vector<i64>{N, b, b, C, H / b, W / b},
-           crd ? std::vector<i64>{C * H * W, H * W, W, 1, b * W, b} : std::vector<i64>{C * H * W, W, 1, H * W, b * W, b}, 0}};
+           crd ? std::vector<i64>{C * H * W, H * W, W, 1, mul(b, W), b} : std::vector<i64>{C * H * W, W, 1, H * W, mul(b, W), b}, 0}};
 }
 
 /// Squeeze: `sizes` without the `axes` (which must be 1s), or without every 1 when no axes.

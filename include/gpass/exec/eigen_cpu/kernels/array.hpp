@@ -1386,6 +1386,7 @@ inline void register_array_new(registry& r) {
       dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
+        if (y.size() == 0) return;  // (an empty image or input: its other sizes may be anything)
         std::vector<CT> acc(static_cast<std::size_t>(plane));
         const T* in = x.data<T>();
         T* o = y.data<T>();

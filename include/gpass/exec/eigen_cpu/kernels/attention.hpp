@@ -109,7 +109,7 @@ struct attention_sizes {
 template <class C>
 std::vector<C> to_bhsd(const gpass::tensor& t, i64 heads, const kernel_node& n) {
   std::vector<C> v = to_compute<C>(t, n);
-  if (t.rank() == 4) return v;
+  if (t.rank() == 4 || v.empty()) return v;  // (empty: heads may be anything, no loop over them)
   const auto& s = t.sizes();
   const i64 B = s[0], S = s[1], D = s[2] / heads;
   std::vector<C> r(v.size());
@@ -229,7 +229,12 @@ inline std::vector<double> attention_bias(const context& ctx, const attention_at
     if (nonpad) return lens[static_cast<std::size_t>(b)] - Sq;
     return 0;
   };
-  std::vector<double> bias(static_cast<std::size_t>(B * H * Sq * T), 0.0);
+  // (B, H, Sq, T: heads may be any number when the hidden size is 0, and the scores grow as
+  // Sq x T where the output grows as Sq)
+  const double cells = static_cast<double>(B) * static_cast<double>(H) * static_cast<double>(Sq) * static_cast<double>(T);
+  check_scratch(ctx, cells * sizeof(double), "the attention bias (mask, causal or window)");
+  std::vector<double> bias(static_cast<std::size_t>(cells), 0.0);  // (exact in double: under the limit)
+  if (bias.empty()) return bias;  // nothing to mask (and no loop over rows of no keys)
   if (has_mask) {
     const gpass::tensor& m = ctx.input(3);
     const std::size_t r = m.rank();
@@ -338,10 +343,14 @@ void attention_run(context& ctx, const attention_attrs& a, const attention_sizes
   const rounder rp = rounder_for(softmax_type, ctx.node());
   const bool running_sum = softmax_type == dtype::bf16;
   const bool want_qk = ctx.num_outputs() > 3 && ctx.output_wanted(3);
-  std::vector<C> y(static_cast<std::size_t>(B * H * Sq * Dv));
-  std::vector<C> qk(want_qk ? static_cast<std::size_t>(B * H * Sq * T) : 0);
+  const double rows = static_cast<double>(B) * static_cast<double>(H) * static_cast<double>(Sq);
+  check_scratch(ctx, rows * (static_cast<double>(Dv) + (want_qk ? static_cast<double>(T) : 0.0)) * sizeof(C), "the attention's outputs");
+  check_scratch(ctx, 2.0 * static_cast<double>(Sq) * static_cast<double>(T) * sizeof(C), "the scores of one head");
+  std::vector<C> y(static_cast<std::size_t>(rows * static_cast<double>(Dv)));  // (checked: exact in double)
+  std::vector<C> qk(want_qk ? static_cast<std::size_t>(rows * static_cast<double>(T)) : 0);
   const C cap = round_to<T1>(static_cast<C>(a.softcap));
-  ctx.policy().parallel_for(B * H, static_cast<double>(Sq * T * (D + Dv + 20)), [&](i64 lo, i64 hi) {
+  // nothing to compute when the outputs are empty (then H may be anything: a head size of 0)
+  if (!y.empty() || !qk.empty()) ctx.policy().parallel_for(B * H, static_cast<double>(Sq * T * (D + Dv + 20)), [&](i64 lo, i64 hi) {
     rmat<C> scores(Sq, T), probs(Sq, T);
     std::vector<double> row(static_cast<std::size_t>(T));
     for (i64 u = lo; u < hi; ++u) {
@@ -383,7 +392,7 @@ void attention_run(context& ctx, const attention_attrs& a, const attention_sizes
   gpass::tensor& yo = z.three_d ? ctx.allocate_output(0, q.element_type(), {B, Sq, H * Dv})
                                 : ctx.allocate_output(0, q.element_type(), {B, H, Sq, Dv});
   T1* py = yo.data<T1>();
-  for (i64 b = 0; b < B; ++b)
+  for (i64 b = 0; b < (yo.size() > 0 ? B : 0); ++b)
     for (i64 h = 0; h < H; ++h)
       for (i64 i = 0; i < Sq; ++i)
         for (i64 d = 0; d < Dv; ++d) {
@@ -513,6 +522,10 @@ inline void register_rotary_embedding(registry& r) {
       if (rot > D) ctx.fail("rotary_embedding_dim " + std::to_string(rot) + " is larger than the head size " + std::to_string(D));
       if (rot % 2 != 0) ctx.fail("the rotated size " + std::to_string(rot) + " must be even");
       const i64 half = rot / 2;
+      if (x.size() == 0) {  // (heads of size 0: num_heads and the other sizes may be anything)
+        ctx.allocate_output(0, x.element_type(), s);
+        return;
+      }
       // the cache row of each (batch, position)
       std::vector<i64> rows(static_cast<std::size_t>(B * S));
       const bool pos = ctx.has_input(3);
@@ -605,6 +618,7 @@ inline void register_group_norm(registry& r) {
         const rounder rs = has_stash ? rounder_for(stash, ctx.node()) : &round_to<T, double>;
         const T* px = x.data<T>();
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        if (y.size() == 0) return;  // (no channels: num_groups may be anything)
         T* py = y.data<T>();
         const double e = rs(static_cast<double>(static_cast<float>(eps)));
         ctx.policy().parallel_for(N * groups, static_cast<double>(len) * 6.0, [&](i64 lo, i64 hi) {
@@ -690,7 +704,13 @@ inline void register_linear_attention(registry& r) {
       }
       // the state (B, kv_heads, dk, dv), in float whatever its element type
       const std::vector<i64> state_sizes{B, kvn, dk, dv};
-      std::vector<float> state(static_cast<std::size_t>(B * kvn * dk * dv), 0.0f);
+      // (heads of size 0 leave the head counts free: the products checked in double first)
+      const double Bd = static_cast<double>(B);
+      const double state_count = Bd * static_cast<double>(kvn) * static_cast<double>(dk) * static_cast<double>(dv),
+                   out_count = Bd * static_cast<double>(T) * static_cast<double>(qn) * static_cast<double>(dv);
+      check_scratch(ctx, state_count * sizeof(float), "the state");
+      check_scratch(ctx, out_count * sizeof(float), "the output");
+      std::vector<float> state(static_cast<std::size_t>(state_count), 0.0f);  // (exact: under the limit)
       dtype state_type = q.element_type();
       if (ctx.has_input(3)) {
         const gpass::tensor& p = ctx.input(3);
@@ -701,8 +721,9 @@ inline void register_linear_attention(registry& r) {
         state_type = p.element_type();
       }
       const float scale = scale_attr == 0.0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))) : static_cast<float>(scale_attr);
-      std::vector<float> out(static_cast<std::size_t>(B * T * qn * dv));
-      ctx.policy().parallel_for(B * kvn, static_cast<double>(T * dk * dv * (3 + group)) * 2.0, [&](i64 lo, i64 hi) {
+      std::vector<float> out(static_cast<std::size_t>(out_count));
+      // (no values: the state and output are empty, and kv_num_heads may be anything)
+      if (dv > 0) ctx.policy().parallel_for(B * kvn, static_cast<double>(T * dk * dv * (3 + group)) * 2.0, [&](i64 lo, i64 hi) {
         std::vector<float> vt(static_cast<std::size_t>(dv));
         for (i64 u = lo; u < hi; ++u) {
           const i64 b = u / kvn, h = u % kvn;

@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -163,6 +165,25 @@ inline std::vector<std::int64_t> int_values(const gpass::tensor& t, const kernel
     n.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
   }
   return r;
+}
+
+/// Checks `bytes` of a kernel's scratch (a table, an intermediate sized by attributes or
+/// values rather than by its input and output) against the run's max_tensor_bytes, as if it
+/// were a tensor (the default limit without a plan's budget); fails naming the node. `bytes`
+/// is a double so that callers can pass products that would overflow int64.
+template <class Ctx>
+void check_scratch(const Ctx& ctx, double bytes, const std::string& what) {
+  const auto* b = ctx.budget();
+  const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  if (cap && !(bytes <= static_cast<double>(cap)))
+    ctx.fail(what + " needs " + std::to_string(bytes) + " bytes of scratch, over the limit of " + std::to_string(cap) +
+             " bytes per tensor (max_tensor_bytes)");
+}
+
+/// `check_scratch` of a byte count that may have overflowed (nullopt: fails).
+template <class Ctx>
+void check_scratch(const Ctx& ctx, std::optional<std::size_t> bytes, const std::string& what) {
+  check_scratch(ctx, bytes ? static_cast<double>(*bytes) : std::numeric_limits<double>::infinity(), what);
 }
 
 /// A generator for one run: from the `seed` attribute when present, else nondeterministic.

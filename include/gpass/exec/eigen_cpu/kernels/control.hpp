@@ -339,6 +339,7 @@ void register_control(kernel_registry<P>& r) {
       const std::int64_t batches = v8 ? (num_state ? state_in[0].sizes()[0] : scan_in[0].sizes()[0]) : 1;
       std::vector<std::vector<gpass::tensor>> state_out(num_state), scan_out(num_scan_out);
       for (std::int64_t b = 0; b < batches; ++b) {
+        ctx.check_iteration(b);  // (an empty input may have any batch size)
         std::vector<gpass::tensor> st, sc;
         for (auto& s : state_in) st.push_back(v8 ? take(s, 0, b) : s);
         for (auto& s : scan_in) sc.push_back(v8 ? take(s, 0, b) : s);
@@ -356,6 +357,7 @@ void register_control(kernel_registry<P>& r) {
         }
         std::vector<std::vector<gpass::tensor>> outs(num_scan_out);
         for (std::int64_t i = 0; i < std::max<std::int64_t>(len, 0); ++i) {
+          ctx.check_iteration(i);
           std::vector<value> args;
           for (auto& s : st) args.emplace_back(s);
           for (std::size_t k = 0; k < num_scan_in; ++k)
@@ -450,27 +452,37 @@ void register_control(kernel_registry<P>& r) {
         auto v = int_values(sp, nd, "split");
         if (sp.rank() == 0) {
           if (v[0] <= 0) ctx.fail("split must be positive");
-          for (std::int64_t at = 0; at < dim; at += v[0]) lens.push_back(std::min(v[0], dim - at));
+          const std::int64_t parts = dim / v[0] + (dim % v[0] != 0 ? 1 : 0);
+          check_scratch(ctx, static_cast<double>(parts) * sizeof(gpass::tensor), "a sequence of " + std::to_string(parts) + " parts");
+          for (std::int64_t at = 0; at < dim; at += std::min(v[0], dim - at)) lens.push_back(std::min(v[0], dim - at));
         } else {
           lens = v;
           std::int64_t total = 0;
-          for (auto l : lens) total += l;
-          if (total != dim) ctx.fail("split lengths sum to " + std::to_string(total) + ", axis has " + std::to_string(dim));
+          for (auto l : lens) {
+            if (l < 0) ctx.fail("split has a negative length " + std::to_string(l));
+            total = l > dim - total ? dim + 1 : total + l;  // (past dim is wrong anyway; no overflow)
+          }
+          if (total != dim) ctx.fail("split lengths do not sum to the axis' size " + std::to_string(dim));
         }
       } else {
+        // one part per index: a sequence of dim tensors (an empty input may have any dim)
+        check_scratch(ctx, static_cast<double>(dim) * sizeof(gpass::tensor), "a sequence of " + std::to_string(dim) + " parts");
         lens.assign(static_cast<std::size_t>(dim), 1);
       }
       value::sequence_type out;
       std::int64_t at = 0;
       const auto& s = x.sizes();
-      std::int64_t outer = 1, inner = 1;
-      for (std::int64_t d = 0; d < axis; ++d) outer *= s[d];
-      for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+      std::int64_t outer = 1, inner = 1;  // (products of an empty input's sizes may overflow: unused)
+      if (x.size() > 0) {
+        for (std::int64_t d = 0; d < axis; ++d) outer *= s[d];
+        for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+      }
       for (auto l : lens) {
         std::vector<std::int64_t> ps = s;
         ps[axis] = l;
         gpass::tensor p = make(x.element_type(), ps);
-        for (std::int64_t o = 0; o < outer; ++o) copy_elements(x, (o * dim + at) * inner, p, o * l * inner, l * inner);
+        if (p.size() > 0)  // (an empty part of an empty input: outer may be anything)
+          for (std::int64_t o = 0; o < outer; ++o) copy_elements(x, (o * dim + at) * inner, p, o * l * inner, l * inner);
         if (!split_given && !keepdims) {
           ps.erase(ps.begin() + axis);
           p = p.element_type() == dtype::string ? take(p, axis, 0) : p.reshaped(ps);
@@ -505,6 +517,7 @@ void register_control(kernel_registry<P>& r) {
           ctx.fail("sequence inputs have different lengths");
       std::vector<value::sequence_type> outs(ctx.num_outputs());
       for (std::size_t j = 0; j < len; ++j) {
+        ctx.check_iteration(static_cast<std::int64_t>(j));
         std::vector<value> args;
         for (std::size_t i = 0; i < formal; ++i) {
           const auto& v = ctx.input_value(i);

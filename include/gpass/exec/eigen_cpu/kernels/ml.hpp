@@ -1003,7 +1003,7 @@ struct classic_forest {
   std::vector<i64> weight_id;                ///< target or class of each weight, grouped by leaf
   std::vector<double> weight;
   bool all_positive = true;                  ///< no negative weight
-  std::vector<char> ids_used;                ///< per output: some weight goes to it
+  i64 only_id = -1;                          ///< the one output every weight goes to; -1: none, -2: several
 
   /// The leaf row `x` reaches in tree `t`.
   std::size_t leaf(std::size_t t, const double* x, i64 features, const kernel_node& n) const {
@@ -1085,7 +1085,6 @@ inline classic_forest read_classic_forest(const kernel_node& n, const std::strin
     n.fail("the " + w + "_* attributes must have the same length (" + std::to_string(wt.size()) + " weights)");
   std::vector<i64> leaf_of(wt.size());
   c.weight_begin.assign(static_cast<std::size_t>(leaves) + 1, 0);
-  c.ids_used.assign(static_cast<std::size_t>(outputs), 0);
   for (std::size_t k = 0; k < wt.size(); ++k) {
     auto it = index.find({wt[k], wn[k]});
     if (it == index.end() || as_leaf[it->second] < 0)
@@ -1096,7 +1095,7 @@ inline classic_forest read_classic_forest(const kernel_node& n, const std::strin
     leaf_of[k] = as_leaf[it->second];
     ++c.weight_begin[static_cast<std::size_t>(leaf_of[k]) + 1];
     c.all_positive = c.all_positive && !(wv[k] < 0);
-    c.ids_used[static_cast<std::size_t>(wi[k])] = 1;
+    c.only_id = c.only_id == -1 || c.only_id == wi[k] ? wi[k] : -2;  // (no table sized by n_targets, an attribute)
   }
   for (std::size_t l = 1; l < c.weight_begin.size(); ++l) c.weight_begin[l] += c.weight_begin[l - 1];
   std::vector<std::size_t> next(c.weight_begin.begin(), c.weight_begin.end() - 1);
@@ -1178,9 +1177,7 @@ inline void register_classic_trees(registry& r) {
            const i64 post = read_post_transform(n);
            const std::vector<double> base = floats_or_tensor(n, "base_values");
            // the binary case: two classes, all weights in one column (the positive class's score)
-           i64 column = -1;
-           for (i64 k = 0; k < classes; ++k)
-             if (c->ids_used[static_cast<std::size_t>(k)]) column = column == -1 ? k : -2;
+           const i64 column = c->only_id;
            const bool binary = classes == 2 && column >= 0;
            if (!base.empty() && static_cast<i64>(base.size()) != classes && !(binary && base.size() == 1))
              n.fail("base_values has " + std::to_string(base.size()) + " values for " + std::to_string(classes) + " classes");
@@ -1364,7 +1361,9 @@ inline void register_preprocessing(registry& r) {
            i64 total = 0;
            for (i64 d : dims) {
              if (d < 0) n.fail("inputdimensions has a negative entry " + std::to_string(d));
-             total += d;
+             const auto sum = checked_add(total, d);
+             if (!sum) n.fail("inputdimensions sum past int64");
+             total = *sum;
            }
            return [=](context& ctx) {
              if (ctx.num_inputs() != dims.size())

@@ -394,10 +394,28 @@ inline void register_layer_norm(registry& r) {
         for (i64 i = 0; i < inner; ++i, w.next()) out[static_cast<std::size_t>(i)] = v[static_cast<std::size_t>(w.offset(0))];
         return out;
       };
-      const std::vector<double> scale = expand(ctx.input(1), "Scale");
-      const std::vector<double> bias = ctx.has_input(2) ? expand(ctx.input(2), "B") : std::vector<double>(static_cast<std::size_t>(inner), 0.0);
       std::vector<i64> stat_sizes = s;
       for (std::size_t i = a; i < stat_sizes.size(); ++i) stat_sizes[i] = 1;
+      // the statistics outputs (Mean, InvStdDev) from one value per row, allocated (and so
+      // limit-checked) before anything is sized by the row count
+      auto write_stats = [&](auto&& value_of) {
+        for (std::size_t port = 1; port < 3 && port < ctx.num_outputs(); ++port) {
+          if (!ctx.output_wanted(port)) continue;
+          gpass::tensor& o = ctx.allocate_output(port, stat_type, stat_sizes);
+          dispatch<nn_types>(stat_type, ctx.node(), [&]<class U>() {
+            U* p = o.data<U>();
+            for (i64 i = 0; i < o.size(); ++i) p[i] = to_elem<U>(value_of(port, i));
+          });
+        }
+      };
+      if (x.size() == 0) {  // no rows or empty rows: the other sizes of an empty X may be anything
+        ctx.allocate_output(0, x.element_type(), s);
+        const double inv_eps = 1.0 / std::sqrt(eps);
+        write_stats([&](std::size_t port, i64) { return port == 1 ? 0.0 : inv_eps; });
+        return;
+      }
+      const std::vector<double> scale = expand(ctx.input(1), "Scale");
+      const std::vector<double> bias = ctx.has_input(2) ? expand(ctx.input(2), "B") : std::vector<double>(static_cast<std::size_t>(inner), 0.0);
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         arr<CT> sc(inner), bi(inner);
@@ -421,16 +439,7 @@ inline void register_layer_norm(registry& r) {
             }
           });
         });
-        const dtype st = stat_type;
-        for (std::size_t port = 1; port < 3 && port < ctx.num_outputs(); ++port) {
-          if (!ctx.output_wanted(port)) continue;
-          const auto& v = port == 1 ? means : invs;
-          gpass::tensor& o = ctx.allocate_output(port, st, stat_sizes);
-          dispatch<nn_types>(st, ctx.node(), [&]<class U>() {
-            U* p = o.data<U>();
-            for (std::size_t i = 0; i < v.size(); ++i) p[i] = to_elem<U>(v[i]);
-          });
-        }
+        write_stats([&](std::size_t port, i64 i) { return (port == 1 ? means : invs)[static_cast<std::size_t>(i)]; });
       });
     };
   }});
@@ -890,6 +899,12 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
         }
         const dtype dt = X.element_type();
         const bool want_y = ctx.num_outputs() > 0 && ctx.output_wanted(0);
+        // an empty X (input size 0) may have any S and B: the steps' input projections
+        // [S*B, G*H] are scratch, and the time loop's S steps count as a loop's iterations
+        const double SB = static_cast<double>(S) * static_cast<double>(B);
+        check_scratch(ctx, SB * static_cast<double>(G * H) * sizeof(C), "the input projections of " + std::to_string(S) + " steps");
+        if (want_y) check_scratch(ctx, SB * static_cast<double>(D * H) * sizeof(C), "Y");
+        if (S > 0) ctx.check_iteration(S - 1);
         // y straight into the output when it has the compute type and layout 0
         std::vector<C> y, yh(static_cast<std::size_t>(D * B * H)), yc(static_cast<std::size_t>(D * B * H));
         const bool direct = want_y && std::is_same_v<T, C> && !cfg.layout;
@@ -1336,7 +1351,8 @@ inline void register_ort_contrib(registry& r) {
         };
         if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
           gpass::tensor& present = ctx.allocate_output(1, x.element_type(), {2, B, heads, total, dq});
-          for (int part = 0; part < 2; ++part)
+          // (empty when the heads have size 0: then num_heads may be anything)
+          for (int part = 0; part < (present.size() > 0 ? 2 : 0); ++part)
             for (i64 b = 0; b < B; ++b)
               for (i64 h = 0; h < heads; ++h)
                 for (i64 j = 0; j < total; ++j)
@@ -1344,7 +1360,7 @@ inline void register_ort_contrib(registry& r) {
                     present.data<T>()[((((part * B + b) * heads + h) * total + j) * dq) + d] = static_cast<T>(static_cast<C>(kv(part, b, h, j, d)));
         }
         std::vector<double> p;
-        for (i64 b = 0; b < B; ++b)
+        for (i64 b = 0; b < (y.size() > 0 ? B : 0); ++b)  // (as present: no work for an empty output)
           for (i64 h = 0; h < heads; ++h)
             for (i64 i = 0; i < S; ++i) {
               auto score = [&](i64 j) {
@@ -1493,13 +1509,13 @@ inline void register_ort_contrib(registry& r) {
           const bool is_v = k == 2;
           const i64 H = is_v ? Hv : Hq;
           gpass::tensor& pres = ctx.allocate_output(k, q.element_type(), {B, N, T, H});
-          for (i64 b = 0; b < B; ++b)
+          for (i64 b = 0; b < (pres.size() > 0 ? B : 0); ++b)  // (heads of size 0: N may be anything)
             for (i64 h = 0; h < N; ++h)
               for (i64 j = 0; j < T; ++j)
                 for (i64 d = 0; d < H; ++d) pres.data<E>()[((b * N + h) * T + j) * H + d] = static_cast<E>(static_cast<C>(kv(is_v, b, h, j, d)));
         }
         std::vector<double> p, qrow(static_cast<std::size_t>(Hq));
-        for (i64 b = 0; b < B; ++b)
+        for (i64 b = 0; b < (y.size() > 0 ? B : 0); ++b)
           for (i64 h = 0; h < N; ++h)
             for (i64 i = 0; i < S; ++i) {
               for (i64 d = 0; d < Hq; ++d) qrow[static_cast<std::size_t>(d)] = qv(b, h, i, d);
@@ -1899,14 +1915,9 @@ inline void register_roi_align(registry& r) {
           ctx.fail("roi " + std::to_string(rr) + " has a coordinate that is not finite (after spatial_scale)");
         const double gh = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bx.h / static_cast<double>(oh)));
         const double gw = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bx.w / static_cast<double>(ow)));
-        const double table = static_cast<double>(oh) * static_cast<double>(ow) * gh * gw * sample_bytes;
-        const double cap = ctx.budget() && ctx.budget()->limits().max_tensor_bytes
-                               ? static_cast<double>(ctx.budget()->limits().max_tensor_bytes)
-                               : static_cast<double>(run_limits{}.max_tensor_bytes);
-        if (table > cap)
-          ctx.fail("roi " + std::to_string(rr) + " samples each of its " + std::to_string(oh) + "x" + std::to_string(ow) +
-                   " bins on a grid of " + std::to_string(gh) + " x " + std::to_string(gw) + " points: a table of " +
-                   std::to_string(table) + " bytes, over the limit of " + std::to_string(cap) + " bytes per tensor (max_tensor_bytes)");
+        check_scratch(ctx, static_cast<double>(oh) * static_cast<double>(ow) * gh * gw * sample_bytes,
+                      "roi " + std::to_string(rr) + " samples each of its " + std::to_string(oh) + "x" + std::to_string(ow) +
+                          " bins on a grid of " + std::to_string(gh) + " x " + std::to_string(gw) + " points: its table");
         bx.gh = static_cast<i64>(gh), bx.gw = static_cast<i64>(gw);
       }
       const std::atomic<bool>* cancel = ctx.cancel_flag();
