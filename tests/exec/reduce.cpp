@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,14 @@ std::vector<value> run(const kernel_node& n, std::vector<value> in, int threads 
 }
 
 tensor run1(const kernel_node& n, std::vector<value> in, int threads = 1) { return run(n, std::move(in), threads).at(0).tensor(); }
+
+// a run whose tensors may take at most `max_tensor_bytes` each
+std::vector<value> run_limited(const kernel_node& n, std::vector<value> in, std::uint64_t max_tensor_bytes) {
+  eigen_cpu cpu({.threads = 1});
+  return gpass::exec::run_kernel(cpu, reduce_registry(), n, std::move(in), {.max_tensor_bytes = max_tensor_bytes});
+}
+
+constexpr i64 i64_max = std::numeric_limits<i64>::max();
 
 template <class T>
 void check_close(const tensor& t, const std::vector<T>& want, double tol = 1e-5) {
@@ -270,6 +280,15 @@ TEST_CASE("exec.reduce.windows") {
   CHECK_THROWS_AS(run(node("HannWindow", 17), {tensor::scalar<i64>(-1)}), gpass::error);
 }
 
+TEST_CASE("exec.reduce.windows_over_the_limits") {
+  // the output's limit checked before any value is made (was a vector of 2^40 doubles first)
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    CHECK_THROWS_WITH_AS(run(node(op, 17), {tensor::scalar<i64>(i64{1} << 40)}), doctest::Contains("max_tensor_bytes"), gpass::error);
+  CHECK_THROWS_WITH_AS(run_limited(node("HannWindow", 17), {tensor::scalar<i64>(1 << 20)}, 1 << 20), doctest::Contains("max_tensor_bytes"),
+                       gpass::error);
+  CHECK(run_limited(node("HannWindow", 17), {tensor::scalar<i64>(1 << 18)}, 1 << 20).at(0).tensor().size() == 1 << 18);
+}
+
 TEST_CASE("exec.reduce.dft") {
   for (int len : {8, 10, 7, 1}) {
     // complex input [1, len, 2] along axis 1
@@ -311,6 +330,46 @@ TEST_CASE("exec.reduce.dft") {
   CHECK_THROWS_AS(run(node("DFT", 17), {tensor::from<float>({1, 2, 3}, {1, 1, 3})}), gpass::error);
 }
 
+TEST_CASE("exec.reduce.dft_hostile_lengths") {
+  // an empty output needs no plan (was ~50 GB of Bluestein tables for 10^9 + 7 points)
+  auto e = run1(node("DFT", 17, {{"axis", i64{1}}}), {tensor(gpass::dtype::f32, {0, 1, 1}), tensor::scalar<i64>(1000000007)});
+  CHECK(e.sizes() == std::vector<i64>{0, 1000000007, 2});
+  // the plan's tables count against max_tensor_bytes: 40001 points fit a 1 MiB output, not their tables
+  const tensor one = tensor::from<float>({1}, {1, 1, 1});
+  CHECK_THROWS_WITH_AS(run_limited(node("DFT", 17, {{"axis", i64{1}}}), {one, tensor::scalar<i64>(40001)}, 1 << 20),
+                       doctest::Contains("the plan of a DFT of 40001 points"), gpass::error);
+  CHECK_THROWS_WITH_AS(run_limited(node("DFT", 17, {{"axis", i64{1}}}), {one, tensor::scalar<i64>(40001)}, 1 << 20),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+  auto y = run_limited(node("DFT", 17, {{"axis", i64{1}}}), {one, tensor::scalar<i64>(1001)}, 1 << 20).at(0).tensor();
+  CHECK(y.sizes() == std::vector<i64>{1, 1001, 2});
+  for (i64 k = 0; k < 1001; ++k) {  // the transform of an impulse: all ones
+    CHECK(y.values<float>()[2 * k] == doctest::Approx(1.0));
+    CHECK(y.values<float>()[2 * k + 1] == doctest::Approx(0.0).scale(1));
+  }
+  // past 2^62 points no power of two holds the convolution (the search wrapped to 0 and never ended)
+  const i64 huge = (i64{1} << 62) + 1;
+  CHECK_THROWS_WITH_AS(run(node("DFT", 17, {{"axis", i64{1}}}), {one, tensor::scalar<i64>(huge)}), doctest::Contains("overflows"),
+                       gpass::error);
+  CHECK(run1(node("DFT", 17, {{"axis", i64{1}}}), {tensor(gpass::dtype::f32, {0, 1, 1}), tensor::scalar<i64>(huge)}).size() == 0);
+  using gpass::exec::cpu_detail::fft::fft_plan;
+  CHECK(fft_plan::padded_length(10) == std::size_t{32});
+  CHECK(fft_plan::padded_length(std::size_t{1} << 62) == std::size_t{0});
+  CHECK(fft_plan::padded_length((std::size_t{1} << 61) + 1) == std::size_t{1} << 63);
+  CHECK_FALSE(fft_plan::padded_length((std::size_t{1} << 62) + 1).has_value());
+  CHECK_FALSE(fft_plan::padded_length(std::numeric_limits<std::size_t>::max()).has_value());
+  CHECK_FALSE(fft_plan::bytes_needed((std::size_t{1} << 61) + 1).has_value());
+  CHECK(fft_plan::bytes_needed(16) == std::size_t{24 * 16});
+  CHECK(fft_plan::bytes_needed(10) == std::size_t{16 * (20 + 80)});
+  CHECK_THROWS_WITH_AS(fft_plan((std::size_t{1} << 62) + 1, -1), doctest::Contains("too long"), gpass::error);
+  // STFT: no batch, a signal as long as it likes: an empty output, no window, no plan
+  auto s = run1(node("STFT", 17), {tensor(gpass::dtype::f32, {0, 1000000007, 1}), tensor::scalar<i64>(1)});
+  CHECK(s.sizes() == std::vector<i64>{0, 1, 500000004, 2});
+  std::vector<float> sig(40001, 0.0f);
+  sig[0] = 1;
+  CHECK_THROWS_WITH_AS(run_limited(node("STFT", 17), {tensor::from<float>(sig, {1, 40001, 1}), tensor::scalar<i64>(1)}, 1 << 20),
+                       doctest::Contains("the plan of a DFT of 40001 points"), gpass::error);
+}
+
 TEST_CASE("exec.reduce.stft") {
   std::vector<float> sig(20);
   for (int i = 0; i < 20; ++i) sig[i] = static_cast<float>(i % 5) - 1.5f;
@@ -346,6 +405,25 @@ TEST_CASE("exec.reduce.mel_weight_matrix") {
     for (int j = 0; j < 9; ++j) mx = std::max(mx, m.values<float>()[j * 8 + i]);
     CHECK(mx == 1.0f);
   }
+}
+
+TEST_CASE("exec.reduce.mel_weight_matrix_hostile") {
+  auto mel = [](i64 mels, i64 dft, float lo, float hi) {
+    return run(node("MelWeightMatrix", 17), {tensor::scalar<i64>(mels), tensor::scalar<i64>(dft), tensor::scalar<i64>(8192),
+                                             tensor::scalar(lo), tensor::scalar(hi)});
+  };
+  // NaN passed every range check and reached a cast to int64
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(mel(8, 16, nan, 4096), doctest::Contains("finite"), gpass::error);
+  CHECK_THROWS_WITH_AS(mel(8, 16, 0, nan), doctest::Contains("finite"), gpass::error);
+  // the output checked first (were a filter table of num_mel_bins + 2 and a weight table in doubles)
+  CHECK_THROWS_WITH_AS(mel(1000000000000, 16, 0, 4096), doctest::Contains("max_tensor_bytes"), gpass::error);
+  // num_mel_bins + 2, dft_length + 1 and the output's element count overflowed int64
+  CHECK_THROWS_WITH_AS(mel(i64_max, 16, 0, 4096), doctest::Contains("overflows"), gpass::error);
+  CHECK_THROWS_WITH_AS(mel(1, i64_max, 0, 4096), doctest::Contains("do not fit in memory"), gpass::error);
+  // one filter over the whole band
+  auto one = mel(1, 8, 0, 4096).at(0).tensor();
+  CHECK(one.sizes() == std::vector<i64>{5, 1});
 }
 
 TEST_CASE("exec.reduce.non_max_suppression") {
@@ -405,6 +483,116 @@ TEST_CASE("exec.reduce.tfidf") {
   CHECK_THROWS_AS(run(node("TfIdfVectorizer", 9, a), {x}), gpass::error);
 }
 
+namespace {
+// TfIdfVectorizer as the ONNX spec reads: every n-gram of min..max items, skip_count 0 ..
+// max_skip_count items apart (unigrams once), counted into ngram_indexes, then weighed
+std::vector<float> naive_tfidf(const std::vector<i64>& x, i64 rows, i64 C, i64 min_g, i64 max_g, i64 max_skip, const std::string& mode,
+                               const std::vector<i64>& counts, const std::vector<i64>& indexes, const std::vector<i64>& pool,
+                               const std::vector<float>& weights) {
+  std::map<std::vector<i64>, i64> grams;
+  i64 no = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const i64 size = static_cast<i64>(k) + 1, end = k + 1 < counts.size() ? counts[k + 1] : static_cast<i64>(pool.size());
+    for (i64 p = counts[k]; p < end; p += size, ++no)
+      if (size >= min_g && size <= max_g) grams.emplace(std::vector<i64>(pool.begin() + p, pool.begin() + p + size), indexes[no]);
+  }
+  i64 out = 0;
+  for (i64 i : indexes) out = std::max(out, i + 1);
+  std::vector<double> f(static_cast<std::size_t>(rows * out), 0.0);
+  for (i64 r = 0; r < rows; ++r)
+    for (i64 start = 0; start < C; ++start)
+      for (i64 skip = 0; skip <= max_skip; ++skip)
+        for (i64 n = min_g; n <= max_g; ++n) {
+          if ((n == 1 && skip > 0) || start + (skip + 1) * (n - 1) >= C) continue;
+          std::vector<i64> key;
+          for (i64 j = 0; j < n; ++j) key.push_back(x[r * C + start + j * (skip + 1)]);
+          if (auto it = grams.find(key); it != grams.end()) f[r * out + it->second] += 1;
+        }
+  std::vector<float> y;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const std::size_t w = i % static_cast<std::size_t>(out);
+    double v = f[i];
+    if (mode == "IDF") v = v > 0 ? (weights.empty() ? 1.0 : weights[w]) : 0.0;
+    else if (mode == "TFIDF" && !weights.empty()) v *= weights[w];
+    y.push_back(static_cast<float>(v));
+  }
+  return y;
+}
+}  // namespace
+
+TEST_CASE("exec.reduce.tfidf_hostile") {
+  gpass::attribute_map a{{"min_gram_length", i64{1}},
+                         {"max_gram_length", i64{2}},
+                         {"max_skip_count", i64{1000000000000000}},
+                         {"mode", std::string("TF")},
+                         {"ngram_counts", std::vector<i64>{0, 2}},
+                         {"ngram_indexes", std::vector<i64>{0, 1, 2}},
+                         {"pool_int64s", std::vector<i64>{5, 6, 5, 6}}};
+  // max_skip_count 10^15: the skips stop once no bigram fits (ran 10^15 times per item)
+  check_close<float>(run1(node("TfIdfVectorizer", 9, a), {tensor::from<i64>({5})}), {1, 0, 0});
+  check_close<float>(run1(node("TfIdfVectorizer", 9, a), {tensor::from<i64>({5, 5, 6, 6})}), {2, 2, 4});
+  // max_skip_count + 1 overflowed (no n-gram was counted at all)
+  a["max_skip_count"] = i64_max;
+  check_close<float>(run1(node("TfIdfVectorizer", 9, a), {tensor::from<i64>({5, 7, 6})}), {1, 1, 1});
+  // n-gram lengths near int64's end: start + skip * (n - 1) overflowed
+  a["min_gram_length"] = i64{1} << 62;
+  a["max_gram_length"] = i64{1} << 62;
+  check_close<float>(run1(node("TfIdfVectorizer", 9, a), {tensor::from<i64>({5, 7, 6})}), {0, 0, 0});
+  // the output checked first (was a table of rows x (max(ngram_indexes) + 1) doubles first)
+  gpass::attribute_map big{{"min_gram_length", i64{1}},   {"max_gram_length", i64{1}},
+                           {"max_skip_count", i64{0}},    {"mode", std::string("TF")},
+                           {"ngram_counts", std::vector<i64>{0}}, {"ngram_indexes", std::vector<i64>{1000000000000}},
+                           {"pool_int64s", std::vector<i64>{5}}};
+  CHECK_THROWS_WITH_AS(run(node("TfIdfVectorizer", 9, big), {tensor::from<i64>({5})}), doctest::Contains("max_tensor_bytes"), gpass::error);
+  big["ngram_indexes"] = std::vector<i64>{i64_max};
+  CHECK_THROWS_WITH_AS(run(node("TfIdfVectorizer", 9, big), {tensor::from<i64>({5})}), doctest::Contains("too large"), gpass::error);
+  // a large output index with a small pool: the counts take a slot per n-gram
+  big["ngram_indexes"] = std::vector<i64>{99999};
+  auto y = run1(node("TfIdfVectorizer", 9, big), {tensor::from<i64>({5, 1, 5}, {1, 3})});
+  CHECK(y.sizes() == std::vector<i64>{1, 100000});
+  CHECK(y.values<float>()[99999] == 2.0f);
+  CHECK(y.values<float>()[0] == 0.0f);
+}
+
+TEST_CASE("exec.reduce.tfidf_against_spec") {
+  // random pools, inputs and attributes: the kernel matches the spec's plain loops
+  std::mt19937 gen(7);
+  auto pick = [&](int lo, int hi) { return static_cast<i64>(std::uniform_int_distribution<int>(lo, hi)(gen)); };
+  for (int round = 0; round < 300; ++round) {
+    const i64 sizes = pick(1, 3), min_g = pick(1, 3), max_g = min_g + pick(0, 2), max_skip = pick(0, 6);
+    std::vector<i64> counts, pool, indexes;
+    for (i64 k = 0; k < sizes; ++k) {
+      counts.push_back(static_cast<i64>(pool.size()));
+      const i64 grams = pick(0, 4);
+      for (i64 g = 0; g < grams * (k + 1); ++g) pool.push_back(pick(0, 3));
+    }
+    const i64 total = static_cast<i64>(pool.size());
+    i64 ngrams = 0;
+    for (i64 k = 0; k < sizes; ++k) ngrams += ((k + 1 < sizes ? counts[k + 1] : total) - counts[k]) / (k + 1);
+    if (ngrams == 0) continue;
+    for (i64 g = 0; g < ngrams; ++g) indexes.push_back(pick(0, static_cast<int>(ngrams)));  // repeats and gaps
+    const std::string mode = round % 3 == 0 ? "TF" : round % 3 == 1 ? "IDF" : "TFIDF";
+    std::vector<float> weights;
+    if (round % 2) {
+      i64 out = 0;
+      for (i64 i : indexes) out = std::max(out, i + 1);
+      for (i64 i = 0; i < out; ++i) weights.push_back(0.25f * static_cast<float>(pick(0, 8)));
+    }
+    const i64 rows = pick(1, 3), C = pick(0, 9);
+    std::vector<i64> x;
+    for (i64 i = 0; i < rows * C; ++i) x.push_back(pick(0, 3));
+    gpass::attribute_map a{{"min_gram_length", min_g},   {"max_gram_length", max_g},  {"max_skip_count", max_skip},
+                           {"mode", mode},               {"ngram_counts", counts},    {"ngram_indexes", indexes},
+                           {"pool_int64s", pool}};
+    if (!weights.empty()) a["weights"] = std::vector<double>(weights.begin(), weights.end());
+    CAPTURE(round);
+    auto y = run1(node("TfIdfVectorizer", 9, a), {tensor::from<i64>(x, {rows, C})});
+    auto want = naive_tfidf(x, rows, C, min_g, max_g, max_skip, mode, counts, indexes, pool, weights);
+    REQUIRE(y.size() == static_cast<i64>(want.size()));
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK(y.values<float>()[i] == want[i]);
+  }
+}
+
 TEST_CASE("exec.reduce.string_normalizer") {
   const tensor x = tensor::from<std::string>({"Monday", "tuesday", "monday", "Wed"}, {1, 4});
   auto y = run1(node("StringNormalizer", 10, {{"case_change_action", std::string("UPPER")}, {"stopwords", std::vector<std::string>{"monday"}}}), {x});
@@ -445,6 +633,21 @@ TEST_CASE("exec.reduce.random") {
   CHECK_FALSE(bb.values<bool>()[1]);
   CHECK_THROWS_AS(run(node("RandomUniform", 1), {}), gpass::error);
   CHECK_THROWS_AS(run(node("RandomNormal", 1, {{"shape", std::vector<i64>{2}}, {"dtype", i64{7}}}), {}), gpass::error);
+}
+
+TEST_CASE("exec.reduce.random_over_the_limits") {
+  // the output checked before any value is drawn (was a vector of 10^12 doubles first)
+  for (const char* op : {"RandomUniform", "RandomNormal"}) {
+    CHECK_THROWS_WITH_AS(run(node(op, 1, {{"shape", std::vector<i64>{1000000000000}}}), {}), doctest::Contains("max_tensor_bytes"),
+                         gpass::error);
+    CHECK_THROWS_WITH_AS(run(node(op, 1, {{"shape", std::vector<i64>{i64{1} << 32, i64{1} << 32}}}), {}), doctest::Contains("overflows"),
+                         gpass::error);
+  }
+  // seeded values as before: drawn in order into the output
+  auto u = run1(node("RandomUniform", 1, {{"shape", std::vector<i64>{5}}, {"seed", 3.0}, {"dtype", i64{11}}}), {});
+  auto eng = gpass::exec::cpu_detail::make_engine(true, 3.0);
+  std::uniform_real_distribution<double> dist(0.0, 1.0);
+  for (int i = 0; i < 5; ++i) CHECK(u.values<double>()[i] == dist(eng));
 }
 
 TEST_CASE("exec.reduce.general_layout_threads") {

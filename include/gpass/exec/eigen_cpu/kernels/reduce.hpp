@@ -7,6 +7,7 @@
 /// generators). Private (`gpass::exec::cpu_detail`); `register_reduce` adds them to a registry.
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <complex>
@@ -17,6 +18,7 @@
 #include <map>
 #include <numbers>
 #include <memory>
+#include <optional>
 #include <random>
 #include <regex>
 #include <set>
@@ -549,6 +551,17 @@ inline void write_doubles(context& ctx, std::size_t port, dtype t, std::vector<s
   });
 }
 
+/// Like `write_doubles`, with element i the double `value(i)` (called in order): the output is
+/// allocated first, so its sizes meet the run's limits before any work or memory is spent.
+template <class F>
+void write_generated(context& ctx, std::size_t port, dtype t, std::vector<std::int64_t> sizes, F&& value) {
+  gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
+  dispatch<numeric_types>(t, ctx.node(), [&]<class T>() {
+    T* p = y.data<T>();
+    for (std::int64_t i = 0; i < y.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(value(i)));
+  });
+}
+
 // ---------------------------------------------------------------------------------------
 // Signal: windows, FFT, DFT, STFT, MelWeightMatrix
 // ---------------------------------------------------------------------------------------
@@ -563,21 +576,18 @@ inline fn make_window(const kernel_node& n, window_kind w) {
     const std::int64_t size = scalar_int(ctx.input(0), ctx.node(), "size");
     if (size < 0) ctx.fail("window size must be non-negative, got " + std::to_string(size));
     const double N = static_cast<double>(periodic ? size : size - 1);
-    std::vector<double> v(static_cast<std::size_t>(size));
     const double pi = std::numbers::pi;
-    for (std::int64_t i = 0; i < size; ++i) {
-      if (N <= 0) {
-        v[i] = 1.0;
-        continue;
-      }
+    // straight into the output: a size over the limits fails before any memory is taken
+    write_generated(ctx, 0, out, {size}, [&](std::int64_t i) {
+      if (N <= 0) return 1.0;
       const double a = 2.0 * pi * static_cast<double>(i) / N;
       switch (w) {
-        case window_kind::hann: v[i] = 0.5 - 0.5 * std::cos(a); break;
-        case window_kind::hamming: v[i] = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a); break;
-        case window_kind::blackman: v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2.0 * a); break;
+        case window_kind::hann: return 0.5 - 0.5 * std::cos(a);
+        case window_kind::hamming: return 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a);
+        case window_kind::blackman: return 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2.0 * a);
       }
-    }
-    write_doubles(ctx, 0, out, {size}, v);
+      return 0.0;
+    });
   };
 }
 
@@ -607,16 +617,22 @@ inline fn make_dft(const kernel_node& n) {
     const bool c2r = inverse && onesided;
     const std::int64_t Lout = !inverse && onesided ? len / 2 + 1 : len;
     const std::int64_t Cout = c2r ? 1 : 2;
-    std::int64_t outer = 1, inner = 1;
-    for (std::int64_t d = 0; d < axis; ++d) outer *= x.sizes()[d];
-    for (std::int64_t d = axis + 1; d < r - 1; ++d) inner *= x.sizes()[d];
     std::vector<std::int64_t> out_sizes = x.sizes();
     out_sizes[axis] = Lout;
     out_sizes.back() = Cout;
-    const fft_plan plan(static_cast<std::size_t>(len), inverse ? +1 : -1);
     dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
       using CT = compute_t<T>;
+      // the output first: a dft_length over the limits fails there, an empty output needs no
+      // plan; then the plan's tables (up to ~200 bytes a point, not bounded by the output)
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
+      if (y.size() == 0) return;
+      check_scratch(ctx, fft_plan::bytes_needed(static_cast<std::size_t>(len)),
+                          "the plan of a DFT of " + std::to_string(len) + " points");
+      const fft_plan plan(static_cast<std::size_t>(len), inverse ? +1 : -1);
+      // products of the output's sizes (it is not empty): no overflow
+      std::int64_t outer = 1, inner = 1;
+      for (std::int64_t d = 0; d < axis; ++d) outer *= x.sizes()[d];
+      for (std::int64_t d = axis + 1; d < r - 1; ++d) inner *= x.sizes()[d];
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const double scale = inverse ? 1.0 / static_cast<double>(len) : 1.0;
@@ -675,13 +691,18 @@ inline fn make_stft(const kernel_node& n) {
         ctx.fail("frame_length " + std::to_string(fl) + " differs from the window's length " + std::to_string(window.size()));
     }
     if (fl < 1 || fl > S) ctx.fail("frame_length " + std::to_string(fl) + " must be in [1, " + std::to_string(S) + "]");
-    if (window.empty()) window.assign(static_cast<std::size_t>(fl), 1.0);
     const std::int64_t frames = 1 + (S - fl) / step;
     const std::int64_t bins = onesided ? fl / 2 + 1 : fl;
-    const fft_plan plan(static_cast<std::size_t>(fl), -1);
     dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
       using CT = compute_t<T>;
+      // the output first: with no batch the signal's length is not bounded by any data, and
+      // an empty output needs no window and no plan
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, frames, bins, 2});
+      if (y.size() == 0) return;
+      check_scratch(ctx, fft_plan::bytes_needed(static_cast<std::size_t>(fl)),
+                          "the plan of a DFT of " + std::to_string(fl) + " points");
+      if (window.empty()) window.assign(static_cast<std::size_t>(fl), 1.0);
+      const fft_plan plan(static_cast<std::size_t>(fl), -1);
       const T* in = x.data<T>();
       T* out = y.data<T>();
       ctx.policy().parallel_for(B * frames, 20.0 * static_cast<double>(fl) * std::log2(static_cast<double>(fl) + 1),
@@ -715,30 +736,39 @@ inline fn make_mel(const kernel_node& n) {
     const double lo = scalar_double(ctx.input(3), ctx.node(), "lower_edge_hertz");
     const double hi = scalar_double(ctx.input(4), ctx.node(), "upper_edge_hertz");
     if (mels < 1 || dft < 1 || rate < 1) ctx.fail("num_mel_bins, dft_length and sample_rate must be positive");
+    // NaN passes every comparison below and would reach a cast to int64 (undefined)
+    if (!std::isfinite(lo) || !std::isfinite(hi)) ctx.fail("lower_edge_hertz and upper_edge_hertz must be finite");
     if (lo < 0 || hi <= lo || hi > static_cast<double>(rate) / 2 + 1e-9)
       ctx.fail("need 0 <= lower_edge_hertz < upper_edge_hertz <= sample_rate / 2");
     const std::int64_t nbins = dft / 2 + 1;
+    // the output first (its element count checked, its bytes against the limits), written in
+    // place: no scratch sized by num_mel_bins
+    gpass::tensor& y = ctx.allocate_output_zeroed(0, out, {nbins, mels});
     auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
-    const double lo_mel = to_mel(lo), step = (to_mel(hi) - lo_mel) / static_cast<double>(mels + 2);
-    std::vector<std::int64_t> fb(static_cast<std::size_t>(mels + 2));
-    for (std::int64_t i = 0; i < mels + 2; ++i) {
+    // sums in double: mels + 2 and dft + 1 would overflow int64 for the largest values
+    const double lo_mel = to_mel(lo), step = (to_mel(hi) - lo_mel) / (static_cast<double>(mels) + 2.0);
+    // the FFT bin of filter edge i (0 .. mels + 1): about (dft + 1) / 2 at most, fits in int64
+    auto edge = [&](std::int64_t i) {
       const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595.0) - 1.0);
-      fb[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
-    }
-    std::vector<double> w(static_cast<std::size_t>(nbins * mels), 0.0);
-    auto set = [&](std::int64_t j, std::int64_t i, double v) {
-      if (j < 0 || j >= nbins) ctx.fail("mel filter bin out of range");
-      w[j * mels + i] = v;
+      return static_cast<std::int64_t>(std::floor((static_cast<double>(dft) + 1.0) * hz / static_cast<double>(rate)));
     };
-    for (std::int64_t i = 0; i < mels; ++i) {
-      const std::int64_t l = fb[i], c = fb[i + 1], h = fb[i + 2];
-      if (c == l) set(c, i, 1.0);
-      else
-        for (std::int64_t j = l; j <= c; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l));
-      if (h > c)
-        for (std::int64_t j = c; j < h; ++j) set(j, i, static_cast<double>(h - j) / static_cast<double>(h - c));
-    }
-    write_doubles(ctx, 0, out, {nbins, mels}, w);
+    dispatch<numeric_types>(out, ctx.node(), [&]<class T>() {
+      T* w = y.data<T>();
+      auto set = [&](std::int64_t j, std::int64_t i, double v) {
+        if (j < 0 || j >= nbins) ctx.fail("mel filter bin out of range");
+        w[j * mels + i] = static_cast<T>(static_cast<compute_t<T>>(v));
+      };
+      std::int64_t l = edge(0), c = edge(1);
+      for (std::int64_t i = 0; i < mels; ++i) {
+        const std::int64_t h = edge(i + 2);
+        if (c == l) set(c, i, 1.0);
+        else
+          for (std::int64_t j = l; j <= c; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l));
+        if (h > c)
+          for (std::int64_t j = c; j < h; ++j) set(j, i, static_cast<double>(h - j) / static_cast<double>(h - c));
+        l = c, c = h;
+      }
+    });
   };
 }
 
@@ -853,10 +883,14 @@ inline fn make_tfidf(const kernel_node& n) {
   std::int64_t out_size = 0;
   for (std::int64_t i : indexes) {
     if (i < 0) n.fail("ngram_indexes must be non-negative");
+    if (i == std::numeric_limits<std::int64_t>::max()) n.fail("ngram_indexes value " + std::to_string(i) + " is too large");
     out_size = std::max(out_size, i + 1);
   }
-  // n-gram -> output index
+  // n-gram -> its slot, slot -> output index: rows count into slots (one per output index
+  // that an n-gram counts into), a scratch bounded by the pool, not by max(ngram_indexes)
   std::map<std::vector<std::int64_t>, std::int64_t> grams;
+  std::vector<std::int64_t> slot_index;
+  std::unordered_map<std::int64_t, std::int64_t> slot_of;
   std::int64_t gram_no = 0;
   for (std::size_t k = 0; k < counts.size(); ++k) {
     const std::int64_t size = static_cast<std::int64_t>(k) + 1;
@@ -865,10 +899,18 @@ inline fn make_tfidf(const kernel_node& n) {
     for (std::int64_t p = begin; p < end; p += size, ++gram_no) {
       if (gram_no >= static_cast<std::int64_t>(indexes.size())) n.fail("ngram_indexes has fewer entries than the pool's n-grams");
       if (size < min_gram || size > max_gram) continue;
-      grams.emplace(std::vector<std::int64_t>(pool.begin() + p, pool.begin() + p + size), indexes[gram_no]);
+      auto [g, fresh] = grams.emplace(std::vector<std::int64_t>(pool.begin() + p, pool.begin() + p + size), 0);
+      if (!fresh) continue;  // the first of equal n-grams counts
+      auto [s, new_slot] = slot_of.emplace(indexes[gram_no], static_cast<std::int64_t>(slot_index.size()));
+      if (new_slot) slot_index.push_back(indexes[gram_no]);
+      g->second = s->second;
     }
   }
   if (!weights.empty() && static_cast<std::int64_t>(weights.size()) < out_size) n.fail("weights has fewer entries than the output");
+  // no pool n-gram is longer than ngram_counts has sizes: longer ones would never match
+  const std::int64_t longest = std::min<std::int64_t>(max_gram, static_cast<std::int64_t>(counts.size()));
+  // n-grams with gaps (skip > 1) have at least 2 items
+  const std::int64_t shortest_gapped = std::max<std::int64_t>(min_gram, 2);
   return [=](context& ctx) {
     const gpass::tensor& x = ctx.input(0);
     if (x.rank() > 2) ctx.fail("TfIdfVectorizer input must have rank 1 or 2");
@@ -886,28 +928,42 @@ inline fn make_tfidf(const kernel_node& n) {
       if (strings) ctx.fail("integer input needs pool_int64s");
       ids = int_values(x.reshaped({x.size()}), ctx.node(), "X");
     }
-    std::vector<double> freq(static_cast<std::size_t>(rows * out_size), 0.0);
+    // the output first: an output size over the limits fails before any work
+    const std::vector<std::int64_t> out_sizes =
+        x.rank() == 2 ? std::vector<std::int64_t>{rows, out_size} : std::vector<std::int64_t>{out_size};
+    gpass::tensor& y = ctx.allocate_output(0, dtype::f32, out_sizes);
+    auto weigh = [&](double f, std::int64_t i) {
+      if (mode == "IDF") return f > 0 ? (weights.empty() ? 1.0 : weights[i]) : 0.0;
+      if (mode == "TFIDF" && !weights.empty()) return f * weights[i];
+      return f;
+    };
+    const std::atomic<bool>* cancel = ctx.cancel_flag();
+    std::vector<double> freq(slot_index.size());
     std::vector<std::int64_t> key;
     for (std::int64_t row = 0; row < rows; ++row) {
       const std::int64_t* p = ids.data() + row * C;
-      for (std::int64_t start = 0; start < C; ++start)
-        for (std::int64_t skip = 1; skip <= max_skip + 1; ++skip)
-          for (std::int64_t size = std::max<std::int64_t>(min_gram, skip > 1 ? 2 : 1); size <= max_gram; ++size) {
-            if (start + skip * (size - 1) >= C) break;
+      std::fill(freq.begin(), freq.end(), 0.0);
+      for (std::int64_t start = 0; start < C; ++start) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) ctx.fail("run cancelled");
+        // skips 1 .. max_skip + 1 apart, until even the shortest n-gram with gaps no longer
+        // fits: fewer items fit the further apart they are (max_skip_count may be 10^15)
+        for (std::int64_t skip = 1; skip - 1 <= max_skip; ++skip) {
+          const std::int64_t fit = (C - 1 - start) / skip + 1;  // items at start, start + skip, ... before C
+          const std::int64_t last = std::min(longest, fit);
+          if (skip > 1 && last < shortest_gapped) break;
+          for (std::int64_t size = skip > 1 ? shortest_gapped : min_gram; size <= last; ++size) {
             key.clear();
             for (std::int64_t j = 0; j < size; ++j) key.push_back(p[start + j * skip]);
             auto it = grams.find(key);
-            if (it != grams.end()) freq[row * out_size + it->second] += 1.0;
+            if (it != grams.end()) freq[static_cast<std::size_t>(it->second)] += 1.0;
           }
-    }
-    for (std::int64_t row = 0; row < rows; ++row)
-      for (std::int64_t i = 0; i < out_size; ++i) {
-        double& f = freq[row * out_size + i];
-        if (mode == "IDF") f = f > 0 ? (weights.empty() ? 1.0 : weights[i]) : 0.0;
-        else if (mode == "TFIDF" && !weights.empty()) f *= weights[i];
+        }
       }
-    std::vector<std::int64_t> out_sizes = x.rank() == 2 ? std::vector<std::int64_t>{rows, out_size} : std::vector<std::int64_t>{out_size};
-    write_doubles(ctx, 0, dtype::f32, out_sizes, freq);
+      // every output element from its count (0 for those no n-gram counts into)
+      float* out = y.data<float>() + row * out_size;
+      for (std::int64_t i = 0; i < out_size; ++i) out[i] = static_cast<float>(weigh(0.0, i));
+      for (std::size_t k = 0; k < slot_index.size(); ++k) out[slot_index[k]] = static_cast<float>(weigh(freq[k], slot_index[k]));
+    }
   };
 }
 
@@ -1064,31 +1120,30 @@ inline fn make_random(const kernel_node& n, random_kind k, bool like) {
       if (!has_dtype) t = in->element_type();
     }
     auto eng = make_engine(seeded, seed);
-    const std::int64_t count = num_elements(sizes);
-    std::vector<double> v(static_cast<std::size_t>(count));
+    // values drawn straight into the output, allocated first: a shape attribute over the
+    // limits (or whose element count overflows) fails before any memory is taken
     if (k == random_kind::bernoulli) {
       const std::vector<double> p = as_doubles(*in, ctx.node());
       std::uniform_real_distribution<double> u(0.0, 1.0);
-      for (std::int64_t i = 0; i < count; ++i) v[i] = u(eng) < p[i] ? 1.0 : 0.0;
       gpass::tensor& y = ctx.allocate_output(0, t, sizes);
       if (t == dtype::bool_) {
-        for (std::int64_t i = 0; i < count; ++i) y.data<bool>()[i] = v[i] != 0;
+        for (std::int64_t i = 0; i < y.size(); ++i) y.data<bool>()[i] = u(eng) < p[i];
         return;
       }
       dispatch<numeric_types>(t, ctx.node(), [&]<class T>() {
-        for (std::int64_t i = 0; i < count; ++i) y.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
+        for (std::int64_t i = 0; i < y.size(); ++i)
+          y.data<T>()[i] = static_cast<T>(static_cast<compute_t<T>>(u(eng) < p[i] ? 1.0 : 0.0));
       });
       return;
     }
     if (!is_floating(t)) ctx.fail("random values need a floating-point dtype, got " + std::string(to_string(t)));
     if (k == random_kind::uniform) {
       std::uniform_real_distribution<double> u(a, b);
-      for (double& x : v) x = u(eng);
+      write_generated(ctx, 0, t, sizes, [&](std::int64_t) { return u(eng); });
     } else {
       std::normal_distribution<double> d(a, b);
-      for (double& x : v) x = d(eng);
+      write_generated(ctx, 0, t, sizes, [&](std::int64_t) { return d(eng); });
     }
-    write_doubles(ctx, 0, t, sizes, v);
   };
 }
 

@@ -8,9 +8,14 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <numbers>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include <gpass/core/error.hpp>
 
 namespace gpass::exec::cpu_detail::fft {
 
@@ -42,17 +47,49 @@ inline void fft_pow2(cplx* a, std::size_t m, int sign) {
 
 /// A discrete Fourier transform of `n` points (any n >= 1): radix 2 when n is a power of two,
 /// otherwise Bluestein's chirp-z algorithm on a power-of-two convolution. Immutable once
-/// made; `run` needs a scratch buffer per thread.
+/// made; `run` needs a scratch buffer per thread. Its tables and buffers take up to ~200n
+/// bytes: callers sized by a model check `bytes_needed` against their limits first.
 class fft_plan {
  public:
+  /// The length of Bluestein's convolution for `n` points (the power of two >= 2n - 1; 0 when
+  /// n is a power of two, which radix 2 does without), or nullopt when that does not fit in
+  /// size_t (searched naively, it would wrap to 0 and the search never end).
+  static std::optional<std::size_t> padded_length(std::size_t n) noexcept {
+    if ((n & (n - 1)) == 0) return 0;
+    constexpr std::size_t top = std::size_t{1} << (std::numeric_limits<std::size_t>::digits - 1);
+    if (n > top / 2) return std::nullopt;  // 2n - 1 > top: no power of two above it
+    std::size_t m = 1;
+    while (m < 2 * n - 1) m <<= 1;
+    return m;
+  }
+  /// The bytes a plan of `n` points holds (Bluestein's chirp and kernel) plus those one `run`
+  /// uses (the caller's line of n points, the scratch, the twiddles), or nullopt when they do
+  /// not fit in size_t.
+  static std::optional<std::size_t> bytes_needed(std::size_t n) noexcept {
+    const auto m = padded_length(n);
+    if (!m) return std::nullopt;
+    // in complex numbers: radix 2: the line (n) and the twiddles (n/2); Bluestein: the line
+    // and the chirp (2n, n <= 2^62 here), the scratch and the kernel (2m), the twiddles (m/2)
+    std::size_t count = n + n / 2, bytes = 0;
+    if (*m != 0 && (__builtin_add_overflow(2 * n, *m, &count) || __builtin_add_overflow(count, *m, &count) ||
+                    __builtin_add_overflow(count, *m / 2, &count)))
+      return std::nullopt;
+    if (__builtin_mul_overflow(count, sizeof(cplx), &bytes)) return std::nullopt;
+    return bytes;
+  }
+
   fft_plan(std::size_t n, int sign) : n_(n), sign_(sign) {
-    if ((n & (n - 1)) == 0) return;
-    m_ = 1;
-    while (m_ < 2 * n - 1) m_ <<= 1;
+    const auto m = padded_length(n);
+    if (!m) throw gpass::error("an FFT of " + std::to_string(n) + " points is too long (its padded length overflows)");
+    m_ = *m;
+    if (m_ == 0) return;
     chirp_.resize(n);
+    // k^2 mod 2n keeps the angle small and exact; formed as (k-1)^2 + 2k - 1, which stays
+    // below 4n, where k * k would overflow for k >= 2^32
+    std::uint64_t k2 = 0;
+    const std::uint64_t two_n = 2 * static_cast<std::uint64_t>(n);
     for (std::size_t k = 0; k < n; ++k) {
-      // k^2 mod 2n keeps the angle small and exact
-      const std::uint64_t k2 = (static_cast<std::uint64_t>(k) * k) % (2 * static_cast<std::uint64_t>(n));
+      if (k > 0) k2 = (k2 + 2 * static_cast<std::uint64_t>(k) - 1) % two_n;
       chirp_[k] = std::polar(1.0, sign * std::numbers::pi * static_cast<double>(k2) / static_cast<double>(n));
     }
     kernel_.assign(m_, cplx(0));
