@@ -304,6 +304,16 @@ TEST_CASE("exec.array.trilu_eyelike") {
   CHECK(vals<i64>(f.run1("Trilu", {x}, {{"upper", i64{0}}})) == std::vector<i64>{1, 0, 0, 4, 5, 0, 7, 8, 9});
   CHECK(vals<i64>(f.run1("Trilu", {x, tensor::scalar<i64>(-1)}, {{"upper", i64{0}}})) == std::vector<i64>{0, 0, 0, 4, 0, 0, 7, 8, 0});
   CHECK(vals<i64>(f.run1("Trilu", {x, tensor::scalar<i64>(-5)}, {{"upper", i64{0}}})) == std::vector<i64>(9, 0));
+  // diagonals far outside (INT64_MIN / MAX: i + k overflowed) and an empty x with huge R x C
+  const i64 huge = std::numeric_limits<i64>::max();
+  CHECK(vals<i64>(f.run1("Trilu", {x, tensor::scalar<i64>(huge)})) == std::vector<i64>(9, 0));
+  CHECK(vals<i64>(f.run1("Trilu", {x, tensor::scalar<i64>(-huge - 1)}, {{"upper", i64{0}}})) == std::vector<i64>(9, 0));
+  CHECK(vals<i64>(f.run1("Trilu", {x, tensor::scalar<i64>(-huge - 1)})) == vals<i64>(x));
+  CHECK(f.run1("Trilu", {tensor(gpass::dtype::int64, {0, i64{1} << 40, i64{1} << 40})}).size() == 0);
+  // OneHot with a depth of NaN or 1e30 (casts that were undefined): errors
+  CHECK_THROWS_AS(f.run1("OneHot", {i64s({0}), tensor::scalar<float>(std::nanf("")), f32({0, 1}, {2})}), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("OneHot", {i64s({0}), tensor::scalar<float>(1e30f), f32({0, 1}, {2})}), doctest::Contains("do not fit in memory"),
+                       gpass::error);
   auto e = f.run1("EyeLike", {tensor(gpass::dtype::int32, {2, 3})}, {{"k", i64{1}}});
   CHECK(vals<std::int32_t>(e) == std::vector<std::int32_t>{0, 1, 0, 0, 0, 1});
   auto ed = f.run1("EyeLike", {tensor(gpass::dtype::int32, {2, 2})}, {{"dtype", i64{11}}});

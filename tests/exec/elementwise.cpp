@@ -274,6 +274,10 @@ TEST_CASE("exec.elementwise.where_clip") {
   CHECK(vals<std::int8_t>(f.run1("Clip", {t<std::int8_t>({-100, 5, 100}, {3}), tensor::scalar<std::int8_t>(0)})) ==
         std::vector<std::int8_t>{0, 5, 100});
   CHECK_THROWS_AS(f.run1("Clip", {x, t<float>({1, 2}, {2})}), gpass::error);
+  // Clip-6 bounds outside an integer type's range saturate (a cast of 1000 to int8 was undefined)
+  CHECK(vals<std::int8_t>(f.run1("Clip", {t<std::int8_t>({-100, 5, 100}, {3})}, {{"min", -1000.0}, {"max", 1000.0}}, 6)) ==
+        std::vector<std::int8_t>{-100, 5, 100});
+  CHECK(vals<std::int8_t>(f.run1("Clip", {t<std::int8_t>({-100, 5, 100}, {3})}, {{"min", 1000.0}}, 6)) == std::vector<std::int8_t>{127, 127, 127});
   // NaN passes through Clip and Relu on the vectorized rows and the scalar tails alike
   std::vector<float> nv(19, std::numeric_limits<float>::quiet_NaN());
   for (float v : vals<float>(f.run1("Clip", {t<float>(nv, {19}), tensor::scalar(0.0f), tensor::scalar(1.0f)}))) CHECK(std::isnan(v));

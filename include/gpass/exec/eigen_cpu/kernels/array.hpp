@@ -192,6 +192,7 @@ inline gpass::tensor scalar_of(dtype t, double v, const kernel_node& n) {
                       std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
   dispatch<L>(t, n, [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) r = gpass::tensor::scalar<bool>(v != 0);
+    else if constexpr (std::is_integral_v<T>) r = gpass::tensor::scalar<T>(float_to_int<T>(v));  // (1e30 or NaN: defined)
     else r = gpass::tensor::scalar<T>(static_cast<T>(static_cast<compute_t<T>>(v)));
   });
   return r;
@@ -877,7 +878,7 @@ inline void register_array_make(registry& r) {
     const i64 axis_attr = n.attr<i64>("axis", -1);
     return [axis_attr](context& ctx) {
       const gpass::tensor &ind = ctx.input(0), &dep = ctx.input(1), &vals = ctx.input(2);
-      const i64 depth = static_cast<i64>(first_as_double(dep, ctx.node(), "depth"));
+      const i64 depth = float_to_int<i64>(first_as_double(dep, ctx.node(), "depth"));  // (NaN, 1e30: defined)
       if (depth < 1) ctx.fail("depth must be positive, got " + std::to_string(depth));
       if (vals.size() != 2) ctx.fail("values must have 2 elements (off, on)");
       const i64 rank = static_cast<i64>(ind.rank()) + 1;
@@ -885,7 +886,10 @@ inline void register_array_make(registry& r) {
       std::vector<i64> idx(static_cast<std::size_t>(ind.size()));
       dispatch<numeric_types>(ind.element_type(), ctx.node(), [&]<class T>() {
         const T* p = ind.data<T>();
-        for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<i64>(static_cast<compute_t<T>>(p[i]));
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+          if constexpr (std::is_integral_v<T>) idx[i] = static_cast<i64>(p[i]);
+          else idx[i] = float_to_int<i64>(static_cast<compute_t<T>>(p[i]));  // (NaN or 1e30: defined)
+        }
       });
       std::vector<i64> out = ind.sizes();
       out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), depth);
@@ -909,10 +913,12 @@ inline void register_array_make(registry& r) {
     return [upper](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       if (x.rank() < 2) ctx.fail("input must have rank >= 2");
-      const i64 k = ctx.has_input(1) ? static_cast<i64>(first_as_double(ctx.input(1), ctx.node(), "k")) : 0;
+      const i64 k_in = ctx.has_input(1) ? float_to_int<i64>(first_as_double(ctx.input(1), ctx.node(), "k")) : 0;
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
       const i64 R = x.sizes()[x.rank() - 2], C = x.sizes()[x.rank() - 1];
-      const i64 mats = R * C == 0 ? 0 : x.size() / (R * C);
+      const i64 mats = x.size() == 0 ? 0 : x.size() / (R * C);  // (R * C of an empty x may overflow)
+      // a diagonal beyond every row or column acts as the nearest one that is (no i + k overflow)
+      const i64 k = mats == 0 ? 0 : std::clamp<i64>(k_in, -R - 1, C + 1);
       dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
         copy_n(elems<U>(x), x.size(), elems<U>(y));
         U* o = elems<U>(y);

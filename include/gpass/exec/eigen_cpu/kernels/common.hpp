@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -165,6 +166,20 @@ inline std::vector<std::int64_t> int_values(const gpass::tensor& t, const kernel
     n.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
   }
   return r;
+}
+
+/// A floating value converted to integer type `D` with defined results: NaN -> 0, values
+/// out of the int64 range saturate, others truncate and wrap into `D` (like numpy on x86).
+template <class D, class F>
+D float_to_int(F x) {
+  if (std::isnan(x)) return D(0);
+  if constexpr (std::is_same_v<D, std::uint64_t>) {
+    if (x >= F(18446744073709551616.0)) return std::numeric_limits<D>::max();
+    if (x >= F(9223372036854775808.0)) return static_cast<D>(x);
+  }
+  if (x >= F(9223372036854775808.0)) return static_cast<D>(std::numeric_limits<std::int64_t>::max());
+  if (x <= F(-9223372036854775808.0)) return static_cast<D>(std::numeric_limits<std::int64_t>::min());
+  return static_cast<D>(static_cast<std::int64_t>(x));
 }
 
 /// Checks `bytes` of a kernel's scratch (a table, an intermediate sized by attributes or

@@ -373,20 +373,6 @@ C min_nan(C a, C b) {
   return b < a ? b : a;
 }
 
-/// A floating value converted to integer type `D` with defined results: NaN -> 0, values
-/// out of the int64 range saturate, others truncate and wrap into `D` (like numpy on x86).
-template <class D, class F>
-D float_to_int(F x) {
-  if (std::isnan(x)) return D(0);
-  if constexpr (std::is_same_v<D, std::uint64_t>) {
-    if (x >= F(18446744073709551616.0)) return std::numeric_limits<D>::max();
-    if (x >= F(9223372036854775808.0)) return static_cast<D>(x);
-  }
-  if (x >= F(9223372036854775808.0)) return static_cast<D>(std::numeric_limits<i64>::max());
-  if (x <= F(-9223372036854775808.0)) return static_cast<D>(std::numeric_limits<i64>::min());
-  return static_cast<D>(static_cast<i64>(x));
-}
-
 /// Integer power by squaring (wrapping); a negative exponent truncates 1/a^-e toward zero.
 template <class C, class E>
 C int_pow(C a, E e) {
@@ -1272,8 +1258,14 @@ inline void register_elementwise(registry& r) {
                    lo = static_cast<C>(attr_min);
                    hi = static_cast<C>(attr_max);
                  } else {
-                   if (std::isfinite(attr_min)) lo = static_cast<C>(attr_min);
-                   if (std::isfinite(attr_max)) hi = static_cast<C>(attr_max);
+                   // saturated to C's range (a bound of 1000 on int8 was a cast out of range)
+                   auto saturate = [](double v) {
+                     if (v <= static_cast<double>(std::numeric_limits<C>::lowest())) return std::numeric_limits<C>::lowest();
+                     if (v >= static_cast<double>(std::numeric_limits<C>::max())) return std::numeric_limits<C>::max();
+                     return static_cast<C>(v);
+                   };
+                   if (std::isfinite(attr_min)) lo = saturate(attr_min);
+                   if (std::isfinite(attr_max)) hi = saturate(attr_max);
                  }
                } else {
                  lo = bound(1, lo);
