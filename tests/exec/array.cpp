@@ -405,6 +405,11 @@ TEST_CASE("exec.array.resize") {
   CHECK(vals<i64>(ax) == std::vector<i64>{1, 1, 2, 2});
   CHECK_THROWS_AS(f.run1("Resize", {x, value{}, f32({1, 2}, {2})}, {}, 13), gpass::error);
   CHECK_THROWS_AS(f.run1("Resize", {x}, {}, 13), gpass::error);
+  // linear passes run from the last axis: [65536, 1] -> [1, 65536] passes through
+  // [65536, 65536] doubles (32 GiB), checked as scratch before it is made
+  CHECK_THROWS_WITH_AS(f.run1("Resize", {tensor(gpass::dtype::f32, {65536, 1}), value{}, f32({1.f / 65536, 65536}, {2})},
+                              {{"mode", std::string("linear")}}, 13),
+                       doctest::Contains("the resize pass over axis 1"), gpass::error);
   // tf_crop_and_resize with a roi of NaN or 1e300: every coordinate is outside, each output
   // the extrapolation value (casting the coordinate to an index was undefined)
   for (const char* mode : {"nearest", "linear", "cubic"})

@@ -1191,7 +1191,11 @@ inline fn make_resize(resize_options opt) {
         if (!active[d]) continue;
         const resize_axis& p = plans[d];
         const i64 outer = prod(cur, 0, d), inner = prod(cur, d + 1, rank);
-        next.assign(static_cast<std::size_t>(outer * p.out * inner), 0.0);
+        // between passes the tensor has the input's sizes before d and the output's from d:
+        // larger than both when some axes shrink and others grow
+        const double cells = static_cast<double>(outer) * static_cast<double>(p.out) * static_cast<double>(inner);
+        check_scratch(ctx, cells * sizeof(double), "the resize pass over axis " + std::to_string(d));
+        next.assign(static_cast<std::size_t>(cells), 0.0);
         ctx.policy().parallel_for(outer * p.out, static_cast<double>(inner * p.n) + 4.0, [&](i64 b, i64 e) {
           for (i64 w = b; w < e; ++w) {
             const i64 o = w / p.out, yy = w % p.out;
