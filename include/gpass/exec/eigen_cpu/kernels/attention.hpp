@@ -908,6 +908,9 @@ inline void register_scaled_dot_product_attention(registry& r) {
                  yp = yv.data();
                }
                const C sc = static_cast<C>(scale);
+               // each thread's scores grow as S x L where the output grows as S
+               check_scratch(ctx, (static_cast<double>(S) + static_cast<double>(So)) * static_cast<double>(L) * sizeof(C),
+                             "the scores of one head");
                ctx.policy().parallel_for(Bo * Ho, static_cast<double>(So * L * (D + Dv + 8)), [&](i64 lo, i64 hi) {
                  rmat<C> raw(S, L), probs(So, L);
                  for (i64 u = lo; u < hi; ++u) {
