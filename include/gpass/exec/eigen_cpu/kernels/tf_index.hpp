@@ -24,10 +24,12 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/array.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
 
@@ -134,24 +136,34 @@ inline void segment_reduce(context& ctx, const gpass::tensor& data, const std::v
   const auto& ds = data.sizes();
   if (id_sizes.size() > ds.size() || !std::equal(id_sizes.begin(), id_sizes.end(), ds.begin()))
     ctx.fail("segment_ids shape " + shape::of(id_sizes).to_string() + " is not a prefix of data's " + data.shape().to_string());
-  const i64 inner = prod(ds, id_sizes.size(), ds.size());
   std::vector<i64> out_sizes{segments};
   out_sizes.insert(out_sizes.end(), ds.begin() + static_cast<std::ptrdiff_t>(id_sizes.size()), ds.end());
   gpass::tensor& out = ctx.allocate_output(0, data.element_type(), out_sizes);
-  std::vector<i64> count(static_cast<std::size_t>(segments), 0);
+  dispatch<numeric_types>(data.element_type(), ctx.node(), [&]<class T>() {
+    std::fill(out.data<T>(), out.data<T>() + out.size(), reduction_identity<T>(mode));
+  });
+  // no data: nothing to add (TensorFlow returns here without looking at the ids); also keeps
+  // the work below from scaling with `segments` (a value) when the output is empty
+  if (data.size() == 0) return;
+  const i64 inner = data.size() / static_cast<i64>(ids.size());  // (data has no zero dim)
+  // counts only for the mean and the empty segments; `segments` <= out.size() here
+  std::vector<i64> count;
+  if (mean || empty_zero) {
+    check_scratch(ctx, static_cast<double>(segments) * sizeof(i64), "the segment counts");
+    count.assign(static_cast<std::size_t>(segments), 0);
+  }
   dispatch<numeric_types>(data.element_type(), ctx.node(), [&]<class T>() {
     T* o = out.data<T>();
     const T* x = data.data<T>();
-    std::fill(o, o + out.size(), reduction_identity<T>(mode));
     for (std::size_t r = 0; r < ids.size(); ++r) {
       const i64 s = ids[r];
       if (s < 0) continue;
       if (s >= segments) ctx.fail("segment id " + std::to_string(s) + " is out of range [0, " + std::to_string(segments) + ")");
-      ++count[static_cast<std::size_t>(s)];
+      if (!count.empty()) ++count[static_cast<std::size_t>(s)];
       for (i64 j = 0; j < inner; ++j) combine(o[s * inner + j], x[static_cast<i64>(r) * inner + j], mode);
     }
     using C = compute_t<T>;
-    for (i64 s = 0; s < segments; ++s) {
+    for (i64 s = 0; !count.empty() && s < segments; ++s) {
       const i64 c = count[static_cast<std::size_t>(s)];
       for (i64 j = 0; j < inner; ++j) {
         T& v = o[s * inner + j];
@@ -276,9 +288,10 @@ inline void register_tf_index_ops(registry& r) {
                  if (v[i] < 0) ctx.fail("segment ids must be non-negative, got " + std::to_string(v[i]));
                  if (i > 0 && v[i] < v[i - 1]) ctx.fail("segment ids are not increasing");
                }
-               const i64 num = v.empty() ? 0 : v.back() + 1;
+               const auto num = v.empty() ? std::optional<i64>(0) : checked_add(v.back(), 1);  // (the id may be INT64_MAX)
+               if (!num) ctx.fail("segment id " + std::to_string(v.back()) + " + 1 overflows int64");
                // (an empty segment of SegmentMax/Min is 0 in TensorFlow, not the identity)
-               segment_reduce(ctx, ctx.input(0), v, ids.sizes(), num, mode, mean, true);
+               segment_reduce(ctx, ctx.input(0), v, ids.sizes(), *num, mode, mean, true);
              };
            }});
   r.add({.domain = domain, .op = "ReverseSequence", .make = [](const kernel_node& n) -> fn {
@@ -805,6 +818,10 @@ inline void register_tf_index_ops(registry& r) {
              if (rows == 0 && N > 0)
                ctx.fail("received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + std::to_string(N));
              const auto iv = int_values(ix, ctx.node(), "indices");
+             // rows is a value: the output of one entry per row comes first, under the limits (as in
+             // TensorFlow), then the per-row scratch
+             gpass::tensor& empty = ctx.allocate_output(2, dtype::bool_, {rows});
+             check_scratch(ctx, static_cast<double>(rows) * 2 * sizeof(i64), "the row table");
              std::vector<i64> start(static_cast<std::size_t>(rows), 0), filled(static_cast<std::size_t>(rows), 0);
              for (i64 j = 0; j < N; ++j) {
                const i64 row = iv[static_cast<std::size_t>(j * R)];
@@ -812,7 +829,6 @@ inline void register_tf_index_ops(registry& r) {
                  ctx.fail("indices(" + std::to_string(j) + ", 0) is invalid: " + std::to_string(row) + " >= " + std::to_string(rows));
                ++start[static_cast<std::size_t>(row)];
              }
-             gpass::tensor& empty = ctx.allocate_output(2, dtype::bool_, {rows});
              i64 total = 0;
              for (i64 row = 0; row < rows; ++row) {  // counts -> first output position of each row
                const i64 c = start[static_cast<std::size_t>(row)];

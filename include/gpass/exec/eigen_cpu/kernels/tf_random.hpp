@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -216,9 +217,23 @@ inline void fill(gpass::tensor& out, philox g, dist d, i64 lo, i64 hi, const ker
     case dist::uniform_int:
     case dist::full_int: {
       const bool full = d == dist::full_int;
-      if (!full && lo >= hi) n.fail("need minval < maxval, got " + std::to_string(lo) + " >= " + std::to_string(hi));
+      if (count == 0) return;  // (TensorFlow checks the bounds only for a non-empty output)
+      if (!full) {
+        if (lo >= hi) n.fail("need minval < maxval, got " + std::to_string(lo) + " >= " + std::to_string(hi));
+        // the bounds are of the output type in TensorFlow; wider ones (int64 bounds of an int32
+        // output) would make the 32-bit range wrap, to 0 for [0, 2^32)
+        using i32_limits = std::numeric_limits<std::int32_t>;
+        const bool fits = t == dtype::int32    ? lo >= i32_limits::min() && hi <= i32_limits::max()
+                          : t == dtype::uint32 ? lo >= 0 && hi <= i64{std::numeric_limits<u32>::max()}
+                          : t == dtype::uint64 ? lo >= 0
+                                               : true;
+        if (!fits)
+          n.fail("minval " + std::to_string(lo) + " and maxval " + std::to_string(hi) + " do not fit the output type " +
+                 std::string(to_string(t)));
+      }
       if (t == dtype::int32 || t == dtype::uint32) {
-        const u32 range = static_cast<u32>(static_cast<u32>(hi) - static_cast<u32>(lo));
+        // hi - lo in [1, 2^32): the bounds fit 32 bits and lo < hi
+        const u32 range = static_cast<u32>(static_cast<u64>(hi) - static_cast<u64>(lo));
         blocks(4, [&](auto w, i64 i, i64 k) {
           for (i64 j = 0; j < k; ++j) {
             const u32 v = full ? w[j] : static_cast<u32>(static_cast<u32>(lo) + w[j] % range);
