@@ -87,6 +87,23 @@ save("loop_forever.onnx", helper.make_graph(
      helper.make_node("Loop", ["M", "c", "x"], ["y"], body=body2)],
     "loop_forever", [x6], [helper.make_tensor_value_info("y", f32, [6])]))
 
+# values and attributes that sized work or scratch beyond the input and output (2026-11-29):
+# a RoiAlign box of 10^13 pixels (10^26 samples per bin), a DFT of 10^9 + 7 points of one
+# sample (48 GB of Bluestein tables before its 8 GB output was checked), DepthToSpace with
+# blocksize 2^32 (b * b wrapped to 0: SIGFPE)
+x44 = helper.make_tensor_value_info("x", f32, [1, 1, 4, 4])
+save("roi_align_huge_roi.onnx", helper.make_graph(
+    [const("rois", [0.0, 0.0, 1e13, 1e13], dtype=f32, dims=[1, 4]), const("b", [0]),
+     helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"])],
+    "roi_align_huge_roi", [x44], [helper.make_tensor_value_info("y", f32, None)]), opset=16)
+x111 = helper.make_tensor_value_info("x", f32, [1, 1, 1])
+save("dft_huge_length.onnx", helper.make_graph(
+    [const("n", [1000000007], dims=[]), helper.make_node("DFT", ["x", "n"], ["y"], axis=1)],
+    "dft_huge_length", [x111], [helper.make_tensor_value_info("y", f32, None)]), opset=17)
+save("depth_to_space_2e32.onnx", helper.make_graph(
+    [helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=1 << 32)],
+    "depth_to_space_2e32", [x44], [helper.make_tensor_value_info("y", f32, None)]), opset=13)
+
 # an attribute the op's version does not define (SpaceToDepth-13 has no `mode`)
 x4 = helper.make_tensor_value_info("x", f32, [1, 4, 2, 2])
 save("unknown_attribute.onnx", helper.make_graph(

@@ -64,6 +64,9 @@ if [[ "$onnx" == 1 ]]; then
   try unknown_attribute.onnx "attribute 'mode' is not defined by SpaceToDepth at opset 13"
   try future_opset.onnx 'opset 99'
   try if_nested_300.onnx 'nested deeper'
+  try roi_align_huge_roi.onnx 'max_tensor_bytes' --run
+  try dft_huge_length.onnx 'max_tensor_bytes' --run
+  try depth_to_space_2e32.onnx 'overflow|int64|blocksize' --run
 fi
 echo "hostile inputs: $rows tried, $fails failed"
 ((fails == 0))
