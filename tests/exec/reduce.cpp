@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <gpass/exec/eigen_cpu.hpp>
+#include <gpass/exec/eigen_cpu/kernels/common.hpp>      // make_engine (the seeded reference draws)
+#include <gpass/exec/eigen_cpu/kernels/detail/fft.hpp>  // fft_plan (its length and byte checks)
 
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_reduce {
