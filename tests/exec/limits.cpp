@@ -152,6 +152,14 @@ graph {
   const std::string er = run_error(rnn, {.max_loop_iterations = 10}, {gpass::tensor(gpass::dtype::f32, {11, 1, 1})});
   CHECK(er.find("more than 10 iterations (max_loop_iterations)") != std::string::npos);
   CHECK(run_error(rnn, {.max_loop_iterations = 10}, {gpass::tensor(gpass::dtype::f32, {10, 1, 1})}) == "");
+  // SplitToSequence: one part per index of an empty [0, 2^40] is 2^40 tensors (checked as
+  // scratch); a scalar has no axis (its sizes()[0] was read from an empty vector: fuzzing)
+  ex::eigen_cpu cpu;
+  ex::kernel_node n{.name = "s", .op = "SplitToSequence", .attrs = {{"axis", std::int64_t{1}}}, .opset = 11};
+  CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), n, {gpass::tensor(gpass::dtype::f32, {0, std::int64_t{1} << 40})}, {.max_tensor_bytes = 1 << 20}),
+                       doctest::Contains("a sequence of 1099511627776 parts"), gpass::error);
+  n.attrs.clear();
+  CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), n, {gpass::tensor::scalar<float>(1.0f)}), doctest::Contains("rank >= 1"), gpass::error);
 }
 
 TEST_CASE("exec.limits.loop_scan_outputs_are_counted") {

@@ -443,6 +443,7 @@ void register_control(kernel_registry<P>& r) {
     return [axis_attr, keepdims](context& ctx) {
       const auto& x = ctx.input(0);
       const auto& nd = ctx.node();
+      if (x.rank() == 0) ctx.fail("input must have rank >= 1 (a scalar has no axis to split)");
       const auto axis = normalize_axis(axis_attr, static_cast<std::int64_t>(x.rank()), nd);
       const std::int64_t dim = x.sizes()[axis];
       std::vector<std::int64_t> lens;
