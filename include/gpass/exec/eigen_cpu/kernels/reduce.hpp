@@ -542,17 +542,8 @@ inline double scalar_double(const gpass::tensor& t, const kernel_node& n, const 
   return r;
 }
 
-/// Fills a new output of dtype `t` from doubles (cast per element).
-inline void write_doubles(context& ctx, std::size_t port, dtype t, std::vector<std::int64_t> sizes, const std::vector<double>& v) {
-  gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
-  dispatch<numeric_types>(t, ctx.node(), [&]<class T>() {
-    T* p = y.data<T>();
-    for (std::size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<compute_t<T>>(v[i]));
-  });
-}
-
-/// Like `write_doubles`, with element i the double `value(i)` (called in order): the output is
-/// allocated first, so its sizes meet the run's limits before any work or memory is spent.
+/// Output `port` of type `t` and `sizes`, element i the double `value(i)` (called in order): the
+/// output is allocated first, so its sizes meet the run's limits before any work or memory is spent.
 template <class F>
 void write_generated(context& ctx, std::size_t port, dtype t, std::vector<std::int64_t> sizes, F&& value) {
   gpass::tensor& y = ctx.allocate_output(port, t, std::move(sizes));
