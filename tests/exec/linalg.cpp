@@ -3,7 +3,12 @@
 // Einsum, Det, quantized products).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -814,6 +819,126 @@ TEST_CASE("exec.linalg.einsum") {
   CHECK_THROWS_AS(run1(e("ijk", 1), {a}), gpass::error);
   CHECK_THROWS_AS(run1(e("ij->k", 1), {a}), gpass::error);
   CHECK_THROWS_AS(run1(e("ij,jk->ik", 2), {a, a}), gpass::error);
+}
+
+// Einsum by definition: one loop over every label, the product of the operands summed
+// into the output element (the kernel contracts pairs instead).
+std::vector<double> einsum_reference(const std::vector<std::string>& terms, const std::string& out,
+                                     const std::vector<std::vector<double>>& values, const std::map<char, i64>& extent) {
+  std::vector<char> labels;
+  for (const auto& [l, e] : extent) labels.push_back(l);
+  i64 nout = 1;
+  for (char l : out) nout *= extent.at(l);
+  std::vector<double> r(static_cast<std::size_t>(nout), 0.0);
+  std::map<char, i64> at;
+  for (char l : labels) at[l] = 0;
+  for (;;) {
+    double p = 1;
+    for (std::size_t k = 0; k < terms.size(); ++k) {
+      i64 off = 0;
+      for (char l : terms[k]) off = off * extent.at(l) + at[l];
+      p *= values[k][static_cast<std::size_t>(off)];
+    }
+    i64 o = 0;
+    for (char l : out) o = o * extent.at(l) + at[l];
+    r[static_cast<std::size_t>(o)] += p;
+    std::size_t d = labels.size();
+    while (d > 0 && ++at[labels[d - 1]] == extent.at(labels[d - 1])) at[labels[--d]] = 0;
+    if (d == 0) return r;
+  }
+}
+
+TEST_CASE("exec.linalg.einsum_contractions") {
+  auto e = [](const std::string& eq, std::size_t n) { return make_node("Einsum", n, {{"equation", eq}}); };
+  // random equations over up to four operands (diagonals, sums, batches, outer products,
+  // scalars) against the definition, at 1 and 2 threads
+  std::mt19937 rng(7);
+  const std::string letters = "abcde";
+  for (int trial = 0; trial < 300; ++trial) {
+    std::map<char, i64> extent;
+    for (char l : letters) extent[l] = 1 + static_cast<i64>(rng() % 4);
+    const std::size_t nops = 1 + rng() % 4;
+    std::vector<std::string> terms(nops);
+    std::set<char> used;
+    for (auto& t : terms) {
+      const std::size_t rank = rng() % 4;
+      for (std::size_t d = 0; d < rank; ++d) t += letters[rng() % letters.size()];
+      used.insert(t.begin(), t.end());
+    }
+    std::string out;
+    for (char l : used)
+      if (rng() % 2) out += l;
+    std::shuffle(out.begin(), out.end(), rng);
+    std::map<char, i64> ext;
+    for (char l : used) ext[l] = extent[l];
+    std::vector<value> ins;
+    std::vector<std::vector<double>> vals;
+    std::string eq;
+    for (std::size_t k = 0; k < nops; ++k) {
+      std::vector<i64> sz;
+      for (char l : terms[k]) sz.push_back(ext[l]);
+      std::vector<double> v(static_cast<std::size_t>(std::accumulate(sz.begin(), sz.end(), i64{1}, std::multiplies<>())));
+      for (double& x : v) x = static_cast<double>(static_cast<int>(rng() % 7) - 3);
+      ins.push_back(tensor::from<double>(v, sz));
+      vals.push_back(v);
+      eq += (k ? "," : "") + terms[k];
+    }
+    eq += "->" + out;
+    if (ext.empty()) ext['z'] = 1;  // (the reference loops once over no label)
+    const auto want = einsum_reference(terms, out, vals, ext);
+    std::vector<i64> ys;
+    for (char l : out) ys.push_back(ext[l]);
+    CAPTURE(eq);
+    check_close<double>(run1(e(eq, nops), ins), want, ys, 1e-9);
+    check_close<double>(run1(e(eq, nops), ins, 2), want, ys, 1e-9);
+  }
+  // a transformer's attention scores, large enough for the matrix products
+  {
+    const i64 B = 2, H = 3, Q = 17, K = 19, D = 24;
+    std::vector<float> q(static_cast<std::size_t>(B * H * Q * D)), k(static_cast<std::size_t>(B * H * K * D));
+    for (float& x : q) x = static_cast<float>(static_cast<int>(rng() % 9) - 4) / 4.f;
+    for (float& x : k) x = static_cast<float>(static_cast<int>(rng() % 9) - 4) / 4.f;
+    std::vector<float> want(static_cast<std::size_t>(B * H * Q * K), 0.f);
+    for (i64 b = 0; b < B * H; ++b)
+      for (i64 i = 0; i < Q; ++i)
+        for (i64 j = 0; j < K; ++j)
+          for (i64 d = 0; d < D; ++d) want[static_cast<std::size_t>((b * Q + i) * K + j)] += q[static_cast<std::size_t>((b * Q + i) * D + d)] * k[static_cast<std::size_t>((b * K + j) * D + d)];
+    const auto y = run1(e("bhqd,bhkd->bhqk", 2), {tensor::from<float>(q, {B, H, Q, D}), tensor::from<float>(k, {B, H, K, D})});
+    check_close<float>(y, want, {B, H, Q, K}, 1e-5);
+  }
+  // the work is the operands' and the output's: the definition's loop would take 10^12 steps
+  {
+    const tensor v = tensor::from<double>(std::vector<double>(1000, 1.0), {1000});
+    check_close<double>(run1(e("a,b,c,d->", 4), {v, v, v, v}), {1e12}, {}, 0);
+    check_close<double>(run1(e("a,b,b->a", 3), {v, v, v}), std::vector<double>(1000, 1000.0), {1000}, 0);
+  }
+  // a dimension of size 1 broadcasts against the label's size
+  check_close<double>(run1(e("ij,j->ij", 2), {tensor::from<double>({1, 2}, {2, 1}), tensor::from<double>({1, 10, 100})}),
+                      {1, 10, 100, 2, 20, 200}, {2, 3}, 0);
+  // empty labels: a summed one gives zeros, a kept one an empty output
+  check_close<double>(run1(e("ij,jk->ik", 2), {tensor(gpass::dtype::f64, {2, 0}), tensor(gpass::dtype::f64, {0, 3})}),
+                      std::vector<double>(6, 0.0), {2, 3}, 0);
+  check_close<double>(run1(e("ij,jk->ik", 2), {tensor(gpass::dtype::f64, {0, 2}), tensor(gpass::dtype::f64, {2, 3})}), {}, {0, 3}, 0);
+  // integers wrap around (two's complement) instead of overflowing
+  check_close<std::int32_t>(run1(e("i,i->", 2), {tensor::from<std::int32_t>({65536, 3}), tensor::from<std::int32_t>({65536, 1})}),
+                            {3}, {}, 0);
+  // an intermediate over max_tensor_bytes is an error naming it
+  {
+    eigen_cpu cpu({.threads = 1});
+    const tensor v = tensor::from<double>(std::vector<double>(100, 1.0), {100});
+    CHECK_THROWS_WITH_AS(gpass::exec::run_kernel(cpu, linalg_registry(), e("i,j->ij", 2), {v, v}, {.max_tensor_bytes = 4000}),
+                         doctest::Contains("max_tensor_bytes"), gpass::error);
+  }
+}
+
+TEST_CASE("exec.linalg.integer_products_wrap") {
+  // int32 products and sums past 2^31 wrap as two's complement (C++ leaves signed overflow
+  // undefined; the sanitizer build checks it): MatMul and Gemm with an out-of-range alpha
+  const tensor a = tensor::from<std::int32_t>({65536, 65536}, {1, 2});
+  const tensor b = tensor::from<std::int32_t>({65536, 1}, {2, 1});
+  check_close<std::int32_t>(run1(make_node("MatMul", 2), {a, b}), {65536}, {1, 1}, 0);
+  // (alpha 1e30 saturates to int64's largest value, whose low 32 bits are -1)
+  check_close<std::int32_t>(run1(make_node("Gemm", 2, {{"alpha", 1e30}}), {a, b}), {-65536}, {1, 1}, 0);
 }
 
 TEST_CASE("exec.linalg.det") {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -190,9 +191,14 @@ template <class Ctx>
 void check_scratch(const Ctx& ctx, double bytes, const std::string& what) {
   const auto* b = ctx.budget();
   const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
-  if (cap && !(bytes <= static_cast<double>(cap)))
-    ctx.fail(what + " needs " + std::to_string(bytes) + " bytes of scratch, over the limit of " + std::to_string(cap) +
+  if (cap && !(bytes <= static_cast<double>(cap))) {
+    char count[32];
+    if (bytes < 1e18) std::snprintf(count, sizeof count, "%.0f", bytes);  // (exact below 2^53, then close)
+    else if (bytes <= std::numeric_limits<double>::max()) std::snprintf(count, sizeof count, "%.3g", bytes);
+    else std::snprintf(count, sizeof count, "more than 1.8e308");  // (inf: an overflowed count)
+    ctx.fail(what + " needs " + count + " bytes of scratch, over the limit of " + std::to_string(cap) +
              " bytes per tensor (max_tensor_bytes)");
+  }
 }
 
 /// `check_scratch` of a byte count that may have overflowed (nullopt: fails).

@@ -85,6 +85,18 @@ struct gemm_args {
   bool accumulate = false;  ///< add to C (which the init callback filled) instead of overwriting
 };
 
+/// c + a * b; integers wrap around as two's complement (as the engines compute; signed
+/// overflow is undefined behaviour in C++).
+template <class T>
+T mul_add(T c, T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(c) + static_cast<U>(static_cast<U>(a) * static_cast<U>(b))));
+  } else {
+    return c + a * b;
+  }
+}
+
 template <class T>
 void gemm_block(const gemm_args<T>& g, i64 r0, i64 r1, i64 c0, i64 c1) {
   const i64 m = r1 - r0, n = c1 - c0, K = g.K;
@@ -110,13 +122,13 @@ void gemm_block(const gemm_args<T>& g, i64 r0, i64 r1, i64 c0, i64 c1) {
       if (!g.accumulate)
         for (i64 j = c0; j < c1; ++j) crow[j] = T(0);
       for (i64 k = 0; k < K; ++k) {
-        const T av = g.alpha * (g.ta ? g.a[k * g.lda + i] : g.a[i * g.lda + k]);
+        const T av = mul_add(T(0), g.alpha, g.ta ? g.a[k * g.lda + i] : g.a[i * g.lda + k]);
         if (av == T(0)) continue;
         if (!g.tb) {
           const T* brow = g.b + k * g.ldb;
-          for (i64 j = c0; j < c1; ++j) crow[j] += av * brow[j];
+          for (i64 j = c0; j < c1; ++j) crow[j] = mul_add(crow[j], av, brow[j]);
         } else {
-          for (i64 j = c0; j < c1; ++j) crow[j] += av * g.b[j * g.ldb + k];
+          for (i64 j = c0; j < c1; ++j) crow[j] = mul_add(crow[j], av, g.b[j * g.ldb + k]);
         }
       }
     }
@@ -1659,6 +1671,238 @@ inline einsum_plan parse_einsum(const std::string& eq0, const std::vector<std::s
   return p;
 }
 
+/// One operand or intermediate of an Einsum contraction: contiguous values in the compute
+/// type, one distinct label per dimension.
+template <class C>
+struct einsum_term {
+  std::vector<int> labels;
+  std::vector<i64> sizes;
+  std::vector<C> values;
+};
+
+/// The values of `t` with its dimensions in the label order `to` (a permutation of its labels).
+template <class C>
+std::vector<C> einsum_permuted(const einsum_term<C>& t, const std::vector<int>& to) {
+  const auto st = strides_of(t.sizes);
+  std::vector<i64> sz, pst;
+  for (int l : to) {
+    const auto d = static_cast<std::size_t>(std::find(t.labels.begin(), t.labels.end(), l) - t.labels.begin());
+    sz.push_back(t.sizes[d]);
+    pst.push_back(st[d]);
+  }
+  std::vector<C> r(t.values.size());
+  strided_walker<1> w(sz, {pst});
+  w.seek(0);
+  for (std::size_t i = 0; i < r.size(); ++i, w.next()) r[i] = t.values[static_cast<std::size_t>(w.offset(0))];
+  return r;
+}
+
+/// Einsum as numpy's and ONNX Runtime's optimizing einsum computes it: each operand first sums
+/// the labels no other operand and not the output has (and takes its diagonals), then pairs
+/// of terms contract as batched matrix products, the pair with the smallest product first
+/// (opt_einsum's greedy order), until one term remains, which is permuted into `y`. Work and
+/// scratch stay within the sizes of the operands, the intermediates (each counted against
+/// max_tensor_bytes) and the output: "a,b,c,d->" over four [1000] vectors is four sums and
+/// three products of scalars, not 10^12 steps of one loop over every label.
+template <class T>
+void einsum_contract(context& ctx, const std::vector<const gpass::tensor*>& ins, const einsum_plan& plan,
+                     const std::vector<i64>& size, gpass::tensor& y) {
+  using C = compute_t<T>;
+  const std::size_t L = size.size(), nin = ins.size();
+  std::vector<char> in_out(L, 0);
+  for (int l : plan.output) in_out[static_cast<std::size_t>(l)] = 1;
+  auto check = [&](const std::vector<i64>& sizes, const std::string& what) {
+    double n = sizeof(C);
+    for (i64 s : sizes) n *= static_cast<double>(s);
+    check_scratch(ctx, n, what);
+  };
+
+  // Each operand's distinct labels: extent and the sum of the strides of its dimensions (a
+  // label repeated in one operand walks the diagonal). A dimension of size 1 under a label of
+  // another size broadcasts: the operand is constant along it, so it leaves the label out.
+  struct axis {
+    int label;
+    i64 extent, stride;
+  };
+  std::vector<std::vector<axis>> axes(nin);
+  std::vector<int> holders(L, 0);  // terms that have each label
+  for (std::size_t k = 0; k < nin; ++k) {
+    const auto st = strides_of(ins[k]->sizes());
+    for (std::size_t d = 0; d < plan.operands[k].size(); ++d) {
+      const int l = plan.operands[k][d];
+      const i64 v = ins[k]->sizes()[d];
+      if (v == 1 && size[static_cast<std::size_t>(l)] != 1) continue;
+      auto it = std::find_if(axes[k].begin(), axes[k].end(), [&](const axis& a) { return a.label == l; });
+      if (it != axes[k].end()) it->stride += st[d];
+      else axes[k].push_back({l, v, st[d]});
+    }
+    for (const axis& a : axes[k]) ++holders[static_cast<std::size_t>(a.label)];
+  }
+  std::vector<einsum_term<C>> terms(nin);
+  for (std::size_t k = 0; k < nin; ++k) {
+    einsum_term<C>& t = terms[k];
+    std::vector<i64> walk, strides, summed;
+    for (const axis& a : axes[k])
+      if (in_out[static_cast<std::size_t>(a.label)] || holders[static_cast<std::size_t>(a.label)] > 1) {
+        t.labels.push_back(a.label);
+        t.sizes.push_back(a.extent);
+        walk.push_back(a.extent);
+        strides.push_back(a.stride);
+      }
+    for (const axis& a : axes[k])
+      if (!in_out[static_cast<std::size_t>(a.label)] && holders[static_cast<std::size_t>(a.label)] == 1) {
+        summed.push_back(a.extent);
+        walk.push_back(a.extent);
+        strides.push_back(a.stride);
+        --holders[static_cast<std::size_t>(a.label)];
+      }
+    check(t.sizes, "Einsum operand " + std::to_string(k));
+    t.values.assign(static_cast<std::size_t>(product(t.sizes)), C(0));
+    const i64 nsum = product(summed);
+    if (t.values.empty() || nsum == 0) continue;
+    const T* src = ins[k]->data<T>();
+    strided_walker<1> w(walk, {strides});
+    w.seek(0);
+    for (C& v : t.values) {
+      C acc = C(0);
+      for (i64 s = 0; s < nsum; ++s, w.next()) acc = mul_add(acc, C(1), static_cast<C>(src[w.offset(0)]));
+      v = acc;
+    }
+  }
+
+  // contract pairs until one term is left; a label stays when the output or a third term has it
+  const eigen_cpu& pol = ctx.policy();
+  std::vector<char> mark(L, 0);
+  auto kept = [&](int l, int here) { return in_out[static_cast<std::size_t>(l)] || holders[static_cast<std::size_t>(l)] > here; };
+  while (terms.size() > 1) {
+    std::size_t bi = 0, bj = 1;
+    if (terms.size() <= 64) {  // (beyond, left to right: the search is cubic in the operands)
+      double best = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < terms.size(); ++i)
+        for (std::size_t j = i + 1; j < terms.size(); ++j) {
+          for (int l : terms[j].labels) mark[static_cast<std::size_t>(l)] = 1;
+          double n = 1;
+          for (std::size_t d = 0; d < terms[i].labels.size(); ++d) {
+            const int l = terms[i].labels[d];
+            if (!mark[static_cast<std::size_t>(l)] || kept(l, 2)) n *= static_cast<double>(terms[i].sizes[d]);
+          }
+          for (std::size_t d = 0; d < terms[j].labels.size(); ++d) {
+            const int l = terms[j].labels[d];
+            if (std::find(terms[i].labels.begin(), terms[i].labels.end(), l) == terms[i].labels.end())
+              n *= static_cast<double>(terms[j].sizes[d]);
+            mark[static_cast<std::size_t>(l)] = 0;
+          }
+          if (n < best) {
+            best = n;
+            bi = i;
+            bj = j;
+          }
+        }
+    }
+    const einsum_term<C>& a = terms[bi];
+    const einsum_term<C>& b = terms[bj];
+    // A as [batch, free A, summed] and B as [batch, summed, free B] (or either transposed)
+    std::vector<int> batch, sum, fa, fb;
+    std::vector<i64> out_sizes;
+    i64 nb = 1, M = 1, K = 1, N = 1;
+    for (std::size_t d = 0; d < a.labels.size(); ++d) {
+      const int l = a.labels[d];
+      if (std::find(b.labels.begin(), b.labels.end(), l) == b.labels.end()) continue;
+      if (kept(l, 2)) {
+        batch.push_back(l);
+        nb *= a.sizes[d];
+        out_sizes.push_back(a.sizes[d]);
+      } else {
+        sum.push_back(l);
+        K *= a.sizes[d];
+      }
+    }
+    for (std::size_t d = 0; d < a.labels.size(); ++d)
+      if (std::find(b.labels.begin(), b.labels.end(), a.labels[d]) == b.labels.end()) {
+        fa.push_back(a.labels[d]);
+        M *= a.sizes[d];
+        out_sizes.push_back(a.sizes[d]);
+      }
+    for (std::size_t d = 0; d < b.labels.size(); ++d)
+      if (std::find(a.labels.begin(), a.labels.end(), b.labels[d]) == a.labels.end()) {
+        fb.push_back(b.labels[d]);
+        N *= b.sizes[d];
+        out_sizes.push_back(b.sizes[d]);
+      }
+    auto cat = [](std::initializer_list<const std::vector<int>*> parts) {
+      std::vector<int> r;
+      for (const auto* p : parts) r.insert(r.end(), p->begin(), p->end());
+      return r;
+    };
+    const std::vector<int> a_mk = cat({&batch, &fa, &sum}), a_km = cat({&batch, &sum, &fa});
+    const std::vector<int> b_kn = cat({&batch, &sum, &fb}), b_nk = cat({&batch, &fb, &sum});
+    std::vector<C> a_copy, b_copy;
+    const bool ta = a.labels != a_mk && a.labels == a_km, tb = b.labels != b_kn && b.labels == b_nk;
+    if (a.labels != a_mk && !ta) {
+      check(a.sizes, "Einsum transposed operand");
+      a_copy = einsum_permuted(a, a_mk);
+    }
+    if (b.labels != b_kn && !tb) {
+      check(b.sizes, "Einsum transposed operand");
+      b_copy = einsum_permuted(b, b_kn);
+    }
+    const C* ap = a_copy.empty() ? a.values.data() : a_copy.data();
+    const C* bp = b_copy.empty() ? b.values.data() : b_copy.data();
+    einsum_term<C> r;
+    r.labels = cat({&batch, &fa, &fb});
+    r.sizes = out_sizes;
+    check(r.sizes, "Einsum intermediate");
+    r.values.assign(static_cast<std::size_t>(product(r.sizes)), C(0));
+    if (!r.values.empty() && K > 0) {
+      C* rp = r.values.data();
+      const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+      auto one = [&](i64 i, bool par) {
+        const C* ai = ap + i * M * K;
+        const C* bi2 = bp + i * K * N;
+        C* ci = rp + i * M * N;
+        if (work >= 4096) {
+          gemm<C>(pol, {.M = M, .N = N, .K = K, .a = ai, .lda = ta ? M : K, .ta = ta, .b = bi2, .ldb = tb ? K : N, .tb = tb, .c = ci, .ldc = N},
+                  par);
+          return;
+        }
+        for (i64 m = 0; m < M; ++m)
+          for (i64 q = 0; q < N; ++q) {
+            C acc = C(0);
+            for (i64 k = 0; k < K; ++k)
+              acc = mul_add(acc, ta ? ai[k * M + m] : ai[m * K + k], tb ? bi2[q * K + k] : bi2[k * N + q]);
+            ci[m * N + q] = acc;
+          }
+      };
+      if (pol.threads() > 1 && nb >= pol.threads()) {
+        pol.parallel_for(nb, work * mac_cost + 8, [&](i64 s, i64 e) {
+          for (i64 i = s; i < e; ++i) one(i, false);
+        });
+      } else {
+        for (i64 i = 0; i < nb; ++i) one(i, true);
+      }
+    }
+    for (int l : a.labels) --holders[static_cast<std::size_t>(l)];
+    for (int l : b.labels) --holders[static_cast<std::size_t>(l)];
+    for (int l : r.labels) ++holders[static_cast<std::size_t>(l)];
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(bj));
+    terms[bi] = std::move(r);
+  }
+
+  // the last term has the output's labels (each held by some operand at full extent)
+  const einsum_term<C>& t = terms[0];
+  const auto st = strides_of(t.sizes);
+  std::vector<i64> ost;
+  for (int l : plan.output) {
+    const auto it = std::find(t.labels.begin(), t.labels.end(), l);
+    ost.push_back(it == t.labels.end() ? 0 : st[static_cast<std::size_t>(it - t.labels.begin())]);
+  }
+  T* yp = y.data<T>();
+  strided_walker<1> w(y.sizes(), {ost});
+  w.seek(0);
+  for (i64 i = 0; i < y.size(); ++i, w.next())
+    yp[i] = t.values.empty() ? T(0) : static_cast<T>(t.values[static_cast<std::size_t>(w.offset(0))]);
+}
+
 /// Determinant of an n x n row-major matrix (LU with partial pivoting, in double).
 inline double determinant(std::vector<double>& a, i64 n) {
   double det = 1.0;
@@ -1867,9 +2111,15 @@ inline def gemm_def() {
                  if (c) cp = c->data<T>();
                  yp = y.data<T>();
                }
-               const W wbeta = static_cast<W>(beta);
+               // (an integer Gemm takes alpha and beta as integers, as numpy's astype would: a
+               // value beyond the type's range must not reach a cast, which is undefined there)
+               auto coef = [](double v) {
+                 if constexpr (std::is_integral_v<W>) return float_to_int<W>(v);
+                 else return static_cast<W>(v);
+               };
+               const W wbeta = coef(beta);
                const gemm_args<W> g{.M = M, .N = N, .K = K, .a = ap, .lda = a.sizes()[1], .ta = ta, .b = bp,
-                                    .ldb = b.sizes()[1], .tb = tb, .c = yp, .ldc = N, .alpha = static_cast<W>(alpha),
+                                    .ldb = b.sizes()[1], .tb = tb, .c = yp, .ldc = N, .alpha = coef(alpha),
                                     .accumulate = cp != nullptr};
                auto init = [&](i64 r0, i64 r1, i64 c0, i64 c1, bool zero) {
                  if (!cp) {
@@ -1881,10 +2131,10 @@ inline def gemm_def() {
                    W* row = yp + i * N;
                    const W* crow = cp + i * crs;
                    if (ccs == 0) {
-                     const W v = wbeta * crow[0];
+                     const W v = mul_add(W(0), wbeta, crow[0]);
                      for (i64 j = c0; j < c1; ++j) row[j] = v;
                    } else {
-                     for (i64 j = c0; j < c1; ++j) row[j] = wbeta * crow[j];
+                     for (i64 j = c0; j < c1; ++j) row[j] = mul_add(W(0), wbeta, crow[j]);
                    }
                  }
                };
@@ -2212,58 +2462,11 @@ inline void add_einsum(registry& r) {
                  if (s == -1 || s == 1) s = v;
                  else if (v != s && v != 1) ctx.fail("Einsum dimension sizes " + std::to_string(s) + " and " + std::to_string(v) + " of one label differ");
                }
-             std::vector<char> in_out(static_cast<std::size_t>(L), 0);
-             for (int l : plan.output) in_out[static_cast<std::size_t>(l)] = 1;
-             std::vector<int> sum_labels;
-             for (int l = 0; l < L; ++l)
-               if (size[static_cast<std::size_t>(l)] >= 0 && !in_out[static_cast<std::size_t>(l)]) sum_labels.push_back(l);
-             std::vector<i64> ys, ss;
+             std::vector<i64> ys;
              for (int l : plan.output) ys.push_back(size[static_cast<std::size_t>(l)]);
-             for (int l : sum_labels) ss.push_back(size[static_cast<std::size_t>(l)]);
-             // per operand: stride of each output label and each summed label
-             std::vector<std::vector<i64>> ostr(nin, std::vector<i64>(ys.size(), 0)), sstr(nin, std::vector<i64>(ss.size(), 0));
-             for (std::size_t k = 0; k < nin; ++k) {
-               const auto st = strides_of(ins[k]->sizes());
-               for (std::size_t d = 0; d < plan.operands[k].size(); ++d) {
-                 const int l = plan.operands[k][d];
-                 if (ins[k]->sizes()[d] == 1 && size[static_cast<std::size_t>(l)] != 1) continue;
-                 for (std::size_t j = 0; j < plan.output.size(); ++j)
-                   if (plan.output[j] == l) ostr[k][j] += st[d];
-                 for (std::size_t j = 0; j < sum_labels.size(); ++j)
-                   if (sum_labels[j] == l) sstr[k][j] += st[d];
-               }
-             }
              dispatch<einsum_types>(ins[0]->element_type(), ctx.node(), [&]<class T>() {
-               using C = compute_t<T>;
                gpass::tensor& y = ctx.allocate_output(0, ins[0]->element_type(), ys);
-               T* yp = y.data<T>();
-               std::vector<const T*> ip;
-               for (auto* t : ins) ip.push_back(t->data<T>());
-               const i64 nout = y.size(), nsum = product(ss);
-               std::vector<i64> oi(ys.size(), 0), si(ss.size(), 0), base(nin, 0), off(nin, 0);
-               for (i64 q = 0; q < nout; ++q) {
-                 C acc = C(0);
-                 std::fill(si.begin(), si.end(), 0);
-                 off = base;
-                 for (i64 s = 0; s < nsum; ++s) {
-                   C prod = C(1);
-                   for (std::size_t k = 0; k < nin; ++k) prod *= static_cast<C>(ip[k][off[k]]);
-                   acc += prod;
-                   for (std::size_t d = ss.size(); d-- > 0;) {
-                     for (std::size_t k = 0; k < nin; ++k) off[k] += sstr[k][d];
-                     if (++si[d] < ss[d]) break;
-                     for (std::size_t k = 0; k < nin; ++k) off[k] -= sstr[k][d] * ss[d];
-                     si[d] = 0;
-                   }
-                 }
-                 yp[q] = static_cast<T>(acc);
-                 for (std::size_t d = ys.size(); d-- > 0;) {
-                   for (std::size_t k = 0; k < nin; ++k) base[k] += ostr[k][d];
-                   if (++oi[d] < ys[d]) break;
-                   for (std::size_t k = 0; k < nin; ++k) base[k] -= ostr[k][d] * ys[d];
-                   oi[d] = 0;
-                 }
-               }
+               einsum_contract<T>(ctx, ins, plan, size, y);
              });
            };
          }});
