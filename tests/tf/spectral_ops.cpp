@@ -93,4 +93,20 @@ TEST_CASE("tf.spectral.errors_as_tensorflow_reports_them") {
                        doctest::Contains("goes with Tcomplex complex128"), gpass::error);
 }
 
+TEST_CASE("tf.spectral.scratch_within_limits") {
+  // a transform's complex grid (16 bytes a point) and its plan (up to ~200 bytes a point for
+  // Bluestein's lengths) are counted against max_tensor_bytes: an FFT of 40,000 odd points
+  // (320 KB in and out) needs about 3 MB of tables
+  const std::string body = "  %x = arg() {index = 0} -> (c64[*])\n  %y = tf::FFT(%x)\n  %r:0 = return(%y)\n";
+  gpass::graph<> g = gpass::parse_text("graph {\n" + body + "}\n");
+  gpass::exec::eigen_cpu cpu({.threads = 1});
+  const gpass::tensor x(gpass::dtype::complex64, {40001});
+  gpass::exec::plan<gpass::exec::eigen_cpu> small(g, cpu, {.limits = {.max_tensor_bytes = 1 << 20}});
+  CHECK_THROWS_WITH_AS(small.run({x}), doctest::Contains("the plan of an FFT of 40001 points needs"), gpass::error);
+  gpass::exec::plan<gpass::exec::eigen_cpu> tiny(g, cpu, {.limits = {.max_tensor_bytes = 400000}});
+  CHECK_THROWS_WITH_AS(tiny.run({x}), doctest::Contains("the complex grid of an FFT needs 640016 bytes"), gpass::error);
+  gpass::exec::plan<gpass::exec::eigen_cpu> enough(g, cpu, {.limits = {.max_tensor_bytes = 8 << 20}});
+  CHECK(enough.run({x}).at(0).tensor().sizes() == std::vector<std::int64_t>{40001});
+}
+
 }  // namespace gpass_test_tf_spectral_ops

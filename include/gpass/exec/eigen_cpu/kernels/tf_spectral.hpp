@@ -35,18 +35,25 @@ namespace spectral_impl {
 using fft::cplx;
 using complex_types = type_list<std::complex<float>, std::complex<double>>;
 
+/// Checks the tables and buffers of a transform of `n` points (up to ~200 bytes a point: more
+/// than the line's data) against max_tensor_bytes.
+inline void check_plan(const context& ctx, i64 n) {
+  check_scratch(ctx, fft::fft_plan::bytes_needed(static_cast<std::size_t>(n)), "the plan of an FFT of " + std::to_string(n) + " points");
+}
+
 /// A row-major complex array in double being transformed along some of its axes.
 struct grid {
   std::vector<i64> sizes;
   std::vector<cplx> data;
 
   /// Transforms every line along `axis` (`sign` -1 forward, +1 inverse, unnormalized).
-  void transform(std::size_t axis, int sign) {
+  void transform(const context& ctx, std::size_t axis, int sign) {
     const i64 n = sizes[axis];
     if (n == 0 || data.empty()) return;
     i64 inner = 1;
     for (std::size_t d = axis + 1; d < sizes.size(); ++d) inner *= sizes[d];
     const i64 outer = static_cast<i64>(data.size()) / (n * inner);
+    check_plan(ctx, n);
     const fft::fft_plan plan(static_cast<std::size_t>(n), sign);
     std::vector<cplx> line(static_cast<std::size_t>(n)), scratch;
     for (i64 o = 0; o < outer; ++o)
@@ -62,13 +69,14 @@ struct grid {
 /// `x` (any rank >= 0, complex or real of type T) copied into a grid whose innermost `want.size()`
 /// dims are `want` (each cropped, or zero-padded when longer).
 template <class T>
-grid load(const gpass::tensor& x, const std::vector<i64>& want) {
+grid load(const context& ctx, const gpass::tensor& x, const std::vector<i64>& want) {
   grid g;
   g.sizes = x.sizes();
   const std::size_t r = g.sizes.size(), k = want.size();
   for (std::size_t d = 0; d < k; ++d) g.sizes[r - k + d] = want[d];
   i64 count = 1;
-  for (i64 s : g.sizes) count *= s;
+  for (i64 s : g.sizes) count *= s;  // (each size at most the input's: no overflow)
+  check_scratch(ctx, static_cast<double>(count) * sizeof(cplx), "the complex grid of an FFT");
   g.data.assign(static_cast<std::size_t>(count), cplx(0));
   if (count == 0 || x.size() == 0) return g;
   const T* in = x.data<T>();
@@ -125,10 +133,10 @@ inline void complex_fft(context& ctx, std::size_t k, bool inverse) {
   check_rank(ctx, x, k);
   dispatch<complex_types>(x.element_type(), ctx.node(), [&]<class C>() {
     const std::vector<i64> inner(x.sizes().end() - static_cast<std::ptrdiff_t>(k), x.sizes().end());
-    grid g = load<C>(x, inner);
+    grid g = load<C>(ctx, x, inner);
     double points = 1;
     for (std::size_t d = 0; d < k; ++d) {
-      g.transform(x.rank() - k + d, inverse ? +1 : -1);
+      g.transform(ctx, x.rank() - k + d, inverse ? +1 : -1);
       points *= static_cast<double>(inner[d]);
     }
     gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
@@ -154,8 +162,8 @@ inline void real_fft(context& ctx, std::size_t k, dtype complex_type) {
     using C = std::complex<T>;
     gpass::tensor& y = ctx.allocate_output(0, complex_type, out_sizes);
     if (y.size() == 0) return;
-    grid g = load<T>(x, len);
-    for (std::size_t d = 0; d < k; ++d) g.transform(x.rank() - k + d, -1);
+    grid g = load<T>(ctx, x, len);
+    for (std::size_t d = 0; d < k; ++d) g.transform(ctx, x.rank() - k + d, -1);
     const i64 n = len.back(), bins = out_sizes.back(), lines = n == 0 ? 0 : static_cast<i64>(g.data.size()) / n;
     C* out = y.data<C>();
     for (i64 l = 0; l < lines; ++l)
@@ -181,10 +189,11 @@ inline void inverse_real_fft(context& ctx, std::size_t k, dtype real_type) {
     if (y.size() == 0) return;
     std::vector<i64> half = len;
     half.back() = len.back() / 2 + 1;
-    grid g = load<C>(x, half);
-    for (std::size_t d = 0; d + 1 < k; ++d) g.transform(x.rank() - k + d, +1);
+    grid g = load<C>(ctx, x, half);
+    for (std::size_t d = 0; d + 1 < k; ++d) g.transform(ctx, x.rank() - k + d, +1);
     // complex-to-real along the last dim: the Hermitian line from its first n / 2 + 1 bins
     const i64 n = len.back(), h = half.back(), lines = static_cast<i64>(g.data.size()) / h;
+    check_plan(ctx, n);
     const fft::fft_plan plan(static_cast<std::size_t>(n), +1);
     double points = 1;
     for (i64 l : len) points *= static_cast<double>(l);
