@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -163,6 +164,14 @@ inline void copy_view(context& ctx, const gpass::tensor& x, std::vector<i64> out
                       const std::vector<i64>& view_strides, i64 offset, std::size_t out = 0) {
   gpass::tensor& y = ctx.allocate_output(out, x.element_type(), std::move(out_sizes));
   if (y.size() == 0) return;
+  check_string_copies(ctx, {&x}, y.size(), [&] {  // Expand, Tile: strides 0 repeat strings
+    strided_walker<1> w(view_sizes, {view_strides});
+    w.seek(0);
+    const std::string* s = x.data<std::string>() + offset;
+    double n = 0;
+    for (i64 i = 0; i < y.size(); ++i, w.next()) n += static_cast<double>(s[w.offset(0)].size());
+    return n;
+  }, out);
   dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
     strided_copy<U>(ctx.policy(), elems<U>(y), elems<U>(x) + offset, view_sizes, view_strides);
   });
@@ -217,6 +226,11 @@ inline void concat_into(context& ctx, const std::vector<const gpass::tensor*>& x
   const gpass::tensor& x0 = *xs[0];
   gpass::tensor& y = ctx.allocate_output(0, x0.element_type(), out);
   if (y.size() == 0) return;
+  if (x0.element_type() == dtype::string) {  // the same input may come many times
+    double n = 0;
+    for (const auto* x : xs) n += string_chars(*x);
+    check_string_output(ctx, y.size(), n);
+  }
   const i64 outer = prod(out, 0, axis);
   const i64 row = prod(out, axis, out.size());
   dispatch_move(x0.element_type(), ctx.node(), [&]<class U>() {
@@ -311,6 +325,35 @@ inline void gather_by_maps(context& ctx, const gpass::tensor& x, gpass::tensor& 
   const std::size_t rank = x.rank();
   const std::vector<i64>& out = y.sizes();
   const auto st = strides_of(x.sizes());
+  // the offset in x of output row `row` (every axis but the last); false: a row of the constant
+  auto row_source = [&](i64 row, i64& off) {
+    off = 0;
+    bool constant = false;
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      const i64 src = maps[d][static_cast<std::size_t>(row % out[d])];
+      row /= out[d];
+      if (src < 0) constant = true;
+      off += src * st[d];
+    }
+    return !constant;
+  };
+  check_string_copies(ctx, {&x, &cval}, y.size(), [&] {  // the rows as below, counted
+    const std::string* s = x.data<std::string>();
+    const double c = cval.empty() ? 0.0 : static_cast<double>(cval.data<std::string>()[0].size());
+    if (rank == 0) return static_cast<double>(s[0].size());
+    const i64 inner = out[rank - 1];
+    const auto& im = maps[rank - 1];
+    double n = 0;
+    for (i64 row = 0; row < y.size() / inner; ++row) {
+      i64 off = 0;
+      const bool constant = !row_source(row, off);
+      for (i64 j = 0; j < inner; ++j) {
+        const i64 m = im[static_cast<std::size_t>(j)];
+        n += constant || m < 0 ? c : static_cast<double>(s[off + m].size());
+      }
+    }
+    return n;
+  });
   dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
     const U c = cval.empty() ? U{} : elems<U>(cval)[0];
     const U* s = elems<U>(x);
@@ -324,15 +367,8 @@ inline void gather_by_maps(context& ctx, const gpass::tensor& x, gpass::tensor& 
     ctx.policy().parallel_for(y.size() / inner, static_cast<double>(inner) + 8.0, [&](i64 b, i64 e) {
       for (i64 row = b; row < e; ++row) {
         U* orow = o + row * inner;
-        i64 off = 0, rem = row;
-        bool constant = false;
-        for (std::size_t d = rank - 1; d-- > 0;) {
-          const i64 src = maps[d][static_cast<std::size_t>(rem % out[d])];
-          rem /= out[d];
-          if (src < 0) constant = true;
-          off += src * st[d];
-        }
-        if (constant) {
+        i64 off = 0;
+        if (!row_source(row, off)) {
           std::fill(orow, orow + inner, c);
           continue;
         }
@@ -615,6 +651,15 @@ inline void register_array_index(registry& r) {
       if (y.size() == 0) return;
       const i64 outer = prod(x.sizes(), 0, axis), inner = prod(x.sizes(), axis + 1, x.rank());
       const i64 ni = static_cast<i64>(idx.size());
+      check_string_copies(ctx, {&x}, y.size(), [&] {  // indices may repeat
+        const std::string* s = x.data<std::string>();
+        double n = 0;
+        for (i64 w = 0; w < outer * ni; ++w) {
+          const std::string* src = s + (w / ni * dim + idx[static_cast<std::size_t>(w % ni)]) * inner;
+          for (i64 t = 0; t < inner; ++t) n += static_cast<double>(src[t].size());
+        }
+        return n;
+      });
       dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
         const U* s = elems<U>(x);
         U* o = elems<U>(y);
@@ -643,6 +688,14 @@ inline void register_array_index(registry& r) {
       auto st = strides_of(x.sizes());
       const i64 sa = st[axis];
       st[axis] = 0;
+      check_string_copies(ctx, {&x}, y.size(), [&] {
+        const std::string* s = x.data<std::string>();
+        strided_walker<1> w(it.sizes(), {st});
+        w.seek(0);
+        double c = 0;
+        for (i64 i = 0, n = y.size(); i < n; ++i, w.next()) c += static_cast<double>(s[w.offset(0) + idx[static_cast<std::size_t>(i)] * sa].size());
+        return c;
+      });
       dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
         const U* s = elems<U>(x);
         U* o = elems<U>(y);
@@ -687,6 +740,13 @@ inline void register_array_index(registry& r) {
         }
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);
       if (y.size() == 0) return;
+      check_string_copies(ctx, {&x}, y.size(), [&] {
+        const std::string* s = x.data<std::string>();
+        double n = 0;
+        for (i64 off : offs)
+          for (i64 j = 0; j < block; ++j) n += static_cast<double>(s[off + j].size());
+        return n;
+      });
       dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
         const U* s = elems<U>(x);
         U* o = elems<U>(y);
@@ -834,6 +894,7 @@ inline void register_array_make(registry& r) {
       for (i64 v : s)
         if (v < 0) ctx.fail("shape has a negative size " + std::to_string(v));
       gpass::tensor& y = ctx.allocate_output(0, value.element_type(), s);
+      check_string_copies(ctx, {&value}, y.size(), [&] { return static_cast<double>(y.size()) * string_chars(value); });
       dispatch_move(value.element_type(), ctx.node(), [&]<class U>() {
         U* o = elems<U>(y);
         std::fill(o, o + y.size(), elems<U>(value)[0]);
@@ -895,6 +956,12 @@ inline void register_array_make(registry& r) {
       out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), depth);
       gpass::tensor& y = ctx.allocate_output(0, vals.element_type(), out);
       const i64 outer = prod(ind.sizes(), 0, axis), inner = prod(ind.sizes(), axis, ind.rank());
+      check_string_copies(ctx, {&vals}, y.size(), [&] {  // depth copies of off and on per index
+        i64 on = 0;
+        for (i64 v : idx) on += v >= -depth && v < depth;  // the indices the loop below writes `on` at
+        const std::string* p = vals.data<std::string>();
+        return static_cast<double>(y.size() - on) * static_cast<double>(p[0].size()) + static_cast<double>(on) * static_cast<double>(p[1].size());
+      });
       dispatch_move(vals.element_type(), ctx.node(), [&]<class U>() {
         const U off = elems<U>(vals)[0], on = elems<U>(vals)[1];
         U* o = elems<U>(y);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -205,6 +206,65 @@ void check_scratch(const Ctx& ctx, double bytes, const std::string& what) {
 template <class Ctx>
 void check_scratch(const Ctx& ctx, std::optional<std::size_t> bytes, const std::string& what) {
   check_scratch(ctx, bytes ? static_cast<double>(*bytes) : std::numeric_limits<double>::infinity(), what);
+}
+
+// ---- string outputs ----------------------------------------------------------------------
+// `allocate_output` counts a string tensor's elements (sizeof(std::string) each), not their
+// characters, and every copy of a string holds its own: Expand, Tile, Gather or Pad of one
+// long string, or StringConcat of a tensor with itself 30 times (2^30 characters an element),
+// would make gigabytes within the limit. The kernels that make strings check the characters
+// first.
+
+/// Whether `elements` strings holding `chars` characters in all fit the run's
+/// max_tensor_bytes (the default limit without a plan's budget); `chars` is a double: sums of
+/// products cannot overflow.
+template <class Ctx>
+bool string_output_fits(const Ctx& ctx, std::int64_t elements, double chars) {
+  const auto* b = ctx.budget();
+  const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  return !cap || static_cast<double>(elements) * static_cast<double>(sizeof(std::string)) + chars <= static_cast<double>(cap);
+}
+
+/// Fails, naming the node, when output `out` of `elements` strings holding `chars`
+/// characters in all would be over max_tensor_bytes.
+template <class Ctx>
+void check_string_output(const Ctx& ctx, std::int64_t elements, double chars, std::size_t out = 0) {
+  if (string_output_fits(ctx, elements, chars)) return;
+  const auto* b = ctx.budget();
+  const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  auto count = [](double v) { return v < 9e18 ? std::to_string(static_cast<std::uint64_t>(v)) : std::to_string(v); };
+  ctx.fail("output " + std::to_string(out) + " would hold " + count(chars) + " characters in " + std::to_string(elements) +
+           " strings (" + count(static_cast<double>(elements) * static_cast<double>(sizeof(std::string)) + chars) +
+           " bytes), over the limit of " + std::to_string(cap) + " bytes per tensor (max_tensor_bytes)");
+}
+
+/// Checks output `out`, `elements` strings copied from `sources` (the first the tensor
+/// copied: nothing to check unless it holds strings; then a fill value, or an empty tensor),
+/// against max_tensor_bytes before the copy. The bound `elements` x the longest source
+/// string settles it in a pass over the sources when they are smaller than the output;
+/// otherwise `chars()` counts the copies' characters exactly (a pass over the output, whose
+/// element count `allocate_output` has checked).
+template <class Ctx, class F>
+void check_string_copies(const Ctx& ctx, std::initializer_list<const gpass::tensor*> sources, std::int64_t elements, F chars,
+                         std::size_t out = 0) {
+  if (elements == 0 || (*sources.begin())->element_type() != dtype::string) return;
+  std::int64_t given = 0;
+  std::size_t longest = 0;
+  for (const gpass::tensor* t : sources) {
+    if (t->element_type() != dtype::string) continue;
+    given += t->size();
+    if (given >= elements) break;  // no cheaper than the exact count
+    for (const std::string& s : t->values<std::string>()) longest = std::max(longest, s.size());
+  }
+  if (given < elements && string_output_fits(ctx, elements, static_cast<double>(elements) * static_cast<double>(longest))) return;
+  check_string_output(ctx, elements, chars(), out);
+}
+
+/// The characters of the strings of `t`, summed.
+inline double string_chars(const gpass::tensor& t) {
+  double n = 0;
+  for (const std::string& s : t.values<std::string>()) n += static_cast<double>(s.size());
+  return n;
 }
 
 /// A generator for one run: from the `seed` attribute when present, else nondeterministic.

@@ -411,6 +411,14 @@ struct pow_f {
   }
 };
 
+// ---- string outputs (the checks are in common.hpp) ------------------------------------
+
+/// The characters of `t`'s strings broadcast to `total` elements: each element repeats
+/// total / size times.
+inline double broadcast_chars(const gpass::tensor& t, i64 total) {
+  return total == 0 ? 0.0 : string_chars(t) * static_cast<double>(total / t.size());
+}
+
 // ---- kernel makers -----------------------------------------------------------------------
 
 /// Sizes of input 1 of a binary op, aligned for legacy (opset < 7) `broadcast`/`axis`.
@@ -450,6 +458,8 @@ fn binary_kernel(const kernel_node& n, F f, double cost) {
       using O = std::conditional_t<BoolOut, bool, T>;
       gpass::tensor& y = ctx.allocate_output(0, dtype_of_v<O>, os);
       if (y.size() == 0) return;
+      if constexpr (std::is_same_v<O, std::string>)  // StringConcat: |a| + |b| characters per element
+        check_string_output(ctx, y.size(), broadcast_chars(a, y.size()) + broadcast_chars(b, y.size()));
       binary_into<T, T, O>(ctx, a.data<T>(), a.sizes(), b.data<T>(), bs, y.data<O>(), os, f, cost);
     });
   };
@@ -845,6 +855,19 @@ inline void where_into(context& ctx, const gpass::tensor& c, const gpass::tensor
     const bool* cp = c.data<bool>();
     const T* xp = x.data<T>();
     const T* yp = y.data<T>();
+    if constexpr (std::is_same_v<T, std::string>) {
+      // strings broadcast into copies: both branches bound the characters; the exact count
+      // (a pass over the output, bounded by its element count) only when that is over the limit
+      const i64 n = out.size();
+      if (!string_output_fits(ctx, n, broadcast_chars(x, n) + broadcast_chars(y, n))) {
+        strided_walker<3> w(os, {broadcast_strides(c.sizes(), os), broadcast_strides(x.sizes(), os), broadcast_strides(y.sizes(), os)});
+        w.seek(0);
+        double chars = 0;
+        for (i64 i = 0; i < n; ++i, w.next())
+          chars += static_cast<double>(cp[w.offset(0)] ? xp[w.offset(1)].size() : yp[w.offset(2)].size());
+        check_string_output(ctx, n, chars);
+      }
+    }
     T* op = out.data<T>();
     const auto p = make_plan<3>(os, {&c.sizes(), &x.sizes(), &y.sizes()});
     run_plan(ctx, p, std::is_same_v<T, std::string> ? 50.0 : 1.0, [&](const std::array<i64, 3>& at, i64 pos, i64 len) {

@@ -259,11 +259,21 @@ inline label_map read_label_map(const kernel_node& n) {
 }
 
 /// Writes, for each element of `x`, the value its key maps to (or the default) into `y`.
-inline void apply_label_map(const label_map& m, const gpass::tensor& x, gpass::tensor& y, const kernel_node& n) {
-  dispatch<type_list<std::string, float, double, std::int64_t, std::int32_t, std::int16_t>>(y.element_type(), n, [&]<class T>() {
+inline void apply_label_map(const label_map& m, const gpass::tensor& x, gpass::tensor& y, const context& ctx) {
+  dispatch<type_list<std::string, float, double, std::int64_t, std::int32_t, std::int16_t>>(y.element_type(), ctx.node(), [&]<class T>() {
     const T* vals = m.values.data<T>();
     const T def = m.fallback.data<T>()[0];
     T* py = y.data<T>();
+    if constexpr (std::is_same_v<T, std::string>) {  // each element a copy of a value: a long one repeats
+      check_string_copies(ctx, {&m.values, &m.fallback}, x.size(), [&] {
+        double chars = 0;
+        for (i64 i = 0; i < x.size(); ++i) {
+          const std::size_t k = m.keys.find(x, i);
+          chars += static_cast<double>((k == std::numeric_limits<std::size_t>::max() ? def : vals[k]).size());
+        }
+        return chars;
+      });
+    }
     for (i64 i = 0; i < x.size(); ++i) {
       const std::size_t k = m.keys.find(x, i);
       py[i] = k == std::numeric_limits<std::size_t>::max() ? def : vals[k];
@@ -289,6 +299,13 @@ struct string_int_map {
       }
     } else {
       gpass::tensor& y = ctx.allocate_output(0, dtype::string, x.sizes());
+      auto label = [&](i64 i) -> const std::string& {
+        auto it = to_string.find(x.data<i64>()[i]);
+        return it == to_string.end() ? def_string : it->second;
+      };
+      double chars = 0;  // (each element a copy of a label: a long one repeats)
+      for (i64 i = 0; i < x.size(); ++i) chars += static_cast<double>(label(i).size());
+      check_string_output(ctx, x.size(), chars);
       for (i64 i = 0; i < x.size(); ++i) {
         auto it = to_string.find(x.data<i64>()[i]);
         y.data<std::string>()[i] = it == to_string.end() ? def_string : it->second;
@@ -325,7 +342,7 @@ inline void register_label_encoder(registry& r) {
              if (!m->keys.accepts(x.element_type()))
                ctx.fail("X of element type " + std::string(to_string(x.element_type())) + " does not match the keys' type");
              gpass::tensor& y = ctx.allocate_output(0, m->values.element_type(), x.sizes());
-             apply_label_map(*m, x, y, ctx.node());
+             apply_label_map(*m, x, y, ctx);
            };
          }});
 }
@@ -620,6 +637,11 @@ inline void allocate_classifier_outputs(context& ctx, const class_labels& l, i64
 /// Fills output 0 (allocated) with the labels `pick` indexes.
 inline void write_labels(context& ctx, const class_labels& l, const std::vector<std::size_t>& pick) {
   gpass::tensor& y = ctx.output(0);
+  if (l.use_strings) {  // (each a copy of a label attribute: a long one repeats)
+    double chars = 0;
+    for (const std::size_t k : pick) chars += static_cast<double>(l.strings[k].size());
+    check_string_output(ctx, static_cast<i64>(pick.size()), chars);
+  }
   for (std::size_t r = 0; r < pick.size(); ++r) {
     if (l.use_strings) y.data<std::string>()[r] = l.strings[pick[r]];
     else y.data<i64>()[r] = l.ints[pick[r]];

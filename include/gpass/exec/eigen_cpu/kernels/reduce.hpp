@@ -967,54 +967,59 @@ inline fn make_string_split(const kernel_node& n) {
   const bool has_max = n.has_attr("maxsplit");
   const std::int64_t maxsplit = n.attr<std::int64_t>("maxsplit", -1);
   if (has_max && maxsplit < 0) n.fail("maxsplit must not be negative, got " + std::to_string(maxsplit));
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  // calls piece(position, length) for each piece of `str`
+  auto split = [=](const std::string& str, auto&& piece) {
+    std::int64_t count = 0;
+    if (delim.empty()) {
+      std::size_t p = 0;
+      while (p < str.size()) {
+        while (p < str.size() && is_space(str[p])) ++p;
+        if (p == str.size()) break;
+        if (has_max && count == maxsplit) {  // the rest, as it is (Python's str.split)
+          piece(p, str.size() - p);
+          break;
+        }
+        std::size_t e = p;
+        while (e < str.size() && !is_space(str[e])) ++e;
+        piece(p, e - p);
+        ++count;
+        p = e;
+      }
+    } else {
+      std::size_t p = 0;
+      for (;;) {
+        const std::size_t f = has_max && count == maxsplit ? std::string::npos : str.find(delim, p);
+        if (f == std::string::npos) {
+          piece(p, str.size() - p);
+          break;
+        }
+        piece(p, f - p);
+        ++count;
+        p = f + delim.size();
+      }
+    }
+  };
   return [=](context& ctx) {
     const gpass::tensor& x = ctx.input(0);
     const std::string* in = x.data<std::string>();
-    std::vector<std::vector<std::string>> parts(static_cast<std::size_t>(x.size()));
-    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
-    std::size_t most = 0;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      const std::string& str = in[i];
-      auto& out = parts[i];
-      if (delim.empty()) {
-        std::size_t p = 0;
-        while (p < str.size()) {
-          while (p < str.size() && is_space(str[p])) ++p;
-          if (p == str.size()) break;
-          if (has_max && static_cast<std::int64_t>(out.size()) == maxsplit) {  // the rest, as it is (Python's str.split)
-            out.push_back(str.substr(p));
-            break;
-          }
-          std::size_t e = p;
-          while (e < str.size() && !is_space(str[e])) ++e;
-          out.push_back(str.substr(p, e - p));
-          p = e;
-        }
-      } else {
-        std::size_t p = 0;
-        for (;;) {
-          const std::size_t f = has_max && static_cast<std::int64_t>(out.size()) == maxsplit ? std::string::npos : str.find(delim, p);
-          if (f == std::string::npos) {
-            out.push_back(str.substr(p));
-            break;
-          }
-          out.push_back(str.substr(p, f - p));
-          p = f + delim.size();
-        }
-      }
-      most = std::max(most, out.size());
+    // the pieces counted first, the output allocated (its cells checked against the limits:
+    // one string of a million delimiters pads every other row to a million), then split into it
+    std::int64_t most = 0;
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+      std::int64_t n = 0;
+      split(in[i], [&](std::size_t, std::size_t) { ++n; });
+      most = std::max(most, n);
     }
     std::vector<std::int64_t> ys = x.sizes();
-    ys.push_back(static_cast<std::int64_t>(most));
-    if (auto cells = checked_num_elements(ys); !cells || *cells > (std::int64_t{1} << 28))
-      ctx.fail("the padded output [" + std::to_string(x.size()) + " strings x " + std::to_string(most) +
-               " pieces] has too many elements");
+    ys.push_back(most);
     gpass::tensor& y = ctx.allocate_output(0, dtype::string, ys);
-    gpass::tensor& z = ctx.allocate_output(1, dtype::int64, x.sizes());
     std::string* yo = y.data<std::string>();
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      z.data<std::int64_t>()[i] = static_cast<std::int64_t>(parts[i].size());
-      for (std::size_t k = 0; k < parts[i].size(); ++k) yo[i * most + k] = std::move(parts[i][k]);
+    std::int64_t* counts = ctx.num_outputs() > 1 ? ctx.allocate_output(1, dtype::int64, x.sizes()).data<std::int64_t>() : nullptr;
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+      std::int64_t k = 0;
+      split(in[i], [&](std::size_t p, std::size_t len) { yo[i * most + k++] = in[i].substr(p, len); });
+      if (counts) counts[i] = k;
     }
   };
 }

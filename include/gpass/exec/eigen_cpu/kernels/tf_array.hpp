@@ -337,6 +337,8 @@ inline void register_tf_slice(registry& r) {
 inline void fill_with(context& ctx, const gpass::tensor& v, std::vector<i64> sizes) {
   gpass::tensor& y = ctx.allocate_output(0, v.element_type(), std::move(sizes));
   if (y.size() == 0) return;
+  check_string_copies(ctx, {&v}, y.size(),
+                      [&] { return static_cast<double>(y.size()) * static_cast<double>(v.data<std::string>()[0].size()); });
   array_detail::dispatch_move(v.element_type(), ctx.node(), [&]<class U>() {
     U* o = array_detail::elems<U>(y);
     std::fill(o, o + y.size(), array_detail::elems<U>(v)[0]);
@@ -408,6 +410,12 @@ inline void register_tf_make(registry& r) {
              const i64 outer = array_detail::prod(ind.sizes(), 0, static_cast<std::size_t>(axis));
              const i64 inner = array_detail::prod(ind.sizes(), static_cast<std::size_t>(axis), ind.rank());
              gpass::tensor& y = ctx.allocate_output(0, off.element_type(), out);
+             check_string_copies(ctx, {&off, &on}, y.size(), [&] {  // depth copies per index, one of them `on`
+               i64 hits = 0;
+               for (const i64 c : idx) hits += c >= 0 && c < depth;
+               return static_cast<double>(hits) * static_cast<double>(on.data<std::string>()[0].size()) +
+                      static_cast<double>(y.size() - hits) * static_cast<double>(off.data<std::string>()[0].size());
+             });
              dispatch_move(on.element_type(), ctx.node(), [&]<class U>() {
                U* o = elems<U>(y);
                std::fill(o, o + y.size(), elems<U>(off)[0]);
@@ -453,6 +461,16 @@ inline void gather(context& ctx, const gpass::tensor& x, const gpass::tensor& it
   const i64 outer = prod(x.sizes(), b, a);              // per batch, before the axis
   const i64 inner = prod(x.sizes(), a + 1, x.rank());   // after the axis
   const i64 ni = prod(it.sizes(), b, it.rank());        // indices per batch
+  check_string_copies(ctx, {&x}, y.size(), [&] {  // indices may repeat
+    const std::string* s = x.data<std::string>();
+    double n = 0;
+    for (i64 w = 0; w < nb * outer * ni; ++w) {
+      const i64 j = w % ni, k = (w / ni) % outer, bi = w / (ni * outer);
+      const std::string* src = s + ((bi * outer + k) * dim + idx[static_cast<std::size_t>(bi * ni + j)]) * inner;
+      for (i64 t = 0; t < inner; ++t) n += static_cast<double>(src[t].size());
+    }
+    return n;
+  });
   dispatch_move(x.element_type(), ctx.node(), [&]<class U>() {
     const U* s = elems<U>(x);
     U* o = elems<U>(y);

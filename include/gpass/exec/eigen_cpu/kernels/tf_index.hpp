@@ -237,6 +237,13 @@ inline void register_tf_index_ops(registry& r) {
              std::vector<i64> out(idx.sizes().begin(), idx.sizes().end() - 1);
              out.insert(out.end(), p.sizes().begin() + static_cast<std::ptrdiff_t>(k), p.sizes().end());
              gpass::tensor& y = ctx.allocate_output(0, p.element_type(), out);
+             check_string_copies(ctx, {&p}, y.size(), [&] {  // rows may repeat
+               const std::string* s = p.data<std::string>();
+               double n = 0;
+               for (const i64 row : rows)
+                 for (i64 t = 0; t < slice; ++t) n += static_cast<double>(s[row * slice + t].size());
+               return n;
+             });
              dispatch<all_types>(p.element_type(), ctx.node(), [&]<class T>() {
                const T* s = p.data<T>();
                T* o = y.data<T>();

@@ -6,7 +6,8 @@
 /// - AsString: numbers and bools to strings through the printf format TensorFlow builds from
 ///   `precision`, `scientific`, `shortest`, `width` and `fill` (`%d` / `%lld` / `%u` / `%llu`
 ///   for integers, `%f` / `%e` / `%g` for floats, halves printed as float, "true" / "false",
-///   `%s` for strings), with its attribute checks;
+///   `%s` for strings), with its attribute checks; the characters it makes (up to 2^20 per
+///   element from `width` or `precision`) count against max_tensor_bytes as it makes them;
 /// - StringToNumber: float / double as TensorFlow 2.21 reads them (absl::SimpleAtof /
 ///   SimpleAtod: surrounding whitespace, a sign, decimal or `0x` hex, "inf" / "infinity" /
 ///   "nan" in any case; overflow to infinity, underflow to zero), int32 / int64 as
@@ -152,10 +153,12 @@ inline std::string as_string_format(const kernel_node& n, dtype t) {
   return f;
 }
 
-// snprintf of one value with a format made by as_string_format.
-template <class V>
-std::string print(const std::string& format, V v) {
+// snprintf of one value with a format made by as_string_format; `reserve(length)` is
+// called before the string is made (AsString counts it against max_tensor_bytes).
+template <class V, class R>
+std::string print(const std::string& format, V v, const R& reserve) {
   const int size = std::snprintf(nullptr, 0, format.c_str(), v);
+  reserve(static_cast<std::size_t>(std::max(size, 0)));
   std::string s(static_cast<std::size_t>(std::max(size, 0)), '\0');
   std::snprintf(s.data(), s.size() + 1, format.c_str(), v);
   return s;
@@ -176,17 +179,25 @@ inline void register_tf_strings(registry& r) {
       const std::string f = x.element_type() == t ? format : as_string_format(ctx.node(), x.element_type());
       gpass::tensor& y = ctx.allocate_output(0, dtype::string, x.sizes());
       std::string* out = y.data<std::string>();
+      // every element may be up to 2^20 + 330 characters (width, precision, a double's
+      // digits): the characters are counted as they are made, so a run over the limit stops
+      // before the element that crosses it
+      double chars = 0;
+      auto reserve = [&](std::size_t n) {
+        chars += static_cast<double>(n);
+        check_string_output(ctx, x.size(), chars);
+      };
       dispatch<printable>(x.element_type(), ctx.node(), [&]<class T>() {
         const T* in = x.data<T>();
         for (i64 i = 0; i < x.size(); ++i) {
           if constexpr (std::is_same_v<T, bool>) out[i] = in[i] ? "true" : "false";
-          else if constexpr (std::is_same_v<T, std::string>) out[i] = print(f, in[i].c_str());
-          else if constexpr (std::is_same_v<T, std::int64_t>) out[i] = print(f, static_cast<long long>(in[i]));
-          else if constexpr (std::is_same_v<T, std::uint64_t>) out[i] = print(f, static_cast<unsigned long long>(in[i]));
-          else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) out[i] = print(f, static_cast<int>(in[i]));
-          else if constexpr (std::is_integral_v<T>) out[i] = print(f, static_cast<unsigned>(in[i]));
-          else if constexpr (std::is_same_v<T, double>) out[i] = print(f, in[i]);
-          else out[i] = print(f, static_cast<double>(static_cast<float>(in[i])));
+          else if constexpr (std::is_same_v<T, std::string>) out[i] = print(f, in[i].c_str(), reserve);
+          else if constexpr (std::is_same_v<T, std::int64_t>) out[i] = print(f, static_cast<long long>(in[i]), reserve);
+          else if constexpr (std::is_same_v<T, std::uint64_t>) out[i] = print(f, static_cast<unsigned long long>(in[i]), reserve);
+          else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) out[i] = print(f, static_cast<int>(in[i]), reserve);
+          else if constexpr (std::is_integral_v<T>) out[i] = print(f, static_cast<unsigned>(in[i]), reserve);
+          else if constexpr (std::is_same_v<T, double>) out[i] = print(f, in[i], reserve);
+          else out[i] = print(f, static_cast<double>(static_cast<float>(in[i])), reserve);
         }
       });
     };
