@@ -46,9 +46,11 @@ class op_registry;
 /// | `list_pop_back` | list | list without its last element, that element | `dtype`, `element_shape` (optional) |
 ///
 /// Run time (the Eigen CPU kernels): `list_reserve` makes `size` unwritten elements; a write
-/// past the end grows the list; reading an unwritten element gives zeros when its shape is
-/// known (attribute `element_shape`, else the node's inferred output type), else fails, as
-/// TensorFlow does.
+/// past the end grows the list; reading, stacking or gathering an unwritten element gives
+/// zeros when its shape is known (attribute `element_shape`, else the node's inferred output
+/// type, else, as TensorFlow's TensorListStack / Gather / GetItem, the shape of a written
+/// element; `list_pop_back` only the declared one), else fails. Sizes and indices count
+/// against the run's limits (a list of n elements as n tensors of scratch).
 ///
 /// Type functions: `list_reserve` gives `list<dtype element_shape, length>` with the length
 /// `size`'s value (known or symbolic) or a fresh symbol (`unknown` when `dynamic_size`);
