@@ -258,6 +258,42 @@ TEST_CASE("exec.nn.lrn") {
   CHECK_THROWS_AS(f.run(node("LRN", 13), {x}), gpass::error);  // size is required
 }
 
+// Windows of over 32 channels slide down the channels (a running sum) instead of being summed
+// for each channel: the values of the definition's sum, and no outputs x size work.
+TEST_CASE("exec.nn.lrn.wide_windows") {
+  nn_fixture f;
+  const i64 N = 2, C = 100, inner = 3;
+  const auto xv = iota_f(N * C * inner, 1.5f, 0.2f);
+  const std::vector<double> xd(xv.begin(), xv.end());
+  const double alpha = 0.01, beta = 0.75, bias = 1.5;
+  for (i64 size : {1, 5, 32, 33, 64, 65, 199, 200, 201, 1001}) {
+    INFO("size " << size);
+    const i64 lo = (size - 1) / 2, hi = size - 1 - lo;
+    std::vector<double> want(xv.size());
+    for (i64 n = 0; n < N; ++n)
+      for (i64 c = 0; c < C; ++c)
+        for (i64 j = 0; j < inner; ++j) {
+          double sq = 0;
+          for (i64 k = std::max<i64>(0, c - lo); k <= std::min(C - 1, c + hi); ++k) sq += xd[static_cast<std::size_t>((n * C + k) * inner + j)] * xd[static_cast<std::size_t>((n * C + k) * inner + j)];
+          const auto at = static_cast<std::size_t>((n * C + c) * inner + j);
+          want[at] = xd[at] * std::pow(bias + alpha / static_cast<double>(size) * sq, -beta);
+        }
+    auto n = node("LRN", 13, 1, attrs({{"size", size}, {"alpha", alpha}, {"beta", beta}, {"bias", bias}}));
+    check_close(f.run(n, {tensor::from<float>(xv, {N, C, inner})})[0].tensor(), want, 1e-5);
+    check_close(f.run(n, {tensor::from<double>(xd, {N, C, inner})})[0].tensor(), want, 1e-12);
+  }
+  // threads split the planes: the same values
+  nn_fixture two(2);
+  auto big_x = tensor::from<float>(iota_f(4 * 100 * 700, 1.5f), {4, 100, 700});
+  auto wide = node("LRN", 13, 1, attrs({{"size", i64{65}}}));
+  CHECK(f.run(wide, {big_x})[0].tensor() == two.run(wide, {big_x})[0].tensor());
+  // 2^20 channels of one pixel, a window of 2^21 (each covers every channel): 2^40 steps before
+  const i64 big = i64{1} << 20;
+  auto y = f.run(node("LRN", 13, 1, attrs({{"size", 2 * big}, {"alpha", 2.0}, {"beta", 1.0}})), {tensor::from<float>(std::vector<float>(big, 1.0f), {1, big, 1, 1})})[0].tensor();
+  const auto yv = gpass_test_exec::vals<float>(y);
+  CHECK(std::all_of(yv.begin(), yv.end(), [](float v) { return v == 0.5f; }));  // 1 / (1 + 2 / 2^21 x 2^20)
+}
+
 TEST_CASE("exec.nn.mean_variance_normalization") {
   nn_fixture f;
   auto x = tensor::from<float>({1, 3, 5, 5, 2, 2}, {3, 2});
@@ -532,6 +568,79 @@ TEST_CASE("exec.nn.empty_inputs_with_huge_sizes") {
                        doctest::Contains("max_tensor_bytes"), gpass::error);
 }
 
+// Loops over the other sizes of an empty input, and sizes from attributes: no work for an
+// empty output, or an error (each ran 2^40 or more steps, allocated terabytes, or read or
+// wrote out of bounds before).
+TEST_CASE("exec.nn.hostile_sizes_and_attributes") {
+  nn_fixture f;
+  const i64 big = i64{1} << 40;
+  auto empty = [](std::vector<i64> s) { return tensor(gpass::dtype::f32, std::move(s)); };
+  auto one = tensor::from<float>({1}, {1});
+  // N x C = 2^40 instances (rows, windows) of nothing
+  CHECK(f.run(node("InstanceNormalization", 6), {empty({big, 1, 0}), one, one})[0].tensor().size() == 0);
+  CHECK(f.run(node("BatchNormalization", 15), {empty({big, 1, 0}), one, one, one, one})[0].tensor().size() == 0);
+  auto bn = f.run(node("BatchNormalization", 15, 3, attrs({{"training_mode", i64{1}}})), {empty({big, 1, 0}), one, one, one, one});
+  check_close(bn[1].tensor(), {0.9});  // running mean: 0.9 x 1 + 0.1 x 0 (no elements)
+  CHECK(f.run(node("LRN", 13, 1, attrs({{"size", i64{3}}})), {empty({big, 1, 0})})[0].tensor().size() == 0);
+  CHECK(f.run(node("LpNormalization", 1, 1, attrs({{"axis", i64{1}}})), {empty({big, 0})})[0].tensor().size() == 0);
+  // MeanVarianceNormalization: a sum per kept index, 2^40 of them, over no elements
+  CHECK(f.run(node("MeanVarianceNormalization", 13, 1, attrs({{"axes", std::vector<i64>{0}}})), {empty({0, big})})[0].tensor().size() == 0);
+  // AffineGrid: a grid of 2^60 x 0 points
+  auto ag = f.run(node("AffineGrid", 20), {tensor::from<float>(std::vector<float>(12, 0.5f), {1, 3, 4}), tensor::from<i64>({1, 1, i64{1} << 30, i64{1} << 30, 0})})[0].tensor();
+  CHECK(ag.sizes() == std::vector<i64>{1, i64{1} << 30, i64{1} << 30, 0, 3});
+  // DeformConv over 2^40 empty images; pads whose sum overflows int64
+  auto w1 = tensor::from<float>({1}, {1, 1, 1, 1});
+  auto dc = f.run(node("DeformConv", 19), {empty({big, 1, 0, 0}), w1, empty({big, 2, 0, 0})})[0].tensor();
+  CHECK(dc.sizes() == std::vector<i64>{big, 1, 0, 0});
+  CHECK_THROWS_WITH_AS(f.run(node("DeformConv", 19, 1, attrs({{"pads", std::vector<i64>{i64{1} << 62, 0, i64{1} << 62, 0}}})), {w1, w1, empty({1, 2, 0, 1})}),
+                       doctest::Contains("overflow"), gpass::error);
+  // RoiAlign without channels: 1024 rois of 2^22 samples each (sampling_ratio 2^11), for nothing
+  auto roi = f.run(node("RoiAlign", 16, 1, attrs({{"sampling_ratio", i64{1} << 11}})),
+                   {empty({1, 0, 4, 4}), tensor::from<float>(std::vector<float>(4096, 1.0f), {1024, 4}), tensor::from<i64>(std::vector<i64>(1024, 0))})[0]
+                 .tensor();
+  CHECK(roi.sizes() == std::vector<i64>{1024, 0, 1, 1});
+  // RNNs with no batch (2^40 steps of nothing) or no hidden units (2^40 steps x batch entries)
+  auto r1 = f.run(node("RNN", 14, 2, attrs({{"hidden_size", i64{1}}})), {empty({big, 0, 1}), tensor::from<float>({1}, {1, 1, 1}), tensor::from<float>({1}, {1, 1, 1})});
+  CHECK(r1[0].tensor().sizes() == std::vector<i64>{big, 1, 0, 1});
+  CHECK(r1[1].tensor().sizes() == std::vector<i64>{1, 0, 1});
+  const i64 m = i64{1} << 20;
+  auto r0 = f.run(node("GRU", 14, 2), {empty({m, m, 0}), empty({1, 0, 0}), empty({1, 0, 0})});
+  CHECK(r0[0].tensor().sizes() == std::vector<i64>{m, 1, m, 0});
+  CHECK(r0[1].tensor().sizes() == std::vector<i64>{1, m, 0});
+  // hidden_size 2^62: 4 gates x 2^62 wrapped around to 0 rows of W, then states of 2^62 values
+  CHECK_THROWS_WITH_AS(f.run(node("LSTM", 14, 2, attrs({{"hidden_size", i64{1} << 62}})), {tensor::from<float>({1}, {1, 1, 1}), empty({1, 0, 1}), empty({1, 0, i64{1} << 62})}),
+                       doctest::Contains("too large"), gpass::error);
+
+  // com.microsoft ops
+  auto run_ms = [&](const std::string& op, std::vector<value> in, attribute_map a) {
+    kernel_node n{.name = "n", .op = op, .domain = "com.microsoft", .attrs = std::move(a), .opset = 1};
+    n.input_types.resize(in.size());
+    n.output_types.resize(1);
+    return f.run(n, std::move(in)).at(0).tensor();
+  };
+  // Attention: negative qkv_hidden_sizes that sum to the weights' columns (read before Q's)
+  CHECK_THROWS_WITH_AS(run_ms("Attention", {tensor::from<float>({1, 2}, {1, 1, 2}), tensor::from<float>(std::vector<float>(12, 0.5f), {2, 6})},
+                              attrs({{"num_heads", i64{1}}, {"qkv_hidden_sizes", std::vector<i64>{-2, -2, 10}}})),
+                       doctest::Contains("qkv_hidden_sizes must be in"), gpass::error);
+  // Attention: weights of no columns over an empty input of 2^40 positions (a bias row each);
+  // Q and K of 2^18 positions x 49152 columns with an empty V (48 GiB for an empty output)
+  auto none = run_ms("Attention", {empty({m, m, 0}), empty({0, 0}), empty({0})}, attrs({{"num_heads", i64{1}}}));
+  CHECK(none.sizes() == std::vector<i64>{m, m, 0});
+  CHECK_THROWS_WITH_AS(run_ms("Attention", {tensor::from<float>(std::vector<float>(1 << 18, 1.0f), {1, 1 << 18, 1}), tensor::from<float>(std::vector<float>(49152, 0.5f), {1, 49152})},
+                              attrs({{"num_heads", i64{1}}, {"qkv_hidden_sizes", std::vector<i64>{24576, 24576, 0}}})),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+  // MultiHeadAttention: per-head values of no positions, 3 heads of 6148914691236517206 (their
+  // product wrapped around to 2: Y's width, written far past)
+  CHECK_THROWS_WITH_AS(run_ms("MultiHeadAttention", {tensor::from<float>({1, 2, 3}, {1, 1, 3}), empty({1, 3, 0, 1}), empty({1, 3, 0, 6148914691236517206})},
+                              attrs({{"num_heads", i64{3}}})),
+                       doctest::Contains("overflow"), gpass::error);
+  // SkipLayerNormalization: input [2^17, 1, 1] and skip [1, 2^17, 1] broadcast to 2^34 values
+  // (64 GiB, made before the output)
+  const std::vector<float> ones(1 << 17, 1.0f);
+  CHECK_THROWS_WITH_AS(run_ms("SkipLayerNormalization", {tensor::from<float>(ones, {1 << 17, 1, 1}), tensor::from<float>(ones, {1, 1 << 17, 1}), one}, {}),
+                       doctest::Contains("max_tensor_bytes"), gpass::error);
+}
+
 TEST_CASE("exec.nn.softmax_cross_entropy_loss") {
   nn_fixture f;
   // scores [N=1, C=2, D=2], labels [1, 2]
@@ -561,6 +670,269 @@ TEST_CASE("exec.nn.grid_sample") {
   check_close(yn, {1, 2, 3, 4, 1, 0});  // center rounds half to even: (0.5, 0.5) -> (0, 0)
   CHECK_THROWS_AS(f.run(node("GridSample", 16, 1, attrs({{"mode", std::string("area")}})), {x, grid}), gpass::error);
   CHECK_THROWS_AS(f.run(node("GridSample", 16), {x, tensor::from<float>({0, 0, 0}, {1, 1, 1, 3})}), gpass::error);
+}
+
+namespace {
+
+// GridSample by the ONNX definition over any rank: every combination of the taps (1, 2 or 4
+// per dimension) weighted by the product of its weights, the coordinate padded first
+// (border: clamped, reflection: folded) and then each tap's index (zeros: 0 outside, border:
+// clamped, reflection: folded); taps repeated by padding are not merged. A NaN coordinate
+// gives 0.
+std::vector<double> grid_sample_ref(const std::vector<double>& x, const std::vector<i64>& xs, const std::vector<double>& grid,
+                                    const std::vector<i64>& gs, const std::string& mode, const std::string& pad, bool align) {
+  const std::size_t k = xs.size() - 2;
+  const i64 N = xs[0], C = xs[1];
+  i64 plane = 1, points = 1;
+  for (std::size_t i = 0; i < k; ++i) plane *= xs[2 + i], points *= gs[1 + i];
+  auto fold = [](double v, double lo, double hi) {  // reflection, one fold at a time
+    if (hi <= lo) return lo;
+    while (v < lo || v > hi) v = v < lo ? 2 * lo - v : 2 * hi - v;
+    return v;
+  };
+  auto cubic = [](double t) {  // Keys' kernel, A = -0.75
+    const double A = -0.75, a = std::abs(t);
+    if (a <= 1) return ((A + 2) * a - (A + 3)) * a * a + 1;
+    if (a < 2) return ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
+    return 0.0;
+  };
+  const int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  std::vector<double> y(static_cast<std::size_t>(N * C * points));
+  for (i64 n = 0; n < N; ++n)
+    for (i64 p = 0; p < points; ++p) {
+      std::vector<std::vector<i64>> idx(k);
+      std::vector<std::vector<double>> wts(k);
+      bool nan = false;
+      for (std::size_t i = 0; i < k; ++i) {
+        const double v = grid[static_cast<std::size_t>((n * points + p) * static_cast<i64>(k) + static_cast<i64>(k - 1 - i))];
+        const double len = static_cast<double>(xs[2 + i]);
+        double c = align ? (v + 1) / 2 * (len - 1) : ((v + 1) * len - 1) / 2;
+        const double lo = align ? 0 : -0.5, hi = align ? len - 1 : len - 0.5;
+        if (mode == "nearest") c = std::nearbyint(c);
+        if (std::isnan(c)) nan = true;
+        if (nan) break;
+        if (c < lo || c > hi) {
+          if (pad == "border") c = std::min(std::max(c, 0.0), len - 1);
+          else if (pad == "reflection") c = fold(c, lo, hi);
+        }
+        const double f0 = std::floor(c);
+        for (int t = 0; t < taps; ++t) {
+          i64 q = mode == "nearest" ? static_cast<i64>(c) : static_cast<i64>(f0) + t - (taps == 4 ? 1 : 0);
+          double w = mode == "nearest" ? 1.0 : mode == "linear" ? (t == 0 ? 1 - (c - f0) : c - f0) : cubic(c - static_cast<double>(q));
+          if (q < 0 || q >= xs[2 + i]) {
+            if (pad == "zeros") q = -1;
+            else if (pad == "border") q = std::min<i64>(std::max<i64>(q, 0), xs[2 + i] - 1);
+            else q = std::min<i64>(std::max<i64>(static_cast<i64>(fold(static_cast<double>(q), lo, hi)), 0), xs[2 + i] - 1);
+          }
+          idx[i].push_back(q);
+          wts[i].push_back(w);
+        }
+      }
+      for (i64 c = 0; c < C; ++c) {
+        double acc = 0;
+        i64 combos = 1;
+        for (std::size_t i = 0; i < k && !nan; ++i) combos *= taps;
+        for (i64 cmb = 0; cmb < (nan ? 0 : combos); ++cmb) {
+          i64 rest = cmb, off = 0;
+          double w = 1;
+          bool inside = true;
+          std::vector<i64> at(k);
+          for (std::size_t i = k; i-- > 0;) {  // last dimension fastest
+            const auto t = static_cast<std::size_t>(rest % taps);
+            rest /= taps;
+            at[i] = idx[i][t];
+            inside = inside && at[i] >= 0;
+            w *= wts[i][t];
+          }
+          if (!inside) continue;
+          for (std::size_t i = 0; i < k; ++i) off = off * xs[2 + i] + at[i];
+          acc += w * x[static_cast<std::size_t>((n * C + c) * plane + off)];
+        }
+        y[static_cast<std::size_t>((n * C + c) * points + p)] = acc;
+      }
+    }
+  return y;
+}
+
+std::vector<double> to_doubles(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+TEST_CASE("exec.nn.grid_sample.volumetric_by_hand") {
+  nn_fixture f;
+  // X [1, 1, 2, 2, 2] = 4d + 2h + w: trilinear interpolation reproduces it inside
+  auto x = tensor::from<float>({0, 1, 2, 3, 4, 5, 6, 7}, {1, 1, 2, 2, 2});
+  // grid points (x, y, z) = (w, h, d) normalized; align_corners 1: -1 and 1 are the centers of the ends
+  auto grid = tensor::from<float>({0, 0, 0, 1, -1, 0, -1, 1, 1, 0.5f, 0, -1, 3, 0, 0, 5, 5, 5}, {1, 1, 2, 3, 3});
+  auto al = attrs({{"align_corners", i64{1}}});
+  auto y = f.run(node("GridSample", 20, 1, al), {x, grid})[0].tensor();
+  CHECK(y.sizes() == std::vector<i64>{1, 1, 1, 2, 3});
+  check_close(y, {3.5, 3, 6, 1.75, 0, 0});
+  al["padding_mode"] = std::string("border");
+  check_close(f.run(node("GridSample", 20, 1, al), {x, grid})[0].tensor(), {3.5, 3, 6, 1.75, 4, 7});
+  // nearest (half to even): (0, 0, 0) -> (0.5, 0.5, 0.5) -> 0; (0.5, 0, -1) -> w 0.75 -> 1, h 0.5 -> 0, d 0
+  al["mode"] = std::string("nearest");
+  al["padding_mode"] = std::string("zeros");
+  check_close(f.run(node("GridSample", 20, 1, al), {x, grid})[0].tensor(), {0, 1, 6, 1, 0, 0});
+  // align_corners 0: -1 and 1 are the outer edges; (-0.5, -0.5, -0.5) is the center of voxel 0
+  auto g0 = tensor::from<float>({-0.5f, -0.5f, -0.5f, 0.5f, 0.5f, 0.5f, 0, 0, 0}, {1, 1, 1, 3, 3});
+  check_close(f.run(node("GridSample", 20), {x, g0})[0].tensor(), {0, 7, 3.5});
+}
+
+TEST_CASE("exec.nn.grid_sample.nd_against_reference") {
+  // 5-D and 6-D inputs (3 and 4 spatial dimensions, some of size 1 or 2, where padding
+  // repeats or drops taps), every mode, padding and align_corners, f64 and f32
+  nn_fixture f;
+  for (const auto& [xs, gs] : {std::pair<std::vector<i64>, std::vector<i64>>{{2, 2, 3, 2, 4}, {2, 2, 3, 1, 3}},
+                               std::pair<std::vector<i64>, std::vector<i64>>{{1, 2, 2, 1, 3, 5}, {1, 2, 2, 1, 2, 4}}}) {
+    i64 nx = 1, ng = 1;
+    for (i64 v : xs) nx *= v;
+    for (i64 v : gs) ng *= v;
+    const auto xv = iota_f(nx, 2.0f, 0.5f);
+    auto gv = iota_f(ng, 1.6f);
+    gv[3] = -1.0f, gv[5] = 1.0f, gv[7] = 0.0f;  // (the ends and the center exactly)
+    for (const char* mode : {"nearest", "linear", "cubic"})
+      for (const char* pad : {"zeros", "border", "reflection"})
+        for (i64 align : {0, 1}) {
+          INFO(mode << " " << pad << " align_corners " << align << " rank " << xs.size());
+          auto a = attrs({{"mode", std::string(mode)}, {"padding_mode", std::string(pad)}, {"align_corners", align}});
+          const auto want = grid_sample_ref(to_doubles(xv), xs, to_doubles(gv), gs, mode, pad, align != 0);
+          const std::vector<double> xd = to_doubles(xv), gd = to_doubles(gv);
+          auto yd = f.run(node("GridSample", 20, 1, a), {tensor::from<double>(xd, xs), tensor::from<double>(gd, gs)})[0].tensor();
+          check_close(yd, want, 1e-12);
+          auto yf = f.run(node("GridSample", 20, 1, a), {tensor::from<float>(xv, xs), tensor::from<float>(gv, gs)})[0].tensor();
+          check_close(yf, want, 1e-5);
+        }
+  }
+}
+
+TEST_CASE("exec.nn.grid_sample.volumetric_parallel") {
+  // 2 x 1000 points of 8 channels, cubic with reflection: 2 threads give the same values,
+  // which are the reference's
+  nn_fixture one(1), two(2);
+  const std::vector<i64> xs{2, 8, 6, 5, 7}, gs{2, 10, 10, 10, 3};
+  const auto xv = iota_f(2 * 8 * 6 * 5 * 7, 2.0f), gv = iota_f(2 * 1000 * 3, 1.3f);
+  auto n = node("GridSample", 20, 1, attrs({{"mode", std::string("cubic")}, {"padding_mode", std::string("reflection")}}));
+  const std::vector<value> in{tensor::from<float>(xv, xs), tensor::from<float>(gv, gs)};
+  auto a = one.run(n, in)[0].tensor();
+  CHECK(a == two.run(n, in)[0].tensor());
+  check_close(a, grid_sample_ref(to_doubles(xv), xs, to_doubles(gv), gs, "cubic", "reflection", false), 1e-5);
+}
+
+// The spec allows any rank, but the points an output point reads grow as taps^rank: over
+// 1024 of them (cubic over 12 dimensions of size 4 was 4^12 for each output point) is an
+// error; dimensions of size 1 read one point, whatever the rank.
+TEST_CASE("exec.nn.grid_sample.high_rank") {
+  nn_fixture f;
+  // X [N, C, k x d] and a grid [N, out..., k]
+  auto xsizes = [](i64 C, std::size_t k, i64 d) {
+    std::vector<i64> s{1, C};
+    s.insert(s.end(), k, d);
+    return s;
+  };
+  auto gsizes = [](i64 points, std::size_t k) {
+    std::vector<i64> s{1, points};
+    s.insert(s.end(), k - 1, 1);
+    s.push_back(static_cast<i64>(k));
+    return s;
+  };
+  auto count = [](const std::vector<i64>& s) {
+    i64 n = 1;
+    for (i64 v : s) n *= v;
+    return n;
+  };
+  auto cubic = attrs({{"mode", std::string("cubic")}});
+  // 12 spatial dimensions of size 2: 2^12 points each (cubic or linear), over the limit
+  {
+    const auto xs = xsizes(1, 12, 2), gs = gsizes(1, 12);
+    auto x = tensor::from<float>(iota_f(count(xs)), xs);
+    auto g = tensor::from<float>(std::vector<float>(12, 0.1f), gs);
+    CHECK_THROWS_WITH_AS(f.run(node("GridSample", 20, 1, cubic), {x, g}), doctest::Contains("over the limit of 1024"), gpass::error);
+    CHECK_THROWS_WITH_AS(f.run(node("GridSample", 20), {x, g}), doctest::Contains("reads 4096 input points"), gpass::error);
+    // nearest reads one point at any rank: the last corner
+    auto near = attrs({{"mode", std::string("nearest")}, {"align_corners", i64{1}}});
+    auto corner = tensor::from<float>(std::vector<float>(12, 1.0f), gs);
+    check_close(f.run(node("GridSample", 20, 1, near), {x, corner})[0].tensor(), {iota_f(count(xs)).back()});
+  }
+  // linear over 10 dimensions of size 2: 1024 points, the most allowed; 11 is over
+  {
+    const auto xs = xsizes(2, 10, 2), gs = gsizes(3, 10);
+    const std::vector<float> xv = iota_f(count(xs)), gv = iota_f(30, 1.2f);
+    auto y = f.run(node("GridSample", 20, 1, attrs({{"padding_mode", std::string("border")}})), {tensor::from<float>(xv, xs), tensor::from<float>(gv, gs)})[0].tensor();
+    check_close(y, grid_sample_ref(to_doubles(xv), xs, to_doubles(gv), gs, "linear", "border", false), 1e-5);
+    const auto x11 = xsizes(1, 11, 2);
+    CHECK_THROWS_WITH_AS(f.run(node("GridSample", 20), {tensor::from<float>(iota_f(count(x11)), x11), tensor::from<float>(std::vector<float>(11, 0.0f), gsizes(1, 11))}),
+                         doctest::Contains("over the limit of 1024"), gpass::error);
+  }
+  // cubic over 40 dimensions of size 1 (4^40 taps, a count that wrapped around to 0): one
+  // point each, padding repeats or drops the other taps. Border: the weights sum to 1;
+  // zeros: the tap on the point has weight W(0.15) in each dimension.
+  {
+    const auto xs = xsizes(2, 40, 1);
+    auto x = tensor::from<float>({3, -5}, xs);
+    auto g = tensor::from<float>(std::vector<float>(40, 0.3f), gsizes(1, 40));
+    auto border = cubic;
+    border["padding_mode"] = std::string("border");
+    check_close(f.run(node("GridSample", 20, 1, border), {x, g})[0].tensor(), {3, -5});
+    const double p = std::pow((1.25 * 0.15 - 2.25) * 0.15 * 0.15 + 1, 40);
+    check_close(f.run(node("GridSample", 20, 1, cubic), {x, g})[0].tensor(), {3 * p, -5 * p}, 1e-4);
+  }
+}
+
+// Coordinates that are NaN, infinite or huge: no cast of NaN to an index, no int64 overflow,
+// no reflection loop per period. A NaN coordinate samples nothing (0) in every padding mode,
+// as an infinite one does where padding does not bring it back (zeros, reflection); border
+// clamps an infinite one to the edge.
+TEST_CASE("exec.nn.grid_sample.nan_inf_and_huge_coordinates") {
+  nn_fixture f;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  auto x = tensor::from<float>({1, 2, 3, 4}, {1, 1, 2, 2});
+  // points (x, y): (NaN, 0), (0, NaN), (inf, 0), (-inf, 0), (1e38, 0), (-1e38, 0), (3e5, 0)
+  auto grid = tensor::from<float>({nan, 0, 0, nan, inf, 0, -inf, 0, 1e38f, 0, -1e38f, 0, 3e5f, 0}, {1, 1, 7, 2});
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (i64 align : {0, 1}) {
+      INFO(mode << " align_corners " << align);
+      auto a = attrs({{"mode", std::string(mode)}, {"align_corners", align}});
+      auto y = f.run(node("GridSample", 20, 1, a), {x, grid})[0].tensor();
+      check_close(y, {0, 0, 0, 0, 0, 0, 0});
+      a["padding_mode"] = std::string("border");
+      auto yb = gpass_test_exec::vals<float>(f.run(node("GridSample", 20, 1, a), {x, grid})[0].tensor());
+      CHECK(yb[0] == 0);
+      CHECK(yb[1] == 0);
+      // y = 0 is halfway between the rows (nearest: rounds to the row below, 0.5 -> 0 or 0 -> 0)
+      CHECK(yb[2] == yb[4]);
+      CHECK(yb[3] == yb[5]);
+      CHECK(yb[4] == yb[6]);
+      CHECK(yb[2] > yb[3]);  // the right column (2, 4) against the left one (1, 3)
+      a["padding_mode"] = std::string("reflection");
+      auto yr = gpass_test_exec::vals<float>(f.run(node("GridSample", 20, 1, a), {x, grid})[0].tensor());
+      for (std::size_t i = 0; i < 4; ++i) CHECK(yr[i] == 0);
+      for (std::size_t i = 4; i < 7; ++i) {  // folded somewhere inside: a value of X's range
+        CHECK(std::isfinite(yr[i]));
+        CHECK(yr[i] >= 0.5);
+        CHECK(yr[i] <= 4.5);
+      }
+    }
+  // f64 grid: a coordinate of 1e300 (its pixel position overflows to inf) and 1e18 (beyond
+  // int64 when doubled)
+  auto xd = tensor::from<double>({1, 2, 3, 4}, {1, 1, 2, 2});
+  auto gd = tensor::from<double>({1e300, 0, 1e18, 0, -1e18, 0}, {1, 1, 3, 2});
+  check_close(f.run(node("GridSample", 20), {xd, gd})[0].tensor(), {0, 0, 0});
+  check_close(f.run(node("GridSample", 20, 1, attrs({{"padding_mode", std::string("border")}})), {xd, gd})[0].tensor(), {3, 3, 2});
+}
+
+TEST_CASE("exec.nn.grid_sample.empty") {
+  nn_fixture f;
+  const i64 big = i64{1} << 40;
+  // no channels: an empty output whatever the grid
+  auto y = f.run(node("GridSample", 20), {tensor(gpass::dtype::f32, {1, 0, 4, 4}), tensor::from<float>(std::vector<float>(8, 0.0f), {1, 2, 2, 2})})[0].tensor();
+  CHECK(y.sizes() == std::vector<i64>{1, 0, 2, 2});
+  // an empty batch with huge other sizes (their products overflow): no work
+  auto e = f.run(node("GridSample", 20), {tensor(gpass::dtype::f32, {0, 1, big, big, big}), tensor(gpass::dtype::f32, {0, big, big, 1, 3})})[0].tensor();
+  CHECK(e.sizes() == std::vector<i64>{0, 1, big, big, 1});
+  // an empty spatial extent with points to sample: an error
+  CHECK_THROWS_WITH_AS(f.run(node("GridSample", 20), {tensor(gpass::dtype::f32, {1, 1, 0, 4}), tensor::from<float>({0, 0}, {1, 1, 1, 2})}),
+                       doctest::Contains("empty spatial extent"), gpass::error);
 }
 
 TEST_CASE("exec.nn.roi_align") {

@@ -12,15 +12,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 #include <gpass/exec/rnn_rules.hpp>
@@ -88,10 +91,16 @@ void with_compute(const gpass::tensor& x, gpass::tensor& y, F&& core) {
   }
 }
 
+/// The product of sizes [b, e) of `s`: 0 when one is 0, INT64_MAX when it overflows (only
+/// the other sizes of an empty tensor can: the kernels do no work for it).
 inline i64 prod(const std::vector<i64>& s, std::size_t b, std::size_t e) {
   i64 p = 1;
-  for (std::size_t i = b; i < e && i < s.size(); ++i) p *= s[i];
-  return p;
+  bool over = false;
+  for (std::size_t i = b; i < e && i < s.size(); ++i) {
+    if (s[i] == 0) return 0;
+    over = over || __builtin_mul_overflow(p, s[i], &p);
+  }
+  return over ? std::numeric_limits<i64>::max() : p;
 }
 
 inline void check_float(const gpass::tensor& t, const kernel_node& n, const char* what) {
@@ -254,12 +263,14 @@ inline void register_batch_norm(registry& r) {
         auto mean = to_compute<D>(ctx.input(3), ctx.node());
         auto var = to_compute<D>(ctx.input(4), ctx.node());
         std::vector<D> cur_mean, cur_var;
+        // an empty X may have any N and spatial sizes: no statistics loops over them (0)
+        const bool empty = x.size() == 0;
         if (training) {
           cur_mean.assign(static_cast<std::size_t>(C), 0.0);
           cur_var.assign(static_cast<std::size_t>(C), 0.0);
           auto xs = to_compute<D>(x, ctx.node());
-          const D cnt = static_cast<D>(N * inner);
-          for (i64 c = 0; c < C; ++c) {
+          const D cnt = static_cast<D>(N) * static_cast<D>(inner);
+          for (i64 c = 0; c < (empty ? 0 : C); ++c) {
             D sum = 0;
             for (i64 b = 0; b < N; ++b)
               for (i64 i = 0; i < inner; ++i) sum += xs[static_cast<std::size_t>((b * C + c) * inner + i)];
@@ -284,7 +295,7 @@ inline void register_batch_norm(registry& r) {
         }
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
-          ctx.policy().parallel_for(N * C, static_cast<double>(inner) * 2.0, [&](i64 bb, i64 e) {
+          ctx.policy().parallel_for(empty ? 0 : N * C, static_cast<double>(inner) * 2.0, [&](i64 bb, i64 e) {
             for (i64 u = bb; u < e; ++u) {
               const i64 c = u % C;
               arr_map<CT>(yo + u * inner, inner) = carr_map<CT>(xi + u * inner, inner) * a[c] + b[c];
@@ -335,6 +346,7 @@ inline void register_instance_norm(registry& r) {
         const auto scale = to_compute<CT>(ctx.input(1), ctx.node());
         const auto bias = to_compute<CT>(ctx.input(2), ctx.node());
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        if (y.size() == 0) return;  // (N x C may be anything over empty instances)
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
           ctx.policy().parallel_for(N * C, static_cast<double>(inner) * 4.0, [&](i64 b, i64 e) {
             for (i64 u = b; u < e; ++u) {
@@ -461,17 +473,46 @@ inline void register_lrn(registry& r) {
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        if (y.size() == 0) return;  // (N x C may be anything over empty planes)
+        const CT b0 = static_cast<CT>(bias), a0 = static_cast<CT>(alpha / static_cast<double>(size)), e0 = static_cast<CT>(-beta);
+        // a window of up to 32 channels is summed for each channel; a wider one slides down the
+        // channels (a running sum, in double), so the work is not outputs x size (size 10^6
+        // over 10^6 channels of one pixel was 10^12 steps)
+        const i64 width = std::min(size, C);
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
-          ctx.policy().parallel_for(N * C, static_cast<double>(inner * size) * 2.0, [&](i64 b, i64 e) {
-            arr<CT> acc(inner);
+          if (width <= 32) {
+            ctx.policy().parallel_for(N * C, static_cast<double>(inner * width) * 2.0, [&](i64 b, i64 e) {
+              arr<CT> acc(inner);
+              for (i64 u = b; u < e; ++u) {
+                const i64 nn = u / C, c = u % C;
+                acc.setZero();
+                for (i64 k = std::max<i64>(0, c - lo); k <= std::min(C - 1, c + hi); ++k)
+                  acc += carr_map<CT>(xi + (nn * C + k) * inner, inner).square();
+                arr_map<CT>(yo + u * inner, inner) = carr_map<CT>(xi + u * inner, inner) * (b0 + a0 * acc).pow(e0);
+              }
+            });
+            return;
+          }
+          constexpr i64 chunk = 256;  // positions of a plane per work item
+          const i64 chunks = (inner + chunk - 1) / chunk;
+          ctx.policy().parallel_for(N * chunks, static_cast<double>(C * std::min(inner, chunk)) * 8.0, [&](i64 b, i64 e) {
+            std::vector<double> acc;
             for (i64 u = b; u < e; ++u) {
-              const i64 nn = u / C, c = u % C;
-              acc.setZero();
-              for (i64 k = std::max<i64>(0, c - lo); k <= std::min(C - 1, c + hi); ++k)
-                acc += carr_map<CT>(xi + (nn * C + k) * inner, inner).square();
-              arr_map<CT>(yo + u * inner, inner) =
-                  carr_map<CT>(xi + u * inner, inner) *
-                  (static_cast<CT>(bias) + static_cast<CT>(alpha / static_cast<double>(size)) * acc).pow(static_cast<CT>(-beta));
+              const i64 j0 = (u % chunks) * chunk, w = std::min(inner - j0, chunk);
+              const CT* xb = xi + (u / chunks) * C * inner + j0;
+              CT* yb = yo + (u / chunks) * C * inner + j0;
+              acc.assign(static_cast<std::size_t>(w), 0.0);
+              auto add = [&](i64 k, double sign) {
+                const CT* r = xb + k * inner;
+                for (i64 j = 0; j < w; ++j) acc[static_cast<std::size_t>(j)] += sign * (static_cast<double>(r[j]) * static_cast<double>(r[j]));
+              };
+              for (i64 k = 0; k <= std::min(C - 1, hi); ++k) add(k, 1.0);  // channel 0's window
+              for (i64 c = 0; c < C; ++c) {
+                if (c > 0 && c - 1 - lo >= 0) add(c - 1 - lo, -1.0);
+                if (c > 0 && c + hi < C) add(c + hi, 1.0);
+                for (i64 j = 0; j < w; ++j)  // (the sum may round below 0 when all left the window)
+                  yb[c * inner + j] = xb[c * inner + j] * std::pow(b0 + a0 * static_cast<CT>(std::max(acc[static_cast<std::size_t>(j)], 0.0)), e0);
+              }
             }
           });
         });
@@ -489,20 +530,21 @@ inline void register_mvn(registry& r) {
       const i64 rank = static_cast<i64>(s.size());
       std::vector<char> reduced(s.size(), 0);
       for (i64 a : axes_attr) reduced[static_cast<std::size_t>(normalize_axis(a, rank, ctx.node()))] = 1;
-      // kept-index of each element: strides over the kept dimensions only
-      std::vector<i64> kept_sizes(s.size(), 1);
-      i64 groups = 1;
-      for (std::size_t i = 0; i < s.size(); ++i)
-        if (!reduced[i]) {
-          kept_sizes[i] = s[i];
-          groups *= s[i];
-        }
-      const auto ks = broadcast_strides(kept_sizes, s);
       const i64 total = x.size();
-      const i64 per = groups ? total / groups : 0;
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        if (total == 0) return;  // (the kept sizes of an empty input may be anything: no sums)
+        // kept-index of each element: strides over the kept dimensions only
+        std::vector<i64> kept_sizes(s.size(), 1);
+        i64 groups = 1;
+        for (std::size_t i = 0; i < s.size(); ++i)
+          if (!reduced[i]) {
+            kept_sizes[i] = s[i];
+            groups *= s[i];
+          }
+        const auto ks = broadcast_strides(kept_sizes, s);
+        const i64 per = total / groups;
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
           std::vector<double> sum(static_cast<std::size_t>(groups), 0.0), sq(static_cast<std::size_t>(groups), 0.0);
           strided_walker<1> w(s, {ks});
@@ -536,15 +578,11 @@ inline void register_lp_normalization(registry& r) {
       const auto& s = x.sizes();
       if (s.empty()) ctx.fail("input must have rank >= 1");
       const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, static_cast<i64>(s.size()), ctx.node()));
-      i64 outer = 1, inner = 1;
-      for (std::size_t d = 0; d < s.size(); ++d) {
-        if (d < axis) outer *= s[d];
-        else if (d > axis) inner *= s[d];
-      }
-      const i64 len = s[axis];
+      const i64 outer = prod(s, 0, axis), inner = prod(s, axis + 1, s.size()), len = s[axis];
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
+        if (y.size() == 0) return;  // (outer x inner may be anything around an empty axis)
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
           ctx.policy().parallel_for(outer * inner, 4.0 * static_cast<double>(len), [&](i64 b, i64 e) {
             for (i64 w = b; w < e; ++w) {
@@ -814,6 +852,8 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
       const i64 B = cfg.layout ? X.sizes()[0] : X.sizes()[1];
       const i64 I = X.sizes()[2];
       const i64 H = cfg.hidden ? cfg.hidden : Rt.sizes()[2];
+      if (H > std::numeric_limits<i64>::max() / (2 * G))  // (G * H and 2 * G * H must not wrap around)
+        ctx.fail("hidden_size " + std::to_string(H) + " is too large");
       if (Wt.sizes() != std::vector<i64>{D, G * H, I})
         ctx.fail("W has shape " + Wt.shape().to_string() + ", expected " + shape::of({D, G * H, I}).to_string());
       if (Rt.sizes() != std::vector<i64>{D, G * H, H})
@@ -821,6 +861,22 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
       const std::vector<i64> state_sizes = cfg.layout ? std::vector<i64>{B, D, H} : std::vector<i64>{D, B, H};
       dispatch<nn_types>(X.element_type(), ctx.node(), [&]<class T>() {
         using C = compute_t<T>;
+        const dtype dt = X.element_type();
+        const bool want_y = ctx.num_outputs() > 0 && ctx.output_wanted(0);
+        // an empty X (input size 0) may have any S and B: the steps' input projections
+        // [S*B, G*H] and the states [D, B, H] are scratch, checked before anything is sized by
+        // S or B, and the time loop's S steps count as a loop's iterations
+        const double SB = static_cast<double>(S) * static_cast<double>(B);
+        check_scratch(ctx, SB * static_cast<double>(G * H) * sizeof(C), "the input projections of " + std::to_string(S) + " steps");
+        check_scratch(ctx, static_cast<double>(D) * static_cast<double>(B) * static_cast<double>(H) * sizeof(C), "the hidden states");
+        if (want_y) check_scratch(ctx, SB * static_cast<double>(D * H) * sizeof(C), "Y");
+        if (B == 0 || H == 0) {  // every output is empty, whatever S (no steps to run)
+          if (want_y) ctx.allocate_output(0, dt, cfg.layout ? std::vector<i64>{B, S, D, H} : std::vector<i64>{S, D, B, H});
+          for (std::size_t port = 1; port < (cfg.kind == cell::lstm ? 3u : 2u); ++port)
+            if (ctx.num_outputs() > port && ctx.output_wanted(port)) ctx.allocate_output(port, dt, state_sizes);
+          return;
+        }
+        if (S > 0) ctx.check_iteration(S - 1);
         rnn_inputs<C> in;
         in.S = S, in.B = B, in.I = I, in.H = H;
         // a tensor's values in the compute type: the tensor itself when it has that type
@@ -897,14 +953,6 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
           else
             packed = (local = std::make_shared<const rnn_packed>(in.w, in.r, D, G * H, I, H, cfg.kind == cell::gru)).get();
         }
-        const dtype dt = X.element_type();
-        const bool want_y = ctx.num_outputs() > 0 && ctx.output_wanted(0);
-        // an empty X (input size 0) may have any S and B: the steps' input projections
-        // [S*B, G*H] are scratch, and the time loop's S steps count as a loop's iterations
-        const double SB = static_cast<double>(S) * static_cast<double>(B);
-        check_scratch(ctx, SB * static_cast<double>(G * H) * sizeof(C), "the input projections of " + std::to_string(S) + " steps");
-        if (want_y) check_scratch(ctx, SB * static_cast<double>(D * H) * sizeof(C), "Y");
-        if (S > 0) ctx.check_iteration(S - 1);
         // y straight into the output when it has the compute type and layout 0
         std::vector<C> y, yh(static_cast<std::size_t>(D * B * H)), yc(static_cast<std::size_t>(D * B * H));
         const bool direct = want_y && std::is_same_v<T, C> && !cfg.layout;
@@ -1053,10 +1101,18 @@ inline void register_losses(registry& r) {
 enum class gs_mode { nearest, linear, cubic };
 enum class gs_pad { zeros, border, reflection };
 
-/// Reflects `x` into [lo, hi] by folding at the borders.
+/// Most input points one GridSample output point may read: the product over the spatial
+/// dimensions of min(taps, size) (taps: 1 nearest, 2 linear, 4 cubic). 4^5: cubic over 5
+/// spatial dimensions, linear over 10, nearest over any. The spec allows any rank, but the
+/// work grows as taps^rank (cubic over 12 dimensions of size 4: 4^12 reads per output point).
+inline constexpr double gs_max_points = 1024;
+
+/// Reflects `x` into [lo, hi] by folding at the borders (closed form, no loop per period); a
+/// value that is not finite has no reflection: NaN.
 inline double gs_reflect(double x, double lo, double hi) {
+  if (!std::isfinite(x)) return std::numeric_limits<double>::quiet_NaN();
   const double rng = hi - lo;
-  if (rng <= 0 || !(x == x)) return lo;
+  if (rng <= 0) return lo;
   if (x < lo || x > hi) {
     const double dx = x < lo ? lo - x : x - hi;
     const double k = std::floor(dx / rng);
@@ -1165,6 +1221,10 @@ inline void register_ort_contrib(registry& r) {
         gpass::tensor xb, sb;
         auto expanded = [&](const gpass::tensor& t, gpass::tensor& keep) -> const gpass::tensor& {
           if (t.sizes() == sizes) return t;
+          // (sized by the broadcast, as the output is, but made before it: checked)
+          double count = 1;
+          for (i64 v : sizes) count *= static_cast<double>(v);
+          check_scratch(ctx, count * static_cast<double>(size_of(t.element_type())), "the broadcast input or skip");
           keep = gpass::tensor(t.element_type(), sizes);
           const auto es = static_cast<i64>(size_of(t.element_type()));
           const auto* src = reinterpret_cast<const unsigned char*>(t.raw());
@@ -1297,6 +1357,10 @@ inline void register_ort_contrib(registry& r) {
       i64 Hq = W3 / 3, Hk = W3 / 3, Hv = W3 / 3;
       if (!qkv_sizes.empty()) {
         if (qkv_sizes.size() != 3) ctx.fail("qkv_hidden_sizes must have 3 values");
+        // (each within the weights' columns: a negative one indexed before Q's, a huge one
+        // made the sum wrap around)
+        for (i64 v : qkv_sizes)
+          if (v < 0 || v > W3) ctx.fail("qkv_hidden_sizes must be in [0, " + std::to_string(W3) + "], got " + std::to_string(v));
         Hq = qkv_sizes[0], Hk = qkv_sizes[1], Hv = qkv_sizes[2];
       }
       if (Hq + Hk + Hv != W3 || Hq != Hk || Hq % heads != 0 || Hv % heads != 0)
@@ -1310,6 +1374,7 @@ inline void register_ort_contrib(registry& r) {
           ctx.fail("past must be [2, B, num_heads, P, head size] (equal Q, K and V head sizes), got " + past->shape().to_string());
         if (past->element_type() != x.element_type()) ctx.fail("past must have the input's element type");
       }
+      if (P > std::numeric_limits<i64>::max() - S) ctx.fail("past and sequence lengths overflow int64");  // (of empty inputs)
       const i64 total = P + S;
       const double scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(dq));
       // the additive mask of (b, query i, key j): 0 or mask_filter_value
@@ -1336,6 +1401,14 @@ inline void register_ort_contrib(registry& r) {
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using C = compute_t<T>;
         using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        // Q, K and V of every position: more than the output when V is narrow or empty; none
+        // at all for weights of no columns (then B x S of an empty input may be anything)
+        check_scratch(ctx, static_cast<double>(B) * static_cast<double>(S) * static_cast<double>(W3) * sizeof(C), "the Q, K and V projections");
+        if (W3 == 0) {
+          ctx.allocate_output(0, x.element_type(), {B, S, 0});
+          if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) ctx.allocate_output(1, x.element_type(), {2, B, heads, total, 0});
+          return;
+        }
         Mat X(B * S, Hin), Wm(Hin, W3);
         for (i64 i = 0; i < X.size(); ++i) X.data()[i] = static_cast<C>(x.data<T>()[i]);
         for (i64 i = 0; i < Wm.size(); ++i) Wm.data()[i] = static_cast<C>(w.data<T>()[i]);
@@ -1447,6 +1520,10 @@ inline void register_ort_contrib(registry& r) {
           ctx.fail("key must be [B, L, D], [B, num_heads, L, H] or packed [B, L, num_heads, 2, H], got " + key->shape().to_string());
         }
       }
+      // (head sizes of empty inputs may be anything: N * Hv wrapped around to a small Dv, and
+      // the heads wrote past Y)
+      if (Hq > std::numeric_limits<i64>::max() / 3 / N || Hv > std::numeric_limits<i64>::max() / 3 / N)
+        ctx.fail("num_heads " + std::to_string(N) + " x head sizes " + std::to_string(Hq) + ", " + std::to_string(Hv) + " overflow int64");
       const i64 D = N * Hq, Dv = N * Hv;
       if (bias && bias->size() != 2 * D + Dv) ctx.fail("bias must have " + std::to_string(2 * D + Dv) + " values, got " + std::to_string(bias->size()));
       for (const gpass::tensor* t : {key, value, bias, abias, past_k, past_v})
@@ -1458,6 +1535,7 @@ inline void register_ort_contrib(registry& r) {
         if (past_k->sizes() != std::vector<i64>{B, N, P, Hq} || past_v->sizes() != std::vector<i64>{B, N, P, Hv})
           ctx.fail("past_key and past_value must be [B, num_heads, P, H], got " + past_k->shape().to_string() + " and " + past_v->shape().to_string());
       }
+      if (P > std::numeric_limits<i64>::max() - L) ctx.fail("past and key lengths overflow int64");  // (of empty inputs)
       const i64 T = P + L;
       const double scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(Hq));
       std::vector<i64> m;
@@ -1639,6 +1717,7 @@ inline void register_affine_grid(registry& r) {
       };
       dispatch<nn_types>(theta.element_type(), ctx.node(), [&]<class T>() {
         gpass::tensor& y = ctx.allocate_output(0, theta.element_type(), out);
+        if (y.size() == 0) return;  // (N x D x H may be anything when W is 0)
         const T* th = theta.data<T>();
         T* g = y.data<T>();
         const i64 D = nd == 3 ? size[2] : 1, H = size[nd == 3 ? 3 : 2], W = size[nd == 3 ? 4 : 3];
@@ -1693,8 +1772,17 @@ inline void register_deform_conv(registry& r) {
       if (C % offset_group != 0 || (C > 0 && offset_group > C)) ctx.fail("the channels are not a multiple of offset_group");
       if (kH <= 0 || kW <= 0 || kH > (i64{1} << 20) || kW > (i64{1} << 20) || offset_group > (i64{1} << 20))
         ctx.fail("kernel_shape and offset_group must be positive and below 2^20");
-      const i64 oH = (H + pads[0] + pads[2] - ((kH - 1) * dil[0] + 1)) / strides[0] + 1;
-      const i64 oW = (W + pads[1] + pads[3] - ((kW - 1) * dil[1] + 1)) / strides[1] + 1;
+      // output extent of an axis; pads and dilations whose arithmetic overflows are an error
+      auto extent = [&](i64 in, i64 p0, i64 p1, i64 k, i64 d, i64 st) {
+        const auto span = checked_mul(k - 1, d);
+        const auto padded = checked_add(in, p0);
+        const auto total = padded ? checked_add(*padded, p1) : std::nullopt;
+        const auto room = total && span ? checked_sub(*total, *span) : std::nullopt;
+        if (!room || *room == std::numeric_limits<i64>::min()) ctx.fail("pads and dilations overflow int64");
+        return (*room - 1) / st + 1;
+      };
+      const i64 oH = extent(H, pads[0], pads[2], kH, dil[0], strides[0]);
+      const i64 oW = extent(W, pads[1], pads[3], kW, dil[1], strides[1]);
       const i64 taps = kH * kW;
       if (off.sizes() != std::vector<i64>{N, offset_group * taps * 2, oH, oW})
         ctx.fail("offset is " + off.shape().to_string() + ", expected [" + std::to_string(N) + "," +
@@ -1714,9 +1802,10 @@ inline void register_deform_conv(registry& r) {
         const auto bv = has_b ? f(ctx.input(3)) : std::vector<double>(static_cast<std::size_t>(M), 0.0);
         const auto mv = has_mask ? f(ctx.input(4)) : std::vector<double>{};
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {N, M, oH, oW});
+        if (y.size() == 0) return;  // (N x M may be anything over empty output planes)
         T* yo = y.data<T>();
         const i64 Mg = M / group, Cog = C / offset_group;
-        ctx.policy().parallel_for(N * M, static_cast<double>(oH * oW * Cg * taps) * 12.0, [&](i64 b, i64 e) {
+        ctx.policy().parallel_for(N * M, static_cast<double>(oH * oW) * static_cast<double>(Cg * taps) * 12.0, [&](i64 b, i64 e) {
           for (i64 nm = b; nm < e; ++nm) {
             const i64 nb = nm / M, m = nm % M, g = m / Mg;
             for (i64 oh = 0; oh < oH; ++oh)
@@ -1730,8 +1819,11 @@ inline void register_deform_conv(registry& r) {
                     const i64 oi = ((nb * offset_group + og) * taps + t) * 2;
                     const double dh = ov[static_cast<std::size_t>((oi * oH + oh) * oW + ow)];
                     const double dw = ov[static_cast<std::size_t>(((oi + 1) * oH + oh) * oW + ow)];
-                    const double ph = static_cast<double>(oh * strides[0] - pads[0] + kh * dil[0]) + dh;
-                    const double pw = static_cast<double>(ow * strides[1] - pads[1] + kw * dil[1]) + dw;
+                    // (in double: no int64 overflow whatever the pads and dilations)
+                    const double ph = static_cast<double>(oh) * static_cast<double>(strides[0]) - static_cast<double>(pads[0]) +
+                                      static_cast<double>(kh) * static_cast<double>(dil[0]) + dh;
+                    const double pw = static_cast<double>(ow) * static_cast<double>(strides[1]) - static_cast<double>(pads[1]) +
+                                      static_cast<double>(kw) * static_cast<double>(dil[1]) + dw;
                     // bilinear, zero outside (NaN or far-away positions read nothing)
                     if (!(ph > -1 && ph < static_cast<double>(H) && pw > -1 && pw < static_cast<double>(W))) continue;
                     const double h0 = std::floor(ph), w0 = std::floor(pw);
@@ -1782,28 +1874,51 @@ inline void register_grid_sample(registry& r) {
       if (gsz.size() != k + 2 || gsz[0] != xs[0] || gsz.back() != static_cast<i64>(k))
         ctx.fail("grid has shape " + grid.shape().to_string() + ", expected [N, out spatial..., " + std::to_string(k) + "] for X of shape " +
                  x.shape().to_string());
-      const i64 N = xs[0], Cn = xs[1], plane = prod(xs, 2, xs.size());
-      const i64 points = prod(gsz, 1, gsz.size() - 1);
-      if (plane == 0 && N * Cn * points > 0) ctx.fail("cannot sample from an empty spatial extent " + x.shape().to_string());
+      const i64 N = xs[0], Cn = xs[1];
       std::vector<i64> out_sizes{N, Cn};
       out_sizes.insert(out_sizes.end(), gsz.begin() + 1, gsz.end() - 1);
-      const std::vector<double> g = to_compute<double>(grid, ctx.node());
-      std::vector<i64> dims(xs.begin() + 2, xs.end());
-      const auto pstr = strides_of(dims);
+      // an empty output takes no work (X's and the grid's other sizes may then be anything)
+      const bool work = std::all_of(out_sizes.begin(), out_sizes.end(), [](i64 v) { return v > 0; });
+      if (work && x.size() == 0) ctx.fail("cannot sample from an empty spatial extent " + x.shape().to_string());
+      const std::vector<i64> dims(xs.begin() + 2, xs.end());
       const int taps = mode == gs_mode::nearest ? 1 : mode == gs_mode::linear ? 2 : 4;
-      i64 combos = 1;
-      for (std::size_t i = 0; i < k; ++i) combos *= taps;
+      // the input points an output point reads: at most min(taps, size) distinct ones per
+      // dimension (padding repeats or drops the others), their product bounded
+      double reach = 1;
+      for (i64 d : dims) reach *= static_cast<double>(std::min<i64>(taps, d));
+      if (work && reach > gs_max_points) {
+        char count[32];
+        if (reach < 1e18) std::snprintf(count, sizeof count, "%.0f", reach);
+        else std::snprintf(count, sizeof count, "more than 1e18");
+        ctx.fail("mode '" + m + "' over the " + std::to_string(k) + " spatial dimensions of X " + x.shape().to_string() + " reads " +
+                 count + " input points for each output point (min(" + std::to_string(taps) +
+                 ", size) per dimension), over the limit of " + std::to_string(static_cast<i64>(gs_max_points)));
+      }
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
+        if (!work) return;
+        const i64 plane = prod(xs, 2, xs.size()), points = prod(gsz, 1, gsz.size() - 1);
+        const std::vector<double> g = to_compute<double>(grid, ctx.node());
+        const auto pstr = strides_of(dims);
+        const auto most = static_cast<std::size_t>(reach);
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
-          ctx.policy().parallel_for(N * points, static_cast<double>(Cn * combos) * 2.0 + 50.0, [&](i64 b, i64 e) {
-            std::vector<i64> idx(k * 4);
-            std::vector<double> wt(k * 4);
-            std::vector<i64> off(static_cast<std::size_t>(combos));
-            std::vector<CT> cw(static_cast<std::size_t>(combos));
+          ctx.policy().parallel_for(N * points, static_cast<double>(Cn) * reach * 2.0 + 20.0 * static_cast<double>(k) + 50.0, [&](i64 b, i64 e) {
+            // the offsets and weights of the input points an output point reads: the product
+            // of each dimension's distinct taps (last dimension fastest); dimensions of one
+            // tap add to a base offset and weight instead
+            std::vector<i64> off, off2;
+            std::vector<double> wt, wt2;
+            std::vector<CT> cw;
+            for (auto* v : {&off, &off2}) v->reserve(most);
+            for (auto* v : {&wt, &wt2}) v->reserve(most);
+            cw.reserve(most);
             for (i64 u = b; u < e; ++u) {
               const i64 nn = u / points, p = u % points;
+              off.assign(1, 0);
+              wt.assign(1, 1.0);
+              i64 base = 0;
+              double base_w = 1;
               for (std::size_t i = 0; i < k; ++i) {
                 const double v = g[static_cast<std::size_t>(u * static_cast<i64>(k) + static_cast<i64>(k - 1 - i))];
                 const double len = static_cast<double>(dims[i]);
@@ -1814,11 +1929,16 @@ inline void register_grid_sample(registry& r) {
                   if (pad == gs_pad::border) c = std::clamp(c, 0.0, len - 1);
                   else if (pad == gs_pad::reflection) c = gs_reflect(c, lo, hi);
                 }
-                // far outside (or NaN): every tap is outside, keep the index arithmetic finite
-                if (!(c >= lo - 4)) c = lo - 4;
-                if (!(c <= hi + 4)) c = hi + 4;
-                i64* ix = idx.data() + i * 4;
-                double* w = wt.data() + i * 4;
+                // a NaN coordinate (or an infinite one, which reflection makes NaN) samples
+                // nothing: 0, as in PyTorch (ONNX Runtime casts it to an index: undefined)
+                if (std::isnan(c)) {
+                  off.clear();
+                  break;
+                }
+                // far outside: every tap is outside, keep the index arithmetic finite
+                c = std::clamp(c, lo - 4, hi + 4);
+                i64 ix[4];
+                double w[4];
                 if (mode == gs_mode::nearest) {
                   ix[0] = static_cast<i64>(c);
                   w[0] = 1;
@@ -1834,33 +1954,47 @@ inline void register_grid_sample(registry& r) {
                     cubic_coeffs(f, w);
                   }
                 }
-                for (int t = 0; t < taps; ++t) {  // padding of each sampled index
-                  i64& q = ix[t];
-                  if (q >= 0 && q < dims[i]) continue;
-                  if (pad == gs_pad::zeros) q = -1;
-                  else if (pad == gs_pad::border) q = std::clamp<i64>(q, 0, dims[i] - 1);
-                  else q = std::clamp<i64>(static_cast<i64>(gs_reflect(static_cast<double>(q), lo, hi)), 0, dims[i] - 1);
+                // padding of each tap; the distinct indices inside, their weights summed
+                i64 dq[4];
+                double dw[4];
+                int nd = 0;
+                for (int t = 0; t < taps; ++t) {
+                  i64 q = ix[t];
+                  if (q < 0 || q >= dims[i]) {
+                    if (pad == gs_pad::zeros) continue;
+                    if (pad == gs_pad::border) q = std::clamp<i64>(q, 0, dims[i] - 1);
+                    else q = std::clamp<i64>(static_cast<i64>(gs_reflect(static_cast<double>(q), lo, hi)), 0, dims[i] - 1);
+                  }
+                  int j = 0;
+                  while (j < nd && dq[j] != q) ++j;
+                  if (j == nd) dq[nd] = q, dw[nd++] = 0;
+                  dw[j] += w[t];
                 }
-              }
-              for (i64 cmb = 0; cmb < combos; ++cmb) {
-                i64 rest = cmb, o = 0;
-                double w = 1;
-                for (std::size_t i = k; i-- > 0;) {
-                  const int t = static_cast<int>(rest % taps);
-                  rest /= taps;
-                  const i64 q = idx[i * 4 + static_cast<std::size_t>(t)];
-                  if (q < 0) o = -1;
-                  if (o >= 0) o += q * pstr[i];
-                  w *= wt[i * 4 + static_cast<std::size_t>(t)];
+                if (nd == 0) {
+                  off.clear();
+                  break;
                 }
-                off[static_cast<std::size_t>(cmb)] = o;
-                cw[static_cast<std::size_t>(cmb)] = static_cast<CT>(w);
+                if (nd == 1) {
+                  base += dq[0] * pstr[i];
+                  base_w *= dw[0];
+                  continue;
+                }
+                off2.clear();
+                wt2.clear();
+                for (std::size_t a = 0; a < off.size(); ++a)
+                  for (int j = 0; j < nd; ++j) {
+                    off2.push_back(off[a] + dq[j] * pstr[i]);
+                    wt2.push_back(wt[a] * dw[j]);
+                  }
+                off.swap(off2);
+                wt.swap(wt2);
               }
+              cw.resize(off.size());
+              for (std::size_t j = 0; j < off.size(); ++j) cw[j] = static_cast<CT>(wt[j] * base_w);
               for (i64 c = 0; c < Cn; ++c) {
-                const CT* src = xi + (nn * Cn + c) * plane;
+                const CT* src = xi + (nn * Cn + c) * plane + base;
                 CT acc = 0;
-                for (i64 cmb = 0; cmb < combos; ++cmb)
-                  if (off[static_cast<std::size_t>(cmb)] >= 0) acc += cw[static_cast<std::size_t>(cmb)] * src[off[static_cast<std::size_t>(cmb)]];
+                for (std::size_t j = 0; j < off.size(); ++j) acc += cw[j] * src[off[j]];
                 yo[(nn * Cn + c) * points + p] = acc;
               }
             }
@@ -1924,6 +2058,7 @@ inline void register_roi_align(registry& r) {
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {R, Cn, oh, ow});
+        if (y.size() == 0) return;  // (no channels: the rois' sample tables would be built for nothing)
         with_compute<T>(x, y, [&](const CT* xi, CT* yo) {
           ctx.policy().parallel_for(R, static_cast<double>(Cn * oh * ow) * 40.0, [&](i64 b, i64 e) {
             struct sample { i64 p[4]; double w[4]; };
