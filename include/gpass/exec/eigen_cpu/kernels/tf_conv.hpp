@@ -11,11 +11,11 @@
 /// stride), the smaller half of the padding before), `EXPLICIT` (`explicit_paddings`, 2-D
 /// ops); dilations for the convolutions; pooling windows see only the input (no padded
 /// values: a max over the valid ones, an average divided by their count). Convolutions are
-/// im2col and one GEMM per image (filter [KD,] KH, KW, C, OC is already the [taps * C, OC]
-/// matrix); f32 and f64, NHWC / NDHWC only (TensorFlow's CPU kernels take no NCHW either),
-/// except MaxPool and AvgPool, which also read NCHW (what the `tf-layout` pass makes of
-/// them). Private (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp`
-/// registers them.
+/// im2col and one GEMM per image, or per block of its output positions where its im2col
+/// matrix is large (filter [KD,] KH, KW, C, OC is already the [taps * C, OC] matrix); f32
+/// and f64, NHWC / NDHWC only (TensorFlow's CPU kernels take no NCHW either), except
+/// MaxPool and AvgPool, which also read NCHW (what the `tf-layout` pass makes of them).
+/// Private (`gpass::exec::cpu_detail::tf_detail`); the unit `src/tf_math.cpp` registers them.
 
 #include <algorithm>
 #include <array>
@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
 
@@ -49,10 +50,26 @@ void for_each_position(const geometry& g, F&& f) {
       for (i64 ow = 0; ow < g.OW; ++ow, ++o) f(o, od, oh, ow);
 }
 
+/// Calls f(o, od, oh, ow) for the output positions o in [o0, o1) of `g` (o1 <= out_positions()).
+template <class F>
+void for_positions(const geometry& g, i64 o0, i64 o1, F&& f) {
+  if (o0 >= o1) return;
+  i64 ow = o0 % g.OW, oh = o0 / g.OW % g.OH, od = o0 / g.OW / g.OH;
+  for (i64 o = o0; o < o1; ++o) {
+    f(o, od, oh, ow);
+    if (++ow == g.OW) {
+      ow = 0;
+      if (++oh == g.OH) oh = 0, ++od;
+    }
+  }
+}
+
 /// Calls f(t, p) for every filter tap t (row-major over KD, KH, KW) of output position
-/// (od, oh, ow): p is the flat input position it reads, or -1 in the padding.
+/// (od, oh, ow): p is the flat input position it reads, or -1 in the padding. An empty
+/// window has no taps (its other sizes may be anything: its filter holds no values).
 template <class F>
 void for_taps(const geometry& g, i64 od, i64 oh, i64 ow, F&& f) {
+  if (g.KD == 0 || g.KH == 0 || g.KW == 0) return;
   i64 t = 0;
   for (i64 kd = 0; kd < g.KD; ++kd) {
     const i64 id = od * g.SD + kd * g.DD - g.PF;
@@ -67,12 +84,59 @@ void for_taps(const geometry& g, i64 od, i64 oh, i64 ow, F&& f) {
   }
 }
 
-// cols[o, t * C + c] = x[p(o, t), c] of one image (0 in the padding).
+/// Columns of the im2col matrix (taps * C): 0 when the window or the channels are empty,
+/// where the window's other sizes are unbounded (an empty filter holds no values). Else
+/// bounded by a tensor the caller holds or has allocated (the filter, its gradient: taps *
+/// C * OC elements with OC > 0).
+inline i64 im2col_width(const geometry& g) {
+  return g.C == 0 || g.KD == 0 || g.KH == 0 || g.KW == 0 ? 0 : g.taps() * g.C;
+}
+
+/// A 1x1 window of stride 1 without padding: output position o reads input position o,
+/// so an image is its own im2col matrix.
+inline bool pointwise(const geometry& g) {
+  return g.taps() == 1 && g.SD == 1 && g.SH == 1 && g.SW == 1 && g.PF == 0 && g.PT == 0 && g.PL == 0 && g.OD == g.D &&
+         g.OH == g.H && g.OW == g.W;
+}
+
+/// The blocks of output positions an image's im2col matrix (P rows of K values) is made
+/// in, bounding its scratch: the whole image when its matrix fits in `block_bytes` (one GEMM
+/// per image), else blocks of about that size, as the matrix of a large window over a large
+/// output is far larger than the input and the output (a 100x100x64 window over 1000x1000
+/// positions: 2.5 TB). Blocks are multiples of 64 rows (each block's GEMM packs the filter
+/// again: at most 1/64 of its work), the last one taking a tail of fewer than 64 rows, so
+/// that Eigen computes each row as in one GEMM over the image (whole packets of rows, the
+/// same remainder): the forward and input-gradient values do not depend on the blocks (the
+/// filter gradient's sums over positions change order). The run's max_tensor_bytes bounds
+/// the blocks first (checked as scratch; only a row over it fails).
+inline constexpr double block_bytes = 8 << 20;
+struct position_blocks {
+  i64 P = 0, rows = 0, tail = 0;  // positions; rows per block; rows the last block may take on top
+  // The rows of the block at o0 (a block start).
+  i64 size(i64 o0) const { return P - o0 <= rows + tail ? P - o0 : rows; }
+  // The most rows of a block.
+  i64 most() const { return std::min(P, rows + tail); }
+};
+inline position_blocks blocks_of(const context& ctx, i64 P, i64 K, std::size_t elem, const char* what) {
+  const double row = static_cast<double>(K) * static_cast<double>(elem);  // (P, K > 0)
+  const auto* budget = ctx.budget();
+  const std::uint64_t cap = budget ? budget->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  const double room = cap ? static_cast<double>(cap) / row : std::numeric_limits<double>::infinity();  // rows
+  position_blocks b{P, P, 0};
+  if (const double fit = std::min(block_bytes / row, room); static_cast<double>(P) > fit)
+    b = {P, std::min(P, std::max<i64>(64, static_cast<i64>(fit - 63) / 64 * 64)), 63};
+  if (static_cast<double>(b.most()) > room) b = {P, std::max<i64>(1, static_cast<i64>(room)), 0};  // (a small limit)
+  check_scratch(ctx, row * static_cast<double>(b.most()), std::string(what) + " (rows of " + std::to_string(K) + " values)");
+  return b;
+}
+
+// cols[o - o0, t * C + c] = x[p(o, t), c] of one image for the output positions o in [o0, o1)
+// (0 in the padding).
 template <class T>
-void im2col(const geometry& g, const T* x, T* cols) {
+void im2col(const geometry& g, const T* x, i64 o0, i64 o1, T* cols) {
   const i64 row = g.taps() * g.C;
-  for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
-    T* out = cols + o * row;
+  for_positions(g, o0, o1, [&](i64 o, i64 od, i64 oh, i64 ow) {
+    T* out = cols + (o - o0) * row;
     for_taps(g, od, oh, ow, [&](i64 t, i64 p) {
       T* dst = out + t * g.C;
       if (p < 0) std::fill(dst, dst + g.C, T(0));
@@ -81,12 +145,12 @@ void im2col(const geometry& g, const T* x, T* cols) {
   });
 }
 
-// The inverse scatter: dx[p(o, t), c] += cols[o, t * C + c] of one image.
+// The inverse scatter: dx[p(o, t), c] += cols[o - o0, t * C + c] of one image.
 template <class T>
-void col2im_add(const geometry& g, const T* cols, T* dx) {
+void col2im_add(const geometry& g, const T* cols, i64 o0, i64 o1, T* dx) {
   const i64 row = g.taps() * g.C;
-  for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
-    const T* in = cols + o * row;
+  for_positions(g, o0, o1, [&](i64 o, i64 od, i64 oh, i64 ow) {
+    const T* in = cols + (o - o0) * row;
     for_taps(g, od, oh, ow, [&](i64 t, i64 p) {
       if (p < 0) return;
       T* dst = dx + p * g.C;
@@ -142,6 +206,15 @@ inline void check_depthwise_filter(const std::vector<i64>& fs, i64 c, const kern
     n.fail("the filter's input depth " + std::to_string(fs[2]) + " differs from the input's channels " + std::to_string(c));
 }
 
+/// The C * M output channels of a depthwise convolution, unbounded when the filter is
+/// empty (M from it, or from the filter_sizes input).
+inline i64 depthwise_channels(i64 C, i64 M, const kernel_node& n) {
+  const auto oc = checked_mul(C, M);
+  if (!oc)
+    n.fail("the output channels (" + std::to_string(C) + " x channel multiplier " + std::to_string(M) + ") overflow int64");
+  return *oc;
+}
+
 /// Calls `f(out, in, w)` for every output position and valid filter tap of a depthwise
 /// convolution of geometry `g` (channel multiplier `M`): the element offsets of the output's
 /// channel row (C * M values), the input's channel row (C values) and the filter's [C, M]
@@ -184,7 +257,7 @@ inline grad_operands read_grad_operands(context& ctx, const window& win, bool in
   if (depthwise) check_depthwise_filter(o.fs, channels, n);
   else check_filter(o.fs, channels, win, n);
   o.g = win.resolve(o.xs, win.filter_window(o.fs), n);
-  o.out_channels = depthwise ? o.g.C * o.fs[3] : o.fs.back();
+  o.out_channels = depthwise ? depthwise_channels(o.g.C, o.fs[3], n) : o.fs.back();
   check_output_sizes(ctx, dy, win, o.g, o.out_channels, "out_backprop", depthwise ? "depthwise convolution" : "convolution");
   return o;
 }
@@ -331,7 +404,8 @@ inline void register_tf_batch_norm(registry& r) {
 /// AvgPool3DGrad, LRN.
 inline void register_tf_conv(registry& r) {
   using namespace conv_impl;
-  // Conv2D / Conv3D: im2col and one GEMM per image (the filter is already the [taps * C, OC] matrix)
+  // Conv2D / Conv3D: im2col and one GEMM per block of an image's output positions (the
+  // filter is already the [taps * C, OC] matrix); a pointwise one multiplies the image itself
   auto conv = [&](const char* op, bool volumetric) {
     r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .make = [volumetric](const kernel_node& n) -> fn {
       const window win(n, false, false, volumetric);
@@ -341,16 +415,28 @@ inline void register_tf_conv(registry& r) {
         if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
         check_filter(f.sizes(), x.rank() == win.rank ? x.sizes().back() : -1, win, ctx.node());
         const geometry g = win.resolve(x.sizes(), win.filter_window(f.sizes()), ctx.node());
-        const i64 OC = f.sizes().back(), K = g.taps() * g.C, P = g.out_positions();
+        const i64 OC = f.sizes().back();
         dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& y = ctx.allocate_output(0, x.element_type(), win.output_sizes(g, OC));
           if (y.size() == 0) return;
-          std::vector<T> cols(static_cast<std::size_t>(P * K));
+          const i64 K = im2col_width(g), P = g.out_positions();
+          if (K == 0) {  // an empty filter
+            std::fill(y.data<T>(), y.data<T>() + y.size(), T(0));
+            return;
+          }
+          const bool direct = pointwise(g);
+          const position_blocks blocks =
+              direct ? position_blocks{P, P, 0} : blocks_of(ctx, P, K, sizeof(T), "the convolution's im2col block");
+          std::vector<T> cols(direct ? 0 : static_cast<std::size_t>(blocks.most() * K));
           Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
           for (i64 b = 0; b < g.N; ++b) {
-            im2col(g, x.data<T>() + b * g.in_positions() * g.C, cols.data());
-            Eigen::Map<row_matrix<T>> ym(y.data<T>() + b * P * OC, P, OC);
-            ym.noalias() = Eigen::Map<const row_matrix<T>>(cols.data(), P, K) * wm;
+            const T* xb = x.data<T>() + b * g.in_positions() * g.C;
+            for (i64 o0 = 0, rows = 0; o0 < P; o0 += rows) {
+              rows = blocks.size(o0);
+              if (!direct) im2col(g, xb, o0, o0 + rows, cols.data());
+              Eigen::Map<row_matrix<T>> ym(y.data<T>() + (b * P + o0) * OC, rows, OC);
+              ym.noalias() = Eigen::Map<const row_matrix<T>>(direct ? xb : cols.data(), rows, K) * wm;
+            }
           }
         });
       };
@@ -358,7 +444,8 @@ inline void register_tf_conv(registry& r) {
   };
   conv("Conv2D", false);
   conv("Conv3D", true);
-  // their gradients: dx = col2im(dy W^T), dW = sum over images of im2col(x)^T dy
+  // their gradients: dx = col2im(dy W^T), dW = sum over images of im2col(x)^T dy (per block
+  // of output positions as the forward; a pointwise one reads and writes the images)
   auto conv_input_grad = [&](const char* op, bool volumetric) {
     r.add({.domain = domain, .op = op, .dtypes = conv_types::dtypes(), .type_input = 1,
            .make = [volumetric](const kernel_node& n) -> fn {
@@ -368,17 +455,27 @@ inline void register_tf_conv(registry& r) {
         const geometry& g = o.g;
         const gpass::tensor& f = ctx.input(1);
         const gpass::tensor& dy = ctx.input(2);
-        const i64 OC = o.out_channels, K = g.taps() * g.C, P = g.out_positions();
+        const i64 OC = o.out_channels;
         dispatch<conv_types>(f.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& dx = ctx.allocate_output_zeroed(0, f.element_type(), o.xs);
-          if (dx.size() == 0 || P == 0) return;
-          std::vector<T> cols(static_cast<std::size_t>(P * K));
+          const i64 K = im2col_width(g), P = g.out_positions();
+          if (dx.size() == 0 || P == 0 || K == 0 || OC == 0) return;
           Eigen::Map<const row_matrix<T>> wm(f.data<T>(), K, OC);
-          for (i64 b = 0; b < g.N; ++b) {
-            Eigen::Map<row_matrix<T>>(cols.data(), P, K).noalias() =
-                Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC) * wm.transpose();
-            col2im_add(g, cols.data(), dx.data<T>() + b * g.in_positions() * g.C);
+          if (pointwise(g)) {  // dx is its own column matrix (added to its zeros, as col2im would)
+            for (i64 b = 0; b < g.N; ++b)
+              Eigen::Map<row_matrix<T>>(dx.data<T>() + b * P * K, P, K).noalias() +=
+                  Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC) * wm.transpose();
+            return;
           }
+          const position_blocks blocks = blocks_of(ctx, P, K, sizeof(T), "the convolution gradient's column block");
+          std::vector<T> cols(static_cast<std::size_t>(blocks.most() * K));
+          for (i64 b = 0; b < g.N; ++b)
+            for (i64 o0 = 0, rows = 0; o0 < P; o0 += rows) {
+              rows = blocks.size(o0);
+              Eigen::Map<row_matrix<T>>(cols.data(), rows, K).noalias() =
+                  Eigen::Map<const row_matrix<T>>(dy.data<T>() + (b * P + o0) * OC, rows, OC) * wm.transpose();
+              col2im_add(g, cols.data(), o0, o0 + rows, dx.data<T>() + b * g.in_positions() * g.C);
+            }
         });
       };
     }});
@@ -393,16 +490,24 @@ inline void register_tf_conv(registry& r) {
         const geometry& g = o.g;
         const gpass::tensor& x = ctx.input(0);
         const gpass::tensor& dy = ctx.input(2);
-        const i64 OC = o.out_channels, K = g.taps() * g.C, P = g.out_positions();
+        const i64 OC = o.out_channels;
         dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& df = ctx.allocate_output_zeroed(0, x.element_type(), o.fs);
+          const i64 K = im2col_width(g), P = g.out_positions();  // K * OC: df's size
           if (df.size() == 0 || P == 0) return;
-          std::vector<T> cols(static_cast<std::size_t>(P * K));
+          const bool direct = pointwise(g);
+          const position_blocks blocks =
+              direct ? position_blocks{P, P, 0} : blocks_of(ctx, P, K, sizeof(T), "the filter gradient's im2col block");
+          std::vector<T> cols(direct ? 0 : static_cast<std::size_t>(blocks.most() * K));
           Eigen::Map<row_matrix<T>> dw(df.data<T>(), K, OC);
           for (i64 b = 0; b < g.N; ++b) {
-            im2col(g, x.data<T>() + b * g.in_positions() * g.C, cols.data());
-            dw.noalias() += Eigen::Map<const row_matrix<T>>(cols.data(), P, K).transpose() *
-                            Eigen::Map<const row_matrix<T>>(dy.data<T>() + b * P * OC, P, OC);
+            const T* xb = x.data<T>() + b * g.in_positions() * g.C;
+            for (i64 o0 = 0, rows = 0; o0 < P; o0 += rows) {
+              rows = blocks.size(o0);
+              if (!direct) im2col(g, xb, o0, o0 + rows, cols.data());
+              dw.noalias() += Eigen::Map<const row_matrix<T>>(direct ? xb : cols.data(), rows, K).transpose() *
+                              Eigen::Map<const row_matrix<T>>(dy.data<T>() + (b * P + o0) * OC, rows, OC);
+            }
           }
         });
       };
@@ -423,7 +528,9 @@ inline void register_tf_conv(registry& r) {
       const geometry g = win.resolve(x.sizes(), win.filter_window(f.sizes()), ctx.node());
       const i64 M = f.sizes()[3];
       dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-        gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), win.output_sizes(g, g.C * M));
+        const std::vector<i64> ys = win.output_sizes(g, depthwise_channels(g.C, M, ctx.node()));
+        gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), ys);
+        if (y.size() == 0) return;  // (an empty filter's window may be of any size: not walked)
         const T* px = x.data<T>();
         const T* pf = f.data<T>();
         T* py = y.data<T>();
@@ -445,6 +552,7 @@ inline void register_tf_conv(registry& r) {
         const i64 C = o.g.C, M = o.fs[3];
         dispatch<conv_types>(operand.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& out = ctx.allocate_output_zeroed(0, operand.element_type(), input_grad ? o.xs : o.fs);
+          if (out.size() == 0 || o.out_channels == 0) return;  // (an empty filter's window is not walked)
           const T* pa = operand.data<T>();
           const T* pd = dy.data<T>();
           T* po = out.data<T>();
@@ -473,11 +581,13 @@ inline void register_tf_conv(registry& r) {
     const geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
     // element offsets of (c, position) in an image of the input and the output, per layout
     const bool cf = win.nchw;
-    const i64 S = g.in_positions(), OS = g.out_positions();
-    auto in_at = [&](i64 c, i64 p) { return cf ? c * S + p : p * g.C + c; };
-    auto out_at = [&](i64 c, i64 o) { return cf ? c * OS + o : o * g.C + c; };
     dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), win.output_sizes(g, g.C));
+      // (an empty output: its positions, without channels or images, may be ~2^62 or overflow)
+      if (y.size() == 0) return;
+      const i64 S = g.in_positions(), OS = g.out_positions();
+      auto in_at = [&](i64 c, i64 p) { return cf ? c * S + p : p * g.C + c; };
+      auto out_at = [&](i64 c, i64 o) { return cf ? c * OS + o : o * g.C + c; };
       for (i64 b = 0; b < g.N; ++b) {
         const T* px = x.data<T>() + b * S * g.C;
         T* py = y.data<T>() + b * OS * g.C;
@@ -527,11 +637,12 @@ inline void register_tf_conv(registry& r) {
       const gpass::tensor& x = ctx.input(0);
       const geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
       const std::vector<i64> out = win.output_sizes(g, g.C);
-      const i64 image = g.in_positions() * g.C;
       std::vector<i64> where;
       dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out);  // (the run's limits checked first)
+        if (y.size() == 0) return;  // (as the pools')
         where.assign(static_cast<std::size_t>(y.size()), -1);
+        const i64 image = g.in_positions() * g.C;
         for (i64 b = 0; b < g.N; ++b) {
           const T* px = x.data<T>() + b * image;
           for_each_position(g, [&](i64 o, i64 od, i64 oh, i64 ow) {
@@ -567,7 +678,8 @@ inline void register_tf_conv(registry& r) {
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
         const T* in = x.data<T>();
         T* out = y.data<T>();
-        ctx.policy().parallel_for(rows, static_cast<double>(depth) * static_cast<double>(std::min(depth, 2 * radius + 1) + 20),
+        const i64 window = std::min(depth, 2 * std::min(radius, depth) + 1);  // (2 * radius + 1 may overflow)
+        ctx.policy().parallel_for(rows, static_cast<double>(depth) * static_cast<double>(window + 20),
                                   [&](i64 b, i64 e) {
                                     std::vector<C> sq(static_cast<std::size_t>(depth));
                                     for (i64 row = b; row < e; ++row) {
@@ -603,9 +715,10 @@ inline void register_tf_conv(registry& r) {
         const geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
         check_output_sizes(ctx, dy, win, g, g.C, "grad", "pooling");
         if (win.volumetric) check_output_sizes(ctx, fwd, win, g, g.C, "orig_output", "pooling");
-        const i64 S = g.in_positions(), OS = g.out_positions();
         dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& dx = ctx.allocate_output_zeroed(0, x.element_type(), x.sizes());
+          if (dy.size() == 0) return;  // (as the pools')
+          const i64 S = g.in_positions(), OS = g.out_positions();
           for (i64 b = 0; b < g.N; ++b) {
             const T* px = x.data<T>() + b * S * g.C;
             const T* py = fwd.data<T>() + b * OS * g.C;
@@ -647,9 +760,10 @@ inline void register_tf_conv(registry& r) {
         const gpass::tensor& dy = ctx.input(1);
         const geometry g = win.resolve(xs, win.pool_window(), ctx.node());
         check_output_sizes(ctx, dy, win, g, g.C, "grad", "pooling");
-        const i64 S = g.in_positions(), OS = g.out_positions();
         dispatch<conv_types>(dy.element_type(), ctx.node(), [&]<class T>() {
           gpass::tensor& dx = ctx.allocate_output_zeroed(0, dy.element_type(), xs);
+          if (dy.size() == 0 || dx.size() == 0) return;  // (as the pools')
+          const i64 S = g.in_positions(), OS = g.out_positions();
           for (i64 b = 0; b < g.N; ++b) {
             const T* pg = dy.data<T>() + b * OS * g.C;
             T* pd = dx.data<T>() + b * S * g.C;
