@@ -309,6 +309,10 @@ TEST_CASE("exec.nn.mean_variance_normalization") {
   auto c0 = norm({1, 5, 2}), c1 = norm({3, 5, 2});
   check_close(y, {c0[0], c1[0], c0[1], c1[1], c0[2], c1[2]});
   CHECK_THROWS_AS(f.run(node("MeanVarianceNormalization", 13), {x}), gpass::error);  // default axes need rank 4
+  // a scalar has no axis 0 to reduce (found by fuzzing `run`: it marked reduced[0] of an
+  // empty vector; fuzz/regressions/run/mvn_scalar.onnx)
+  CHECK_THROWS_WITH_AS(f.run(node("MeanVarianceNormalization", 13), {gpass::tensor::scalar(1.0f)}),
+                       doctest::Contains("axis 0 is out of range for rank 0"), gpass::error);
 }
 
 // ---- recurrent layers -----------------------------------------------------------------

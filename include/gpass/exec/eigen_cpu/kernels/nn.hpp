@@ -529,7 +529,13 @@ inline void register_mvn(registry& r) {
       const auto& s = x.sizes();
       const i64 rank = static_cast<i64>(s.size());
       std::vector<char> reduced(s.size(), 0);
-      for (i64 a : axes_attr) reduced[static_cast<std::size_t>(normalize_axis(a, rank, ctx.node()))] = 1;
+      for (i64 a : axes_attr) {
+        // (normalize_axis lets a scalar have axis 0, as the ops that treat it as [1] do; here
+        // an axis indexes the input's dimensions)
+        const i64 k = normalize_axis(a, rank, ctx.node());
+        if (k >= rank) ctx.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+        reduced[static_cast<std::size_t>(k)] = 1;
+      }
       const i64 total = x.size();
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
