@@ -443,4 +443,16 @@ TEST_CASE("exec.array.parallel_big") {
   CHECK_THROWS_AS(f.run1("Gather", {x, tensor::from<i64>({0, 50}, {2})}, {{"axis", i64{1}}}), gpass::error);
 }
 
+TEST_CASE("exec.array.scalar_has_no_axis") {
+  // an axis indexes a dimension: a scalar has none (normalize_axis lets it have axis 0, as the
+  // ops that treat a scalar as [1] do; these ops indexed their empty size vectors with it)
+  fixture f;
+  const tensor x = tensor::scalar(1.0f);
+  auto no_axis = doctest::Contains("axis 0 is out of range for rank 0");
+  CHECK_THROWS_WITH_AS(f.run1("Pad", {x, i64s({1, 1}), value{}, i64s({0})}), no_axis, gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Compress", {x, tensor::from<bool>({true})}, {{"axis", i64{0}}}), no_axis, gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Unique", {x}, {{"axis", i64{0}}}), no_axis, gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("CenterCropPad", {x, i64s({1})}, {{"axes", std::vector<i64>{0}}}), no_axis, gpass::error);
+}
+
 }  // namespace gpass_test_exec_array

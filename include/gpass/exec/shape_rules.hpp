@@ -50,6 +50,13 @@ inline i64 normalize_axis(i64 axis, i64 rank, const kernel_node& n) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// `axis` as an index into the `rank` dimensions of a tensor: in [-rank, rank) made
+/// non-negative (unlike `normalize_axis`, a scalar has no axis 0); out of range fails.
+inline i64 dim_axis(i64 axis, i64 rank, const kernel_node& n) {
+  if (axis < -rank || axis >= rank) n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
 /// An index in [-dim, dim) made non-negative; out of range fails naming the node.
 inline i64 fix_index(i64 v, i64 dim, const kernel_node& n, const char* what) {
   if (v < -dim || v >= dim)

@@ -860,7 +860,7 @@ inline void register_array_make(registry& r) {
         if (pads.size() != 2 * axes.size())
           ctx.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
         for (std::size_t i = 0; i < axes.size(); ++i) {
-          const std::size_t a = static_cast<std::size_t>(normalize_axis(axes[i], static_cast<i64>(rank), nd));
+          const std::size_t a = static_cast<std::size_t>(shape_rules::dim_axis(axes[i], static_cast<i64>(rank), nd));
           begin[a] = pads[i];
           end[a] = pads[i + axes.size()];
         }
@@ -1029,7 +1029,7 @@ inline void register_array_select(registry& r) {
       if (cond.element_type() != dtype::bool_ || cond.rank() != 1) ctx.fail("condition must be a 1-D bool tensor");
       const gpass::tensor x = axis_attr ? x0 : x0.reshaped({x0.size()});
       const std::size_t axis =
-          axis_attr ? static_cast<std::size_t>(normalize_axis(*axis_attr, static_cast<i64>(x.rank()), ctx.node())) : 0;
+          axis_attr ? static_cast<std::size_t>(shape_rules::dim_axis(*axis_attr, static_cast<i64>(x.rank()), ctx.node())) : 0;
       const i64 dim = x.sizes()[axis];
       std::vector<i64> sel;
       const bool* c = cond.data<bool>();
@@ -1069,7 +1069,7 @@ inline void register_array_select(registry& r) {
       gpass::tensor rows = x;
       std::vector<i64> rest;
       if (axis_attr) {
-        axis = static_cast<std::size_t>(normalize_axis(*axis_attr, static_cast<i64>(rank), ctx.node()));
+        axis = static_cast<std::size_t>(shape_rules::dim_axis(*axis_attr, static_cast<i64>(rank), ctx.node()));
         nrows = x.sizes()[axis];
         const auto st = strides_of(x.sizes());
         std::vector<i64> vs{nrows}, vst{st[axis]};
@@ -1321,7 +1321,7 @@ inline void register_array_new(registry& r) {
       if (axes_attr) {
         std::vector<char> seen(static_cast<std::size_t>(rank), 0);
         for (i64 a : *axes_attr) {
-          const i64 k = normalize_axis(a, rank, ctx.node());
+          const i64 k = shape_rules::dim_axis(a, rank, ctx.node());
           if (seen[static_cast<std::size_t>(k)]++) ctx.fail("axes repeat axis " + std::to_string(a));
           axes.push_back(k);
         }

@@ -532,9 +532,7 @@ inline void register_mvn(registry& r) {
       for (i64 a : axes_attr) {
         // (normalize_axis lets a scalar have axis 0, as the ops that treat it as [1] do; here
         // an axis indexes the input's dimensions)
-        const i64 k = normalize_axis(a, rank, ctx.node());
-        if (k >= rank) ctx.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
-        reduced[static_cast<std::size_t>(k)] = 1;
+        reduced[static_cast<std::size_t>(shape_rules::dim_axis(a, rank, ctx.node()))] = 1;
       }
       const i64 total = x.size();
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
