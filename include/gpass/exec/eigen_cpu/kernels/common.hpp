@@ -188,10 +188,16 @@ D float_to_int(F x) {
 /// values rather than by its input and output) against the run's max_tensor_bytes, as if it
 /// were a tensor (the default limit without a plan's budget); fails naming the node. `bytes`
 /// is a double so that callers can pass products that would overflow int64.
+/// The run's max_tensor_bytes (the default limit without a plan's budget; 0: none).
+template <class Ctx>
+std::uint64_t tensor_byte_limit(const Ctx& ctx) {
+  const auto* b = ctx.budget();
+  return b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+}
+
 template <class Ctx>
 void check_scratch(const Ctx& ctx, double bytes, const std::string& what) {
-  const auto* b = ctx.budget();
-  const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  const std::uint64_t cap = tensor_byte_limit(ctx);
   if (cap && !(bytes <= static_cast<double>(cap))) {
     char count[32];
     if (bytes < 1e18) std::snprintf(count, sizeof count, "%.0f", bytes);  // (exact below 2^53, then close)
@@ -220,8 +226,7 @@ void check_scratch(const Ctx& ctx, std::optional<std::size_t> bytes, const std::
 /// products cannot overflow.
 template <class Ctx>
 bool string_output_fits(const Ctx& ctx, std::int64_t elements, double chars) {
-  const auto* b = ctx.budget();
-  const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  const std::uint64_t cap = tensor_byte_limit(ctx);
   return !cap || static_cast<double>(elements) * static_cast<double>(sizeof(std::string)) + chars <= static_cast<double>(cap);
 }
 
@@ -230,8 +235,7 @@ bool string_output_fits(const Ctx& ctx, std::int64_t elements, double chars) {
 template <class Ctx>
 void check_string_output(const Ctx& ctx, std::int64_t elements, double chars, std::size_t out = 0) {
   if (string_output_fits(ctx, elements, chars)) return;
-  const auto* b = ctx.budget();
-  const std::uint64_t cap = b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  const std::uint64_t cap = tensor_byte_limit(ctx);
   auto count = [](double v) { return v < 9e18 ? std::to_string(static_cast<std::uint64_t>(v)) : std::to_string(v); };
   ctx.fail("output " + std::to_string(out) + " would hold " + count(chars) + " characters in " + std::to_string(elements) +
            " strings (" + count(static_cast<double>(elements) * static_cast<double>(sizeof(std::string)) + chars) +

@@ -119,8 +119,7 @@ struct position_blocks {
 };
 inline position_blocks blocks_of(const context& ctx, i64 P, i64 K, std::size_t elem, const char* what) {
   const double row = static_cast<double>(K) * static_cast<double>(elem);  // (P, K > 0)
-  const auto* budget = ctx.budget();
-  const std::uint64_t cap = budget ? budget->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
+  const std::uint64_t cap = tensor_byte_limit(ctx);
   const double room = cap ? static_cast<double>(cap) / row : std::numeric_limits<double>::infinity();  // rows
   position_blocks b{P, P, 0};
   if (const double fit = std::min(block_bytes / row, room); static_cast<double>(P) > fit)
