@@ -49,8 +49,8 @@ std::vector<value> run(const kernel_node& n, std::vector<value> in, int threads 
 tensor run1(const kernel_node& n, std::vector<value> in, int threads = 1) { return run(n, std::move(in), threads).at(0).tensor(); }
 
 // a run whose tensors may take at most `max_tensor_bytes` each
-std::vector<value> run_limited(const kernel_node& n, std::vector<value> in, std::uint64_t max_tensor_bytes) {
-  eigen_cpu cpu({.threads = 1});
+std::vector<value> run_limited(const kernel_node& n, std::vector<value> in, std::uint64_t max_tensor_bytes, int threads = 1) {
+  eigen_cpu cpu({.threads = threads});
   return gpass::exec::run_kernel(cpu, reduce_registry(), n, std::move(in), {.max_tensor_bytes = max_tensor_bytes});
 }
 
@@ -363,6 +363,18 @@ TEST_CASE("exec.reduce.dft_hostile_lengths") {
   CHECK(fft_plan::bytes_needed(16) == std::size_t{24 * 16});
   CHECK(fft_plan::bytes_needed(10) == std::size_t{16 * (20 + 80)});
   CHECK_THROWS_WITH_AS(fft_plan((std::size_t{1} << 62) + 1, -1), doctest::Contains("too long"), gpass::error);
+  // each thread that runs the plan holds its own line and scratch: 40001 points (a convolution
+  // of 131072) take 6.2 MiB on one line, 9.8 MiB on two lines run by two threads
+  CHECK(fft_plan::bytes_needed(10, 2) == std::size_t{16 * (42 + 2 * 58)});
+  CHECK(fft_plan::bytes_needed(16, 3) == std::size_t{3 * 24 * 16});
+  CHECK_FALSE(fft_plan::bytes_needed(1 << 20, std::numeric_limits<std::size_t>::max()).has_value());
+  const auto two_lines = [](int threads) {
+    return run_limited(node("DFT", 17, {{"axis", i64{1}}}), {tensor::from<float>({1, 1}, {2, 1, 1}), tensor::scalar<i64>(40001)},
+                       7 << 20, threads);
+  };
+  CHECK(two_lines(1).at(0).tensor().sizes() == std::vector<i64>{2, 40001, 2});
+  CHECK_THROWS_WITH_AS(two_lines(4), doctest::Contains("the plan of a DFT of 40001 points on 2 threads"), gpass::error);
+  CHECK(run_limited(node("DFT", 17, {{"axis", i64{1}}}), {one, tensor::scalar<i64>(40001)}, 7 << 20, 4).at(0).tensor().size() == 80002);
   // STFT: no batch, a signal as long as it likes: an empty output, no window, no plan
   auto s = run1(node("STFT", 17), {tensor(gpass::dtype::f32, {0, 1000000007, 1}), tensor::scalar<i64>(1)});
   CHECK(s.sizes() == std::vector<i64>{0, 1, 500000004, 2});

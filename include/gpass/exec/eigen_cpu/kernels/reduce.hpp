@@ -585,6 +585,15 @@ inline fn make_window(const kernel_node& n, window_kind w) {
 using fft::cplx;
 using fft::fft_plan;
 
+/// Checks the plan of an FFT of `n` points run over `lines` lines with `parallel_for`: each
+/// thread that takes part holds its own line and scratch besides the shared plan.
+inline void check_fft(context& ctx, std::int64_t n, std::int64_t lines) {
+  const std::int64_t runs = std::max<std::int64_t>(1, std::min<std::int64_t>(lines, ctx.policy().threads()));
+  check_scratch(ctx, fft_plan::bytes_needed(static_cast<std::size_t>(n), static_cast<std::size_t>(runs)),
+                "the plan of a DFT of " + std::to_string(n) + " points" +
+                    (runs > 1 ? " on " + std::to_string(runs) + " threads" : std::string()));
+}
+
 /// DFT (opset 17: axis attribute; opset 20: axis input 2, default -2). Real ([..., 1]) or
 /// complex ([..., 2]) input; onesided forward keeps n/2+1 bins; onesided inverse is a
 /// complex-to-real inverse.
@@ -617,13 +626,12 @@ inline fn make_dft(const kernel_node& n) {
       // plan; then the plan's tables (up to ~200 bytes a point, not bounded by the output)
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
       if (y.size() == 0) return;
-      check_scratch(ctx, fft_plan::bytes_needed(static_cast<std::size_t>(len)),
-                          "the plan of a DFT of " + std::to_string(len) + " points");
-      const fft_plan plan(static_cast<std::size_t>(len), inverse ? +1 : -1);
       // products of the output's sizes (it is not empty): no overflow
       std::int64_t outer = 1, inner = 1;
       for (std::int64_t d = 0; d < axis; ++d) outer *= x.sizes()[d];
       for (std::int64_t d = axis + 1; d < r - 1; ++d) inner *= x.sizes()[d];
+      check_fft(ctx, len, outer * inner);
+      const fft_plan plan(static_cast<std::size_t>(len), inverse ? +1 : -1);
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const double scale = inverse ? 1.0 / static_cast<double>(len) : 1.0;
@@ -690,8 +698,7 @@ inline fn make_stft(const kernel_node& n) {
       // an empty output needs no window and no plan
       gpass::tensor& y = ctx.allocate_output(0, x.element_type(), {B, frames, bins, 2});
       if (y.size() == 0) return;
-      check_scratch(ctx, fft_plan::bytes_needed(static_cast<std::size_t>(fl)),
-                          "the plan of a DFT of " + std::to_string(fl) + " points");
+      check_fft(ctx, fl, B * frames);
       if (window.empty()) window.assign(static_cast<std::size_t>(fl), 1.0);
       const fft_plan plan(static_cast<std::size_t>(fl), -1);
       const T* in = x.data<T>();

@@ -62,19 +62,22 @@ class fft_plan {
     while (m < 2 * n - 1) m <<= 1;
     return m;
   }
-  /// The bytes a plan of `n` points holds (Bluestein's chirp and kernel) plus those one `run`
-  /// uses (the caller's line of n points, the scratch, the twiddles), or nullopt when they do
-  /// not fit in size_t.
-  static std::optional<std::size_t> bytes_needed(std::size_t n) noexcept {
+  /// The bytes a plan of `n` points holds (Bluestein's chirp and kernel) plus those `runs`
+  /// concurrent `run`s use (each: the caller's line of n points, the scratch, the twiddles),
+  /// or nullopt when they do not fit in size_t. A caller that runs the plan on several
+  /// threads passes the number of threads: each holds its own line and scratch.
+  static std::optional<std::size_t> bytes_needed(std::size_t n, std::size_t runs = 1) noexcept {
     const auto m = padded_length(n);
     if (!m) return std::nullopt;
-    // in complex numbers: radix 2: the line (n) and the twiddles (n/2); Bluestein: the line
-    // and the chirp (2n, n <= 2^62 here), the scratch and the kernel (2m), the twiddles (m/2)
-    std::size_t count = n + n / 2, bytes = 0;
-    if (*m != 0 && (__builtin_add_overflow(2 * n, *m, &count) || __builtin_add_overflow(count, *m, &count) ||
-                    __builtin_add_overflow(count, *m / 2, &count)))
+    // in complex numbers: radix 2: per run the line (n) and the twiddles (n/2); Bluestein: the
+    // plan's chirp (n) and kernel (m), per run the line (n), the scratch (m), the twiddles (m/2)
+    std::size_t plan = 0, run = n + n / 2, count = 0, bytes = 0;
+    if (*m != 0 && (__builtin_add_overflow(n, *m, &plan) || __builtin_add_overflow(n, *m, &run) ||
+                    __builtin_add_overflow(run, *m / 2, &run)))
       return std::nullopt;
-    if (__builtin_mul_overflow(count, sizeof(cplx), &bytes)) return std::nullopt;
+    if (__builtin_mul_overflow(run, runs, &count) || __builtin_add_overflow(count, plan, &count) ||
+        __builtin_mul_overflow(count, sizeof(cplx), &bytes))
+      return std::nullopt;
     return bytes;
   }
 
