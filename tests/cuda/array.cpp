@@ -283,4 +283,27 @@ TEST_CASE("cuda: ConstantOfShape and Range match the CPU kernels") {
   differential(node("Range", 27, {{"stash_type", i64{11}}}), {h(1), h(30), h(0.7f)});
 }
 
+TEST_CASE("cuda: an axis that indexes a scalar's sizes fails as on the CPU (Compress, Pad)") {
+  GPASS_REQUIRE_GPU();
+  // a scalar has no axis 0 to index (normalize_axis would let one through): a gpass error on
+  // both, never a read past the empty size vector
+  const tensor s = tensor::scalar<float>(2.5f);
+  for (i64 axis : {0, -1}) {
+    INFO("axis " << axis);
+    const auto n = node("Compress", 11, {{"axis", axis}});
+    const std::vector<tensor> in{s, tensor::from<bool>({true})};
+    CHECK_THROWS_AS(gpass_test_cuda::run_cpu(n, in), gpass::error);
+    CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, in), gpass::error);
+  }
+  // without an axis the scalar is flattened to [1] first
+  differential(node("Compress", 11), {s, tensor::from<bool>({true})});
+  for (i64 axis : {0, -1}) {
+    INFO("pad axis " << axis);
+    const auto n = node("Pad", 21);
+    const std::vector<tensor> in{s, I({1, 1}), tensor{}, I({axis})};
+    CHECK_THROWS_AS(gpass_test_cuda::run_cpu(n, in), gpass::error);
+    CHECK_THROWS_AS(gpass_test_cuda::run_gpu(n, in), gpass::error);
+  }
+}
+
 }  // namespace gpass_test_cuda_array

@@ -122,4 +122,24 @@ TEST_CASE("cuda: sequence ops match the CPU kernels") {
   both(node("Optional", 15), {a});
 }
 
+TEST_CASE("cuda: SplitToSequence of a scalar fails as on the CPU") {
+  GPASS_REQUIRE_GPU();
+  // a scalar has no axis to split (normalize_axis would let axis 0 through): a gpass error on
+  // both, never a read past the empty size vector
+  auto& g = *gpass_test_cuda::gpu();
+  static ex::eigen_cpu cpu;
+  const tensor s = tensor::scalar<float>(2.5f);
+  for (i64 axis : {0, -1}) {
+    INFO("axis " << axis);
+    ex::kernel_node n = node("SplitToSequence", 11, {{"axis", axis}});
+    n.input_types.resize(1);
+    std::vector<ex::value> hv;
+    hv.emplace_back(s);
+    std::vector<cvalue> dv;
+    dv.emplace_back(g.upload(s, g.default_stream()));
+    CHECK_THROWS_AS(ex::run_kernel(cpu, cpu.kernels(), n, std::move(hv)), gpass::error);
+    CHECK_THROWS_AS(ex::run_kernel(g, g.kernels(), n, std::move(dv)), gpass::error);
+  }
+}
+
 }  // namespace gpass_test_cuda_sequence

@@ -453,6 +453,17 @@ TEST_CASE("exec.array.scalar_has_no_axis") {
   CHECK_THROWS_WITH_AS(f.run1("Compress", {x, tensor::from<bool>({true})}, {{"axis", i64{0}}}), no_axis, gpass::error);
   CHECK_THROWS_WITH_AS(f.run1("Unique", {x}, {{"axis", i64{0}}}), no_axis, gpass::error);
   CHECK_THROWS_WITH_AS(f.run1("CenterCropPad", {x, i64s({1})}, {{"axes", std::vector<i64>{0}}}), no_axis, gpass::error);
+  // the shared shape rules of both executors: Slice's and Squeeze's axes, Resize's axes
+  CHECK_THROWS_WITH_AS(f.run1("Slice", {x, i64s({0}), i64s({1}), i64s({0})}, {}, 13), no_axis, gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Slice", {x, i64s({0}), i64s({1}), i64s({-1})}, {}, 13), doctest::Contains("axis -1 is out of range"),
+                       gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Squeeze", {x, i64s({0})}, {}, 13), no_axis, gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("Resize", {x, value{}, tensor::from<float>({2.0f}, {1})}, {{"axes", std::vector<i64>{0}}}, 18), no_axis,
+                       gpass::error);
+  // the same ops on a vector still take axis 0 and -1
+  const tensor v = tensor::from<float>({1, 2, 3}, {3});
+  CHECK(vals<float>(f.run1("Slice", {v, i64s({1}), i64s({3}), i64s({-1})}, {}, 13)) == std::vector<float>{2, 3});
+  CHECK(f.run1("Squeeze", {tensor::from<float>({4}, {1}), i64s({0})}, {}, 13).rank() == 0);
 }
 
 }  // namespace gpass_test_exec_array

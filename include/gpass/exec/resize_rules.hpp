@@ -250,7 +250,7 @@ inline resize_plan plan_resize(const resize_options& opt, const std::vector<i64>
   if (opt.axes) {
     std::vector<char> seen(rank, 0);
     for (i64 a : *opt.axes) {
-      const i64 k = shape_rules::normalize_axis(a, static_cast<i64>(rank), n);
+      const i64 k = shape_rules::dim_axis(a, static_cast<i64>(rank), n);
       if (seen[static_cast<std::size_t>(k)]) n.fail("axes repeat axis " + std::to_string(a));
       seen[static_cast<std::size_t>(k)] = 1;
       axes.push_back(k);

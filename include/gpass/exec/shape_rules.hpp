@@ -254,7 +254,7 @@ inline strided_view slice_view(const std::vector<i64>& sizes, const std::vector<
   strided_view v{sizes, st, 0};
   std::vector<char> seen(sizes.size(), 0);
   for (std::size_t i = 0; i < starts.size(); ++i) {
-    const std::size_t a = static_cast<std::size_t>(normalize_axis((*axes)[i], rank, n));
+    const std::size_t a = static_cast<std::size_t>(dim_axis((*axes)[i], rank, n));
     if (seen[a]) n.fail("axis " + std::to_string((*axes)[i]) + " is repeated");
     seen[a] = 1;
     const i64 step = steps.empty() ? 1 : steps[i];
@@ -357,7 +357,7 @@ inline std::vector<i64> squeeze_sizes(const std::vector<i64>& sizes, const std::
   std::vector<char> drop(sizes.size(), 0);
   if (axes) {
     for (i64 a : *axes) {
-      const auto k = static_cast<std::size_t>(normalize_axis(a, rank, n));
+      const auto k = static_cast<std::size_t>(dim_axis(a, rank, n));
       if (sizes[k] != 1)
         n.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(sizes[k]) + " (input " + sizes_str(sizes) + ")");
       drop[k] = 1;

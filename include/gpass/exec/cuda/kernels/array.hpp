@@ -962,7 +962,9 @@ inline fn make_compress(const kernel_node& n) {
     const gpass::tensor cond = cuda_detail::host_value(ctx, 1);
     if (cond.element_type() != dtype::bool_ || cond.rank() != 1) ctx.fail("condition must be a 1-D bool tensor");
     const cuda_tensor x = axis_attr ? x0 : x0.reshaped({x0.size()});
-    const std::size_t axis = axis_attr ? static_cast<std::size_t>(normalize_axis(*axis_attr, static_cast<i64>(x.rank()), ctx.node())) : 0;
+    // (dim_axis, not normalize_axis: the axis indexes x's sizes, and a scalar has no axis 0)
+    const std::size_t axis =
+        axis_attr ? static_cast<std::size_t>(shape_rules::dim_axis(*axis_attr, static_cast<i64>(x.rank()), ctx.node())) : 0;
     const i64 dim = x.sizes()[axis];
     std::vector<i64> sel;
     const bool* c = cond.data<bool>();
@@ -1088,7 +1090,8 @@ inline fn make_pad(const kernel_node& n) {
       if (pads.size() != 2 * axes.size())
         ctx.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
       for (std::size_t i = 0; i < axes.size(); ++i) {
-        const std::size_t a = static_cast<std::size_t>(normalize_axis(axes[i], static_cast<i64>(rank), nd));
+        // (dim_axis: the axis indexes begin / end, of x's rank; a scalar has no axis 0)
+        const std::size_t a = static_cast<std::size_t>(shape_rules::dim_axis(axes[i], static_cast<i64>(rank), nd));
         begin[a] = pads[i];
         end[a] = pads[i + axes.size()];
       }

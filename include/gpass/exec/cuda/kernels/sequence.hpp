@@ -166,6 +166,7 @@ inline void register_cuda_sequence(kernel_registry<cuda>& r) {
     return [axis_attr, keepdims, lib](context& ctx) {
       const cuda_tensor& x = ctx.input(0);
       cuda_array_detail::require_movable(ctx, x.element_type());
+      if (x.rank() == 0) ctx.fail("input must have rank >= 1 (a scalar has no axis to split)");
       const auto axis = static_cast<std::size_t>(shape_rules::normalize_axis(axis_attr, static_cast<i64>(x.rank()), ctx.node()));
       const i64 dim = x.sizes()[axis];
       std::vector<i64> lens;
