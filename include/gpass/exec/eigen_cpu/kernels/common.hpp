@@ -184,10 +184,6 @@ D float_to_int(F x) {
   return static_cast<D>(static_cast<std::int64_t>(x));
 }
 
-/// Checks `bytes` of a kernel's scratch (a table, an intermediate sized by attributes or
-/// values rather than by its input and output) against the run's max_tensor_bytes, as if it
-/// were a tensor (the default limit without a plan's budget); fails naming the node. `bytes`
-/// is a double so that callers can pass products that would overflow int64.
 /// The run's max_tensor_bytes (the default limit without a plan's budget; 0: none).
 template <class Ctx>
 std::uint64_t tensor_byte_limit(const Ctx& ctx) {
@@ -195,17 +191,26 @@ std::uint64_t tensor_byte_limit(const Ctx& ctx) {
   return b ? b->limits().max_tensor_bytes : run_limits{}.max_tensor_bytes;
 }
 
+/// A count held in a double (a product that may be past int64) for an error message: exact
+/// digits below 10^18, then three significant digits; infinity (an overflowed count) in words.
+inline std::string count_str(double v) {
+  char s[32];
+  if (v < 1e18) std::snprintf(s, sizeof s, "%.0f", v);  // (exact below 2^53, then close)
+  else if (v <= std::numeric_limits<double>::max()) std::snprintf(s, sizeof s, "%.3g", v);
+  else std::snprintf(s, sizeof s, "more than 1.8e308");
+  return s;
+}
+
+/// Checks `bytes` of a kernel's scratch (a table, an intermediate sized by attributes or
+/// values rather than by its input and output) against the run's max_tensor_bytes, as if it
+/// were a tensor; fails naming the node. `bytes` is a double so that callers can pass
+/// products that would overflow int64.
 template <class Ctx>
 void check_scratch(const Ctx& ctx, double bytes, const std::string& what) {
   const std::uint64_t cap = tensor_byte_limit(ctx);
-  if (cap && !(bytes <= static_cast<double>(cap))) {
-    char count[32];
-    if (bytes < 1e18) std::snprintf(count, sizeof count, "%.0f", bytes);  // (exact below 2^53, then close)
-    else if (bytes <= std::numeric_limits<double>::max()) std::snprintf(count, sizeof count, "%.3g", bytes);
-    else std::snprintf(count, sizeof count, "more than 1.8e308");  // (inf: an overflowed count)
-    ctx.fail(what + " needs " + count + " bytes of scratch, over the limit of " + std::to_string(cap) +
+  if (cap && !(bytes <= static_cast<double>(cap)))
+    ctx.fail(what + " needs " + count_str(bytes) + " bytes of scratch, over the limit of " + std::to_string(cap) +
              " bytes per tensor (max_tensor_bytes)");
-  }
 }
 
 /// `check_scratch` of a byte count that may have overflowed (nullopt: fails).
@@ -236,9 +241,8 @@ template <class Ctx>
 void check_string_output(const Ctx& ctx, std::int64_t elements, double chars, std::size_t out = 0) {
   if (string_output_fits(ctx, elements, chars)) return;
   const std::uint64_t cap = tensor_byte_limit(ctx);
-  auto count = [](double v) { return v < 9e18 ? std::to_string(static_cast<std::uint64_t>(v)) : std::to_string(v); };
-  ctx.fail("output " + std::to_string(out) + " would hold " + count(chars) + " characters in " + std::to_string(elements) +
-           " strings (" + count(static_cast<double>(elements) * static_cast<double>(sizeof(std::string)) + chars) +
+  ctx.fail("output " + std::to_string(out) + " would hold " + count_str(chars) + " characters in " + std::to_string(elements) +
+           " strings (" + count_str(static_cast<double>(elements) * static_cast<double>(sizeof(std::string)) + chars) +
            " bytes), over the limit of " + std::to_string(cap) + " bytes per tensor (max_tensor_bytes)");
 }
 
