@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include <gpass/core/symbols.hpp>
@@ -112,6 +114,27 @@ TEST_CASE("core.symbols.join_widens_and_absorbs") {
   gpass::list_type empty{tensor_type{dtype::f32, shape()}, dim(0), {}};
   gpass::list_type one{tensor_type{dtype::f32, shape{3}}, dim(1), {}};
   CHECK(s.join(gpass::type(empty), gpass::type(one), "l", "seq").to_string() == "list<f32[3], seq_len>");
+}
+
+TEST_CASE("core.symbols.arithmetic_past_int64_learns_nothing") {
+  // value propagation carries integers as dims (dim::integer may be negative): differences
+  // and substitutions that overflow int64 were undefined behaviour (found by fuzzing: Tile
+  // with repeats near INT64_MIN unified with a declared size)
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  gpass::symbol_table s;
+  for (auto x : {"n", "m", "p"}) s.declare(x);
+  const dim n = dim::symbol("n"), m = dim::symbol("m"), p = dim::symbol("p");
+  CHECK_FALSE(s.unify(dim(1), dim::integer(-big)));  // two different constants
+  CHECK_FALSE(s.unify(dim::integer(-big), dim(big)));
+  CHECK(s.unify(n + dim(big), dim::integer(-5)));  // n + big - (-5) overflows: nothing learned
+  CHECK_FALSE(s.is_bound("n"));
+  // p = 2*m, then m = big*n: p's value 2*big*n is past int64, so p resolves to `?`
+  CHECK(s.unify(p, m * 2));
+  CHECK(s.unify(m, n * big));
+  CHECK(s.resolve(m) == n * big);
+  CHECK(s.resolve(p).is_unknown());
+  CHECK(s.resolve(p + dim(1)).is_unknown());
+  CHECK(s.unify(p, dim(4)));  // nothing to learn from `?`
 }
 
 }  // namespace gpass_test_core_symbols

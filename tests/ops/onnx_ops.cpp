@@ -201,6 +201,18 @@ TEST_CASE("ops.onnx.shape_ops") {
   CHECK(y_of("%x = arg() {index = 0} -> (f32[n,2])\n%p = Constant() {value = tensor<i64[4]> [1, 0, 2, -1]}\n%y = Pad(%x, %p)") ==
         "f32[n+3,1]");
   CHECK(y_of("%x = arg() {index = 0} -> (f32[2,2])\n%y = Pad(%x) {pads = [1, 1, 1, 1]}", 2) == "f32[4,4]");
+  // sizes are never negative: Tile's repeats must not be, nor any size a shape function takes
+  // from a value (Expand's shape) (the negative shapes were handed on: a fuzzed Tile with repeats
+  // near INT64_MIN overflowed the symbol table's arithmetic)
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[n,2])\n%s = Constant() {value = tensor<i64[2]> [-9223372036854775807, 2]}\n"
+                 "%y = Tile(%x, %s)")
+            .find("repeats[0] is -9223372036854775807 (repeats must not be negative)") != std::string::npos);
+  const std::string neg = error_of("%x = arg() {index = 0} -> (f32[1,2])\n%s = Constant() {value = tensor<i64[2]> [-3, 2]}\n"
+                                   "%y = Expand(%x, %s)");
+  CHECK(neg == "gpass: pass 'infer-shapes': node 'y' (op Expand): output 0 would have a negative size -3 (dim 0 of [-3,2])");
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"})  // blocksize^2 was a signed overflow (UB)
+    CHECK(error_of(std::string("%x = arg() {index = 0} -> (f32[1,4,2,2])\n%y = ") + op + "(%x) {blocksize = 4294967296}")
+              .find("blocksize 4294967296 is too large (its square overflows int64)") != std::string::npos);
   G rg = infer("%a = Constant() {value = tensor<i64[]> [1]}\n%b = Constant() {value = tensor<i64[]> [10]}\n"
                "%c = Constant() {value = tensor<i64[]> [3]}\n%y = Range(%a, %b, %c)");
   CHECK(out(rg, "y") == "i64[3]");

@@ -237,6 +237,17 @@ class type_policy {
         if (schema->infer) schema->infer(ctx);
         apply_formal_types.fill_outputs(*schema, ctx);
         if (schema->propagate) schema->propagate(ctx);
+        // sizes are never negative: a shape function that computed one from out-of-range
+        // values (Tile's repeats, ...) would otherwise hand it on to arithmetic and kernels
+        for (std::size_t k = 0; k < ctx.num_outputs(); ++k) {
+          const type& t = ctx.output(k).type;
+          if (!t.is_tensor() || !t.tensor().shape.has_rank()) continue;
+          const shape& sh = t.tensor().shape;
+          for (std::size_t i = 0; i < sh.rank(); ++i)
+            if (sh[i].is_known() && sh[i].value() < 0)
+              ctx.fail("output " + std::to_string(k) + " would have a negative size " + std::to_string(sh[i].value()) + " (dim " +
+                       std::to_string(i) + " of " + sh.to_string() + ")");
+        }
       }
       // declared types (and refinements) constrain what was inferred
       for (std::size_t k = 0; k < ctx.num_outputs(); ++k) {

@@ -150,7 +150,10 @@ class symbol_table {
       if (is_bound(n)) any_bound = true;
     if (!any_bound) return d;
     lin r{d.constant(), {}};
-    for (const auto& [n, c] : d.terms()) r.add(lin::of(resolve_symbol(n)), c);
+    for (const auto& [n, c] : d.terms()) {
+      const dim v = resolve_symbol(n);
+      if (v.is_unknown() || !r.add(lin::of(v), c)) return dim();  // overflowed: not known, as dim's operators
+    }
     return r.to_dim();
   }
   shape resolve(const shape& s) {
@@ -182,9 +185,11 @@ class symbol_table {
   bool unify(const dim& a, const dim& b) {
     if (a.is_unknown() || b.is_unknown() || a == b) return true;
     dim ra = resolve(a), rb = resolve(b);
-    if (ra == rb) return true;
+    if (ra.is_unknown() || rb.is_unknown() || ra == rb) return true;
     lin diff = lin::of(ra);
-    diff.add(lin::of(rb), -1);
+    // a difference past int64 (sizes are not that far apart, but values propagated as dims
+    // can be): two different constants contradict, otherwise nothing is learned
+    if (!diff.add(lin::of(rb), -1)) return !(ra.is_known() && rb.is_known());
     if (diff.terms.empty()) return diff.constant == 0;
     // Solve for a symbol with coefficient +-1, preferring the most recently made one (so user
     // symbols survive and generated ones are bound to them).
@@ -200,8 +205,8 @@ class symbol_table {
     if (!pick) {
       if (diff.terms.size() != 1) return true;  // not solvable in integers by us: learn nothing
       auto [n, c] = *diff.terms.begin();
-      if (diff.constant % c != 0) return false;
-      std::int64_t v = -diff.constant / c;
+      if (diff.constant % c != 0) return false;  // (|c| >= 2 here: no INT64_MIN / -1)
+      const std::int64_t v = -(diff.constant / c);
       if (v < 0) return false;
       bind(n, dim(v));
       return true;
@@ -211,7 +216,7 @@ class symbol_table {
     rest.terms.erase(name);
     // c*s + rest == 0  =>  s = -rest / c, c = +-1
     lin sol{0, {}};
-    sol.add(rest, pick_coef == 1 ? -1 : 1);
+    if (!sol.add(rest, pick_coef == 1 ? -1 : 1)) return true;  // -rest overflows: learn nothing
     if (sol.terms.empty() && sol.constant < 0) return false;
     bind(name, sol.to_dim());
     return true;
@@ -379,13 +384,17 @@ class symbol_table {
       for (const auto& [n, c] : d.terms()) l.terms[n] += c;
       return l;
     }
-    void add(const lin& o, std::int64_t k) {
-      constant += o.constant * k;
+    /// Adds `k * o`; false when the constant or a coefficient overflows int64 (the
+    /// expression is then not usable: callers treat it as unknown).
+    [[nodiscard]] bool add(const lin& o, std::int64_t k) {
+      std::int64_t p = 0;
+      if (__builtin_mul_overflow(o.constant, k, &p) || __builtin_add_overflow(constant, p, &constant)) return false;
       for (const auto& [n, c] : o.terms) {
         auto& x = terms[n];
-        x += c * k;
+        if (__builtin_mul_overflow(c, k, &p) || __builtin_add_overflow(x, p, &x)) return false;
         if (x == 0) terms.erase(n);
       }
+      return true;
     }
     dim to_dim() const {
       std::vector<dim::term> t(terms.begin(), terms.end());
@@ -433,13 +442,23 @@ class symbol_table {
         }
       }
       if (pushed) continue;
+      if (!top.value.is_symbolic()) {  // a constant, or `?` (an overflowed substitution): nothing to do
+        stack.pop_back();
+        continue;
+      }
       // every bound symbol in top.value is bound to an expression over free symbols: substitute
+      // (a substitution that overflows int64 leaves the symbol bound to `?`)
       lin r{top.value.constant(), {}};
+      bool known = true;
       for (const auto& [n, c] : top.value.terms()) {
         const info& ti = infos_.at(n);
-        r.add(lin::of(ti.bound ? ti.value : dim::symbol(n)), c);
+        const dim v = ti.bound ? ti.value : dim::symbol(n);
+        if (v.is_unknown() || !r.add(lin::of(v), c)) {
+          known = false;
+          break;
+        }
       }
-      top.value = r.to_dim();
+      top.value = known ? r.to_dim() : dim();
       stack.pop_back();
     }
     return infos_.at(name).value;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/ops/onnx/common.hpp>
 
 namespace gpass {
@@ -640,7 +641,11 @@ inline void tile_infer(infer_context& c) {
   }
   if (rep->size() != *r) c.fail("repeats has " + std::to_string(rep->size()) + " values for rank " + std::to_string(*r));
   std::vector<dim> out;
-  for (std::size_t i = 0; i < *r; ++i) out.push_back(mul_dims(s[i], (*rep)[i]));
+  for (std::size_t i = 0; i < *r; ++i) {
+    if ((*rep)[i].is_known() && (*rep)[i].value() < 0)
+      c.fail("repeats[" + std::to_string(i) + "] is " + std::to_string((*rep)[i].value()) + " (repeats must not be negative)");
+    out.push_back(mul_dims(s[i], (*rep)[i]));
+  }
   c.set_shape(0, shape(std::move(out)));
 }
 
@@ -846,7 +851,9 @@ inline void depth_to_space_infer(infer_context& c) {
   if (s.rank() != 4) c.fail("input must be 4-D, got " + s.to_string());
   std::int64_t b = c.attr_int("blocksize", 1);
   if (b <= 0) c.fail("blocksize must be positive");
-  dim ch = s[1] / (b * b);
+  const auto bb = checked_mul(b, b);
+  if (!bb) c.fail("blocksize " + std::to_string(b) + " is too large (its square overflows int64)");
+  dim ch = s[1] / *bb;
   if (s[1].is_known() && ch.is_unknown()) c.fail("channels " + s[1].to_string() + " not divisible by blocksize^2");
   c.set_shape(0, shape{s[0], ch, s[2] * b, s[3] * b});
 }
@@ -857,10 +864,12 @@ inline void space_to_depth_infer(infer_context& c) {
   if (s.rank() != 4) c.fail("input must be 4-D, got " + s.to_string());
   std::int64_t b = c.attr_int("blocksize", 1);
   if (b <= 0) c.fail("blocksize must be positive");
+  const auto bb = checked_mul(b, b);
+  if (!bb) c.fail("blocksize " + std::to_string(b) + " is too large (its square overflows int64)");
   dim h = s[2] / b, w = s[3] / b;
   if ((s[2].is_known() && h.is_unknown()) || (s[3].is_known() && w.is_unknown()))
     c.fail("spatial dims of " + s.to_string() + " not divisible by blocksize " + std::to_string(b));
-  c.set_shape(0, shape{s[0], s[1] * (b * b), h, w});
+  c.set_shape(0, shape{s[0], s[1] * *bb, h, w});
 }
 
 }  // namespace detail::onnx_ops
