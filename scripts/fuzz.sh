@@ -3,7 +3,9 @@
 # Fuzzes one of gpass's fuzz targets (fuzz/*.cpp) with libFuzzer + ASan/UBSan (clang 16).
 #
 #   scripts/fuzz.sh TARGET [SECONDS] [JOBS]   fuzz for SECONDS (default 60) with JOBS processes
-#                                             (RUNS=N in the environment: stop after N executions)
+#                                             (RUNS=N in the environment: stop after N executions;
+#                                             MAX_LEN=B: inputs of at most B bytes, default 65536;
+#                                             FUZZ_ARGS="...": more libFuzzer flags)
 #   scripts/fuzz.sh --merge TARGET            minimize the working corpus into fuzz/corpus/TARGET
 #   scripts/fuzz.sh --list                    the targets
 #
@@ -66,9 +68,10 @@ fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 echo "fuzz.sh: $target for ${seconds}s, $jobs job(s), corpus $work ($(ls "$work" | wc -l) inputs)"
-args=(-max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=30 -max_len=65536
+args=(-max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=30 -max_len="${MAX_LEN:-65536}"
       -artifact_prefix="$findings/" -print_final_stats=1)
 if [[ -n "${RUNS:-}" ]]; then args+=(-runs="$RUNS"); fi
+if [[ -n "${FUZZ_ARGS:-}" ]]; then read -r -a extra <<<"$FUZZ_ARGS"; args+=("${extra[@]}"); fi
 if ((jobs > 1)); then args+=(-jobs="$jobs" -workers="$jobs"); fi
 set +e
 dirs=("$work")  # libFuzzer stops at a corpus directory that does not exist
