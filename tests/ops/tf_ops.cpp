@@ -450,4 +450,13 @@ TEST_CASE("ops.tf.matmul_and_nn") {
   CHECK(out(g, "y", 5) == "f32[3]");
 }
 
+TEST_CASE("ops.tf.depth_space_block_size_overflow") {
+  // block_size^2 was a signed overflow (UB) past 3037000499
+  CHECK(y_of("%a = arg() {index = 0} -> (f32[1,2,2,8])\n%y = tf::DepthToSpace(%a) {T = f32, block_size = 2}") == "f32[1,4,4,2]");
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"})
+    CHECK(contains(error_of(std::string("%a = arg() {index = 0} -> (f32[1,2,2,8])\n%y = tf::") + op +
+                            "(%a) {T = f32, block_size = 4294967296}"),
+                   "block_size 4294967296 is too large (its square overflows int64)"));
+}
+
 }  // namespace gpass_test_ops_tf_ops

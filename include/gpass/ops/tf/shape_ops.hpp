@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <gpass/core/checked.hpp>
 #include <gpass/ops/tf/common.hpp>
 
 namespace gpass {
@@ -715,6 +716,8 @@ inline void depth_space_infer(infer_context& c, bool to_space) {
   const shape x = c.input_shape(0);
   const std::int64_t b = c.attr_int("block_size", 0);
   if (b < 2) c.fail("block_size must be at least 2, got " + std::to_string(b));
+  const auto bb = checked_mul(b, b);  // (b * b was a signed overflow past 3037000499)
+  if (!bb) c.fail("block_size " + std::to_string(b) + " is too large (its square overflows int64)");
   const std::string fmt = c.attr_string("data_format", "NHWC");
   if (fmt != "NHWC" && fmt != "NCHW") c.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
   if (!x.has_rank()) return c.set_shape(0, shape::unknown_dims(4));
@@ -737,12 +740,12 @@ inline void depth_space_infer(infer_context& c, bool to_space) {
   scale(w, to_space);
   if (!x[ch].is_known()) out[ch] = dim();
   else if (to_space) {
-    if (x[ch].value() % (b * b) != 0)
-      c.fail("depth " + std::to_string(x[ch].value()) + " is not a multiple of block_size^2 = " + std::to_string(b * b));
-    out[ch] = dim(x[ch].value() / (b * b));
+    if (x[ch].value() % *bb != 0)
+      c.fail("depth " + std::to_string(x[ch].value()) + " is not a multiple of block_size^2 = " + std::to_string(*bb));
+    out[ch] = dim(x[ch].value() / *bb);
   } else {
-    if (x[ch].value() > std::numeric_limits<std::int64_t>::max() / (b * b)) c.fail("depth times block_size^2 overflows");
-    out[ch] = dim(x[ch].value() * b * b);
+    if (x[ch].value() > std::numeric_limits<std::int64_t>::max() / *bb) c.fail("depth times block_size^2 overflows");
+    out[ch] = dim(x[ch].value() * *bb);
   }
   c.set_shape(0, shape(out));
 }
