@@ -210,6 +210,19 @@ TEST_CASE("ops.onnx.shape_ops") {
   const std::string neg = error_of("%x = arg() {index = 0} -> (f32[1,2])\n%s = Constant() {value = tensor<i64[2]> [-3, 2]}\n"
                                    "%y = Expand(%x, %s)");
   CHECK(neg == "gpass: pass 'infer-shapes': node 'y' (op Expand): output 0 would have a negative size -3 (dim 0 of [-3,2])");
+  // window attributes: the extent (kernel - 1) * dilation + 1 and the padded input were
+  // signed overflows (UB) for huge attributes
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,8,8])\n%y = MaxPool(%x) {dilations = [4611686018427387904, 1], "
+                 "kernel_shape = [3, 1]}", 12)
+            .find("kernel_shape x dilations") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,8,8])\n%y = AveragePool(%x) {kernel_shape = [2, 2], "
+                 "pads = [9223372036854775807, 0, 9223372036854775807, 0]}")
+            .find("pads") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,8,8])\n%y = MaxPool(%x) {kernel_shape = [0, 2]}", 12)
+            .find("kernel_shape must be positive") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,8,8])\n%w = arg() {index = 1} -> (f32[1,1,3,3])\n"
+                 "%y = ConvTranspose(%x, %w) {pads = [-9223372036854775807, 0, -9223372036854775807, 0]}")
+            .find("pads") != std::string::npos);
   for (const char* op : {"DepthToSpace", "SpaceToDepth"})  // blocksize^2 was a signed overflow (UB)
     CHECK(error_of(std::string("%x = arg() {index = 0} -> (f32[1,4,2,2])\n%y = ") + op + "(%x) {blocksize = 4294967296}")
               .find("blocksize 4294967296 is too large (its square overflows int64)") != std::string::npos);

@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -80,6 +81,8 @@ inline std::optional<window> read_window(infer_context& c, std::size_t k, const 
     if (s <= 0) c.fail("strides must be positive");
   for (auto d : w.dilations)
     if (d <= 0) c.fail("dilations must be positive");
+  for (auto kk : w.kernel)
+    if (kk <= 0) c.fail("kernel_shape must be positive");
   w.auto_pad = c.attr_string("auto_pad", "NOTSET");
   w.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   return w;
@@ -93,20 +96,35 @@ inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
 
 // One output spatial size of a sliding window.
+// The window's extent with dilation, (kernel - 1) * dilation + 1 (attributes: overflow-checked).
+inline std::int64_t effective_kernel(const window& w, std::size_t i) {
+  return add_or_throw(mul_or_throw(w.kernel[i] - 1, w.dilations[i], "kernel_shape x dilations"), 1, "kernel_shape x dilations");
+}
+// The padding of spatial dim i, begin + end (overflow-checked).
+inline std::int64_t total_pads(const window& w, std::size_t i) {
+  return w.auto_pad == "VALID" ? 0 : add_or_throw(w.pads[i], w.pads[i + w.kernel.size()], "pads");
+}
+// a - b, overflow-checked.
+inline std::int64_t sub_or_throw(std::int64_t a, std::int64_t b, std::string_view what) {
+  const auto r = checked_sub(a, b);
+  if (!r) throw error(std::string(what) + ": " + std::to_string(a) + " - " + std::to_string(b) + " overflows int64");
+  return *r;
+}
+
 inline dim window_out(infer_context& c, const dim& in, const window& w, std::size_t i) {
-  const std::int64_t k = (w.kernel[i] - 1) * w.dilations[i] + 1, s = w.strides[i];
+  const std::int64_t k = effective_kernel(w, i), s = w.strides[i];
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
     if (in.is_known()) return dim(ceil_div(in.value(), s));
     return s == 1 ? in : dim();
   }
-  const std::int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
+  const std::int64_t pads = total_pads(w, i);
   if (in.is_known()) {
-    std::int64_t span = in.value() + pads - k;
+    const std::int64_t span = add_or_throw(add_or_throw(in.value(), pads, "padded input"), -k, "padded input");
     if (span < 0) c.fail("window (effective size " + std::to_string(k) + ") larger than the padded input " +
                          std::to_string(in.value() + pads));
     return dim((w.ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1);
   }
-  if (s == 1) return add_dims(in, int_dim(pads - k + 1));
+  if (s == 1) return add_dims(in, int_dim(add_or_throw(add_or_throw(pads, -k, "pads"), 1, "pads")));
   return dim();
 }
 
@@ -152,14 +170,15 @@ inline void conv_transpose_infer(infer_context& c) {
       continue;
     }
     const dim& d = x[i + 2];
-    std::int64_t s = w->strides[i], ke = (w->kernel[i] - 1) * w->dilations[i] + 1;
+    const std::int64_t s = w->strides[i], ke = effective_kernel(*w, i);
     if (w->auto_pad == "SAME_UPPER" || w->auto_pad == "SAME_LOWER") {
       out.push_back(mul_dims(d, dim(s)));
       continue;
     }
-    std::int64_t pads = w->auto_pad == "VALID" ? 0 : w->pads[i] + w->pads[i + k];
+    const std::int64_t pads = total_pads(*w, i);
     // s*(d-1) + output_padding + ke - pads
-    out.push_back(add_dims(mul_dims(d, dim(s)), int_dim(-s + op[i] + ke - pads)));
+    const std::int64_t extra = sub_or_throw(add_or_throw(add_or_throw(op[i], -s, "output_padding"), ke, "output_padding"), pads, "pads");
+    out.push_back(add_dims(mul_dims(d, dim(s)), int_dim(extra)));
   }
   c.set_shape(0, shape(std::move(out)));
 }
@@ -202,8 +221,9 @@ inline void max_unpool_infer(infer_context& c) {
     return;
   }
   auto out = pool_out_shape(c, [](const dim& in, const window& w, std::size_t i) {
-    std::int64_t pads = w.pads[i] + w.pads[i + w.kernel.size()];
-    return add_dims(mul_dims(in, dim(w.strides[i])), int_dim(w.kernel[i] - w.strides[i] - pads));
+    // (MaxUnpool's output ignores auto_pad: the pads as given)
+    const std::int64_t pads = add_or_throw(w.pads[i], w.pads[i + w.kernel.size()], "pads");
+    return add_dims(mul_dims(in, dim(w.strides[i])), int_dim(sub_or_throw(w.kernel[i] - w.strides[i], pads, "pads")));
   });
   if (out) c.set_shape(0, std::move(*out));
 }
