@@ -223,6 +223,10 @@ TEST_CASE("ops.onnx.shape_ops") {
   CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,8,8])\n%w = arg() {index = 1} -> (f32[1,1,3,3])\n"
                  "%y = ConvTranspose(%x, %w) {pads = [-9223372036854775807, 0, -9223372036854775807, 0]}")
             .find("pads") != std::string::npos);
+  // a negative batch_dims wrapped (as size_t) and gave a wrong shape
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[2,3,4])\n%i = arg() {index = 1} -> (i64[5,1])\n"
+                 "%y = GatherND(%x, %i) {batch_dims = -1}", 13)
+            .find("batch_dims must not be negative, got -1") != std::string::npos);
   for (const char* op : {"DepthToSpace", "SpaceToDepth"})  // blocksize^2 was a signed overflow (UB)
     CHECK(error_of(std::string("%x = arg() {index = 0} -> (f32[1,4,2,2])\n%y = ") + op + "(%x) {blocksize = 4294967296}")
               .find("blocksize 4294967296 is too large (its square overflows int64)") != std::string::npos);

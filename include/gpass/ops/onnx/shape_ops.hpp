@@ -551,11 +551,13 @@ inline void gather_nd_infer(infer_context& c) {
   shape data = c.input_shape(0), idx = c.input_shape(1);
   if (!data.has_rank() || !idx.has_rank()) return;
   if (idx.rank() == 0) c.fail("indices must have rank >= 1");
-  auto b = static_cast<std::size_t>(c.attr_int("batch_dims", 0));
+  const std::int64_t batch_dims = c.attr_int("batch_dims", 0);
+  if (batch_dims < 0) c.fail("batch_dims must not be negative, got " + std::to_string(batch_dims));
+  auto b = static_cast<std::size_t>(batch_dims);
   const dim& last = idx[idx.rank() - 1];
   if (!last.is_known()) return;
   auto k = static_cast<std::size_t>(last.value());
-  if (b + k > data.rank())
+  if (b > data.rank() || k > data.rank() - b)  // (b + k could wrap)
     c.fail("indices last dim " + std::to_string(k) + " + batch_dims " + std::to_string(b) + " exceeds data rank " +
            std::to_string(data.rank()));
   std::vector<dim> out(idx.dims().begin(), idx.dims().end() - 1);
