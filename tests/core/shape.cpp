@@ -81,6 +81,9 @@ TEST_CASE("core.checked.size_arithmetic_never_wraps") {
   CHECK(!gpass::checked_num_elements(std::vector<std::int64_t>{big, big, 0}));  // overflows before the 0
   CHECK(gpass::checked_num_elements(std::vector<std::int64_t>{0, big, big}) == 0);
   CHECK(!gpass::checked_bytes(std::int64_t{1} << 62, 4));
+  CHECK(gpass::sub_or_throw(5, 7, "pads") == -2);
+  CHECK_THROWS_WITH_AS(gpass::sub_or_throw(std::numeric_limits<std::int64_t>::min(), 1, "pads"),
+                       "gpass: pads: -9223372036854775808 - 1 overflows int64", gpass::error);
   CHECK_THROWS_WITH_AS(gpass::num_elements({big, big}), "gpass: the element count of [4294967296,4294967296] overflows int64",
                        gpass::error);
   // tensors check their sizes: no wrapped-around size reaches an allocation or an index

@@ -85,6 +85,11 @@ inline std::int64_t add_or_throw(std::int64_t a, std::int64_t b, std::string_vie
   if (auto r = checked_add(a, b)) return *r;
   throw error(std::string(what) + ": " + std::to_string(a) + " + " + std::to_string(b) + " overflows int64");
 }
+/// `a - b`; throws `gpass::error` on overflow.
+inline std::int64_t sub_or_throw(std::int64_t a, std::int64_t b, std::string_view what = "size") {
+  if (auto r = checked_sub(a, b)) return *r;
+  throw error(std::string(what) + ": " + std::to_string(a) + " - " + std::to_string(b) + " overflows int64");
+}
 /// The element count of `sizes`; throws `gpass::error` naming the sizes on overflow.
 inline std::int64_t num_elements_or_throw(std::span<const std::int64_t> sizes) {
   if (auto r = checked_num_elements(sizes)) return *r;

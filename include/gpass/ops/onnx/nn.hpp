@@ -15,7 +15,6 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -95,7 +94,6 @@ inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 }
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
 
-// One output spatial size of a sliding window.
 // The window's extent with dilation, (kernel - 1) * dilation + 1 (attributes: overflow-checked).
 inline std::int64_t effective_kernel(const window& w, std::size_t i) {
   return add_or_throw(mul_or_throw(w.kernel[i] - 1, w.dilations[i], "kernel_shape x dilations"), 1, "kernel_shape x dilations");
@@ -104,13 +102,8 @@ inline std::int64_t effective_kernel(const window& w, std::size_t i) {
 inline std::int64_t total_pads(const window& w, std::size_t i) {
   return w.auto_pad == "VALID" ? 0 : add_or_throw(w.pads[i], w.pads[i + w.kernel.size()], "pads");
 }
-// a - b, overflow-checked.
-inline std::int64_t sub_or_throw(std::int64_t a, std::int64_t b, std::string_view what) {
-  const auto r = checked_sub(a, b);
-  if (!r) throw error(std::string(what) + ": " + std::to_string(a) + " - " + std::to_string(b) + " overflows int64");
-  return *r;
-}
 
+// One output spatial size of a sliding window.
 inline dim window_out(infer_context& c, const dim& in, const window& w, std::size_t i) {
   const std::int64_t k = effective_kernel(w, i), s = w.strides[i];
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
@@ -119,12 +112,11 @@ inline dim window_out(infer_context& c, const dim& in, const window& w, std::siz
   }
   const std::int64_t pads = total_pads(w, i);
   if (in.is_known()) {
-    const std::int64_t span = add_or_throw(add_or_throw(in.value(), pads, "padded input"), -k, "padded input");
-    if (span < 0) c.fail("window (effective size " + std::to_string(k) + ") larger than the padded input " +
-                         std::to_string(in.value() + pads));
+    const std::int64_t padded = add_or_throw(in.value(), pads, "padded input"), span = sub_or_throw(padded, k, "padded input");
+    if (span < 0) c.fail("window (effective size " + std::to_string(k) + ") larger than the padded input " + std::to_string(padded));
     return dim((w.ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1);
   }
-  if (s == 1) return add_dims(in, int_dim(add_or_throw(add_or_throw(pads, -k, "pads"), 1, "pads")));
+  if (s == 1) return add_dims(in, int_dim(add_or_throw(sub_or_throw(pads, k, "pads"), 1, "pads")));
   return dim();
 }
 
