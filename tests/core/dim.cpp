@@ -4,6 +4,7 @@
 #include <gpass/core/dim.hpp>
 
 #include <cstdint>
+#include <limits>
 
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_core_dim {
@@ -75,6 +76,10 @@ TEST_CASE("core.dim.affine_arithmetic") {
   CHECK(dim::affine(0, {{"n", 1}, {"n", -1}}) == dim(0));
   CHECK((2 * n + m - 3).terms().size() == 2);
   CHECK((2 * n + m - 3).constant() == -3);
+  // a coefficient of INT64_MIN: its magnitude was -c (a signed overflow)
+  const dim low = n * std::numeric_limits<std::int64_t>::min();
+  CHECK(low.to_string() == "-9223372036854775808*n");
+  CHECK((low + m).to_string() == "m-9223372036854775808*n");
 }
 
 TEST_CASE("core.dim.unknown_propagates") {

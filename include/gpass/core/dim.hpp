@@ -142,7 +142,8 @@ class dim {
     for (const auto& [name, c] : terms_) {
       if (!s.empty()) s += c < 0 ? "-" : "+";
       else if (c < 0) s += "-";
-      std::int64_t m = c < 0 ? -c : c;
+      // the magnitude in unsigned (-c overflows for INT64_MIN)
+      const std::uint64_t m = c < 0 ? 0 - static_cast<std::uint64_t>(c) : static_cast<std::uint64_t>(c);
       if (m != 1) s += std::to_string(m) + "*";
       s += name;
     }
