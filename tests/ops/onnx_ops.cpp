@@ -230,6 +230,83 @@ TEST_CASE("ops.onnx.shape_ops") {
   for (const char* op : {"DepthToSpace", "SpaceToDepth"})  // blocksize^2 was a signed overflow (UB)
     CHECK(error_of(std::string("%x = arg() {index = 0} -> (f32[1,4,2,2])\n%y = ") + op + "(%x) {blocksize = 4294967296}")
               .find("blocksize 4294967296 is too large (its square overflows int64)") != std::string::npos);
+  // sizes and counts from attributes and constant inputs: sums, ceil-divisions and steps near
+  // INT64_MAX were signed overflows (UB), doubles past int64 were cast (UB, a garbage size)
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[4])\n%s = Constant() {value = tensor<i64[2]> [9223372036854775807, "
+                 "9223372036854775807]}\n%y:2 = Split(%x, %s)")
+            .find("split sizes sum past int64") != std::string::npos);
+  G sp18 = infer("%x = arg() {index = 0} -> (f32[9223372036854775807])\n%y:2 = Split(%x) {num_outputs = 2}", 18);
+  CHECK(out(sp18, "y", 0) == "f32[4611686018427387904]");
+  CHECK(out(sp18, "y", 1) == "f32[4611686018427387903]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[10])\n%b = Constant() {value = tensor<i64[1]> [0]}\n"
+             "%e = Constant() {value = tensor<i64[1]> [10]}\n%a = Constant() {value = tensor<i64[1]> [0]}\n"
+             "%s = Constant() {value = tensor<i64[1]> [9223372036854775807]}\n%y = Slice(%x, %b, %e, %a, %s)") == "f32[1]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[10])\n%b = Constant() {value = tensor<i64[1]> [9]}\n"
+             "%e = Constant() {value = tensor<i64[1]> [-20]}\n%a = Constant() {value = tensor<i64[1]> [0]}\n"
+             "%s = Constant() {value = tensor<i64[1]> [-9223372036854775808]}\n%y = Slice(%x, %b, %e, %a, %s)") == "f32[1]");
+  // Range: integers counted exactly (through doubles 2^53 + 1 lost its 1, and near INT64_MAX
+  // limit - start was 0); counts past int64 fail
+  CHECK(y_of("%a = Constant() {value = tensor<i64[]> [0]}\n%b = Constant() {value = tensor<i64[]> [9007199254740993]}\n"
+             "%c = Constant() {value = tensor<i64[]> [1]}\n%y = Range(%a, %b, %c)") == "i64[9007199254740993]");
+  G rt = infer("%a = Constant() {value = tensor<i64[]> [9223372036854775800]}\n"
+               "%b = Constant() {value = tensor<i64[]> [9223372036854775807]}\n"
+               "%c = Constant() {value = tensor<i64[]> [3]}\n%y = Range(%a, %b, %c)");
+  CHECK(out(rt, "y") == "i64[3]");
+  CHECK(value_of(rt, "y") == "{9223372036854775800,9223372036854775803,9223372036854775806}");
+  CHECK(error_of("%a = Constant() {value = tensor<i64[]> [-9223372036854775807]}\n"
+                 "%b = Constant() {value = tensor<i64[]> [9223372036854775807]}\n"
+                 "%c = Constant() {value = tensor<i64[]> [1]}\n%y = Range(%a, %b, %c)")
+            .find("the range has too many elements") != std::string::npos);
+  CHECK(error_of("%a = Constant() {value = tensor<f32[]> [0.0]}\n%b = Constant() {value = tensor<f32[]> [1e30]}\n"
+                 "%c = Constant() {value = tensor<f32[]> [1.0]}\n%y = Range(%a, %b, %c)")
+            .find("the range has too many elements") != std::string::npos);
+  CHECK(error_of("%i = arg() {index = 0} -> (i64[3])\n%d = Constant() {value = tensor<f32[]> [1e30]}\n"
+                 "%v = arg() {index = 1} -> (f32[2])\n%y = OneHot(%i, %d, %v)")
+            .find("is not a size (NaN, or past int64)") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,4,9])\n%i = Constant() {value = tensor<i64[2]> [3, 3]}\n"
+                 "%b = Constant() {value = tensor<i64[2]> [4294967296, 4294967296]}\n%y = Col2Im(%x, %i, %b)", 18)
+            .find("the product of block_shape [4294967296,4294967296] overflows int64") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,4,4])\n%s = Constant() {value = tensor<f32[4]> [1.0, 1.0, 1e30, 1.0]}\n"
+                 "%y = Resize(%x, _, %s)")
+            .find("makes a size of 4 past int64") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (f32[1,1,1,1000])\n%s = Constant() {value = tensor<i64[2]> [4611686018427387904, 1]}\n"
+                 "%y = Resize(%x, _, _, %s) {axes = [2, 3], keep_aspect_ratio_policy = \"not_smaller\"}", 18)
+            .find("the aspect-ratio scale") != std::string::npos);
+  for (const char* fl : {"12", "-9223372036854775808"})  // longer than the signal: one frame; INT64_MIN: UB
+    CHECK(error_of(std::string("%x = arg() {index = 0} -> (f32[1,10,1])\n%s = Constant() {value = tensor<i64[]> [4]}\n"
+                               "%l = Constant() {value = tensor<i64[]> [") + fl + "]}\n%y = STFT(%x, %s, _, %l)")
+              .find("must be in [1, 10] (the signal length)") != std::string::npos);
+  CHECK(error_of("%x = arg() {index = 0} -> (i64[5])\n%y = TfIdfVectorizer(%x) {max_gram_length = 1, max_skip_count = 0, "
+                 "min_gram_length = 1, mode = \"TF\", ngram_counts = [0], ngram_indexes = [9223372036854775807], "
+                 "pool_int64s = [1]}")
+            .find("ngram_indexes has 9223372036854775807") != std::string::npos);
+  CHECK(error_of("%a = arg() {index = 0} -> (f32[2,3])\n%y = ai.onnx.ml::FeatureVectorizer(%a, %a) "
+                 "{inputdimensions = [9223372036854775807, 1]}")
+            .find("inputdimensions sum past int64") != std::string::npos);
+  CHECK(error_of("%a = arg() {index = 0} -> (f32[2,3])\n%y:2 = ai.onnx.ml::SVMClassifier(%a) "
+                 "{classlabels_ints = [0, 1], vectors_per_class = [9223372036854775807, 1]}")
+            .find("vectors_per_class sums past int64") != std::string::npos);
+  CHECK(out(infer("%x = arg() {index = 0} -> (f32[9223372036854775807])\n"
+                  "%c = Constant() {value = tensor<i64[]> [9223372036854775807]}\n%y = SplitToSequence(%x, %c)"),
+            "y") == "list<f32[9223372036854775807], 1>");
+  // a negative num_scan_inputs wrapped (as size_t) past the input count check
+  CHECK(error_of("%s = arg() {index = 0} -> (f32[2])\n%y:1 = Scan(_, %s) {body = @b, num_scan_inputs = -1}\n}\n"
+                 "func @b {\n%e:1 = function_entry()\n%r:0 = return(%e:0)", 8)
+            .find("num_scan_inputs must not be negative, got -1") != std::string::npos);
+  // value propagation: INT64_MIN / -1, % -1 and -INT64_MIN are UB (the first two trap); a
+  // double past the integer type (a Cast of 1e30) is not cast: the value is left to run time
+  const char* min = "%a = Constant() {value = tensor<i64[]> [-9223372036854775808]}\n"
+                    "%b = Constant() {value = tensor<i64[]> [-1]}\n";
+  CHECK(value_of(infer(std::string(min) + "%y = Mod(%a, %b)"), "y") == "{0}");
+  CHECK(value_of(infer(std::string(min) + "%y = Div(%a, %b)"), "y") == "[?]");
+  CHECK(value_of(infer(std::string(min) + "%y = Abs(%a)"), "y") == "[?]");
+  CHECK(value_of(infer("%a = Constant() {value = tensor<f32[]> [1e30]}\n%y = Cast(%a) {to = 7}"), "y") == "<none>");
+  // a declared length of a shape input past any real rank allocated that many dims
+  CHECK(y_of("%s = arg() {index = 0} -> (i64[9223372036854775807])\n%y = ConstantOfShape(%s)") == "f32[*]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[2])\n%s = arg() {index = 1} -> (i64[9223372036854775807])\n"
+             "%y = Expand(%x, %s)") == "f32[*]");
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[2])\n%s = arg() {index = 1} -> (i64[9223372036854775807])\n"
+             "%y = Unsqueeze(%x, %s)") == "f32[*]");
   G rg = infer("%a = Constant() {value = tensor<i64[]> [1]}\n%b = Constant() {value = tensor<i64[]> [10]}\n"
                "%c = Constant() {value = tensor<i64[]> [3]}\n%y = Range(%a, %b, %c)");
   CHECK(out(rg, "y") == "i64[3]");

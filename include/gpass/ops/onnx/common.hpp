@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -179,6 +181,20 @@ inline std::vector<dtype> boolean() { return {dtype::bool_}; }
 /// Helpers shared by the ONNX shape and value functions.
 namespace onnx_shape {
 
+/// The longest shape vector whose declared length inference takes as a rank when its
+/// contents are unknown (a length past any real rank says nothing, and would have inference
+/// allocate that many dims: the rank is left unknown instead).
+inline constexpr std::int64_t max_inferred_rank = 4096;
+
+/// The declared length of the vector input `i` that holds a shape of unknown contents, when it
+/// is known and at most `max_inferred_rank`.
+inline std::optional<std::size_t> shape_input_length(const infer_context& c, std::size_t i) {
+  shape s = c.input_shape(i);
+  if (s.has_rank() && s.rank() == 1 && s[0].is_known() && s[0].value() <= max_inferred_rank)
+    return static_cast<std::size_t>(s[0].value());
+  return std::nullopt;
+}
+
 /// Normalizes `axis` into [0, rank); fails naming `what` when out of range.
 inline std::size_t axis(infer_context& c, std::int64_t a, std::size_t rank, std::string_view what = "axis") {
   auto r = static_cast<std::int64_t>(rank);
@@ -291,6 +307,20 @@ inline std::size_t broadcast_index(std::size_t flat, const std::vector<std::int6
   return idx;
 }
 
+/// Whether `x`, truncated toward zero, is a value of the integer type `T` (casting a double
+/// outside it, or NaN, is undefined behaviour).
+template <class T>
+inline bool fits_integer(double x) {
+  const double t = std::trunc(x);
+  const double hi = std::ldexp(1.0, std::numeric_limits<T>::digits);  // exclusive: 2^63 for int64
+  return t >= (std::is_signed_v<T> ? -hi : 0.0) && t < hi;
+}
+/// `x` truncated to int64, or nullopt when it is NaN or outside int64.
+inline std::optional<std::int64_t> double_to_int64(double x) {
+  if (!fits_integer<std::int64_t>(x)) return std::nullopt;
+  return static_cast<std::int64_t>(x);
+}
+
 /// Evaluates an element-wise op on the known contents of the present inputs, with numpy
 /// broadcasting. `f_dims` computes on dims (integer tensors, partly known), `f_num` on
 /// doubles (fully known numeric tensors). The result is written into output 0 (as dims or as
@@ -357,6 +387,7 @@ inline void eval_elementwise(infer_context& c, const std::function<dim(const std
   }
   tensor t(od, out);
   std::vector<double> args(n);
+  bool out_of_range = false;
   visit_dtype(od, [&]<class T>() {
     if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
       T* p = t.data<T>();
@@ -364,11 +395,18 @@ inline void eval_elementwise(infer_context& c, const std::function<dim(const std
         for (std::size_t i = 0; i < n; ++i) args[i] = nv[i][broadcast_index(static_cast<std::size_t>(e), out, sizes[i])];
         double x = f_num(args);
         if constexpr (std::is_same_v<T, bool>) p[e] = x != 0;
-        else if constexpr (std::is_integral_v<T>) p[e] = static_cast<T>(std::isfinite(x) ? x : 0);
-        else p[e] = static_cast<T>(x);
+        else if constexpr (std::is_integral_v<T>) {
+          // a result outside T (Pow, a Cast of 1e30 or inf) is left to run time: casting it is UB
+          if (!std::isnan(x) && !fits_integer<T>(x)) {
+            out_of_range = true;
+            return;
+          }
+          p[e] = static_cast<T>(std::isnan(x) ? 0 : x);
+        } else p[e] = static_cast<T>(x);
       }
     }
   });
+  if (out_of_range) return;
   c.set_value(0, known_value::of(std::move(t)));
 }
 
@@ -404,6 +442,7 @@ inline dim mul_dims(const dim& a, const dim& b) {
 inline dim div_dims(const dim& a, const dim& b) {
   if (a.is_known() && b.is_known()) {
     if (b.value() == 0) return dim();
+    if (b.value() == -1 && a.value() == std::numeric_limits<std::int64_t>::min()) return dim();  // overflows
     return int_dim(a.value() / b.value());
   }
   if (b.is_known() && b.value() > 0) return a / b.value();

@@ -120,7 +120,9 @@ inline void scan_infer(infer_context& c) {
   const bool v8 = c.opset() != 0 && c.opset() < 9;
   const std::size_t k = num_captures(c);
   const std::size_t first = v8 ? 1 : 0;  // opset 8: sequence_lens first
-  const auto m = static_cast<std::size_t>(c.attr_int("num_scan_inputs", 0));
+  const std::int64_t m_attr = c.attr_int("num_scan_inputs", 0);
+  if (m_attr < 0) c.fail("num_scan_inputs must not be negative, got " + std::to_string(m_attr));  // (it wrapped as size_t)
+  const auto m = static_cast<std::size_t>(m_attr);
   if (c.num_inputs() < first + m + k) c.fail("fewer inputs than num_scan_inputs");
   const std::size_t n = c.num_inputs() - first - m - k;
   if (c.num_outputs() < n) c.fail("fewer outputs than state variables");

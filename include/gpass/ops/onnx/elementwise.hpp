@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ inline void mod_value(infer_context& c) {
                    [fmod](const std::vector<dim>& a) -> dim {
                      if (!a[0].is_known() || !a[1].is_known() || a[1].value() == 0) return dim();
                      std::int64_t x = a[0].value(), y = a[1].value();
+                     if (y == -1) return int_dim(0);  // (INT64_MIN % -1 is UB)
                      std::int64_t m = x % y;
                      if (!fmod && m != 0 && ((m < 0) != (y < 0))) m += y;
                      return int_dim(m);
@@ -68,7 +70,11 @@ inline void neg_value(infer_context& c) {
 inline void abs_value(infer_context& c) {
   eval_elementwise(c,
                    [](const std::vector<dim>& a) -> dim {
-                     if (a[0].is_known()) return int_dim(a[0].value() < 0 ? -a[0].value() : a[0].value());
+                     if (a[0].is_known()) {
+                       const std::int64_t v = a[0].value();
+                       if (v == std::numeric_limits<std::int64_t>::min()) return dim();  // (-v overflows)
+                       return int_dim(v < 0 ? -v : v);
+                     }
                      return a[0].is_symbolic() ? a[0] : dim();  // symbols are sizes (>= 0) when affine-positive
                    },
                    [](const std::vector<double>& a) { return std::fabs(a[0]); });

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +38,11 @@ inline void random_like_infer(infer_context& c) {
 // A scalar (or one-element) integer input as a dim.
 inline dim scalar_dim(infer_context& c, std::size_t i) {
   if (auto d = c.input_dims(i); d && d->size() == 1) return (*d)[0];
-  if (auto v = c.input_doubles(i); v && v->size() == 1) return dim(static_cast<std::int64_t>((*v)[0]));
+  if (auto v = c.input_doubles(i); v && v->size() == 1) {
+    const auto k = double_to_int64((*v)[0]);  // (casting NaN or 1e30 is UB)
+    if (!k) c.fail("input " + std::to_string(i) + " (" + std::to_string((*v)[0]) + ") is not a size (NaN, or past int64)");
+    return dim(*k);
+  }
   return dim();
 }
 
@@ -80,8 +85,13 @@ inline void stft_infer(infer_context& c) {
   }
   if (s.has_rank() && s.rank() != 3) c.fail("signal must be 3-D [batch, length, 1 or 2], got " + s.to_string());
   dim batch = s.has_rank() ? s[0] : dim(), frames;
-  if (s.has_rank() && s.rank() >= 2 && s[1].is_known() && flen.is_known() && step.is_known() && step.value() > 0)
+  if (s.has_rank() && s.rank() >= 2 && s[1].is_known() && flen.is_known() && step.is_known() && step.value() > 0) {
+    // as the kernels require (a negative frame length overflowed the difference, a longer one
+    // than the signal gave one frame)
+    if (flen.value() < 1 || flen.value() > s[1].value())
+      c.fail("frame_length " + flen.to_string() + " must be in [1, " + s[1].to_string() + "] (the signal length)");
     frames = dim((s[1].value() - flen.value()) / step.value() + 1);
+  }
   dim bins = flen;
   if (c.attr_int("onesided", 1) != 0) bins = flen.is_known() ? dim(flen.value() / 2 + 1) : dim();
   c.set_shape(0, shape{batch, frames, bins, dim(2)});
@@ -252,7 +262,10 @@ inline void gpass::register_onnx_misc_ops(op_registry& r) {
       .infer([](infer_context& c) {
         auto idx = c.attr_ints("ngram_indexes").value_or(std::vector<std::int64_t>{});
         std::int64_t n = 0;
-        for (auto i : idx) n = std::max(n, i + 1);
+        for (auto i : idx) {
+          if (i == std::numeric_limits<std::int64_t>::max()) c.fail("ngram_indexes has " + std::to_string(i) + " (past int64 + 1)");
+          n = std::max(n, i + 1);
+        }
         shape s = c.input_shape(0);
         if (!s.has_rank()) return;
         if (s.rank() == 1) c.set_shape(0, shape{dim(n)});

@@ -136,7 +136,11 @@ inline void regressor_infer(infer_context& c, std::optional<std::int64_t> target
 inline void svm_classifier_infer(infer_context& c) {
   std::int64_t vectors = 0;
   if (auto v = c.attr_ints("vectors_per_class"))
-    for (auto k : *v) vectors += k;
+    for (auto k : *v) {
+      const auto next = checked_add(vectors, k);
+      if (!next) c.fail("vectors_per_class sums past int64 (adding " + std::to_string(k) + " to " + std::to_string(vectors) + ")");
+      vectors = *next;
+    }
   const auto labels = static_cast<std::int64_t>(list_size(c, "classlabels_ints") + list_size(c, "classlabels_strings"));
   std::optional<std::int64_t> columns;
   if (vectors > 0 && list_size(c, "prob_a") == 0) columns = labels == 2 ? 2 : labels * (labels - 1) / 2;
@@ -166,7 +170,9 @@ inline void feature_vectorizer_infer(infer_context& c) {
   std::int64_t total = 0;
   for (auto d : *dims) {
     if (d < 0) c.fail("inputdimensions has a negative entry " + std::to_string(d));
-    total += d;
+    const auto next = checked_add(total, d);
+    if (!next) c.fail("inputdimensions sum past int64 (adding " + std::to_string(d) + " to " + std::to_string(total) + ")");
+    total = *next;
   }
   const shape x = c.input_shape(0);
   const dim n = !x.has_rank() ? dim() : x.rank() <= 1 ? dim(1) : x[0];

@@ -254,6 +254,14 @@ inline void dropout_infer(infer_context& c) {
   c.set_tensor(1, mask, c.input_shape(0));
 }
 
+// floor(d * s), a known dim scaled; fails when it is past int64 (casting it would be UB).
+inline dim scaled_dim(infer_context& c, std::int64_t d, double s) {
+  const double x = std::floor(static_cast<double>(d) * s);
+  const auto r = double_to_int64(x);
+  if (!r) c.fail("scale " + std::to_string(s) + " makes a size of " + std::to_string(d) + " past int64");
+  return dim(*r);
+}
+
 // Output sizes from scales (floor(d * s)) or sizes.
 inline void resize_to(infer_context& c, std::optional<std::vector<double>> scales, std::optional<std::vector<dim>> sizes) {
   shape x = c.input_shape(0);
@@ -273,10 +281,10 @@ inline void resize_to(infer_context& c, std::optional<std::vector<double>> scale
   std::vector<dim> out;
   for (std::size_t i = 0; i < x.rank(); ++i) {
     double s = (*scales)[i];
-    if (s <= 0) c.fail("scale " + std::to_string(s) + " must be positive");
+    if (!(s > 0)) c.fail("scale " + std::to_string(s) + " must be positive");  // (NaN too)
     const dim& d = x[i];
-    if (d.is_known()) out.push_back(dim(static_cast<std::int64_t>(std::floor(static_cast<double>(d.value()) * s))));
-    else if (s == std::floor(s)) out.push_back(d * static_cast<std::int64_t>(s));
+    if (d.is_known()) out.push_back(scaled_dim(c, d.value(), s));
+    else if (s == std::floor(s) && double_to_int64(s)) out.push_back(d * static_cast<std::int64_t>(s));
     else out.push_back(dim());
   }
   c.set_shape(0, shape(std::move(out)));
@@ -335,7 +343,7 @@ inline void resize_infer(infer_context& c) {
       const double s = (*scales)[i];
       if (!(s > 0)) c.fail("scale " + std::to_string(s) + " must be positive");
       const dim& d = x[ax[i]];
-      out[ax[i]] = d.is_known() ? dim(static_cast<std::int64_t>(std::floor(static_cast<double>(d.value()) * s))) : dim();
+      out[ax[i]] = d.is_known() ? scaled_dim(c, d.value(), s) : dim();
     }
   } else if (policy == "stretch") {
     for (std::size_t i = 0; i < ax.size(); ++i) out[ax[i]] = (*sizes)[i];
@@ -349,8 +357,12 @@ inline void resize_infer(infer_context& c) {
       const double s = static_cast<double>((*sizes)[i].value()) / static_cast<double>(d.value());
       scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
     }
-    for (std::size_t a : ax)
-      out[a] = dim(static_cast<std::int64_t>(scale * static_cast<double>(x[a].value()) + 0.5));
+    for (std::size_t a : ax) {
+      const auto n = double_to_int64(scale * static_cast<double>(x[a].value()) + 0.5);  // (UB to cast past int64)
+      if (!n) c.fail("the aspect-ratio scale " + std::to_string(scale) + " makes dim " + std::to_string(a) + " (size " +
+                     x[a].to_string() + ") past int64");
+      out[a] = dim(*n);
+    }
   }
   c.set_shape(0, shape(std::move(out)));
 }

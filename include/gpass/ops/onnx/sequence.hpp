@@ -93,7 +93,7 @@ inline void split_to_sequence(infer_context& c) {
       std::int64_t chunk = (*sp)[0];
       if (chunk <= 0) c.fail("split must be positive");
       if (d.is_known()) {
-        l.length = dim((d.value() + chunk - 1) / chunk);
+        l.length = dim(d.value() / chunk + (d.value() % chunk != 0 ? 1 : 0));  // (d + chunk - 1 overflowed)
         e[a] = d.value() % chunk == 0 ? dim(chunk) : dim();
       } else {
         e[a] = dim();

@@ -136,7 +136,8 @@ inline dim exact_quotient(const dim& num, const dim& den) {
   if (den.constant() == 0 && den.terms().size() == 1 && num.constant() == 0 && num.terms().size() == 1 &&
       num.terms()[0].first == den.terms()[0].first) {
     std::int64_t a = den.terms()[0].second, b = num.terms()[0].second;
-    if (a != 0 && b % a == 0) return dim(b / a);
+    if (a != 0 && !(a == -1 && b == std::numeric_limits<std::int64_t>::min()) && b % a == 0)  // (min / -1 overflows)
+      return dim(b / a);
   }
   return dim();
 }
@@ -200,10 +201,7 @@ inline void reshape_infer(infer_context& c) {
   }
   if (auto d = c.input_dims(1)) return reshape_to(c, *d, allowzero);
   // shape contents unknown: the rank is the shape input's length when known
-  shape ss = c.input_shape(1);
-  // (a declared length past any real rank says nothing: the rank stays unknown)
-  if (ss.has_rank() && ss.rank() == 1 && ss[0].is_known() && ss[0].value() <= 4096)
-    c.set_shape(0, shape::unknown_dims(ss[0].value()));
+  if (auto n = shape_input_length(c, 1)) c.set_shape(0, shape::unknown_dims(*n));
 }
 
 inline void flatten_infer(infer_context& c) {
@@ -262,9 +260,7 @@ inline void unsqueeze_infer(infer_context& c) {
   auto r = c.input_rank(0);
   if (!ax) {
     if (c.has_input(1)) {
-      shape as = c.input_shape(1);
-      if (r && as.has_rank() && as.rank() == 1 && as[0].is_known())
-        c.set_shape(0, shape::unknown_dims(*r + static_cast<std::size_t>(as[0].value())));
+      if (auto n = shape_input_length(c, 1); r && n) c.set_shape(0, shape::unknown_dims(*r + *n));
     }
     return;
   }
@@ -356,7 +352,9 @@ inline void split_infer(infer_context& c) {
     std::int64_t sum = 0;
     for (auto x : *sizes) {
       if (x < 0) c.fail("negative split size " + std::to_string(x));
-      sum += x;
+      const auto next = checked_add(sum, x);
+      if (!next) c.fail("split sizes sum past int64 (adding " + std::to_string(x) + " to " + std::to_string(sum) + ")");
+      sum = *next;
     }
     if (s[a].is_known() && s[a].value() != sum)
       c.fail("split sizes sum to " + std::to_string(sum) + ", axis " + std::to_string(a) + " has " + s[a].to_string());
@@ -368,7 +366,8 @@ inline void split_infer(infer_context& c) {
     if (static_cast<std::size_t>(k) != n)
       c.fail("num_outputs is " + std::to_string(k) + " but the node has " + std::to_string(n) + " outputs");
     if (s[a].is_known()) {
-      const std::int64_t total = s[a].value(), chunk = (total + k - 1) / k;
+      // ceil(total / k), without the overflow of total + k - 1
+      const std::int64_t total = s[a].value(), chunk = total / k + (total % k != 0 ? 1 : 0);
       for (std::size_t i = 0; i < n; ++i)
         parts[i] = dim(std::clamp<std::int64_t>(total - chunk * static_cast<std::int64_t>(i), 0, chunk));
     }
@@ -408,14 +407,16 @@ inline std::int64_t slice_len(std::int64_t n, std::int64_t start, std::int64_t e
     if (x < 0) x += n;
     return std::clamp(x, lo, hi);
   };
+  // ceil(span / |step|) as (span - 1) / |step| + 1: span + step - 1 overflowed for steps
+  // near INT64_MAX, and -step for INT64_MIN
   if (step > 0) {
     start = norm(start, 0, n);
     end = norm(end, 0, n);
-    return end > start ? (end - start + step - 1) / step : 0;
+    return end > start ? (end - start - 1) / step + 1 : 0;
   }
   start = norm(start, -1, n - 1);
   end = norm(end, -1, n - 1);
-  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  return start > end ? 1 - (start - end - 1) / step : 0;
 }
 
 // The size of a slice of a symbolic dim `n`, when it is affine: step 1, and the end is "to
@@ -598,10 +599,9 @@ inline void expand_infer(infer_context& c) {
     }
     return;
   }
-  shape ss = c.input_shape(1);
-  if (in.has_rank() && ss.has_rank() && ss.rank() == 1 && ss[0].is_known()) {
+  if (auto len = shape_input_length(c, 1); in.has_rank() && len) {
     // target unknown: an input dim other than 1 survives (the target there is 1 or the same)
-    const auto t = static_cast<std::size_t>(ss[0].value());
+    const std::size_t t = *len;
     std::size_t r = std::max<std::size_t>(in.rank(), t);
     std::vector<dim> out(r);
     for (std::size_t i = 0; i < in.rank(); ++i) {
@@ -693,12 +693,30 @@ inline void range_infer(infer_context& c) {
   for (std::size_t i = 0; i < 3; ++i)
     if (auto rk = c.input_rank(i); rk && *rk != 0 && !(*rk == 1 && c.input_shape(i)[0] == dim(1)))
       c.fail("input " + std::to_string(i) + " must be a scalar, got " + c.input_shape(i).to_string());
+  if (is_integer(c.input_dtype(0)) && !is_unsigned(c.input_dtype(0))) {
+    // signed integers: the exact count (doubles round past 2^53), as the kernels compute it
+    auto st = c.input_int(0), li = c.input_int(1), de = c.input_int(2);
+    if (st && li && de) {
+      if (*de == 0) c.fail("delta is 0");
+      const auto span = checked_sub(*li, *st);
+      if (!span || (*de == -1 && *span == std::numeric_limits<std::int64_t>::min()))
+        c.fail("the range has too many elements (start " + std::to_string(*st) + ", limit " + std::to_string(*li) +
+               ", delta " + std::to_string(*de) + ")");
+      const std::int64_t n = *span / *de + ((*span % *de != 0) && ((*span < 0) == (*de < 0)) ? 1 : 0);
+      c.set_shape(0, shape{dim(std::max<std::int64_t>(n, 0))});
+      return;
+    }
+  }
   auto st = c.input_doubles(0), li = c.input_doubles(1), de = c.input_doubles(2);
   if (st && li && de && st->size() == 1 && li->size() == 1 && de->size() == 1) {
     if ((*de)[0] == 0) c.fail("delta is 0");
-    double n = std::ceil(((*li)[0] - (*st)[0]) / (*de)[0]);
-    auto len = static_cast<std::int64_t>(std::max(n, 0.0));
-    c.set_shape(0, shape{dim(len)});
+    const double n = std::ceil(((*li)[0] - (*st)[0]) / (*de)[0]);
+    // (casting a NaN or a count past int64 is UB)
+    const auto len = double_to_int64(std::max(n, 0.0));
+    if (!len)
+      c.fail("the range has too many elements (start " + std::to_string((*st)[0]) + ", limit " + std::to_string((*li)[0]) +
+             ", delta " + std::to_string((*de)[0]) + ")");
+    c.set_shape(0, shape{dim(*len)});
     return;
   }
   // start + k*delta up to a symbolic limit: length limit - start when delta is 1
@@ -722,13 +740,35 @@ inline void range_value(infer_context& c) {
   if (!st || !de || st->empty() || de->empty()) return;
   dtype d = t.tensor().element;
   if (d == dtype::undefined) return;
+  // integers exactly (through doubles an int64 could round to 2^63, which no cast may take),
+  // and checked (the length may come from a declared type, not from the bounds)
+  const bool exact = is_integer(d) && !is_unsigned(d);
+  const auto ist = c.input_int(0), ide = c.input_int(2);
+  if (exact && (!ist || !ide)) return;
+  std::vector<std::int64_t> ints;
+  if (exact)
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto step = checked_mul(k, *ide);
+      const auto x = step ? checked_add(*ist, *step) : std::nullopt;
+      if (!x) return;
+      ints.push_back(*x);
+    }
   tensor out(d, {n});
+  bool fits = true;
   visit_dtype(d, [&]<class T>() {
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
       T* p = out.data<T>();
-      for (std::int64_t k = 0; k < n; ++k) p[k] = static_cast<T>((*st)[0] + static_cast<double>(k) * (*de)[0]);
+      for (std::int64_t k = 0; k < n; ++k) p[k] = static_cast<T>(ints[static_cast<std::size_t>(k)]);
+    } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      T* p = out.data<T>();
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double x = (*st)[0] + static_cast<double>(k) * (*de)[0];
+        if constexpr (std::is_integral_v<T>) fits = fits && fits_integer<T>(x);  // (unsigned)
+        p[k] = fits ? static_cast<T>(x) : T{};
+      }
     }
   });
+  if (!fits) return;
   c.set_value(0, known_value::of(std::move(out)));
 }
 
@@ -741,8 +781,7 @@ inline void constant_of_shape_infer(infer_context& c) {
     c.set_tensor(0, d, shape(*dims));
     return;
   }
-  shape ss = c.input_shape(0);
-  if (ss.has_rank() && ss.rank() == 1 && ss[0].is_known()) c.set_tensor(0, d, shape::unknown_dims(ss[0].value()));
+  if (auto n = shape_input_length(c, 0)) c.set_tensor(0, d, shape::unknown_dims(*n));
   else c.set_tensor(0, d, shape());
 }
 
@@ -822,8 +861,11 @@ inline void onehot_infer(infer_context& c) {
   if (a < -r - 1 || a > r) c.fail("axis " + std::to_string(a) + " out of range for output rank " + std::to_string(r + 1));
   if (a < 0) a += r + 1;
   dim depth;
-  if (auto d = c.input_doubles(1); d && d->size() == 1) depth = dim(static_cast<std::int64_t>((*d)[0]));
-  else if (auto dd = c.input_dims(1); dd && dd->size() == 1) depth = (*dd)[0];
+  if (auto d = c.input_doubles(1); d && d->size() == 1) {
+    const auto k = double_to_int64((*d)[0]);  // (casting NaN or 1e30 is UB)
+    if (!k) c.fail("depth " + std::to_string((*d)[0]) + " is not a size (NaN, or past int64)");
+    depth = dim(*k);
+  } else if (auto dd = c.input_dims(1); dd && dd->size() == 1) depth = (*dd)[0];
   std::vector<dim> out = s.dims();
   out.insert(out.begin() + a, depth);
   c.set_shape(0, shape(std::move(out)));
@@ -1040,7 +1082,11 @@ inline void gpass::register_onnx_shape_ops(op_registry& r) {
         dim ch;
         if (x.has_rank() && block) {
           std::int64_t k = 1;
-          for (auto b : *block) k *= b;
+          for (auto b : *block) {
+            const auto next = checked_mul(k, b);
+            if (!next) c.fail("the product of block_shape " + detail::sizes_text(*block) + " overflows int64");
+            k = *next;
+          }
           if (k > 0 && x[1].is_known()) {
             if (x[1].value() % k != 0)
               c.fail("input's dimension 1 (" + x[1].to_string() + ") is not a multiple of prod(block_shape) " + std::to_string(k));
@@ -1048,9 +1094,7 @@ inline void gpass::register_onnx_shape_ops(op_registry& r) {
           }
         }
         if (!image) {
-          shape is = c.input_shape(1);
-          if (is.has_rank() && is.rank() == 1 && is[0].is_known())
-            c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(is[0].value()) + 2));
+          if (auto n = shape_input_length(c, 1)) c.set_shape(0, shape::unknown_dims(*n + 2));
           return;
         }
         std::vector<dim> out{x.has_rank() ? x[0] : dim(), ch};
