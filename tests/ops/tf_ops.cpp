@@ -459,4 +459,91 @@ TEST_CASE("ops.tf.depth_space_block_size_overflow") {
                    "block_size 4294967296 is too large (its square overflows int64)"));
 }
 
+TEST_CASE("ops.tf.int64_overflow") {
+  const std::string i64min = "-9223372036854775808", i64max = "9223372036854775807";
+  // FloorDiv's value: INT64_MIN / -1 was a signed overflow (a SIGFPE on x86); that element is unknown
+  G fd = infer("%a = tf::Const() {dtype = i64, value = tensor<i64[2]> [" + i64min + ", -7]}\n"
+               "%b = tf::Const() {dtype = i64, value = tensor<i64[2]> [-1, 2]}\n%y = tf::FloorDiv(%a, %b) {T = i64}");
+  CHECK(value_of(fd, "y") == "[?,-4]");
+  // StridedSlice x[b:n] of a symbolic n: -b overflowed for b = INT64_MIN (the whole dim)
+  auto from_to_n = [&](const std::string& b) {
+    return y_of("%x = arg() {index = 0} -> (f32[n])\n%n = tf::Shape(%x) {T = f32, out_type = i64}\n"
+                "%b = tf::Const() {dtype = i64, value = tensor<i64[1]> [" + b + "]}\n"
+                "%s = tf::Const() {dtype = i64, value = tensor<i64[1]> [1]}\n"
+                "%y = tf::StridedSlice(%x, %b, %n, %s) {Index = i64, T = f32}");
+  };
+  CHECK(from_to_n("-2") == "f32[2]");
+  CHECK(from_to_n(i64min) == "f32[n]");
+  // ... and the value of a slice of an empty constant with a dim of 2^40: its indices were
+  // listed (2^40 of them) before the element count was checked
+  G ss = infer("%k = tf::Const() {dtype = i32, value = tensor<i32[0,1099511627776]> []}\n"
+               "%b = tf::Const() {dtype = i32, value = tensor<i32[2]> [0, 0]}\n"
+               "%s = tf::Const() {dtype = i32, value = tensor<i32[2]> [1, 1]}\n"
+               "%y = tf::StridedSlice(%k, %b, %b, %s) {T = i32, begin_mask = 3, end_mask = 3}");
+  CHECK(out(ss, "y") == "i32[0,1099511627776]");
+  // ExtractImagePatches (VALID) on a dim near INT64_MAX: in - window + stride overflowed
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[1," + i64max + ",4,1])\n"
+             "%y = tf::ExtractImagePatches(%x) {T = f32, ksizes = [1, 1, 1, 1], strides = [1, 100, 1, 1], "
+             "rates = [1, 1, 1, 1], padding = \"VALID\"}") == "f32[1,92233720368547759,4,1]");
+  // Slice: begin + size past INT64_MAX was left unknown, and the slice passed unchecked
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[10])\n"
+                          "%b = tf::Const() {dtype = i64, value = tensor<i64[1]> [" + i64max + "]}\n"
+                          "%s = tf::Const() {dtype = i64, value = tensor<i64[1]> [5]}\n"
+                          "%y = tf::Slice(%x, %b, %s) {Index = i64, T = f32}"),
+                 "out of range for dim 0 of size 10 (its end overflows int64)"));
+  // SplitV: size_splits whose sum overflows were not checked against the axis
+  CHECK(contains(error_of("%x = arg() {index = 0} -> (f32[10])\n"
+                          "%sz = tf::Const() {dtype = i64, value = tensor<i64[2]> [" + i64max + ", " + i64max + "]}\n"
+                          "%ax = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}\n"
+                          "%y:2 = tf::SplitV(%x, %sz, %ax) {T = f32, Tlen = i64, num_split = 2}"),
+                 "size_splits sum to more than int64 holds"));
+  // Range (ONNX's functions) on int64s: the length in doubles was rounded (4, not 3, past
+  // 2^53) or cast from a double past INT64_MAX; floats whose length is no int64 were cast too
+  auto range = [](const std::string& t, const std::string& a, const std::string& b, const std::string& d) {
+    return "%st = tf::Const() {dtype = " + t + ", value = tensor<" + t + "[]> [" + a + "]}\n" +
+           "%li = tf::Const() {dtype = " + t + ", value = tensor<" + t + "[]> [" + b + "]}\n" +
+           "%de = tf::Const() {dtype = " + t + ", value = tensor<" + t + "[]> [" + d + "]}\n" +
+           "%y = tf::Range(%st, %li, %de) {Tidx = " + t + "}";
+  };
+  G rg = infer(range("i64", "9007199254740993", "9007199254740996", "1"));
+  CHECK(out(rg, "y") == "i64[3]");
+  CHECK(value_of(rg, "y") == "{9007199254740993,9007199254740994,9007199254740995}");
+  G rd = infer(range("i64", i64max, "9223372036854775800", "-3"));
+  CHECK(value_of(rd, "y") == "{9223372036854775807,9223372036854775804,9223372036854775801}");
+  CHECK(contains(error_of(range("i64", i64min, i64max, "1")), "node 'y' (op Range): "));
+  CHECK(contains(error_of(range("f32", "0", "1e30", "1e-10")), "node 'y' (op Range): "));
+  // StridedSlice's strides near INT64_MAX / at INT64_MIN overflowed in the slice length
+  auto strided = [&](const std::string& st, const std::string& masks) {
+    return y_of("%x = arg() {index = 0} -> (f32[10])\n%b = tf::Const() {dtype = i64, value = tensor<i64[1]> [0]}\n"
+                "%s = tf::Const() {dtype = i64, value = tensor<i64[1]> [" + st + "]}\n"
+                "%y = tf::StridedSlice(%x, %b, %b, %s) {Index = i64, T = f32, " + masks + "}");
+  };
+  CHECK(strided(i64max, "begin_mask = 1, end_mask = 1") == "f32[1]");
+  CHECK(strided(i64min, "begin_mask = 1, end_mask = 1") == "f32[1]");
+  // Pad: TensorFlow's paddings are not negative, and a padded size past INT64_MAX is no size
+  auto pad = [](const std::string& x, const std::string& p) {
+    return "%x = arg() {index = 0} -> (f32[" + x + "])\n%p = tf::Const() {dtype = i64, value = tensor<i64[1,2]> [" + p +
+           "]}\n%y = tf::Pad(%x, %p) {T = f32, Tpaddings = i64}";
+  };
+  CHECK(y_of(pad("10", "1, 2")) == "f32[13]");
+  CHECK(contains(error_of(pad("10", "-1, 2")), "paddings must be non-negative"));
+  CHECK(contains(error_of(pad("10", i64max + ", 1")), "padded by 9223372036854775807 and 1 overflows int64"));
+  // a shape input of unknown value and a huge declared length: inference made that many dims
+  const std::pair<std::string, int> huge_shape_ops[] = {{"ScatterNd(%i, %u, %s) {T = f32, Tindices = i32}", 2},
+                                                       {"RandomUniform(%s) {T = i32, dtype = f32}", 0},
+                                                       {"Reshape(%u, %s) {T = f32, Tshape = i32}", 1}};
+  for (const auto& [op, port] : huge_shape_ops) {
+    const std::string g = "%i = arg() {index = 0} -> (i32[1,1])\n%u = arg() {index = 1} -> (f32[1])\n"
+                          "%s = arg() {index = 2} -> (i32[1099511627776])\n%y = tf::" + op;
+    INFO(op);
+    CHECK(contains(error_of(g), "input " + std::to_string(port) +
+                                    " holds a shape of 1099511627776 dims; TensorFlow allows at most 254"));
+  }
+  CHECK(y_of("%s = arg() {index = 0} -> (i32[3])\n%y = tf::RandomUniform(%s) {T = i32, dtype = f32}") == "f32[?,?,?]");
+  // Unpack of an empty value whose other dims are huge: 2^40 empty rows were walked
+  G up = infer("%k = tf::Const() {dtype = i32, value = tensor<i32[1099511627776,2,0]> []}\n"
+               "%y:2 = tf::Unpack(%k) {T = i32, axis = 1, num = 2}");
+  CHECK(out(up, "y") == "i32[1099511627776,0]");
+}
+
 }  // namespace gpass_test_ops_tf_ops

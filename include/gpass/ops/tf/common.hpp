@@ -156,6 +156,35 @@ inline std::optional<std::size_t> vector_length(const infer_context& c, std::siz
   return std::nullopt;
 }
 
+/// TensorFlow's largest rank (TensorShape's kMaxDims).
+inline constexpr std::size_t max_rank = 254;
+
+/// Fails when the vector input `i`, `n` elements long, holds a shape of more dims than
+/// TensorFlow allows (a hostile length, or a negative one read as size_t, would otherwise
+/// have inference allocate that many dims).
+inline void check_shape_length(const infer_context& c, std::size_t i, std::size_t n) {
+  if (n > max_rank)
+    c.fail("input " + std::to_string(i) + " holds a shape of " + std::to_string(n) + " dims; TensorFlow allows at most " +
+           std::to_string(max_rank));
+}
+
+/// `n` unknown dims, `n` being the length of the vector input `i` that holds a shape.
+inline shape unknown_dims_of_length(const infer_context& c, std::size_t i, std::size_t n) {
+  check_shape_length(c, i, n);
+  return shape::unknown_dims(n);
+}
+
+/// Output `out`'s shape is the value of the vector input `i` (ScatterNd's shape, a random
+/// op's shape, ...): its dims when known, else as many unknown dims as the vector is long.
+inline void set_shape_from_input(infer_context& c, std::size_t out, std::size_t i) {
+  if (auto d = c.input_dims(i)) {
+    check_shape_length(c, i, d->size());
+    c.set_shape(out, shape(*d));
+  } else if (auto n = vector_length(c, i)) {
+    c.set_shape(out, unknown_dims_of_length(c, i, *n));
+  }
+}
+
 /// A shape attribute's dims with every unknown dim replaced by a fresh symbol of the node
 /// (`<node>_d<i>`), so that values fed at run time have named sizes.
 inline shape with_fresh_symbols(infer_context& c, shape s) {

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,8 @@ inline void floor_div_value(infer_context& c) {
                    [](const std::vector<dim>& a) -> dim {
                      if (a[0].is_known() && a[1].is_known()) {
                        std::int64_t x = a[0].value(), y = a[1].value();
-                       if (y == 0) return dim();
+                       // (INT64_MIN / -1 overflows: the quotient is not an int64)
+                       if (y == 0 || (y == -1 && x == std::numeric_limits<std::int64_t>::min())) return dim();
                        std::int64_t q = x / y;
                        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
                        return int_dim(q);

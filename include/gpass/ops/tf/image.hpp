@@ -175,7 +175,10 @@ std::int64_t patch_output_size(std::int64_t in, std::int64_t k, std::int64_t str
   const auto eff = span ? checked_add(k, *span) : std::nullopt;
   if (!eff) fail("the window of " + std::to_string(k) + " taps at rate " + std::to_string(rate) + " overflows");
   if (same) return in / stride + (in % stride != 0 ? 1 : 0);
-  const std::int64_t out = (in - *eff + stride) / stride;  // (truncating, as TensorFlow's)
+  // (in - eff + stride) / stride, truncating as TensorFlow's; `in - eff + stride` overflowed
+  // for an input near INT64_MAX, so a non-negative `in - eff` is divided first
+  const std::int64_t d = in - *eff;
+  const std::int64_t out = d >= 0 ? d / stride + 1 : (d + stride) / stride;
   if (out < 0)
     fail("computed output size would be negative: " + std::to_string(out) + " [input size " + std::to_string(in) +
          ", effective window " + std::to_string(*eff) + ", stride " + std::to_string(stride) + "]");

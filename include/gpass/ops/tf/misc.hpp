@@ -27,11 +27,7 @@ void register_tf_misc_ops(op_registry& r);
 namespace detail::tf_ops {
 
 // A random op: the shape is input 0's value (a vector of its length when not known).
-inline void random_infer(infer_context& c) {
-  if (auto d = c.input_dims(0)) c.set_shape(0, shape(*d));
-  else if (auto s = c.input_shape(0); s.has_rank() && s.rank() == 1 && s[0].is_known())
-    c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(s[0].value())));
-}
+inline void random_infer(infer_context& c) { set_shape_from_input(c, 0, 0); }
 
 // Placeholder: the `shape` attribute (unknown rank when absent), unknown dims named.
 inline void placeholder_infer(infer_context& c) {

@@ -60,7 +60,7 @@ inline void rank_infer(infer_context& c) {
 // TensorFlow's Reshape: one -1 is inferred, 0 is a size (not "copy the input's dim").
 inline void reshape_infer(infer_context& c) {
   if (auto d = c.input_dims(1)) return ox::reshape_to(c, *d, true);
-  if (auto n = vector_length(c, 1)) c.set_shape(0, shape::unknown_dims(*n));
+  if (auto n = vector_length(c, 1)) c.set_shape(0, unknown_dims_of_length(c, 1, *n));
 }
 
 inline void expand_dims_infer(infer_context& c) {
@@ -86,7 +86,7 @@ inline void transpose_infer(infer_context& c) {
     return;
   }
   if (auto r = c.input_rank(0)) c.set_shape(0, shape::unknown_dims(*r));
-  else if (auto n = vector_length(c, 1)) c.set_shape(0, shape::unknown_dims(*n));
+  else if (auto n = vector_length(c, 1)) c.set_shape(0, unknown_dims_of_length(c, 1, *n));
 }
 
 // ---- ConcatV2 / Concat --------------------------------------------------------------------
@@ -199,6 +199,10 @@ inline void unpack_value(infer_context& c) {
   if (len != static_cast<std::int64_t>(c.num_outputs())) return;
   for (std::int64_t k = 0; k < len; ++k) {
     std::vector<dim> out;
+    if (d->empty()) {  // (outer or inner is 0; the other may be huge)
+      c.set_dims_value(static_cast<std::size_t>(k), std::move(out));
+      continue;
+    }
     for (std::int64_t o = 0; o < outer; ++o)
       for (std::int64_t i = 0; i < inner; ++i) out.push_back((*d)[static_cast<std::size_t>((o * len + k) * inner + i)]);
     c.set_dims_value(static_cast<std::size_t>(k), std::move(out));
@@ -258,6 +262,8 @@ inline void split_v_infer(infer_context& c) {
       }
       if (x.is_known() && x.value() < 0) c.fail("negative size " + std::to_string(x.value()) + " in size_splits");
       parts[k] = x;
+      if (sum.is_known() && x.is_known() && !checked_add(sum.value(), x.value()))
+        c.fail("size_splits sum to more than int64 holds (" + sum.to_string() + " + " + x.to_string() + " overflows)");
       sum = add_dims(sum, x);
     }
     if (rest) {
@@ -282,7 +288,7 @@ inline void slice_infer(infer_context& c) {
   auto r = c.input_rank(0);
   auto b = c.input_dims(1), sz = c.input_dims(2);
   if (!r) {
-    if (auto n = vector_length(c, 1)) c.set_shape(0, shape::unknown_dims(*n));
+    if (auto n = vector_length(c, 1)) c.set_shape(0, unknown_dims_of_length(c, 1, *n));
     return;
   }
   shape s = c.input_shape(0);
@@ -305,6 +311,10 @@ inline void slice_infer(infer_context& c) {
     }
     if (out[i].is_known() && out[i].value() < 0) c.fail("begin " + bi.to_string() + " beyond dim " + std::to_string(i) + " of size " + s[i].to_string());
     dim end = add_dims(bi, out[i]);
+    // (a known begin + size past INT64_MAX, which add_dims leaves unknown, is past any dim)
+    if (bi.is_known() && out[i].is_known() && !checked_add(bi.value(), out[i].value()))
+      c.fail("slice [" + bi.to_string() + ", " + bi.to_string() + " + " + out[i].to_string() + ") out of range for dim " +
+             std::to_string(i) + " of size " + s[i].to_string() + " (its end overflows int64)");
     if (end.is_known() && s[i].is_known() && end.value() > s[i].value())
       c.fail("slice [" + bi.to_string() + ", " + end.to_string() + ") out of range for dim " + std::to_string(i) +
              " of size " + s[i].to_string());
@@ -319,9 +329,10 @@ inline void slice_value(infer_context& c) {
   if (!d || !b || b->size() != 1) return;
   const type& t = c.output(0).type;
   if (!t.is_tensor() || !t.tensor().shape.is_fully_known() || t.tensor().shape.rank() != 1) return;
+  if ((*b)[0] < 0) return;  // (a negative begin wrapped around to a huge start)
   auto start = static_cast<std::size_t>((*b)[0]);
   auto len = static_cast<std::size_t>(t.tensor().shape[0].value());
-  if (start + len > d->size()) return;
+  if (start > d->size() || len > d->size() - start) return;
   c.set_dims_value(0, std::vector<dim>(d->begin() + static_cast<std::ptrdiff_t>(start),
                                        d->begin() + static_cast<std::ptrdiff_t>(start + len)));
 }
@@ -426,7 +437,12 @@ inline dim strided_len(const strided_entry& x, const dim& d) {
   // x[b:n] of a dim n: n - b
   if (!x.end_masked && x.end == d && !d.is_unknown()) {
     if (x.begin_masked) return d;
-    if (x.begin.is_known()) return x.begin.value() >= 0 ? sub_dims(d, x.begin) : dim(-x.begin.value());
+    if (x.begin.is_known()) {
+      const std::int64_t b = x.begin.value();
+      if (b >= 0) return sub_dims(d, x.begin);
+      // x[-k:n] is the last k; -INT64_MIN overflows, and that start is before any dim's first
+      return b == std::numeric_limits<std::int64_t>::min() ? d : dim(-b);
+    }
   }
   return dim();
 }
@@ -494,6 +510,8 @@ inline void strided_slice_value(infer_context& c) {
       std::int64_t len = ox::slice_len(n, be->first, be->second, step);
       std::int64_t start = be->first < 0 ? be->first + n : be->first;
       start = step > 0 ? std::clamp<std::int64_t>(start, 0, n) : std::clamp<std::int64_t>(start, -1, n - 1);
+      // (checked before the indices are listed: a value with no elements may have a dim of 2^40)
+      if (len > c.max_value_elements()) return;
       for (std::int64_t k = 0; k < len; ++k) v.push_back(start + k * step);
     }
     total *= static_cast<std::int64_t>(v.size());
@@ -594,9 +612,21 @@ inline void pad_infer(infer_context& c) {
            std::to_string(*r) + ", 2])");
   std::vector<std::int64_t> pads(p->size());
   const std::size_t h = p->size() / 2;
+  const shape& x = c.input_shape(0);
   for (std::size_t i = 0; i < h; ++i) {
     pads[i] = (*p)[2 * i];
     pads[i + h] = (*p)[2 * i + 1];
+    // TensorFlow's paddings only add (ONNX's negative pads crop); a padded size past INT64_MAX,
+    // which ONNX's Pad leaves unknown, is not a size
+    if (pads[i] < 0 || pads[i + h] < 0)
+      c.fail("paddings must be non-negative, got " + std::to_string(pads[i]) + " and " + std::to_string(pads[i + h]) +
+             " for dim " + std::to_string(i));
+    if (x.has_rank() && i < x.rank() && x[i].is_known()) {
+      const auto both = checked_add(pads[i], pads[i + h]);
+      if (!both || !checked_add(x[i].value(), *both))
+        c.fail("dim " + std::to_string(i) + " of size " + x[i].to_string() + " padded by " + std::to_string(pads[i]) +
+               " and " + std::to_string(pads[i + h]) + " overflows int64");
+    }
   }
   attribute_map a{{"pads", pads}};
   on_view(c, input_ports(c, 0, 1), a, ox::pad_infer);
@@ -671,11 +701,7 @@ inline void unique_infer(infer_context& c) {
 }
 
 // ScatterNd(indices, updates, shape): the shape input's value.
-inline void scatter_nd_infer(infer_context& c) {
-  if (auto d = c.input_dims(2)) c.set_shape(0, shape(*d));
-  else if (auto s = c.input_shape(2); s.has_rank() && s.rank() == 1 && s[0].is_known())
-    c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(s[0].value())));
-}
+inline void scatter_nd_infer(infer_context& c) { set_shape_from_input(c, 0, 2); }
 
 // The dims of `data` after the first `skip`, after a leading `first` (unknown rank: unknown).
 inline void leading_dim_then_rest(infer_context& c, dim first, std::size_t skip) {
@@ -780,11 +806,7 @@ inline void dynamic_partition_infer(infer_context& c) {
 }
 
 // SparseToDense(indices, output_shape, values, default_value): output_shape's value.
-inline void sparse_to_dense_infer(infer_context& c) {
-  if (auto d = c.input_dims(1)) c.set_shape(0, shape(*d));
-  else if (auto s = c.input_shape(1); s.has_rank() && s.rank() == 1 && s[0].is_known())
-    c.set_shape(0, shape::unknown_dims(static_cast<std::size_t>(s[0].value())));
-}
+inline void sparse_to_dense_infer(infer_context& c) { set_shape_from_input(c, 0, 1); }
 
 // SparseSegment{Sum,Mean,SqrtN}[WithNumSegments](data, indices, segment_ids[, num_segments]):
 // [num_segments, or last id + 1] + data's dims after the first.
