@@ -99,6 +99,15 @@ C lse_shift(C mx) {
   else return C(0);
 }
 
+/// A result computed in double as the accumulator type: integers through `float_to_int` (the
+/// square root or log of an integer sum that wrapped negative, or of 0, is NaN or -inf, which
+/// no cast may take).
+template <class C>
+C from_double(double x) {
+  if constexpr (std::is_integral_v<C>) return float_to_int<C>(x);
+  else return static_cast<C>(x);
+}
+
 /// The accumulated value turned into the result (`count` elements were reduced).
 template <class T, class C>
 T finish(rkind k, C acc, std::int64_t count, C shift) {
@@ -106,8 +115,8 @@ T finish(rkind k, C acc, std::int64_t count, C shift) {
     case rkind::mean:
       if constexpr (std::is_floating_point_v<C>) return static_cast<T>(acc / static_cast<C>(count));
       else return count ? static_cast<T>(acc / static_cast<C>(count)) : T(0);
-    case rkind::l2: return static_cast<T>(static_cast<C>(std::sqrt(static_cast<double>(acc))));
-    case rkind::log_sum: return static_cast<T>(static_cast<C>(std::log(static_cast<double>(acc))));
+    case rkind::l2: return static_cast<T>(from_double<C>(std::sqrt(static_cast<double>(acc))));
+    case rkind::log_sum: return static_cast<T>(from_double<C>(std::log(static_cast<double>(acc))));
     case rkind::log_sum_exp:
       if constexpr (std::is_floating_point_v<C>) return static_cast<T>(std::log(acc) + shift);
       else return static_cast<T>(acc);
