@@ -731,6 +731,29 @@ TEST_CASE("exec.reduce.dtypes") {
                    {tensor::from<std::int32_t>({0, 0, 3, 4}, {2, 2})}, threads);
     check_close<std::int32_t>(ls, {0, 1});
   }
+  // int32 / int64 sums and products wrap (two's complement) in every layout, as the executor's
+  // integer arithmetic does: they overflowed (undefined) before
+  using i32 = std::int32_t;
+  constexpr i32 i32_max = std::numeric_limits<i32>::max(), i32_min = std::numeric_limits<i32>::min();
+  auto reduce = [&](const char* op, tensor t, std::vector<i64> axes, int threads = 1) {
+    return run1(node(op, 11, {{"axes", std::move(axes)}, {"keepdims", i64{0}}}), {std::move(t)}, threads);
+  };
+  for (int threads : {1, 2}) {
+    check_close<i32>(reduce("ReduceSum", tensor::from<i32>({i32_max, 1}), {0}, threads), {i32_min});
+    check_close<i32>(reduce("ReduceSum", tensor::from<i32>({i32_max, 1, 1, 1}, {2, 2}), {0}, threads), {i32_min, 2});
+    check_close<i32>(reduce("ReduceSum", tensor::from<i32>({i32_max, 7, 1, 7, 0, 7, 0, 7}, {2, 2, 2}), {0, 2}, threads),
+                     {i32_min + 13, 15});
+    check_close<i32>(reduce("ReduceL1", tensor::from<i32>({i32_min, 0}), {0}, threads), {i32_min});
+    check_close<i32>(reduce("ReduceL1", tensor::from<i32>({i32_min, -1, 0, -2}, {2, 2}), {0}, threads), {i32_min, 3});
+    check_close<i32>(reduce("ReduceSumSquare", tensor::from<i32>({65536, 3}), {0}, threads), {9});
+    check_close<i32>(reduce("ReduceMean", tensor::from<i32>({i32_max, 1}), {0}, threads), {i32_min / 2});
+    check_close<i64>(reduce("ReduceProd", tensor::from<i64>({i64{1} << 62, 4, 5}), {0}, threads), {0});
+    check_close<i64>(reduce("ReduceProd", tensor::from<i64>({i64{1} << 62, 1, 4, 1}, {2, 2}), {0}, threads), {0, 1});
+    auto cs = run1(node("CumSum", 14), {tensor::from<i32>({i32_max, 1, 1}), tensor::scalar<i64>(0)}, threads);
+    check_close<i32>(cs, {i32_max, i32_min, i32_min + 1});
+  }
+  std::vector<i64> big(200000, i64_max);  // the chunked path of one big reduction
+  check_close<i64>(reduce("ReduceSum", tensor::from<i64>(big), {0}, 2), {-200000});
 }
 
 }  // namespace gpass_test_exec_reduce

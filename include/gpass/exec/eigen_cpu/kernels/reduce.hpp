@@ -74,11 +74,36 @@ C acc_init(acc_kind a) {
   return C(0);
 }
 
+/// Sums and products of int32 and int64 wrap (two's complement, as the executor's integer
+/// arithmetic does) instead of overflowing, which is undefined: they are computed in the
+/// unsigned type of the same width. (Narrower signed types promote to int, whose sums and
+/// products of two of them cannot overflow; the unsigned types wrap already.)
+template <class C, bool = std::is_integral_v<C> && std::is_signed_v<C> && sizeof(C) >= sizeof(int)>
+struct wrapping {
+  using type = C;
+};
+template <class C>
+struct wrapping<C, true> {
+  using type = std::make_unsigned_t<C>;
+};
+template <class C>
+using wrapping_t = typename wrapping<C>::type;
+template <class C>
+inline constexpr bool wraps_v = !std::is_same_v<wrapping_t<C>, C>;
+
+/// `|x|` of a signed integer in its unsigned type (|INT_MIN| is no int).
+template <class C>
+wrapping_t<C> magnitude(C x) {
+  using U = wrapping_t<C>;
+  return x < C(0) ? U(0) - static_cast<U>(x) : static_cast<U>(x);
+}
+
 template <class C>
 C acc_combine(acc_kind a, C x, C y) {
+  using U = wrapping_t<C>;
   switch (a) {
-    case acc_kind::sum: return x + y;
-    case acc_kind::prod: return x * y;
+    case acc_kind::sum: return static_cast<C>(static_cast<U>(x) + static_cast<U>(y));
+    case acc_kind::prod: return static_cast<C>(static_cast<U>(x) * static_cast<U>(y));
     case acc_kind::max: return y > x ? y : x;
     case acc_kind::min: return y < x ? y : x;
   }
@@ -130,6 +155,21 @@ C reduce_contiguous(const T* p, std::int64_t n, rkind k, C shift) {
   if (n == 0) return acc_init<C>(accumulation_of(k));
   Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> a(p, static_cast<Eigen::Index>(n));
   auto x = a.template cast<C>();
+  if constexpr (wraps_v<C>) {  // sums and products in the unsigned type (wrapping)
+    auto u = x.template cast<wrapping_t<C>>();
+    switch (k) {
+      case rkind::sum:
+      case rkind::mean:
+      case rkind::log_sum:
+      case rkind::log_sum_exp: return static_cast<C>(u.sum());
+      case rkind::l1: return static_cast<C>(x.unaryExpr([](C v) { return magnitude(v); }).sum());
+      case rkind::l2:
+      case rkind::sum_square: return static_cast<C>(u.square().sum());
+      case rkind::prod: return static_cast<C>(u.prod());
+      case rkind::max:
+      case rkind::min: break;
+    }
+  }
   switch (k) {
     case rkind::sum:
     case rkind::mean:
@@ -161,6 +201,27 @@ void accumulate_rows(rkind k, C* acc_p, const C* shift_p, const T* base, Eigen::
       step(row.template cast<C>());
     }
   };
+  if constexpr (wraps_v<C>) {  // sums and products in the unsigned type (wrapping)
+    using U = wrapping_t<C>;
+    Eigen::Array<U, Eigen::Dynamic, 1> ua = acc.template cast<U>();
+    bool done = true;
+    switch (k) {
+      case rkind::sum:
+      case rkind::mean:
+      case rkind::log_sum:
+      case rkind::log_sum_exp: each([&](const auto& v) { ua += v.template cast<U>(); }); break;
+      case rkind::l1: each([&](const auto& v) { ua += v.unaryExpr([](C x) { return magnitude(x); }); }); break;
+      case rkind::l2:
+      case rkind::sum_square: each([&](const auto& v) { ua += v.template cast<U>().square(); }); break;
+      case rkind::prod: each([&](const auto& v) { ua *= v.template cast<U>(); }); break;
+      case rkind::max:
+      case rkind::min: done = false; break;
+    }
+    if (done) {
+      acc = ua.template cast<C>();
+      return;
+    }
+  }
   switch (k) {
     case rkind::sum:
     case rkind::mean:
@@ -506,6 +567,9 @@ inline fn make_cumsum(const kernel_node& n, bool product = false) {
               } else {
                 acc *= src.template cast<C>();
               }
+            } else if constexpr (wraps_v<C>) {  // wrapping, as the product above
+              using U = wrapping_t<C>;
+              acc = (acc.template cast<U>() + src.template cast<C>().template cast<U>()).template cast<C>();
             } else {
               acc += src.template cast<C>();
             }
