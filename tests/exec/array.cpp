@@ -2,6 +2,7 @@
 // Tests of the Eigen CPU array family (shape and data-movement kernels).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -464,6 +465,70 @@ TEST_CASE("exec.array.scalar_has_no_axis") {
   const tensor v = tensor::from<float>({1, 2, 3}, {3});
   CHECK(vals<float>(f.run1("Slice", {v, i64s({1}), i64s({3}), i64s({-1})}, {}, 13)) == std::vector<float>{2, 3});
   CHECK(f.run1("Squeeze", {tensor::from<float>({4}, {1}), i64s({0})}, {}, 13).rank() == 0);
+}
+
+TEST_CASE("exec.array.integer_values_defined") {
+  // integer arithmetic on tensor values wraps (two's complement) and float -> int conversions
+  // are defined: each of these was undefined behaviour (a signed overflow or an out-of-range
+  // float cast) before
+  fixture f;
+  using i32 = std::int32_t;
+  constexpr i32 i32max = std::numeric_limits<i32>::max(), i32min = std::numeric_limits<i32>::min();
+  constexpr i64 i64max = std::numeric_limits<i64>::max(), i64min = std::numeric_limits<i64>::min();
+  // Scatter* reductions add / mul
+  CHECK(vals<i32>(f.run1("ScatterElements", {tensor::from<i32>({i32max, 5}, {2}), i64s({0}), tensor::from<i32>({1}, {1})},
+                         {{"reduction", std::string("add")}})) == std::vector<i32>{i32min, 5});
+  CHECK(vals<i64>(f.run1("ScatterElements", {tensor::from<i64>({i64max}, {1}), i64s({0}), tensor::from<i64>({2}, {1})},
+                         {{"reduction", std::string("mul")}})) == std::vector<i64>{-2});
+  CHECK(vals<std::uint16_t>(f.run1("ScatterElements", {tensor::from<std::uint16_t>({65535}, {1}), i64s({0}),
+                                                       tensor::from<std::uint16_t>({65535}, {1})},
+                                   {{"reduction", std::string("mul")}})) == std::vector<std::uint16_t>{1});
+  CHECK(vals<i64>(f.run1("ScatterND", {tensor::from<i64>({i64min, 3}, {2}), tensor::from<i64>({0, 0}, {2, 1}), tensor::from<i64>({-1, -1}, {2})},
+                         {{"reduction", std::string("add")}})) == std::vector<i64>{i64max - 1, 3});
+  // Col2Im: overlapping int32 patches sum with wrapping (center covered 4 times)
+  auto im = f.run1("Col2Im", {tensor::from<i32>(std::vector<i32>(16, i32max), {1, 4, 4}), i64s({3, 3}), i64s({2, 2})});
+  CHECK(vals<i32>(im) == std::vector<i32>{i32max, -2, i32max, -2, -4, -2, i32max, -2, i32max});
+  // Range on int32: start + i * delta passes int32 midway (count 3, i = 2)
+  CHECK(vals<i32>(f.run1("Range", {tensor::scalar<i32>(i32min), tensor::scalar<i32>(i32max), tensor::scalar<i32>(i32max)})) ==
+        std::vector<i32>{i32min, -1, i32max - 1});
+  // (int64: i * delta stays within limit - start, which range_count checks fits int64)
+  CHECK(vals<i64>(f.run1("Range", {tensor::scalar<i64>(i64min), tensor::scalar<i64>(-1), tensor::scalar<i64>(i64{1} << 62)})) ==
+        std::vector<i64>{i64min, -(i64{1} << 62)});
+  // EyeLike with k far outside the matrix: all zeros (negating INT64_MIN was undefined)
+  for (i64 k : {i64min, i64max, i64{-2}, i64{3}}) {
+    CAPTURE(k);
+    CHECK(vals<i32>(f.run1("EyeLike", {tensor(gpass::dtype::int32, {2, 3})}, {{"k", k}})) == std::vector<i32>(6, 0));
+  }
+  CHECK(vals<i32>(f.run1("EyeLike", {tensor(gpass::dtype::int32, {2, 3})}, {{"k", i64{2}}})) == std::vector<i32>{0, 0, 1, 0, 0, 0});
+  // Resize linear / cubic on int64 near INT64_MAX: the clamp's bound double(INT64_MAX) is 2^63,
+  // which saturates; a NaN extrapolation_value gives 0
+  for (const char* mode : {"linear", "cubic"}) {
+    CAPTURE(mode);
+    auto r = f.run1("Resize", {tensor::from<i64>({i64max, i64max}, {1, 2}), value{}, f32({1, 2}, {2})}, {{"mode", std::string(mode)}}, 13);
+    CHECK(vals<i64>(r) == std::vector<i64>(4, i64max));
+    auto c = f.run1("Resize", {tensor::from<i32>({1, 2}, {1, 2}), f32({0, 2, 1, 2}, {4}), value{}, i64s({1, 3})},
+                    {{"mode", std::string(mode)}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                     {"extrapolation_value", std::nanf("")}},
+                    13);
+    CHECK(vals<i32>(c) == std::vector<i32>{0, 0, 0});
+  }
+}
+
+TEST_CASE("exec.array.label_encoder_integer_keys") {
+  // keys_tensor of int64 read as integers: through a double INT64_MAX became 2^63 (converting
+  // that back was undefined) and keys past 2^53 collapsed onto their neighbours
+  gpass_test_exec::kernel_fixture<gpass::exec::register_eigen_cpu_ml, 4> f;
+  constexpr i64 big = (i64{1} << 53) + 1;
+  gpass::exec::kernel_node n{.name = "n",
+                             .op = "LabelEncoder",
+                             .domain = "ai.onnx.ml",
+                             .attrs = {{"keys_tensor", tensor::from<i64>({std::numeric_limits<i64>::max(), big}, {2})},
+                                       {"values_int64s", std::vector<i64>{1, 2}}},
+                             .opset = 4};
+  n.input_types.resize(1);
+  n.output_types.resize(1);
+  auto y = f.run(n, {i64s({std::numeric_limits<i64>::max(), big, big - 1, 7})}).at(0).tensor();
+  CHECK(vals<i64>(y) == std::vector<i64>{1, 2, -1, -1});
 }
 
 }  // namespace gpass_test_exec_array

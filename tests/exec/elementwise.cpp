@@ -245,6 +245,18 @@ TEST_CASE("exec.elementwise.activations") {
   check_close(vals<float>(f.run1("Softsign", {x})), {-2.0f / 3, -0.5f / 1.5f, 0, 0.5f, 0.75f});
   CHECK(vals<float>(f.run1("ThresholdedRelu", {x}, {{"alpha", 0.5}})) == std::vector<float>{0, 0, 0, 1, 3});
   check_close(vals<float>(f.run1("Shrink", {x}, {{"lambd", 1.0}, {"bias", 0.5}})), {-1.5f, 0, 0, 0, 2.5f});
+  {  // Shrink on integers: a result past the type (int64's 2^63, a huge or NaN bias) converts
+     // defined (NaN 0, saturating past int64, wrapping into narrower types); a cast was undefined
+    constexpr std::int64_t i64max = std::numeric_limits<std::int64_t>::max();
+    CHECK(vals<std::int64_t>(f.run1("Shrink", {t<std::int64_t>({i64max, 0, -5}, {3})}, {{"bias", 0.0}})) ==
+          std::vector<std::int64_t>{i64max, 0, -5});
+    CHECK(vals<std::int64_t>(f.run1("Shrink", {t<std::int64_t>({3, -3}, {2})}, {{"bias", 1e30}})) ==
+          std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), i64max});
+    CHECK(vals<std::int32_t>(f.run1("Shrink", {t<std::int32_t>({5, -5, 0}, {3})}, {{"bias", std::nan("")}})) ==
+          std::vector<std::int32_t>{0, 0, 0});
+    CHECK(vals<std::int8_t>(f.run1("Shrink", {t<std::int8_t>({100, -100}, {2})}, {{"bias", -100.0}})) ==
+          std::vector<std::int8_t>{-56, 56});
+  }
   check_close(vals<float>(f.run1("Gelu", {t<float>({0, 1}, {2})})), {0, 0.5f * (1 + std::erf(1 / std::sqrt(2.0f)))});
   check_close(vals<float>(f.run1("Gelu", {t<float>({1}, {1})}, {{"approximate", std::string("tanh")}})), {0.841192f}, 1e-4f);
   // PRelu: slope broadcast to X (unidirectional)

@@ -4,12 +4,15 @@
 #include <gpass/analysis/verify.hpp>
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/plan.hpp>
+#include <gpass/exec/shape_rules.hpp>
 #include <gpass/io/text.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <memory>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -226,6 +229,20 @@ graph {
     seen.push_back(y.raw());
   }
   CHECK(run_error(big, {.max_run_bytes = 11'999'999}).find("max_run_bytes)") != std::string::npos);
+}
+
+TEST_CASE("exec.limits.slice_steps_at_int64_extremes") {
+  // the element count of a slice: e - s + step - 1 overflowed for steps near INT64_MAX, and
+  // -step for INT64_MIN (both executors share slice_axis)
+  using gpass::exec::shape_rules::slice_axis;
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max(), min = std::numeric_limits<std::int64_t>::min();
+  CHECK(slice_axis(0, 10, max, 10).count == 1);
+  CHECK(slice_axis(0, 10, max - 1, 10).count == 1);
+  CHECK(slice_axis(9, -20, min, 10).count == 1);
+  CHECK(slice_axis(9, -20, min, 10).start == 9);
+  CHECK(slice_axis(0, 10, 3, 10).count == 4);
+  CHECK(slice_axis(9, -20, -3, 10).count == 4);
+  CHECK(slice_axis(min, max, 1, 10).count == 10);
 }
 
 TEST_CASE("exec.limits.overflowing_sizes_are_errors") {

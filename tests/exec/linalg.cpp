@@ -33,6 +33,7 @@ using gpass::exec::kernel_node;
 using gpass::exec::kernel_registry;
 using gpass::exec::value;
 using i64 = std::int64_t;
+using i32 = std::int32_t;
 
 const kernel_registry<eigen_cpu>& linalg_registry() {
   static const kernel_registry<eigen_cpu> r = [] {
@@ -973,6 +974,18 @@ TEST_CASE("exec.linalg.quantized") {
   auto dwt = tensor::from<std::uint8_t>({1, 1, 1, 1, 2, 2, 2, 2}, {2, 1, 2, 2});
   check_close<std::int32_t>(run1(make_node("ConvInteger", 3, {{"group", i64{2}}}, 10), {dx, dwt, tensor::scalar<std::uint8_t>(1)}),
                             {12, 16, 24, 28, 24, 32, 48, 56}, {1, 2, 2, 2});
+  // integer sums wrap (two's complement): 255 * 255 * 33026 taps overflowed int32 (undefined)
+  // in the depthwise path and through a bias
+  {
+    const i64 k = 33026;
+    const i32 wrapped = static_cast<i32>(static_cast<std::uint32_t>(65025u * static_cast<std::uint32_t>(k)));
+    auto hx = tensor::from<std::uint8_t>(std::vector<std::uint8_t>(static_cast<std::size_t>(2 * k), 255), {1, 2, k});
+    auto hw = tensor::from<std::uint8_t>(std::vector<std::uint8_t>(static_cast<std::size_t>(2 * k), 255), {2, 1, k});
+    check_close<i32>(run1(make_node("ConvInteger", 2, {{"group", i64{2}}}, 10), {hx, hw}), {wrapped, wrapped}, {1, 2, 1});
+    auto hw1 = tensor::from<std::uint8_t>(std::vector<std::uint8_t>(static_cast<std::size_t>(2 * k), 255), {1, 2, k});
+    check_close<i32>(run1(make_node("ConvInteger", 2, {}, 10), {hx, hw1}), {static_cast<i32>(2u * static_cast<std::uint32_t>(wrapped))},
+                     {1, 1, 1});
+  }
   // QLinearConv 1x1: y = round(x * 0.5 * 2 / 1) with zero points 0
   auto qc = run1(make_node("QLinearConv", 8, {}, 10),
                  {tensor::from<std::uint8_t>({1, 2, 3, 200}, {1, 1, 2, 2}), tensor::scalar(0.5f), tensor::scalar<std::uint8_t>(0),

@@ -752,6 +752,12 @@ TEST_CASE("exec.reduce.dtypes") {
     auto cs = run1(node("CumSum", 14), {tensor::from<i32>({i32_max, 1, 1}), tensor::scalar<i64>(0)}, threads);
     check_close<i32>(cs, {i32_max, i32_min, i32_min + 1});
   }
+  // a mean of 256 (or 128) int8 elements: the count as int8 was 0 (a division by zero) or -128
+  for (int n : {128, 256}) {
+    const std::vector<std::int8_t> ones(static_cast<std::size_t>(n), 1);
+    check_close<std::int8_t>(reduce("ReduceMean", tensor::from<std::int8_t>(ones), {0}), {1});
+    check_close<std::int8_t>(reduce("ReduceMean", tensor::from<std::int8_t>(ones, {n, 1}), {0}), {1});
+  }
   std::vector<i64> big(200000, i64_max);  // the chunked path of one big reduction
   check_close<i64>(reduce("ReduceSum", tensor::from<i64>(big), {0}, 2), {-200000});
 }

@@ -532,4 +532,67 @@ TEST_CASE("exec.tf.gradient_ops") {
   CHECK_THROWS_WITH(f.run("BroadcastGradientArgs", {i32v({2, 3}), i32v({4, 3})}, {}, 2), doctest::Contains("incompatible shapes"));
 }
 
+// Integer arithmetic on tensor values wraps (two's complement) instead of overflowing, integer
+// means never divide by a narrowed count, and index values that would overflow fail or wrap.
+TEST_CASE("exec.tf.index_ops_integer_overflow") {
+  fixture f;
+  constexpr i32 i32max = std::numeric_limits<i32>::max(), i32min = std::numeric_limits<i32>::min();
+  constexpr i64 i64max = std::numeric_limits<i64>::max(), i64min = std::numeric_limits<i64>::min();
+  // ScatterNd (duplicates add up), TensorScatterAdd / Sub, UnsortedSegmentSum / Prod wrap
+  CHECK(vals<i32>(f.run1("ScatterNd", {i32m({0, 0}, {2, 1}), i32v({i32max, 1}), i32v({1})})) == std::vector<i32>{i32min});
+  CHECK(vals<i32>(f.run1("TensorScatterAdd", {i32v({i32max}), i32m({0}, {1, 1}), i32v({1})})) == std::vector<i32>{i32min});
+  CHECK(vals<i32>(f.run1("TensorScatterSub", {i32v({i32min}), i32m({0}, {1, 1}), i32v({1})})) == std::vector<i32>{i32max});
+  CHECK(vals<i64>(f.run1("UnsortedSegmentSum", {i64v({i64max, 1}), i32v({0, 0}), i32s(1)})) == std::vector<i64>{i64min});
+  CHECK(vals<i32>(f.run1("UnsortedSegmentProd", {i32v({65536, 65536, 3}), i32v({0, 0, 1}), i32s(2)})) == std::vector<i32>{0, 3});
+  // uint16 * uint16 would promote to int and overflow: 65535^2 mod 2^16 = 1
+  CHECK(vals<std::uint16_t>(f.run1("UnsortedSegmentProd", {tensor::from<std::uint16_t>({65535, 65535}), i32v({0, 0}), i32s(1)})) ==
+        std::vector<std::uint16_t>{1});
+  CHECK(vals<i32>(f.run1("SegmentSum", {i32v({i32max, 2}), i32v({0, 0})})) == std::vector<i32>{i32min + 1});
+  CHECK(vals<i32>(f.run1("SegmentProd", {i32v({65536, 65536}), i32v({0, 0})})) == std::vector<i32>{0});
+  // SegmentMean of small integers: a count of 256 is 0 as an int8 (and 257 is 1); the mean of
+  // the wrapped sum divides by the true count
+  for (const i64 rows : {256, 257}) {
+    auto m = f.run1("SegmentMean", {tensor::from<std::int8_t>(std::vector<std::int8_t>(static_cast<std::size_t>(rows), 1)),
+                                    i32v(std::vector<i32>(static_cast<std::size_t>(rows), 0))});
+    CHECK(vals<std::int8_t>(m) == std::vector<std::int8_t>{0});  // (256 -> 0, 257 -> 1; / rows -> 0)
+  }
+  {
+    std::vector<std::uint16_t> x(65537, 0);
+    x[0] = 65535;  // sum 65535 / 65537 rows -> 0 (an int16 count 65537 would be 1)
+    auto m = f.run1("SegmentMean", {tensor::from<std::uint16_t>(x), i32v(std::vector<i32>(x.size(), 0))});
+    CHECK(vals<std::uint16_t>(m) == std::vector<std::uint16_t>{0});
+    std::vector<std::int16_t> y(65536, -1);  // sum -65536 wraps to 0
+    auto m2 = f.run1("SegmentMean", {tensor::from<std::int16_t>(y), i32v(std::vector<i32>(y.size(), 0))});
+    CHECK(vals<std::int16_t>(m2) == std::vector<std::int16_t>{0});
+  }
+  CHECK(vals<i32>(f.run1("SegmentMean", {i32v({i32max, i32max}), i32v({0, 0})})) == std::vector<i32>{-1});  // (-2 / 2)
+  // Bincount / DenseBincount with weights wrap
+  CHECK(vals<i32>(f.run1("Bincount", {i32v({0, 0, 1}), i32s(2), i32v({i32max, 1, 5})})) == std::vector<i32>{i32min, 5});
+  CHECK(vals<i64>(f.run1("DenseBincount", {i32v({1, 1}), i32s(2), i64v({i64max, i64max})})) == std::vector<i64>{0, -2});
+  // Range on int32 past int32's span: i * delta is computed without overflow
+  CHECK(vals<i32>(f.run1("Range", {i32s(i32min), i32s(i32max), i32s(i32max)})) == std::vector<i32>{i32min, -1, i32max - 1});
+  CHECK(vals<i32>(f.run1("Range", {i32s(i32max), i32s(i32min), i32s(i32min)})) == std::vector<i32>{i32max, -1});
+  // resizing an image of no rows or columns fails (it would read row / column -1)
+  for (const char* op : {"ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea"}) {
+    CAPTURE(op);
+    CHECK_THROWS_WITH_AS(f.run1(op, {f32({}, {1, 0, 2, 1}), i32v({2, 2})}), doctest::Contains("cannot resize an empty image"), gpass::error);
+    CHECK_THROWS_WITH_AS(f.run1(op, {f32({}, {1, 2, 0, 1}), i32v({2, 2})}), doctest::Contains("cannot resize an empty image"), gpass::error);
+  }
+  // SparseSegmentSum: a segment id INT64_MAX (+ 1 segments) fails instead of overflowing
+  CHECK_THROWS_WITH_AS(f.run1("SparseSegmentSum", {f32({1, 2}, {1, 2}), i32v({0}), i64v({i64max})}), doctest::Contains("overflows int64"),
+                       gpass::error);
+  // SparseReshape: entries in an empty shape fail (the output strides would be 0); indices
+  // outside the shape are not checked (as in TensorFlow) and wrap
+  CHECK_THROWS_WITH_AS(f.run("SparseReshape", {tensor::from<i64>({0, 0}, {1, 2}), i64v({0, 5}), i64v({5, 0})}, {}, 2),
+                       doctest::Contains("is empty"), gpass::error);
+  auto sr = f.run("SparseReshape", {tensor::from<i64>({i64max, 1}, {1, 2}), i64v({2, 3}), i64v({3, 2})}, {}, 2);
+  CHECK(sr[0].tensor().sizes() == sizes{1, 2});
+  CHECK(vals<i64>(sr[1].tensor()) == std::vector<i64>{3, 2});
+  CHECK(f.run("SparseReshape", {tensor::from<i64>({}, {0, 2}), i64v({0, 5}), i64v({5, 0})}, {}, 2)[0].tensor().sizes() == sizes{0, 2});
+  // SparseToDense: an output_shape whose strides overflow int64 fails before any offset
+  CHECK_THROWS_WITH_AS(f.run1("SparseToDense", {tensor::from<i64>({0, 0, 0}, {1, 3}), i64v({2, i64{1} << 62, 4}), tensor::scalar<float>(1),
+                                                tensor::scalar<float>(0)}),
+                       doctest::Contains("too many elements"), gpass::error);
+}
+
 }  // namespace gpass_test_exec_tf

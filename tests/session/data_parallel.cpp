@@ -9,6 +9,7 @@
 #include <gpass/passes/common/multi_devices.hpp>
 #include <gpass/session.hpp>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -275,6 +276,18 @@ TEST_CASE("session.data_parallel.thread_process_group") {
     CHECK(values(sums[static_cast<std::size_t>(r)]) == std::vector<float>{3.0f, 147.0f});
     CHECK(values(gathered[static_cast<std::size_t>(r)]) == std::vector<float>{0.0f, 1.0f, 2.0f});
   }
+}
+
+TEST_CASE("session.data_parallel.integer_sums_wrap") {
+  // an all-reduce of int32 / int64 gradients wraps (two's complement), as the kernels' integer
+  // sums do; it was a signed overflow (undefined)
+  const auto i32_max = std::numeric_limits<std::int32_t>::max();
+  auto s = ex::detail::sum_in_order({gpass::tensor::from<std::int32_t>({i32_max, 1}), gpass::tensor::from<std::int32_t>({1, 2})}, "test");
+  CHECK(s.values<std::int32_t>()[0] == std::numeric_limits<std::int32_t>::min());
+  CHECK(s.values<std::int32_t>()[1] == 3);
+  const auto i64_min = std::numeric_limits<std::int64_t>::min();
+  auto l = ex::detail::sum_in_order({gpass::tensor::from<std::int64_t>({i64_min}), gpass::tensor::from<std::int64_t>({-1})}, "test");
+  CHECK(l.values<std::int64_t>()[0] == std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace gpass_test_session_data_parallel

@@ -64,7 +64,12 @@ inline tensor sum_in_order(const std::vector<tensor>& parts, const std::string& 
       const std::size_t n = static_cast<std::size_t>(r.size());
       for (std::size_t k = 1; k < parts.size(); ++k) {
         const T* in = parts[k].data<T>();
-        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(out[i] + in[i]);
+        if constexpr (std::is_integral_v<T>) {  // wrapping (two's complement), never a signed overflow
+          using U = std::make_unsigned_t<T>;
+          for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(static_cast<U>(out[i]) + static_cast<U>(in[i]));
+        } else {
+          for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(out[i] + in[i]);
+        }
       }
     }
   });

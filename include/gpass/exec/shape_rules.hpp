@@ -204,14 +204,16 @@ inline slice_range slice_axis(i64 s, i64 e, i64 step, i64 dim) {
   if (step > 0) {
     s = std::clamp<i64>(s, 0, dim);
     e = std::clamp<i64>(e, 0, dim);
-    r.count = e > s ? (e - s + step - 1) / step : 0;
+    // ceil((e - s) / step) as (e - s - 1) / step + 1: e - s + step - 1 overflowed for steps
+    // near INT64_MAX, and -step below for INT64_MIN
+    r.count = e > s ? (e - s - 1) / step + 1 : 0;
   } else if (dim == 0) {
     s = 0;  // an empty axis: nothing to take (and no valid clamp range)
     r.count = 0;
   } else {
     s = std::clamp<i64>(s, 0, dim - 1);
     e = std::clamp<i64>(e, -1, dim - 1);
-    r.count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    r.count = s > e ? 1 - (s - e - 1) / step : 0;
   }
   r.start = s;
   return r;

@@ -825,7 +825,8 @@ inline void register_array_index(registry& r) {
               } else {
                 using C = compute_t<T>;
                 const C a = static_cast<C>(d), c = static_cast<C>(v);
-                d = static_cast<T>(op == 0 ? static_cast<C>(a + c) : op == 1 ? static_cast<C>(a * c) : op == 2 ? std::max(a, c) : std::min(a, c));
+                // (integer add / mul wrap: int32 / int64 sums, uint16 products past int, are defined)
+                d = static_cast<T>(op == 0 ? add_w<C>(a, c) : op == 1 ? mul_w<C>(a, c) : op == 2 ? std::max(a, c) : std::min(a, c));
               }
             }
         });
@@ -930,7 +931,12 @@ inline void register_array_make(registry& r) {
             count = shape_rules::range_count(i64(start), i64(limit), i64(delta), ctx.node());
           gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
           T* o = y.data<T>();
-          for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+          // in int64: every element lies in [start, limit), and i * delta stays within limit - start,
+          // which range_count checked fits int64 (an int32 start + i * delta may pass int32 midway)
+          for (i64 i = 0; i < count; ++i) {
+            if constexpr (std::is_floating_point_v<T>) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+            else o[i] = static_cast<T>(static_cast<i64>(start) + i * static_cast<i64>(delta));
+          }
         }
       });
     };
@@ -1009,10 +1015,12 @@ inline void register_array_make(registry& r) {
       const dtype t = to == dtype::undefined ? x.element_type() : to;
       gpass::tensor& y = ctx.allocate_output_zeroed(0, t, x.sizes());
       const i64 R = x.sizes()[0], C = x.sizes()[1];
+      // a diagonal outside the matrix gives all zeros: k clamped to [-R, C] (no -k or i + k overflow)
+      const i64 kc = std::clamp<i64>(k, -R, C);
       const gpass::tensor one = scalar_of(t, 1.0, ctx.node());
       dispatch_move(t, ctx.node(), [&]<class U>() {
         U* o = elems<U>(y);
-        for (i64 i = std::max<i64>(0, -k); i < R && i + k < C; ++i) o[i * C + i + k] = elems<U>(one)[0];
+        for (i64 i = std::max<i64>(0, -kc); i < R && i + kc < C; ++i) o[i * C + i + kc] = elems<U>(one)[0];
       });
     };
   }});
@@ -1286,8 +1294,10 @@ inline fn make_resize(resize_options opt) {
       for (std::size_t i = 0; i < buf.size(); ++i) {
         if constexpr (std::is_integral_v<T>) {
           const double v = std::nearbyint(buf[i]);
-          o[i] = static_cast<T>(std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
-                                           static_cast<double>(std::numeric_limits<T>::max())));
+          // clamped to T's range, then converted defined: NaN (a NaN extrapolation_value) gives 0,
+          // and int64's upper bound double(INT64_MAX) = 2^63 saturates instead of overflowing
+          o[i] = float_to_int<T>(std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
+                                            static_cast<double>(std::numeric_limits<T>::max())));
         } else {
           o[i] = static_cast<T>(static_cast<compute_t<T>>(buf[i]));
         }
@@ -1492,7 +1502,7 @@ inline void register_array_new(registry& r) {
                 }
                 pos = pos * image[d] + p;
               }
-              if (inside) acc[static_cast<std::size_t>(pos)] += static_cast<CT>(row[l]);
+              if (inside) acc[static_cast<std::size_t>(pos)] = add_w<CT>(acc[static_cast<std::size_t>(pos)], static_cast<CT>(row[l]));  // (int sums wrap)
             }
           }
           for (i64 i = 0; i < plane; ++i) o[nc * plane + i] = static_cast<T>(acc[static_cast<std::size_t>(i)]);

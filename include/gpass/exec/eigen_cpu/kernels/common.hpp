@@ -170,6 +170,41 @@ inline std::vector<std::int64_t> int_values(const gpass::tensor& t, const kernel
   return r;
 }
 
+/// Wrapping integer arithmetic on tensor values (two's complement, never a signed overflow,
+/// which is undefined): computed in an unsigned type at least as wide as `unsigned` (so that
+/// uint16 * uint16 does not promote to int). Every kernel that adds or multiplies integer
+/// values it read from a tensor uses these.
+template <class C>
+using wide_unsigned_t = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
+
+template <class C>
+C add_w(C a, C b) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    using U = wide_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <class C>
+C sub_w(C a, C b) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    using U = wide_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <class C>
+C mul_w(C a, C b) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    using U = wide_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
 /// A floating value converted to integer type `D` with defined results: NaN -> 0, values
 /// out of the int64 range saturate, others truncate and wrap into `D` (like numpy on x86).
 template <class D, class F>

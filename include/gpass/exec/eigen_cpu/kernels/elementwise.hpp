@@ -293,39 +293,6 @@ struct bsf {
 template <class S>
 bsf(S) -> bsf<S>;
 
-/// Wrapping integer arithmetic (no signed overflow UB): computed in an unsigned type at
-/// least as wide as `unsigned`.
-template <class C>
-using wide_unsigned_t = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-
-template <class C>
-C add_w(C a, C b) {
-  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-    using U = wide_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return a + b;
-  }
-}
-template <class C>
-C sub_w(C a, C b) {
-  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-    using U = wide_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
-  } else {
-    return a - b;
-  }
-}
-template <class C>
-C mul_w(C a, C b) {
-  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-    using U = wide_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else {
-    return a * b;
-  }
-}
-
 /// Integer division truncating toward zero; division by zero is an error.
 template <class C>
 C div_int(C a, C b) {
@@ -1089,8 +1056,14 @@ inline void register_elementwise(registry& r) {
            return unary_kernel<signed_numeric_types, false>(sf{[bias, lambd](auto x) {
                                                               using C = decltype(x);
                                                               const double v = static_cast<double>(x);
-                                                              if (v < -lambd) return static_cast<C>(v + bias);
-                                                              if (v > lambd) return static_cast<C>(v - bias);
+                                                              // integers: a result past C's range (int64's 2^63, a huge or
+                                                              // NaN bias) converts defined (NaN 0, saturating, wrapping)
+                                                              auto to_c = [](double r) {
+                                                                if constexpr (std::is_integral_v<C>) return float_to_int<C>(r);
+                                                                else return static_cast<C>(r);
+                                                              };
+                                                              if (v < -lambd) return to_c(v + bias);
+                                                              if (v > lambd) return to_c(v - bias);
                                                               return C(0);
                                                             }},
                                                             2.0);

@@ -2568,8 +2568,12 @@ inline void add_quantized(registry& r) {
       bias.assign(b.data<std::int32_t>(), b.data<std::int32_t>() + M);
     }
     std::vector<std::int32_t> y(static_cast<std::size_t>(product(ys)));
+    // computed in uint32, the same bits: the sums (depthwise taps, the bias) wrap as two's
+    // complement instead of overflowing int32 (255 * 255 * 33026 taps already does)
+    const auto as_u32 = [](const std::vector<std::int32_t>& v) { return reinterpret_cast<const std::uint32_t*>(v.data()); };
     if (!y.empty())
-      conv_forward<std::int32_t>(ctx.policy(), g, N, C, M, G, x32.data(), w32.data(), bias.empty() ? nullptr : bias.data(), y.data());
+      conv_forward<std::uint32_t>(ctx.policy(), g, N, C, M, G, as_u32(x32), as_u32(w32), bias.empty() ? nullptr : as_u32(bias),
+                                  reinterpret_cast<std::uint32_t*>(y.data()));
     return y;
   };
   r.add({.op = "ConvInteger", .since_version = 10, .dtypes = q8, .make = [conv_int](const kernel_node& n) -> fn {

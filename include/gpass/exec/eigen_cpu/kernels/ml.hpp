@@ -207,8 +207,12 @@ inline label_map read_label_map(const kernel_node& n) {
       for (std::size_t i = 0; i < v.size(); ++i) m.keys.add_float(v[i], i);
     } else if (t.element_type() == dtype::int64 || t.element_type() == dtype::int32 || t.element_type() == dtype::int16) {
       m.keys.k = label_keys::kind::integers;
-      const auto v = as_doubles(t, n);
-      for (std::size_t i = 0; i < v.size(); ++i) m.keys.integers.insert_or_assign(static_cast<i64>(v[i]), i);
+      // read as integers: through a double, int64 keys past 2^53 lose their value (and
+      // INT64_MAX becomes 2^63, whose conversion back is undefined)
+      dispatch<type_list<std::int64_t, std::int32_t, std::int16_t>>(t.element_type(), n, [&]<class T>() {
+        const T* p = t.data<T>();
+        for (std::size_t i = 0; i < m.keys.size; ++i) m.keys.integers.insert_or_assign(static_cast<i64>(p[i]), i);
+      });
     } else {
       n.fail("keys_tensor of element type " + std::string(to_string(t.element_type())) + " is not supported");
     }

@@ -110,13 +110,6 @@ C acc_combine(acc_kind a, C x, C y) {
   return x;
 }
 
-/// `|x|` for signed and unsigned element types.
-template <class C>
-C abs_of(C x) {
-  if constexpr (std::is_unsigned_v<C>) return x;
-  else return x < C(0) ? C(-x) : x;
-}
-
 /// The exp shift for LogSumExp from the maximum: the maximum when finite, else 0.
 template <class C>
 C lse_shift(C mx) {
@@ -139,7 +132,10 @@ T finish(rkind k, C acc, std::int64_t count, C shift) {
   switch (k) {
     case rkind::mean:
       if constexpr (std::is_floating_point_v<C>) return static_cast<T>(acc / static_cast<C>(count));
-      else return count ? static_cast<T>(acc / static_cast<C>(count)) : T(0);
+      else if (count == 0) return T(0);
+      // divided in 64 bits: `count` as C could be 0 (256 int8 elements) or negative (128)
+      else if constexpr (std::is_signed_v<C>) return static_cast<T>(static_cast<std::int64_t>(acc) / count);
+      else return static_cast<T>(static_cast<std::uint64_t>(acc) / static_cast<std::uint64_t>(count));
     case rkind::l2: return static_cast<T>(from_double<C>(std::sqrt(static_cast<double>(acc))));
     case rkind::log_sum: return static_cast<T>(from_double<C>(std::log(static_cast<double>(acc))));
     case rkind::log_sum_exp:

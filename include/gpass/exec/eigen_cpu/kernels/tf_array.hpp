@@ -389,7 +389,9 @@ inline void register_tf_make(registry& r) {
                  count = shape_rules::range_count(double(start), double(limit), double(delta), ctx.node());
                gpass::tensor& y = ctx.allocate_output(0, a.element_type(), {count});
                T* o = y.data<T>();
-               for (i64 i = 0; i < count; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+               // i * delta (and a partial sum) may pass T's range (int32: start INT32_MIN, delta
+               // INT32_MAX); each element lies in [start, limit), so the wrapped result is exact
+               for (i64 i = 0; i < count; ++i) o[i] = add_w(start, mul_w(static_cast<T>(i), delta));
              });
            };
          }});

@@ -81,11 +81,11 @@ void combine(T& dst, const T& src, int mode) {  // 0 set, 1 add, 2 sub, 3 max, 4
     const C a = static_cast<C>(dst), b = static_cast<C>(src);
     switch (mode) {
       case 0: dst = src; break;
-      case 1: dst = static_cast<T>(a + b); break;
-      case 2: dst = static_cast<T>(a - b); break;
+      case 1: dst = static_cast<T>(add_w(a, b)); break;  // (integers wrap: no signed overflow)
+      case 2: dst = static_cast<T>(sub_w(a, b)); break;
       case 3: dst = static_cast<T>(std::max(a, b)); break;
       case 4: dst = static_cast<T>(std::min(a, b)); break;
-      default: dst = static_cast<T>(a * b); break;
+      default: dst = static_cast<T>(mul_w(a, b)); break;
     }
   }
 }
@@ -168,7 +168,16 @@ inline void segment_reduce(context& ctx, const gpass::tensor& data, const std::v
       for (i64 j = 0; j < inner; ++j) {
         T& v = o[s * inner + j];
         if (c == 0 && empty_zero) v = static_cast<T>(C(0));
-        else if (mean && c > 0) v = static_cast<T>(static_cast<C>(v) / static_cast<C>(c));
+        else if (mean && c > 0) {
+          if constexpr (std::is_integral_v<C>) {
+            // divided in 64 bits: a count of 256 (65536) rows is 0 as an int8 (int16), and the
+            // quotient's magnitude is at most the sum's, so it narrows back exactly
+            using W = std::conditional_t<std::is_signed_v<C>, std::int64_t, std::uint64_t>;
+            v = static_cast<T>(static_cast<W>(static_cast<C>(v)) / static_cast<W>(c));
+          } else {
+            v = static_cast<T>(static_cast<C>(v) / static_cast<C>(c));
+          }
+        }
       }
     }
   });
@@ -200,6 +209,8 @@ inline tf_resize_sizes tf_resize_geometry(const context& ctx) {
   if (x.rank() != 4) ctx.fail("images must be 4-D (NHWC), got " + x.shape().to_string());
   const auto size = vector_ints(ctx.input(1), ctx.node(), "size");
   if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) ctx.fail("size must be 2 positive values");
+  // (every resize reads the image's edge rows and columns: index in_n - 1)
+  if (x.sizes()[1] == 0 || x.sizes()[2] == 0) ctx.fail("cannot resize an empty image (input image must be of non-zero size)");
   return {x.sizes()[0], x.sizes()[1], x.sizes()[2], x.sizes()[3], size[0], size[1]};
 }
 
@@ -397,7 +408,7 @@ inline void register_tf_index_ops(registry& r) {
               if (b >= size) continue;  // TensorFlow drops values >= size
               T& dst = o[r * size + b];
               if (binary) dst = static_cast<T>(C(1));
-              else dst = static_cast<T>(static_cast<C>(dst) + (weighted ? static_cast<C>(w.data<T>()[r * cols + c]) : C(1)));
+              else dst = static_cast<T>(add_w(static_cast<C>(dst), weighted ? static_cast<C>(w.data<T>()[r * cols + c]) : C(1)));
             }
         });
       };
@@ -471,7 +482,6 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& x = ctx.input(0);
              const tf_resize_sizes dims = tf_resize_geometry(ctx);
              const auto [N, H, W, C, OH, OW] = dims;
-             if (H == 0 || W == 0) ctx.fail("cannot resize an empty image");
              constexpr i64 table_size = 1024;
              const double a = half ? -0.5 : -0.75;
              std::vector<float> table(2 * (table_size + 1));
@@ -534,7 +544,6 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& x = ctx.input(0);
              const tf_resize_sizes dims = tf_resize_geometry(ctx);
              const auto [N, H, W, C, OH, OW] = dims;
-             if (H == 0 || W == 0) ctx.fail("cannot resize an empty image");
              struct cells {
                std::vector<i64> at;  // the input cells, clamped to the image
                std::vector<float> w;
@@ -783,18 +792,25 @@ inline void register_tf_index_ops(registry& r) {
              if (product != dense)
                ctx.fail("input to reshape is a tensor with " + std::to_string(dense) + " dense values, but the requested shape has " +
                         std::to_string(product));
+             // (as TensorFlow; an empty shape would make a stride 0, a division by zero below)
+             if (N > 0 && dense == 0)
+               ctx.fail("Input tensor has " + std::to_string(N) + " non zero elements but input shape (" + shape::of(in_shape).to_string() +
+                        ") or output shape (" + shape::of(out_shape).to_string() + ") is empty");
              write_ints(ctx, 1, dtype::int64, out_shape, {R2});
              gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {N, R2});
+             if (N == 0) return;
              const auto iv = int_values(ix, ctx.node(), "input_indices");
              i64* o = y.data<i64>();
              if (in_shape == out_shape) {
                std::copy(iv.begin(), iv.end(), o);
                return;
              }
+             // (dense > 0: every stride is at most dense; the indices are not checked, as in
+             // TensorFlow, so an index out of the shape wraps instead of overflowing)
              const auto ist = strides_of(in_shape), ost = strides_of(out_shape);
              for (i64 j = 0; j < N; ++j) {
                i64 at = 0;
-               for (i64 d = 0; d < R; ++d) at += iv[static_cast<std::size_t>(j * R + d)] * ist[static_cast<std::size_t>(d)];
+               for (i64 d = 0; d < R; ++d) at = add_w(at, mul_w(iv[static_cast<std::size_t>(j * R + d)], ist[static_cast<std::size_t>(d)]));
                for (i64 d = 0; d < R2; ++d) {
                  o[j * R2 + d] = at / ost[static_cast<std::size_t>(d)];
                  at %= ost[static_cast<std::size_t>(d)];
@@ -938,7 +954,14 @@ inline void register_tf_index_ops(registry& r) {
              if (def.size() != 1 || def.rank() > 0) ctx.fail("default_value must be a scalar");
              if (vals.element_type() != def.element_type()) ctx.fail("sparse_values and default_value have different types");
              const auto iv = int_values(ix, ctx.node(), "sparse_indices");
-             const auto st = strides_of(shape_v);
+             // the strides, checked (output_shape is a value; an overflowing one fails before the
+             // offsets are formed; the output's own size is checked when it is allocated)
+             std::vector<i64> st(shape_v.size(), 1);
+             for (std::size_t d = shape_v.size(); d-- > 1;) {
+               const auto m = checked_mul(st[d], shape_v[d]);
+               if (!m) ctx.fail("output_shape " + shape::of(shape_v).to_string() + " has too many elements");
+               st[d - 1] = *m;
+             }
              std::vector<i64> flat(static_cast<std::size_t>(num));
              for (i64 j = 0; j < num; ++j) {
                i64 off = 0;
@@ -977,7 +1000,12 @@ inline void register_tf_index_ops(registry& r) {
         if (ix.size() != ids.size())
           ctx.fail("indices has " + std::to_string(ix.size()) + " elements, segment_ids " + std::to_string(ids.size()));
         const auto iv = int_values(ix, ctx.node(), "indices"), sv = int_values(ids, ctx.node(), "segment_ids");
-        i64 segments = sv.empty() ? 0 : sv.back() + 1;
+        i64 segments = 0;
+        if (!with_num && !sv.empty()) {
+          const auto num = checked_add(sv.back(), i64(1));  // (the id may be INT64_MAX)
+          if (!num) ctx.fail("segment id " + std::to_string(sv.back()) + " + 1 overflows int64");
+          segments = *num;
+        }
         if (with_num) {
           segments = scalar_int(ctx.input(3), ctx.node(), "num_segments");
           if (segments < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(segments));
