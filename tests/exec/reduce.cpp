@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu.hpp>
@@ -753,10 +754,12 @@ TEST_CASE("exec.reduce.dtypes") {
     check_close<i32>(cs, {i32_max, i32_min, i32_min + 1});
   }
   // a mean of 256 (or 128) int8 elements: the count as int8 was 0 (a division by zero) or -128
-  for (int n : {128, 256}) {
-    const std::vector<std::int8_t> ones(static_cast<std::size_t>(n), 1);
-    check_close<std::int8_t>(reduce("ReduceMean", tensor::from<std::int8_t>(ones), {0}), {1});
-    check_close<std::int8_t>(reduce("ReduceMean", tensor::from<std::int8_t>(ones, {n, 1}), {0}), {1});
+  // (the sum itself accumulates in int8 and wraps, as ReduceSum's)
+  for (const auto& [n, first, want] : {std::tuple<int, std::int8_t, std::int8_t>{128, -128, -1}, {256, 100, 0}}) {
+    std::vector<std::int8_t> v(static_cast<std::size_t>(n), 0);
+    v[0] = first;
+    check_close<std::int8_t>(reduce("ReduceMean", tensor::from<std::int8_t>(v), {0}), {want});
+    check_close<std::int8_t>(reduce("ReduceMean", tensor::from<std::int8_t>(v, {n, 1}), {0}), {want});
   }
   std::vector<i64> big(200000, i64_max);  // the chunked path of one big reduction
   check_close<i64>(reduce("ReduceSum", tensor::from<i64>(big), {0}, 2), {-200000});
