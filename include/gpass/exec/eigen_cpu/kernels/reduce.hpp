@@ -100,10 +100,9 @@ wrapping_t<C> magnitude(C x) {
 
 template <class C>
 C acc_combine(acc_kind a, C x, C y) {
-  using U = wrapping_t<C>;
   switch (a) {
-    case acc_kind::sum: return static_cast<C>(static_cast<U>(x) + static_cast<U>(y));
-    case acc_kind::prod: return static_cast<C>(static_cast<U>(x) * static_cast<U>(y));
+    case acc_kind::sum: return add_w(x, y);
+    case acc_kind::prod: return mul_w(x, y);
     case acc_kind::max: return y > x ? y : x;
     case acc_kind::min: return y < x ? y : x;
   }
