@@ -419,6 +419,11 @@ TEST_CASE("exec.elementwise.quantize") {
   CHECK(vals<float>(dq) == std::vector<float>{-2, 3});
   CHECK_THROWS_AS(f.run1("QuantizeLinear", {xa, t<float>({1, 2, 3}, {3})}), gpass::error);
   CHECK_THROWS_AS(f.run1("QuantizeLinear", {xa, tensor::scalar(0.0f)}), gpass::error);
+  // a scalar x has no axis for per-axis or blocked parameters (its sizes were read past the end)
+  CHECK_THROWS_WITH_AS(f.run1("QuantizeLinear", {tensor::scalar(1.0f), t<float>({1, 2}, {2})}),
+                       doctest::Contains("per-axis quantization needs x of rank >= 1, x is a scalar"), gpass::error);
+  CHECK_THROWS_WITH_AS(f.run1("DequantizeLinear", {tensor::scalar<std::int8_t>(1), tensor::scalar(2.0f)}, {{"block_size", std::int64_t{2}}}, 21),
+                       doctest::Contains("blocked quantization needs x of rank >= 1"), gpass::error);
   // DynamicQuantizeLinear: range [min(0, x), max(0, x)] over 255 steps
   auto r = f.run("DynamicQuantizeLinear", {t<float>({0, 2, -3, -2.5f, 3.34f, -6}, {6})}, {}, 11, 3);
   const float scale = (3.34f + 6) / 255;
@@ -437,6 +442,10 @@ TEST_CASE("exec.elementwise.legacy_broadcast") {
   CHECK(vals<float>(y) == std::vector<float>{100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311});
   CHECK_THROWS_AS(f.run1("Add", {a, t<float>({1, 2, 3}, {3})}, {{"broadcast", std::int64_t{1}}, {"axis", std::int64_t{2}}}, 6),
                   gpass::error);
+  // an axis near INT64_MAX (axis + B's rank overflowed and passed the check)
+  CHECK_THROWS_WITH_AS(f.run1("Add", {a, t<float>({1, 2, 3}, {3})},
+                              {{"broadcast", std::int64_t{1}}, {"axis", std::numeric_limits<std::int64_t>::max()}}, 6),
+                       doctest::Contains("legacy broadcast axis"), gpass::error);
 }
 
 TEST_CASE("exec.elementwise.parallel") {

@@ -165,6 +165,82 @@ graph {
   CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), n, {gpass::tensor::scalar<float>(1.0f)}), doctest::Contains("rank >= 1"), gpass::error);
 }
 
+// Scan checks at run time what the types may not have said (fuzzing: Scan-8 with a scalar
+// state read the batch size from an empty sizes vector)
+TEST_CASE("exec.limits.scan_inputs_checked_at_run_time") {
+  constexpr const char* scalar_state8 = R"(
+graph {opset_import = [":8"]} {
+  %x = arg() {index = 0} -> (f32[1,?,2])
+  %s = Constant() {value = tensor<f32[]> [0]} -> (f32[])
+  %y:2 = Scan(_, %s, %x) {body = @body, num_scan_inputs = 1} -> (f32[*], f32[*])
+  %r:0 = return(%y:0, %y:1)
+}
+func @body {
+  %e:2 = function_entry() -> (f32[*], f32[2])
+  %r:0 = return(%e:0, %e:1)
+}
+)";
+  const std::vector<ex::value> x{gpass::tensor(gpass::dtype::f32, {1, 3, 2})};
+  const std::string e = run_error(scalar_state8, {}, x);
+  CHECK(e.find("(op Scan)") != std::string::npos);
+  CHECK(e.find("state 0 has rank 0; Scan-8 needs a batch axis") != std::string::npos);
+  // the batch sizes of the states and scan inputs must agree (both unknown to inference)
+  constexpr const char* batch8 = R"(
+graph {opset_import = [":8"]} {
+  %s = arg() {index = 0} -> (f32[?,2])
+  %x = arg() {index = 1} -> (f32[?,?,2])
+  %y:2 = Scan(_, %s, %x) {body = @body, num_scan_inputs = 1} -> (f32[*], f32[*])
+  %r:0 = return(%y:0, %y:1)
+}
+func @body {
+  %e:2 = function_entry() -> (f32[2], f32[2])
+  %a = Add(%e:0, %e:1) -> (f32[2])
+  %r:0 = return(%a, %a)
+}
+)";
+  auto feeds = [](std::int64_t state_batch) {
+    return std::vector<ex::value>{gpass::tensor(gpass::dtype::f32, {state_batch, 2}), gpass::tensor(gpass::dtype::f32, {3, 4, 2})};
+  };
+  CHECK(run_error(batch8, {}, feeds(3)) == "");
+  CHECK(run_error(batch8, {}, feeds(2)).find("scan input 0 has batch size 3, an earlier input 2") != std::string::npos);
+  // Scan-9: a scalar has no scan axis
+  constexpr const char* scalar_scan9 = R"(
+graph {opset_import = [":11"]} {
+  %x = arg() {index = 0} -> (f32[*])
+  %s = Constant() {value = tensor<f32[]> [0]} -> (f32[])
+  %y:2 = Scan(%s, %x) {body = @body, num_scan_inputs = 1} -> (f32[], f32[*])
+  %r:0 = return(%y:0, %y:1)
+}
+func @body {
+  %e:2 = function_entry() -> (f32[], f32[*])
+  %r:0 = return(%e:0, %e:1)
+}
+)";
+  const std::string e9 = run_error(scalar_scan9, {}, {gpass::tensor::scalar<float>(1.0f)});
+  CHECK(e9.find("axis 0 is out of range for rank 0") != std::string::npos);
+  // ConcatFromSequence of scalars: no axis 0 without new_axis (the output's sizes were written
+  // past the end); with new_axis they stack
+  ex::eigen_cpu cpu;
+  const ex::value scalars = std::vector<gpass::tensor>{gpass::tensor::scalar<float>(1.0f), gpass::tensor::scalar<float>(2.0f)};
+  ex::kernel_node c{.name = "c", .op = "ConcatFromSequence", .attrs = {{"axis", std::int64_t{0}}}, .opset = 11};
+  CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), c, {scalars}), doctest::Contains("axis 0 is out of range for rank 0"), gpass::error);
+  c.attrs["new_axis"] = std::int64_t{1};
+  CHECK(ex::run_kernel(cpu, cpu.kernels(), c, {scalars})[0].tensor().sizes() == std::vector<std::int64_t>{2});
+}
+
+// a collective's replica indexes the exchanged tensors: out of range it wrote past them
+TEST_CASE("exec.limits.collective_replica_in_range") {
+  ex::eigen_cpu cpu;
+  const gpass::tensor x = gpass::tensor::from<float>({1, 2});
+  for (const auto& [replica, replicas] : {std::pair<std::int64_t, std::int64_t>{2, 2}, {-1, 2}, {0, 0}, {0, -5}}) {
+    ex::kernel_node n{.name = "ar", .op = "all_reduce",
+                      .attrs = {{"group", std::string("g")}, {"replica", replica}, {"replicas", replicas}}, .opset = 1};
+    CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), n, {x}), doctest::Contains("needs 0 <= replica < replicas"), gpass::error);
+  }
+  ex::kernel_node one{.name = "ar", .op = "all_reduce", .attrs = {{"group", std::string("g")}, {"replica", std::int64_t{0}}, {"replicas", std::int64_t{1}}}, .opset = 1};
+  CHECK(ex::run_kernel(cpu, cpu.kernels(), one, {x})[0].tensor() == x);
+}
+
 TEST_CASE("exec.limits.loop_scan_outputs_are_counted") {
   // ten iterations of a 4000-byte scan output: the parts (40000 bytes) are alive when they
   // are stacked into the Loop's output, which is counted too (80000 at the peak)

@@ -400,6 +400,14 @@ TEST_CASE("exec.tf.slice_and_strided_slice") {
   CHECK(vals<i32>(na) == std::vector<i32>{1, 1, 1, 2, 2, 2});
   // new axis after an ellipsis: t[..., tf.newaxis] -> [3, 2, 3, 1]
   CHECK(ss({0, 0}, {0, 0}, {1, 1}, {{"ellipsis_mask", i64{1}}, {"new_axis_mask", i64{2}}}).sizes() == sizes{3, 2, 3, 1});
+  // mask bits past the spec's entries are ignored (as in TF): t[1:2, 0:1] with a stray
+  // ellipsis bit 5 (it counted as an ellipsis: the last dim was sliced to nothing and the
+  // output was left unwritten), and INT64_MIN (whose `mask - 1` overflowed)
+  for (i64 stray : {i64{1} << 5, std::numeric_limits<i64>::min()}) {
+    auto st = ss({1, 0}, {2, 1}, {1, 1}, {{"ellipsis_mask", stray}});
+    CHECK(st.sizes() == sizes{1, 1, 3});
+    CHECK(vals<i32>(st) == std::vector<i32>{3, 3, 3});
+  }
   // clamping and reversal of a vector: v[::-1], v[10:-10:-2], v[-100:100], v[3:1] (empty)
   auto v = iota_i32({5});
   auto vs = [&](i32 b, i32 e, i32 s, i64 bm = 0, i64 em = 0) {

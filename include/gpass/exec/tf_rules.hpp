@@ -207,10 +207,15 @@ inline strided_slice_plan plan_strided_slice(const std::vector<i64>& in, const s
            std::to_string(end.size()) + " and " + std::to_string(strides.size()));
   if (sparse > 62) n.fail("too many slice entries");
   auto bit = [](i64 m, std::size_t i) { return ((m >> i) & 1) != 0; };
-  if (ellipsis_mask & (ellipsis_mask - 1)) n.fail("multiple ellipses in a slice spec are not allowed");
+  // only the spec's entries have mask bits (as in TF and in inference: bits past them are
+  // ignored; one counted as an ellipsis left the input's dims past the spec unsliced and the
+  // output unwritten)
+  const auto spec_bits = (std::uint64_t{1} << sparse) - 1;
+  const auto ellipsis_bits = static_cast<std::uint64_t>(ellipsis_mask) & spec_bits;
+  if (ellipsis_bits & (ellipsis_bits - 1)) n.fail("multiple ellipses in a slice spec are not allowed");
   // an implicit ellipsis at the end when there is none
   std::size_t sparse_dims = sparse;
-  i64 ellipsis = ellipsis_mask;
+  i64 ellipsis = static_cast<i64>(ellipsis_bits);
   if (!ellipsis) {
     ellipsis = i64{1} << sparse;
     ++sparse_dims;

@@ -26,7 +26,12 @@ struct params {
   std::int64_t replica = 0, replicas = 1, ranks = 1;
   explicit params(const kernel_node& n)
       : group(n.attr<std::string>("group")), replica(n.attr<std::int64_t>("replica")),
-        replicas(n.attr<std::int64_t>("replicas")), ranks(n.attr<std::int64_t>("ranks", 1)) {}
+        replicas(n.attr<std::int64_t>("replicas")), ranks(n.attr<std::int64_t>("ranks", 1)) {
+    // (the replica indexes the exchanged tensors: out of range it wrote past them)
+    if (replicas < 1 || ranks < 1 || replica < 0 || replica >= replicas)
+      n.fail("replica " + std::to_string(replica) + " of " + std::to_string(replicas) + " replicas and " + std::to_string(ranks) +
+             " ranks: needs 0 <= replica < replicas and ranks >= 1");
+  }
 };
 
 inline std::string key(const params& p, std::int64_t from, std::int64_t to, std::string_view what,

@@ -109,6 +109,7 @@ template <class Alloc>
 gpass::tensor& concat_with(const std::vector<gpass::tensor>& parts, std::int64_t axis, const kernel_node& n, Alloc&& alloc) {
   const auto& first = parts.front();
   const auto rank = static_cast<std::int64_t>(first.rank());
+  if (axis < 0 || axis >= rank) n.fail("cannot concatenate along axis " + std::to_string(axis) + " of rank " + std::to_string(rank));
   std::vector<std::int64_t> out_sizes = first.sizes();
   out_sizes[axis] = 0;
   for (const auto& p : parts) {
@@ -336,7 +337,25 @@ void register_control(kernel_registry<P>& r) {
       for (std::size_t k = 0; k < num_scan_in; ++k) scan_in.push_back(ctx.input(first + num_state + k));
       std::vector<value> captured;
       for (std::size_t i = ctx.num_inputs() - caps; i < ctx.num_inputs(); ++i) captured.push_back(ctx.input_value(i));
-      const std::int64_t batches = v8 ? (num_state ? state_in[0].sizes()[0] : scan_in[0].sizes()[0]) : 1;
+      // Scan-8: every state and scan input leads with a batch axis of one size (the types may
+      // not have said: a symbolic or unknown shape)
+      std::int64_t batches = 1;
+      if (v8) {
+        if (num_state == 0 && num_scan_in == 0) ctx.fail("Scan-8 needs a state or a scan input: they carry the batch axis");
+        batches = -1;
+        auto batch_of = [&](const gpass::tensor& t, const char* what, std::size_t k, std::size_t min_rank) {
+          if (t.rank() < min_rank)
+            ctx.fail(std::string(what) + " " + std::to_string(k) + " has rank " + std::to_string(t.rank()) +
+                     (min_rank > 1 ? "; Scan-8 needs batch and sequence axes" : "; Scan-8 needs a batch axis"));
+          const std::int64_t size = t.sizes()[0];
+          if (batches >= 0 && size != batches)
+            ctx.fail(std::string(what) + " " + std::to_string(k) + " has batch size " + std::to_string(size) + ", an earlier input " +
+                     std::to_string(batches));
+          batches = size;
+        };
+        for (std::size_t k = 0; k < num_state; ++k) batch_of(state_in[k], "state", k, 1);
+        for (std::size_t k = 0; k < num_scan_in; ++k) batch_of(scan_in[k], "scan input", k, 2);
+      }
       std::vector<std::vector<gpass::tensor>> state_out(num_state), scan_out(num_scan_out);
       for (std::int64_t b = 0; b < batches; ++b) {
         ctx.check_iteration(b);  // (an empty input may have any batch size)
@@ -346,7 +365,7 @@ void register_control(kernel_registry<P>& r) {
         std::vector<std::int64_t> axis(num_scan_in);
         std::int64_t len = -1;
         for (std::size_t k = 0; k < num_scan_in; ++k) {
-          axis[k] = normalize_axis(in_axes[k], static_cast<std::int64_t>(sc[k].rank()), nd);
+          axis[k] = shape_rules::dim_axis(in_axes[k], static_cast<std::int64_t>(sc[k].rank()), nd);  // (a scalar has no scan axis)
           const std::int64_t l = sc[k].sizes()[axis[k]];
           if (len >= 0 && l != len) ctx.fail("scan inputs have different lengths");
           len = l;
@@ -501,7 +520,8 @@ void register_control(kernel_registry<P>& r) {
       const auto& s = ctx.input_value(0).sequence();
       if (s.empty()) ctx.fail("cannot concatenate an empty sequence");
       const auto rank = static_cast<std::int64_t>(s[0].rank()) + (new_axis ? 1 : 0);
-      const auto axis = normalize_axis(axis_attr, rank, ctx.node());
+      // (without new_axis a scalar has no axis to concatenate along)
+      const auto axis = new_axis ? normalize_axis(axis_attr, rank, ctx.node()) : shape_rules::dim_axis(axis_attr, rank, ctx.node());
       if (new_axis) stack_output(ctx, 0, s, axis, dtype::f32, {});
       else concat_output(ctx, 0, s, axis);
     };

@@ -392,7 +392,8 @@ inline double broadcast_chars(const gpass::tensor& t, i64 total) {
 inline std::vector<i64> legacy_sizes(const std::vector<i64>& a, const std::vector<i64>& b, i64 axis,
                                      const kernel_node& n) {
   if (axis < 0) axis += static_cast<i64>(a.size());
-  if (axis < 0 || axis + static_cast<i64>(b.size()) > static_cast<i64>(a.size()))
+  // (axis + b's rank overflowed for an axis near INT64_MAX)
+  if (axis < 0 || b.size() > a.size() || axis > static_cast<i64>(a.size() - b.size()))
     n.fail("legacy broadcast axis " + std::to_string(axis) + " does not fit " + shape::of(b).to_string() + " into " +
            shape::of(a).to_string());
   std::vector<i64> r = b;
@@ -755,6 +756,10 @@ inline quant_layout quant_layout_of(const std::vector<i64>& xs, const std::vecto
   quant_layout q;
   if (block < 0) n.fail("block_size must not be negative, got " + std::to_string(block));
   if (block == 0 && num_elements(ps) == 1 && ps.size() <= 1) return q;
+  // per-axis or blocked: x needs the axis (a scalar has none: its sizes were read past the end)
+  if (xs.empty())
+    n.fail(std::string(what) + " has sizes " + shape::of(ps).to_string() + (block ? ", blocked" : ", per-axis") +
+           " quantization needs x of rank >= 1, x is a scalar");
   const i64 a = normalize_axis(axis, static_cast<i64>(xs.size()), n);
   const std::size_t ua = static_cast<std::size_t>(a);
   q.axis = a;

@@ -437,7 +437,9 @@ inline void register_tf_index_ops(registry& r) {
             for (i64 i = 0; i < out_n; ++i) {
               const float in = half ? (static_cast<float>(i) + 0.5f) * scale - 0.5f : static_cast<float>(i) * scale;
               const float f = std::floor(in);
-              v[static_cast<std::size_t>(i)] = {std::max<i64>(static_cast<i64>(f), 0), std::min<i64>(static_cast<i64>(std::ceil(in)), in_n - 1), in - f};
+              // (both clamped: float rounding of i * scale may pass in_n - 1 for sizes past 2^24)
+              v[static_cast<std::size_t>(i)] = {std::clamp<i64>(static_cast<i64>(f), 0, in_n - 1),
+                                                std::clamp<i64>(static_cast<i64>(std::ceil(in)), 0, in_n - 1), in - f};
             }
             return v;
           };
