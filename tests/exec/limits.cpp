@@ -228,6 +228,26 @@ func @body {
   CHECK(ex::run_kernel(cpu, cpu.kernels(), c, {scalars})[0].tensor().sizes() == std::vector<std::int64_t>{2});
 }
 
+// the int32 accumulators of the integer products and convolutions are scratch the size of
+// the output, checked before they are allocated (fuzzing: ConvInteger with large pads took
+// 1.6 GB of a 3x52 image; MatMulInteger with K = 0 makes any M x N from empty inputs)
+TEST_CASE("exec.limits.integer_accumulators_are_scratch") {
+  ex::eigen_cpu cpu;
+  const ex::run_limits small{.max_tensor_bytes = 1 << 20};
+  ex::kernel_node mm{.name = "mm", .op = "MatMulInteger", .opset = 10};
+  const std::vector<ex::value> empty_k{gpass::tensor(gpass::dtype::uint8, {2000, 0}), gpass::tensor(gpass::dtype::uint8, {0, 2000})};
+  CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), mm, empty_k, small),
+                       doctest::Contains("the int32 accumulators of the product needs 16000000 bytes of scratch"), gpass::error);
+  const std::vector<ex::value> small_k{gpass::tensor(gpass::dtype::uint8, {200, 0}), gpass::tensor(gpass::dtype::uint8, {0, 200})};
+  const gpass::tensor y = ex::run_kernel(cpu, cpu.kernels(), mm, small_k, small)[0].tensor();
+  CHECK(y.sizes() == std::vector<std::int64_t>{200, 200});
+  CHECK(y.data<std::int32_t>()[39999] == 0);
+  ex::kernel_node conv{.name = "c", .op = "ConvInteger", .attrs = {{"pads", std::vector<std::int64_t>{0, 0, 600, 600}}}, .opset = 10};
+  const std::vector<ex::value> image{gpass::tensor(gpass::dtype::uint8, {1, 1, 3, 52}), gpass::tensor(gpass::dtype::uint8, {1, 1, 2, 2})};
+  CHECK_THROWS_WITH_AS(ex::run_kernel(cpu, cpu.kernels(), conv, image, small),
+                       doctest::Contains("the int32 accumulators of the convolution needs"), gpass::error);
+}
+
 // a collective's replica indexes the exchanged tensors: out of range it wrote past them
 TEST_CASE("exec.limits.collective_replica_in_range") {
   ex::eigen_cpu cpu;

@@ -1549,6 +1549,7 @@ std::vector<R> values_as(const context& ctx, std::size_t i, R fallback) {
 /// consecutive elements: per row / per channel), or per `inner`-periodic element (per column).
 inline std::vector<std::int32_t> shifted_int32(const context& ctx, const gpass::tensor& t, const std::vector<std::int32_t>& zp,
                                                i64 outer_block, i64 period) {
+  check_scratch(ctx, checked_bytes(t.size(), sizeof(std::int32_t)), "the int32 copy of an 8-bit input");
   std::vector<std::int32_t> r(static_cast<std::size_t>(t.size()));
   auto run = [&]<class S>() {
     const S* p = t.data<S>();
@@ -1563,6 +1564,14 @@ inline std::vector<std::int32_t> shifted_int32(const context& ctx, const gpass::
   else if (t.element_type() == dtype::int8) run.template operator()<std::int8_t>();
   else ctx.fail("expected an int8 or uint8 tensor, got " + std::string(to_string(t.element_type())));
   return r;
+}
+
+/// Bytes of int32 accumulators for an output of `sizes` (nullopt past size_t), for
+/// `check_scratch`: they are scratch the size of the output, which an integer product or
+/// convolution may make far larger than its inputs (K = 0, or large pads).
+inline std::optional<std::size_t> int32_bytes(std::span<const i64> sizes) {
+  const auto n = checked_num_elements(sizes);
+  return n ? checked_bytes(*n, sizeof(std::int32_t)) : std::nullopt;
 }
 
 /// Writes saturate(round_half_even(acc * scale) + zero_point) into `out` of type uint8/int8.
@@ -2503,6 +2512,7 @@ inline std::vector<std::int32_t> integer_matmul(const context& ctx, const gpass:
   s = matmul_shapes(a.sizes(), b.sizes(), ctx.node());
   if (azp.size() > 1 && static_cast<i64>(azp.size()) != s.M) ctx.fail("a zero point must be a scalar or have M values");
   if (bzp.size() > 1 && static_cast<i64>(bzp.size()) != s.N) ctx.fail("b zero point must be a scalar or have N values");
+  check_scratch(ctx, int32_bytes(s.out), "the int32 accumulators of the product");
   const std::vector<std::int32_t> a32 = shifted_int32(ctx, a, azp, s.K, 0);
   const std::vector<std::int32_t> b32 = shifted_int32(ctx, b, bzp, 1, s.N);
   std::vector<std::int32_t> y(static_cast<std::size_t>(product(s.out)));
@@ -2559,6 +2569,8 @@ inline void add_quantized(registry& r) {
     const auto xzp = values_as<std::int32_t>(ctx, xzi, 0), wzp = values_as<std::int32_t>(ctx, wzi, 0);
     if (xzp.size() != 1) ctx.fail("x zero point must be a scalar");
     if (wzp.size() > 1 && static_cast<i64>(wzp.size()) != M) ctx.fail("w zero point must be a scalar or have M values");
+    // (large pads made a 1.6 GB accumulator from a 3x52 image: fuzzing)
+    check_scratch(ctx, int32_bytes(ys), "the int32 accumulators of the convolution");
     const std::vector<std::int32_t> x32 = shifted_int32(ctx, x, xzp, 1, 0);
     const std::vector<std::int32_t> w32 = shifted_int32(ctx, w, wzp, M ? w.size() / M : 1, 0);
     std::vector<std::int32_t> bias;
