@@ -395,6 +395,62 @@ TEST_CASE("exec.linalg.conv") {
   CHECK_THROWS_AS(run1(make_node("Conv", 2, {{"kernel_shape", std::vector<i64>{2, 2}}}), {x, w}), gpass::error);
 }
 
+// An empty input whose padding makes the output (fuzz finding: im2col formed a pointer from
+// the empty input's null data with the padding's offset): every tap reads padding, the
+// output is the bias (then the fused step), on every path: the generic one, a packed
+// constant filter (im2col panels, the in-place grid, pointwise), depthwise, ConvInteger.
+TEST_CASE("exec.linalg.conv_of_an_empty_input_is_the_bias") {
+  for (auto [C, M, G, K, pads] : std::vector<std::tuple<i64, i64, i64, i64, std::vector<i64>>>{
+           {1, 2, 1, 3, {0, 0, 0, 71}}, {3, 4, 1, 3, {1, 1, 1, 9}}, {2, 2, 2, 3, {0, 2, 0, 5}}, {2, 3, 1, 1, {0, 0, 0, 4}}})
+    for (bool constant : {false, true})
+      for (const char* act : {"", "Relu"}) {
+        CAPTURE(C);
+        CAPTURE(M);
+        CAPTURE(constant);
+        const tensor x(gpass::dtype::f32, {2, C, 5, 0});
+        const tensor w = random_tensor({M, C / G, K, K}, 3);
+        std::vector<float> bv(static_cast<std::size_t>(M));
+        for (i64 m = 0; m < M; ++m) bv[static_cast<std::size_t>(m)] = m % 2 ? 0.5f : -0.25f;
+        const tensor b = tensor::from<float>(bv, {M});
+        kernel_node n = make_node("FusedConv", 3, {{"pads", pads}, {"group", G}, {"activation", std::string(act)}});
+        n.domain = "gpass";
+        n.opset = 1;
+        if (constant) n.constant_inputs = {std::nullopt, w, std::nullopt};
+        const tensor y = run1(n, {x, w, b});
+        const i64 OH = 5 + pads[0] + pads[2] - K + 1, OW = pads[1] + pads[3] - K + 1;
+        REQUIRE(y.sizes() == std::vector<i64>{2, M, OH, OW});
+        bool all = true;
+        for (i64 i = 0; i < y.size(); ++i) {
+          const float want = bv[static_cast<std::size_t>((i / (OH * OW)) % M)];
+          all = all && y.data<float>()[i] == (std::string(act) == "Relu" ? std::max(want, 0.0f) : want);
+        }
+        CHECK(all);
+      }
+  // ConvInteger (the same loops on integers): zeros
+  const tensor xi(gpass::dtype::uint8, {1, 1, 4, 0});
+  const tensor wi = tensor::from<std::uint8_t>(std::vector<std::uint8_t>(9, 1), {1, 1, 3, 3});
+  const tensor yi = run1(make_node("ConvInteger", 2, {{"pads", std::vector<i64>{0, 1, 0, 2}}}, 10), {xi, wi});
+  REQUIRE(yi.sizes() == std::vector<i64>{1, 1, 2, 1});
+  CHECK(yi.data<std::int32_t>()[0] == 0);
+  CHECK(yi.data<std::int32_t>()[1] == 0);
+}
+
+// Pooling an empty input whose padding makes the output: windows entirely in padding give 0
+// (LpPool and MaxPool with Indices formed the row pointer from the empty input's null data).
+TEST_CASE("exec.linalg.pooling_of_an_empty_input") {
+  const tensor x(gpass::dtype::f32, {1, 2, 4, 0});
+  const gpass::attribute_map at{{"kernel_shape", std::vector<i64>{3, 3}}, {"pads", std::vector<i64>{1, 1, 1, 9}}};
+  for (const char* op : {"LpPool", "MaxPool", "AveragePool"}) {
+    CAPTURE(op);
+    const auto out = run(make_node(op, 1, at, 18, std::string(op) == "MaxPool" ? 2 : 1), {x});
+    const tensor& y = out[0].tensor();
+    REQUIRE(y.sizes() == std::vector<i64>{1, 2, 4, 8});
+    bool zeros = true;
+    for (i64 i = 0; i < y.size(); ++i) zeros = zeros && y.data<float>()[i] == 0.0f;
+    CHECK(zeros);
+  }
+}
+
 TEST_CASE("exec.linalg.conv_against_reference") {
   struct cfg {
     i64 N, C, H, W, M, G, KH, KW;

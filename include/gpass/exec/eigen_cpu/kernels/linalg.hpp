@@ -354,8 +354,9 @@ void im2col_row(const T* x, const window_geometry& g, i64 row, i64 c0, i64 c1, T
       jlo = std::min(jlo, run);
       jhi = std::clamp(jhi, jlo, run);
       std::fill(out, out + jlo, T(0));
+      // (offsets summed before they meet the pointer: i0 may lie before the row)
       if (s_last == 1) {
-        std::copy(xr + i0 + jlo, xr + i0 + jhi, out + jlo);
+        if (jhi > jlo) std::copy(xr + (i0 + jlo), xr + (i0 + jhi), out + jlo);
       } else {
         for (i64 j = jlo; j < jhi; ++j) out[j] = xr[i0 + j * s_last];
       }
@@ -509,6 +510,10 @@ bool conv_forward(const eigen_cpu& pol, const window_geometry& g, i64 N, i64 C, 
   const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
   const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
   if (N == 0 || M == 0 || P == 0) return true;
+  if (P_in == 0) {  // an empty input (padding makes the output): every tap reads padding
+    for (i64 i = 0; i < N * M; ++i) std::fill(y + i * P, y + (i + 1) * P, bias ? bias[i % M] : T(0));
+    return false;
+  }
   if (Cg == 1 && G > 1 && g.in.size() <= 3) return conv_depthwise(pol, g, N, C, M, x, w, bias, y, ep);
   bool pointwise = true;
   for (std::size_t d = 0; d < g.in.size(); ++d)
@@ -803,6 +808,11 @@ inline void conv_forward_packed(const eigen_cpu& pol, const window_geometry& g, 
   const i64 P_in = product(g.in), P = product(g.out), Kk = product(g.kernel);
   const i64 Cg = C / G, Mg = M / G, CK = Cg * Kk;
   if (N == 0 || M == 0 || P == 0) return;
+  if (P_in == 0) {  // an empty input (padding makes the output): every tap reads padding
+    for (i64 i = 0; i < N * M; ++i) std::fill(y + i * P, y + (i + 1) * P, bias ? bias[i % M] : 0.0f);
+    if (ep) ep->apply(0, N * M * P);
+    return;
+  }
   const sgemm::kernel_info& ki = *w.ki;
   bool pointwise = true;
   for (std::size_t d = 0; d < g.in.size(); ++d)
@@ -1044,16 +1054,16 @@ void pool_plane_rows(const pool_setup& s, bool count_include_pad, const T* xp, T
           for (i64 o2 = 0; o2 < ib; ++o2) edge(o2);
           for (i64 o2 = ie; o2 < out2; ++o2) edge(o2);
           for (i64 k2 = 0; k2 < (ie > ib ? k2n : 0); ++k2) {
-            const T* r = row + k2 * d2 - s.pad[2];
+            const i64 off = k2 * d2 - s.pad[2];  // (an index: before the row for the first outputs' taps)
             if (s2 == 1) {
               for (i64 o2 = ib; o2 < ie; ++o2) {
-                if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], static_cast<C>(r[o2]));
-                else a[o2] += static_cast<C>(r[o2]);
+                if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], static_cast<C>(row[off + o2]));
+                else a[o2] += static_cast<C>(row[off + o2]);
               }
             } else {
               for (i64 o2 = ib; o2 < ie; ++o2) {
-                if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], static_cast<C>(r[o2 * s2]));
-                else a[o2] += static_cast<C>(r[o2 * s2]);
+                if constexpr (K == pool_kind::max) a[o2] = std::max(a[o2], static_cast<C>(row[off + o2 * s2]));
+                else a[o2] += static_cast<C>(row[off + o2 * s2]);
               }
             }
           }
@@ -1097,14 +1107,16 @@ void pool_plane(const pool_setup& s, bool count_include_pad, double p, const T* 
           const i64 i0 = st0[o0] + k0 * d0;
           for (i64 k1 = lo1[o1]; k1 < hi1[o1]; ++k1) {
             const i64 i1 = st1[o1] + k1 * d1;
-            const T* row = xp + (i0 * in1 + i1) * in2 + a2;
+            // the row's element k2 at xp[at + k2 * d2] (an index: `at` may lie before the row,
+            // and a pointer there would be out of bounds, or null plus an offset when x is empty)
+            const i64 at = (i0 * in1 + i1) * in2 + a2;
             if constexpr (K == pool_kind::max) {
               if (!ip) {
-                for (i64 k2 = l2; k2 < h2; ++k2) acc = std::max(acc, static_cast<C>(row[k2 * d2]));
+                for (i64 k2 = l2; k2 < h2; ++k2) acc = std::max(acc, static_cast<C>(xp[at + k2 * d2]));
                 count += h2 - l2;
               } else {
                 for (i64 k2 = l2; k2 < h2; ++k2) {
-                  const C v = static_cast<C>(row[k2 * d2]);
+                  const C v = static_cast<C>(xp[at + k2 * d2]);
                   if (v > acc || best < 0) {
                     acc = v;
                     const i64 i2 = a2 + k2 * d2;
@@ -1113,11 +1125,11 @@ void pool_plane(const pool_setup& s, bool count_include_pad, double p, const T* 
                 }
               }
             } else if constexpr (K == pool_kind::average) {
-              for (i64 k2 = l2; k2 < h2; ++k2) acc += static_cast<C>(row[k2 * d2]);
+              for (i64 k2 = l2; k2 < h2; ++k2) acc += static_cast<C>(xp[at + k2 * d2]);
               count += h2 - l2;
             } else {
               for (i64 k2 = l2; k2 < h2; ++k2) {
-                const C v = static_cast<C>(row[k2 * d2]);
+                const C v = static_cast<C>(xp[at + k2 * d2]);
                 if constexpr (std::is_unsigned_v<C>) acc += static_cast<C>(std::pow(v, pc));
                 else acc += static_cast<C>(std::pow(std::abs(v), pc));
               }
