@@ -1,0 +1,437 @@
+// The kernels of one nchwc instruction set (see ../nchwc.hpp).
+//
+// Included once inside each kernel namespace (generic8, generic16, avx2, avx512), not as a
+// header: no include guard, the text stamped into each namespace on purpose (GCC's target
+// attributes do not propagate into shared templates; see sgemm_driver.inl). Expects in the
+// enclosing namespace: `b` (the block), `conv_f` / `conv_acc` (the conv register tile: output
+// blocks per task, accumulator registers), `vec` and vzero, vset1, vload, vstore, vbcast, vfma(a, x, acc) = a * x +
+// acc, vadd, vmul, vmax, vmin; and, for an x86 set, `GPASS_NCHWC_TARGET` defined to its target
+// string.
+
+#ifdef GPASS_NCHWC_TARGET
+#define GPASS_NCHWC_FN __attribute__((target(GPASS_NCHWC_TARGET)))
+#define GPASS_NCHWC_INL __attribute__((target(GPASS_NCHWC_TARGET), always_inline)) inline
+#else
+#define GPASS_NCHWC_FN
+#define GPASS_NCHWC_INL inline
+#endif
+
+/// Stores `acc` at y through the output step (z at the same offset from its base as y).
+GPASS_NCHWC_INL void store(float* y, vec acc, const float* z, const vec& lo, const vec& hi) {
+  if (z) acc = vadd(acc, vload(z));
+  // the clamp's bound first: maxps / minps return their second operand when one is NaN, so a
+  // NaN sum stays NaN
+  acc = vmin(hi, vmax(lo, acc));
+  vstore(y, acc);
+}
+
+// ------------------------------------------------------------------------------------------
+// Convolution
+
+/// Pixels per conv tile of `F` output blocks: the accumulators (`conv_acc` registers) shared
+/// out, at most 12 (the broadcasts of a wider tile cost more than its filter loads save).
+constexpr int tile_pixels(int F) { return std::min(12, std::max(1, conv_acc / F)); }
+
+/// The operands of one conv row: F output blocks of one output row.
+struct conv_tile_args {
+  const float* x;  ///< the input at (input block 0 of the group, row 0, column 0)
+  i64 x_block;     ///< floats between input blocks (blocked) / unused (NCHW: one block)
+  i64 x_row;       ///< floats between input rows
+  i64 x_col;       ///< floats between input columns (b blocked, 1 NCHW)
+  i64 x_ci;        ///< floats between the channels of a block (1 blocked, H * W NCHW)
+  i64 nb, cb;      ///< input blocks of the group, channels per block
+  i64 W;           ///< input columns
+  const float* w;  ///< the filter at (first output block of the tile, input block 0)
+  i64 w_out;       ///< floats between output blocks of the filter (nb * KH * KW * cb * b)
+  i64 kh0, kh1;    ///< the taps of the row inside the input
+  i64 ih0;         ///< the input row of tap 0 (oh * sh - pt)
+  i64 KH, dh, KW, dw;
+  i64 sw, pl;
+  const float* bias;  ///< at the tile's first output block
+  float* y;           ///< the output at (first block, row, pixel 0)
+  const float* z;     ///< the residual, same offset (or null)
+  i64 y_block;        ///< floats between output blocks
+};
+
+/// Blocked input: an F x P tile of output pixels [ow0, ow0 + P). Each tap reads every pixel,
+/// a pixel whose tap falls outside the input reading a block of zeros instead (so border
+/// pixels run in whole tiles too); per channel of a block, one vector of filter values per
+/// output block and one broadcast input value per pixel.
+template <int F, int P>
+GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 ow0, const vec& lo, const vec& hi) {
+  vec acc[F][P];
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f) {
+    const vec bv = vload(t.bias + f * b);
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) acc[f][p] = bv;
+  }
+  const i64 wk = b * b;  // floats per tap of a filter block
+  const i64 wo = t.w_out;
+  for (i64 ib = 0; ib < t.nb; ++ib)
+    for (i64 kh = t.kh0; kh < t.kh1; ++kh) {
+      const float* xr = t.x + ib * t.x_block + (t.ih0 + kh * t.dh) * t.x_row;
+      const float* wr = t.w + (ib * t.KH + kh) * t.KW * wk;
+      for (i64 kw = 0; kw < t.KW; ++kw) {
+        const float* xp[P];
+        const i64 iw0 = ow0 * t.sw - t.pl + kw * t.dw;
+#pragma GCC unroll 12
+        for (int p = 0; p < P; ++p) {
+          const i64 iw = iw0 + p * t.sw;
+          xp[p] = iw >= 0 && iw < t.W ? xr + iw * b : zero_block;
+        }
+        const float* wp = wr + kw * wk;
+#pragma GCC unroll 4
+        for (i64 ci = 0; ci < b; ++ci) {
+          vec wv[F];
+#pragma GCC unroll 4
+          for (int f = 0; f < F; ++f) wv[f] = vload(wp + f * wo + ci * b);
+#pragma GCC unroll 12
+          for (int p = 0; p < P; ++p) {
+            const vec xv = vbcast(xp[p] + ci);
+#pragma GCC unroll 4
+            for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
+          }
+        }
+      }
+    }
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f)
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) {
+      const i64 at = f * t.y_block + (ow0 + p) * b;
+      store(t.y + at, acc[f][p], t.z ? t.z + at : nullptr, lo, hi);
+    }
+}
+
+/// NCHW input (a few channels, `cb` of them in one block): an F x P tile of output pixels
+/// [ow0, ow0 + P) reading taps kw in [kw0, kw1) for every pixel (interior tiles read all of
+/// them; a border pixel goes alone, its taps clipped to the input).
+template <int F, int P>
+GPASS_NCHWC_FN inline void conv_tile_nchw(const conv_tile_args& t, i64 ow0, i64 kw0, i64 kw1, const vec& lo,
+                                          const vec& hi) {
+  vec acc[F][P];
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f) {
+    const vec bv = vload(t.bias + f * b);
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) acc[f][p] = bv;
+  }
+  const i64 wk = t.cb * b;
+  const i64 wo = t.w_out, xs = t.sw, xc = t.x_ci;
+  const i64 iw0 = ow0 * t.sw - t.pl;
+  for (i64 kh = t.kh0; kh < t.kh1; ++kh) {
+    const float* xr = t.x + (t.ih0 + kh * t.dh) * t.x_row;
+    const float* wr = t.w + kh * t.KW * wk;
+    for (i64 kw = kw0; kw < kw1; ++kw) {
+      const float* xp = xr + iw0 + kw * t.dw;
+      const float* wp = wr + kw * wk;
+      for (i64 ci = 0; ci < t.cb; ++ci) {
+        vec wv[F];
+#pragma GCC unroll 4
+        for (int f = 0; f < F; ++f) wv[f] = vload(wp + f * wo + ci * b);
+#pragma GCC unroll 12
+        for (int p = 0; p < P; ++p) {
+          const vec xv = vbcast(xp + p * xs + ci * xc);
+#pragma GCC unroll 4
+          for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f)
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) {
+      const i64 at = f * t.y_block + (ow0 + p) * b;
+      store(t.y + at, acc[f][p], t.z ? t.z + at : nullptr, lo, hi);
+    }
+}
+
+/// `n` (1 <= n <= P) pixels from ow0: the tile of exactly n pixels.
+template <int F, int P>
+GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i64 ow0, i64 kw0, i64 kw1,
+                                 const vec& lo, const vec& hi) {
+  if constexpr (P > 1) {
+    if (n != P) {
+      conv_pixels<F, P - 1>(n, blocked, t, ow0, kw0, kw1, lo, hi);
+      return;
+    }
+  }
+  if (blocked)
+    conv_tile_blocked<F, P>(t, ow0, lo, hi);
+  else
+    conv_tile_nchw<F, P>(t, ow0, kw0, kw1, lo, hi);
+}
+
+/// Output pixels [ow0, ow1) of one row of F output blocks. Blocked input: in tiles of as even
+/// widths as tile_pixels(F) allows (a row of 14 as 7 + 7, not 12 + 2). NCHW input: the
+/// interior `inner` so, the border pixels one at a time.
+template <int F>
+GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_tile_args& t, i64 ow0, i64 ow1,
+                                    const tap_range& inner, const vec& lo, const vec& hi) {
+  constexpr int P = tile_pixels(F);
+  auto tiles = [](i64 n) { return (n + P - 1) / P; };
+  if (blocked) {
+    const i64 n = ow1 - ow0, k = tiles(n);
+    for (i64 i = 0, ow = ow0; i < k; ++i) {
+      const i64 w = n / k + (i < n % k ? 1 : 0);
+      conv_pixels<F, P>(w, true, t, ow, 0, g.KW, lo, hi);
+      ow += w;
+    }
+    return;
+  }
+  const i64 in0 = std::clamp(inner.lo, ow0, ow1), in1 = std::clamp(inner.hi, in0, ow1);
+  for (i64 ow = ow0; ow < in0; ++ow) {
+    const tap_range r = taps_inside(ow * g.sw - g.pl, g.KW, g.dw, g.W);
+    conv_tile_nchw<F, 1>(t, ow, r.lo, r.hi, lo, hi);
+  }
+  const i64 n = in1 - in0, k = tiles(n);
+  for (i64 i = 0, ow = in0; i < k; ++i) {
+    const i64 w = n / k + (i < n % k ? 1 : 0);
+    conv_pixels<F, P>(w, false, t, ow, 0, g.KW, lo, hi);
+    ow += w;
+  }
+  for (i64 ow = in1; ow < ow1; ++ow) {
+    const tap_range r = taps_inside(ow * g.sw - g.pl, g.KW, g.dw, g.W);
+    conv_tile_nchw<F, 1>(t, ow, r.lo, r.hi, lo, hi);
+  }
+}
+
+/// The row for `f` (1 <= f <= F) output blocks.
+template <int F>
+GPASS_NCHWC_INL void conv_row_blocks(int f, bool blocked, const geometry& g, const conv_tile_args& t, i64 ow0,
+                                     i64 ow1, const tap_range& inner, const vec& lo, const vec& hi) {
+  if constexpr (F > 1) {
+    if (f != F) {
+      conv_row_blocks<F - 1>(f, blocked, g, t, ow0, ow1, inner, lo, hi);
+      return;
+    }
+  }
+  conv_row<F>(blocked, g, t, ow0, ow1, inner, lo, hi);
+}
+
+/// Tasks [t0, t1) of a convolution (see nchwc::conv_tasks): task = ((n * groups + group) *
+/// chunks + chunk) * rows + row, a row being one output row, or for a pointwise convolution
+/// (1x1, stride 1, no pads: the plane one long row) a run of conv_segment pixels.
+GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
+  geometry g = a.g;
+  const bool blocked = a.in == conv_input::blocked;
+  const bool flat = pointwise(g);
+  if (flat) {  // one row of every pixel: no row ends for the tiles to stop at
+    g.W = g.OW = g.H * g.W;
+    g.H = g.OH = 1;
+  }
+  const i64 rows = flat ? blocks(g.OW, conv_segment) : g.OH;
+  const i64 groups = g.G == 1 ? 1 : g.G;
+  const i64 Cg = g.C / groups;
+  const i64 nb = blocked ? blocks(Cg, b) : 1, cb = blocked ? b : Cg;
+  const i64 gb = conv_group_blocks(g, b);  // output blocks per group
+  const i64 chunks = blocks(gb, conv_f);
+  const i64 Mb = blocks(g.M, b), Cb = blocks(g.C, b);
+  const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
+  const tap_range inner = interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
+  const sgemm::flush_subnormals ftz;
+  conv_tile_args ta{};
+  ta.nb = nb;
+  ta.cb = cb;
+  ta.W = g.W;
+  ta.w_out = nb * g.KH * g.KW * cb * b;
+  ta.KH = g.KH;
+  ta.dh = g.dh;
+  ta.KW = g.KW;
+  ta.dw = g.dw;
+  ta.sw = g.sw;
+  ta.pl = g.pl;
+  ta.y_block = g.OH * g.OW * b;
+  if (blocked) {
+    ta.x_block = g.H * g.W * b;
+    ta.x_row = g.W * b;
+    ta.x_col = b;
+    ta.x_ci = 1;
+  } else {
+    ta.x_block = 0;
+    ta.x_row = g.W;
+    ta.x_col = 1;
+    ta.x_ci = g.H * g.W;
+  }
+  for (i64 t = t0; t < t1; ++t) {
+    const i64 row = t % rows;
+    i64 r = t / rows;
+    const i64 ch = r % chunks;
+    r /= chunks;
+    const i64 grp = r % groups, n = r / groups;
+    const i64 ob0 = grp * gb + ch * conv_f;
+    const int f = static_cast<int>(std::min<i64>(conv_f, gb - ch * conv_f));
+    const i64 oh = flat ? 0 : row;
+    const i64 ow0 = flat ? row * conv_segment : 0, ow1 = flat ? std::min(g.OW, ow0 + conv_segment) : g.OW;
+    conv_tile_args u = ta;
+    u.x = blocked ? a.x + (n * Cb + grp * nb) * ta.x_block : a.x + n * g.C * ta.x_ci;
+    u.w = a.w + ob0 * ta.w_out;
+    u.ih0 = oh * g.sh - g.pt;
+    const tap_range kr = taps_inside(u.ih0, g.KH, g.dh, g.H);
+    u.kh0 = kr.lo;
+    u.kh1 = kr.hi;
+    u.bias = a.bias + ob0 * b;
+    const i64 yoff = ((n * Mb + ob0) * g.OH + oh) * g.OW * b;
+    u.y = a.y + yoff;
+    u.z = a.step.z ? a.step.z + yoff : nullptr;
+    conv_row_blocks<conv_f>(f, blocked, g, u, ow0, ow1, inner, lo, hi);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Depthwise convolution
+
+inline constexpr int dw_p = conv_acc >= 12 ? 8 : 4;
+
+/// The operands of one depthwise tile: P output pixels of one row of one channel block.
+struct dw_tile_args {
+  const float* x;  ///< the channel block's input plane
+  i64 x_row;       ///< W * b
+  i64 ih0, kh0, kh1, dh;
+  i64 KW, dw, sw;
+  const float* w;  ///< the block's taps [KH, KW, b]
+  vec bias;
+  float* y;
+  const float* z;
+};
+
+template <int P>
+GPASS_NCHWC_INL void dw_tile(const dw_tile_args& t, i64 iw0, i64 kw0, i64 kw1, const vec& lo, const vec& hi) {
+  vec acc[P];
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) acc[p] = t.bias;
+  for (i64 kh = t.kh0; kh < t.kh1; ++kh) {
+    const float* xr = t.x + (t.ih0 + kh * t.dh) * t.x_row;
+    const float* wr = t.w + kh * t.KW * b;
+    for (i64 kw = kw0; kw < kw1; ++kw) {
+      const vec wv = vload(wr + kw * b);
+      const float* xp = xr + (iw0 + kw * t.dw) * b;
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p) acc[p] = vfma(vload(xp + p * t.sw * b), wv, acc[p]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) store(t.y + p * b, acc[p], t.z ? t.z + p * b : nullptr, lo, hi);
+}
+
+template <int P>
+GPASS_NCHWC_INL void dw_pixels(i64 n, const dw_tile_args& t, i64 iw0, i64 kw0, i64 kw1, const vec& lo, const vec& hi) {
+  if constexpr (P > 1) {
+    if (n != P) {
+      dw_pixels<P - 1>(n, t, iw0, kw0, kw1, lo, hi);
+      return;
+    }
+  }
+  dw_tile<P>(t, iw0, kw0, kw1, lo, hi);
+}
+
+/// Tasks [t0, t1) of a depthwise convolution: task = (n * Cb + cb) * OH + oh.
+GPASS_NCHWC_FN inline void conv_depthwise(const conv_args& a, i64 t0, i64 t1) {
+  const geometry& g = a.g;
+  const i64 Cb = blocks(g.C, b);
+  const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
+  const tap_range inner = interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
+  const sgemm::flush_subnormals ftz;
+  for (i64 t = t0; t < t1; ++t) {
+    const i64 oh = t % g.OH, nc = t / g.OH, cb = nc % Cb;
+    dw_tile_args u{};
+    u.x = a.x + nc * g.H * g.W * b;
+    u.x_row = g.W * b;
+    u.ih0 = oh * g.sh - g.pt;
+    const tap_range kr = taps_inside(u.ih0, g.KH, g.dh, g.H);
+    u.kh0 = kr.lo;
+    u.kh1 = kr.hi;
+    u.dh = g.dh;
+    u.KW = g.KW;
+    u.dw = g.dw;
+    u.sw = g.sw;
+    u.w = a.w + cb * g.KH * g.KW * b;
+    u.bias = vload(a.bias + cb * b);
+    const i64 yrow = (nc * g.OH + oh) * g.OW * b;
+    for (i64 ow = 0; ow < g.OW;) {
+      u.y = a.y + yrow + ow * b;
+      u.z = a.step.z ? a.step.z + yrow + ow * b : nullptr;
+      const i64 iw0 = ow * g.sw - g.pl;
+      if (ow < inner.lo || ow >= inner.hi) {
+        const tap_range r = taps_inside(iw0, g.KW, g.dw, g.W);
+        dw_tile<1>(u, iw0, r.lo, r.hi, lo, hi);
+        ++ow;
+        continue;
+      }
+      const i64 n = std::min<i64>(dw_p, inner.hi - ow);
+      dw_pixels<dw_p>(n, u, iw0, 0, g.KW, lo, hi);
+      ow += n;
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Pooling
+
+/// Tasks [t0, t1) of a pool: task = (n * Cb + cb) * OH + oh; a pixel at a time, its taps
+/// clipped to the input. Average: the sum over the taps inside the input, divided by their
+/// count, or (count_include_pad) by the count of taps inside the padded input.
+GPASS_NCHWC_FN inline void pool(const pool_args& a, i64 t0, i64 t1) {
+  const geometry& g = a.g;
+  const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
+  const bool is_max = a.kind == pool_kind::max;
+  for (i64 t = t0; t < t1; ++t) {
+    const i64 oh = t % g.OH, nc = t / g.OH;
+    const float* xc = a.x + nc * g.H * g.W * b;
+    const i64 ih0 = oh * g.sh - g.pt;
+    const tap_range kr = taps_inside(ih0, g.KH, g.dh, g.H);
+    const tap_range kp = taps_inside(ih0 + g.pt, g.KH, g.dh, g.H + g.pt + g.pb);
+    const i64 yrow = (nc * g.OH + oh) * g.OW * b;
+    for (i64 ow = 0; ow < g.OW; ++ow) {
+      const i64 iw0 = ow * g.sw - g.pl;
+      const tap_range cr = taps_inside(iw0, g.KW, g.dw, g.W);
+      vec acc = is_max ? vset1(-std::numeric_limits<float>::infinity()) : vzero();
+      for (i64 kh = kr.lo; kh < kr.hi; ++kh) {
+        const i64 row = (ih0 + kh * g.dh) * g.W + iw0;  // may be negative: an index, never a pointer
+        if (is_max)
+          for (i64 kw = cr.lo; kw < cr.hi; ++kw) acc = vmax(vload(xc + (row + kw * g.dw) * b), acc);
+        else
+          for (i64 kw = cr.lo; kw < cr.hi; ++kw) acc = vadd(acc, vload(xc + (row + kw * g.dw) * b));
+      }
+      if (!is_max) {
+        i64 count = (kr.hi - kr.lo) * (cr.hi - cr.lo);
+        if (a.count_include_pad) {
+          const tap_range cp = taps_inside(iw0 + g.pl, g.KW, g.dw, g.W + g.pl + g.pr);
+          count = (kp.hi - kp.lo) * (cp.hi - cp.lo);
+        }
+        acc = count > 0 ? vmul(acc, vset1(1.0f / static_cast<float>(count))) : vzero();
+      }
+      const i64 at = yrow + ow * b;
+      store(a.y + at, acc, a.step.z ? a.step.z + at : nullptr, lo, hi);
+    }
+  }
+}
+
+/// Tasks [t0, t1) of a global pool (y [N, Cb, 1, 1, b]): task = n * Cb + cb.
+GPASS_NCHWC_FN inline void global_pool(const pool_args& a, i64 t0, i64 t1) {
+  const geometry& g = a.g;
+  const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
+  const bool is_max = a.kind == pool_kind::max;
+  const i64 S = g.H * g.W;
+  for (i64 t = t0; t < t1; ++t) {
+    const float* xc = a.x + t * S * b;
+    const vec init = is_max ? vset1(-std::numeric_limits<float>::infinity()) : vzero();
+    vec acc[4] = {init, init, init, init};  // four chains: the adds' latency hidden
+    i64 s = 0;
+    for (; s + 4 <= S; s += 4)
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        const vec v = vload(xc + (s + u) * b);
+        acc[u] = is_max ? vmax(v, acc[u]) : vadd(acc[u], v);
+      }
+    for (; s < S; ++s) acc[0] = is_max ? vmax(vload(xc + s * b), acc[0]) : vadd(acc[0], vload(xc + s * b));
+    vec r = is_max ? vmax(vmax(acc[0], acc[1]), vmax(acc[2], acc[3])) : vadd(vadd(acc[0], acc[1]), vadd(acc[2], acc[3]));
+    if (!is_max) r = vmul(r, vset1(1.0f / static_cast<float>(S)));
+    store(a.y + t * b, r, a.step.z ? a.step.z + t * b : nullptr, lo, hi);
+  }
+}
+
+#undef GPASS_NCHWC_FN
+#undef GPASS_NCHWC_INL

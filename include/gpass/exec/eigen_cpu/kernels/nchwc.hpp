@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file nchwc.hpp
+/// f32 convolution and pooling kernels in a channel-blocked layout ("NCHWc"): a 4-D tensor
+/// [N, C, H, W] is held as [N, ceil(C / b), H, W, b], each pixel of a channel block `b`
+/// contiguous channels (one SIMD register: b = 16 for AVX-512, 8 for AVX2 and the portable
+/// kernels), the channels past C zero. In that layout a convolution needs no im2col and no
+/// padded copy: an output pixel's `b` channels are one register, a sum over taps and input
+/// channels of one broadcast input value times one vector of `b` filter values; depthwise
+/// convolutions and pools are sums and maxima of whole pixel vectors.
+///
+/// What is here:
+/// - reorders between NCHW / NHWC and the blocked layout (`to_blocked`, `from_blocked`);
+/// - filters packed once for the blocked kernels (`pack_filter`, `pack_depthwise_filter`);
+/// - `conv`: a 2-D convolution, blocked input (or NCHW input, for a network's first layers,
+///   whose few channels are not worth blocking) to blocked output, any stride, dilation and
+///   padding, groups whose channel counts are multiples of b; register tiles of F output
+///   blocks x P output pixels (AVX-512 up to 4 x 6 or 2 x 12, AVX2 2 x 6 or 1 x 12), a row cut
+///   into tiles of even widths, a tap outside the input read from a block of zeros (so border
+///   pixels run in whole tiles); a pointwise convolution's plane is one long row;
+/// - `conv_depthwise`: one input channel per group, P pixel vectors at a time;
+/// - `pool`: max and average pooling (with or without the pads counted), `global_pool`;
+/// - every kernel stores through one output step: + z (a residual in the output's layout, for
+///   fused additions) and a clamp to [lo, hi] (Relu: [0, inf), Clip, none: [-inf, inf]).
+///
+/// Kernels exist per instruction set (AVX-512F, AVX2 + FMA, portable C++ for b = 8 and 16),
+/// stamped from detail/nchwc_kernels.inl as sgemm.hpp's are; `kernels_for(b)` picks the best
+/// one this processor runs for a block size (capped by `GPASS_CPU_ISA`, as sgemm's choice).
+/// Each kernel works on a range of independent tasks (output rows), so callers split them
+/// across threads with any `parallel_for(n, cost, f(begin, end))`.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
+
+namespace gpass::exec::cpu_detail::nchwc {
+
+using i64 = std::int64_t;
+template <class T>
+using aligned_vector = sgemm::aligned_vector<T>;
+
+inline i64 blocks(i64 c, i64 b) { return (c + b - 1) / b; }
+
+/// A 2-D window over an NCHW input [N, C, H, W] giving an output [N, M, OH, OW].
+struct geometry {
+  i64 N = 1, C = 0, H = 0, W = 0;
+  i64 M = 0, OH = 0, OW = 0;  ///< pools: M = C
+  i64 KH = 1, KW = 1;
+  i64 sh = 1, sw = 1, dh = 1, dw = 1;
+  i64 pt = 0, pl = 0;  ///< top / left pads
+  i64 pb = 0, pr = 0;  ///< bottom / right pads (average pooling counting the pads reads them)
+  i64 G = 1;           ///< groups (convolutions)
+};
+
+/// What every kernel does to a value as it stores it: y = clamp(acc + z, lo, hi), z (when not
+/// null) a tensor in the output's blocked layout.
+struct output_step {
+  const float* z = nullptr;
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+};
+
+// ------------------------------------------------------------------------------------------
+// Reorders (memory bound; one loop for every instruction set)
+
+/// x [N, C, S] (NCHW, S = H * W; or NHWC [N, S, C] when `nhwc`) -> y [N, ceil(C / b), S, b].
+inline void to_blocked(const float* x, i64 N, i64 C, i64 S, i64 b, bool nhwc, float* y, i64 t0 = 0, i64 t1 = -1) {
+  // tasks: (n, channel block)
+  const i64 Cb = blocks(C, b);
+  if (t1 < 0) t1 = N * Cb;
+  for (i64 t = t0; t < t1; ++t) {
+    const i64 n = t / Cb, cb = t % Cb;
+    const i64 c0 = cb * b, cn = std::min(b, C - c0);
+    float* yb = y + t * S * b;
+    if (nhwc) {
+      const float* xs = x + n * S * C + c0;
+      for (i64 s = 0; s < S; ++s, xs += C, yb += b) {
+        i64 l = 0;
+        for (; l < cn; ++l) yb[l] = xs[l];
+        for (; l < b; ++l) yb[l] = 0.0f;
+      }
+      continue;
+    }
+    const float* xc = x + (n * C + c0) * S;
+    for (i64 s0 = 0; s0 < S; s0 += 64) {  // 64 pixels of the b planes at a time: each read a run
+      const i64 s1 = std::min(S, s0 + 64);
+      for (i64 l = 0; l < b; ++l) {
+        float* d = yb + s0 * b + l;
+        if (l < cn) {
+          const float* src = xc + l * S;
+          for (i64 s = s0; s < s1; ++s, d += b) *d = src[s];
+        } else {
+          for (i64 s = s0; s < s1; ++s, d += b) *d = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/// y [N, ceil(C / b), S, b] -> x [N, C, S] (or NHWC [N, S, C] when `nhwc`); the channels past C
+/// are dropped.
+inline void from_blocked(const float* y, i64 N, i64 C, i64 S, i64 b, bool nhwc, float* x, i64 t0 = 0, i64 t1 = -1) {
+  const i64 Cb = blocks(C, b);
+  if (t1 < 0) t1 = N * Cb;
+  for (i64 t = t0; t < t1; ++t) {
+    const i64 n = t / Cb, cb = t % Cb;
+    const i64 c0 = cb * b, cn = std::min(b, C - c0);
+    const float* yb = y + t * S * b;
+    if (nhwc) {
+      float* xs = x + n * S * C + c0;
+      for (i64 s = 0; s < S; ++s, xs += C, yb += b)
+        for (i64 l = 0; l < cn; ++l) xs[l] = yb[l];
+      continue;
+    }
+    float* xc = x + (n * C + c0) * S;
+    for (i64 s0 = 0; s0 < S; s0 += 64) {
+      const i64 s1 = std::min(S, s0 + 64);
+      for (i64 l = 0; l < cn; ++l) {
+        const float* src = yb + s0 * b + l;
+        float* d = xc + l * S;
+        for (i64 s = s0; s < s1; ++s, src += b) d[s] = *src;
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Filters
+
+/// How a convolution reads its input.
+enum class conv_input {
+  blocked,  ///< [N, ceil(C / b), H, W, b]
+  nchw,     ///< [N, C, H, W] as it is (the first layers: C small)
+};
+
+/// Whether `conv` computes a convolution of geometry `g` (G groups) reading `in`: one group,
+/// or (blocked input) groups whose input and output channels are multiples of b.
+inline bool conv_supported(const geometry& g, i64 b, conv_input in) {
+  if (g.G == 1) return true;
+  if (in != conv_input::blocked || g.G <= 0 || g.C % g.G || g.M % g.G) return false;
+  return (g.C / g.G) % b == 0 && (g.M / g.G) % b == 0;
+}
+
+/// Whether a convolution is pointwise (1x1, stride 1, no pads): `conv` then takes each image's
+/// plane as one row of pixels, cut into tasks of `conv_segment` pixels.
+inline bool pointwise(const geometry& g) {
+  return g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 &&
+         g.OH == g.H && g.OW == g.W;
+}
+inline constexpr i64 conv_segment = 96;
+
+/// Output blocks per group of a convolution (all of them for G = 1).
+inline i64 conv_group_blocks(const geometry& g, i64 b) { return g.G == 1 ? blocks(g.M, b) : g.M / g.G / b; }
+
+/// Whether `conv_depthwise` computes it: a group per input channel, one output channel each.
+inline bool depthwise_supported(const geometry& g) { return g.G > 1 && g.G == g.C && g.M == g.C; }
+
+/// The filter of `conv` (w [M, C / G, KH, KW]) packed for block b: [ceil(M / b), nb, KH, KW,
+/// cb, b], output channels innermost. Blocked input: nb = the input blocks of a group
+/// (ceil(C / G / b)), cb = b; NCHW input: nb = 1, cb = C. Values past the channels are zero.
+inline aligned_vector<float> pack_filter(const float* w, const geometry& g, i64 b, conv_input in) {
+  const i64 Cg = g.C / g.G, Mb = blocks(g.M, b), K = g.KH * g.KW;
+  const i64 nb = in == conv_input::blocked ? blocks(Cg, b) : 1, cb = in == conv_input::blocked ? b : Cg;
+  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, Mb * nb * K * cb * b)), 0.0f);
+  for (i64 o = 0; o < g.M; ++o)
+    for (i64 c = 0; c < Cg; ++c)
+      for (i64 k = 0; k < K; ++k) {
+        const i64 ob = o / b, ib = c / cb, ci = c % cb;
+        p[static_cast<std::size_t>((((ob * nb + ib) * K + k) * cb + ci) * b + o % b)] = w[(o * Cg + c) * K + k];
+      }
+  return p;
+}
+
+/// The filter of `conv_depthwise` (w [C, 1, KH, KW]) packed as [ceil(C / b), KH, KW, b].
+inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometry& g, i64 b) {
+  const i64 K = g.KH * g.KW;
+  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, blocks(g.C, b) * K * b)), 0.0f);
+  for (i64 c = 0; c < g.C; ++c)
+    for (i64 k = 0; k < K; ++k) p[static_cast<std::size_t>(((c / b) * K + k) * b + c % b)] = w[c * K + k];
+  return p;
+}
+
+/// A bias (or none) as ceil(M / b) * b values, zero past M.
+inline aligned_vector<float> pack_bias(const float* bias, i64 M, i64 b) {
+  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, blocks(M, b) * b)), 0.0f);
+  if (bias) std::copy(bias, bias + M, p.begin());
+  return p;
+}
+
+// ------------------------------------------------------------------------------------------
+// Kernel arguments
+
+/// One call of `conv` / `conv_depthwise`.
+struct conv_args {
+  geometry g;
+  conv_input in = conv_input::blocked;
+  const float* x = nullptr;     ///< the input, laid out as `in` says
+  const float* w = nullptr;     ///< pack_filter / pack_depthwise_filter for this block size
+  const float* bias = nullptr;  ///< pack_bias for this block size
+  float* y = nullptr;           ///< [N, ceil(M / b), OH, OW, b]
+  output_step step;
+};
+
+enum class pool_kind { max, average };
+
+/// One call of `pool` / `global_pool`: x [N, ceil(C / b), H, W, b] -> y [N, ceil(C / b), OH, OW, b].
+struct pool_args {
+  geometry g;
+  pool_kind kind = pool_kind::max;
+  bool count_include_pad = false;
+  const float* x = nullptr;
+  float* y = nullptr;
+  output_step step;
+};
+
+/// The first and one-past-last taps k of a window axis with k * d + start inside [0, n).
+struct tap_range {
+  i64 lo = 0, hi = 0;
+};
+inline tap_range taps_inside(i64 start, i64 K, i64 d, i64 n) {
+  // k >= ceil(-start / d), k <= floor((n - 1 - start) / d)
+  i64 lo = start >= 0 ? 0 : (-start + d - 1) / d;
+  i64 hi = n - 1 - start < 0 ? 0 : (n - 1 - start) / d + 1;
+  lo = std::min(lo, K);
+  hi = std::clamp(hi, lo, K);
+  return {lo, hi};
+}
+
+/// The output positions [lo, hi) of an axis whose every tap is inside the input (stride s,
+/// pad p, K taps of dilation d, input n, output o); lo <= hi.
+inline tap_range interior(i64 s, i64 p, i64 K, i64 d, i64 n, i64 o) {
+  const i64 lo = std::min(o, (p + s - 1) / s);
+  const i64 last = n - 1 + p - (K - 1) * d;  // o * s <= last
+  const i64 hi = last < 0 ? 0 : std::min(o, last / s + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// ------------------------------------------------------------------------------------------
+// Kernels per instruction set
+
+/// Zeros a tap outside the input reads (one block of channels).
+alignas(64) inline constexpr float zero_block[16] = {};
+
+/// Each kernel namespace: block `b`, a vector type `vec` of b floats and its operations.
+namespace generic8 {
+inline constexpr i64 b = 8;
+#include <gpass/exec/eigen_cpu/kernels/detail/nchwc_portable_vec.inl>
+#include <gpass/exec/eigen_cpu/kernels/detail/nchwc_kernels.inl>
+}  // namespace generic8
+
+namespace generic16 {
+inline constexpr i64 b = 16;
+#include <gpass/exec/eigen_cpu/kernels/detail/nchwc_portable_vec.inl>
+#include <gpass/exec/eigen_cpu/kernels/detail/nchwc_kernels.inl>
+}  // namespace generic16
+
+#if GPASS_SGEMM_X86
+// The two x86 sets below are alike in shape on purpose: each maps the vector operations onto
+// its own registers and intrinsics (__m256 / __m512), under its own target attribute.
+namespace avx2 {
+inline constexpr i64 b = 8;
+inline constexpr int conv_f = 2, conv_acc = 12;  // accumulators: 12 of the 16 registers
+using vec = __m256;
+#define GPASS_NCHWC_TARGET "avx2,fma"
+#define GPASS_NCHWC_VEC __attribute__((target(GPASS_NCHWC_TARGET), always_inline)) inline
+GPASS_NCHWC_VEC vec vzero() { return _mm256_setzero_ps(); }
+GPASS_NCHWC_VEC vec vset1(float v) { return _mm256_set1_ps(v); }
+GPASS_NCHWC_VEC vec vload(const float* p) { return _mm256_loadu_ps(p); }
+GPASS_NCHWC_VEC void vstore(float* p, vec v) { _mm256_storeu_ps(p, v); }
+GPASS_NCHWC_VEC vec vbcast(const float* p) { return _mm256_broadcast_ss(p); }
+GPASS_NCHWC_VEC vec vfma(vec a, vec x, vec acc) { return _mm256_fmadd_ps(a, x, acc); }
+GPASS_NCHWC_VEC vec vadd(vec a, vec x) { return _mm256_add_ps(a, x); }
+GPASS_NCHWC_VEC vec vmul(vec a, vec x) { return _mm256_mul_ps(a, x); }
+GPASS_NCHWC_VEC vec vmax(vec a, vec x) { return _mm256_max_ps(a, x); }
+GPASS_NCHWC_VEC vec vmin(vec a, vec x) { return _mm256_min_ps(a, x); }
+#include <gpass/exec/eigen_cpu/kernels/detail/nchwc_kernels.inl>
+#undef GPASS_NCHWC_VEC
+#undef GPASS_NCHWC_TARGET
+}  // namespace avx2
+
+namespace avx512 {
+inline constexpr i64 b = 16;
+inline constexpr int conv_f = 4, conv_acc = 24;  // accumulators: 24 of the 32 registers
+using vec = __m512;
+#define GPASS_NCHWC_TARGET "avx512f,avx2,fma"
+#define GPASS_NCHWC_VEC __attribute__((target(GPASS_NCHWC_TARGET), always_inline)) inline
+GPASS_NCHWC_VEC vec vzero() { return _mm512_setzero_ps(); }
+GPASS_NCHWC_VEC vec vset1(float v) { return _mm512_set1_ps(v); }
+GPASS_NCHWC_VEC vec vload(const float* p) { return _mm512_loadu_ps(p); }
+GPASS_NCHWC_VEC void vstore(float* p, vec v) { _mm512_storeu_ps(p, v); }
+GPASS_NCHWC_VEC vec vbcast(const float* p) { return _mm512_set1_ps(*p); }
+GPASS_NCHWC_VEC vec vfma(vec a, vec x, vec acc) { return _mm512_fmadd_ps(a, x, acc); }
+GPASS_NCHWC_VEC vec vadd(vec a, vec x) { return _mm512_add_ps(a, x); }
+GPASS_NCHWC_VEC vec vmul(vec a, vec x) { return _mm512_mul_ps(a, x); }
+// (masked forms: GCC 12 warns that the plain ones read an undefined vector)
+GPASS_NCHWC_VEC vec vmax(vec a, vec x) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), a, x); }
+GPASS_NCHWC_VEC vec vmin(vec a, vec x) { return _mm512_maskz_min_ps(__mmask16(0xFFFF), a, x); }
+#include <gpass/exec/eigen_cpu/kernels/detail/nchwc_kernels.inl>
+#undef GPASS_NCHWC_VEC
+#undef GPASS_NCHWC_TARGET
+}  // namespace avx512
+#endif
+
+// ------------------------------------------------------------------------------------------
+// Choosing the kernels
+
+/// One instruction set's kernels for one block size. Each runs tasks [t0, t1) of its call:
+/// conv and conv_depthwise `conv_tasks(a)`, pool `pool_tasks(a)`, global_pool `global_tasks(a)`.
+struct kernel_set {
+  std::string_view name;
+  i64 b = 8;
+  i64 conv_f = 1;  ///< output blocks per conv task
+  void (*conv)(const conv_args&, i64, i64) = nullptr;
+  void (*conv_depthwise)(const conv_args&, i64, i64) = nullptr;
+  void (*pool)(const pool_args&, i64, i64) = nullptr;
+  void (*global_pool)(const pool_args&, i64, i64) = nullptr;
+};
+
+/// The kernel sets this processor runs, best first per block size (the portable ones last).
+inline const std::vector<kernel_set>& available_kernels() {
+  static const std::vector<kernel_set> all = [] {
+    std::vector<kernel_set> r;
+#if GPASS_SGEMM_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      r.push_back({"avx512", 16, avx512::conv_f, &avx512::conv, &avx512::conv_depthwise, &avx512::pool, &avx512::global_pool});
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      r.push_back({"avx2", 8, avx2::conv_f, &avx2::conv, &avx2::conv_depthwise, &avx2::pool, &avx2::global_pool});
+#endif
+    r.push_back({"generic", 16, generic16::conv_f, &generic16::conv, &generic16::conv_depthwise, &generic16::pool, &generic16::global_pool});
+    r.push_back({"generic", 8, generic8::conv_f, &generic8::conv, &generic8::conv_depthwise, &generic8::pool, &generic8::global_pool});
+    return r;
+  }();
+  return all;
+}
+
+/// The block size of this process: that of sgemm's kernel (16 with AVX-512, else 8), so
+/// `GPASS_CPU_ISA` caps both alike.
+inline i64 preferred_block() { return sgemm::kernel().name == "avx512" ? 16 : 8; }
+
+/// The kernels for block size `b` (8 or 16): the instruction set sgemm runs on when it has
+/// that block size, else the best one that has it.
+inline const kernel_set& kernels_for(i64 b) {
+  const std::vector<kernel_set>& all = available_kernels();
+  for (const kernel_set& k : all)
+    if (k.b == b && k.name == sgemm::kernel().name) return k;
+  for (const kernel_set& k : all)
+    if (k.b == b && k.name != "generic") return k;
+  for (const kernel_set& k : all)
+    if (k.b == b) return k;
+  return all.back();
+}
+
+/// Task counts of the kernels of `k`: a task is one output row of one image and one chunk of
+/// up to `conv_f` output blocks (conv) or of one channel block (depthwise, pool); for global_pool
+/// one channel block of one image.
+inline i64 conv_tasks(const conv_args& a, const kernel_set& k) {
+  const geometry& g = a.g;
+  const i64 groups = g.G == 1 ? 1 : g.G;
+  const i64 rows = pointwise(g) ? blocks(g.OH * g.OW, conv_segment) : g.OH;
+  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f) * rows;
+}
+inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
+inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
+inline i64 global_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b); }
+
+}  // namespace gpass::exec::cpu_detail::nchwc

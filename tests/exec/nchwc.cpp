@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the channel-blocked (NCHWc) f32 kernels (kernels/nchwc.hpp): every kernel set this
+// processor runs (AVX-512, AVX2, portable, both block sizes) against a double-precision NCHW
+// reference, on ragged shapes (channels not multiples of the block, planes narrower than a
+// register tile, asymmetric pads, strides, dilations, groups) drawn from a fixed seed.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/nchwc.hpp>
+
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_nchwc {
+
+namespace {
+
+namespace nc = gpass::exec::cpu_detail::nchwc;
+using i64 = std::int64_t;
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+std::vector<float> random_values(i64 n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+i64 out_size(i64 in, i64 pb, i64 pe, i64 k, i64 d, i64 s) {
+  const i64 span = in + pb + pe - (k - 1) * d - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+std::string describe(const nc::geometry& g) {
+  std::ostringstream o;
+  o << "N" << g.N << " C" << g.C << " " << g.H << "x" << g.W << " -> M" << g.M << " " << g.OH << "x" << g.OW << " k"
+    << g.KH << "x" << g.KW << " s" << g.sh << "," << g.sw << " d" << g.dh << "," << g.dw << " p" << g.pt << "," << g.pl
+    << "," << g.pb << "," << g.pr << " G" << g.G;
+  return o.str();
+}
+
+/// y (NCHW, double) of a convolution, bias added, then + z and clamped.
+std::vector<double> reference_conv(const nc::geometry& g, const std::vector<float>& x, const std::vector<float>& w,
+                                   const std::vector<float>& bias, const std::vector<float>* z, float lo, float hi,
+                                   std::vector<double>* magnitude) {
+  const i64 Cg = g.C / g.G, Mg = g.M / g.G;
+  std::vector<double> y(static_cast<std::size_t>(g.N * g.M * g.OH * g.OW));
+  magnitude->assign(y.size(), 0.0);
+  for (i64 n = 0; n < g.N; ++n)
+    for (i64 m = 0; m < g.M; ++m)
+      for (i64 oh = 0; oh < g.OH; ++oh)
+        for (i64 ow = 0; ow < g.OW; ++ow) {
+          double s = bias[static_cast<std::size_t>(m)], mag = std::abs(s);
+          const i64 grp = m / Mg;
+          for (i64 c = 0; c < Cg; ++c)
+            for (i64 kh = 0; kh < g.KH; ++kh)
+              for (i64 kw = 0; kw < g.KW; ++kw) {
+                const i64 ih = oh * g.sh - g.pt + kh * g.dh, iw = ow * g.sw - g.pl + kw * g.dw;
+                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                const double t = static_cast<double>(x[static_cast<std::size_t>(((n * g.C + grp * Cg + c) * g.H + ih) * g.W + iw)]) *
+                                 w[static_cast<std::size_t>(((m * Cg + c) * g.KH + kh) * g.KW + kw)];
+                s += t;
+                mag += std::abs(t);
+              }
+          const std::size_t i = static_cast<std::size_t>(((n * g.M + m) * g.OH + oh) * g.OW + ow);
+          if (z) s += (*z)[i];
+          y[i] = std::clamp(s, static_cast<double>(lo), static_cast<double>(hi));
+          (*magnitude)[i] = mag + (z ? std::abs((*z)[i]) : 0.0);
+        }
+  return y;
+}
+
+void compare(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& mag,
+             const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (!(got[i] == want[i] || std::abs(got[i] - want[i]) <= 1e-5 * (1.0 + mag[i]))) {  // == : a max over no tap, -inf
+      if (!bad) first = i;
+      ++bad;
+    }
+  INFO(what << ": " << bad << " wrong values, first at " << first << " (got "
+            << (bad ? got[first] : 0.f) << ", want " << (bad ? want[first] : 0.0) << ")");
+  CHECK(bad == 0);
+}
+
+/// Runs every task of a kernel in two ranges (as two threads would).
+template <class Fn, class Args>
+void run_tasks(Fn fn, const Args& a, i64 tasks) {
+  const i64 half = tasks / 2;
+  fn(a, 0, half);
+  fn(a, half, tasks);
+}
+
+struct conv_case {
+  nc::geometry g;
+  nc::conv_input in = nc::conv_input::blocked;
+  bool depthwise = false;
+  bool residual = false;
+  float lo = -inf, hi = inf;
+};
+
+/// A random convolution; `kind` 0: one group, 1: groups of whole blocks, 2: depthwise,
+/// 3: NCHW input, 4: pointwise (1x1, stride 1, no pads).
+conv_case random_conv(std::mt19937& rng, i64 b, int kind) {
+  auto pick = [&](std::initializer_list<i64> v) {
+    return *(v.begin() + std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng));
+  };
+  conv_case c;
+  nc::geometry& g = c.g;
+  for (;;) {
+    g.N = pick({1, 1, 2});
+    g.H = pick({1, 2, 3, 5, 7, 8, 13, 17});
+    g.W = pick({1, 2, 3, 5, 7, 9, 14, 19, 23});
+    g.KH = pick({1, 1, 2, 3, 3, 5, 7});
+    g.KW = pick({1, 1, 2, 3, 3, 5, 7});
+    g.sh = pick({1, 1, 2, 3});
+    g.sw = pick({1, 1, 2, 3});
+    g.dh = pick({1, 1, 1, 2});
+    g.dw = pick({1, 1, 1, 2});
+    g.pt = pick({0, 0, 1, 2, 3});
+    g.pl = pick({0, 0, 1, 2, 3});
+    g.pb = pick({0, 0, 1, 2, 3});
+    g.pr = pick({0, 0, 1, 2, 4});
+    g.G = 1;
+    switch (kind) {
+      case 0:
+        g.C = pick({1, 3, 5, 8, 16, 17, 24, 33});
+        g.M = pick({1, 5, 8, 16, 19, 32, 40, 70});
+        break;
+      case 1:
+        g.G = pick({2, 3});
+        g.C = g.G * b * pick({1, 2});
+        g.M = g.G * b * pick({1, 2, 3});
+        break;
+      case 2:
+        g.C = g.M = g.G = pick({1, 3, 8, 16, 17, 35});
+        c.depthwise = g.G > 1;
+        break;
+      case 3:
+        g.C = pick({1, 2, 3, 4});
+        g.M = pick({5, 8, 16, 24, 40});
+        c.in = nc::conv_input::nchw;
+        break;
+      default:
+        g.C = pick({1, 3, 16, 17, 40});
+        g.M = pick({1, 8, 24, 33, 70});
+        g.KH = g.KW = g.sh = g.sw = g.dh = g.dw = 1;
+        g.pt = g.pl = g.pb = g.pr = 0;
+        break;
+    }
+    g.OH = out_size(g.H, g.pt, g.pb, g.KH, g.dh, g.sh);
+    g.OW = out_size(g.W, g.pl, g.pr, g.KW, g.dw, g.sw);
+    if (g.OH > 0 && g.OW > 0) break;
+  }
+  c.residual = pick({0, 1}) == 1;
+  switch (pick({0, 1, 2})) {
+    case 1:
+      c.lo = 0;
+      break;
+    case 2:
+      c.lo = 0;
+      c.hi = 0.5f;
+      break;
+    default:
+      break;
+  }
+  return c;
+}
+
+void check_conv(const nc::kernel_set& k, const conv_case& c, std::mt19937& rng) {
+  const nc::geometry& g = c.g;
+  const i64 b = k.b;
+  INFO(k.name << " b" << b << " " << describe(g) << (c.depthwise ? " depthwise" : "")
+              << (c.in == nc::conv_input::nchw ? " nchw input" : "") << (c.residual ? " +z" : "") << " clamp [" << c.lo
+              << ", " << c.hi << "]");
+  const i64 Cg = g.C / g.G;
+  const auto x = random_values(g.N * g.C * g.H * g.W, rng);
+  const auto w = random_values(g.M * Cg * g.KH * g.KW, rng);
+  const auto bias = random_values(g.M, rng);
+  const auto z = random_values(g.N * g.M * g.OH * g.OW, rng);
+  std::vector<double> mag;
+  const auto want = reference_conv(g, x, w, bias, c.residual ? &z : nullptr, c.lo, c.hi, &mag);
+
+  const i64 Cb = nc::blocks(g.C, b), Mb = nc::blocks(g.M, b);
+  std::vector<float> xb(static_cast<std::size_t>(g.N * Cb * g.H * g.W * b));
+  if (c.in == nc::conv_input::blocked) nc::to_blocked(x.data(), g.N, g.C, g.H * g.W, b, false, xb.data());
+  std::vector<float> zb(static_cast<std::size_t>(g.N * Mb * g.OH * g.OW * b));
+  nc::to_blocked(z.data(), g.N, g.M, g.OH * g.OW, b, false, zb.data());
+  const auto wp = c.depthwise ? nc::pack_depthwise_filter(w.data(), g, b) : nc::pack_filter(w.data(), g, b, c.in);
+  const auto bp = nc::pack_bias(bias.data(), g.M, b);
+  // the output starts as NaN: every value the kernel owes must be written
+  std::vector<float> yb(static_cast<std::size_t>(g.N * Mb * g.OH * g.OW * b), std::numeric_limits<float>::quiet_NaN());
+  nc::conv_args a;
+  a.g = g;
+  a.in = c.in;
+  a.x = c.in == nc::conv_input::blocked ? xb.data() : x.data();
+  a.w = wp.data();
+  a.bias = bp.data();
+  a.y = yb.data();
+  a.step = {c.residual ? zb.data() : nullptr, c.lo, c.hi};
+  if (c.depthwise) {
+    REQUIRE(nc::depthwise_supported(g));
+    run_tasks(k.conv_depthwise, a, nc::depthwise_tasks(a, k));
+  } else {
+    REQUIRE(nc::conv_supported(g, b, c.in));
+    run_tasks(k.conv, a, nc::conv_tasks(a, k));
+  }
+  std::vector<float> y(want.size());
+  nc::from_blocked(yb.data(), g.N, g.M, g.OH * g.OW, b, false, y.data());
+  compare(y, want, mag, "conv");
+}
+
+}  // namespace
+
+TEST_CASE("exec.nchwc.reorders_round_trip") {
+  std::mt19937 rng(7);
+  for (const i64 b : {8, 16})
+    for (const i64 C : {1, 7, 8, 9, 16, 33})
+      for (const i64 S : {1, 5, 64, 65, 130})
+        for (const bool nhwc : {false, true}) {
+          INFO("b" << b << " C" << C << " S" << S << (nhwc ? " nhwc" : " nchw"));
+          const i64 N = 2, Cb = nc::blocks(C, b);
+          const auto x = random_values(N * C * S, rng);
+          std::vector<float> yb(static_cast<std::size_t>(N * Cb * S * b), 1.0f), back(x.size());
+          nc::to_blocked(x.data(), N, C, S, b, nhwc, yb.data());
+          // element (n, c, s) of the blocked tensor
+          bool placed = true, zero_past = true;
+          for (i64 n = 0; n < N; ++n)
+            for (i64 cb = 0; cb < Cb; ++cb)
+              for (i64 s = 0; s < S; ++s)
+                for (i64 l = 0; l < b; ++l) {
+                  const float v = yb[static_cast<std::size_t>(((n * Cb + cb) * S + s) * b + l)];
+                  const i64 ch = cb * b + l;
+                  if (ch >= C) {
+                    zero_past = zero_past && v == 0.0f;
+                    continue;
+                  }
+                  const i64 src = nhwc ? (n * S + s) * C + ch : (n * C + ch) * S + s;
+                  placed = placed && v == x[static_cast<std::size_t>(src)];
+                }
+          CHECK(placed);
+          CHECK(zero_past);
+          nc::from_blocked(yb.data(), N, C, S, b, nhwc, back.data());
+          CHECK(back == x);
+        }
+}
+
+TEST_CASE("exec.nchwc.geometry_helpers") {
+  // taps k of K = 3, dilation 2 at start -3 inside [0, 4): positions -3, -1, 1 -> only k = 2
+  CHECK(nc::taps_inside(-3, 3, 2, 4).lo == 2);
+  CHECK(nc::taps_inside(-3, 3, 2, 4).hi == 3);
+  // nothing inside: empty range
+  const auto none = nc::taps_inside(5, 3, 1, 4);
+  CHECK(none.lo == none.hi);
+  const auto before = nc::taps_inside(-9, 3, 1, 4);
+  CHECK(before.lo == before.hi);
+  // interior of 3 taps, pad 1, stride 1, width 5, output 5: outputs 1..3
+  CHECK(nc::interior(1, 1, 3, 1, 5, 5).lo == 1);
+  CHECK(nc::interior(1, 1, 3, 1, 5, 5).hi == 4);
+  // a kernel wider than the input: no interior
+  const auto wide = nc::interior(1, 3, 7, 1, 2, 2);
+  CHECK(wide.lo == wide.hi);
+}
+
+TEST_CASE("exec.nchwc.kernel_sets") {
+  const auto& all = nc::available_kernels();
+  REQUIRE(all.size() >= 2);
+  bool g8 = false, g16 = false;
+  for (const auto& k : all) {
+    g8 = g8 || (k.name == "generic" && k.b == 8);
+    g16 = g16 || (k.name == "generic" && k.b == 16);
+    CHECK(k.conv_f >= 1);
+  }
+  CHECK(g8);
+  CHECK(g16);
+  CHECK(nc::kernels_for(8).b == 8);
+  CHECK(nc::kernels_for(16).b == 16);
+  const i64 pb = nc::preferred_block();
+  CHECK((pb == 8 || pb == 16));
+}
+
+TEST_CASE("exec.nchwc.conv_matches_the_reference") {
+  for (const auto& k : nc::available_kernels()) {
+    std::mt19937 rng(1234);
+    for (int kind = 0; kind < 5; ++kind)
+      for (int i = 0; i < 40; ++i) {
+        const conv_case c = random_conv(rng, k.b, kind);
+        CHECK(nc::pointwise(c.g) == (kind == 4 || (c.g.KH == 1 && c.g.KW == 1 && c.g.sh == 1 && c.g.sw == 1 &&
+                                                   c.g.pt + c.g.pl + c.g.pb + c.g.pr == 0)));
+        check_conv(k, c, rng);
+      }
+  }
+}
+
+TEST_CASE("exec.nchwc.conv_shapes_of_real_networks") {
+  // stems, 3x3 / 1x1 / strided / dilated layers and depthwise layers as CNNs have them, with
+  // planes the register tiles do not divide
+  struct shape {
+    i64 C, M, H, W, K, s, d, p, G;
+    nc::conv_input in;
+  };
+  const std::vector<shape> shapes = {
+      {3, 32, 23, 23, 3, 2, 1, 1, 1, nc::conv_input::nchw},     // MobileNet stem
+      {3, 64, 29, 29, 7, 2, 1, 3, 1, nc::conv_input::nchw},     // ResNet stem
+      {32, 32, 12, 12, 3, 1, 1, 1, 32, nc::conv_input::blocked},  // depthwise
+      {96, 96, 12, 12, 3, 2, 1, 1, 96, nc::conv_input::blocked},  // depthwise, stride 2
+      {32, 16, 12, 12, 1, 1, 1, 0, 1, nc::conv_input::blocked},   // project
+      {24, 144, 7, 7, 1, 1, 1, 0, 1, nc::conv_input::blocked},    // expand
+      {64, 64, 14, 14, 3, 1, 1, 1, 1, nc::conv_input::blocked},   // ResNet 3x3
+      {64, 128, 14, 14, 3, 2, 1, 1, 1, nc::conv_input::blocked},  // downsample
+      {64, 256, 9, 9, 1, 2, 1, 0, 1, nc::conv_input::blocked},    // projection shortcut
+      {64, 64, 9, 9, 3, 1, 2, 2, 1, nc::conv_input::blocked},     // dilated (DeepLab)
+      {128, 128, 6, 6, 3, 1, 1, 1, 32, nc::conv_input::blocked},  // ResNeXt groups of 4: not blocked-supported
+  };
+  for (const auto& k : nc::available_kernels()) {
+    std::mt19937 rng(99);
+    for (const shape& s : shapes) {
+      conv_case c;
+      c.g = {.N = 1, .C = s.C, .H = s.H, .W = s.W, .M = s.M, .KH = s.K, .KW = s.K, .sh = s.s, .sw = s.s, .dh = s.d,
+             .dw = s.d, .pt = s.p, .pl = s.p, .pb = s.p, .pr = s.p, .G = s.G};
+      c.g.OH = out_size(s.H, s.p, s.p, s.K, s.d, s.s);
+      c.g.OW = out_size(s.W, s.p, s.p, s.K, s.d, s.s);
+      c.in = s.in;
+      c.depthwise = nc::depthwise_supported(c.g);
+      c.lo = 0;
+      c.hi = 6;
+      c.residual = s.K == 1;
+      if (!c.depthwise && !nc::conv_supported(c.g, k.b, c.in)) {
+        CHECK(s.G == 32);  // groups of 4 channels: left to the NCHW kernels
+        continue;
+      }
+      check_conv(k, c, rng);
+    }
+  }
+}
+
+TEST_CASE("exec.nchwc.supported_forms") {
+  nc::geometry g{.N = 1, .C = 32, .H = 4, .W = 4, .M = 64, .OH = 4, .OW = 4, .KH = 3, .KW = 3, .G = 2};
+  CHECK(nc::conv_supported(g, 8, nc::conv_input::blocked));
+  CHECK(nc::conv_supported(g, 16, nc::conv_input::blocked));
+  CHECK_FALSE(nc::conv_supported(g, 8, nc::conv_input::nchw));
+  g.G = 4;  // 8 channels per group
+  CHECK(nc::conv_supported(g, 8, nc::conv_input::blocked));
+  CHECK_FALSE(nc::conv_supported(g, 16, nc::conv_input::blocked));
+  g.G = 32;
+  g.M = 32;
+  CHECK(nc::depthwise_supported(g));
+  g.M = 64;  // a depth multiplier of 2: not the depthwise kernel
+  CHECK_FALSE(nc::depthwise_supported(g));
+  g.G = 1;
+  CHECK_FALSE(nc::depthwise_supported(g));
+}
+
+namespace {
+
+std::vector<double> reference_pool(const nc::pool_args& a, const std::vector<float>& x, std::vector<double>* mag) {
+  const nc::geometry& g = a.g;
+  std::vector<double> y(static_cast<std::size_t>(g.N * g.C * g.OH * g.OW));
+  mag->assign(y.size(), 0.0);
+  for (i64 nc_ = 0; nc_ < g.N * g.C; ++nc_)
+    for (i64 oh = 0; oh < g.OH; ++oh)
+      for (i64 ow = 0; ow < g.OW; ++ow) {
+        double s = a.kind == nc::pool_kind::max ? -std::numeric_limits<double>::infinity() : 0.0, m = 0;
+        i64 inside = 0, padded = 0;
+        for (i64 kh = 0; kh < g.KH; ++kh)
+          for (i64 kw = 0; kw < g.KW; ++kw) {
+            const i64 ih = oh * g.sh - g.pt + kh * g.dh, iw = ow * g.sw - g.pl + kw * g.dw;
+            if (ih >= -g.pt && ih < g.H + g.pb && iw >= -g.pl && iw < g.W + g.pr) ++padded;
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+            const double v = x[static_cast<std::size_t>((nc_ * g.H + ih) * g.W + iw)];
+            ++inside;
+            m += std::abs(v);
+            s = a.kind == nc::pool_kind::max ? std::max(s, v) : s + v;
+          }
+        if (a.kind == nc::pool_kind::average) {
+          const i64 count = a.count_include_pad ? padded : inside;
+          s = count ? s / static_cast<double>(count) : 0.0;
+        }
+        const std::size_t i = static_cast<std::size_t>((nc_ * g.OH + oh) * g.OW + ow);
+        y[i] = s;
+        (*mag)[i] = m;
+      }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("exec.nchwc.pools_match_the_reference") {
+  for (const auto& k : nc::available_kernels()) {
+    std::mt19937 rng(4321);
+    for (int i = 0; i < 60; ++i) {
+      auto c = random_conv(rng, k.b, 0);
+      nc::pool_args a;
+      a.g = c.g;
+      a.g.M = a.g.C;
+      // ceil mode: one more output where the last window still starts inside the input or
+      // the first pads
+      const bool ceil_mode = i % 3 == 0;
+      if (ceil_mode) {
+        const i64 oh = a.g.OH + 1, ow = a.g.OW + 1;
+        if ((oh - 1) * a.g.sh < a.g.H + a.g.pt) a.g.OH = oh;
+        if ((ow - 1) * a.g.sw < a.g.W + a.g.pl) a.g.OW = ow;
+      }
+      a.kind = i % 2 ? nc::pool_kind::max : nc::pool_kind::average;
+      a.count_include_pad = i % 4 == 0;
+      const nc::geometry& g = a.g;
+      INFO(k.name << " b" << k.b << " " << describe(g) << (a.kind == nc::pool_kind::max ? " max" : " average")
+                  << (a.count_include_pad ? " count_include_pad" : "") << (ceil_mode ? " ceil" : ""));
+      const auto x = random_values(g.N * g.C * g.H * g.W, rng);
+      std::vector<double> mag;
+      const auto want = reference_pool(a, x, &mag);
+      const i64 Cb = nc::blocks(g.C, k.b);
+      std::vector<float> xb(static_cast<std::size_t>(g.N * Cb * g.H * g.W * k.b));
+      nc::to_blocked(x.data(), g.N, g.C, g.H * g.W, k.b, false, xb.data());
+      std::vector<float> yb(static_cast<std::size_t>(g.N * Cb * g.OH * g.OW * k.b), std::numeric_limits<float>::quiet_NaN());
+      a.x = xb.data();
+      a.y = yb.data();
+      run_tasks(k.pool, a, nc::pool_tasks(a, k));
+      std::vector<float> y(want.size());
+      nc::from_blocked(yb.data(), g.N, g.C, g.OH * g.OW, k.b, false, y.data());
+      compare(y, want, mag, "pool");
+    }
+  }
+}
+
+TEST_CASE("exec.nchwc.global_pools_match_the_reference") {
+  for (const auto& k : nc::available_kernels()) {
+    std::mt19937 rng(55);
+    for (const i64 C : {1, 8, 13, 40})
+      for (const i64 S : {1, 3, 4, 7, 49, 50})
+        for (const bool is_max : {false, true})
+          for (const bool relu : {false, true}) {
+            INFO(k.name << " b" << k.b << " C" << C << " S" << S << (is_max ? " max" : " average") << (relu ? " relu" : ""));
+            const i64 N = 2, Cb = nc::blocks(C, k.b);
+            const auto x = random_values(N * C * S, rng);
+            std::vector<float> xb(static_cast<std::size_t>(N * Cb * S * k.b)), yb(static_cast<std::size_t>(N * Cb * k.b));
+            nc::to_blocked(x.data(), N, C, S, k.b, false, xb.data());
+            nc::pool_args a;
+            a.g = {.N = N, .C = C, .H = S, .W = 1, .M = C, .OH = 1, .OW = 1};
+            a.kind = is_max ? nc::pool_kind::max : nc::pool_kind::average;
+            a.x = xb.data();
+            a.y = yb.data();
+            if (relu) a.step.lo = 0;
+            run_tasks(k.global_pool, a, nc::global_tasks(a, k));
+            std::vector<float> y(static_cast<std::size_t>(N * C));
+            nc::from_blocked(yb.data(), N, C, 1, k.b, false, y.data());
+            std::vector<double> want(y.size()), mag(y.size());
+            for (i64 i = 0; i < N * C; ++i) {
+              double s = is_max ? -1e300 : 0.0;
+              for (i64 j = 0; j < S; ++j) {
+                const double v = x[static_cast<std::size_t>(i * S + j)];
+                s = is_max ? std::max(s, v) : s + v;
+                mag[static_cast<std::size_t>(i)] += std::abs(v);
+              }
+              if (!is_max) s /= static_cast<double>(S);
+              want[static_cast<std::size_t>(i)] = relu ? std::max(s, 0.0) : s;
+            }
+            compare(y, want, mag, "global pool");
+          }
+  }
+}
+
+}  // namespace gpass_test_exec_nchwc
