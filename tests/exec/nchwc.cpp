@@ -292,8 +292,6 @@ TEST_CASE("exec.nchwc.conv_matches_the_reference") {
     for (int kind = 0; kind < 5; ++kind)
       for (int i = 0; i < 40; ++i) {
         const conv_case c = random_conv(rng, k.b, kind);
-        CHECK(nc::pointwise(c.g) == (kind == 4 || (c.g.KH == 1 && c.g.KW == 1 && c.g.sh == 1 && c.g.sw == 1 &&
-                                                   c.g.pt + c.g.pl + c.g.pb + c.g.pr == 0)));
         check_conv(k, c, rng);
       }
   }

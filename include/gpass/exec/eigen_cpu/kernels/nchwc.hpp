@@ -15,9 +15,10 @@
 /// - `conv`: a 2-D convolution, blocked input (or NCHW input, for a network's first layers,
 ///   whose few channels are not worth blocking) to blocked output, any stride, dilation and
 ///   padding, groups whose channel counts are multiples of b; register tiles of F output
-///   blocks x P output pixels (AVX-512 up to 4 x 6 or 2 x 12, AVX2 2 x 6 or 1 x 12), a row cut
-///   into tiles of even widths, a tap outside the input read from a block of zeros (so border
-///   pixels run in whole tiles); a pointwise convolution's plane is one long row;
+///   blocks x P output pixels (AVX-512 up to 4 x 6 or 2 x 12, AVX2 2 x 6 or 1 x 12) over the
+///   output plane taken as one row (a tile may span output rows), cut into tiles of even
+///   widths, a tap outside the input read from a block of zeros (so border pixels run in
+///   whole tiles);
 /// - `conv_depthwise`: one input channel per group, P pixel vectors at a time;
 /// - `pool`: max and average pooling (with or without the pads counted), `global_pool`;
 /// - every kernel stores through one output step: + z (a residual in the output's layout, for
@@ -149,13 +150,14 @@ inline bool conv_supported(const geometry& g, i64 b, conv_input in) {
   return (g.C / g.G) % b == 0 && (g.M / g.G) % b == 0;
 }
 
-/// Whether a convolution is pointwise (1x1, stride 1, no pads): `conv` then takes each image's
-/// plane as one row of pixels, cut into tasks of `conv_segment` pixels.
-inline bool pointwise(const geometry& g) {
-  return g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 &&
-         g.OH == g.H && g.OW == g.W;
-}
+/// Output pixels per task of a convolution with blocked input (the plane taken as one row).
 inline constexpr i64 conv_segment = 96;
+
+/// The "rows" of a convolution's tasks: runs of conv_segment pixels of the output plane
+/// (blocked input), output rows (NCHW input).
+inline i64 conv_rows(const geometry& g, conv_input in) {
+  return in == conv_input::blocked ? blocks(g.OH * g.OW, conv_segment) : g.OH;
+}
 
 /// Output blocks per group of a convolution (all of them for G = 1).
 inline i64 conv_group_blocks(const geometry& g, i64 b) { return g.G == 1 ? blocks(g.M, b) : g.M / g.G / b; }
@@ -365,8 +367,7 @@ inline const kernel_set& kernels_for(i64 b) {
 inline i64 conv_tasks(const conv_args& a, const kernel_set& k) {
   const geometry& g = a.g;
   const i64 groups = g.G == 1 ? 1 : g.G;
-  const i64 rows = pointwise(g) ? blocks(g.OH * g.OW, conv_segment) : g.OH;
-  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f) * rows;
+  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f) * conv_rows(g, a.in);
 }
 inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }

@@ -40,25 +40,28 @@ struct conv_tile_args {
   i64 x_col;       ///< floats between input columns (b blocked, 1 NCHW)
   i64 x_ci;        ///< floats between the channels of a block (1 blocked, H * W NCHW)
   i64 nb, cb;      ///< input blocks of the group, channels per block
-  i64 W;           ///< input columns
+  i64 H, W;        ///< input rows and columns
+  i64 OW;          ///< output columns
   const float* w;  ///< the filter at (first output block of the tile, input block 0)
   i64 w_out;       ///< floats between output blocks of the filter (nb * KH * KW * cb * b)
   i64 kh0, kh1;    ///< the taps of the row inside the input
   i64 ih0;         ///< the input row of tap 0 (oh * sh - pt)
   i64 KH, dh, KW, dw;
-  i64 sw, pl;
+  i64 sh, sw, pt, pl;
+  bool dense;         ///< pointwise (1x1, stride 1, no pads): output pixel q reads input pixel q
   const float* bias;  ///< at the tile's first output block
-  float* y;           ///< the output at (first block, row, pixel 0)
+  float* y;           ///< the output at (first block, row 0 (blocked) / this row (NCHW), pixel 0)
   const float* z;     ///< the residual, same offset (or null)
   i64 y_block;        ///< floats between output blocks
 };
 
-/// Blocked input: an F x P tile of output pixels [ow0, ow0 + P). Each tap reads every pixel,
-/// a pixel whose tap falls outside the input reading a block of zeros instead (so border
-/// pixels run in whole tiles too); per channel of a block, one vector of filter values per
-/// output block and one broadcast input value per pixel.
+/// Blocked input: an F x P tile of the output pixels [q0, q0 + P) of the plane taken as one
+/// row (q = oh * OW + ow: a tile may span output rows, so narrow planes fill whole tiles
+/// too). Each tap reads every pixel, a pixel whose tap falls outside the input reading a block
+/// of zeros instead (a tap outside for every pixel is skipped); per channel of a block, one
+/// vector of filter values per output block and one broadcast input value per pixel.
 template <int F, int P>
-GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 ow0, const vec& lo, const vec& hi) {
+GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, const vec& lo, const vec& hi) {
   vec acc[F][P];
 #pragma GCC unroll 4
   for (int f = 0; f < F; ++f) {
@@ -66,21 +69,57 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 ow0, c
 #pragma GCC unroll 12
     for (int p = 0; p < P; ++p) acc[f][p] = bv;
   }
+  i64 ihb[P], iwb[P];  // the input position of each pixel's tap (0, 0)
+  {
+    i64 oh = q0 / t.OW, ow = q0 % t.OW;
+    for (int p = 0; p < P; ++p) {
+      ihb[p] = oh * t.sh - t.pt;
+      iwb[p] = ow * t.sw - t.pl;
+      if (++ow == t.OW) {
+        ow = 0;
+        ++oh;
+      }
+    }
+  }
   const i64 wk = b * b;  // floats per tap of a filter block
   const i64 wo = t.w_out;
-  for (i64 ib = 0; ib < t.nb; ++ib)
-    for (i64 kh = t.kh0; kh < t.kh1; ++kh) {
-      const float* xr = t.x + ib * t.x_block + (t.ih0 + kh * t.dh) * t.x_row;
-      const float* wr = t.w + (ib * t.KH + kh) * t.KW * wk;
-      for (i64 kw = 0; kw < t.KW; ++kw) {
-        const float* xp[P];
-        const i64 iw0 = ow0 * t.sw - t.pl + kw * t.dw;
+  if (t.dense) {  // pointwise: pixel q reads input pixel q
+    for (i64 ib = 0; ib < t.nb; ++ib) {
+      const float* xp = t.x + ib * t.x_block + q0 * b;
+      const float* wp = t.w + ib * wk;
+#pragma GCC unroll 4
+      for (i64 ci = 0; ci < b; ++ci) {
+        vec wv[F];
+#pragma GCC unroll 4
+        for (int f = 0; f < F; ++f) wv[f] = vload(wp + f * wo + ci * b);
 #pragma GCC unroll 12
         for (int p = 0; p < P; ++p) {
-          const i64 iw = iw0 + p * t.sw;
-          xp[p] = iw >= 0 && iw < t.W ? xr + iw * b : zero_block;
+          const vec xv = vbcast(xp + p * b + ci);
+#pragma GCC unroll 4
+          for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
         }
-        const float* wp = wr + kw * wk;
+      }
+    }
+  }
+  // taps outer, input blocks inner: where each pixel reads (or the zeros) is worked out once
+  // per tap, then steps one input block at a time (the zeros by 0)
+  for (i64 kh = 0; kh < (t.dense ? 0 : t.KH); ++kh)
+    for (i64 kw = 0; kw < t.KW; ++kw) {
+      const float* xp[P];
+      i64 step[P];
+      bool any = false;
+#pragma GCC unroll 12
+      for (int p = 0; p < P; ++p) {
+        const i64 ih = ihb[p] + kh * t.dh, iw = iwb[p] + kw * t.dw;
+        const bool in = ih >= 0 && ih < t.H && iw >= 0 && iw < t.W;
+        xp[p] = in ? t.x + (ih * t.W + iw) * b : zero_block;
+        step[p] = in ? t.x_block : 0;
+        any = any || in;
+      }
+      if (!any) continue;
+      const float* wp = t.w + (kh * t.KW + kw) * wk;
+      const i64 w_block = t.KH * t.KW * wk;  // floats between the filter's input blocks
+      for (i64 ib = 0; ib < t.nb; ++ib, wp += w_block) {
 #pragma GCC unroll 4
         for (i64 ci = 0; ci < b; ++ci) {
           vec wv[F];
@@ -93,13 +132,15 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 ow0, c
             for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
           }
         }
+#pragma GCC unroll 12
+        for (int p = 0; p < P; ++p) xp[p] += step[p];
       }
     }
 #pragma GCC unroll 4
   for (int f = 0; f < F; ++f)
 #pragma GCC unroll 12
     for (int p = 0; p < P; ++p) {
-      const i64 at = f * t.y_block + (ow0 + p) * b;
+      const i64 at = f * t.y_block + (q0 + p) * b;
       store(t.y + at, acc[f][p], t.z ? t.z + at : nullptr, lo, hi);
     }
 }
@@ -124,15 +165,18 @@ GPASS_NCHWC_FN inline void conv_tile_nchw(const conv_tile_args& t, i64 ow0, i64 
     const float* xr = t.x + (t.ih0 + kh * t.dh) * t.x_row;
     const float* wr = t.w + kh * t.KW * wk;
     for (i64 kw = kw0; kw < kw1; ++kw) {
-      const float* xp = xr + iw0 + kw * t.dw;
+      const float* xp[P];
+#pragma GCC unroll 12
+      for (int p = 0; p < P; ++p) xp[p] = xr + iw0 + kw * t.dw + p * xs;
       const float* wp = wr + kw * wk;
       for (i64 ci = 0; ci < t.cb; ++ci) {
         vec wv[F];
 #pragma GCC unroll 4
         for (int f = 0; f < F; ++f) wv[f] = vload(wp + f * wo + ci * b);
+        const i64 at = ci * xc;
 #pragma GCC unroll 12
         for (int p = 0; p < P; ++p) {
-          const vec xv = vbcast(xp + p * xs + ci * xc);
+          const vec xv = vbcast(xp[p] + at);
 #pragma GCC unroll 4
           for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
         }
@@ -164,9 +208,10 @@ GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i
     conv_tile_nchw<F, P>(t, ow0, kw0, kw1, lo, hi);
 }
 
-/// Output pixels [ow0, ow1) of one row of F output blocks. Blocked input: in tiles of as even
-/// widths as tile_pixels(F) allows (a row of 14 as 7 + 7, not 12 + 2). NCHW input: the
-/// interior `inner` so, the border pixels one at a time.
+/// Output pixels [ow0, ow1) of F output blocks, in tiles of as even widths as tile_pixels(F)
+/// allows (14 pixels as 7 + 7, not 12 + 2). Blocked input: pixels of the plane as one row.
+/// NCHW input: pixels of one output row; the interior `inner` so, the border pixels one at a
+/// time, their taps clipped.
 template <int F>
 GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_tile_args& t, i64 ow0, i64 ow1,
                                     const tap_range& inner, const vec& lo, const vec& hi) {
@@ -212,17 +257,12 @@ GPASS_NCHWC_INL void conv_row_blocks(int f, bool blocked, const geometry& g, con
 }
 
 /// Tasks [t0, t1) of a convolution (see nchwc::conv_tasks): task = ((n * groups + group) *
-/// chunks + chunk) * rows + row, a row being one output row, or for a pointwise convolution
-/// (1x1, stride 1, no pads: the plane one long row) a run of conv_segment pixels.
+/// chunks + chunk) * rows + row; a row is a run of conv_segment pixels of the plane (blocked
+/// input) or one output row (NCHW input).
 GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
-  geometry g = a.g;
+  const geometry& g = a.g;
   const bool blocked = a.in == conv_input::blocked;
-  const bool flat = pointwise(g);
-  if (flat) {  // one row of every pixel: no row ends for the tiles to stop at
-    g.W = g.OW = g.H * g.W;
-    g.H = g.OH = 1;
-  }
-  const i64 rows = flat ? blocks(g.OW, conv_segment) : g.OH;
+  const i64 rows = conv_rows(g, a.in);
   const i64 groups = g.G == 1 ? 1 : g.G;
   const i64 Cg = g.C / groups;
   const i64 nb = blocked ? blocks(Cg, b) : 1, cb = blocked ? b : Cg;
@@ -235,15 +275,20 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   conv_tile_args ta{};
   ta.nb = nb;
   ta.cb = cb;
+  ta.H = g.H;
   ta.W = g.W;
+  ta.OW = g.OW;
   ta.w_out = nb * g.KH * g.KW * cb * b;
   ta.KH = g.KH;
   ta.dh = g.dh;
   ta.KW = g.KW;
   ta.dw = g.dw;
+  ta.sh = g.sh;
   ta.sw = g.sw;
+  ta.pt = g.pt;
   ta.pl = g.pl;
   ta.y_block = g.OH * g.OW * b;
+  ta.dense = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H && g.OW == g.W;
   if (blocked) {
     ta.x_block = g.H * g.W * b;
     ta.x_row = g.W * b;
@@ -263,20 +308,25 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
     const i64 grp = r % groups, n = r / groups;
     const i64 ob0 = grp * gb + ch * conv_f;
     const int f = static_cast<int>(std::min<i64>(conv_f, gb - ch * conv_f));
-    const i64 oh = flat ? 0 : row;
-    const i64 ow0 = flat ? row * conv_segment : 0, ow1 = flat ? std::min(g.OW, ow0 + conv_segment) : g.OW;
     conv_tile_args u = ta;
     u.x = blocked ? a.x + (n * Cb + grp * nb) * ta.x_block : a.x + n * g.C * ta.x_ci;
     u.w = a.w + ob0 * ta.w_out;
-    u.ih0 = oh * g.sh - g.pt;
-    const tap_range kr = taps_inside(u.ih0, g.KH, g.dh, g.H);
-    u.kh0 = kr.lo;
-    u.kh1 = kr.hi;
     u.bias = a.bias + ob0 * b;
-    const i64 yoff = ((n * Mb + ob0) * g.OH + oh) * g.OW * b;
+    i64 yoff = (n * Mb + ob0) * g.OH * g.OW * b, q0 = 0, q1 = 0;
+    if (blocked) {
+      q0 = row * conv_segment;
+      q1 = std::min(g.OH * g.OW, q0 + conv_segment);
+    } else {
+      u.ih0 = row * g.sh - g.pt;
+      const tap_range kr = taps_inside(u.ih0, g.KH, g.dh, g.H);
+      u.kh0 = kr.lo;
+      u.kh1 = kr.hi;
+      yoff += row * g.OW * b;
+      q1 = g.OW;
+    }
     u.y = a.y + yoff;
     u.z = a.step.z ? a.step.z + yoff : nullptr;
-    conv_row_blocks<conv_f>(f, blocked, g, u, ow0, ow1, inner, lo, hi);
+    conv_row_blocks<conv_f>(f, blocked, g, u, q0, q1, inner, lo, hi);
   }
 }
 
