@@ -5,7 +5,9 @@
 // domain at an opset (`DefaultOpset` unless given), or `run` of a node made by `node`.
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +55,15 @@ inline gpass::attribute_map attrs(std::initializer_list<std::pair<const char*, g
   gpass::attribute_map m;
   for (const auto& [k, v] : kv) m[k] = v;
   return m;
+}
+
+/// An f32 tensor of `sizes`, uniform in [-1, 1) from `seed`.
+inline gpass::tensor random_f32(std::vector<std::int64_t> sizes, unsigned seed) {
+  gpass::tensor t(gpass::dtype::f32, std::move(sizes));
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (std::int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = d(gen);
+  return t;
 }
 
 /// The elements of `t` as a vector.

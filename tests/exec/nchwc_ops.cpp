@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nchwc_ops.hpp>
+
+#include "kernel_fixture.hpp"
 
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_nchwc_ops {
@@ -37,13 +39,7 @@ const kernel_registry<eigen_cpu>& registry() {
   return r;
 }
 
-tensor random_tensor(std::vector<i64> sizes, unsigned seed) {
-  tensor t(gpass::dtype::f32, sizes);
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  for (i64 i = 0; i < t.size(); ++i) t.data<float>()[i] = d(g);
-  return t;
-}
+tensor random_tensor(std::vector<i64> sizes, unsigned seed) { return gpass_test_exec::random_f32(std::move(sizes), seed); }
 
 kernel_node make_node(std::string domain, std::string op, std::size_t inputs, gpass::attribute_map attrs, int opset = 1) {
   kernel_node n{.name = "n", .op = std::move(op), .attrs = std::move(attrs), .opset = opset};
