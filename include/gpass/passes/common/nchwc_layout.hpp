@@ -188,16 +188,16 @@ class nchwc_rewrite {
     const bool has_z = g_.num_inputs(v) >= 4 && !g_.input(v, 3).empty;
     if (has_z && (!nchw_input(v, 3) || !(g_[g_.input(v, 3).node].outputs[static_cast<std::size_t>(g_.input(v, 3).port)] == n.outputs[0])))
       return;
+    attribute_map attrs;
+    for (const char* k : {"auto_pad", "kernel_shape", "pads", "strides", "dilations", "group", "activation", "activation_params"})
+      if (auto it = n.attrs.find(k); it != n.attrs.end()) attrs[k] = it->second;
+    attrs["block"] = b_;
     std::vector<std::pair<node_id, int>> inputs;
     inputs.emplace_back(nchw_in ? x.node : blocked_input(v, 0), nchw_in ? x.port : 0);
     inputs.emplace_back(win.node, win.port);
     const bool has_b = g_.num_inputs(v) >= 3 && !g_.input(v, 2).empty;
     if (has_b || has_z) inputs.emplace_back(has_b ? g_.input(v, 2).node : win.node, has_b ? g_.input(v, 2).port : -1);
     if (has_z) inputs.emplace_back(blocked_input(v, 3), 0);
-    attribute_map attrs;
-    for (const char* k : {"auto_pad", "kernel_shape", "pads", "strides", "dilations", "group", "activation", "activation_params"})
-      if (auto it = n.attrs.find(k); it != n.attrs.end()) attrs[k] = it->second;
-    attrs["block"] = b_;
     add_blocked(v, "NchwcConv", std::move(attrs), inputs);
     ++n_.convs;
   }
@@ -224,7 +224,9 @@ class nchwc_rewrite {
           attrs[k] = it->second;
     }
     attrs["block"] = b_;
-    add_blocked(v, "Nchwc" + n.op, std::move(attrs), {{blocked_input(v, 0), 0}});
+    std::string op = "Nchwc" + n.op;
+    const node_id xb = blocked_input(v, 0);  // (the one made already: see `blocked_of` above)
+    add_blocked(v, std::move(op), std::move(attrs), {{xb, 0}});
     ++n_.pools;
   }
 
@@ -264,7 +266,8 @@ class nchwc_rewrite {
     for (const auto& [k, a] : n.attrs)
       if (!k.starts_with("_")) attrs[k] = a;  // not what inference recorded of the NCHW value
     op_domain_ = n.domain;
-    add_blocked(v, n.op, std::move(attrs), inputs);
+    std::string op = n.op;
+    add_blocked(v, std::move(op), std::move(attrs), inputs);
     op_domain_ = "gpass";
     ++n_.elementwise;
   }

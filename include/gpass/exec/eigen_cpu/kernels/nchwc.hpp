@@ -348,22 +348,22 @@ inline const std::vector<kernel_set>& available_kernels() {
 /// `GPASS_CPU_ISA` caps both alike.
 inline i64 preferred_block() { return sgemm::kernel().name == "avx512" ? 16 : 8; }
 
-/// The kernels for block size `b` (8 or 16): the instruction set sgemm runs on when it has
-/// that block size, else the best one that has it.
+/// The kernels for block size `b` (8 or 16): the first set with that block at or below the
+/// instruction set sgemm runs on (so `GPASS_CPU_ISA` caps both alike): AVX-512 for 16 and
+/// AVX2 for 8 on an AVX-512 machine; capped to AVX2, the portable kernels for 16.
 inline const kernel_set& kernels_for(i64 b) {
   const std::vector<kernel_set>& all = available_kernels();
-  for (const kernel_set& k : all)
-    if (k.b == b && k.name == sgemm::kernel().name) return k;
-  for (const kernel_set& k : all)
-    if (k.b == b && k.name != "generic") return k;
-  for (const kernel_set& k : all)
-    if (k.b == b) return k;
+  std::size_t from = 0;
+  while (from < all.size() && all[from].name != sgemm::kernel().name) ++from;
+  if (from == all.size()) from = 0;
+  for (std::size_t i = from; i < all.size(); ++i)
+    if (all[i].b == b) return all[i];
   return all.back();
 }
 
-/// Task counts of the kernels of `k`: a task is one output row of one image and one chunk of
-/// up to `conv_f` output blocks (conv) or of one channel block (depthwise, pool); for global_pool
-/// one channel block of one image.
+/// Task counts of the kernels of `k`. A task of conv: one "row" (`conv_rows`) of one image and
+/// one chunk of up to `conv_f` output blocks of a group; of depthwise and pool: one output row
+/// of one channel block of one image; of global_pool: one channel block of one image.
 inline i64 conv_tasks(const conv_args& a, const kernel_set& k) {
   const geometry& g = a.g;
   const i64 groups = g.G == 1 ? 1 : g.G;
