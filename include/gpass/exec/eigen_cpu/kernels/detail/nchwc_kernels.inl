@@ -3,9 +3,10 @@
 // Included once inside each kernel namespace (generic8, generic16, avx2, avx512), not as a
 // header: no include guard, the text stamped into each namespace on purpose (GCC's target
 // attributes do not propagate into shared templates; see sgemm_driver.inl). Expects in the
-// enclosing namespace: `b` (the block), `conv_f` / `conv_acc` (the conv register tile: output
-// blocks per task, accumulator registers), `vec` and vzero, vset1, vload, vstore, vbcast, vfma(a, x, acc) = a * x +
-// acc, vadd, vmul, vmax, vmin; and, for an x86 set, `GPASS_NCHWC_TARGET` defined to its target
+// enclosing namespace: `b` (the block), `conv_f` (output blocks per conv task), `conv_acc`
+// (accumulator registers of a conv tile), `vec` and vzero, vset1, vload, vstore, vbcast,
+// vfma(a, x, acc) = a * x + acc, vadd, vmul, vmax, vmin (x86's operand order: the second
+// operand when one is NaN); and, for an x86 set, `GPASS_NCHWC_TARGET` defined to its target
 // string.
 
 #ifdef GPASS_NCHWC_TARGET
