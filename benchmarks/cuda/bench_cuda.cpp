@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!o.optimize.empty() && o.optimize != "none") {
       gpass::pass_context ctx;
+      ctx.set_option("nchwc-layout.enable", "false");  // (O3's channel-blocked convolutions are CPU ops)
       gpass::pass_registry<G>::global().parse(o.optimize)(g, ctx);
     }
     {

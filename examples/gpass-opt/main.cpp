@@ -807,8 +807,12 @@ gpass::session_options<graph_t> session_options_of(const options& o, std::string
   }
   if (!passes.empty()) {
     const auto pipe = std::make_shared<gpass::dynamic_pipeline<graph_t>>(gpass::pass_registry<graph_t>::global().parse(passes));
-    so.prepare = [pipe](graph_t& h) {
+    // the channel-blocked ops of -O3's nchwc-layout have CPU kernels only: with a GPU among
+    // the devices the convolutions stay NCHW, so that placement can put them there
+    const bool gpu = device_list.find("/device:GPU:") != std::string::npos;
+    so.prepare = [pipe, gpu](graph_t& h) {
       gpass::pass_context ctx;
+      if (gpu) ctx.set_option("nchwc-layout.enable", "false");
       pipe->run(h, ctx, gpass::instrumentation_options{});
     };
   }

@@ -205,6 +205,9 @@ void check_conv(const nc::kernel_set& k, const conv_case& c, std::mt19937& rng) 
   a.bias = bp.data();
   a.y = yb.data();
   a.step = {c.residual ? zb.data() : nullptr, c.lo, c.hi};
+  // tasks of any run of pixels (the kernel's own, fewer for threads, odd ones)
+  const i64 segments[] = {nc::conv_segment, nc::conv_segment_for(g, k, 4), 12, 5};
+  a.segment = segments[std::uniform_int_distribution<int>(0, 3)(rng)];
   if (c.depthwise) {
     REQUIRE(nc::depthwise_supported(g));
     run_tasks(k.conv_depthwise, a, nc::depthwise_tasks(a, k));
@@ -250,6 +253,30 @@ TEST_CASE("exec.nchwc.reorders_round_trip") {
           nc::from_blocked(yb.data(), N, C, S, b, nhwc, back.data());
           CHECK(back == x);
         }
+}
+
+TEST_CASE("exec.nchwc.conv_segment_for_threads") {
+  const nc::kernel_set& k = nc::kernels_for(16);
+  nc::geometry g;
+  g.N = 1;
+  g.C = 960;
+  g.M = 160;  // ResNet's / MobileNet's last layers: a 7x7 plane, few output chunks
+  g.H = g.W = g.OH = g.OW = 7;
+  g.KH = g.KW = g.sh = g.sw = g.dh = g.dw = 1;
+  CHECK(nc::conv_segment_for(g, k, 1) == nc::conv_segment);
+  for (const int threads : {2, 4, 8}) {
+    CAPTURE(threads);
+    nc::conv_args a;
+    a.g = g;
+    a.segment = nc::conv_segment_for(g, k, threads);
+    CHECK(a.segment % 12 == 0);
+    CHECK(a.segment >= 12);
+    CHECK(a.segment < nc::conv_segment);
+    // as many tasks as wanted, or the plane cut into runs of 12
+    CHECK((nc::conv_tasks(a, k) >= 8 * threads || a.segment == 12));
+  }
+  g.H = g.W = g.OH = g.OW = 56;  // a large plane has tasks enough
+  CHECK(nc::conv_segment_for(g, k, 2) == nc::conv_segment);
 }
 
 TEST_CASE("exec.nchwc.geometry_helpers") {

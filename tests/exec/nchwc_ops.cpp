@@ -13,7 +13,6 @@
 #include <vector>
 
 #include <gpass/exec/eigen_cpu.hpp>
-#include <gpass/exec/eigen_cpu/kernels/nchwc_ops.hpp>
 
 #include "kernel_fixture.hpp"
 
@@ -33,7 +32,6 @@ const kernel_registry<eigen_cpu>& registry() {
   static const kernel_registry<eigen_cpu> r = [] {
     kernel_registry<eigen_cpu> k;
     gpass::exec::register_eigen_cpu_linalg(k);
-    gpass::exec::cpu_detail::register_nchwc(k);
     return k;
   }();
   return r;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shape functions of gpass's channel-blocked ops (ops/onnx/nchwc.hpp), through type inference
-// with a registry that holds them (they are not in the default one yet).
+// with the default registry (register_onnx_ops registers them).
 
 #include <doctest/doctest.h>
 
@@ -9,28 +9,17 @@
 
 #include <gpass/analysis/type_inference.hpp>
 #include <gpass/io/text.hpp>
-#include <gpass/ops/onnx/nchwc.hpp>
+#include <gpass/ops/registry.hpp>
 
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_ops_nchwc_schemas {
 
 namespace {
 
-const gpass::op_registry& nchwc_registry() {
-  static const gpass::op_registry* const r = [] {
-    auto* k = new gpass::op_registry;  // (not movable: it holds a mutex) lives to the end
-    gpass::register_onnx_nchwc_ops(*k);
-    return k;
-  }();
-  return *r;
-}
-
 /// The type of node `y` after inference of `body` (node lines; `%x`, `%w` args as given).
 std::string y_of(std::string_view body) {
   auto g = gpass::parse_text("graph {\n" + std::string(body) + "\n%r:0 = return(%y)\n}\n");
-  gpass::type_inference_options o;
-  o.registry = &nchwc_registry();
-  gpass::type_inference<gpass::graph<>> ti(g, o);
+  gpass::type_inference<gpass::graph<>> ti(g, gpass::type_inference_options{});
   ti.run();
   return ti.port(g.at("y"), 0).type.to_string();
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests of the nchwc-layout pass (passes/common/nchwc_layout.hpp): which nodes go to the
 // blocked layout, where the reorders go, and that the rewritten graph computes what the
-// original did (both run node by node on the Eigen CPU kernels, with a registry that has the
-// blocked ops: they are not in the default one yet).
+// original did (both run node by node on the Eigen CPU kernels: linalg, which has the
+// blocked ops, element-wise and array).
 
 #include <doctest/doctest.h>
 
@@ -14,7 +14,6 @@
 #include <vector>
 
 #include <gpass/exec/eigen_cpu.hpp>
-#include <gpass/exec/eigen_cpu/kernels/nchwc_ops.hpp>
 #include <gpass/graph/topological_order.hpp>
 #include <gpass/io/text.hpp>
 #include <gpass/passes/common/infer_shapes.hpp>
@@ -37,7 +36,6 @@ const gpass::exec::kernel_registry<gpass::exec::eigen_cpu>& registry() {
     gpass::exec::register_eigen_cpu_linalg(k);
     gpass::exec::register_eigen_cpu_elementwise(k);
     gpass::exec::register_eigen_cpu_array(k);
-    gpass::exec::cpu_detail::register_nchwc(k);
     return k;
   }();
   return r;

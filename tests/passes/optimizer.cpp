@@ -665,10 +665,14 @@ TEST_CASE("passes.tf_layout.convolutions_in_nchw_transposes_cancelled") {
   CHECK(out.find("dilations = [2, 1]") != std::string::npos);
   CHECK(out.find("activation = \"Clip\"") != std::string::npos);
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-4);
-  // the O3 level runs it on TensorFlow graphs
+  // the O3 level runs it on TensorFlow graphs, then nchwc-layout blocks three of the four
+  // (not the depthwise one with multiplier 2: 4 groups of one input and two output channels)
   gpass::pass_context ctx3;
   G g3 = optimize(text, "O3", ctx3);
-  CHECK(count_op(g3, "FusedConv") == 4);
+  CHECK(stat(ctx3, "tf-layout.conv-to-nchw") == 4);
+  CHECK(count_op(g3, "NchwcConv") == 3);
+  CHECK(count_op(g3, "FusedConv") == 1);
+  CHECK(count_op(g3, "Conv2D") + count_op(g3, "DepthwiseConv2dNative") == 0);
   CHECK(max_output_diff(gpass::parse_text(text), g3) < 1e-4);
 }
 

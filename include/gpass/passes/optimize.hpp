@@ -2,7 +2,7 @@
 #pragma once
 /// \file optimize.hpp
 /// The optimizer's levels and `register_optimizer_passes`, which makes `fold-constants`,
-/// `plan-memory` and the level pipelines `O1`, `O2`, `O3` available by name (as `gpass-opt -O2` runs them).
+/// `plan-memory`, `nchwc-layout` and the level pipelines `O1`, `O2`, `O3` available by name (as `gpass-opt -O2` runs them).
 ///
 /// Not part of `gpass/passes.hpp`: `fold-constants` evaluates nodes with the Eigen CPU
 /// kernels, so this header brings in the CPU backend.
@@ -20,6 +20,7 @@
 #include <gpass/pass/registry.hpp>
 #include <gpass/passes/builtin.hpp>
 #include <gpass/passes/common/fold_constants.hpp>
+#include <gpass/passes/common/nchwc_layout.hpp>
 #include <gpass/passes/common/plan_memory.hpp>
 
 namespace gpass {
@@ -51,11 +52,11 @@ inline constexpr std::array optimize_levels{
                    "Cleanup: fold constants and shapes, remove identities, CSE, DCE (to a fixed point)"},
     optimize_level{"O2", "O1,simplify-inference{batch-norm=foldable},fold-constants,fold-batch-norm,fuse-standard,O1",
                    "O1 and inference simplification: batch normalization folded into weights, dropout removed"},
-    optimize_level{"O3", "O2,tf-layout,fuse-epilogues,fuse-elementwise,dce",
-                   "O2 and fused ops: Conv/Gemm epilogues, GELU, attention, skip LayerNorm, element-wise chains"},
+    optimize_level{"O3", "O2,tf-layout,fuse-epilogues,nchwc-layout,fuse-elementwise,dce",
+                   "O2 and fused ops: Conv/Gemm epilogues, GELU, attention, skip LayerNorm, CPU convolutions channel-blocked, element-wise chains"},
 };
 
-/// Registers `fold-constants` and the level pipelines (`optimize_levels`) into `registry`
+/// Registers `fold-constants`, `plan-memory`, `nchwc-layout` and the level pipelines (`optimize_levels`) into `registry`
 /// (the built-in passes they use must be there: `pass_registry::global()` has them). Does
 /// nothing when `O1` is registered already; throws `gpass::error` when only some names are.
 template <class G>
@@ -65,6 +66,7 @@ void register_optimizer_passes(pass_registry<G>& registry) {
   if (registry.find_pipeline("O1")) return;
   registry.add(fold_constants);
   registry.add(plan_memory);
+  registry.add(nchwc_layout);
   for (const auto& l : optimize_levels)
     registry.add_pipeline(std::string(l.name), std::string(l.pipeline), std::string(l.description));
 }

@@ -11,6 +11,7 @@
 #include <gpass/ops/onnx/matmul.hpp>
 #include <gpass/ops/onnx/misc.hpp>
 #include <gpass/ops/onnx/ml.hpp>
+#include <gpass/ops/onnx/nchwc.hpp>
 #include <gpass/ops/onnx/nn.hpp>
 #include <gpass/ops/onnx/reduction.hpp>
 #include <gpass/ops/onnx/sequence.hpp>
@@ -31,5 +32,6 @@ void register_onnx_sequence_ops(op_registry& r);
 void register_onnx_misc_ops(op_registry& r);
 void register_onnx_attention_ops(op_registry& r);
 void register_onnx_ml_ops(op_registry& r);
+void register_onnx_nchwc_ops(op_registry& r);
 
 }  // namespace gpass

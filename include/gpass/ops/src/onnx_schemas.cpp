@@ -16,6 +16,7 @@ GPASS_DECL void gpass::register_onnx_ops(op_registry& r) {
   register_onnx_logical_ops(r);
   register_onnx_reduction_ops(r);
   register_onnx_nn_ops(r);
+  register_onnx_nchwc_ops(r);  // gpass's channel-blocked ops (what -O3 makes of CPU convolutions)
   register_onnx_attention_ops(r);
   register_onnx_shape_ops(r);
   register_onnx_matmul_ops(r);

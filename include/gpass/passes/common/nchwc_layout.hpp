@@ -6,7 +6,8 @@
 /// `exec/eigen_cpu/kernels/nchwc.hpp` (gpass's `Nchwc*` ops, ops/onnx/nchwc.hpp), with a
 /// reorder where a value enters the blocked part of the graph and one where it leaves it.
 ///
-/// Not yet in any pipeline, nor its ops in the default registries (issue 15's next step).
+/// Registered by `register_optimizer_passes` (passes/optimize.hpp; it needs the CPU kernels'
+/// choice of block) and part of `O3`.
 
 #include <algorithm>
 #include <array>
@@ -332,5 +333,9 @@ struct nchwc_layout_fn : pass_base<nchwc_layout_fn> {
 
 /// The `nchwc-layout` pass object (see `nchwc_layout_fn`).
 inline constexpr nchwc_layout_fn nchwc_layout{};
+#if !GPASS_HEADER_ONLY
+// Instantiated once for the default graph type, by the unit passes/src/passes.cpp.
+extern template void nchwc_layout_fn::run<graph<>>(graph<>& g, pass_context& ctx) const;
+#endif
 
 }  // namespace gpass

@@ -20,6 +20,7 @@
 #include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/passes/common/infer_types.hpp>
 #include <gpass/passes/common/inline_functions.hpp>
+#include <gpass/passes/common/nchwc_layout.hpp>
 #include <gpass/passes/common/simplify_inference.hpp>
 #include <gpass/passes/tf/constant_propagation.hpp>
 #include <gpass/passes/tf/delete_constant_ancestors.hpp>
@@ -43,6 +44,7 @@ template void gpass::simplify_inference_fn::run<gpass::graph<>>(gpass::graph<>& 
 template void gpass::dce_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::eliminate_identities_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inline_functions_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
+template void gpass::nchwc_layout_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::delete_disconnected_fn::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::shapes>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;
 template void gpass::inference_pass<gpass::inference_kind::types>::run<gpass::graph<>>(gpass::graph<>& g, gpass::pass_context& ctx) const;

@@ -150,13 +150,14 @@ inline bool conv_supported(const geometry& g, i64 b, conv_input in) {
   return (g.C / g.G) % b == 0 && (g.M / g.G) % b == 0;
 }
 
-/// Output pixels per task of a convolution with blocked input (the plane taken as one row).
+/// Output pixels per task of a convolution with blocked input (the plane taken as one row), at
+/// most: `conv_segment_for` takes fewer where threads need more tasks.
 inline constexpr i64 conv_segment = 96;
 
-/// The "rows" of a convolution's tasks: runs of conv_segment pixels of the output plane
-/// (blocked input), output rows (NCHW input).
-inline i64 conv_rows(const geometry& g, conv_input in) {
-  return in == conv_input::blocked ? blocks(g.OH * g.OW, conv_segment) : g.OH;
+/// The "rows" of a convolution's tasks: runs of `segment` pixels of the output plane (blocked
+/// input), output rows (NCHW input).
+inline i64 conv_rows(const geometry& g, conv_input in, i64 segment = conv_segment) {
+  return in == conv_input::blocked ? blocks(g.OH * g.OW, std::max<i64>(segment, 1)) : g.OH;
 }
 
 /// Output blocks per group of a convolution (all of them for G = 1).
@@ -209,6 +210,7 @@ struct conv_args {
   const float* bias = nullptr;  ///< pack_bias for this block size
   float* y = nullptr;           ///< [N, ceil(M / b), OH, OW, b]
   output_step step;
+  i64 segment = conv_segment;   ///< output pixels per task (blocked input; see conv_segment_for)
 };
 
 enum class pool_kind { max, average };
@@ -367,7 +369,21 @@ inline const kernel_set& kernels_for(i64 b) {
 inline i64 conv_tasks(const conv_args& a, const kernel_set& k) {
   const geometry& g = a.g;
   const i64 groups = g.G == 1 ? 1 : g.G;
-  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f) * conv_rows(g, a.in);
+  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f) * conv_rows(g, a.in, a.segment);
+}
+
+/// The `conv_args::segment` for `threads` threads: conv_segment, or, where that leaves fewer
+/// than 8 tasks per thread (small planes, few output blocks: a network's last layers), runs of
+/// fewer pixels (a multiple of 12, at least 12), so that the threads' equal shares of tasks are
+/// about equal work. (A tile's filter traffic does not depend on the segment.)
+inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads) {
+  if (threads <= 1) return conv_segment;
+  const i64 groups = g.G == 1 ? 1 : g.G;
+  const i64 units = g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f);  // tasks per pixel run
+  const i64 want = 8 * static_cast<i64>(threads);
+  if (units * blocks(g.OH * g.OW, conv_segment) >= want) return conv_segment;
+  const i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
+  return std::clamp<i64>(blocks(blocks(g.OH * g.OW, runs), 12) * 12, 12, conv_segment);
 }
 inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }

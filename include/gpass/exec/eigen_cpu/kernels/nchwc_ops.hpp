@@ -2,13 +2,13 @@
 #pragma once
 /// \file nchwc_ops.hpp
 /// Eigen CPU kernels of gpass's channel-blocked ops, which the `nchwc-layout` pass puts into a
-/// CPU network (schemas: ops/onnx/nn.hpp; the layout and the loops: kernels/nchwc.hpp):
+/// CPU network (schemas: ops/onnx/nchwc.hpp; the layout and the loops: kernels/nchwc.hpp):
 /// `gpass::NchwcReorderInput`, `NchwcReorderOutput`, `NchwcConv`, `NchwcMaxPool`,
 /// `NchwcAveragePool`, `NchwcGlobalAveragePool`, `NchwcGlobalMaxPool`, f32 only. A constant
 /// filter is packed once, when the kernel is made. Private (`gpass::exec::cpu_detail`);
-/// `register_nchwc` adds them to a registry. Not yet in the default registry (nor their
-/// schemas, ops/onnx/nchwc.hpp, in the default op registry): the layout pass that puts a
-/// network into these ops is the next step of issue 15.
+/// `register_nchwc` adds them to a registry; the default registry has them (the unit
+/// src/linalg.cpp registers them with the NCHW convolutions), for the `nchwc-layout` pass of
+/// `O3`, which puts a network into these ops.
 
 #include <cstdint>
 #include <limits>
@@ -208,6 +208,7 @@ inline def conv_def() {
               a.step = clamp;
               a.step.z = z;
               const nc::kernel_set& ks = nc::kernels_for(b);
+              a.segment = nc::conv_segment_for(g, ks, ctx.policy().threads());
               const i64 tasks = dw ? nc::depthwise_tasks(a, ks) : nc::conv_tasks(a, ks);
               if (tasks <= 0) return;
               // multiply-adds per task, at about 0.04 ns each

@@ -258,12 +258,12 @@ GPASS_NCHWC_INL void conv_row_blocks(int f, bool blocked, const geometry& g, con
 }
 
 /// Tasks [t0, t1) of a convolution (see nchwc::conv_tasks): task = ((n * groups + group) *
-/// chunks + chunk) * rows + row; a row is a run of conv_segment pixels of the plane (blocked
+/// chunks + chunk) * rows + row; a row is a run of `a.segment` pixels of the plane (blocked
 /// input) or one output row (NCHW input).
 GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   const geometry& g = a.g;
   const bool blocked = a.in == conv_input::blocked;
-  const i64 rows = conv_rows(g, a.in);
+  const i64 rows = conv_rows(g, a.in, a.segment);
   const i64 groups = g.G == 1 ? 1 : g.G;
   const i64 Cg = g.C / groups;
   const i64 nb = blocked ? blocks(Cg, b) : 1, cb = blocked ? b : Cg;
@@ -315,8 +315,8 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
     u.bias = a.bias + ob0 * b;
     i64 yoff = (n * Mb + ob0) * g.OH * g.OW * b, q0 = 0, q1 = 0;
     if (blocked) {
-      q0 = row * conv_segment;
-      q1 = std::min(g.OH * g.OW, q0 + conv_segment);
+      q0 = row * a.segment;
+      q1 = std::min(g.OH * g.OW, q0 + a.segment);
     } else {
       u.ih0 = row * g.sh - g.pt;
       const tap_range kr = taps_inside(u.ih0, g.KH, g.dh, g.H);
