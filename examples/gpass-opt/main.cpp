@@ -90,6 +90,7 @@ options:
                           -O2 adds simplify-inference and batch norms folded into weights
                           and Pad / MatMul+Add fusions (standard ONNX ops only), -O3 adds
                           gpass's fused ops (Conv/Gemm with residual Add and activation)
+                          and CPU convolutions and pools in the channel-blocked layout
   --passes=PIPELINE       passes to run, e.g. "delete-disconnected,dce" or "dce{keep=y}"
                           (named pipelines such as "default" and "O2" expand)
   --input-shape=NAME:D,D  fix the shape of graph input NAME before the passes (symbolic or

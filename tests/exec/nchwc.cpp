@@ -342,6 +342,9 @@ TEST_CASE("exec.nchwc.conv_shapes_of_real_networks") {
       {64, 128, 14, 14, 3, 2, 1, 1, 1, nc::conv_input::blocked},  // downsample
       {64, 256, 9, 9, 1, 2, 1, 0, 1, nc::conv_input::blocked},    // projection shortcut
       {64, 64, 9, 9, 3, 1, 2, 2, 1, nc::conv_input::blocked},     // dilated (DeepLab)
+      {300, 40, 7, 7, 1, 1, 1, 0, 1, nc::conv_input::blocked},    // 1x1 over many input blocks: passes of them
+      {70, 48, 5, 5, 3, 1, 1, 1, 1, nc::conv_input::blocked},     // 3x3, a ragged last input block
+      {64, 96, 6, 6, 3, 1, 1, 1, 2, nc::conv_input::blocked},     // two groups of whole blocks, passes in each
       {128, 128, 6, 6, 3, 1, 1, 1, 32, nc::conv_input::blocked},  // ResNeXt groups of 4: not blocked-supported
   };
   for (const auto& k : nc::available_kernels()) {

@@ -433,6 +433,44 @@ TEST_CASE("passes.fuse_standard.pad_into_conv_and_matmul_add_to_gemm") {
   CHECK(max_output_diff(gpass::parse_text(text), g) < 1e-5);
 }
 
+TEST_CASE("passes.fuse_standard.pad_into_max_pool") {
+  // Keras' ResNet: Relu, ZeroPadding2D, MaxPool 3x3/2: the pool pads itself (the zeros never
+  // beat a value >= 0 in a window that holds one)
+  const char* text = R"(graph {
+  %x = arg() {index = 0} -> (f32[2,3,7,6])
+  %lo = Constant() {value = tensor<f32[]> [0.0]}
+  %hi = Constant() {value = tensor<f32[]> [6.0]}
+  %neg = Constant() {value = tensor<f32[]> [-1.0]}
+  %a = Relu(%x)
+  %p = Constant() {value = tensor<i64[8]> [0, 0, 1, 1, 0, 0, 1, 2]}
+  %pad = Pad(%a, %p)
+  %y = MaxPool(%pad) {kernel_shape = [3, 3], strides = [2, 2]}
+  %r0:0 = return(%y)
+})";
+  gpass::pass_context ctx;
+  G g = optimize(text, "infer-shapes,fuse-standard,dce", ctx);
+  CHECK(stat(ctx, "fuse-standard.pad-into-max-pool") == 1);
+  CHECK(count_op(g, "Pad") == 0);
+  CHECK(gpass::print_text(g).find("%y = MaxPool(%a) {kernel_shape = [3, 3], pads = [1, 1, 1, 2], strides = [2, 2]}") !=
+        std::string::npos);
+  CHECK(max_output_diff(gpass::parse_text(text), g) == 0.0);
+  auto rewrites_with = [&](std::string_view from, std::string_view to) {
+    std::string edited = text;
+    edited.replace(edited.find(from), from.size(), to);
+    gpass::pass_context c;
+    G h = optimize(edited, "infer-shapes,fuse-standard,dce", c);
+    CHECK(max_output_diff(gpass::parse_text(edited), h) == 0.0);
+    return stat(c, "fuse-standard.pad-into-max-pool");
+  };
+  CHECK(rewrites_with("Relu(%x)", "Clip(%x, %lo, %hi)") == 1);  // ReLU6
+  CHECK(rewrites_with("Relu(%x)", "Clip(%x, %hi, %hi)") == 1);
+  CHECK(rewrites_with("Relu(%x)", "Sigmoid(%x)") == 0);  // not known to be >= 0 here
+  CHECK(rewrites_with("Relu(%x)", "Clip(%x, %neg, %hi)") == 0);
+  CHECK(rewrites_with("[0, 0, 1, 1, 0, 0, 1, 2]", "[0, 0, 3, 1, 0, 0, 1, 2]") == 0);  // a window of pads only
+  CHECK(rewrites_with("strides = [2, 2]", "strides = [2, 2], ceil_mode = 1") == 0);
+  CHECK(rewrites_with("[0, 0, 1, 1, 0, 0, 1, 2]", "[0, 1, 1, 1, 0, 0, 1, 2]") == 0);  // pads a channel
+}
+
 TEST_CASE("passes.fuse_standard.batched_matmul_add_to_gemm") {
   // a Linear layer over a batch of sequences (PyTorch's export): MatMul of rank 3 with a 2-D
   // weight, then the bias; static shapes: Reshape to rows, Gemm with the bias, Reshape back

@@ -37,7 +37,7 @@ struct optimize_level {
 ///   CSE and DCE, repeated to a fixed point (at most 4 rounds);
 /// - `O2`, standard ONNX: `O1`, then `simplify-inference` (batch normalizations that follow a
 ///   Conv, Gemm or MatMul lowered to scale and shift), folding, `fold-batch-norm` (the scale
-///   and shift into the weights), `fuse-standard` (Pad into Conv, MatMul + Add into Gemm),
+///   and shift into the weights), `fuse-standard` (Pad into Conv, and into MaxPool after a Relu, MatMul + Add into Gemm),
 ///   and `O1` again; its result uses only standard ops (ONNX Runtime runs it);
 /// - `O3`: `O2` and fused ops other runtimes may not have (`fuse-epilogues`:
 ///   `gpass::FusedConv` and `gpass::FusedGemm` with residual Add and activation,

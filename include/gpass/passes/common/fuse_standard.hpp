@@ -2,7 +2,7 @@
 #pragma once
 /// \file fuse_standard.hpp
 /// `gpass::fuse_standard`: the "fuse-standard" pass: fusions whose result is standard ONNX
-/// (what ONNX Runtime's basic level does): Pad into Conv, MatMul + Add into Gemm, and
+/// (what ONNX Runtime's basic level does, and Pad into MaxPool after a Relu): Pad into Conv, MatMul + Add into Gemm, and
 /// LayerNorms written out in ops into `LayerNormalization`.
 
 #include <algorithm>
@@ -61,6 +61,61 @@ bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
   if (g.num_inputs(in.node) < 1 || g.input(in.node, 0).empty) return false;
   auto x = g.input(in.node, 0);
   attrs.insert_or_assign("pads", attribute(std::move(cp)));
+  g.set_input(v, 0, x.node, x.port);
+  rw.changed(v);
+  rw.erase(in.node);
+  return true;
+}
+
+/// True when every value port `x` of `g` holds is >= 0 (or NaN): the output of a `Relu`, or of
+/// a `Clip` whose minimum (attribute before opset 11, constant input 1 after) is >= 0.
+template <class G>
+bool never_negative(const G& g, typename G::node_id n, int port) {
+  const auto& node = g[n];
+  if (port != 0 || !node.domain.empty()) return false;
+  if (node.op == "Relu") return true;
+  if (node.op != "Clip") return false;
+  if (node.attrs.count("min")) return get_or<double>(node.attrs, "min", -1.0) >= 0.0;
+  const auto lo = scalar_value(constant_input(g, n, 1));
+  return lo && *lo >= 0.0;
+}
+
+/// `MaxPool(Pad(x, pads))` with zero padding of the spatial dims only and `x` never negative
+/// (`never_negative`: after a Relu, as Keras' ResNets pad before their first pool): the
+/// MaxPool reads `x` and pads itself (its `pads` grow by the Pad's). The same maximum: a
+/// MaxPool never picks its own padding, and the zeros never beat a value of x >= 0 in a
+/// window that holds one, which every window does when each side's padding is below the
+/// window's extent ((k - 1) * d + 1) and ceil_mode is 0. Not with `auto_pad`, nor with the
+/// Indices output (they count positions of the padded input).
+template <class G>
+bool fuse_pad_into_max_pool(rewriter<G>& rw, typename G::node_id v) {
+  G& g = rw.graph();
+  if (g.num_inputs(v) != 1 || g[v].outputs.size() != 1) return false;
+  auto in = g.input(v, 0);
+  if (in.empty || in.port != 0 || g.uses(in.node).size() != 1 || g[in.node].device != g[v].device) return false;
+  if (g.num_inputs(in.node) < 1 || g.input(in.node, 0).empty) return false;
+  const auto x = g.input(in.node, 0);
+  if (!never_negative(g, x.node, x.port)) return false;
+  auto pads = zero_pads(g, in.node);
+  if (!pads || pads->size() < 6 || pads->size() % 2 != 0) return false;
+  const std::size_t r = pads->size() / 2, s = r - 2;
+  if ((*pads)[0] != 0 || (*pads)[1] != 0 || (*pads)[r] != 0 || (*pads)[r + 1] != 0) return false;
+  for (auto p : *pads)
+    if (p < 0) return false;
+  auto& attrs = g[v].attrs;
+  if (get_or<std::string>(attrs, "auto_pad", "NOTSET") != "NOTSET" || get_or<std::int64_t>(attrs, "ceil_mode", 0) != 0)
+    return false;
+  const auto k = get_or<std::vector<std::int64_t>>(attrs, "kernel_shape", {});
+  const auto d = get_or<std::vector<std::int64_t>>(attrs, "dilations", std::vector<std::int64_t>(s, 1));
+  std::vector<std::int64_t> mp = get_or<std::vector<std::int64_t>>(attrs, "pads", std::vector<std::int64_t>(2 * s, 0));
+  if (k.size() != s || d.size() != s || mp.size() != 2 * s) return false;
+  for (std::size_t i = 0; i < s; ++i) {
+    mp[i] += (*pads)[2 + i];
+    mp[s + i] += (*pads)[r + 2 + i];
+    const std::int64_t extent = (k[i] - 1) * d[i] + 1;
+    if (k[i] < 1 || d[i] < 1 || mp[i] >= extent || mp[s + i] >= extent) return false;
+  }
+  attrs.insert_or_assign("pads", attribute(std::move(mp)));
   g.set_input(v, 0, x.node, x.port);
   rw.changed(v);
   rw.erase(in.node);
@@ -423,6 +478,7 @@ bool fuse_layer_norm(rewriter<G>& rw, typename G::node_id root) {
 /// | pattern | rewrite |
 /// |---------|---------|
 /// | `pad-into-conv` | `Conv(Pad(x))` with zero padding of the spatial dims: the Conv's `pads` grow |
+/// | `pad-into-max-pool` | `MaxPool(Pad(x))` with zero padding of the spatial dims, `x` after a Relu (or a Clip from >= 0), each side's padding below the window: the MaxPool's `pads` grow |
 /// | `matmul-add-to-gemm` | `Add(MatMul(a, b), c)`, `a` and `b` of rank 2, `c` broadcast to the product: `Gemm(a, b, c)` |
 /// | `bias-before-reshape` | `Add(Reshape(y, s), b)`, `b` along the last axis, which the Reshape keeps: `Reshape(Add(y, b), s)` (then a Gemm) |
 /// | `layer-norm` | a LayerNorm over the last axis written out in ops (Keras/tf2onnx and PyTorch forms, see `detail::fuse_layer_norm`): `LayerNormalization` (opset 17 and later) |
@@ -434,12 +490,13 @@ bool fuse_layer_norm(rewriter<G>& rw, typename G::node_id root) {
 /// \endcode
 struct fuse_standard_fn : pass_base<fuse_standard_fn> {
   static constexpr std::string_view name = "fuse-standard";
-  static constexpr std::string_view description = "Fusions into standard ONNX ops: Pad into Conv, MatMul and Add into Gemm, LayerNormalization";
+  static constexpr std::string_view description = "Fusions into standard ONNX ops: Pad into Conv and MaxPool, MatMul and Add into Gemm, LayerNormalization";
 
   template <class G>
   void run(G& g, pass_context& ctx) const {
     std::vector<rewrite_pattern<G>> ps{
         {.name = "pad-into-conv", .roots = {{"", "Conv"}}, .when = {}, .rewrite = detail::fuse_pad_into_conv<G>},
+        {.name = "pad-into-max-pool", .roots = {{"", "MaxPool"}}, .when = {}, .rewrite = detail::fuse_pad_into_max_pool<G>},
         {.name = "matmul-add-to-gemm", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::fuse_matmul_add<G>},
         {.name = "bias-before-reshape", .roots = {{"", "Add"}}, .when = {}, .rewrite = detail::move_bias_before_reshape<G>}};
     if (graph_opset(g, "") >= 17)  // LayerNormalization is an ONNX op from opset 17

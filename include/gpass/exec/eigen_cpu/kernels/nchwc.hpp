@@ -383,7 +383,7 @@ inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads)
   const i64 want = 8 * static_cast<i64>(threads);
   if (units * blocks(g.OH * g.OW, conv_segment) >= want) return conv_segment;
   const i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
-  return std::clamp<i64>(blocks(blocks(g.OH * g.OW, runs), 12) * 12, 12, conv_segment);
+  return std::clamp<i64>(blocks(g.OH * g.OW, runs) / 12 * 12, 12, conv_segment);  // (runs or more of them)
 }
 inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
