@@ -106,15 +106,19 @@ void strided_copy(const eigen_cpu& pol, U* dst, const U* src, const std::vector<
     return;
   }
   const std::size_t r = sz.size();
-  // tiled transpose of the two innermost dimensions (outer ones are batches)
-  if (r >= 2 && st[r - 2] == 1 && st[r - 1] != 1 && st[r - 1] != 0 && sz[r - 2] >= 8 && sz[r - 1] >= 8) {
+  // tiled transpose of the two innermost dimensions (outer ones are batches), in tasks of a
+  // row tile and a run of columns (an NHWC image to NCHW has 3 rows: its columns are what
+  // threads can share)
+  if (r >= 2 && st[r - 2] == 1 && st[r - 1] != 1 && st[r - 1] != 0 && sz[r - 2] >= 2 && sz[r - 1] >= 8 &&
+      sz[r - 2] * sz[r - 1] >= 64) {
     const i64 n0 = sz[r - 2], n1 = sz[r - 1], s1 = st[r - 1];
     const i64 batches = total / (n0 * n1);
-    constexpr i64 tile = 32;
-    const i64 row_tiles = (n0 + tile - 1) / tile;
-    pol.parallel_for(batches * row_tiles, static_cast<double>(tile * n1), [&](i64 b, i64 e) {
+    constexpr i64 tile = 32, run = 64 * tile;  // columns per task: a multiple of the tile
+    const i64 row_tiles = (n0 + tile - 1) / tile, runs = (n1 + run - 1) / run;
+    const double cost = static_cast<double>(std::min(n0, tile) * std::min(n1, run));
+    pol.parallel_for(batches * row_tiles * runs, cost, [&](i64 b, i64 e) {
       for (i64 w = b; w < e; ++w) {
-        const i64 batch = w / row_tiles, rt = w % row_tiles;
+        const i64 cr = w % runs, rt = (w / runs) % row_tiles, batch = w / (runs * row_tiles);
         i64 off = 0, rem = batch;
         for (std::size_t d = r - 2; d-- > 0;) {
           off += (rem % sz[d]) * st[d];
@@ -123,7 +127,7 @@ void strided_copy(const eigen_cpu& pol, U* dst, const U* src, const std::vector<
         const U* s = src + off;
         U* o = dst + batch * n0 * n1;
         const i64 i0 = rt * tile, i1 = std::min(n0, i0 + tile);
-        for (i64 j0 = 0; j0 < n1; j0 += tile) {
+        for (i64 j0 = cr * run; j0 < std::min(n1, cr * run + run); j0 += tile) {
           const i64 j1 = std::min(n1, j0 + tile);
           for (i64 i = i0; i < i1; ++i)
             for (i64 j = j0; j < j1; ++j) o[i * n1 + j] = s[i + j * s1];
