@@ -17,6 +17,7 @@
 
 #include <gpass/config.hpp>
 #include <gpass/core/attribute.hpp>
+#include <gpass/core/checked.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
 #include <gpass/graph/graph.hpp>
@@ -54,9 +55,11 @@ bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
     cp = a->second.template as<std::vector<std::int64_t>>();
     if (cp.size() != 2 * (r - 2)) return false;
   }
-  for (std::size_t i = 0; i + 2 < r; ++i) {
-    cp[i] += (*pads)[2 + i];
-    cp[(r - 2) + i] += (*pads)[r + 2 + i];
+  for (std::size_t i = 0; i + 2 < r; ++i) {  // (checked: the attributes may be anything)
+    const auto lo = checked_add(cp[i], (*pads)[2 + i]), hi = checked_add(cp[(r - 2) + i], (*pads)[r + 2 + i]);
+    if (!lo || !hi) return false;
+    cp[i] = *lo;
+    cp[(r - 2) + i] = *hi;
   }
   if (g.num_inputs(in.node) < 1 || g.input(in.node, 0).empty) return false;
   auto x = g.input(in.node, 0);
@@ -67,8 +70,8 @@ bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
   return true;
 }
 
-/// True when every value port `x` of `g` holds is >= 0 (or NaN): the output of a `Relu`, or of
-/// a `Clip` whose minimum (attribute before opset 11, constant input 1 after) is >= 0.
+/// True when every element of output `port` of node `n` is >= 0 (or NaN): the output of a
+/// `Relu`, or of a `Clip` whose minimum (attribute before opset 11, constant input 1 after) is >= 0.
 template <class G>
 bool never_negative(const G& g, typename G::node_id n, int port) {
   const auto& node = g[n];
@@ -109,11 +112,13 @@ bool fuse_pad_into_max_pool(rewriter<G>& rw, typename G::node_id v) {
   const auto d = get_or<std::vector<std::int64_t>>(attrs, "dilations", std::vector<std::int64_t>(s, 1));
   std::vector<std::int64_t> mp = get_or<std::vector<std::int64_t>>(attrs, "pads", std::vector<std::int64_t>(2 * s, 0));
   if (k.size() != s || d.size() != s || mp.size() != 2 * s) return false;
-  for (std::size_t i = 0; i < s; ++i) {
-    mp[i] += (*pads)[2 + i];
-    mp[s + i] += (*pads)[r + 2 + i];
-    const std::int64_t extent = (k[i] - 1) * d[i] + 1;
-    if (k[i] < 1 || d[i] < 1 || mp[i] >= extent || mp[s + i] >= extent) return false;
+  for (std::size_t i = 0; i < s; ++i) {  // (checked: the attributes may be anything)
+    const auto lo = checked_add(mp[i], (*pads)[2 + i]), hi = checked_add(mp[s + i], (*pads)[r + 2 + i]);
+    if (k[i] < 1 || d[i] < 1 || !lo || !hi) return false;
+    const auto reach = checked_mul(k[i] - 1, d[i]);  // the window's extent less one
+    if (!reach || *lo > *reach || *hi > *reach) return false;
+    mp[i] = *lo;
+    mp[s + i] = *hi;
   }
   attrs.insert_or_assign("pads", attribute(std::move(mp)));
   g.set_input(v, 0, x.node, x.port);
