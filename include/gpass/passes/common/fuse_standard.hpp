@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,41 +33,76 @@ namespace gpass {
 
 namespace detail {
 
+/// The Pad feeding input 0 of `v` when the pad can move into `v`'s own `pads`: a zero Pad of
+/// the spatial dims only (rank >= 3, batch and channel pads zero, none negative; an ONNX or TF
+/// Pad, `zero_pads`), used by `v` alone, on `v`'s device, with its input present; and `v`
+/// without `auto_pad`. `x` is what the Pad reads, `pads` its pads, `s` the spatial rank.
+template <class G>
+struct movable_pad {
+  typename G::node_id pad;
+  decltype(std::declval<const G&>().input(typename G::node_id{}, 0)) x;
+  std::vector<std::int64_t> pads;
+  std::size_t s;
+};
+
+template <class G>
+std::optional<movable_pad<G>> movable_pad_input(const G& g, typename G::node_id v) {
+  const auto in = g.input(v, 0);
+  if (in.empty || in.port != 0 || g.uses(in.node).size() != 1 || g[in.node].device != g[v].device) return std::nullopt;
+  if (g.num_inputs(in.node) < 1 || g.input(in.node, 0).empty) return std::nullopt;
+  if (get_or<std::string>(g[v].attrs, "auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
+  auto pads = zero_pads(g, in.node);
+  if (!pads || pads->size() < 6 || pads->size() % 2 != 0) return std::nullopt;
+  const std::size_t r = pads->size() / 2;
+  if ((*pads)[0] != 0 || (*pads)[1] != 0 || (*pads)[r] != 0 || (*pads)[r + 1] != 0) return std::nullopt;
+  for (auto p : *pads)
+    if (p < 0) return std::nullopt;
+  return movable_pad<G>{in.node, g.input(in.node, 0), std::move(*pads), r - 2};
+}
+
+/// `v`'s `pads` (zeros when absent) plus the moved Pad's spatial pads, with checked
+/// arithmetic (the attributes may be anything); nothing when `v`'s `pads` has the wrong length,
+/// a sum overflows, or a side's sum is above `limit(axis)`.
+template <class G, class Limit>
+std::optional<std::vector<std::int64_t>> merged_pads(const G& g, typename G::node_id v, const movable_pad<G>& p,
+                                                     Limit limit) {
+  const std::size_t s = p.s, r = s + 2;
+  auto cp = get_or<std::vector<std::int64_t>>(g[v].attrs, "pads", std::vector<std::int64_t>(2 * s, 0));
+  if (cp.size() != 2 * s) return std::nullopt;
+  for (std::size_t i = 0; i < s; ++i) {
+    const auto lo = checked_add(cp[i], p.pads[2 + i]), hi = checked_add(cp[s + i], p.pads[r + 2 + i]);
+    if (!lo || !hi) return std::nullopt;
+    const std::optional<std::int64_t> most = limit(i);
+    if (!most || *lo > *most || *hi > *most) return std::nullopt;
+    cp[i] = *lo;
+    cp[s + i] = *hi;
+  }
+  return cp;
+}
+
+/// `v` reads what the Pad read, with `pads` as its own; the Pad erased.
+template <class G>
+void move_pad_into(rewriter<G>& rw, typename G::node_id v, const movable_pad<G>& p, std::vector<std::int64_t> pads) {
+  G& g = rw.graph();
+  g[v].attrs.insert_or_assign("pads", attribute(std::move(pads)));
+  g.set_input(v, 0, p.x.node, p.x.port);
+  rw.changed(v);
+  rw.erase(p.pad);
+}
+
 /// `Conv(Pad(x, pads))` with zero padding of the spatial dims only: the Conv reads `x` and
 /// pads itself (its `pads` grow by the Pad's). Not with `auto_pad`, nor negative pads. Any
 /// channels-first convolution with ONNX's `pads` (Conv, `gpass::FusedConv`; the Pad an ONNX
 /// or TF one, `zero_pads`).
 template <class G>
 bool fuse_pad_into_conv(rewriter<G>& rw, typename G::node_id v) {
-  G& g = rw.graph();
+  const G& g = rw.graph();
   if (g.num_inputs(v) < 2) return false;
-  auto in = g.input(v, 0);
-  if (in.empty || in.port != 0 || g.uses(in.node).size() != 1 || g[in.node].device != g[v].device) return false;
-  auto pads = zero_pads(g, in.node);
-  if (!pads || pads->size() < 6 || pads->size() % 2 != 0) return false;
-  const std::size_t r = pads->size() / 2;
-  if ((*pads)[0] != 0 || (*pads)[1] != 0 || (*pads)[r] != 0 || (*pads)[r + 1] != 0) return false;
-  for (auto p : *pads)
-    if (p < 0) return false;
-  auto& attrs = g[v].attrs;
-  if (get_or<std::string>(attrs, "auto_pad", "NOTSET") != "NOTSET") return false;
-  std::vector<std::int64_t> cp(2 * (r - 2), 0);
-  if (auto a = attrs.find("pads"); a != attrs.end()) {
-    cp = a->second.template as<std::vector<std::int64_t>>();
-    if (cp.size() != 2 * (r - 2)) return false;
-  }
-  for (std::size_t i = 0; i + 2 < r; ++i) {  // (checked: the attributes may be anything)
-    const auto lo = checked_add(cp[i], (*pads)[2 + i]), hi = checked_add(cp[(r - 2) + i], (*pads)[r + 2 + i]);
-    if (!lo || !hi) return false;
-    cp[i] = *lo;
-    cp[(r - 2) + i] = *hi;
-  }
-  if (g.num_inputs(in.node) < 1 || g.input(in.node, 0).empty) return false;
-  auto x = g.input(in.node, 0);
-  attrs.insert_or_assign("pads", attribute(std::move(cp)));
-  g.set_input(v, 0, x.node, x.port);
-  rw.changed(v);
-  rw.erase(in.node);
+  const auto p = movable_pad_input(g, v);
+  if (!p) return false;
+  auto pads = merged_pads(g, v, *p, [](std::size_t) { return std::optional<std::int64_t>(std::numeric_limits<std::int64_t>::max()); });
+  if (!pads) return false;
+  move_pad_into(rw, v, *p, std::move(*pads));
   return true;
 }
 
@@ -92,38 +128,21 @@ bool never_negative(const G& g, typename G::node_id n, int port) {
 /// Indices output (they count positions of the padded input).
 template <class G>
 bool fuse_pad_into_max_pool(rewriter<G>& rw, typename G::node_id v) {
-  G& g = rw.graph();
+  const G& g = rw.graph();
   if (g.num_inputs(v) != 1 || g[v].outputs.size() != 1) return false;
-  auto in = g.input(v, 0);
-  if (in.empty || in.port != 0 || g.uses(in.node).size() != 1 || g[in.node].device != g[v].device) return false;
-  if (g.num_inputs(in.node) < 1 || g.input(in.node, 0).empty) return false;
-  const auto x = g.input(in.node, 0);
-  if (!never_negative(g, x.node, x.port)) return false;
-  auto pads = zero_pads(g, in.node);
-  if (!pads || pads->size() < 6 || pads->size() % 2 != 0) return false;
-  const std::size_t r = pads->size() / 2, s = r - 2;
-  if ((*pads)[0] != 0 || (*pads)[1] != 0 || (*pads)[r] != 0 || (*pads)[r + 1] != 0) return false;
-  for (auto p : *pads)
-    if (p < 0) return false;
-  auto& attrs = g[v].attrs;
-  if (get_or<std::string>(attrs, "auto_pad", "NOTSET") != "NOTSET" || get_or<std::int64_t>(attrs, "ceil_mode", 0) != 0)
-    return false;
-  const auto k = get_or<std::vector<std::int64_t>>(attrs, "kernel_shape", {});
-  const auto d = get_or<std::vector<std::int64_t>>(attrs, "dilations", std::vector<std::int64_t>(s, 1));
-  std::vector<std::int64_t> mp = get_or<std::vector<std::int64_t>>(attrs, "pads", std::vector<std::int64_t>(2 * s, 0));
-  if (k.size() != s || d.size() != s || mp.size() != 2 * s) return false;
-  for (std::size_t i = 0; i < s; ++i) {  // (checked: the attributes may be anything)
-    const auto lo = checked_add(mp[i], (*pads)[2 + i]), hi = checked_add(mp[s + i], (*pads)[r + 2 + i]);
-    if (k[i] < 1 || d[i] < 1 || !lo || !hi) return false;
-    const auto reach = checked_mul(k[i] - 1, d[i]);  // the window's extent less one
-    if (!reach || *lo > *reach || *hi > *reach) return false;
-    mp[i] = *lo;
-    mp[s + i] = *hi;
-  }
-  attrs.insert_or_assign("pads", attribute(std::move(mp)));
-  g.set_input(v, 0, x.node, x.port);
-  rw.changed(v);
-  rw.erase(in.node);
+  if (get_or<std::int64_t>(g[v].attrs, "ceil_mode", 0) != 0) return false;
+  const auto p = movable_pad_input(g, v);
+  if (!p || !never_negative(g, p->x.node, p->x.port)) return false;
+  const std::size_t s = p->s;
+  const auto k = get_or<std::vector<std::int64_t>>(g[v].attrs, "kernel_shape", {});
+  const auto d = get_or<std::vector<std::int64_t>>(g[v].attrs, "dilations", std::vector<std::int64_t>(s, 1));
+  if (k.size() != s || d.size() != s) return false;
+  auto pads = merged_pads(g, v, *p, [&](std::size_t i) -> std::optional<std::int64_t> {
+    if (k[i] < 1 || d[i] < 1) return std::nullopt;
+    return checked_mul(k[i] - 1, d[i]);  // the window's extent less one
+  });
+  if (!pads) return false;
+  move_pad_into(rw, v, *p, std::move(*pads));
   return true;
 }
 

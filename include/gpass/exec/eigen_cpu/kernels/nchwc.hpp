@@ -366,11 +366,12 @@ inline const kernel_set& kernels_for(i64 b) {
 /// Task counts of the kernels of `k`. A task of conv: one "row" (`conv_rows`) of one image and
 /// one chunk of up to `conv_f` output blocks of a group; of depthwise and pool: one output row
 /// of one channel block of one image; of global_pool: one channel block of one image.
-inline i64 conv_tasks(const conv_args& a, const kernel_set& k) {
-  const geometry& g = a.g;
+/// Conv tasks per "row": images x groups x chunks of up to `conv_f` output blocks.
+inline i64 conv_units(const geometry& g, const kernel_set& k) {
   const i64 groups = g.G == 1 ? 1 : g.G;
-  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f) * conv_rows(g, a.in, a.segment);
+  return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f);
 }
+inline i64 conv_tasks(const conv_args& a, const kernel_set& k) { return conv_units(a.g, k) * conv_rows(a.g, a.in, a.segment); }
 
 /// The `conv_args::segment` for `threads` threads: conv_segment, or, where that leaves fewer
 /// than 8 tasks per thread (small planes, few output blocks: a network's last layers), runs of
@@ -378,8 +379,7 @@ inline i64 conv_tasks(const conv_args& a, const kernel_set& k) {
 /// about equal work. (A tile's filter traffic does not depend on the segment.)
 inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads) {
   if (threads <= 1) return conv_segment;
-  const i64 groups = g.G == 1 ? 1 : g.G;
-  const i64 units = g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f);  // tasks per pixel run
+  const i64 units = conv_units(g, k);  // tasks per pixel run
   const i64 want = 8 * static_cast<i64>(threads);
   if (units * blocks(g.OH * g.OW, conv_segment) >= want) return conv_segment;
   const i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
