@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -444,6 +445,57 @@ TEST_CASE("exec.nn.rnn.bidirectional_sequence_lens_layout") {
   check_close(out1[1].tensor(), want_yh1);
 }
 
+/// One recurrent cell of the f32-against-f64 checks: op, gates, GRU's linear_before_reset,
+/// whether an LSTM gets peepholes.
+struct rnn_cell_case {
+  const char* op;
+  i64 gates;
+  i64 lbr;
+  bool peepholes;
+};
+
+/// Runs the layer `cc` (hidden H, direction `dir`) on f32 inputs with `f32` (its weights as
+/// inputs, then as constant inputs of the node, packed once) and on the same values in f64
+/// with `f64` (Eigen in double): every output agrees within 2e-5.
+inline void check_rnn_against_double(nn_fixture& f32, nn_fixture& f64, const rnn_cell_case& cc, i64 H, const char* dir,
+                                     const tensor& x, const tensor& w, const tensor& r, const tensor& b, const tensor& lens,
+                                     const tensor& h0, const tensor& c0, const tensor& p) {
+  auto f64_of = [](const tensor& t) {
+    tensor v(gpass::dtype::f64, t.sizes());
+    for (i64 i = 0; i < t.size(); ++i) v.data<double>()[i] = t.data<float>()[i];
+    return v;
+  };
+  gpass::attribute_map a = attrs({{"hidden_size", H}, {"direction", std::string(dir)}});
+  if (cc.lbr) a["linear_before_reset"] = cc.lbr;
+  const bool lstm = std::string(cc.op) == "LSTM";
+  auto n = node(cc.op, 14, lstm ? 3 : 2, a);
+  std::vector<value> in{x, w, r, b, lens, h0};
+  std::vector<value> in64{f64_of(x), f64_of(w), f64_of(r), f64_of(b), lens, f64_of(h0)};
+  if (lstm) {
+    in.push_back(c0);
+    in64.push_back(f64_of(c0));
+    if (cc.peepholes) {
+      in.push_back(p);
+      in64.push_back(f64_of(p));
+    }
+  }
+  const auto want = f64.run(n, in64);
+  auto constant = n;
+  constant.constant_inputs = {std::nullopt, w, r};
+  for (const kernel_node* k : {&n, &constant}) {
+    const auto got = f32.run(*k, in);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      const tensor& g = got[o].tensor();
+      const tensor& e = want[o].tensor();
+      REQUIRE(g.sizes() == e.sizes());
+      double worst = 0;
+      for (i64 i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g.data<float>()[i] - e.data<double>()[i]));
+      CHECK(worst < 2e-5);
+    }
+  }
+}
+
 TEST_CASE("exec.nn.rnn.engine_against_double") {
   // f32 layers run on the GEMM engine (weights packed per run, or once when they are constant
   // inputs of the node); f64 layers run on Eigen in double: the same layer in both types
@@ -452,22 +504,11 @@ TEST_CASE("exec.nn.rnn.engine_against_double") {
   // GRU's two reset placements, peepholes, initial states.
   nn_fixture f;
   const i64 S = 5, I = 19, H = 37;
-  auto f64_of = [](const tensor& t) {
-    tensor r(gpass::dtype::f64, t.sizes());
-    for (i64 i = 0; i < t.size(); ++i) r.data<double>()[i] = t.data<float>()[i];
-    return r;
-  };
-  struct cell_case {
-    const char* op;
-    i64 gates;
-    i64 lbr;
-    bool peepholes;
-  };
-  for (const cell_case& cc : {cell_case{"LSTM", 4, 0, true}, cell_case{"LSTM", 4, 0, false}, cell_case{"GRU", 3, 0, false},
-                              cell_case{"GRU", 3, 1, false}, cell_case{"RNN", 1, 0, false}})
+  for (const rnn_cell_case& cc : {rnn_cell_case{"LSTM", 4, 0, true}, rnn_cell_case{"LSTM", 4, 0, false}, rnn_cell_case{"GRU", 3, 0, false},
+                                  rnn_cell_case{"GRU", 3, 1, false}, rnn_cell_case{"RNN", 1, 0, false}})
     for (i64 B : {i64{3}, i64{1}})
       for (const char* dir : {"forward", "reverse", "bidirectional"}) {
-        INFO(cc.op << " linear_before_reset=" << cc.lbr << " peepholes=" << cc.peepholes << " B=" << B << " " << dir);
+        INFO(std::string(cc.op) << " linear_before_reset=" << cc.lbr << " peepholes=" << cc.peepholes << " B=" << B << " " << dir);
         const i64 D = std::string(dir) == "bidirectional" ? 2 : 1, GH = cc.gates * H;
         const tensor x = tensor::from<float>(iota_f(S * B * I, 0.8f), {S, B, I});
         const tensor w = tensor::from<float>(iota_f(D * GH * I, 0.3f, 0.01f), {D, GH, I});
@@ -477,36 +518,40 @@ TEST_CASE("exec.nn.rnn.engine_against_double") {
         const tensor h0 = tensor::from<float>(iota_f(D * B * H, 0.5f), {D, B, H});
         const tensor c0 = tensor::from<float>(iota_f(D * B * H, -0.4f), {D, B, H});
         const tensor p = tensor::from<float>(iota_f(D * 3 * H, 0.1f), {D, 3 * H});
-        gpass::attribute_map a = attrs({{"hidden_size", H}, {"direction", std::string(dir)}});
-        if (cc.lbr) a["linear_before_reset"] = cc.lbr;
-        const bool lstm = std::string(cc.op) == "LSTM";
-        auto n = node(cc.op, 14, lstm ? 3 : 2, a);
-        std::vector<value> in{x, w, r, b, lens, h0};
-        std::vector<value> in64{f64_of(x), f64_of(w), f64_of(r), f64_of(b), lens, f64_of(h0)};
-        if (lstm) {
-          in.push_back(c0);
-          in64.push_back(f64_of(c0));
-          if (cc.peepholes) {
-            in.push_back(p);
-            in64.push_back(f64_of(p));
-          }
-        }
-        const auto want = f.run(n, in64);
-        auto constant = n;
-        constant.constant_inputs = {std::nullopt, w, r};
-        for (const kernel_node* k : {&n, &constant}) {
-          const auto got = f.run(*k, in);
-          REQUIRE(got.size() == want.size());
-          for (std::size_t o = 0; o < got.size(); ++o) {
-            const tensor& g = got[o].tensor();
-            const tensor& e = want[o].tensor();
-            REQUIRE(g.sizes() == e.sizes());
-            double worst = 0;
-            for (i64 i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g.data<float>()[i] - e.data<double>()[i]));
-            CHECK(worst < 2e-5);
-          }
-        }
+        check_rnn_against_double(f, f, cc, H, dir, x, w, r, b, lens, h0, c0, p);
       }
+}
+
+TEST_CASE("exec.nn.rnn.sequences_shared_by_threads") {
+  // f32 layers whose batch is big enough to share run their sequences in ranges, one thread
+  // each, every step (40 sequences over 2 and 3 threads): against the same layer in double on
+  // one thread. Every cell (the default LSTM, an LSTM with peepholes, GRU with both reset
+  // placements, RNN), sequences of every length (empty ones, full ones), both directions and
+  // bidirectional (the directions on the threads, the sequences not shared), hidden 64 and 45
+  // (ragged against the panels), random weights, initial states.
+  nn_fixture one;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(-0.6f, 0.6f);
+  auto random = [&](std::vector<i64> s) {
+    tensor t(gpass::dtype::f32, s);
+    for (i64 i = 0; i < t.size(); ++i) t.data<float>()[i] = u(rng);
+    return t;
+  };
+  for (int threads : {2, 3})
+    for (const rnn_cell_case& cc : {rnn_cell_case{"LSTM", 4, 0, false}, rnn_cell_case{"LSTM", 4, 0, true}, rnn_cell_case{"GRU", 3, 0, false},
+                                    rnn_cell_case{"GRU", 3, 1, false}, rnn_cell_case{"RNN", 1, 0, false}})
+      for (i64 H : {i64{64}, i64{45}})
+        for (const char* dir : {"forward", "reverse", "bidirectional"}) {
+          INFO("threads=" << threads << " " << std::string(cc.op) << " lbr=" << cc.lbr << " peepholes=" << cc.peepholes << " H=" << H << " " << dir);
+          nn_fixture many(threads);
+          const i64 S = 8, B = 40, I = 23, D = std::string(dir) == "bidirectional" ? 2 : 1, GH = cc.gates * H;
+          const tensor x = random({S, B, I}), w = random({D, GH, I}), r = random({D, GH, H}), b = random({D, 2 * GH});
+          const tensor h0 = random({D, B, H}), c0 = random({D, B, H}), p = random({D, 3 * H});
+          std::vector<std::int32_t> len_values(static_cast<std::size_t>(B));
+          for (i64 i = 0; i < B; ++i) len_values[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i == 3 ? 0 : i % 3 == 0 ? S : (i * 5) % (S + 1));
+          const tensor lens = tensor::from<std::int32_t>(len_values, {B});
+          check_rnn_against_double(many, one, cc, H, dir, x, w, r, b, lens, h0, c0, p);
+        }
 }
 
 TEST_CASE("exec.nn.rnn.activations_and_errors") {

@@ -672,6 +672,47 @@ struct rnn_packed {
   }
 };
 
+/// The steps of the default LSTM cell (sigmoid gates, tanh, no peepholes, clip or coupled
+/// gates) in f32, for one direction. `xw` [S * B, 4H] holds the input projections with the
+/// biases; step t multiplies h R^T into its own rows (each read once, so no copy), then runs
+/// the cell, updating the state `h`, `c` [B, H] in place. `y` (or null) at (t, b) is
+/// y[t * y_step + b * H].
+///
+/// The sequences of a batch are independent: with `share` and a batch big enough, its rows
+/// are cut into ranges, each range running every step on one thread without waiting for the
+/// others (its rows of the state and of xw stay in that core's cache). Cutting the hidden
+/// units instead needs every thread to wait for all the others at every step and to read the
+/// other threads' halves of h from their caches: on two cores that was no faster than one.
+inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& pr, float* xw, i64 S, i64 B, i64 H,
+                       bool rev, const std::vector<i64>& lens, float* h, float* c, float* y, i64 y_step) {
+  const i64 GH = 4 * H;
+  // per row: S steps of 4H x H multiply-adds (~0.02 ns each on one core) and 5H activations
+  auto rows = [&](i64 b0, i64 b1) {
+    for (i64 step = 0; step < S; ++step) {
+      const i64 t = rev ? S - 1 - step : step;
+      float* g = xw + t * B * GH;
+      sgemm::multiply(*pr.ki, h + b0 * H, 0, b1 - b0, pr.data.data(), pr.panel_stride(), GH, H, g + b0 * GH, GH, true, 0, GH, H);
+      for (i64 b = b0; b < b1; ++b) {
+        float* out = y ? y + t * y_step + b * H : nullptr;
+        if (t >= lens[static_cast<std::size_t>(b)]) {  // past this sequence's end: the state kept, zeros out
+          if (out) std::fill_n(out, H, 0.0f);
+          continue;
+        }
+        float* gr = g + b * GH;
+        arr_map<float> iof(gr, 3 * H), gc(gr + 3 * H, H), hv(h + b * H, H), cv(c + b * H, H);
+        iof = (1.0f + (-iof).exp()).inverse();
+        arr_map<float> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
+        cv = gf * cv + gi * gc.tanh();
+        hv = go * cv.tanh();
+        if (out) std::copy_n(hv.data(), H, out);
+      }
+    }
+  };
+  if (!share) return rows(0, B);
+  // per row: S steps of 4H x H multiply-adds (~0.02 ns each on one core) and 5H activations
+  cpu.parallel_for(B, static_cast<double>(S) * static_cast<double>(GH) * (0.02 * static_cast<double>(H) + 1.0), rows);
+}
+
 /// Runs every direction; fills y [S, D, B, H] (when not null), yh and yc [D, B, H]. f32
 /// layers multiply with the GEMM engine on `packed` (the input projections of every step as
 /// one product, then one small product per step), others with Eigen.
@@ -695,126 +736,147 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
       }
       // input projections of every step at once, biases added: [S*B, G*H]
       rmat<C> xw(S * B, GH);
-      for (i64 row = 0; row < S * B; ++row) xw.row(row) = bsum.transpose().matrix();
-      if constexpr (engine) {
+      if constexpr (engine) {  // rows shared out over the threads (one direction: the other waits)
         const sgemm::packed_b& pw = packed->w[static_cast<std::size_t>(d)];
-        if (S * B > 0) sgemm::multiply(*pw.ki, in.x, 0, S * B, pw.data.data(), pw.panel_stride(), GH, I, xw.data(), GH, true, 0, -1, std::max<i64>(I, 1));
+        cpu.parallel_for(S * B, 0.02 * static_cast<double>(GH) * static_cast<double>(std::max<i64>(I, 1)), [&](i64 r0, i64 r1) {
+          for (i64 row = r0; row < r1; ++row) xw.row(row) = bsum.transpose().matrix();
+          sgemm::multiply(*pw.ki, in.x + r0 * I, 0, r1 - r0, pw.data.data(), pw.panel_stride(), GH, I, xw.data() + r0 * GH, GH,
+                          true, 0, -1, std::max<i64>(I, 1));
+        });
       } else {
+        for (i64 row = 0; row < S * B; ++row) xw.row(row) = bsum.transpose().matrix();
         if (S * B > 0) xw.noalias() += cmap(in.x, S * B, I) * W.transpose();
       }
-      // g[:, c0 + ...] += h * (R's rows of `segment`: [0, n), or a GRU's [2H, 3H))^T, h [B, H]
+      // g[:, c0 + ...] += h * (R's rows of `segment`: [0, n), or a GRU's [2H, 3H))^T, h [g.rows(), H]
       // with row stride ldh
       auto recur = [&](rmat<C>& g, const C* h, i64 ldh, int segment, i64 c0, i64 n) {
         if constexpr (engine) {
           const sgemm::packed_b& pr = packed->r[static_cast<std::size_t>(d * packed->segments + segment)];
-          sgemm::multiply(*pr.ki, h, 0, B, pr.data.data(), pr.panel_stride(), n, H, g.data() + c0, g.cols(), true, 0, -1,
+          sgemm::multiply(*pr.ki, h, 0, g.rows(), pr.data.data(), pr.panel_stride(), n, H, g.data() + c0, g.cols(), true, 0, -1,
                           std::max<i64>(ldh, 1));
         } else {
-          g.middleCols(c0, n).noalias() += Eigen::Map<const rmat<C>, 0, Eigen::OuterStride<>>(h, B, H, Eigen::OuterStride<>(ldh)) *
+          g.middleCols(c0, n).noalias() += Eigen::Map<const rmat<C>, 0, Eigen::OuterStride<>>(h, g.rows(), H, Eigen::OuterStride<>(ldh)) *
                                            R.middleRows(segment == 0 ? 0 : 2 * H, n).transpose();
         }
       };
-      rmat<C> h = cmap(in.h0 + d * B * H, B, H);
-      rmat<C> c = cmap(in.c0 + d * B * H, B, H);
-      rmat<C> g(B, GH), hn(B, H), cn(B, H), tmp(B, H);
       const C* P = in.peep ? in.peep + d * 3 * H : nullptr;
       const C clip = static_cast<C>(cfg.clip);
       const bool standard_lstm = cfg.kind == cell::lstm && !P && cfg.clip <= 0 && !cfg.input_forget &&
                                  act[0].kind == act_kind::sigmoid && act[1].kind == act_kind::tanh && act[2].kind == act_kind::tanh;
-      auto clipped = [&](C* p, i64 n) {
-        if (cfg.clip > 0) arr_map<C>(p, n) = arr_map<C>(p, n).max(-clip).min(clip);
-      };
-      for (i64 step = 0; step < S; ++step) {
-        const i64 t = rev ? S - 1 - step : step;
-        g = xw.middleRows(t * B, B);
-        if (cfg.kind == cell::gru) {
-          recur(g, h.data(), H, 0, 0, 2 * H);
-          for (i64 b = 0; b < B; ++b) {
-            C* gr = g.row(b).data();
-            clipped(gr, 2 * H);
-            apply_activation(act[0], gr, 2 * H);  // z and r
-          }
-          if (cfg.linear_before_reset) {
-            tmp.setZero();
-            recur(tmp, h.data(), H, 1, 0, H);  // tmp has H columns: its own row stride
-            for (i64 b = 0; b < B; ++b) {
-              arr_map<C> hr(g.row(b).data() + 2 * H, H);
-              hr += arr_map<C>(g.row(b).data() + H, H) * (arr_map<C>(tmp.row(b).data(), H) + carr_map<C>(rb + 2 * H, H));
-            }
-          } else {
-            for (i64 b = 0; b < B; ++b)
-              arr_map<C>(tmp.row(b).data(), H) = arr_map<C>(g.row(b).data() + H, H) * arr_map<C>(h.row(b).data(), H);
-            recur(g, tmp.data(), H, 1, 2 * H, H);
-          }
-          for (i64 b = 0; b < B; ++b) {
-            C* gr = g.row(b).data();
-            clipped(gr + 2 * H, H);
-            apply_activation(act[1], gr + 2 * H, H);
-            arr_map<C> z(gr, H), hh(gr + 2 * H, H);
-            arr_map<C>(hn.row(b).data(), H) = (C(1) - z) * hh + z * arr_map<C>(h.row(b).data(), H);
-          }
-        } else if (cfg.kind == cell::lstm && standard_lstm) {
-          // the default cell (sigmoid gates, tanh, no peepholes, clip or coupled gates): the
-          // gates i, o, f are contiguous in each row, one pass each for them and for c
-          recur(g, h.data(), H, 0, 0, GH);
-          for (i64 b = 0; b < B; ++b) {
-            C* gr = g.row(b).data();
-            arr_map<C> iof(gr, 3 * H), gc(gr + 3 * H, H);
-            iof = (C(1) + (-iof).exp()).inverse();
-            gc = gc.tanh();
-            arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
-            arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
-            cnew = gf * cp + gi * gc;
-            arr_map<C>(hn.row(b).data(), H) = go * cnew.tanh();
-          }
-        } else if (cfg.kind == cell::lstm) {
-          recur(g, h.data(), H, 0, 0, GH);
-          for (i64 b = 0; b < B; ++b) {
-            C* gr = g.row(b).data();
-            arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H), gc(gr + 3 * H, H);
-            arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
-            if (P) {
-              gi += carr_map<C>(P, H) * cp;
-              gf += carr_map<C>(P + 2 * H, H) * cp;
-            }
-            clipped(gr, H);
-            clipped(gr + 2 * H, H);
-            clipped(gr + 3 * H, H);
-            apply_activation(act[0], gr, H);
-            if (cfg.input_forget) gf = C(1) - gi;
-            else apply_activation(act[0], gr + 2 * H, H);
-            apply_activation(act[1], gr + 3 * H, H);
-            cnew = gf * cp + gi * gc;
-            if (P) go += carr_map<C>(P + H, H) * cnew;
-            clipped(gr + H, H);
-            apply_activation(act[0], gr + H, H);
-            arr_map<C> hv(hn.row(b).data(), H);
-            hv = cnew;
-            apply_activation(act[2], hv.data(), H);
-            hv *= go;
-          }
-        } else {
-          recur(g, h.data(), H, 0, 0, GH);
-          for (i64 b = 0; b < B; ++b) {
-            C* gr = g.row(b).data();
-            clipped(gr, H);
-            apply_activation(act[0], gr, H);
-            arr_map<C>(hn.row(b).data(), H) = arr_map<C>(gr, H);
-          }
-        }
-        for (i64 b = 0; b < B; ++b) {
-          C* out = y ? y + ((t * D + d) * B + b) * H : nullptr;
-          if (t >= in.lens[static_cast<std::size_t>(b)]) {  // past this sequence's end: zeros
-            if (out) std::fill_n(out, H, C(0));
-            continue;
-          }
-          h.row(b) = hn.row(b);
-          if (cfg.kind == cell::lstm) c.row(b) = cn.row(b);
-          if (out) std::copy_n(hn.row(b).data(), H, out);
+      if constexpr (engine) {
+        if (standard_lstm) {
+          std::copy_n(in.h0 + d * B * H, B * H, yh + d * B * H);
+          std::copy_n(in.c0 + d * B * H, B * H, yc + d * B * H);
+          lstm_steps(cpu, D == 1, packed->r[static_cast<std::size_t>(d)], xw.data(), S, B, H, rev, in.lens, yh + d * B * H,
+                     yc + d * B * H, y ? y + d * B * H : nullptr, D * B * H);
+          continue;
         }
       }
-      std::copy_n(h.data(), B * H, yh + d * B * H);
-      std::copy_n(c.data(), B * H, yc + d * B * H);
+      // the sequences [b0, b1) of the batch, every step (sequences are independent: see lstm_steps)
+      auto rows = [&](i64 b0, i64 b1) {
+        const i64 Bn = b1 - b0;
+        rmat<C> h = cmap(in.h0 + (d * B + b0) * H, Bn, H);
+        rmat<C> c = cmap(in.c0 + (d * B + b0) * H, Bn, H);
+        rmat<C> g(Bn, GH), hn(Bn, H), cn(Bn, H), tmp(Bn, H);
+        auto clipped = [&](C* p, i64 n) {
+          if (cfg.clip > 0) arr_map<C>(p, n) = arr_map<C>(p, n).max(-clip).min(clip);
+        };
+        for (i64 step = 0; step < S; ++step) {
+          const i64 t = rev ? S - 1 - step : step;
+          g = xw.middleRows(t * B + b0, Bn);
+          if (cfg.kind == cell::gru) {
+            recur(g, h.data(), H, 0, 0, 2 * H);
+            for (i64 b = 0; b < Bn; ++b) {
+              C* gr = g.row(b).data();
+              clipped(gr, 2 * H);
+              apply_activation(act[0], gr, 2 * H);  // z and r
+            }
+            if (cfg.linear_before_reset) {
+              tmp.setZero();
+              recur(tmp, h.data(), H, 1, 0, H);  // tmp has H columns: its own row stride
+              for (i64 b = 0; b < Bn; ++b) {
+                arr_map<C> hr(g.row(b).data() + 2 * H, H);
+                hr += arr_map<C>(g.row(b).data() + H, H) * (arr_map<C>(tmp.row(b).data(), H) + carr_map<C>(rb + 2 * H, H));
+              }
+            } else {
+              for (i64 b = 0; b < Bn; ++b)
+                arr_map<C>(tmp.row(b).data(), H) = arr_map<C>(g.row(b).data() + H, H) * arr_map<C>(h.row(b).data(), H);
+              recur(g, tmp.data(), H, 1, 2 * H, H);
+            }
+            for (i64 b = 0; b < Bn; ++b) {
+              C* gr = g.row(b).data();
+              clipped(gr + 2 * H, H);
+              apply_activation(act[1], gr + 2 * H, H);
+              arr_map<C> z(gr, H), hh(gr + 2 * H, H);
+              arr_map<C>(hn.row(b).data(), H) = (C(1) - z) * hh + z * arr_map<C>(h.row(b).data(), H);
+            }
+          } else if (cfg.kind == cell::lstm && standard_lstm) {
+            // the default cell (sigmoid gates, tanh, no peepholes, clip or coupled gates): the
+            // gates i, o, f are contiguous in each row, one pass each for them and for c
+            recur(g, h.data(), H, 0, 0, GH);
+            for (i64 b = 0; b < Bn; ++b) {
+              C* gr = g.row(b).data();
+              arr_map<C> iof(gr, 3 * H), gc(gr + 3 * H, H);
+              iof = (C(1) + (-iof).exp()).inverse();
+              gc = gc.tanh();
+              arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
+              arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
+              cnew = gf * cp + gi * gc;
+              arr_map<C>(hn.row(b).data(), H) = go * cnew.tanh();
+            }
+          } else if (cfg.kind == cell::lstm) {
+            recur(g, h.data(), H, 0, 0, GH);
+            for (i64 b = 0; b < Bn; ++b) {
+              C* gr = g.row(b).data();
+              arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H), gc(gr + 3 * H, H);
+              arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
+              if (P) {
+                gi += carr_map<C>(P, H) * cp;
+                gf += carr_map<C>(P + 2 * H, H) * cp;
+              }
+              clipped(gr, H);
+              clipped(gr + 2 * H, H);
+              clipped(gr + 3 * H, H);
+              apply_activation(act[0], gr, H);
+              if (cfg.input_forget) gf = C(1) - gi;
+              else apply_activation(act[0], gr + 2 * H, H);
+              apply_activation(act[1], gr + 3 * H, H);
+              cnew = gf * cp + gi * gc;
+              if (P) go += carr_map<C>(P + H, H) * cnew;
+              clipped(gr + H, H);
+              apply_activation(act[0], gr + H, H);
+              arr_map<C> hv(hn.row(b).data(), H);
+              hv = cnew;
+              apply_activation(act[2], hv.data(), H);
+              hv *= go;
+            }
+          } else {
+            recur(g, h.data(), H, 0, 0, GH);
+            for (i64 b = 0; b < Bn; ++b) {
+              C* gr = g.row(b).data();
+              clipped(gr, H);
+              apply_activation(act[0], gr, H);
+              arr_map<C>(hn.row(b).data(), H) = arr_map<C>(gr, H);
+            }
+          }
+          for (i64 b = 0; b < Bn; ++b) {
+            C* out = y ? y + ((t * D + d) * B + b0 + b) * H : nullptr;
+            if (t >= in.lens[static_cast<std::size_t>(b0 + b)]) {  // past this sequence's end: zeros
+              if (out) std::fill_n(out, H, C(0));
+              continue;
+            }
+            h.row(b) = hn.row(b);
+            if (cfg.kind == cell::lstm) c.row(b) = cn.row(b);
+            if (out) std::copy_n(hn.row(b).data(), H, out);
+          }
+        }
+        std::copy_n(h.data(), Bn * H, yh + (d * B + b0) * H);
+        std::copy_n(c.data(), Bn * H, yc + (d * B + b0) * H);
+      };
+      if (D == 1)
+        cpu.parallel_for(B, static_cast<double>(S) * static_cast<double>(GH) * (0.02 * static_cast<double>(H) + 1.0), rows);
+      else  // the directions already run on the threads
+        rows(0, B);
     }
   });
 }
