@@ -79,9 +79,23 @@ using compute_t = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_s
 /// pass the log of the smallest normal value (`exp_normal_or_zero`), so their probabilities
 /// are normal numbers or 0: a masked score gives exactly 0 (the engine's products flush
 /// subnormals anyway; an elementwise op reading one would pay a microcode assist).
+///
+/// Eigen 3.4's `select` has no packet form (an expression holding one is evaluated a
+/// coefficient at a time, exp included: 4 ns per value), so the test is a functor with one:
+/// Eigen's packet exp, then a blend on the comparison's mask.
+template <class S>
+struct exp_or_zero_op {
+  S lowest;
+  S operator()(S v) const { return v < lowest ? S(0) : std::exp(v); }
+  template <class P>
+  P packetOp(const P& v) const {
+    namespace ei = Eigen::internal;
+    return ei::pselect(ei::pcmp_lt(v, ei::pset1<P>(lowest)), ei::pzero(v), ei::pexp(v));
+  }
+};
 template <class X, class S = typename std::decay_t<X>::Scalar>
 auto exp_or_zero(const X& x, S lowest = std::is_same_v<S, float> ? S(-88.3762626647949) : S(-709.436139303104)) {
-  return (x < lowest).select(S(0), x.exp());
+  return x.unaryExpr(exp_or_zero_op<S>{lowest});
 }
 template <class X, class S = typename std::decay_t<X>::Scalar>
 auto exp_normal_or_zero(const X& x) {
@@ -324,3 +338,9 @@ inline std::mt19937_64 make_engine(bool seeded, double seed) {
 }
 
 }  // namespace gpass::exec::cpu_detail
+
+/// exp_or_zero_op has a packet form where Eigen has a packet exp for the type.
+template <class S>
+struct Eigen::internal::functor_traits<gpass::exec::cpu_detail::exp_or_zero_op<S>> {
+  enum { Cost = functor_traits<scalar_exp_op<S>>::Cost + 2, PacketAccess = packet_traits<S>::HasExp && packet_traits<S>::HasCmp };
+};
