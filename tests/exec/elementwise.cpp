@@ -269,6 +269,46 @@ TEST_CASE("exec.elementwise.activations") {
   CHECK(vals<float>(f.run1("PRelu", {x4, t<float>({0.5f, 2}, {2})}, {}, 6)) == std::vector<float>{-0.5f, -0.5f, -2, -2});
 }
 
+TEST_CASE("exec.elementwise.sign_selects_vectorized") {
+  // LeakyRelu, Elu, PRelu and Exp choose per element by a comparison; over 1003 values (whole
+  // packets and a tail) with NaN, +-inf, +-0 and values past exp's range among them, f32 and
+  // f64, each equals the scalar rule: LeakyRelu and PRelu exactly (the sign of zero kept, NaN
+  // stays NaN), Elu and Exp within 2 ulp-ish (a packet exp), Exp exactly 0 below its range.
+  fixture f;
+  auto check_type = [&]<class T>() {
+    std::vector<T> xs;
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    for (T v : {nan, inf, -inf, T(0), -T(0), T(-1000), T(-90), T(-87.5), T(88), T(710)}) xs.push_back(v);
+    for (int i = 0; xs.size() < 1003; ++i) xs.push_back(T(std::sin(i * 0.37) * 6.0));
+    const tensor x = t<T>(xs, {static_cast<std::int64_t>(xs.size())});
+    auto same = [](T got, T want) {
+      if (std::isnan(want)) return std::isnan(got);
+      if (want == 0) return got == 0 && std::signbit(got) == std::signbit(want);
+      return got == want;
+    };
+    auto close = [](T got, T want) {
+      if (std::isnan(want)) return std::isnan(got);
+      if (std::isinf(want) || want == 0) return got == want;
+      return std::abs(got - want) <= T(4) * std::numeric_limits<T>::epsilon() * std::abs(want);
+    };
+    const auto leaky = vals<T>(f.run1("LeakyRelu", {x}, {{"alpha", 0.1}}));
+    const auto elu = vals<T>(f.run1("Elu", {x}, {{"alpha", 0.5}}));
+    const auto prelu = vals<T>(f.run1("PRelu", {x, t<T>({T(0.25)}, {1})}));
+    const auto ex = vals<T>(f.run1("Exp", {x}));
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const T v = xs[i];
+      INFO("x=" << v);
+      CHECK(same(leaky[i], v >= 0 ? v : v * T(0.1)));
+      CHECK(same(prelu[i], v < 0 ? v * T(0.25) : v));
+      CHECK(close(elu[i], v >= 0 ? v : T(0.5) * (std::exp(v) - T(1))));
+      const T lowest = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709.436139303104);
+      CHECK(close(ex[i], v < lowest ? T(0) : std::exp(v)));
+    }
+  };
+  check_type.template operator()<float>();
+  check_type.template operator()<double>();
+}
+
 TEST_CASE("exec.elementwise.where_clip") {
   fixture f;
   auto c = t<bool>({true, false}, {2});

@@ -97,6 +97,23 @@ template <class X, class S = typename std::decay_t<X>::Scalar>
 auto exp_or_zero(const X& x, S lowest = std::is_same_v<S, float> ? S(-88.3762626647949) : S(-709.436139303104)) {
   return x.unaryExpr(exp_or_zero_op<S>{lowest});
 }
+/// `x < bound ? if_less : otherwise` per coefficient of three Eigen array expressions of one
+/// size, vectorized (a compare and a blend per packet; Eigen 3.4's `select` is evaluated a
+/// coefficient at a time). A NaN x takes `otherwise`, as the scalar `x < bound ? ...` does.
+template <class S>
+struct where_less_op {
+  S bound;
+  S operator()(S x, S a, S b) const { return x < bound ? a : b; }
+  template <class P>
+  P packetOp(const P& x, const P& a, const P& b) const {
+    namespace ei = Eigen::internal;
+    return ei::pselect(ei::pcmp_lt(x, ei::pset1<P>(bound)), a, b);
+  }
+};
+template <class X, class A, class B, class S = typename std::decay_t<X>::Scalar>
+auto where_less(const X& x, S bound, const A& if_less, const B& otherwise) {
+  return Eigen::CwiseTernaryOp<where_less_op<S>, const X, const A, const B>(x, if_less, otherwise, where_less_op<S>{bound});
+}
 template <class X, class S = typename std::decay_t<X>::Scalar>
 auto exp_normal_or_zero(const X& x) {
   return exp_or_zero(x, std::is_same_v<S, float> ? S(-87.3365447505531) : S(-708.3964185322641));
@@ -339,8 +356,12 @@ inline std::mt19937_64 make_engine(bool seeded, double seed) {
 
 }  // namespace gpass::exec::cpu_detail
 
-/// exp_or_zero_op has a packet form where Eigen has a packet exp for the type.
+/// exp_or_zero_op and where_less_op have packet forms where Eigen has the packet operations.
 template <class S>
 struct Eigen::internal::functor_traits<gpass::exec::cpu_detail::exp_or_zero_op<S>> {
   enum { Cost = functor_traits<scalar_exp_op<S>>::Cost + 2, PacketAccess = packet_traits<S>::HasExp && packet_traits<S>::HasCmp };
+};
+template <class S>
+struct Eigen::internal::functor_traits<gpass::exec::cpu_detail::where_less_op<S>> {
+  enum { Cost = 2, PacketAccess = packet_traits<S>::HasCmp };
 };

@@ -998,14 +998,14 @@ inline void register_elementwise(registry& r) {
            const double alpha = n.attr<double>("alpha", 0.01);
            return unary_kernel<float_types, false>(
                uf{[alpha](auto x) { using C = decltype(x); return x >= C(0) ? x : x * C(alpha); },
-                  [alpha](const auto& x) { using S = scalar_of<decltype(x)>; return (x >= S(0)).select(x, x * S(alpha)); }},
+                  [alpha](const auto& x) { using S = scalar_of<decltype(x)>; return where_less(x, S(0), x * S(alpha), x); }},
                2.0);
          }});
   r.add({.op = "Elu", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {
            const double alpha = n.attr<double>("alpha", 1.0);
            return unary_kernel<float_types, false>(
                uf{[alpha](auto x) { using C = decltype(x); return x >= C(0) ? x : C(alpha) * (std::exp(x) - C(1)); },
-                  [alpha](const auto& x) { using S = scalar_of<decltype(x)>; return (x >= S(0)).select(x, S(alpha) * (x.exp() - S(1))); }},
+                  [alpha](const auto& x) { using S = scalar_of<decltype(x)>; return where_less(x, S(0), S(alpha) * (x.exp() - S(1)), x); }},
                10.0);
          }});
   r.add({.op = "Selu", .dtypes = float_types::dtypes(), .make = [](const kernel_node& n) -> fn {
@@ -1220,7 +1220,7 @@ inline void register_elementwise(registry& r) {
                if (y.size() == 0) return;
                binary_into<T, T, T>(ctx, x.data<T>(), x.sizes(), s.data<T>(), ss, y.data<T>(), x.sizes(),
                                     bf{[](auto a, auto b) { return a < decltype(a)(0) ? mul_w(a, b) : a; },
-                                       [](const auto& a, const auto& b) { return (a < scalar_of<decltype(a)>(0)).select(a * b, a); }},
+                                       [](const auto& a, const auto& b) { return where_less(a, scalar_of<decltype(a)>(0), a * b, a); }},
                                     2.0);
              });
            };

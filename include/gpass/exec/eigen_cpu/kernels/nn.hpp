@@ -626,11 +626,11 @@ void apply_activation(const activation& a, C* p, i64 n) {
     case act_kind::tanh: v = v.tanh(); break;
     case act_kind::sigmoid: v = (C(1) + (-v).exp()).inverse(); break;
     case act_kind::affine: v = v * al + be; break;
-    case act_kind::leaky_relu: v = (v >= C(0)).select(v, v * al); break;
+    case act_kind::leaky_relu: v = where_less(v, C(0), v * al, v); break;
     case act_kind::thresholded_relu: v = (v > al).select(v, C(0)); break;
     case act_kind::scaled_tanh: v = al * (v * be).tanh(); break;
     case act_kind::hard_sigmoid: v = (v * al + be).max(C(0)).min(C(1)); break;
-    case act_kind::elu: v = (v >= C(0)).select(v, al * (v.exp() - C(1))); break;
+    case act_kind::elu: v = where_less(v, C(0), al * (v.exp() - C(1)), v); break;
     case act_kind::softsign: v = v / (C(1) + v.abs()); break;
     case act_kind::softplus: v = (v > C(20)).select(v, (C(1) + v.exp()).log()); break;
   }
