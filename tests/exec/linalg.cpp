@@ -327,13 +327,15 @@ TEST_CASE("exec.linalg.sgemm_kernels") {
 
 TEST_CASE("exec.linalg.packed_constant_weights") {
   // Gemm / MatMul with B known as a constant when the kernel is made (packed once) agree with
-  // the unpacked kernel, on 1 and 2 threads; another B at run time is not mistaken for it
+  // the unpacked kernel, on 1 and 2 threads (splitting columns, or rows where M > N: 300 x 48,
+  // 777 x 100 with a ragged last row panel); another B at run time is not mistaken for it
   struct cfg {
     i64 M, K, N;
     bool ta, tb;
   };
   for (const cfg& c : std::vector<cfg>{{64, 300, 200, false, true}, {2, 7, 5, false, false}, {17, 1100, 130, true, true},
-                                       {33, 40, 1030, true, false}, {1, 50, 60, false, true}, {300, 64, 48, false, false}}) {
+                                       {33, 40, 1030, true, false}, {1, 50, 60, false, true}, {300, 64, 48, false, false},
+                                       {777, 33, 100, true, false}}) {
     INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " transA=" << c.ta << " transB=" << c.tb);
     auto a = random_tensor(c.ta ? std::vector<i64>{c.K, c.M} : std::vector<i64>{c.M, c.K}, 31);
     auto b = random_tensor(c.tb ? std::vector<i64>{c.N, c.K} : std::vector<i64>{c.K, c.N}, 32);

@@ -204,10 +204,13 @@ struct packed_constant {
   }
 };
 
-/// C[M, N] (row-major, row stride ldc) = alpha * op(A) * W (+ what `init(c0, c1)` put in
-/// columns [c0, c1) of C first, when `accumulate`), W (K x N) packed. op(A) is M x K: A
+/// C[M, N] (row-major, row stride ldc) = alpha * op(A) * W (+ what `init(r0, r1, c0, c1)` put
+/// in that block of C first, when `accumulate`), W (K x N) packed. op(A) is M x K: A
 /// row-major with row stride lda (read in place when alpha is 1), or K x M when `ta` (packed
-/// once by the caller, scaled by alpha); the threads split W's column panels.
+/// once by the caller, scaled by alpha). The threads split the longer side: W's column
+/// panels (each thread reads all of A and its part of W) or, for more rows than columns,
+/// A's row panels (each reads its part of A and all of W), so the operand read by every
+/// thread is the smaller one.
 template <class Init>
 void packed_gemm(const eigen_cpu& pol, const sgemm::packed_b& w, const float* a, i64 lda, bool ta, i64 M, float* c,
                  i64 ldc, float alpha, bool accumulate, Init&& init) {
@@ -224,16 +227,24 @@ void packed_gemm(const eigen_cpu& pol, const sgemm::packed_b& w, const float* a,
       for (i64 i = 0, n = sgemm::panels(M, ki.mr) * a_stride; i < n; ++i) packed[i] *= alpha;
     ap = packed;
   }
-  const i64 np = sgemm::panels(N, ki.nr);
-  auto part = [&](i64 b, i64 e) {
+  const i64 np = sgemm::panels(N, ki.nr), mp = sgemm::panels(M, ki.mr);
+  auto columns = [&](i64 b, i64 e) {  // column panels [b, e)
     const i64 c0 = b * ki.nr, c1 = std::min(N, e * ki.nr);
-    if (accumulate) init(c0, c1);
+    if (accumulate) init(0, M, c0, c1);
     sgemm::multiply(ki, ap, a_stride, M, w.data.data(), w.panel_stride(), N, K, c, ldc, accumulate, c0, c1,
                     in_place ? std::max<i64>(lda, 1) : 0);
   };
+  auto rows = [&](i64 b, i64 e) {  // row panels [b, e)
+    const i64 r0 = b * ki.mr, r1 = std::min(M, e * ki.mr);
+    if (accumulate) init(r0, r1, 0, N);
+    sgemm::multiply(ki, in_place ? ap + r0 * lda : ap + b * a_stride, a_stride, r1 - r0, w.data.data(), w.panel_stride(), N,
+                    K, c + r0 * ldc, ldc, accumulate, 0, N, in_place ? std::max<i64>(lda, 1) : 0);
+  };
   const double total = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(std::max<i64>(K, 1)) * mac_cost;
-  if (pol.threads() <= 1 || total < parallel_threshold || np < 2) part(0, np);
-  else pol.parallel_for(np, total / static_cast<double>(np), part);
+  if (pol.threads() <= 1 || total < parallel_threshold || (np < 2 && mp < 2)) columns(0, np);
+  else if (M > N && mp >= 2) pol.parallel_for(mp, total / static_cast<double>(mp), rows);
+  else if (np >= 2) pol.parallel_for(np, total / static_cast<double>(np), columns);
+  else pol.parallel_for(mp, total / static_cast<double>(mp), rows);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -2066,7 +2077,7 @@ inline void add_matmul(registry& r) {
                    const i64 rows = s.batches * s.M;
                    if (const sgemm::packed_b* w = pf.match(b); w && s.fold && rows >= 1 && b.rank() >= 2) {
                      packed_gemm(ctx.policy(), *w, a.data<float>(), s.K, false, rows, y.data<float>(), s.N, 1.0f, false,
-                                 [](i64, i64) {});
+                                 [](i64, i64, i64, i64) {});
                      return;
                    }
                  }
@@ -2165,7 +2176,7 @@ inline def gemm_def() {
                if constexpr (std::is_same_v<T, float>) {
                  if (const sgemm::packed_b* w = pf.match(b); w) {
                    packed_gemm(ctx.policy(), *w, ap, a.sizes()[1], ta, M, yp, N, static_cast<float>(alpha), cp != nullptr,
-                               [&](i64 c0, i64 c1) { init(0, M, c0, c1, false); });
+                               [&](i64 r0, i64 r1, i64 c0, i64 c1) { init(r0, r1, c0, c1, false); });
                    done = true;
                  }
                }

@@ -115,7 +115,7 @@ inline void register_tf_matmul(registry& r) {
                if (M >= 1 && K == w->depth) {
                  gpass::tensor& y = ctx.allocate_output(0, dtype::f32, {M, w->cols});
                  linalg::packed_gemm(ctx.policy(), *w, a.data<float>(), a.sizes()[1], ta, M, y.data<float>(), w->cols, 1.0f,
-                                     false, [](i64, i64) {});
+                                     false, [](i64, i64, i64, i64) {});
                  return;
                }
              }
