@@ -2,7 +2,7 @@
 //
 // The hottest CPU kernels of the real-model benchmark, one per process, for instruction
 // counts under callgrind (kernel_instructions.sh builds this against two commits' headers):
-// `kernel_instructions KERNEL [REPS]`, KERNEL one of the names below (dw, pw, c3, lstm1, ...). The kernel
+// `kernel_instructions KERNEL [REPS]`, KERNEL one of the names below (dw, pw, c3, lstm1, sdpa, ...). The kernel
 // is made once (constant weights packed, as a plan does), run once, then REPS times between
 // callgrind's start/stop requests; prints a checksum of output 0 and the wall time per run.
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 #include <valgrind/callgrind.h>
+#include <gpass/exec/eigen_cpu/kernels/attention.hpp>
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 using gpass::tensor;
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   ex::kernel_registry<ex::eigen_cpu> reg;
   ex::cpu_detail::register_linalg(reg);
   ex::cpu_detail::register_nn(reg);
+  ex::cpu_detail::register_attention(reg);
   ex::eigen_cpu cpu({.threads = 1});
   ex::kernel_node n{.name = "n", .op = "FusedConv", .opset = 1};
   n.domain = "gpass";
@@ -73,6 +75,15 @@ int main(int argc, char** argv) {
     n.input_types.resize(4);
     n.output_types.resize(3);
     n.constant_inputs = {std::nullopt, w, r};
+  }
+  else if (what == "sdpa") {  // the BERT-like encoder's fused attention at batch 8: 4 heads of 128 x 64, a key mask
+    const i64 B = 8, H = 4, S = 128, D = 64;
+    n = ex::kernel_node{.name = "n", .op = "ScaledDotProductAttention", .opset = 1};
+    n.domain = "gpass";
+    n.attrs = {{"scale", 0.125}};
+    in = {rnd({B, H, S, D}, 8), rnd({B, H, S, D}, 9), rnd({B, H, S, D}, 10), rnd({B, 1, 1, S}, 11)};
+    n.input_types.resize(4);
+    n.output_types.resize(1);
   }
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   double sum = 0;

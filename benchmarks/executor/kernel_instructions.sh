@@ -7,7 +7,8 @@
 # Builds kernel_instructions.cpp twice (-O3 -march=x86-64-v3) against each side's headers,
 # then prints, per kernel, the instructions per run of both sides and their ratio, and the
 # best of three wall-clock times per run (valgrind runs the AVX2 micro-kernels; the times are
-# native). Needs g++, valgrind, Eigen.
+# native). KERNELS (environment) picks some of them: KERNELS="lstm8 sdpa". Needs g++,
+# valgrind, Eigen.
 set -euo pipefail
 before=${1:?usage: kernel_instructions.sh BEFORE [OUT_DIR] [REPS]}
 out=${2:-/tmp/gpass-kernel-instructions}
@@ -20,7 +21,7 @@ g++ "${flags[@]}" -I"$out/before/include" "$repo/benchmarks/executor/kernel_inst
 g++ "${flags[@]}" -I"$repo/include" "$repo/benchmarks/executor/kernel_instructions.cpp" -o "$out/after.bin"
 wait
 printf '%-7s %14s %14s %6s %12s %12s\n' kernel before after ratio "before us" "after us"
-for k in dw dw2 dw6 dw7 dw13 dw14 dw112 pw pj pe pl c3 c3b c3c c3d c1 c1s2 stem lstm1 lstm8; do
+for k in ${KERNELS:-dw dw2 dw6 dw7 dw13 dw14 dw112 pw pj pe pl c3 c3b c3c c3d c1 c1s2 stem lstm1 lstm8 sdpa}; do
   declare -A ins us
   for side in before after; do
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/cg.$k.$side" "$out/$side.bin" "$k" "$reps" \
