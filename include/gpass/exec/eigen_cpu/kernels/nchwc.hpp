@@ -363,14 +363,14 @@ inline const kernel_set& kernels_for(i64 b) {
   return all.back();
 }
 
-/// Task counts of the kernels of `k`. A task of conv: one "row" (`conv_rows`) of one image and
-/// one chunk of up to `conv_f` output blocks of a group; of depthwise and pool: one output row
-/// of one channel block of one image; of global_pool: one channel block of one image.
 /// Conv tasks per "row": images x groups x chunks of up to `conv_f` output blocks.
 inline i64 conv_units(const geometry& g, const kernel_set& k) {
   const i64 groups = g.G == 1 ? 1 : g.G;
   return g.N * groups * blocks(conv_group_blocks(g, k.b), k.conv_f);
 }
+/// Task counts of the kernels of `k`. A task of conv: one "row" (`conv_rows`) of one image and
+/// one chunk of up to `conv_f` output blocks of a group; of depthwise and pool: one output row
+/// of one channel block of one image; of global_pool: one channel block of one image.
 inline i64 conv_tasks(const conv_args& a, const kernel_set& k) { return conv_units(a.g, k) * conv_rows(a.g, a.in, a.segment); }
 
 /// The `conv_args::segment` for `threads` threads: conv_segment, or, where that leaves fewer

@@ -686,7 +686,6 @@ struct rnn_packed {
 inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& pr, float* xw, i64 S, i64 B, i64 H,
                        bool rev, const std::vector<i64>& lens, float* h, float* c, float* y, i64 y_step) {
   const i64 GH = 4 * H;
-  // per row: S steps of 4H x H multiply-adds (~0.02 ns each on one core) and 5H activations
   auto rows = [&](i64 b0, i64 b1) {
     for (i64 step = 0; step < S; ++step) {
       const i64 t = rev ? S - 1 - step : step;
@@ -809,20 +808,6 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
               apply_activation(act[1], gr + 2 * H, H);
               arr_map<C> z(gr, H), hh(gr + 2 * H, H);
               arr_map<C>(hn.row(b).data(), H) = (C(1) - z) * hh + z * arr_map<C>(h.row(b).data(), H);
-            }
-          } else if (cfg.kind == cell::lstm && standard_lstm) {
-            // the default cell (sigmoid gates, tanh, no peepholes, clip or coupled gates): the
-            // gates i, o, f are contiguous in each row, one pass each for them and for c
-            recur(g, h.data(), H, 0, 0, GH);
-            for (i64 b = 0; b < Bn; ++b) {
-              C* gr = g.row(b).data();
-              arr_map<C> iof(gr, 3 * H), gc(gr + 3 * H, H);
-              iof = (C(1) + (-iof).exp()).inverse();
-              gc = gc.tanh();
-              arr_map<C> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
-              arr_map<C> cp(c.row(b).data(), H), cnew(cn.row(b).data(), H);
-              cnew = gf * cp + gi * gc;
-              arr_map<C>(hn.row(b).data(), H) = go * cnew.tanh();
             }
           } else if (cfg.kind == cell::lstm) {
             recur(g, h.data(), H, 0, 0, GH);
