@@ -673,18 +673,18 @@ struct rnn_packed {
 };
 
 /// The steps of the default LSTM cell (sigmoid gates, tanh, no peepholes, clip or coupled
-/// gates) in f32, for one direction. `xw` [S * B, 4H] holds the input projections with the
-/// biases; step t multiplies h R^T into its own rows (each read once, so no copy), then runs
-/// the cell, updating the state `h`, `c` [B, H] in place. `y` (or null) at (t, b) is
-/// y[t * y_step + b * H].
+/// gates) in f32, for one direction. `xw` [S * B, 4H] holds the input projections; step t
+/// multiplies h R^T into its own rows (each read once, so no copy), then runs the cell on
+/// them plus `bias` [4H] (Wb + Rb), updating the state `h`, `c` [B, H] in place. `y` (or
+/// null) at (t, b) is y[t * y_step + b * H].
 ///
 /// The sequences of a batch are independent: with `share` and a batch big enough, its rows
 /// are cut into ranges, each range running every step on one thread without waiting for the
 /// others (its rows of the state and of xw stay in that core's cache). Cutting the hidden
 /// units instead needs every thread to wait for all the others at every step and to read the
 /// other threads' halves of h from their caches: on two cores that was no faster than one.
-inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& pr, float* xw, i64 S, i64 B, i64 H,
-                       bool rev, const std::vector<i64>& lens, float* h, float* c, float* y, i64 y_step) {
+inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& pr, float* xw, const float* bias, i64 S, i64 B,
+                       i64 H, bool rev, const std::vector<i64>& lens, float* h, float* c, float* y, i64 y_step) {
   const i64 GH = 4 * H;
   auto rows = [&](i64 b0, i64 b1) {
     for (i64 step = 0; step < S; ++step) {
@@ -699,9 +699,9 @@ inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& 
         }
         float* gr = g + b * GH;
         arr_map<float> iof(gr, 3 * H), gc(gr + 3 * H, H), hv(h + b * H, H), cv(c + b * H, H);
-        iof = (1.0f + (-iof).exp()).inverse();
+        iof = (1.0f + (-(iof + carr_map<float>(bias, 3 * H))).exp()).inverse();
         arr_map<float> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
-        cv = gf * cv + gi * gc.tanh();
+        cv = gf * cv + gi * (gc + carr_map<float>(bias + 3 * H, H)).tanh();
         hv = go * cv.tanh();
         if (out) std::copy_n(hv.data(), H, out);
       }
@@ -733,14 +733,20 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
         const bool keep_rb_apart = cfg.kind == cell::gru && cfg.linear_before_reset && j >= 2 * H;
         bsum[j] = wb[j] + (keep_rb_apart ? C(0) : rb[j]);
       }
-      // input projections of every step at once, biases added: [S*B, G*H]
+      const C* P = in.peep ? in.peep + d * 3 * H : nullptr;
+      const C clip = static_cast<C>(cfg.clip);
+      const bool standard_lstm = cfg.kind == cell::lstm && !P && cfg.clip <= 0 && !cfg.input_forget &&
+                                 act[0].kind == act_kind::sigmoid && act[1].kind == act_kind::tanh && act[2].kind == act_kind::tanh;
+      // input projections of every step at once, biases added (by lstm_steps' cell for the
+      // default LSTM in f32): [S*B, G*H]
       rmat<C> xw(S * B, GH);
       if constexpr (engine) {  // rows shared out over the threads (one direction: the other waits)
         const sgemm::packed_b& pw = packed->w[static_cast<std::size_t>(d)];
         cpu.parallel_for(S * B, 0.02 * static_cast<double>(GH) * static_cast<double>(std::max<i64>(I, 1)), [&](i64 r0, i64 r1) {
-          for (i64 row = r0; row < r1; ++row) xw.row(row) = bsum.transpose().matrix();
+          if (!standard_lstm)
+            for (i64 row = r0; row < r1; ++row) xw.row(row) = bsum.transpose().matrix();
           sgemm::multiply(*pw.ki, in.x + r0 * I, 0, r1 - r0, pw.data.data(), pw.panel_stride(), GH, I, xw.data() + r0 * GH, GH,
-                          true, 0, -1, std::max<i64>(I, 1));
+                          !standard_lstm, 0, -1, std::max<i64>(I, 1));
         });
       } else {
         for (i64 row = 0; row < S * B; ++row) xw.row(row) = bsum.transpose().matrix();
@@ -758,16 +764,12 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
                                            R.middleRows(segment == 0 ? 0 : 2 * H, n).transpose();
         }
       };
-      const C* P = in.peep ? in.peep + d * 3 * H : nullptr;
-      const C clip = static_cast<C>(cfg.clip);
-      const bool standard_lstm = cfg.kind == cell::lstm && !P && cfg.clip <= 0 && !cfg.input_forget &&
-                                 act[0].kind == act_kind::sigmoid && act[1].kind == act_kind::tanh && act[2].kind == act_kind::tanh;
       if constexpr (engine) {
         if (standard_lstm) {
           std::copy_n(in.h0 + d * B * H, B * H, yh + d * B * H);
           std::copy_n(in.c0 + d * B * H, B * H, yc + d * B * H);
-          lstm_steps(cpu, D == 1, packed->r[static_cast<std::size_t>(d)], xw.data(), S, B, H, rev, in.lens, yh + d * B * H,
-                     yc + d * B * H, y ? y + d * B * H : nullptr, D * B * H);
+          lstm_steps(cpu, D == 1, packed->r[static_cast<std::size_t>(d)], xw.data(), bsum.data(), S, B, H, rev, in.lens,
+                     yh + d * B * H, yc + d * B * H, y ? y + d * B * H : nullptr, D * B * H);
           continue;
         }
       }
