@@ -672,6 +672,12 @@ struct rnn_packed {
   }
 };
 
+/// `parallel_for`'s cost of one sequence of a recurrent layer: S steps of a GH x H product
+/// (~0.02 ns per multiply-add on one core) and GH activations.
+inline double rnn_sequence_cost(i64 S, i64 GH, i64 H) {
+  return static_cast<double>(S) * static_cast<double>(GH) * (0.02 * static_cast<double>(H) + 1.0);
+}
+
 /// The steps of the default LSTM cell (sigmoid gates, tanh, no peepholes, clip or coupled
 /// gates) in f32, for one direction. `xw` [S * B, 4H] holds the input projections; step t
 /// multiplies h R^T into its own rows (each read once, so no copy), then runs the cell on
@@ -708,8 +714,7 @@ inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& 
     }
   };
   if (!share) return rows(0, B);
-  // per row: S steps of 4H x H multiply-adds (~0.02 ns each on one core) and 5H activations
-  cpu.parallel_for(B, static_cast<double>(S) * static_cast<double>(GH) * (0.02 * static_cast<double>(H) + 1.0), rows);
+  cpu.parallel_for(B, rnn_sequence_cost(S, GH, H), rows);
 }
 
 /// Runs every direction; fills y [S, D, B, H] (when not null), yh and yc [D, B, H]. f32
@@ -861,7 +866,7 @@ void rnn_core(const eigen_cpu& cpu, const rnn_config& cfg, const rnn_inputs<C>& 
         std::copy_n(c.data(), Bn * H, yc + (d * B + b0) * H);
       };
       if (D == 1)
-        cpu.parallel_for(B, static_cast<double>(S) * static_cast<double>(GH) * (0.02 * static_cast<double>(H) + 1.0), rows);
+        cpu.parallel_for(B, rnn_sequence_cost(S, GH, H), rows);
       else  // the directions already run on the threads
         rows(0, B);
     }
