@@ -63,6 +63,8 @@ const std::vector<layer> layers = {
     {"c3b", "ResNet50 conv3_x 3x3", 128, 28, 128, 1, 3, 1, false, false},
     {"c3c", "ResNet50 conv4_x 3x3", 256, 14, 256, 1, 3, 1, false, false},
     {"c3d", "ResNet50 conv5_x 3x3", 512, 7, 512, 1, 3, 1, false, false},
+    {"c3e", "3x3 16 -> 16 channels over 112x112 (a small network)", 16, 112, 16, 1, 3, 1, false, false},
+    {"c3f", "3x3 32 -> 64 channels over 20x20", 32, 20, 64, 1, 3, 1, false, false},
     {"c1s2", "ResNet50 conv4_block1 shortcut 1x1/2", 512, 28, 1024, 1, 1, 2, false, false},
     {"mp", "ResNet50 pool1 max 3x3/2", 64, 112, 64, 1, 3, 2, false, false, 1},
     {"gap", "ResNet50 global average pool 7x7", 2048, 7, 2048, 1, 7, 1, false, false, 2},
@@ -107,7 +109,8 @@ int main(int argc, char** argv) {
   std::printf("# nchwc_layers: sgemm %s, blocked kernels %s b=%lld, %d alternating runs each, fastest kept\n",
               std::string(ex::cpu_detail::sgemm::kernel().name).c_str(), std::string(ks.name).c_str(),
               static_cast<long long>(b), reps);
-  std::printf("%-6s %10s %10s %7s %10s %10s  %s\n", "layer", "nchw_us", "nchwc_us", "ratio", "reorder_us", "max_diff", "what");
+  std::printf("%-6s %10s %10s %7s %10s %10s %10s %10s  %s\n", "layer", "nchw_us", "nchwc_us", "ratio", "reorder_us", "max_diff",
+              "wino_us", "wino_diff", "what");
   double sum_nchw = 0, sum_nc = 0;
   for (const layer& L : layers) {
     if (!only.empty() && std::find(only.begin(), only.end(), L.name) == only.end()) continue;
@@ -179,6 +182,15 @@ int main(int argc, char** argv) {
       pa.x = xb.data();
       pa.y = yb.data();
     }
+    // 3x3 / 1 layers: the Winograd kernel too (its own filter, same input and output buffers)
+    const bool wino = L.pool == 0 && !dw && nc::winograd_supported(g, in);
+    nc::aligned_vector<float> wwp;
+    nc::conv_args wa = ca;
+    if (wino) {
+      wwp = nc::pack_winograd_filter(w.data<float>(), g, b);
+      wa.w = wwp.data();
+      wa.tiles = nc::winograd_tiles_for(g, 1);
+    }
     auto run_blocked = [&] {
       if (L.pool == 1) ks.pool(pa, 0, nc::pool_tasks(pa, ks));
       else if (L.pool == 2) ks.global_pool(pa, 0, nc::global_tasks(pa, ks));
@@ -194,7 +206,13 @@ int main(int argc, char** argv) {
     reorder();
     k.run();
     run_blocked();
-    double best_nchw = 1e30, best_nc = 1e30, best_re = 1e30;
+    double best_nchw = 1e30, best_nc = 1e30, best_re = 1e30, best_wino = 1e30, wino_diff = 0;
+    if (wino) {  // its output against the direct kernel's
+      std::vector<float> direct(yb.begin(), yb.end());
+      ks.winograd(wa, 0, nc::winograd_tasks(wa));
+      for (std::size_t i = 0; i < direct.size(); ++i) wino_diff = std::max(wino_diff, static_cast<double>(std::abs(direct[i] - yb[i])));
+      run_blocked();
+    }
     for (int r = 0; r < reps; ++r) {
       double t = now_us();
       k.run();
@@ -205,6 +223,11 @@ int main(int argc, char** argv) {
       t = now_us();
       reorder();
       best_re = std::min(best_re, now_us() - t);
+      if (wino) {
+        t = now_us();
+        ks.winograd(wa, 0, nc::winograd_tasks(wa));
+        best_wino = std::min(best_wino, now_us() - t);
+      }
     }
     const tensor& y = k.out[0].tensor();
     double diff = 0;
@@ -212,8 +235,10 @@ int main(int argc, char** argv) {
       diff = std::max(diff, static_cast<double>(std::abs(y.data<float>()[i] - back[static_cast<std::size_t>(i)])));
     sum_nchw += best_nchw;
     sum_nc += best_nc;
-    std::printf("%-6s %10.1f %10.1f %7.2f %10.1f %10.2g  %s\n", L.name, best_nchw, best_nc, best_nc / best_nchw, best_re,
-                diff, L.what);
+    char wcol[64] = "         -          -";
+    if (wino) std::snprintf(wcol, sizeof wcol, "%10.1f %10.2g", best_wino, wino_diff);
+    std::printf("%-6s %10.1f %10.1f %7.2f %10.1f %10.2g %s  %s\n", L.name, best_nchw, best_nc, best_nc / best_nchw, best_re,
+                diff, wcol, L.what);
   }
   std::printf("%-6s %10.1f %10.1f %7.2f\n", "total", sum_nchw, sum_nc, sum_nc / sum_nchw);
 }

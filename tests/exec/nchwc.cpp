@@ -369,6 +369,115 @@ TEST_CASE("exec.nchwc.conv_shapes_of_real_networks") {
   }
 }
 
+namespace {
+
+/// The Winograd kernel of `k` on geometry g (3x3, stride 1), against the double reference:
+/// returns the largest |got - want| / (1 + magnitude) (the direct kernels' bound is 1e-5).
+double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool residual, float lo, float hi, i64 tiles,
+                      std::mt19937& rng) {
+  const i64 b = k.b;
+  INFO(k.name << " b" << b << " winograd " << describe(g) << (residual ? " +z" : "") << " clamp [" << lo << ", " << hi
+              << "] tiles/task " << tiles);
+  REQUIRE(nc::winograd_supported(g, nc::conv_input::blocked));
+  const auto x = random_values(g.N * g.C * g.H * g.W, rng);
+  const auto w = random_values(g.M * g.C * 9, rng);
+  const auto bias = random_values(g.M, rng);
+  const auto z = random_values(g.N * g.M * g.OH * g.OW, rng);
+  std::vector<double> mag;
+  const auto want = reference_conv(g, x, w, bias, residual ? &z : nullptr, lo, hi, &mag);
+  const i64 Cb = nc::blocks(g.C, b), Mb = nc::blocks(g.M, b);
+  std::vector<float> xb(static_cast<std::size_t>(g.N * Cb * g.H * g.W * b));
+  nc::to_blocked(x.data(), g.N, g.C, g.H * g.W, b, false, xb.data());
+  std::vector<float> zb(static_cast<std::size_t>(g.N * Mb * g.OH * g.OW * b));
+  nc::to_blocked(z.data(), g.N, g.M, g.OH * g.OW, b, false, zb.data());
+  const auto wp = nc::pack_winograd_filter(w.data(), g, b);
+  const auto bp = nc::pack_bias(bias.data(), g.M, b);
+  std::vector<float> yb(static_cast<std::size_t>(g.N * Mb * g.OH * g.OW * b), std::numeric_limits<float>::quiet_NaN());
+  nc::conv_args a;
+  a.g = g;
+  a.x = xb.data();
+  a.w = wp.data();
+  a.bias = bp.data();
+  a.y = yb.data();
+  a.step = {residual ? zb.data() : nullptr, lo, hi};
+  a.tiles = tiles;
+  run_tasks(k.winograd, a, nc::winograd_tasks(a));
+  std::vector<float> y(want.size());
+  nc::from_blocked(yb.data(), g.N, g.M, g.OH * g.OW, b, false, y.data());
+  double worst = 0;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double e = std::abs(y[i] - want[i]) / (1.0 + mag[i]);
+    if (!(e <= 1e-5)) ++bad;  // NaN: a value never written
+    worst = std::max(worst, e);
+  }
+  INFO("largest error / (1 + magnitude): " << worst);
+  CHECK(bad == 0);
+  // the output's channels past M stay as the NaNs they started as? no: the kernel writes
+  // every block it owns, zero bias past M (the blocked layout's padding must be finite)
+  bool pad_finite = true;
+  for (i64 n = 0; n < g.N; ++n)
+    for (i64 m = g.M; m < Mb * b; ++m)
+      for (i64 p = 0; p < g.OH * g.OW; ++p)
+        pad_finite = pad_finite && std::isfinite(yb[static_cast<std::size_t>(((n * Mb + m / b) * g.OH * g.OW + p) * b + m % b)]);
+  CHECK(pad_finite);
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("exec.nchwc.winograd_matches_double") {
+  // ragged channels, planes the 4x4 tiles do not divide (1x1 to 13x11), asymmetric pads
+  // (0 to 2 on each side: 'same', 'valid' and wider), tasks of any tile count, both clamps
+  double worst = 0;
+  for (const auto& k : nc::available_kernels()) {
+    std::mt19937 rng(2468);
+    auto pick = [&](std::initializer_list<i64> v) {
+      return *(v.begin() + std::uniform_int_distribution<int>(0, static_cast<int>(v.size()) - 1)(rng));
+    };
+    for (int i = 0; i < 30; ++i) {
+      nc::geometry g{.KH = 3, .KW = 3};
+      g.N = pick({1, 2});
+      g.C = pick({1, 5, 16, 17, 40});
+      g.M = pick({1, 8, 20, 33, 70});
+      g.H = pick({1, 2, 3, 5, 7, 8, 13});
+      g.W = pick({1, 2, 4, 6, 9, 11});
+      g.pt = pick({0, 1, 2});
+      g.pb = pick({0, 1, 2});
+      g.pl = pick({0, 1, 2});
+      g.pr = pick({0, 1});
+      g.OH = out_size(g.H, g.pt, g.pb, 3, 1, 1);
+      g.OW = out_size(g.W, g.pl, g.pr, 3, 1, 1);
+      if (g.OH <= 0 || g.OW <= 0) continue;
+      const i64 tiles = pick({1, 2, 5, nc::winograd_tiles_for(g, 1), nc::winograd_tiles_for(g, 2)});
+      const int clamp = static_cast<int>(pick({0, 1, 2}));
+      worst = std::max(worst, check_winograd(k, g, pick({0, 1}) == 1, clamp ? 0.f : -inf, clamp == 2 ? 0.5f : inf, tiles, rng));
+    }
+    // a ResNet layer's depth (the products sum 64 to 256 channels)
+    for (const i64 C : {64, 256}) {
+      nc::geometry g{.N = 1, .C = C, .H = 10, .W = 10, .M = 40, .OH = 10, .OW = 10, .KH = 3, .KW = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+      worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, nc::winograd_tiles_for(g, 2), rng));
+    }
+  }
+  MESSAGE("Winograd F(4x4, 3x3): largest |error| / (1 + sum |x w|) = " << worst);
+}
+
+TEST_CASE("exec.nchwc.winograd_tiles_for_threads") {
+  nc::geometry g{.N = 1, .C = 128, .H = 28, .W = 28, .M = 128, .OH = 28, .OW = 28, .KH = 3, .KW = 3};
+  CHECK(nc::winograd_tiles(g) == 49);
+  for (const int threads : {1, 2, 3, 8}) {
+    CAPTURE(threads);
+    nc::conv_args a;
+    a.g = g;
+    a.tiles = nc::winograd_tiles_for(g, threads);
+    CHECK(a.tiles >= 1);
+    CHECK(a.tiles * 36 * g.C * 4 <= 512 << 10);  // a task's transformed input within 512 KB
+    // every tile in a task; on threads, no task more than a thread's share
+    CHECK(nc::winograd_tasks(a) * a.tiles >= 49);
+    if (threads > 1) CHECK(a.tiles <= nc::blocks(49, threads));
+  }
+}
+
 TEST_CASE("exec.nchwc.supported_forms") {
   nc::geometry g{.N = 1, .C = 32, .H = 4, .W = 4, .M = 64, .OH = 4, .OW = 4, .KH = 3, .KW = 3, .G = 2};
   CHECK(nc::conv_supported(g, 8, nc::conv_input::blocked));

@@ -19,6 +19,10 @@
 ///   output plane taken as one row (a tile may span output rows), cut into tiles of even
 ///   widths, a tap outside the input read from a block of zeros (so border pixels run in
 ///   whole tiles);
+/// - `winograd`: a 3x3 convolution of stride 1 (blocked input, one group) as Winograd's
+///   F(4x4, 3x3): each 4x4 output tile from 36 products over the input channels, 4 times fewer
+///   multiply-adds, for a filter transformed once (`pack_winograd_filter`, 4 times the size);
+///   `winograd_preferred` says where it is worth the memory;
 /// - `conv_depthwise`: one input channel per group, P pixel vectors at a time;
 /// - `pool`: max and average pooling (with or without the pads counted), `global_pool`;
 /// - every kernel stores through one output step: + z (a residual in the output's layout, for
@@ -191,6 +195,79 @@ inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometr
   return p;
 }
 
+// ------------------------------------------------------------------------------------------
+// Winograd F(4x4, 3x3)
+//
+// A 3x3 convolution of stride 1 computed over 4x4 output tiles: each tile's 6x6 input patch d
+// becomes V = B^T d B, each channel pair's filter g becomes U = G g G^T (once, when packed),
+// the 36 points of a tile are 36 independent products over the input channels,
+// M(xi) = sum_c V(xi, c) U(xi, c, m), and the tile's output is A^T M A: 36 multiply-adds per
+// channel pair and tile instead of 144 (4 x 4 pixels x 9 taps). The transforms (Lavin & Gray,
+// "Fast Algorithms for Convolutional Neural Networks", points 0, +-1, +-2, +-1/2):
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// Rounding: the transforms add a few ulps per value (more than a direct sum, the same order as
+// a different summation order); `nchwc_winograd_matches_double` bounds it.
+
+/// Output pixels along a tile's side, input pixels along a patch's side, points of a tile.
+inline constexpr i64 wino_m = 4, wino_n = 6, wino_points = 36;
+
+/// Whether `winograd` computes a convolution: one group, blocked input, 3x3 taps, stride 1, no
+/// dilation (any pads).
+inline bool winograd_supported(const geometry& g, conv_input in) {
+  return g.G == 1 && in == conv_input::blocked && g.KH == 3 && g.KW == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1;
+}
+
+/// Whether a convolution `winograd_supported` runs faster so than directly, for the memory its
+/// filter takes (36 values per channel pair, 4 times the direct kernel's 9): always on planes of
+/// 16 x 16 pixels or more (2-2.4x faster than the direct kernel on ResNet50's 56x56 and 28x28
+/// layers, 1.3x at 14x14 and 1.2x at 7x7, nchwc_layers), and on smaller ones while the
+/// transformed filter stays within 4 MB (the 14x14 and 7x7 layers of ResNet-50 would add 130 MB
+/// of filters for 3 ms). `GPASS_CONV_WINOGRAD=0` in the environment turns it off (every
+/// convolution direct, summed in the order of the taps).
+inline bool winograd_preferred(const geometry& g, i64 b) {
+  static const bool off = [] {
+    const char* e = std::getenv("GPASS_CONV_WINOGRAD");
+    return e && std::string_view(e) == "0";
+  }();
+  if (off) return false;
+  const double bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
+  return g.OH * g.OW >= 256 || bytes <= 4.0 * (1 << 20);
+}
+
+/// Output tiles (4 x 4 pixels, the last row and column of tiles cut short) of one image.
+inline i64 winograd_tiles(const geometry& g) { return blocks(g.OH, wino_m) * blocks(g.OW, wino_m); }
+
+/// The filter of `winograd` (w [M, C, 3, 3]): U = G g G^T of each channel pair (in double),
+/// packed as [36][ceil(M / b)][ceil(C / b)][b input channels][b output channels], point-major:
+/// each point's filter is a 1x1 convolution's `pack_filter`. Values past the channels are zero.
+inline aligned_vector<float> pack_winograd_filter(const float* w, const geometry& g, i64 b) {
+  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                     {0, 0, 1}};
+  const i64 Mb = blocks(g.M, b), Cb = blocks(g.C, b);
+  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, wino_points * Mb * Cb * b * b)), 0.0f);
+  for (i64 o = 0; o < g.M; ++o)
+    for (i64 c = 0; c < g.C; ++c) {
+      const float* k = w + (o * g.C + c) * 9;
+      double t[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const double u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];  // (G g) G^T
+          const i64 xi = i * 6 + j;
+          p[static_cast<std::size_t>((((xi * Mb + o / b) * Cb + c / b) * b + c % b) * b + o % b)] = static_cast<float>(u);
+        }
+    }
+  return p;
+}
+
 /// A bias (or none) as ceil(M / b) * b values, zero past M.
 inline aligned_vector<float> pack_bias(const float* bias, i64 M, i64 b) {
   aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, blocks(M, b) * b)), 0.0f);
@@ -211,6 +288,7 @@ struct conv_args {
   float* y = nullptr;           ///< [N, ceil(M / b), OH, OW, b]
   output_step step;
   i64 segment = conv_segment;   ///< output pixels per task (blocked input; see conv_segment_for)
+  i64 tiles = 0;                ///< `winograd`: output tiles per task (winograd_tiles_for)
 };
 
 enum class pool_kind { max, average };
@@ -282,6 +360,7 @@ GPASS_NCHWC_VEC void vstore(float* p, vec v) { _mm256_storeu_ps(p, v); }
 GPASS_NCHWC_VEC vec vbcast(const float* p) { return _mm256_broadcast_ss(p); }
 GPASS_NCHWC_VEC vec vfma(vec a, vec x, vec acc) { return _mm256_fmadd_ps(a, x, acc); }
 GPASS_NCHWC_VEC vec vadd(vec a, vec x) { return _mm256_add_ps(a, x); }
+GPASS_NCHWC_VEC vec vsub(vec a, vec x) { return _mm256_sub_ps(a, x); }
 GPASS_NCHWC_VEC vec vmul(vec a, vec x) { return _mm256_mul_ps(a, x); }
 GPASS_NCHWC_VEC vec vmax(vec a, vec x) { return _mm256_max_ps(a, x); }
 GPASS_NCHWC_VEC vec vmin(vec a, vec x) { return _mm256_min_ps(a, x); }
@@ -303,6 +382,7 @@ GPASS_NCHWC_VEC void vstore(float* p, vec v) { _mm512_storeu_ps(p, v); }
 GPASS_NCHWC_VEC vec vbcast(const float* p) { return _mm512_set1_ps(*p); }
 GPASS_NCHWC_VEC vec vfma(vec a, vec x, vec acc) { return _mm512_fmadd_ps(a, x, acc); }
 GPASS_NCHWC_VEC vec vadd(vec a, vec x) { return _mm512_add_ps(a, x); }
+GPASS_NCHWC_VEC vec vsub(vec a, vec x) { return _mm512_sub_ps(a, x); }
 GPASS_NCHWC_VEC vec vmul(vec a, vec x) { return _mm512_mul_ps(a, x); }
 // (masked forms: GCC 12 warns that the plain ones read an undefined vector)
 GPASS_NCHWC_VEC vec vmax(vec a, vec x) { return _mm512_maskz_max_ps(__mmask16(0xFFFF), a, x); }
@@ -326,6 +406,7 @@ struct kernel_set {
   void (*conv_depthwise)(const conv_args&, i64, i64) = nullptr;
   void (*pool)(const pool_args&, i64, i64) = nullptr;
   void (*global_pool)(const pool_args&, i64, i64) = nullptr;
+  void (*winograd)(const conv_args&, i64, i64) = nullptr;  ///< w: pack_winograd_filter
 };
 
 /// The kernel sets this processor runs, best first per block size (the portable ones last).
@@ -335,12 +416,12 @@ inline const std::vector<kernel_set>& available_kernels() {
 #if GPASS_SGEMM_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
-      r.push_back({"avx512", 16, avx512::conv_f, &avx512::conv, &avx512::conv_depthwise, &avx512::pool, &avx512::global_pool});
+      r.push_back({"avx512", 16, avx512::conv_f, &avx512::conv, &avx512::conv_depthwise, &avx512::pool, &avx512::global_pool, &avx512::winograd});
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      r.push_back({"avx2", 8, avx2::conv_f, &avx2::conv, &avx2::conv_depthwise, &avx2::pool, &avx2::global_pool});
+      r.push_back({"avx2", 8, avx2::conv_f, &avx2::conv, &avx2::conv_depthwise, &avx2::pool, &avx2::global_pool, &avx2::winograd});
 #endif
-    r.push_back({"generic", 16, generic16::conv_f, &generic16::conv, &generic16::conv_depthwise, &generic16::pool, &generic16::global_pool});
-    r.push_back({"generic", 8, generic8::conv_f, &generic8::conv, &generic8::conv_depthwise, &generic8::pool, &generic8::global_pool});
+    r.push_back({"generic", 16, generic16::conv_f, &generic16::conv, &generic16::conv_depthwise, &generic16::pool, &generic16::global_pool, &generic16::winograd});
+    r.push_back({"generic", 8, generic8::conv_f, &generic8::conv, &generic8::conv_depthwise, &generic8::pool, &generic8::global_pool, &generic8::winograd});
     return r;
   }();
   return all;
@@ -385,6 +466,18 @@ inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads)
   const i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
   return std::clamp<i64>(blocks(g.OH * g.OW, runs) / 12 * 12, 12, conv_segment);  // (runs or more of them)
 }
+/// `conv_args::tiles` for `winograd` on `threads` threads: as many tiles as keep a task's
+/// transformed input (36 x C values a tile) within about 512 KB (at least 6, at most 48), then
+/// fewer where that leaves the threads unequal shares (every task streams the whole
+/// transformed filter, so not fewer than needed).
+inline i64 winograd_tiles_for(const geometry& g, int threads) {
+  const i64 all = g.N * winograd_tiles(g);
+  const i64 most = std::clamp<i64>((512 << 10) / (wino_points * std::max<i64>(g.C, 1) * 4) / 6 * 6, 6, 48);
+  i64 tasks = blocks(all, most);
+  if (threads > 1) tasks = blocks(tasks, threads) * threads;
+  return std::max<i64>(1, blocks(all, tasks));
+}
+inline i64 winograd_tasks(const conv_args& a) { return blocks(a.g.N * winograd_tiles(a.g), std::max<i64>(a.tiles, 1)); }
 inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 global_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b); }

@@ -103,6 +103,7 @@ struct packed_filter {
   gpass::tensor source;
   nc::conv_input in = nc::conv_input::blocked;
   bool depthwise = false;
+  bool winograd = false;  ///< packed by pack_winograd_filter (for nc::winograd)
   i64 G = 1;
   std::shared_ptr<const nc::aligned_vector<float>> data;
   const nc::aligned_vector<float>* match(const gpass::tensor& w, nc::conv_input want_in, bool want_dw, i64 want_g) const {
@@ -116,6 +117,27 @@ struct packed_filter {
 /// The filter of geometry `g` packed for block `b`.
 inline nc::aligned_vector<float> pack(const float* w, const nc::geometry& g, i64 b, nc::conv_input in, bool depthwise) {
   return depthwise ? nc::pack_depthwise_filter(w, g, b) : nc::pack_filter(w, g, b, in);
+}
+
+/// Whether a constant filter of geometry `g` (channels, taps, groups) is packed for Winograd:
+/// the window `nc::winograd_supported` takes (3x3, stride 1, no dilation, one group, blocked
+/// input), the input's plane known from its type (x: [N, Cb, H, W, b]), and
+/// `nc::winograd_preferred` for it.
+inline bool winograd_planned(nc::geometry g, const window_attrs& wa, const gpass::shape& xs, nc::conv_input in, i64 b) {
+  if (xs.rank() != 5 || !xs[2].is_known() || !xs[3].is_known()) return false;
+  auto pair = [](const std::vector<i64>& v, i64& a, i64& c) {
+    if (v.empty()) return true;
+    if (v.size() != 2) return false;
+    a = v[0];
+    c = v[1];
+    return true;
+  };
+  if (!pair(wa.strides, g.sh, g.sw) || !pair(wa.dilations, g.dh, g.dw)) return false;
+  g.H = xs[2].value();
+  g.W = xs[3].value();
+  g.OH = g.H;  // the plane as 'same' pads keep it (the choice needs no more)
+  g.OW = g.W;
+  return nc::winograd_supported(g, in) && nc::winograd_preferred(g, b);
 }
 
 inline def conv_def() {
@@ -142,7 +164,9 @@ inline def conv_def() {
               pf.G = G;
               if (pf.depthwise || nc::conv_supported(g, b, pf.in)) {
                 pf.source = *wc;
-                pf.data = std::make_shared<const nc::aligned_vector<float>>(pack(wc->data<float>(), g, b, pf.in, pf.depthwise));
+                pf.winograd = !pf.depthwise && winograd_planned(g, wa, xt->tensor().shape, pf.in, b);
+                pf.data = std::make_shared<const nc::aligned_vector<float>>(
+                    pf.winograd ? nc::pack_winograd_filter(wc->data<float>(), g, b) : pack(wc->data<float>(), g, b, pf.in, pf.depthwise));
               }
             }
             return [=](context& ctx) {
@@ -214,6 +238,13 @@ inline def conv_def() {
               // multiply-adds per task, at about 0.04 ns each
               const double macs = static_cast<double>(g.N) * static_cast<double>(nc::blocks(M, b) * b) * g.OH * g.OW *
                                   static_cast<double>(dw ? 1 : C / G) * g.KH * g.KW;
+              if (w_run.empty() && pf.winograd) {  // the constant filter, packed for Winograd
+                a.tiles = nc::winograd_tiles_for(g, ctx.policy().threads());
+                const i64 wt = nc::winograd_tasks(a);
+                // a quarter of the direct multiply-adds, plus the transforms
+                run_tasks(ctx, wt, 0.015 * macs / static_cast<double>(wt), [&](i64 t0, i64 t1) { ks.winograd(a, t0, t1); });
+                return;
+              }
               run_tasks(ctx, tasks, 0.04 * macs / static_cast<double>(tasks),
                         [&](i64 t0, i64 t1) { (dw ? ks.conv_depthwise : ks.conv)(a, t0, t1); });
             };

@@ -332,6 +332,145 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Winograd F(4x4, 3x3) (see ../nchwc.hpp)
+
+/// r = B^T d for one column (or row) of 6 vectors.
+GPASS_NCHWC_INL void wino_in6(const vec (&d)[6], vec (&r)[6]) {
+  const vec four = vset1(4.0f), m4 = vset1(-4.0f), m5 = vset1(-5.0f), two = vset1(2.0f);
+  r[0] = vfma(m5, d[2], vfma(four, d[0], d[4]));  // 4 d0 - 5 d2 + d4
+  const vec s = vfma(m4, d[2], d[4]);              // d4 - 4 d2
+  const vec u = vfma(m4, d[1], d[3]);              // d3 - 4 d1
+  r[1] = vadd(s, u);
+  r[2] = vsub(s, u);
+  const vec p = vsub(d[4], d[2]);
+  const vec q = vmul(two, vsub(d[3], d[1]));
+  r[3] = vadd(p, q);
+  r[4] = vsub(p, q);
+  r[5] = vfma(m5, d[3], vfma(four, d[1], d[5]));  // 4 d1 - 5 d3 + d5
+}
+
+/// r = A^T m for one column (or row) of 6 vectors.
+GPASS_NCHWC_INL void wino_out6(const vec (&m)[6], vec (&r)[4]) {
+  const vec a = vadd(m[1], m[2]), d1 = vsub(m[1], m[2]), c = vadd(m[3], m[4]), d3 = vsub(m[3], m[4]);
+  r[0] = vadd(vadd(m[0], a), c);
+  r[1] = vfma(vset1(2.0f), d3, d1);
+  r[2] = vfma(vset1(4.0f), c, a);
+  r[3] = vadd(vfma(vset1(8.0f), d3, d1), m[5]);
+}
+
+/// Tasks [t0, t1) of a Winograd convolution (w: pack_winograd_filter): task k = the output
+/// tiles [k * a.tiles, (k + 1) * a.tiles) of the batch (tile = (n * TH + th) * TW + tw). Per
+/// task: the tiles' patches transformed into V [36][Cb][T][b] (each point a plane of T
+/// "pixels" in the blocked layout); per chunk of conv_f output blocks, the 36 products of the
+/// point's V with its filter (a 1x1 convolution's register tiles) into S [36][conv_f][T][b];
+/// then each tile's 6x6 points transformed to its 4x4 pixels, the bias and the output step
+/// applied as they are stored.
+GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
+  const geometry& g = a.g;
+  const i64 Cb = blocks(g.C, b), Mb = blocks(g.M, b);
+  const i64 TH = blocks(g.OH, wino_m), TW = blocks(g.OW, wino_m), per_image = TH * TW;
+  const i64 all = g.N * per_image, T = std::max<i64>(a.tiles, 1);
+  const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
+  const vec none_lo = vset1(-std::numeric_limits<float>::infinity()), none_hi = vset1(std::numeric_limits<float>::infinity());
+  const sgemm::flush_subnormals ftz;
+  // scratch of this thread, kept between calls (no allocation per run once grown)
+  static thread_local aligned_vector<float> scratch;
+  const std::size_t v_size = static_cast<std::size_t>(wino_points * Cb * T * b);
+  const std::size_t s_size = static_cast<std::size_t>(wino_points * conv_f * T * b);
+  if (scratch.size() < v_size + s_size) scratch.assign(v_size + s_size, 0.0f);
+  float* V = scratch.data();
+  float* S = V + v_size;
+  alignas(64) static constexpr float zeros[conv_f * b] = {};  // the products' "bias"
+  const i64 plane = g.H * g.W * b;
+  for (i64 task = t0; task < t1; ++task) {
+    const i64 q0 = task * T, q1 = std::min(all, q0 + T), nq = q1 - q0;
+    if (nq <= 0) continue;
+    // 1. input transform, V[xi][ib][q][.] = (B^T d B)[xi]
+    for (i64 q = q0; q < q1; ++q) {
+      const i64 n = q / per_image, th = (q % per_image) / TW, tw = q % TW;
+      const i64 ih0 = th * wino_m - g.pt, iw0 = tw * wino_m - g.pl;
+      bool row_in[6], col_in[6];
+      for (int i = 0; i < 6; ++i) {
+        row_in[i] = ih0 + i >= 0 && ih0 + i < g.H;
+        col_in[i] = iw0 + i >= 0 && iw0 + i < g.W;
+      }
+      const float* xn = a.x + n * Cb * plane;
+      for (i64 ib = 0; ib < Cb; ++ib) {
+        const float* xb = xn + ib * plane;
+        vec t[6][6];
+        for (int j = 0; j < 6; ++j) {
+          vec d[6], r[6];
+#pragma GCC unroll 6
+          for (int i = 0; i < 6; ++i)
+            d[i] = row_in[i] && col_in[j] ? vload(xb + ((ih0 + i) * g.W + iw0 + j) * b) : vzero();
+          wino_in6(d, r);
+#pragma GCC unroll 6
+          for (int i = 0; i < 6; ++i) t[i][j] = r[i];
+        }
+        float* vq = V + (ib * T + (q - q0)) * b;
+#pragma GCC unroll 6
+        for (int i = 0; i < 6; ++i) {
+          vec r[6];
+          wino_in6(t[i], r);
+#pragma GCC unroll 6
+          for (int j = 0; j < 6; ++j) vstore(vq + (i * 6 + j) * Cb * T * b, r[j]);
+        }
+      }
+    }
+    // 2. per chunk of output blocks: the 36 products, then the output transform
+    for (i64 ob0 = 0; ob0 < Mb; ob0 += conv_f) {
+      const int f = static_cast<int>(std::min<i64>(conv_f, Mb - ob0));
+      conv_tile_args u{};
+      u.nb = Cb;
+      u.cb = b;
+      u.x_block = T * b;
+      u.x_col = b;
+      u.x_ci = 1;
+      u.H = u.W = 1;
+      u.OW = T;
+      u.KH = u.KW = u.sh = u.sw = u.dh = u.dw = 1;
+      u.dense = true;
+      u.w_out = Cb * b * b;
+      u.bias = zeros;
+      u.y_block = T * b;
+      for (i64 xi = 0; xi < wino_points; ++xi) {
+        u.x = V + xi * Cb * T * b;
+        u.w = a.w + (xi * Mb + ob0) * Cb * b * b;
+        u.y = S + xi * conv_f * T * b;
+        conv_row_blocks<conv_f>(f, true, g, u, 0, nq, tap_range{}, none_lo, none_hi);
+      }
+      for (int fb = 0; fb < f; ++fb) {
+        const vec bias = vload(a.bias + (ob0 + fb) * b);
+        for (i64 q = q0; q < q1; ++q) {
+          const i64 n = q / per_image, th = (q % per_image) / TW, tw = q % TW;
+          const float* sq = S + (fb * T + (q - q0)) * b;
+          vec s4[4][6];  // A^T m, column by column
+          for (int j = 0; j < 6; ++j) {
+            vec m[6], r[4];
+#pragma GCC unroll 6
+            for (int i = 0; i < 6; ++i) m[i] = vload(sq + (i * 6 + j) * conv_f * T * b);
+            wino_out6(m, r);
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) s4[i][j] = r[i];
+          }
+          const i64 oh0 = th * wino_m, ow0 = tw * wino_m;
+          const i64 rows = std::min<i64>(wino_m, g.OH - oh0), cols = std::min<i64>(wino_m, g.OW - ow0);
+          const i64 ybase = ((n * Mb + ob0 + fb) * g.OH + oh0) * g.OW + ow0;
+          for (i64 i = 0; i < rows; ++i) {
+            vec r[4];
+            wino_out6(s4[i], r);
+            for (i64 j = 0; j < cols; ++j) {
+              const i64 at = (ybase + i * g.OW + j) * b;
+              store(a.y + at, vadd(r[j], bias), a.step.z ? a.step.z + at : nullptr, lo, hi);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
 // Depthwise convolution
 
 inline constexpr int dw_p = conv_acc >= 12 ? 8 : 4;

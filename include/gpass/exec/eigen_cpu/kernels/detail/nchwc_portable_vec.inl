@@ -29,6 +29,10 @@ inline vec vadd(vec a, const vec& x) {
   for (i64 i = 0; i < b; ++i) a.v[i] += x.v[i];
   return a;
 }
+inline vec vsub(vec a, const vec& x) {
+  for (i64 i = 0; i < b; ++i) a.v[i] -= x.v[i];
+  return a;
+}
 inline vec vmul(vec a, const vec& x) {
   for (i64 i = 0; i < b; ++i) a.v[i] *= x.v[i];
   return a;
