@@ -344,6 +344,9 @@ TEST_CASE("exec.nchwc.conv_shapes_of_real_networks") {
       {64, 64, 9, 9, 3, 1, 2, 2, 1, nc::conv_input::blocked},     // dilated (DeepLab)
       {300, 40, 7, 7, 1, 1, 1, 0, 1, nc::conv_input::blocked},    // 1x1 over many input blocks: passes of them
       {70, 48, 5, 5, 3, 1, 1, 1, 1, nc::conv_input::blocked},     // 3x3, a ragged last input block
+      {200, 40, 6, 5, 3, 1, 1, 1, 1, nc::conv_input::blocked},    // 3x3 over 13 blocks of 16: 4 passes
+      {520, 24, 5, 6, 1, 1, 1, 0, 1, nc::conv_input::blocked},    // 1x1 over 33 blocks of 16: 5 passes
+      {300, 40, 9, 9, 1, 2, 1, 0, 1, nc::conv_input::blocked},    // 1x1 / 2 over many blocks: one pass
       {64, 96, 6, 6, 3, 1, 1, 1, 2, nc::conv_input::blocked},     // two groups of whole blocks, passes in each
       {128, 128, 6, 6, 3, 1, 1, 1, 32, nc::conv_input::blocked},  // ResNeXt groups of 4: not blocked-supported
   };
@@ -475,6 +478,24 @@ TEST_CASE("exec.nchwc.winograd_tiles_for_threads") {
     // every tile in a task; on threads, no task more than a thread's share
     CHECK(nc::winograd_tasks(a) * a.tiles >= 49);
     if (threads > 1) CHECK(a.tiles <= nc::blocks(49, threads));
+  }
+}
+
+TEST_CASE("exec.nchwc.conv_passes") {
+  nc::geometry g{.N = 1, .C = 256, .H = 56, .W = 56, .M = 64, .OH = 56, .OW = 56};
+  CHECK(nc::conv_passes(g, 16, 16, 4) == 2);   // 1x1: 8 blocks of 4 KB a pass (32 KB)
+  CHECK(nc::conv_passes(g, 9, 16, 4) == 1);    // 8 + 1: one pass
+  CHECK(nc::conv_passes(g, 20, 16, 4) == 3);   // 7 + 7 + 6
+  g.sh = g.sw = 2;
+  CHECK(nc::conv_passes(g, 32, 16, 4) == 1);   // strided 1x1: one pass
+  g.sh = g.sw = 1;
+  g.KH = g.KW = 3;
+  CHECK(nc::conv_passes(g, 32, 16, 4) == 8);   // 3x3: 4 blocks of 36 KB a pass (144 KB)
+  CHECK(nc::conv_passes(g, 5, 16, 4) == 1);
+  for (i64 nb = 1; nb < 70; ++nb) {  // never more passes than blocks
+    const i64 p = nc::conv_passes(g, nb, 8, 2);
+    CHECK(p >= 1);
+    CHECK(p <= nb);
   }
 }
 

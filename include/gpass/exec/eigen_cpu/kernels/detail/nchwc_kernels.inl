@@ -61,14 +61,14 @@ struct conv_tile_args {
 /// too). Each tap reads every pixel, a pixel whose tap falls outside the input reading a block
 /// of zeros instead (a tap outside for every pixel is skipped); per channel of a block, one
 /// vector of filter values per output block and one broadcast input value per pixel.
-template <int F, int P>
+template <int F, int P, bool First, bool Last>
 GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, const vec& lo, const vec& hi) {
   vec acc[F][P];
 #pragma GCC unroll 4
   for (int f = 0; f < F; ++f) {
     const vec bv = vload(t.bias + f * b);
 #pragma GCC unroll 12
-    for (int p = 0; p < P; ++p) acc[f][p] = bv;
+    for (int p = 0; p < P; ++p) acc[f][p] = First ? bv : vload(t.y + f * t.y_block + (q0 + p) * b);
   }
   i64 ihb[P], iwb[P];  // the input position of each pixel's tap (0, 0)
   {
@@ -142,7 +142,10 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
 #pragma GCC unroll 12
     for (int p = 0; p < P; ++p) {
       const i64 at = f * t.y_block + (q0 + p) * b;
-      store(t.y + at, acc[f][p], t.z ? t.z + at : nullptr, lo, hi);
+      if constexpr (Last)
+        store(t.y + at, acc[f][p], t.z ? t.z + at : nullptr, lo, hi);
+      else
+        vstore(t.y + at, acc[f][p]);
     }
 }
 
@@ -193,18 +196,20 @@ GPASS_NCHWC_FN inline void conv_tile_nchw(const conv_tile_args& t, i64 ow0, i64 
     }
 }
 
-/// `n` (1 <= n <= P) pixels from ow0: the tile of exactly n pixels.
-template <int F, int P>
+/// `n` (1 <= n <= P) pixels from ow0: the tile of exactly n pixels. First / Last: whether the
+/// tile starts from the bias (else from y's partial sums) and ends with the output step (else
+/// stores partial sums): passes over the input blocks (blocked input only).
+template <int F, int P, bool First, bool Last>
 GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i64 ow0, i64 kw0, i64 kw1,
                                  const vec& lo, const vec& hi) {
   if constexpr (P > 1) {
     if (n != P) {
-      conv_pixels<F, P - 1>(n, blocked, t, ow0, kw0, kw1, lo, hi);
+      conv_pixels<F, P - 1, First, Last>(n, blocked, t, ow0, kw0, kw1, lo, hi);
       return;
     }
   }
   if (blocked)
-    conv_tile_blocked<F, P>(t, ow0, lo, hi);
+    conv_tile_blocked<F, P, First, Last>(t, ow0, lo, hi);
   else
     conv_tile_nchw<F, P>(t, ow0, kw0, kw1, lo, hi);
 }
@@ -213,7 +218,7 @@ GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i
 /// allows (14 pixels as 7 + 7, not 12 + 2). Blocked input: pixels of the plane as one row.
 /// NCHW input: pixels of one output row; the interior `inner` so, the border pixels one at a
 /// time, their taps clipped.
-template <int F>
+template <int F, bool First = true, bool Last = true>
 GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_tile_args& t, i64 ow0, i64 ow1,
                                     const tap_range& inner, const vec& lo, const vec& hi) {
   constexpr int P = tile_pixels(F);
@@ -222,7 +227,7 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
     const i64 n = ow1 - ow0, k = tiles(n);
     for (i64 i = 0, ow = ow0; i < k; ++i) {
       const i64 w = n / k + (i < n % k ? 1 : 0);
-      conv_pixels<F, P>(w, true, t, ow, 0, g.KW, lo, hi);
+      conv_pixels<F, P, First, Last>(w, true, t, ow, 0, g.KW, lo, hi);
       ow += w;
     }
     return;
@@ -235,7 +240,7 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
   const i64 n = in1 - in0, k = tiles(n);
   for (i64 i = 0, ow = in0; i < k; ++i) {
     const i64 w = n / k + (i < n % k ? 1 : 0);
-    conv_pixels<F, P>(w, false, t, ow, 0, g.KW, lo, hi);
+    conv_pixels<F, P, true, true>(w, false, t, ow, 0, g.KW, lo, hi);
     ow += w;
   }
   for (i64 ow = in1; ow < ow1; ++ow) {
@@ -245,16 +250,41 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
 }
 
 /// The row for `f` (1 <= f <= F) output blocks.
-template <int F>
+template <int F, bool First = true, bool Last = true>
 GPASS_NCHWC_INL void conv_row_blocks(int f, bool blocked, const geometry& g, const conv_tile_args& t, i64 ow0,
                                      i64 ow1, const tap_range& inner, const vec& lo, const vec& hi) {
   if constexpr (F > 1) {
     if (f != F) {
-      conv_row_blocks<F - 1>(f, blocked, g, t, ow0, ow1, inner, lo, hi);
+      conv_row_blocks<F - 1, First, Last>(f, blocked, g, t, ow0, ow1, inner, lo, hi);
       return;
     }
   }
-  conv_row<F>(blocked, g, t, ow0, ow1, inner, lo, hi);
+  conv_row<F, First, Last>(blocked, g, t, ow0, ow1, inner, lo, hi);
+}
+
+/// A row of blocked input in `passes` passes over the input blocks (see nchwc::conv_passes):
+/// each pass's filter slice read from cache across the row's tiles; one pass: the whole sum in
+/// registers, no partial sums in y.
+GPASS_NCHWC_INL void conv_row_passes(int f, const geometry& g, const conv_tile_args& t, i64 ow0, i64 ow1, i64 passes,
+                                     const tap_range& inner, const vec& lo, const vec& hi) {
+  if (passes <= 1) {
+    conv_row_blocks<conv_f, true, true>(f, true, g, t, ow0, ow1, inner, lo, hi);
+    return;
+  }
+  const i64 w_block = t.KH * t.KW * t.cb * b;  // floats between the filter's input blocks
+  for (i64 i = 0, ib0 = 0; i < passes; ++i) {
+    conv_tile_args u = t;
+    u.nb = t.nb / passes + (i < t.nb % passes ? 1 : 0);
+    u.x = t.x + ib0 * t.x_block;
+    u.w = t.w + ib0 * w_block;
+    ib0 += u.nb;
+    if (i == 0)
+      conv_row_blocks<conv_f, true, false>(f, true, g, u, ow0, ow1, inner, lo, hi);
+    else if (i + 1 == passes)
+      conv_row_blocks<conv_f, false, true>(f, true, g, u, ow0, ow1, inner, lo, hi);
+    else
+      conv_row_blocks<conv_f, false, false>(f, true, g, u, ow0, ow1, inner, lo, hi);
+  }
 }
 
 /// Tasks [t0, t1) of a convolution (see nchwc::conv_tasks): task = ((n * groups + group) *
@@ -273,6 +303,7 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
   const tap_range inner = interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
   const sgemm::flush_subnormals ftz;
+  const i64 passes = blocked ? conv_passes(g, nb, b, conv_f) : 1;
   conv_tile_args ta{};
   ta.nb = nb;
   ta.cb = cb;
@@ -327,7 +358,10 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
     }
     u.y = a.y + yoff;
     u.z = a.step.z ? a.step.z + yoff : nullptr;
-    conv_row_blocks<conv_f>(f, blocked, g, u, q0, q1, inner, lo, hi);
+    if (blocked)
+      conv_row_passes(f, g, u, q0, q1, passes, inner, lo, hi);
+    else
+      conv_row_blocks<conv_f>(f, false, g, u, q0, q1, inner, lo, hi);
   }
 }
 
