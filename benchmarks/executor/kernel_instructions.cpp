@@ -2,7 +2,7 @@
 //
 // The hottest CPU kernels of the real-model benchmark, one per process, for instruction
 // counts under callgrind (kernel_instructions.sh builds this against two commits' headers):
-// `kernel_instructions KERNEL [REPS]`, KERNEL one of the names below (dw, pw, c3, lstm1, sdpa, ...). The kernel
+// `kernel_instructions KERNEL [REPS]`, KERNEL one of the names below (dw, pw, c3, nc3, lstm1, sdpa, ...). The kernel
 // is made once (constant weights packed, as a plan does), run once, then REPS times between
 // callgrind's start/stop requests; prints a checksum of output 0 and the wall time per run.
 #include <chrono>
@@ -14,6 +14,7 @@
 #include <valgrind/callgrind.h>
 #include <gpass/exec/eigen_cpu/kernels/attention.hpp>
 #include <gpass/exec/eigen_cpu/kernels/linalg.hpp>
+#include <gpass/exec/eigen_cpu/kernels/nchwc_ops.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 using gpass::tensor;
 using i64 = std::int64_t;
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   ex::cpu_detail::register_linalg(reg);
   ex::cpu_detail::register_nn(reg);
   ex::cpu_detail::register_attention(reg);
+  ex::cpu_detail::register_nchwc(reg);
   ex::eigen_cpu cpu({.threads = 1});
   ex::kernel_node n{.name = "n", .op = "FusedConv", .opset = 1};
   n.domain = "gpass";
@@ -43,6 +45,22 @@ int main(int argc, char** argv) {
     tensor w = rnd({M, C / G, K, K}, 2);
     in = {rnd({1, C, HW, HW}, 1), w, rnd({M}, 3)};
     n.input_types.resize(3);
+    n.output_types.resize(1);
+    n.constant_inputs = {std::nullopt, w, std::nullopt};
+  };
+  // the channel-blocked convolution the -O3 pipeline runs (input already blocked, as in a
+  // network; block 16 natively, 8 under valgrind, which has no AVX-512)
+  auto blocked_conv = [&](i64 C, i64 HW, i64 M, i64 K, i64 s, const char* act) {
+    namespace nc = ex::cpu_detail::nchwc;
+    const i64 b = nc::preferred_block(), p = K / 2;
+    n = ex::kernel_node{.name = "n", .op = "NchwcConv", .opset = 1};
+    n.domain = "gpass";
+    n.attrs = {{"strides", std::vector<i64>{s, s}}, {"pads", std::vector<i64>{p, p, p, p}},
+               {"kernel_shape", std::vector<i64>{K, K}}, {"activation", std::string(act)}, {"block", b}};
+    tensor w = rnd({M, C, K, K}, 2);
+    const std::vector<i64> xs{1, nc::blocks(C, b), HW, HW, b};
+    in = {rnd(xs, 1), w, rnd({M}, 3)};
+    n.input_types = {gpass::tensor_type{gpass::dtype::f32, gpass::shape::of(xs)}, gpass::type{}, gpass::type{}};
     n.output_types.resize(1);
     n.constant_inputs = {std::nullopt, w, std::nullopt};
   };
@@ -64,6 +82,15 @@ int main(int argc, char** argv) {
   else if (what == "c1") conv(256, 56, 64, 1, 1, 1, "Relu");        // ResNet50 conv2_x 1x1 reduce
   else if (what == "c1s2") conv(512, 28, 1024, 1, 1, 2, "Relu");   // ResNet50 conv4_block1 shortcut (1x1, stride 2)
   else if (what == "stem") conv(3, 224, 64, 1, 7, 2, "Relu");      // ResNet50 conv1 (7x7, stride 2)
+  else if (what == "nc3") blocked_conv(64, 56, 64, 3, 1, "Relu");     // the same layers, channel-blocked
+  else if (what == "nc3b") blocked_conv(128, 28, 128, 3, 1, "Relu");
+  else if (what == "nc3c") blocked_conv(256, 14, 256, 3, 1, "Relu");
+  else if (what == "nc3d") blocked_conv(512, 7, 512, 3, 1, "Relu");
+  else if (what == "nc1") blocked_conv(256, 56, 64, 1, 1, "Relu");      // conv2_x 1x1 reduce
+  else if (what == "nc1e") blocked_conv(256, 14, 1024, 1, 1, "Relu");   // conv4_x 1x1 expand
+  else if (what == "nc1x") blocked_conv(1024, 14, 256, 1, 1, "Relu");   // conv4_x 1x1 reduce
+  else if (what == "ncpe") blocked_conv(24, 56, 144, 1, 1, "Clip");     // MobileNetV2 block_2_expand
+  else if (what == "ncpj") blocked_conv(144, 56, 24, 1, 1, "");         // MobileNetV2 block_2_project
   else if (what == "lstm1" || what == "lstm8") {                  // the 2-layer LSTM's first layer
     const i64 B = what == "lstm1" ? 1 : 8, S = 32, I = 64, H = 128;
     n = ex::kernel_node{.name = "n", .op = "LSTM", .opset = 14};

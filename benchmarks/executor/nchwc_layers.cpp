@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     if (wino) {
       wwp = nc::pack_winograd_filter(w.data<float>(), g, b);
       wa.w = wwp.data();
-      wa.tiles = nc::winograd_tiles_for(g, 1);
+      nc::winograd_split(wa, ks, 1);
     }
     auto run_blocked = [&] {
       if (L.pool == 1) ks.pool(pa, 0, nc::pool_tasks(pa, ks));

@@ -269,11 +269,12 @@ TEST_CASE("exec.nchwc.conv_segment_for_threads") {
     nc::conv_args a;
     a.g = g;
     a.segment = nc::conv_segment_for(g, k, threads);
-    CHECK(a.segment % 12 == 0);
     CHECK(a.segment >= 12);
     CHECK(a.segment < nc::conv_segment);
-    // as many tasks as wanted, or the plane cut into runs of 12
-    CHECK((nc::conv_tasks(a, k) >= 8 * threads || a.segment == 12));
+    // as many tasks as wanted, or the plane cut into runs of 12 pixels or more
+    const i64 runs = nc::blocks(49, a.segment), last = 49 - (runs - 1) * a.segment;
+    CHECK((nc::conv_tasks(a, k) >= 8 * threads || runs == 49 / 12));
+    CHECK(last >= a.segment - runs);  // runs of even lengths (no 1-pixel remainder)
   }
   g.H = g.W = g.OH = g.OW = 56;  // a large plane has tasks enough
   CHECK(nc::conv_segment_for(g, k, 2) == nc::conv_segment);
@@ -377,10 +378,10 @@ namespace {
 /// The Winograd kernel of `k` on geometry g (3x3, stride 1), against the double reference:
 /// returns the largest |got - want| / (1 + magnitude) (the direct kernels' bound is 1e-5).
 double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool residual, float lo, float hi, i64 tiles,
-                      std::mt19937& rng) {
+                      i64 groups, std::mt19937& rng) {
   const i64 b = k.b;
   INFO(k.name << " b" << b << " winograd " << describe(g) << (residual ? " +z" : "") << " clamp [" << lo << ", " << hi
-              << "] tiles/task " << tiles);
+              << "] tiles/task " << tiles << " groups " << groups);
   REQUIRE(nc::winograd_supported(g, nc::conv_input::blocked));
   const auto x = random_values(g.N * g.C * g.H * g.W, rng);
   const auto w = random_values(g.M * g.C * 9, rng);
@@ -404,6 +405,7 @@ double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool resid
   a.y = yb.data();
   a.step = {residual ? zb.data() : nullptr, lo, hi};
   a.tiles = tiles;
+  a.groups = groups;
   run_tasks(k.winograd, a, nc::winograd_tasks(a));
   std::vector<float> y(want.size());
   nc::from_blocked(yb.data(), g.N, g.M, g.OH * g.OW, b, false, y.data());
@@ -452,33 +454,59 @@ TEST_CASE("exec.nchwc.winograd_matches_double") {
       g.OH = out_size(g.H, g.pt, g.pb, 3, 1, 1);
       g.OW = out_size(g.W, g.pl, g.pr, 3, 1, 1);
       if (g.OH <= 0 || g.OW <= 0) continue;
-      const i64 tiles = pick({1, 2, 5, nc::winograd_tiles_for(g, 1), nc::winograd_tiles_for(g, 2)});
+      // tasks of any tile count and output-block groups (more groups than chunks: empty tasks)
+      nc::conv_args split;
+      split.g = g;
+      nc::winograd_split(split, k, static_cast<int>(pick({1, 2, 3})));
+      i64 tiles = split.tiles, groups = split.groups;
+      if (pick({0, 1})) {
+        tiles = pick({1, 2, 5, 48});
+        groups = pick({1, 2, 3, 7});
+      }
       const int clamp = static_cast<int>(pick({0, 1, 2}));
-      worst = std::max(worst, check_winograd(k, g, pick({0, 1}) == 1, clamp ? 0.f : -inf, clamp == 2 ? 0.5f : inf, tiles, rng));
+      worst = std::max(worst, check_winograd(k, g, pick({0, 1}) == 1, clamp ? 0.f : -inf, clamp == 2 ? 0.5f : inf, tiles,
+                                             groups, rng));
     }
     // a ResNet layer's depth (the products sum 64 to 256 channels)
     for (const i64 C : {64, 256}) {
       nc::geometry g{.N = 1, .C = C, .H = 10, .W = 10, .M = 40, .OH = 10, .OW = 10, .KH = 3, .KW = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
-      worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, nc::winograd_tiles_for(g, 2), rng));
+      nc::conv_args split;
+      split.g = g;
+      nc::winograd_split(split, k, 2);
+      worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, split.tiles, split.groups, rng));
     }
   }
   MESSAGE("Winograd F(4x4, 3x3): largest |error| / (1 + sum |x w|) = " << worst);
 }
 
-TEST_CASE("exec.nchwc.winograd_tiles_for_threads") {
-  nc::geometry g{.N = 1, .C = 128, .H = 28, .W = 28, .M = 128, .OH = 28, .OW = 28, .KH = 3, .KW = 3};
-  CHECK(nc::winograd_tiles(g) == 49);
-  for (const int threads : {1, 2, 3, 8}) {
-    CAPTURE(threads);
-    nc::conv_args a;
-    a.g = g;
-    a.tiles = nc::winograd_tiles_for(g, threads);
-    CHECK(a.tiles >= 1);
-    CHECK(a.tiles * 36 * g.C * 4 <= 512 << 10);  // a task's transformed input within 512 KB
-    // every tile in a task; on threads, no task more than a thread's share
-    CHECK(nc::winograd_tasks(a) * a.tiles >= 49);
-    if (threads > 1) CHECK(a.tiles <= nc::blocks(49, threads));
-  }
+TEST_CASE("exec.nchwc.winograd_split_for_threads") {
+  const nc::kernel_set& k = nc::kernels_for(16);
+  for (const i64 hw : {56, 28, 14, 7})
+    for (const i64 n : {1, 8})
+      for (const int threads : {1, 2, 3, 8}) {
+        nc::conv_args a;
+        a.g = {.N = n, .C = 3584 / hw, .H = hw, .W = hw, .M = 3584 / hw, .OH = hw, .OW = hw, .KH = 3, .KW = 3};
+        CAPTURE(hw);
+        CAPTURE(n);
+        CAPTURE(threads);
+        nc::winograd_split(a, k, threads);
+        const i64 all = n * nc::winograd_tiles(a.g), chunks = nc::blocks(all, a.tiles);
+        CHECK(a.tiles >= 1);
+        CHECK(a.tiles <= 48);
+        CHECK(a.tiles * 36 * a.g.C * 4 <= 1 << 20);   // a task's transformed input within 1 MB
+        CHECK(nc::winograd_tasks(a) == chunks * a.groups);
+        CHECK(all - (chunks - 1) * a.tiles >= a.tiles - chunks);  // chunks of even sizes
+        if (threads == 1) CHECK(a.groups == 1);
+        // on threads: the tasks a multiple of the threads, or none more than a thread's share
+        if (threads > 1) CHECK((nc::winograd_tasks(a) % threads == 0 || a.tiles <= nc::blocks(all, threads)));
+      }
+  // ResNet50's 14x14 layer at batch 1 on 2 threads: one chunk of 16 tiles, its 16 output
+  // blocks (4 chunks of 4) in 2 groups
+  nc::conv_args a;
+  a.g = {.N = 1, .C = 256, .H = 14, .W = 14, .M = 256, .OH = 14, .OW = 14, .KH = 3, .KW = 3};
+  nc::winograd_split(a, k, 2);
+  CHECK(a.tiles == 16);
+  CHECK(a.groups == (k.conv_f * 2 <= 16 ? 2 : 1));
 }
 
 TEST_CASE("exec.nchwc.conv_passes") {

@@ -240,11 +240,11 @@ inline bool winograd_supported(const geometry& g, conv_input in) {
 
 /// Whether a convolution `winograd_supported` runs faster so than directly, for the memory its
 /// filter takes (36 values per channel pair, 4 times the direct kernel's 9): always on planes of
-/// 16 x 16 pixels or more (2-2.4x faster than the direct kernel on ResNet50's 56x56 and 28x28
-/// layers, 1.3x at 14x14 and 1.2x at 7x7, nchwc_layers), and on smaller ones while the
-/// transformed filter stays within 4 MB (the 14x14 and 7x7 layers of ResNet-50 would add 130 MB
-/// of filters for 3 ms). `GPASS_CONV_WINOGRAD=0` in the environment turns it off (every
-/// convolution direct, summed in the order of the taps).
+/// 12 x 12 pixels or more (on ResNet50's layers, one thread: 2-2.4x faster than the direct
+/// kernel at 56x56 and 28x28, 1.3x at 14x14; nchwc_layers), and on smaller ones while the
+/// transformed filter stays within 4 MB (at 7x7 over 512 channels it is 1.1x faster, for 28 MB
+/// more than the direct filter per layer). `GPASS_CONV_WINOGRAD=0` in the environment turns
+/// it off (every convolution direct, summed in the order of the taps).
 inline bool winograd_preferred(const geometry& g, i64 b) {
   static const bool off = [] {
     const char* e = std::getenv("GPASS_CONV_WINOGRAD");
@@ -252,7 +252,7 @@ inline bool winograd_preferred(const geometry& g, i64 b) {
   }();
   if (off) return false;
   const double bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
-  return g.OH * g.OW >= 256 || bytes <= 4.0 * (1 << 20);
+  return g.OH * g.OW >= 144 || bytes <= 4.0 * (1 << 20);
 }
 
 /// Output tiles (4 x 4 pixels, the last row and column of tiles cut short) of one image.
@@ -306,7 +306,8 @@ struct conv_args {
   float* y = nullptr;           ///< [N, ceil(M / b), OH, OW, b]
   output_step step;
   i64 segment = conv_segment;   ///< output pixels per task (blocked input; see conv_segment_for)
-  i64 tiles = 0;                ///< `winograd`: output tiles per task (winograd_tiles_for)
+  i64 tiles = 0;                ///< `winograd`: output tiles per task (winograd_split)
+  i64 groups = 1;               ///< `winograd`: groups of output blocks per tile chunk
 };
 
 enum class pool_kind { max, average };
@@ -473,29 +474,48 @@ inline i64 conv_units(const geometry& g, const kernel_set& k) {
 inline i64 conv_tasks(const conv_args& a, const kernel_set& k) { return conv_units(a.g, k) * conv_rows(a.g, a.in, a.segment); }
 
 /// The `conv_args::segment` for `threads` threads: conv_segment, or, where that leaves fewer
-/// than 8 tasks per thread (small planes, few output blocks: a network's last layers), runs of
-/// fewer pixels (a multiple of 12, at least 12), so that the threads' equal shares of tasks are
-/// about equal work. (A tile's filter traffic does not depend on the segment.)
+/// than 8 tasks per thread (small planes, few output blocks: a network's last layers), the
+/// plane cut into as many runs as wanted (of 12 pixels or more), of even lengths (49 pixels
+/// in two runs are 25 + 24, not 24 + 24 + a task of 1 pixel, whose tile would run at a
+/// quarter of the speed), so that the threads' equal shares of tasks are about equal work.
+/// (A tile's filter traffic does not depend on the segment.)
 inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads) {
   if (threads <= 1) return conv_segment;
   const i64 units = conv_units(g, k);  // tasks per pixel run
   const i64 want = 8 * static_cast<i64>(threads);
-  if (units * blocks(g.OH * g.OW, conv_segment) >= want) return conv_segment;
-  const i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
-  return std::clamp<i64>(blocks(g.OH * g.OW, runs) / 12 * 12, 12, conv_segment);  // (runs or more of them)
+  const i64 plane = g.OH * g.OW;
+  if (units * blocks(plane, conv_segment) >= want) return conv_segment;
+  i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
+  runs = std::min(runs, std::max<i64>(1, plane / 12));   // of 12 pixels or more
+  return std::min(conv_segment, blocks(plane, runs));
 }
-/// `conv_args::tiles` for `winograd` on `threads` threads: as many tiles as keep a task's
-/// transformed input (36 x C values a tile) within about 512 KB (at least 6, at most 48), then
-/// fewer where that leaves the threads unequal shares (every task streams the whole
-/// transformed filter, so not fewer than needed).
-inline i64 winograd_tiles_for(const geometry& g, int threads) {
+
+/// `conv_args::tiles` and `groups` for `winograd` (kernels `k`) on `threads` threads. A task
+/// transforms its tiles' input once, then reads the whole transformed filter of its output
+/// blocks (36 x C x M values) once: so tasks of as many tiles as keep the transformed input
+/// (36 x C values a tile) within 1 MB (at most 48 tiles), of even sizes. On threads, where
+/// those chunks of tiles are not a multiple of the threads, few (under 4 a thread) and the
+/// output blocks enough, each chunk's output blocks are split in `threads` groups (each task
+/// reading its group's part of the filter, the input transformed once per group: ResNet50's
+/// 14x14 layers at batch 1 are one chunk of 16 tiles); otherwise the chunks are cut smaller,
+/// to a multiple of the threads.
+inline void winograd_split(conv_args& a, const kernel_set& k, int threads) {
+  const geometry& g = a.g;
   const i64 all = g.N * winograd_tiles(g);
-  const i64 most = std::clamp<i64>((512 << 10) / (wino_points * std::max<i64>(g.C, 1) * 4) / 6 * 6, 6, 48);
-  i64 tasks = blocks(all, most);
-  if (threads > 1) tasks = blocks(tasks, threads) * threads;
-  return std::max<i64>(1, blocks(all, tasks));
+  const i64 most = std::clamp<i64>((i64{1} << 20) / (wino_points * std::max<i64>(g.C, 1) * 4), 1, 48);
+  i64 chunks = blocks(all, most);
+  a.groups = 1;
+  if (threads > 1 && chunks % threads != 0) {
+    if (chunks < 4 * static_cast<i64>(threads) && blocks(blocks(g.M, k.b), k.conv_f) >= threads)
+      a.groups = threads;
+    else
+      chunks = blocks(chunks, threads) * threads;
+  }
+  a.tiles = std::max<i64>(1, blocks(all, chunks));
 }
-inline i64 winograd_tasks(const conv_args& a) { return blocks(a.g.N * winograd_tiles(a.g), std::max<i64>(a.tiles, 1)); }
+inline i64 winograd_tasks(const conv_args& a) {
+  return blocks(a.g.N * winograd_tiles(a.g), std::max<i64>(a.tiles, 1)) * std::max<i64>(a.groups, 1);
+}
 inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 global_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b); }

@@ -239,7 +239,7 @@ inline def conv_def() {
               const double macs = static_cast<double>(g.N) * static_cast<double>(nc::blocks(M, b) * b) * g.OH * g.OW *
                                   static_cast<double>(dw ? 1 : C / G) * g.KH * g.KW;
               if (w_run.empty() && pf.winograd) {  // the constant filter, packed for Winograd
-                a.tiles = nc::winograd_tiles_for(g, ctx.policy().threads());
+                nc::winograd_split(a, ks, ctx.policy().threads());
                 const i64 wt = nc::winograd_tasks(a);
                 // a quarter of the direct multiply-adds, plus the transforms
                 run_tasks(ctx, wt, 0.015 * macs / static_cast<double>(wt), [&](i64 t0, i64 t1) { ks.winograd(a, t0, t1); });

@@ -392,18 +392,21 @@ GPASS_NCHWC_INL void wino_out6(const vec (&m)[6], vec (&r)[4]) {
   r[3] = vadd(vfma(vset1(8.0f), d3, d1), m[5]);
 }
 
-/// Tasks [t0, t1) of a Winograd convolution (w: pack_winograd_filter): task k = the output
-/// tiles [k * a.tiles, (k + 1) * a.tiles) of the batch (tile = (n * TH + th) * TW + tw). Per
-/// task: the tiles' patches transformed into V [36][Cb][T][b] (each point a plane of T
-/// "pixels" in the blocked layout); per chunk of conv_f output blocks, the 36 products of the
-/// point's V with its filter (a 1x1 convolution's register tiles) into S [36][conv_f][T][b];
-/// then each tile's 6x6 points transformed to its 4x4 pixels, the bias and the output step
-/// applied as they are stored.
+/// Tasks [t0, t1) of a Winograd convolution (w: pack_winograd_filter; see
+/// nchwc::winograd_split): task = chunk * a.groups + group, chunk k the output tiles
+/// [k * a.tiles, (k + 1) * a.tiles) of the batch (tile = (n * TH + th) * TW + tw), group j the
+/// j-th of a.groups even parts of the chunks of conv_f output blocks. Per task: the tiles'
+/// patches transformed into V [36][Cb][T][b] (each point a plane of T "pixels" in the blocked
+/// layout); per chunk of conv_f output blocks of the group, the 36 products of the point's V
+/// with its filter (a 1x1 convolution's register tiles) into S [36][conv_f][T][b]; then each
+/// tile's 6x6 points transformed to its 4x4 pixels, the bias and the output step applied as
+/// they are stored.
 GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
   const geometry& g = a.g;
   const i64 Cb = blocks(g.C, b), Mb = blocks(g.M, b);
   const i64 TH = blocks(g.OH, wino_m), TW = blocks(g.OW, wino_m), per_image = TH * TW;
-  const i64 all = g.N * per_image, T = std::max<i64>(a.tiles, 1);
+  const i64 all = g.N * per_image, T = std::max<i64>(a.tiles, 1), groups = std::max<i64>(a.groups, 1);
+  const i64 ob_chunks = blocks(Mb, conv_f), per_group = blocks(ob_chunks, groups);
   const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
   const vec none_lo = vset1(-std::numeric_limits<float>::infinity()), none_hi = vset1(std::numeric_limits<float>::infinity());
   const sgemm::flush_subnormals ftz;
@@ -417,8 +420,9 @@ GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
   alignas(64) static constexpr float zeros[conv_f * b] = {};  // the products' "bias"
   const i64 plane = g.H * g.W * b;
   for (i64 task = t0; task < t1; ++task) {
-    const i64 q0 = task * T, q1 = std::min(all, q0 + T), nq = q1 - q0;
-    if (nq <= 0) continue;
+    const i64 q0 = task / groups * T, q1 = std::min(all, q0 + T), nq = q1 - q0;
+    const i64 ob_begin = task % groups * per_group * conv_f, ob_end = std::min(Mb, ob_begin + per_group * conv_f);
+    if (nq <= 0 || ob_begin >= ob_end) continue;
     // 1. input transform, V[xi][ib][q][.] = (B^T d B)[xi]
     for (i64 q = q0; q < q1; ++q) {
       const i64 n = q / per_image, th = (q % per_image) / TW, tw = q % TW;
@@ -452,8 +456,8 @@ GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
       }
     }
     // 2. per chunk of output blocks: the 36 products, then the output transform
-    for (i64 ob0 = 0; ob0 < Mb; ob0 += conv_f) {
-      const int f = static_cast<int>(std::min<i64>(conv_f, Mb - ob0));
+    for (i64 ob0 = ob_begin; ob0 < ob_end; ob0 += conv_f) {
+      const int f = static_cast<int>(std::min<i64>(conv_f, ob_end - ob0));
       conv_tile_args u{};
       u.nb = Cb;
       u.cb = b;
