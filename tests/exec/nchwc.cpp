@@ -479,6 +479,19 @@ TEST_CASE("exec.nchwc.winograd_matches_double") {
   MESSAGE("Winograd F(4x4, 3x3): largest |error| / (1 + sum |x w|) = " << worst);
 }
 
+TEST_CASE("exec.nchwc.winograd_preferred") {
+  nc::geometry g{.N = 1, .C = 64, .H = 56, .W = 56, .M = 64, .OH = 56, .OW = 56, .KH = 3, .KW = 3};
+  CHECK(nc::winograd_preferred(g, 16));  // a large plane
+  g.C = g.M = 512;
+  g.H = g.W = g.OH = g.OW = 7;
+  CHECK_FALSE(nc::winograd_preferred(g, 16));  // a small plane, 36 MB of transformed filter
+  g.C = g.M = 128;
+  CHECK(nc::winograd_preferred(g, 16));  // a small plane, 2.25 MB
+  g.C = g.M = 2048;
+  g.H = g.W = g.OH = g.OW = 64;
+  CHECK_FALSE(nc::winograd_preferred(g, 16));  // 576 MB: never
+}
+
 TEST_CASE("exec.nchwc.winograd_split_for_threads") {
   const nc::kernel_set& k = nc::kernels_for(16);
   for (const i64 hw : {56, 28, 14, 7})

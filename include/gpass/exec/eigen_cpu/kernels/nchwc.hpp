@@ -66,7 +66,8 @@ struct geometry {
 };
 
 /// What every kernel does to a value as it stores it: y = clamp(acc + z, lo, hi), z (when not
-/// null) a tensor in the output's blocked layout.
+/// null) a tensor in the output's blocked layout, not overlapping y (a convolution summing in
+/// passes writes partial sums to y before its last pass reads z).
 struct output_step {
   const float* z = nullptr;
   float lo = -std::numeric_limits<float>::infinity();
@@ -243,8 +244,9 @@ inline bool winograd_supported(const geometry& g, conv_input in) {
 /// 12 x 12 pixels or more (on ResNet50's layers, one thread: 2-2.4x faster than the direct
 /// kernel at 56x56 and 28x28, 1.3x at 14x14; nchwc_layers), and on smaller ones while the
 /// transformed filter stays within 4 MB (at 7x7 over 512 channels it is 1.1x faster, for 28 MB
-/// more than the direct filter per layer). `GPASS_CONV_WINOGRAD=0` in the environment turns
-/// it off (every convolution direct, summed in the order of the taps).
+/// more than the direct filter per layer); never past 64 MB of transformed filter (about 680
+/// channels in and out). `GPASS_CONV_WINOGRAD=0` in the environment turns it off (every
+/// convolution direct, summed in the order of the taps).
 inline bool winograd_preferred(const geometry& g, i64 b) {
   static const bool off = [] {
     const char* e = std::getenv("GPASS_CONV_WINOGRAD");
@@ -252,7 +254,8 @@ inline bool winograd_preferred(const geometry& g, i64 b) {
   }();
   if (off) return false;
   const double bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
-  return g.OH * g.OW >= 144 || bytes <= 4.0 * (1 << 20);
+  constexpr double MB = 1 << 20;
+  return bytes <= 4 * MB || (g.OH * g.OW >= 144 && bytes <= 64 * MB);
 }
 
 /// Output tiles (4 x 4 pixels, the last row and column of tiles cut short) of one image.
