@@ -519,6 +519,10 @@ TEST_CASE("exec.nchwc.winograd_split_for_threads") {
   a.g = {.N = 1, .C = 256, .H = 14, .W = 14, .M = 256, .OH = 14, .OW = 14, .KH = 3, .KW = 3};
   nc::winograd_split(a, k, 2);
   CHECK(a.tiles == 16);
+  nc::conv_args empty;  // no output pixels: one tile a task, no task
+  empty.g = {.N = 1, .C = 8, .H = 1, .W = 1, .M = 8, .OH = 0, .OW = 0, .KH = 3, .KW = 3};
+  nc::winograd_split(empty, k, 2);
+  CHECK(nc::winograd_tasks(empty) == 0);
   CHECK(a.groups == (k.conv_f * 2 <= 16 ? 2 : 1));
 }
 

@@ -227,7 +227,7 @@ inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometr
 //   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
 //   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
 // Rounding: the transforms add a few ulps per value (more than a direct sum, the same order as
-// a different summation order); `nchwc_winograd_matches_double` bounds it.
+// a different summation order); the test `exec.nchwc.winograd_matches_double` bounds it.
 
 /// Output pixels along a tile's side, input pixels along a patch's side, points of a tile.
 inline constexpr i64 wino_m = 4, wino_n = 6, wino_points = 36;
@@ -505,9 +505,11 @@ inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads)
 inline void winograd_split(conv_args& a, const kernel_set& k, int threads) {
   const geometry& g = a.g;
   const i64 all = g.N * winograd_tiles(g);
+  a.groups = 1;
+  a.tiles = 1;
+  if (all <= 0) return;
   const i64 most = std::clamp<i64>((i64{1} << 20) / (wino_points * std::max<i64>(g.C, 1) * 4), 1, 48);
   i64 chunks = blocks(all, most);
-  a.groups = 1;
   if (threads > 1 && chunks % threads != 0) {
     if (chunks < 4 * static_cast<i64>(threads) && blocks(blocks(g.M, k.b), k.conv_f) >= threads)
       a.groups = threads;
