@@ -245,7 +245,10 @@ inline def conv_def() {
                 run_tasks(ctx, wt, 0.015 * macs / static_cast<double>(wt), [&](i64 t0, i64 t1) { ks.winograd(a, t0, t1); });
                 return;
               }
-              run_tasks(ctx, tasks, 0.04 * macs / static_cast<double>(tasks),
+              // (depthwise: 0.04-0.09 ns, one load per multiply-add; counted at 0.08, so that
+              // the small layers run on the threads that wrote their input, not on one thread
+              // reading the other cores' halves: MobileNetV2's 14x14 and 7x7 ones)
+              run_tasks(ctx, tasks, (dw ? 0.08 : 0.04) * macs / static_cast<double>(tasks),
                         [&](i64 t0, i64 t1) { (dw ? ks.conv_depthwise : ks.conv)(a, t0, t1); });
             };
           }};
