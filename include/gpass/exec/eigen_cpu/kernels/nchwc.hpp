@@ -229,8 +229,8 @@ inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometr
 // Rounding: the transforms add a few ulps per value (more than a direct sum, the same order as
 // a different summation order); the test `exec.nchwc.winograd_matches_double` bounds it.
 
-/// Output pixels along a tile's side, input pixels along a patch's side, points of a tile.
-inline constexpr i64 wino_m = 4, wino_n = 6, wino_points = 36;
+/// Output pixels along a tile's side, points of a tile (its 6x6 input patch).
+inline constexpr i64 wino_m = 4, wino_points = 36;
 
 /// Whether `winograd` computes a convolution: one group, blocked input, 3x3 taps, stride 1, no
 /// dilation (any pads).

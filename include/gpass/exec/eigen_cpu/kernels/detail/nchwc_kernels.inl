@@ -419,13 +419,31 @@ GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
   float* S = V + v_size;
   alignas(64) static constexpr float zeros[conv_f * b] = {};  // the products' "bias"
   const i64 plane = g.H * g.W * b;
+  struct tile_at {
+    i64 n, th, tw;
+  };
+  auto tile = [&](i64 q) { return tile_at{q / per_image, (q % per_image) / TW, q % TW}; };
+  // the products: each point's V times its filter, a 1x1 convolution's register tiles
+  conv_tile_args u{};
+  u.nb = Cb;
+  u.cb = b;
+  u.x_block = T * b;
+  u.x_col = b;
+  u.x_ci = 1;
+  u.H = u.W = 1;
+  u.OW = T;
+  u.KH = u.KW = u.sh = u.sw = u.dh = u.dw = 1;
+  u.dense = true;
+  u.w_out = Cb * b * b;
+  u.bias = zeros;
+  u.y_block = T * b;
   for (i64 task = t0; task < t1; ++task) {
     const i64 q0 = task / groups * T, q1 = std::min(all, q0 + T), nq = q1 - q0;
     const i64 ob_begin = task % groups * per_group * conv_f, ob_end = std::min(Mb, ob_begin + per_group * conv_f);
     if (nq <= 0 || ob_begin >= ob_end) continue;
     // 1. input transform, V[xi][ib][q][.] = (B^T d B)[xi]
     for (i64 q = q0; q < q1; ++q) {
-      const i64 n = q / per_image, th = (q % per_image) / TW, tw = q % TW;
+      const auto [n, th, tw] = tile(q);
       const i64 ih0 = th * wino_m - g.pt, iw0 = tw * wino_m - g.pl;
       bool row_in[6], col_in[6];
       for (int i = 0; i < 6; ++i) {
@@ -458,19 +476,6 @@ GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
     // 2. per chunk of output blocks: the 36 products, then the output transform
     for (i64 ob0 = ob_begin; ob0 < ob_end; ob0 += conv_f) {
       const int f = static_cast<int>(std::min<i64>(conv_f, ob_end - ob0));
-      conv_tile_args u{};
-      u.nb = Cb;
-      u.cb = b;
-      u.x_block = T * b;
-      u.x_col = b;
-      u.x_ci = 1;
-      u.H = u.W = 1;
-      u.OW = T;
-      u.KH = u.KW = u.sh = u.sw = u.dh = u.dw = 1;
-      u.dense = true;
-      u.w_out = Cb * b * b;
-      u.bias = zeros;
-      u.y_block = T * b;
       for (i64 xi = 0; xi < wino_points; ++xi) {
         u.x = V + xi * Cb * T * b;
         u.w = a.w + (xi * Mb + ob0) * Cb * b * b;
@@ -480,7 +485,7 @@ GPASS_NCHWC_FN inline void winograd(const conv_args& a, i64 t0, i64 t1) {
       for (int fb = 0; fb < f; ++fb) {
         const vec bias = vload(a.bias + (ob0 + fb) * b);
         for (i64 q = q0; q < q1; ++q) {
-          const i64 n = q / per_image, th = (q % per_image) / TW, tw = q % TW;
+          const auto [n, th, tw] = tile(q);
           const float* sq = S + (fb * T + (q - q0)) * b;
           vec s4[4][6];  // A^T m, column by column
           for (int j = 0; j < 6; ++j) {
