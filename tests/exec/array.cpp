@@ -102,19 +102,22 @@ TEST_CASE("exec.array.transpose") {
     for (i64 i = 0; i < 130; ++i)
       for (i64 j = 0; j < 70; ++j) ok = ok && bt.data<float>()[(b * 130 + i) * 70 + j] == static_cast<float>((b * 70 + j) * 130 + i);
   CHECK(ok);
-  // NHWC images to NCHW (3 channels: a few rows, their columns shared out in runs; 2 runs
-  // of columns for 50 x 50), two threads
-  for (const i64 side : {9, 50}) {
-    auto img = iota_f32({2, side, side, 3});
-    auto nchw = f2.run1("Transpose", {img}, {{"perm", std::vector<i64>{0, 3, 1, 2}}});
-    REQUIRE(nchw.sizes() == std::vector<i64>{2, 3, side, side});
-    bool same = true;
-    for (i64 n = 0; n < 2; ++n)
-      for (i64 c = 0; c < 3; ++c)
-        for (i64 p = 0; p < side * side; ++p)
-          same = same && nchw.data<float>()[(n * 3 + c) * side * side + p] == static_cast<float>((n * side * side + p) * 3 + c);
-    CHECK(same);
-  }
+  // NHWC images to NCHW (2-5 channels: a few rows, their columns shared out in runs; 2 runs
+  // of columns for 50 x 50; 2-4 channels de-interleaved), two threads
+  for (const i64 ch : {2, 3, 4, 5})
+    for (const i64 side : {9, 50}) {
+      CAPTURE(ch);
+      CAPTURE(side);
+      auto img = iota_f32({2, side, side, ch});
+      auto nchw = f2.run1("Transpose", {img}, {{"perm", std::vector<i64>{0, 3, 1, 2}}});
+      REQUIRE(nchw.sizes() == std::vector<i64>{2, ch, side, side});
+      bool same = true;
+      for (i64 n = 0; n < 2; ++n)
+        for (i64 c = 0; c < ch; ++c)
+          for (i64 p = 0; p < side * side; ++p)
+            same = same && nchw.data<float>()[(n * ch + c) * side * side + p] == static_cast<float>((n * side * side + p) * ch + c);
+      CHECK(same);
+    }
   // strings and bool
   auto s = tensor::from<std::string>({"a", "b", "c", "d", "e", "f"}, {2, 3});
   CHECK(vals<std::string>(f.run1("Transpose", {s})) == std::vector<std::string>{"a", "d", "b", "e", "c", "f"});

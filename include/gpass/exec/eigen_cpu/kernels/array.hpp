@@ -81,6 +81,17 @@ inline void copy_n(const U* src, i64 n, U* dst) {
 using shape_rules::prod;
 using shape_rules::sizes_str;
 
+/// Columns [j0, j1) of N rows of n1 from N-way interleaved values: o[i * n1 + j] =
+/// s[j * N + i], in one pass over s (the compiler turns the N strided streams into shuffles):
+/// an NHWC image of N channels to NCHW, the first op of a CNN fed in TensorFlow's layout
+/// (224 x 224 x 3 on one thread: 41 us, the tiled transpose 56).
+template <int N, class U>
+void deinterleave(U* __restrict o, const U* __restrict s, i64 n1, i64 j0, i64 j1) {
+  for (i64 j = j0; j < j1; ++j)
+#pragma GCC unroll 4
+    for (int i = 0; i < N; ++i) o[i * n1 + j] = s[j * N + i];
+}
+
 /// Copies the strided view (`src` base, `sizes`, element `strides`: any sign, 0 for
 /// broadcast) into contiguous row-major `dst`. Merges contiguous dimensions, copies rows
 /// with memcpy when the innermost stride is 1, transposes in tiles when the two innermost
@@ -127,6 +138,15 @@ void strided_copy(const eigen_cpu& pol, U* dst, const U* src, const std::vector<
         const U* s = src + off;
         U* o = dst + batch * n0 * n1;
         const i64 i0 = rt * tile, i1 = std::min(n0, i0 + tile);
+        if constexpr (std::is_trivially_copyable_v<U>) {
+          if (s1 == n0 && n0 <= 4) {  // interleaved rows (n0 <= tile: one row tile)
+            const i64 j0 = cr * run, j1 = std::min(n1, j0 + run);
+            if (n0 == 2) deinterleave<2>(o, s, n1, j0, j1);
+            else if (n0 == 3) deinterleave<3>(o, s, n1, j0, j1);
+            else deinterleave<4>(o, s, n1, j0, j1);
+            continue;
+          }
+        }
         for (i64 j0 = cr * run; j0 < std::min(n1, cr * run + run); j0 += tile) {
           const i64 j1 = std::min(n1, j0 + tile);
           for (i64 i = i0; i < i1; ++i)
