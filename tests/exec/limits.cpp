@@ -291,16 +291,30 @@ func @body {
 
 TEST_CASE("exec.limits.large_unplanned_buffers_are_reused") {
   // the cache itself: size classes of 64 KiB, reuse, the cap
-  auto cache = std::make_shared<ex::detail::buffer_cache>(std::size_t{8} << 20);
-  std::byte* p = cache->take(3'000'000);
-  cache->give(p, 3'000'000);
-  CHECK(cache->kept() == ex::detail::buffer_cache::size_class(3'000'000));
-  CHECK(cache->take(3'000'001) == p);  // the same class
+  using cache_t = ex::detail::buffer_cache;
+  auto cache = std::make_shared<cache_t>(std::size_t{8} << 20);
+  const cache_t::block p = cache->take(3'000'000);
+  CHECK(p.bytes == cache_t::size_class(3'000'000));
+  cache->give(p);
+  CHECK(cache->kept() == cache_t::size_class(3'000'000));
+  CHECK(cache->take(3'000'001).data == p.data);  // the same class
   CHECK(cache->kept() == 0);
-  std::byte* q = cache->take(6'000'000);
-  cache->give(q, 6'000'000);
-  cache->give(p, 3'000'000);  // over the 8 MiB cap: freed, not kept
-  CHECK(cache->kept() == ex::detail::buffer_cache::size_class(6'000'000));
+  const cache_t::block q = cache->take(6'000'000);
+  cache->give(q);
+  cache->give(p);  // over the 8 MiB cap: freed, not kept
+  CHECK(cache->kept() == cache_t::size_class(6'000'000));
+  // a smaller request takes the kept 6 MB buffer (up to twice its class), a smaller one
+  // still gets a buffer of its own
+  const cache_t::block r = cache->take(3'500'000);
+  CHECK(r.data == q.data);
+  CHECK(r.bytes == q.bytes);
+  CHECK(cache->kept() == 0);
+  cache->give(r);
+  const cache_t::block small = cache->take(2'000'000);
+  CHECK(small.data != q.data);
+  CHECK(small.bytes == cache_t::size_class(2'000'000));
+  CHECK(cache->kept() == cache_t::size_class(6'000'000));
+  cache->give(small);
   // through a plan: three 4 MB tensors whose sizes the plan does not know; runs after the
   // first reuse their buffers (whatever they hold), and the live-bytes count still holds
   constexpr const char* big = R"(

@@ -166,9 +166,11 @@ namespace detail {
 /// when freed for the next tensor of the same size class, in this run or a later one. A
 /// buffer above glibc's largest mmap threshold (32 MiB) would otherwise be mapped and unmapped
 /// each time, every page of it faulted in and zeroed by the kernel again (MobileNetV2 batch 8:
-/// 13.6k page faults, a fifth of a run). Size classes are 64 KiB multiples; at most `cap`
-/// bytes are kept (freed beyond that). Thread-safe; tensors keep it alive through their
-/// deleters.
+/// 13.6k page faults, a fifth of a run). Size classes are 64 KiB multiples; a request takes
+/// the smallest kept buffer of its class or bigger, up to twice its class (a network's
+/// activations come in many sizes: buffers kept only for their own class were 131 MB of
+/// MobileNetV2's 198 MB peak at batch 8); at most `cap` bytes are kept (freed beyond that).
+/// Thread-safe; tensors keep it alive through their deleters.
 class buffer_cache : public std::enable_shared_from_this<buffer_cache> {
  public:
   /// Buffers below this size go straight to the allocator (malloc reuses them well).
@@ -179,25 +181,32 @@ class buffer_cache : public std::enable_shared_from_this<buffer_cache> {
   ~buffer_cache() {
     for (auto& [n, p] : free_) ::operator delete[](p, std::align_val_t{64});
   }
-  /// The size class of a request: what `take` allocates and `give` expects back.
+  /// The size class of a request: the least a buffer `take` returns for it holds.
   static std::size_t size_class(std::size_t bytes) { return (bytes + granule - 1) / granule * granule; }
-  /// A 64-byte aligned buffer of `size_class(bytes)` bytes (contents unspecified).
-  std::byte* take(std::size_t bytes) {
+  /// A buffer and its size (a size class).
+  struct block {
+    std::byte* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  /// A 64-byte aligned buffer of at least `size_class(bytes)` bytes, at most twice that
+  /// (contents unspecified).
+  block take(std::size_t bytes) {
     const std::size_t n = size_class(bytes);
     {
       std::lock_guard<std::mutex> lock(m_);
-      if (auto it = free_.find(n); it != free_.end()) {
-        std::byte* p = it->second;
+      if (auto it = free_.lower_bound(n); it != free_.end() && it->first / 2 <= n) {
+        const block b{it->second, it->first};
         free_.erase(it);
-        kept_ -= n;
-        return p;
+        kept_ -= b.bytes;
+        return b;
       }
     }
-    return static_cast<std::byte*>(::operator new[](n, std::align_val_t{64}));
+    return {static_cast<std::byte*>(::operator new[](n, std::align_val_t{64})), n};
   }
-  /// Takes back a buffer of `take(bytes)`.
-  void give(std::byte* p, std::size_t bytes) noexcept {
-    const std::size_t n = size_class(bytes);
+  /// Takes back a block of `take`.
+  void give(block b) noexcept {
+    std::byte* p = b.data;
+    const std::size_t n = b.bytes;
     {
       std::lock_guard<std::mutex> lock(m_);
       if (kept_ + n <= cap_) {
@@ -400,16 +409,17 @@ class kernel_context {
             fail(e.message());
           }
         }
-        std::byte* p = nullptr;
+        detail::buffer_cache::block got;
         try {
-          p = cache ? cache->take(need) : static_cast<std::byte*>(::operator new[](need, std::align_val_t{64}));
+          got = cache ? cache->take(need)
+                      : detail::buffer_cache::block{static_cast<std::byte*>(::operator new[](need, std::align_val_t{64})), need};
         } catch (...) {
           if (live) b->refund(need);
           throw;
         }
         std::shared_ptr<detail::buffer_cache> keep = cache ? cache->shared_from_this() : nullptr;
-        std::shared_ptr<std::byte[]> buf(p, [keep = std::move(keep), live, need](std::byte* q) {
-          if (keep) keep->give(q, need);
+        std::shared_ptr<std::byte[]> buf(got.data, [keep = std::move(keep), live, need, got](std::byte* q) {
+          if (keep) keep->give({q, got.bytes});
           else ::operator delete[](q, std::align_val_t{64});
           if (live) live->fetch_sub(need, std::memory_order_relaxed);
         });
