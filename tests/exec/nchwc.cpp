@@ -585,6 +585,8 @@ std::vector<double> reference_pool(const nc::pool_args& a, const std::vector<flo
         if (a.kind == nc::pool_kind::average) {
           const i64 count = a.count_include_pad ? padded : inside;
           s = count ? s / static_cast<double>(count) : 0.0;
+        } else if (inside == 0) {
+          s = 0.0;  // a window entirely in padding (pads >= the window), as gpass's NCHW MaxPool
         }
         const std::size_t i = static_cast<std::size_t>((nc_ * g.OH + oh) * g.OW + ow);
         y[i] = s;
@@ -603,6 +605,11 @@ TEST_CASE("exec.nchwc.pools_match_the_reference") {
       nc::pool_args a;
       a.g = c.g;
       a.g.M = a.g.C;
+      if (i >= 56) {  // pads past the window: the border windows read nothing but padding
+        a.g = nc::geometry{.N = 1, .C = 20, .H = 5, .W = 6, .M = 20, .KH = 3, .KW = 2, .sh = 1, .sw = 2, .pt = 4, .pl = 3, .pb = 3, .pr = 4};
+        a.g.OH = out_size(a.g.H, a.g.pt, a.g.pb, a.g.KH, a.g.dh, a.g.sh);
+        a.g.OW = out_size(a.g.W, a.g.pl, a.g.pr, a.g.KW, a.g.dw, a.g.sw);
+      }
       // ceil mode: one more output where the last window still starts inside the input or
       // the first pads
       const bool ceil_mode = i % 3 == 0;

@@ -640,6 +640,7 @@ GPASS_NCHWC_FN inline void pool(const pool_args& a, i64 t0, i64 t1) {
         else
           for (i64 kw = cr.lo; kw < cr.hi; ++kw) acc = vadd(acc, vload(xc + (row + kw * g.dw) * b));
       }
+      if (is_max && (kr.hi <= kr.lo || cr.hi <= cr.lo)) acc = vzero();  // a window entirely in padding: 0, as the NCHW pool's
       if (!is_max) {
         i64 count = (kr.hi - kr.lo) * (cr.hi - cr.lo);
         if (a.count_include_pad) {
