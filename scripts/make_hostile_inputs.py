@@ -119,6 +119,44 @@ save("future_opset.onnx", helper.make_graph(
     [helper.make_node("Relu", ["x"], ["y"])],
     "future_opset", [x6], [helper.make_tensor_value_info("y", f32, [6])]), opset=99)
 
+# gpass's channel-blocked ops (domain "gpass", what -O3's nchwc-layout makes) with bad
+# attributes or operands: each must be refused by name (NCHWc kernels read raw blocked
+# buffers, so a geometry they accepted wrongly would read out of bounds)
+def nchwc_save(name, nodes, x_shape, inits):
+    g = helper.make_graph(nodes, name[:-5], [helper.make_tensor_value_info("x", f32, x_shape)],
+                          [helper.make_tensor_value_info("y", f32, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("gpass", 1)])
+    m.ir_version = 8
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def nchwc_conv(name, x_shape, w_shape, block=16, z=False, **attrs):
+    ones = helper.make_tensor("w", f32, w_shape, [0.5] * (w_shape[0] * w_shape[1] * w_shape[2] * w_shape[3]))
+    nodes = [helper.make_node("NchwcReorderInput", ["x"], ["xb"], domain="gpass", block=block),
+             helper.make_node("NchwcConv", ["xb", "w"] + (["", "xb"] if z else []), ["c"], domain="gpass", block=block,
+                              **attrs),
+             helper.make_node("NchwcReorderOutput", ["c"], ["y"], domain="gpass", channels=w_shape[0])]
+    nchwc_save(name, nodes, x_shape, [ones])
+
+
+nchwc_conv("nchwc_conv_window_past_input.onnx", [1, 16, 3, 3], [1, 16, 7, 7])
+nchwc_conv("nchwc_conv_zero_stride.onnx", [1, 16, 6, 6], [1, 16, 3, 3], strides=[0, 0])
+nchwc_conv("nchwc_conv_zero_dilation.onnx", [1, 16, 6, 6], [1, 16, 3, 3], dilations=[0, 1])
+nchwc_conv("nchwc_conv_negative_pad.onnx", [1, 16, 6, 6], [1, 16, 3, 3], pads=[-1, 0, 0, 0])
+nchwc_conv("nchwc_conv_group_not_dividing.onnx", [1, 16, 6, 6], [16, 16, 3, 3], group=3)
+nchwc_conv("nchwc_conv_block_7.onnx", [1, 16, 6, 6], [1, 16, 1, 1], block=7)
+nchwc_conv("nchwc_conv_tanh.onnx", [1, 16, 6, 6], [1, 16, 1, 1], activation="Tanh")
+nchwc_conv("nchwc_conv_kernel_shape_not_w.onnx", [1, 16, 6, 6], [1, 16, 3, 3], kernel_shape=[5, 5])
+nchwc_conv("nchwc_conv_residual_shape.onnx", [1, 16, 6, 6], [32, 16, 1, 1], z=True)
+nchwc_save("nchwc_pool_zero_window.onnx", [
+    helper.make_node("NchwcReorderInput", ["x"], ["xb"], domain="gpass", block=16),
+    helper.make_node("NchwcAveragePool", ["xb"], ["p"], domain="gpass", block=16, kernel_shape=[0, 3]),
+    helper.make_node("NchwcReorderOutput", ["p"], ["y"], domain="gpass", channels=20)], [1, 20, 7, 7], [])
+nchwc_save("nchwc_reorder_channels_past_blocks.onnx", [
+    helper.make_node("NchwcReorderInput", ["x"], ["xb"], domain="gpass", block=16),
+    helper.make_node("NchwcReorderOutput", ["xb"], ["y"], domain="gpass", channels=40)], [1, 20, 7, 7], [])
+
 # If nested 300 deep (built as bytes: the Python protobuf refuses messages this deep)
 def pb_field(num, payload):  # a length-delimited field
     key = (num << 3) | 2

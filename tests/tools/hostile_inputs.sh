@@ -67,6 +67,17 @@ if [[ "$onnx" == 1 ]]; then
   try roi_align_huge_roi.onnx 'max_tensor_bytes' --run
   try dft_huge_length.onnx 'max_tensor_bytes' --run
   try depth_to_space_2e32.onnx 'overflow|int64|blocksize' --run
+  try nchwc_conv_window_past_input.onnx 'NchwcConv.*does not fit' --run
+  try nchwc_conv_zero_stride.onnx 'NchwcConv.*strides must be positive' --run
+  try nchwc_conv_zero_dilation.onnx 'NchwcConv.*dilations must be positive' --run
+  try nchwc_conv_negative_pad.onnx 'NchwcConv.*pads must be non-negative' --run
+  try nchwc_conv_group_not_dividing.onnx 'NchwcConv.*multiple of group' --run
+  try nchwc_conv_block_7.onnx 'block must be 8 or 16' --run
+  try nchwc_conv_tanh.onnx "NchwcConv.*not 'Tanh'" --run
+  try nchwc_conv_kernel_shape_not_w.onnx 'NchwcConv.*kernel_shape does not match' --run
+  try nchwc_conv_residual_shape.onnx "NchwcConv.*Z must be" --run
+  try nchwc_pool_zero_window.onnx 'NchwcAveragePool.*kernel_shape must be positive' --run
+  try nchwc_reorder_channels_past_blocks.onnx 'NchwcReorderOutput.*does not hold 40 channels' --run
 fi
 echo "hostile inputs: $rows tried, $fails failed"
 ((fails == 0))
