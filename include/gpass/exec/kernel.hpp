@@ -168,8 +168,8 @@ namespace detail {
 /// each time, every page of it faulted in and zeroed by the kernel again (MobileNetV2 batch 8:
 /// 13.6k page faults, a fifth of a run). Size classes are 64 KiB multiples; a request takes
 /// the smallest kept buffer of its class or bigger, up to twice its class (a network's
-/// activations come in many sizes: buffers kept only for their own class were 131 MB of
-/// MobileNetV2's 198 MB peak at batch 8); at most `cap` bytes are kept (freed beyond that).
+/// activations come in many sizes: with buffers kept only for their own class, MobileNetV2 at
+/// batch 8 peaked at 206.7 MB, now 171.0); at most `cap` bytes are kept (freed beyond that).
 /// Thread-safe; tensors keep it alive through their deleters.
 class buffer_cache : public std::enable_shared_from_this<buffer_cache> {
  public:
