@@ -17,12 +17,10 @@
 #define GPASS_NCHWC_INL inline
 #endif
 
-/// Asks for the cache line at `p` + `off` floats (the address need not be inside an object:
-/// a prefetch never faults) into the cache level `Level` (3: L1, 2: L2).
-template <int Level>
+/// Asks for the cache line at `p` + `off` floats into L1 (the address need not be inside an
+/// object: a prefetch never faults).
 GPASS_NCHWC_INL void prefetch(const float* p, i64 off) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + off * i64{sizeof(float)}), 0,
-                     Level);
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + off * i64{sizeof(float)}), 0, 3);
 }
 
 /// Stores `acc` at y through the output step (z at the same offset from its base as y).
@@ -99,7 +97,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
       // the next tile's pixels of this block (the hardware prefetchers fall behind on the
       // input's streams, one per block: ResNet50's 1x1 256 -> 64 at 56x56 11% faster)
 #pragma GCC unroll 12
-      for (int p = 0; p < P; ++p) prefetch<3>(xp, (P + p) * b);
+      for (int p = 0; p < P; ++p) prefetch(xp, (P + p) * b);
 #pragma GCC unroll 4
       for (i64 ci = 0; ci < b; ++ci) {
         vec wv[F];
@@ -640,9 +638,10 @@ GPASS_NCHWC_FN inline void pool(const pool_args& a, i64 t0, i64 t1) {
         else
           for (i64 kw = cr.lo; kw < cr.hi; ++kw) acc = vadd(acc, vload(xc + (row + kw * g.dw) * b));
       }
-      if (is_max && (kr.hi <= kr.lo || cr.hi <= cr.lo)) acc = vzero();  // a window entirely in padding: 0, as the NCHW pool's
+      const i64 inside = (kr.hi - kr.lo) * (cr.hi - cr.lo);  // taps inside the input
+      if (is_max && inside == 0) acc = vzero();  // a window entirely in padding: 0, as the NCHW pool's
       if (!is_max) {
-        i64 count = (kr.hi - kr.lo) * (cr.hi - cr.lo);
+        i64 count = inside;
         if (a.count_include_pad) {
           const tap_range cp = taps_inside(iw0 + g.pl, g.KW, g.dw, g.W + g.pl + g.pr);
           count = (kp.hi - kp.lo) * (cp.hi - cp.lo);
