@@ -134,6 +134,9 @@ running (Eigen CPU executor; after the passes, on the resulting graph):
                           unknown dims of a declared shape are taken as 1
   --save-outputs=DIR      write output K as DIR/output_K.pb (ONNX TensorProto)
   --threads=N             intra-op threads (default 1)
+  --no-batch-split        run a batch whole even where the graph is proven batch-separable
+                          (by default such a batch runs as one sub-batch per thread, or
+                          sample by sample, where that pays; the 'batch:' line says which)
   --repeat=N              run N more times after the first (warm-up) run on the same inputs
                           and print the line 'latency median: M ms, min: L ms (N runs)'.
   --max-tensor-bytes=N    limits that stop a hostile model before it takes the machine
@@ -211,6 +214,7 @@ struct options {
   std::uint64_t seed = 0;
   std::string save_outputs;
   int threads = 1;
+  bool batch_split = true;
   int repeat = 0;
   int timing_runs = 1;
   std::vector<std::string> print_tensors;
@@ -298,6 +302,8 @@ options parse_args(int argc, char** argv) {
       o.stats = true;
     } else if (a == "--no-verify") {
       o.verify = false;
+    } else if (a == "--no-batch-split") {
+      o.batch_split = false;
     } else if (auto v3 = value_of(a, "--dump-dir")) {
       o.dump_dir = *v3;
     } else if (auto v4 = value_of(a, "--reproducer-dir")) {
@@ -663,6 +669,7 @@ ex::plan_options plan_options_of(const options& o) {
   p.limits.max_run_bytes = o.max_run_bytes;
   p.limits.max_loop_iterations = o.max_loop_iterations;
   p.limits.max_call_depth = o.max_call_depth;
+  p.split_batch = o.batch_split;
   return p;
 }
 
@@ -894,6 +901,23 @@ void run_steps(const options& o) {
 }
 #endif
 
+// The 'batch:' line of --run: whether the graph is batch-separable and how this run splits.
+void print_batch_split(const options& o, const ex::batch_split_info& b, const std::vector<ex::value>& in) {
+  if (!b.separable) {
+    std::cout << "batch: whole (" << (b.reason.empty() ? "not analysed" : b.reason) << ")\n";
+    return;
+  }
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < in.size() && i < b.input_axis.size(); ++i)
+    if (b.input_axis[i] >= 0 && in[i].is_tensor() && in[i].tensor().rank() > static_cast<std::size_t>(b.input_axis[i]))
+      n = in[i].tensor().sizes()[static_cast<std::size_t>(b.input_axis[i])] / std::max<std::int64_t>(b.input_coeff[i], 1);
+  const auto c = ex::choose_batch_split(b, n, o.threads);
+  std::cout << "batch: separable over '" << b.symbol << "' (" << format_g(b.sample_bytes / 1e6) << " MB of values a sample, "
+            << format_g(b.constant_bytes / 1e6) << " MB of constants" << (b.recurrent ? ", recurrent" : "") << "); ";
+  if (!c.splits(n)) std::cout << "run whole\n";
+  else std::cout << "runs as " << c.parts << " part(s) of sub-batches of " << c.micro << "\n";
+}
+
 void run_graph(const options& o, graph_t& g) {
 #ifndef GPASS_OPT_WITH_ONNX
   if (!o.save_outputs.empty()) no_onnx("--save-outputs=" + o.save_outputs);
@@ -917,6 +941,7 @@ void run_graph(const options& o, graph_t& g) {
             << " dynamic buffers, " << st.functions << " functions"
             << (st.recorded_memory_plan ? ", recorded memory plan (" + std::to_string(st.in_place) + " in place)" : std::string())
             << '\n';
+  print_batch_split(o, p.batch_split(), in);
   std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<ex::value> out = p.run(std::move(in));

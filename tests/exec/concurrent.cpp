@@ -9,10 +9,10 @@
 #include <gpass/exec/plan.hpp>
 #include <gpass/io/text.hpp>
 
+#include "random_constants.hpp"
+
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,32 +25,8 @@ namespace {
 namespace ex = gpass::exec;
 using i64 = std::int64_t;
 
-std::vector<float> random_floats(std::size_t n, unsigned seed, float scale) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
-
-// `%name = Constant() {value = tensor<f32[sizes]> [...]} -> (f32[sizes])` with random values
-// (printed with 9 significant digits: read back exactly).
-std::string constant(const std::string& name, const std::vector<i64>& sizes, unsigned seed, float scale) {
-  std::size_t n = 1;
-  std::string dims;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    n *= static_cast<std::size_t>(sizes[i]);
-    dims += (i ? "," : "") + std::to_string(sizes[i]);
-  }
-  std::string s = "  %" + name + " = Constant() {value = tensor<f32[" + dims + "]> [";
-  const auto v = random_floats(n, seed, scale);
-  char buf[32];
-  for (std::size_t i = 0; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.9g", i ? ", " : "", static_cast<double>(v[i]));
-    s += buf;
-  }
-  return s + "]} -> (f32[" + dims + "])\n";
-}
+using gpass_test_exec_util::constant;
+using gpass_test_exec_util::random_floats;
 
 // x: f32[4,3,16,16] -> conv3x3 8 + Relu -> conv3x3/2 16 + Relu -> conv1x1 16 + Add + Relu ->
 // GlobalAveragePool -> Flatten -> Gemm (transB) 10 -> MatMul 10x10 -> Softmax.

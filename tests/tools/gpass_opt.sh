@@ -151,7 +151,8 @@ if [[ -n "$model" && -f "$add/model.onnx" ]]; then
   check "print-tensor format" grep -Eq '^sum f32\[3,4,5\] checksum=[-0-9.e+]+ mean_abs=[0-9.e+-]+$' "$tmp/want.txt"
   "$opt" --print-tensor="$tmp/saved/output_0.pb" >"$tmp/got.txt"
   check "saved output matches expected" cmp -s "$tmp/want.txt" "$tmp/got.txt"
-  check "printed output matches expected" bash -c "grep -v '^plan:' '$tmp/run_add.txt' | cmp -s - '$tmp/want.txt'"
+  check "printed output matches expected" bash -c "grep -v -e '^plan:' -e '^batch:' '$tmp/run_add.txt' | cmp -s - '$tmp/want.txt'"
+  check "run says the batch runs whole" grep -q "^batch: whole (no input has a symbolic batch size" "$tmp/run_add.txt"
   "$opt" --run "$add/model.onnx" --input="$set0/input_0.pb" >/dev/null 2>"$tmp/e12.txt"
   check "too few inputs exit 1" test $? -eq 1
   check "too few inputs message" grep -q "expected 2 --input file(s), got 1" "$tmp/e12.txt"

@@ -23,6 +23,7 @@
 #include <gpass/core/error.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
+#include <gpass/exec/batch_split.hpp>
 #include <gpass/exec/globals.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/memory_plan.hpp>
@@ -52,6 +53,10 @@ struct plan_options {
   /// What one run may take: bytes per tensor and alive at once, loop iterations, call depth,
   /// and a cancellation flag (see `run_limits`; the defaults stop only what no real model does).
   run_limits limits;
+  /// Run a batch as sub-batches when the graph is proven batch-separable and that pays (see
+  /// `analyze_batch_split`, `choose_batch_split`): one sub-batch per thread, or sample by
+  /// sample; the results are the same as a whole run's (the kernels see fewer rows).
+  bool split_batch = true;
 };
 
 /// What a plan did with its graph (the main graph; `functions` counts the nested plans).
@@ -657,9 +662,20 @@ class plan {
   /// Runs the graph on `inputs` (one per input, in order; a `none` value uses the input's
   /// `default`) and returns the results in order.
   std::vector<value_type> run(std::vector<value_type> inputs) const {
+    if constexpr (std::is_same_v<value_type, value> && requires { typename P::serial_scope; }) {
+      if (split_.separable) {
+        auto sub_run = [this](std::vector<value_type> sub) {
+          frame f(*this);
+          return main_->run(*policy_, std::move(sub), &f);
+        };
+        if (auto r = run_batch_split(*policy_, split_, input_types(), inputs, sub_run)) return std::move(*r);
+      }
+    }
     frame f(*this);
     return main_->run(*policy_, std::move(inputs), &f);
   }
+  /// Whether the graph is batch-separable, and why not (see `plan_options::split_batch`).
+  const batch_split_info& batch_split() const noexcept { return split_; }
   /// Runs the graph on inputs given by name; inputs with a `default` may be left out. An
   /// unknown name is an error. (A separate name: `run({a, b})` stays unambiguous.)
   std::vector<value_type> run_named(const std::map<std::string, value_type, std::less<>>& feeds) const {
@@ -708,6 +724,7 @@ class plan {
   std::unique_ptr<detail::body_plan<P, G>> main_;
   std::map<std::string, std::unique_ptr<detail::body_plan<P, G>>, std::less<>> functions_;
   plan_statistics stats_;
+  batch_split_info split_;
   std::shared_ptr<detail::buffer_cache> buffers_ = std::make_shared<detail::buffer_cache>();
 };
 
@@ -730,6 +747,11 @@ plan<P, G>::plan(const G& g, P& policy, plan_options options) : policy_(&policy)
   }
   stats_ = main_->stats();
   stats_.functions = functions_.size();
+  if constexpr (std::is_same_v<typename G::attrs_type, attribute_map>) {
+    if (!options.split_batch) split_.reason = "off (plan_options::split_batch)";
+    else if (!functions_.empty()) split_.reason = "the graph calls functions";
+    else split_ = analyze_batch_split(g);
+  }
 }
 
 }  // namespace gpass::exec

@@ -556,6 +556,10 @@ class policy_part final : public device_part<G> {
     if (has_main) main_ = std::make_unique<exec::detail::body_plan<P, G>>(part, part, policy, opt, "graph");
     for (const auto& [name, f] : part.functions())
       functions_.emplace(name, std::make_unique<exec::detail::body_plan<P, G>>(*f, part, policy, opt, "function '" + name + "'"));
+    // a batch-separable main part (one device, no functions, no transfers) may run its batch
+    // as sub-batches, like `exec::plan` (see `exec::plan_options::split_batch`)
+    if constexpr (splits_batch && std::is_same_v<typename G::attrs_type, attribute_map>)
+      if (has_main && opt.split_batch && functions_.empty()) split_ = exec::analyze_batch_split(part);
   }
   std::size_t device_index() const noexcept { return index_; }
   /// The part's cache of large unplanned buffers (kept across steps).
@@ -563,6 +567,15 @@ class policy_part final : public device_part<G> {
 
   std::vector<exec::value> run_main(std::vector<exec::value> args, step_context<G>& step) const override {
     if (!main_) return {};
+    if constexpr (splits_batch) {
+      if (split_.separable && !step.tracing()) {
+        auto sub_run = [&](std::vector<exec::value> sub) {
+          part_services<P, G> sv(*this, step, std::string(), 0);
+          return main_->run(*policy_, std::move(sub), &sv);
+        };
+        if (auto r = exec::run_batch_split(*policy_, split_, main_->input_types(), args, sub_run)) return std::move(*r);
+      }
+    }
     part_services<P, G> sv(*this, step, std::string(), 0);
     if constexpr (std::is_same_v<typename P::tensor_type, gpass::tensor>) {
       return main_->run(*policy_, std::move(args), &sv);
@@ -631,8 +644,11 @@ class policy_part final : public device_part<G> {
   }
 
  private:
+  static constexpr bool splits_batch =
+      std::is_same_v<typename P::tensor_type, gpass::tensor> && requires { typename P::serial_scope; };
   P* policy_;
   std::size_t index_;
+  exec::batch_split_info split_;
   std::unique_ptr<exec::detail::body_plan<P, G>> main_;
   std::map<std::string, std::unique_ptr<exec::detail::body_plan<P, G>>, std::less<>> functions_;
   std::shared_ptr<exec::detail::buffer_cache> buffers_ = std::make_shared<exec::detail::buffer_cache>();

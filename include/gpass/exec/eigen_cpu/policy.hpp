@@ -189,7 +189,18 @@ class eigen_cpu {
   eigen_cpu(const eigen_cpu&) = delete;
   eigen_cpu& operator=(const eigen_cpu&) = delete;
 
-  int threads() const noexcept { return threads_; }
+  /// The intra-op threads a kernel may use now: 1 inside a `serial_scope` on this thread.
+  int threads() const noexcept { return serial_depth() > 0 ? 1 : threads_; }
+
+  /// While one lives, `parallel_for` calls made on this thread run inline and `threads()` is
+  /// 1: a plan running a sub-batch per pool thread makes its kernels single-threaded so.
+  class serial_scope {
+   public:
+    serial_scope() noexcept { ++serial_depth(); }
+    ~serial_scope() { --serial_depth(); }
+    serial_scope(const serial_scope&) = delete;
+    serial_scope& operator=(const serial_scope&) = delete;
+  };
 
   // ---- memory and transfers (host memory: copies are memcpy) -------------------------
   void* allocate(std::size_t bytes) { return ::operator new[](std::max<std::size_t>(bytes, 1), std::align_val_t{64}); }
@@ -224,7 +235,7 @@ class eigen_cpu {
   template <class F>
   void parallel_for(std::int64_t n, double cost, F&& f) const {
     if (n <= 0) return;
-    const int workers = pool_ ? threads_ : 1;
+    const int workers = pool_ && serial_depth() == 0 ? threads_ : 1;
     std::int64_t chunks = 1;
     if (workers > 1 && !pool_->in_worker()) {
       const double total = cost * static_cast<double>(n);
@@ -249,6 +260,10 @@ class eigen_cpu {
   }
 
  private:
+  static int& serial_depth() noexcept {
+    thread_local int depth = 0;
+    return depth;
+  }
   static void copy(void* dst, const void* src, std::size_t n) {
     if (n) std::memcpy(dst, src, n);
   }
