@@ -199,6 +199,21 @@ TEST_CASE("exec.batch_split.proves_cnns_rnns_and_row_reshapes_separable") {
   }
 }
 
+TEST_CASE("exec.batch_split.embedding_tables_are_not_weights_read_whole") {
+  // token ids [n, 6] -> a 1000 x 16 table's rows -> a 16 x 16 product: per sample, the
+  // product's weights are read whole, the table only by the rows gathered
+  std::string t = "  %ids = arg() {index = 0} -> (i64[n,6])\n";
+  t += constant("table", {1000, 16}, 41, 1.f) + constant("w", {16, 16}, 42, 0.5f);
+  t += R"(  %e = Gather(%table, %ids) {axis = 0} -> (f32[n,6,16])
+  %y = MatMul(%e, %w) -> (f32[n,6,16])
+  %r:0 = return(%y)
+)";
+  const auto info = ex::analyze_batch_split(graph_of(t));
+  REQUIRE_MESSAGE(info.separable, info.reason);
+  CHECK(info.constant_bytes == doctest::Approx(16.0 * 16 * 4));
+  CHECK(info.sample_bytes == doctest::Approx(2.0 * 6 * 16 * 4));
+}
+
 TEST_CASE("exec.batch_split.refuses_what_mixes_samples") {
   const std::string x = "  %x = arg() {index = 0} -> (f32[n,4])\n";
   const std::string axes0 = "  %ax0 = Constant() {value = tensor<i64[1]> [0]} -> (i64[1])\n";
@@ -221,12 +236,32 @@ TEST_CASE("exec.batch_split.refuses_what_mixes_samples") {
   %y = MatMul(%t, %x) -> (f32[4,4])
   %r:0 = return(%y)
 )") != "");
+  // fused attention per sample and head, with a per-sample mask bias
+  const std::string qkv = R"(  %q = arg() {index = 0} -> (f32[n,2,5,4])
+  %m = arg() {index = 1} -> (f32[n,1,1,5])
+)";
+  CHECK(refusal(qkv + R"(  %y = gpass::ScaledDotProductAttention(%q, %q, %q, %m) {scale = 0.5} -> (f32[n,2,5,4])
+  %r:0 = return(%y)
+)") == "");
   // the batch moved off the leading axis, then flattened with the features
   CHECK(refusal(x + R"(  %t = Transpose(%x) {perm = [1, 0]} -> (f32[4,n])
   %s = Constant() {value = tensor<i64[1]> [-1]} -> (i64[1])
   %y = Reshape(%t, %s) -> (f32[4*n])
   %r:0 = return(%y)
 )").find("'y' (Reshape)") != std::string::npos);
+  // a slice of part of the batch; one of all of it (tf2onnx's x[:, None] masks) is kept
+  CHECK(refusal(x + R"(  %b = Constant() {value = tensor<i64[2]> [0, 0]} -> (i64[2])
+  %e = Constant() {value = tensor<i64[2]> [2, 1000000000]} -> (i64[2])
+  %a = Constant() {value = tensor<i64[2]> [0, 1]} -> (i64[2])
+  %y = Slice(%x, %b, %e, %a) -> (f32[?,4])
+  %r:0 = return(%y)
+)").find("slices the batch axis") != std::string::npos);
+  CHECK(refusal(x + R"(  %b = Constant() {value = tensor<i64[2]> [0, 1]} -> (i64[2])
+  %e = Constant() {value = tensor<i64[2]> [1000000000, 1000000000]} -> (i64[2])
+  %a = Constant() {value = tensor<i64[2]> [0, 1]} -> (i64[2])
+  %y = Slice(%x, %b, %e, %a) -> (f32[n,3])
+  %r:0 = return(%y)
+)") == "");
   // concatenation along the batch
   CHECK(refusal(x + "  %y = Concat(%x, %x) {axis = 0} -> (f32[2*n,4])\n  %r:0 = return(%y)\n") != "");
   // batch statistics

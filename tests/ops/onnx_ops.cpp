@@ -184,6 +184,9 @@ TEST_CASE("ops.onnx.shape_ops") {
   // min(n, 1000000) - 1 is not affine
   CHECK(y_of("%x = arg() {index = 0} -> (f32[10,n])\n%y = Slice(%x) {axes = [1], ends = [1000000], starts = [1]}", 9) ==
         "f32[10,?]");
+  // an end of 10^9 (tf2onnx's masked ends) is "to the end": n - 1
+  CHECK(y_of("%x = arg() {index = 0} -> (f32[10,n])\n%y = Slice(%x) {axes = [1], ends = [1000000000], starts = [1]}", 9) ==
+        "f32[10,n-1]");
   CHECK(y_of("%x = arg() {index = 0} -> (f32[n])\n%y = Slice(%x) {ends = [-1], starts = [-3]}", 9) == "f32[2]");
   CHECK(y_of("%x = arg() {index = 0} -> (f32[10,5])\n%st = Constant() {value = tensor<i64[2]> [-1, 0]}\n"
              "%en = Constant() {value = tensor<i64[2]> [-11, 5]}\n%ax = Constant() {value = tensor<i64[2]> [0, 1]}\n"

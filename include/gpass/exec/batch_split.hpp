@@ -40,7 +40,7 @@ struct batch_split_info {
   std::vector<int> output_axis;       ///< per result: batch axis
   std::vector<std::int64_t> output_coeff;
   double sample_bytes = 0;            ///< bytes the nodes' batched outputs take per sample (static dims only)
-  double constant_bytes = 0;          ///< bytes of the graph's constants (its weights)
+  double constant_bytes = 0;          ///< bytes of the constants a run reads whole (weights; not tables it only gathers rows of)
   bool recurrent = false;             ///< has an RNN / LSTM / GRU node (a long chain of small steps per node)
 };
 
@@ -139,7 +139,7 @@ inline bool is_batch_first(std::string_view domain, std::string_view op) {
   if (domain == "gpass")
     return op == "NchwcConv" || op == "NchwcReorderInput" || op == "NchwcReorderOutput" || op == "NchwcMaxPool" ||
            op == "NchwcAveragePool" || op == "NchwcGlobalAveragePool" || op == "NchwcGlobalMaxPool" ||
-           op == "FusedConv";
+           op == "FusedConv" || op == "ScaledDotProductAttention";
   if (!domain.empty() && domain != "ai.onnx") return false;
   static constexpr std::string_view ops[] = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
                                              "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
@@ -232,6 +232,8 @@ batch_split_info analyze(const G& g) {
   const int onnx_opset = graph_opset(g, "");
 
   node_map<G, std::vector<state>> st(g);
+  // how each constant is read: 1 whole (an operand), 2 by rows (Gather's data: embedding tables)
+  node_map<G, std::uint8_t> read(g, 0);
   for (auto& [i, v] : args) {
     (void)i;
     const auto& n = g[v];
@@ -282,6 +284,7 @@ batch_split_info analyze(const G& g) {
       const tensor* c = nullptr;
       if ((pn.op == "Constant" && pn.domain.empty()) || (pn.op == "Const" && (pn.domain.empty() || pn.domain == "tf")))
         if (auto it = pn.attrs.find("value"); it != pn.attrs.end() && it->second.template is<tensor>()) c = &it->second.template as<tensor>();
+      if (c) read[r.node] |= (op == "Gather" || op == "GatherV2") && in_value.empty() ? 2 : 1;
       in_value.push_back(c);
     }
     const std::size_t num_out = n.outputs.size();
@@ -292,11 +295,7 @@ batch_split_info analyze(const G& g) {
       any_batched = any_batched || s.k == kind::batched;
       any_sizes = any_sizes || s.k == kind::sizes;
     }
-    if ((op == "Constant" && domain.empty()) || (op == "Const" && (domain.empty() || domain == "tf"))) {
-      if (auto it = n.attrs.find("value"); it != n.attrs.end() && it->second.template is<tensor>())
-        info.constant_bytes += static_cast<double>(it->second.template as<tensor>().nbytes());
-      continue;
-    }
+    if ((op == "Constant" && domain.empty()) || (op == "Const" && (domain.empty() || domain == "tf"))) continue;
     if (!any_batched && !any_sizes) continue;  // computed from constants only
     // the batch-size-only values: shape arithmetic
     const bool shape_of = (op == "Shape" || op == "Size") && (domain.empty() || domain == "ai.onnx");
@@ -614,6 +613,23 @@ batch_split_info analyze(const G& g) {
       if (!axes) return fail(where + ": axes not known");
       auto ax = normalized(*axes, r);
       if (!ax) return fail(where + ": bad axes");
+      if (auto j = std::find(ax->begin(), ax->end(), a); !all_axes && j != ax->end() && op == "Slice") {
+        // a slice of the whole batch axis (start 0, end "to the end", step 1; exporters write
+        // x[:, ...] so) keeps every sample whatever the batch size: not a slice of it
+        const auto k = static_cast<std::size_t>(j - ax->begin());
+        auto value_at = [&](std::size_t input, std::string_view attr) -> std::optional<std::int64_t> {
+          std::optional<std::vector<std::int64_t>> v;
+          if (in.size() > input) v = in_value[input] ? int_values(*in_value[input]) : std::nullopt;
+          else if (input <= 2) v = ints_attr(n.attrs, attr);
+          else return std::int64_t{1};  // steps omitted
+          if (!v || v->size() != ax->size()) return std::nullopt;
+          return (*v)[k];
+        };
+        const auto start = value_at(1, "starts"), end = value_at(2, "ends"), step = value_at(4, "steps");
+        if (!start || !end || !step || *step != 1 || !(*start == 0 || *start <= -1'000'000'000) || *end < 1'000'000'000)
+          return fail(where + " slices the batch axis");
+        ax->erase(j);
+      }
       if (all_axes || std::find(ax->begin(), ax->end(), a) != ax->end()) return fail(where + " works along the batch axis");
       if (op == "Slice")
         for (std::size_t i = 1; i < std::min<std::size_t>(in.size(), 3); ++i)
@@ -644,7 +660,11 @@ batch_split_info analyze(const G& g) {
   if (rin.empty()) return fail("no results");
   if (std::none_of(info.input_axis.begin(), info.input_axis.end(), [](int a) { return a >= 0; })) return fail("no batched input");
   for (auto v : order) {
-    const auto& outs = g[v].outputs;
+    const auto& n = g[v];
+    if ((read[v] & 1) != 0)
+      if (auto it = n.attrs.find("value"); it != n.attrs.end() && it->second.template is<tensor>())
+        info.constant_bytes += static_cast<double>(it->second.template as<tensor>().nbytes());
+    const auto& outs = n.outputs;
     const auto& s = st[v];
     for (std::size_t k = 0; k < s.size() && k < outs.size(); ++k)
       if (s[k].k == kind::batched && !(g[v].domain.empty() && g[v].op == "arg")) info.sample_bytes += sample_bytes(outs[k], s[k]);

@@ -55,7 +55,9 @@ struct plan_options {
   run_limits limits;
   /// Run a batch as sub-batches when the graph is proven batch-separable and that pays (see
   /// `analyze_batch_split`, `choose_batch_split`): one sub-batch per thread, or sample by
-  /// sample; the results are the same as a whole run's (the kernels see fewer rows).
+  /// sample; the results are the same as a whole run's (to rounding: the kernels see fewer
+  /// rows). `limits` then apply to each sub-batch's run (bytes alive at once: per sub-batch,
+  /// so up to one sub-batch per thread at a time).
   bool split_batch = true;
 };
 

@@ -420,13 +420,14 @@ inline std::int64_t slice_len(std::int64_t n, std::int64_t start, std::int64_t e
 }
 
 // The size of a slice of a symbolic dim `n`, when it is affine: step 1, and the end is "to
-// the end" (>= 2^31 - 1, what exporters write for `x[a:]`) or counted from the end (< 0).
-// The start may count from either side. This assumes the symbolic dim is at least as large
-// as the bounds it is sliced with (otherwise ONNX clamps); an end counted from the start
-// (`x[:k]` with a symbolic size) gives an unknown dim, since min(k, n) is not affine.
+// the end" (>= 10^9: what exporters write for `x[a:]`, 2^31 - 1, 2^63 - 1, or tf2onnx's 10^9
+// for masked ends) or counted from the end (< 0). The start may count from either side. This
+// assumes the symbolic dim is at least as large as the bounds it is sliced with (otherwise
+// ONNX clamps) and below 10^9; an end counted from the start (`x[:k]` with a symbolic size)
+// gives an unknown dim, since min(k, n) is not affine.
 inline dim slice_len_symbolic(const dim& n, std::int64_t start, std::int64_t end, std::int64_t step) {
   if (step != 1 || n.is_unknown()) return dim();
-  constexpr std::int64_t big = std::numeric_limits<std::int32_t>::max();
+  constexpr std::int64_t big = 1'000'000'000;
   if (end >= 0 && end < big) return dim();
   dim s = start >= 0 ? dim(start) : n + int_dim(start);
   dim e = end >= big ? n : n + int_dim(end);
