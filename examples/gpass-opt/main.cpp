@@ -913,7 +913,7 @@ void print_batch_split(const options& o, const ex::batch_split_info& b, const st
       n = in[i].tensor().sizes()[static_cast<std::size_t>(b.input_axis[i])] / std::max<std::int64_t>(b.input_coeff[i], 1);
   const auto c = ex::choose_batch_split(b, n, o.threads);
   std::cout << "batch: separable over '" << b.symbol << "' (" << format_g(b.sample_bytes / 1e6) << " MB of values a sample, "
-            << format_g(b.constant_bytes / 1e6) << " MB of constants" << (b.recurrent ? ", recurrent" : "") << "); ";
+            << format_g(b.constant_bytes / 1e6) << " MB of weights read whole" << (b.recurrent ? ", recurrent" : "") << "); ";
   if (!c.splits(n)) std::cout << "run whole\n";
   else std::cout << "runs as " << c.parts << " part(s) of sub-batches of " << c.micro << "\n";
 }
