@@ -25,6 +25,7 @@
 
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/eigen_cpu/kernels/lstm_cell.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 #include <gpass/exec/rnn_rules.hpp>
 
@@ -703,13 +704,8 @@ inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& 
           if (out) std::fill_n(out, H, 0.0f);
           continue;
         }
-        float* gr = g + b * GH;
-        arr_map<float> iof(gr, 3 * H), gc(gr + 3 * H, H), hv(h + b * H, H), cv(c + b * H, H);
-        iof = (1.0f + (-(iof + carr_map<float>(bias, 3 * H))).exp()).inverse();
-        arr_map<float> gi(gr, H), go(gr + H, H), gf(gr + 2 * H, H);
-        cv = gf * cv + gi * (gc + carr_map<float>(bias + 3 * H, H)).tanh();
-        hv = go * cv.tanh();
-        if (out) std::copy_n(hv.data(), H, out);
+        lstm_cell::row(g + b * GH, bias, c + b * H, h + b * H, H);
+        if (out) std::copy_n(h + b * H, H, out);
       }
     }
   };

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the vectorized default LSTM cell (kernels/lstm_cell.hpp): every form this processor
+// runs (AVX-512, AVX2, portable Eigen arrays) against the cell in double precision, over
+// ragged hidden sizes (tails of every length for both vector widths), arguments from 10^-2 to
+// 10^2 (exp's clamp, tanh's two branches), and the special values.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/eigen_cpu/kernels/lstm_cell.hpp>
+
+// The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
+namespace gpass_test_exec_lstm_cell {
+
+namespace {
+
+namespace lc = gpass::exec::cpu_detail::lstm_cell;
+using i64 = std::int64_t;
+
+struct form {
+  std::string name;
+  lc::row_fn f;
+};
+
+/// The forms this processor can run.
+std::vector<form> forms() {
+  std::vector<form> r{{"portable", &lc::row_portable}};
+#if GPASS_SGEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) r.push_back({"avx2", &lc::avx2::row});
+  if (__builtin_cpu_supports("avx512f")) r.push_back({"avx512", &lc::avx512::row});
+#endif
+  return r;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// The cell in double: c and h from gates, bias and the previous c.
+void reference(const std::vector<float>& g, const std::vector<float>& b, const std::vector<float>& c0, i64 H,
+               std::vector<double>& c, std::vector<double>& h) {
+  c.assign(static_cast<std::size_t>(H), 0.0);
+  h.assign(static_cast<std::size_t>(H), 0.0);
+  for (i64 j = 0; j < H; ++j) {
+    auto at = [&](i64 q) { return static_cast<double>(g[static_cast<std::size_t>(q * H + j)]) + b[static_cast<std::size_t>(q * H + j)]; };
+    const double i = sigmoid(at(0)), o = sigmoid(at(1)), f = sigmoid(at(2)), gg = std::tanh(at(3));
+    c[static_cast<std::size_t>(j)] = f * c0[static_cast<std::size_t>(j)] + i * gg;
+    h[static_cast<std::size_t>(j)] = o * std::tanh(c[static_cast<std::size_t>(j)]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("exec.lstm_cell.forms_match_double") {
+  std::mt19937 rng(17);
+  for (const form& fm : forms()) {
+    double worst = 0;
+    for (i64 H : {1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100}) {
+      for (double scale : {0.01, 0.3, 1.0, 3.0, 20.0, 100.0}) {
+        std::normal_distribution<float> d(0.0f, static_cast<float>(scale));
+        std::vector<float> g(static_cast<std::size_t>(4 * H)), b(g.size()), c0(static_cast<std::size_t>(H));
+        for (auto& v : g) v = d(rng);
+        for (auto& v : b) v = d(rng);
+        for (auto& v : c0) v = d(rng);
+        std::vector<double> cr, hr;
+        reference(g, b, c0, H, cr, hr);
+        std::vector<float> c = c0, h(static_cast<std::size_t>(H), -7.0f);
+        // the units past H must not be read or written: guard values around the state
+        std::vector<float> cg(static_cast<std::size_t>(H + 32), 5.0f), hg(cg.size(), 5.0f);
+        std::copy(c.begin(), c.end(), cg.begin() + 16);
+        fm.f(g.data(), b.data(), cg.data() + 16, hg.data() + 16, H);
+        for (i64 k = 0; k < 16; ++k) {
+          REQUIRE(cg[static_cast<std::size_t>(k)] == 5.0f);
+          REQUIRE(hg[static_cast<std::size_t>(k)] == 5.0f);
+          REQUIRE(cg[static_cast<std::size_t>(H + 16 + k)] == 5.0f);
+          REQUIRE(hg[static_cast<std::size_t>(H + 16 + k)] == 5.0f);
+        }
+        for (i64 j = 0; j < H; ++j) {
+          const double cj = cg[static_cast<std::size_t>(j + 16)], hj = hg[static_cast<std::size_t>(j + 16)];
+          const double ec = std::abs(cj - cr[static_cast<std::size_t>(j)]) / (1.0 + std::abs(cr[static_cast<std::size_t>(j)]));
+          const double eh = std::abs(hj - hr[static_cast<std::size_t>(j)]);
+          worst = std::max({worst, ec, eh});
+        }
+      }
+    }
+    INFO("form " << fm.name << ": worst error " << worst);
+    CHECK(worst < 5e-7);
+  }
+}
+
+TEST_CASE("exec.lstm_cell.special_values") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const form& fm : forms()) {
+    INFO("form " << fm.name);
+    // every gate at x, c = 0.5 before: c = s(x) * 0.5 + s(x) * tanh(x), h = s(x) * tanh(c)
+    for (float x : {inf, -inf, 0.0f, -0.0f, 1e-30f, 88.5f, -88.5f, 200.0f, -200.0f, 0.6249f, 0.6251f, -0.6251f, 44.0f, -44.0f}) {
+      const float g[4] = {x, x, x, x}, b[4] = {0, 0, 0, 0};
+      float c = 0.5f, h = 0.0f;
+      fm.f(g, b, &c, &h, 1);
+      const double s = std::isinf(x) ? (x > 0 ? 1.0 : 0.0) : sigmoid(x);
+      const double cr = s * 0.5 + s * (std::isinf(x) ? (x > 0 ? 1.0 : -1.0) : std::tanh(static_cast<double>(x)));
+      const double hr = s * std::tanh(cr);
+      INFO("x = " << x << ": c " << c << " vs " << cr << ", h " << h << " vs " << hr);
+      CHECK(std::abs(c - cr) < 5e-7);
+      CHECK(std::abs(h - hr) < 5e-7);
+    }
+    // NaN in a gate is NaN in the state and the output
+    const float g[4] = {0.1f, 0.2f, 0.3f, nan}, b[4] = {0, 0, 0, 0};
+    float c = 0.5f, h = 0.0f;
+    fm.f(g, b, &c, &h, 1);
+    CHECK(std::isnan(c));
+    CHECK(std::isnan(h));
+  }
+}
+
+TEST_CASE("exec.lstm_cell.dispatch_follows_the_gemm_engine") {
+  const lc::row_fn f = lc::row_for_this_cpu();
+  REQUIRE(static_cast<bool>(f));
+#if GPASS_SGEMM_X86
+  if (gpass::exec::cpu_detail::sgemm::kernel().name == "avx512") CHECK(static_cast<bool>(f == &lc::avx512::row));
+  if (gpass::exec::cpu_detail::sgemm::kernel().name == "generic") CHECK(static_cast<bool>(f == &lc::row_portable));
+#else
+  CHECK(static_cast<bool>(f == &lc::row_portable));
+#endif
+}
+
+}  // namespace gpass_test_exec_lstm_cell
