@@ -298,8 +298,9 @@ GPASS_NCHWC_INL void conv_row_passes(int f, const geometry& g, const conv_tile_a
 }
 
 /// Tasks [t0, t1) of a convolution (see nchwc::conv_tasks): task = ((n * groups + group) *
-/// chunks + chunk) * rows + row; a row is a run of `a.segment` pixels of the plane (blocked
-/// input) or one output row (NCHW input).
+/// chunks + chunk) * rows + row, the chunks ceil(blocks / conv_f) even parts of the group's
+/// output blocks; a row is a run of `a.segment` pixels of the plane (blocked input) or one
+/// output row (NCHW input).
 GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   const geometry& g = a.g;
   const bool blocked = a.in == conv_input::blocked;
@@ -348,8 +349,12 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
     const i64 ch = r % chunks;
     r /= chunks;
     const i64 grp = r % groups, n = r / groups;
-    const i64 ob0 = grp * gb + ch * conv_f;
-    const int f = static_cast<int>(std::min<i64>(conv_f, gb - ch * conv_f));
+    // chunk ch: output blocks [ch * gb / chunks, (ch + 1) * gb / chunks) of the group, sizes
+    // differing by one at most (6 blocks are 3 + 3, not 4 + 2: equal tasks, so that threads
+    // sharing them out in halves finish together)
+    const i64 cb0 = ch * gb / chunks, cb1 = (ch + 1) * gb / chunks;
+    const i64 ob0 = grp * gb + cb0;
+    const int f = static_cast<int>(cb1 - cb0);
     conv_tile_args u = ta;
     u.x = blocked ? a.x + (n * Cb + grp * nb) * ta.x_block : a.x + n * g.C * ta.x_ci;
     u.w = a.w + ob0 * ta.w_out;
