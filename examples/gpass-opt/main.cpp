@@ -902,15 +902,13 @@ void run_steps(const options& o) {
 #endif
 
 // The 'batch:' line of --run: whether the graph is batch-separable and how this run splits.
-void print_batch_split(const options& o, const ex::batch_split_info& b, const std::vector<ex::value>& in) {
+void print_batch_split(const options& o, const ex::batch_split_info& b, const std::vector<gpass::type>& types,
+                       const std::vector<ex::value>& in) {
   if (!b.separable) {
     std::cout << "batch: whole (" << (b.reason.empty() ? "not analysed" : b.reason) << ")\n";
     return;
   }
-  std::int64_t n = 0;
-  for (std::size_t i = 0; i < in.size() && i < b.input_axis.size(); ++i)
-    if (b.input_axis[i] >= 0 && in[i].is_tensor() && in[i].tensor().rank() > static_cast<std::size_t>(b.input_axis[i]))
-      n = in[i].tensor().sizes()[static_cast<std::size_t>(b.input_axis[i])] / std::max<std::int64_t>(b.input_coeff[i], 1);
+  const std::int64_t n = ex::batch_size_of(b, types, in).value_or(0);
   const auto c = ex::choose_batch_split(b, n, o.threads);
   std::cout << "batch: separable over '" << b.symbol << "' (" << format_g(b.sample_bytes / 1e6) << " MB of values a sample, "
             << format_g(b.constant_bytes / 1e6) << " MB of weights read whole" << (b.recurrent ? ", recurrent" : "") << "); ";
@@ -941,7 +939,7 @@ void run_graph(const options& o, graph_t& g) {
             << " dynamic buffers, " << st.functions << " functions"
             << (st.recorded_memory_plan ? ", recorded memory plan (" + std::to_string(st.in_place) + " in place)" : std::string())
             << '\n';
-  print_batch_split(o, p.batch_split(), in);
+  print_batch_split(o, p.batch_split(), p.input_types(), in);
   std::vector<ex::value> again = o.repeat > 0 ? clone_values(in) : std::vector<ex::value>{};
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<ex::value> out = p.run(std::move(in));

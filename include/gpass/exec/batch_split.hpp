@@ -22,6 +22,7 @@
 #include <gpass/graph/node_map.hpp>
 #include <gpass/exec/value.hpp>
 #include <gpass/graph/topological_order.hpp>
+#include <gpass/ops/constant_node.hpp>
 #include <gpass/ops/opset.hpp>
 
 namespace gpass::exec {
@@ -264,26 +265,25 @@ batch_split_info analyze(const G& g) {
     if (has_effects(op)) return fail(where + " has effects (state or random numbers)");
     // the states of the inputs
     std::vector<state> in;
-    std::vector<type> in_type;
+    static const type none_type;        // an omitted input's
+    std::vector<const type*> in_type;  // the inputs' types, not copied
     std::vector<const tensor*> in_value;  // the value of a Constant input
     for (const auto& r : g.inputs(v)) {
       if (r.empty) {
         in.push_back(state{});
-        in_type.emplace_back();
+        in_type.push_back(&none_type);
         in_value.push_back(nullptr);
         continue;
       }
       const auto& pn = g[r.node];
       in.push_back(st[r.node].at(static_cast<std::size_t>(r.port)));
-      in_type.push_back(pn.outputs.at(static_cast<std::size_t>(r.port)));
+      in_type.push_back(&pn.outputs.at(static_cast<std::size_t>(r.port)));
       // a value not batched must not vary with the batch size in its shape (an op without a
       // rule, computing from such values only, would be taken for a constant)
-      if (in.back().k != kind::batched && !free_of(in_type.back(), sym))
-        return fail(where + ": input " + std::to_string(in.size() - 1) + " (" + in_type.back().to_string() +
+      if (in.back().k != kind::batched && !free_of(*in_type.back(), sym))
+        return fail(where + ": input " + std::to_string(in.size() - 1) + " (" + in_type.back()->to_string() +
                     ") varies with the batch size but is not batched at one axis");
-      const tensor* c = nullptr;
-      if ((pn.op == "Constant" && pn.domain.empty()) || (pn.op == "Const" && (pn.domain.empty() || pn.domain == "tf")))
-        if (auto it = pn.attrs.find("value"); it != pn.attrs.end() && it->second.template is<tensor>()) c = &it->second.template as<tensor>();
+      const tensor* c = gpass::detail::constant_value_or_null(pn);
       if (c) read[r.node] |= (op == "Gather" || op == "GatherV2") && in_value.empty() ? 2 : 1;
       in_value.push_back(c);
     }
@@ -295,7 +295,7 @@ batch_split_info analyze(const G& g) {
       any_batched = any_batched || s.k == kind::batched;
       any_sizes = any_sizes || s.k == kind::sizes;
     }
-    if ((op == "Constant" && domain.empty()) || (op == "Const" && (domain.empty() || domain == "tf"))) continue;
+    if (gpass::detail::is_constant_node(n)) continue;
     if (!any_batched && !any_sizes) continue;  // computed from constants only
     // the batch-size-only values: shape arithmetic
     const bool shape_of = (op == "Shape" || op == "Size") && (domain.empty() || domain == "ai.onnx");
@@ -352,7 +352,7 @@ batch_split_info analyze(const G& g) {
       std::int64_t coeff = 0;
       for (std::size_t i = 0; i < in.size(); ++i) {
         if (in[i].k != kind::batched) continue;
-        const int ri = rank_of(in_type[i]);
+        const int ri = rank_of(*in_type[i]);
         const int a = in[i].axis + (r - ri);
         if (ri < 0 || a < 0 || (axis >= 0 && (a != axis || coeff != in[i].coeff))) return fail(where + ": inputs batched at different axes");
         axis = a;
@@ -367,7 +367,7 @@ batch_split_info analyze(const G& g) {
       // X; W, R, B constant; sequence_lens (4) batched at 0; initial states (5, 6) batched
       if (in[0].k != kind::batched || in[0].axis != (batch_major ? 0 : 1)) return fail(where + ": X not batched at its batch axis");
       for (std::size_t i = 1; i < in.size(); ++i) {
-        if (in_type[i].is_tensor() == false && in[i].k == kind::constant) continue;  // omitted
+        if (in_type[i]->is_tensor() == false && in[i].k == kind::constant) continue;  // omitted
         const bool is_state = i == 5 || i == 6;
         if (i == 4 || is_state) {
           const int want = i == 4 ? 0 : (batch_major ? 0 : 1);
@@ -391,7 +391,7 @@ batch_split_info analyze(const G& g) {
       for (std::size_t i = 1; i < in.size(); ++i) {
         if (in[i].k == kind::constant) continue;
         if (in[i].k == kind::batched && in[i].axis == 0 && in[i].coeff == in[0].coeff &&
-            rank_of(in_type[i]) == rank_of(in_type[0]))
+            rank_of(*in_type[i]) == rank_of(*in_type[0]))
           continue;  // a residual added to the output
         return fail(where + ": input " + std::to_string(i) + " depends on the batch");
       }
@@ -418,7 +418,7 @@ batch_split_info analyze(const G& g) {
         return fail(where + " transposes batch dims");
       const bool ta = int_attr(n.attrs, "transA", 0) != 0, tb = int_attr(n.attrs, "transB", 0) != 0;
       if (num_out != 1 || in.size() < 2) return fail(where + ": unexpected arity");
-      const int ra = rank_of(in_type[0]), rb = rank_of(in_type[1]), r = rank_of(n.outputs[0]);
+      const int ra = rank_of(*in_type[0]), rb = rank_of(*in_type[1]), r = rank_of(n.outputs[0]);
       if (ra < 2 || rb < 2 || r < 2) return fail(where + ": vector operands");
       // A: rows (not the contraction) may be batched, B: columns; batch dims of both
       int axis = -1;
@@ -442,7 +442,7 @@ batch_split_info analyze(const G& g) {
       }
       for (std::size_t i = 2; i < in.size(); ++i) {  // Gemm's C: broadcast over rows and columns
         if (in[i].k == kind::constant) continue;
-        const int rc = rank_of(in_type[i]);
+        const int rc = rank_of(*in_type[i]);
         if (in[i].k == kind::batched && rc >= 0 && in[i].axis + (r - rc) == axis && in[i].coeff == coeff) continue;
         return fail(where + ": input " + std::to_string(i) + " batched unlike the product");
       }
@@ -452,7 +452,7 @@ batch_split_info analyze(const G& g) {
     if ((onnx && (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax" || op == "LayerNormalization")) ||
         (domain == "com.microsoft" && (op == "SkipLayerNormalization" || op == "SkipSimplifiedLayerNormalization"))) {
       if (any_sizes) return fail(where + " mixes the batch size into data");
-      const int r = rank_of(in_type[0]);
+      const int r = rank_of(*in_type[0]);
       if (in[0].k != kind::batched || r < 0) return fail(where + ": input 0 not batched");
       const int a = in[0].axis;
       const bool layer = op != "Softmax" && op != "LogSoftmax" && op != "Hardmax";
@@ -464,7 +464,7 @@ batch_split_info analyze(const G& g) {
       if (from_axis ? a >= axis : a == axis) return fail(where + " normalizes over the batch axis");
       for (std::size_t i = 1; i < in.size(); ++i) {
         if (in[i].k == kind::constant) continue;
-        if (in[i].k == kind::batched && in[i].axis + (r - rank_of(in_type[i])) == a && in[i].coeff == in[0].coeff) continue;
+        if (in[i].k == kind::batched && in[i].axis + (r - rank_of(*in_type[i])) == a && in[i].coeff == in[0].coeff) continue;
         return fail(where + ": input " + std::to_string(i) + " batched unlike input 0");
       }
       for (std::size_t k = 0; k < num_out; ++k) {
@@ -474,7 +474,7 @@ batch_split_info analyze(const G& g) {
       continue;
     }
     if (onnx && op == "Transpose") {
-      const int r = rank_of(in_type[0]);
+      const int r = rank_of(*in_type[0]);
       std::vector<std::int64_t> perm;
       if (auto p = ints_attr(n.attrs, "perm")) perm = *p;
       else
@@ -491,7 +491,7 @@ batch_split_info analyze(const G& g) {
       std::optional<std::vector<std::int64_t>> axes = ints_attr(n.attrs, "axes");
       if (!axes && in.size() > 1 && in_value[1]) axes = int_values(*in_value[1]);
       if (!axes || (in.size() > 1 && !in_value[1] && !ints_attr(n.attrs, "axes"))) return fail(where + ": axes not constant");
-      const int r = rank_of(in_type[0]), ro = rank_of(n.outputs[0]);
+      const int r = rank_of(*in_type[0]), ro = rank_of(n.outputs[0]);
       auto ax = normalized(*axes, op == "Squeeze" ? r : ro);
       if (!ax || in[0].k != kind::batched) return fail(where + ": bad axes");
       int a = in[0].axis;
@@ -512,7 +512,7 @@ batch_split_info analyze(const G& g) {
     }
     if (onnx && (op == "Reshape" || op == "Flatten")) {
       // sample-major contiguous blocks on both sides: the same elements per sample
-      if (in[0].k != kind::batched || !leading_ones(in_type[0], in[0].axis)) return fail(where + ": input 0 not batched at its leading axis");
+      if (in[0].k != kind::batched || !leading_ones(*in_type[0], in[0].axis)) return fail(where + ": input 0 not batched at its leading axis");
       auto b = batched_type(n.outputs[0], sym);
       if (!b || !leading_ones(n.outputs[0], b->axis)) return fail(where + " moves the batch off the leading axis");
       if (op == "Reshape" && in.size() > 1 && in[1].k == kind::batched) return fail(where + ": batched shape");
@@ -522,7 +522,7 @@ batch_split_info analyze(const G& g) {
     if (onnx && op == "Expand") {
       if (in[0].k != kind::batched) return fail(where + ": input 0 not batched");
       if (in.size() > 1 && in[1].k == kind::batched) return fail(where + ": batched shape");
-      const int r = rank_of(in_type[0]), ro = rank_of(n.outputs[0]);
+      const int r = rank_of(*in_type[0]), ro = rank_of(n.outputs[0]);
       if (!fix_output(0, in[0].axis + (ro - r), in[0].coeff)) return bad_output(0);
       continue;
     }
@@ -531,7 +531,7 @@ batch_split_info analyze(const G& g) {
                  op == "ReduceProd" || op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" ||
                  op == "ReduceLogSum" || op == "ReduceLogSumExp" || op == "ArgMax" || op == "ArgMin" ||
                  op == "CumSum" || op == "TopK")) {
-      const int r = rank_of(in_type[0]);
+      const int r = rank_of(*in_type[0]);
       if (r < 0) return fail(where + ": unranked input");
       if (op == "Concat") {
         const std::int64_t axis = int_attr(n.attrs, "axis", 0);
@@ -548,7 +548,7 @@ batch_split_info analyze(const G& g) {
       if (op == "Gather") {
         if (in.size() != 2) return fail(where + ": " + std::to_string(in.size()) + " inputs");
         const std::int64_t ax0 = int_attr(n.attrs, "axis", 0), axis = ax0 < 0 ? ax0 + r : ax0;
-        const int ri = rank_of(in_type[1]);
+        const int ri = rank_of(*in_type[1]);
         if (ri < 0 || in[1].k == kind::sizes) return fail(where + ": indices from the batch size");
         if (in[0].k == kind::batched && in[1].k == kind::constant) {
           if (in[0].axis == axis) return fail(where + " gathers along the batch axis");
@@ -776,10 +776,12 @@ inline gpass::tensor join_samples(const std::vector<const gpass::tensor*>& piece
 /// they are) when the run is better made whole, or when the feeds do not match the declared
 /// inputs (the whole run then reports what is wrong). The sub-batches of a part run in order
 /// on one of `policy`'s threads, with `P::serial_scope` making its kernels single-threaded.
-template <class P, class RunSub>
-std::optional<std::vector<value>> run_batch_split(const P& policy, const batch_split_info& info,
-                                                  const std::vector<type>& input_types, const std::vector<value>& inputs,
-                                                  RunSub&& run_sub) {
+/// The batch size of `inputs` fed to a separable graph (declared `input_types`): every batched
+/// input's extent at its batch axis over its coefficient, the same for all; nothing when the
+/// graph is not separable, or the feeds do not match the declared inputs (count, element
+/// type, rank, known sizes) or disagree on the batch size.
+inline std::optional<std::int64_t> batch_size_of(const batch_split_info& info, const std::vector<type>& input_types,
+                                                 const std::vector<value>& inputs) {
   if (!info.separable || inputs.size() != info.input_axis.size() || input_types.size() != inputs.size()) return std::nullopt;
   std::int64_t n = -1;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -800,6 +802,17 @@ std::optional<std::vector<value>> run_batch_split(const P& policy, const batch_s
   }
   for (const auto& v : inputs)
     if (v.is_none()) return std::nullopt;
+  if (n < 0) return std::nullopt;
+  return n;
+}
+
+template <class P, class RunSub>
+std::optional<std::vector<value>> run_batch_split(const P& policy, const batch_split_info& info,
+                                                  const std::vector<type>& input_types, const std::vector<value>& inputs,
+                                                  RunSub&& run_sub) {
+  const std::optional<std::int64_t> batch = batch_size_of(info, input_types, inputs);
+  if (!batch) return std::nullopt;
+  const std::int64_t n = *batch;
   const batch_split_choice choice = choose_batch_split(info, n, policy.threads());
   if (n < 2 || !choice.splits(n)) return std::nullopt;
 

@@ -32,6 +32,7 @@
 #include <gpass/graph/graph.hpp>
 #include <gpass/graph/node_map.hpp>
 #include <gpass/graph/topological_order.hpp>
+#include <gpass/ops/constant_node.hpp>
 #include <gpass/ops/opset.hpp>
 
 namespace gpass::exec {
@@ -503,11 +504,10 @@ void body_plan<P, G>::build(const G& g, const G& top, P& policy, const plan_opti
         // an input made by a Constant node (or a TensorFlow Const, which outputs its value
         // as is) always has its `value` (kernels may pre-pack it)
         const auto& src = g[in.node];
-        if (((src.domain.empty() && src.op == "Constant") || (src.domain == "tf" && src.op == "Const")) && in.port == 0)
-          if (auto c = src.attrs.find("value"); c != src.attrs.end() && c->second.template is<gpass::tensor>()) {
-            kn.constant_inputs.resize(k + 1);
-            kn.constant_inputs[k] = c->second.template as<gpass::tensor>();
-          }
+        if (const gpass::tensor* c = in.port == 0 ? gpass::detail::constant_value_or_null(src) : nullptr) {
+          kn.constant_inputs.resize(k + 1);
+          kn.constant_inputs[k] = *c;
+        }
       }
     }
     for (const auto& [k, a] : n.attrs) {

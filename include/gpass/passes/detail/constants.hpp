@@ -2,7 +2,8 @@
 #pragma once
 /// \file constants.hpp
 /// Private helpers of the constant passes (`fold_constants`, `constant_propagation`,
-/// `delete_constant_ancestors`): recognising constant nodes and making new ones.
+/// `delete_constant_ancestors`): recognising constant nodes (ops/constant_node.hpp) and making
+/// new ones.
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <gpass/core/attribute.hpp>
 #include <gpass/core/tensor.hpp>
 #include <gpass/core/type.hpp>
+#include <gpass/ops/constant_node.hpp>
 #include <gpass/ops/op_memo.hpp>
 #include <gpass/ops/registry.hpp>
 
@@ -29,23 +31,6 @@ inline std::int64_t constant_bytes(const tensor& t) {
     return n;
   }
   return static_cast<std::int64_t>(t.nbytes());
-}
-
-/// True for a constant node: TensorFlow `Const` (domain "tf", or the default domain as in
-/// hand-written graphs) or ONNX `Constant`, with a tensor `value` attribute.
-template <class Node>
-bool is_constant_node(const Node& n) {
-  // string_view comparisons: the sizes first, no strlen (this runs for every node of every pass)
-  const std::string_view op = n.op, domain = n.domain;
-  if (!(op == "Const" && (domain.empty() || domain == "tf")) && !(op == "Constant" && domain.empty())) return false;
-  auto it = n.attrs.find("value");
-  return it != n.attrs.end() && it->second.template is<tensor>();
-}
-
-/// The `value` of a constant node (see `is_constant_node`).
-template <class Node>
-const tensor& constant_value(const Node& n) {
-  return n.attrs.find("value")->second.template as<tensor>();
 }
 
 /// True when constants replacing nodes of domain `node_domain` are TensorFlow `Const` nodes:
