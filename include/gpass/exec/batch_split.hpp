@@ -23,6 +23,7 @@
 #include <gpass/exec/value.hpp>
 #include <gpass/graph/topological_order.hpp>
 #include <gpass/ops/constant_node.hpp>
+#include <gpass/ops/onnx/shape_ops.hpp>
 #include <gpass/ops/opset.hpp>
 
 namespace gpass::exec {
@@ -626,7 +627,8 @@ batch_split_info analyze(const G& g) {
           return (*v)[k];
         };
         const auto start = value_at(1, "starts"), end = value_at(2, "ends"), step = value_at(4, "steps");
-        if (!start || !end || !step || *step != 1 || !(*start == 0 || *start <= -1'000'000'000) || *end < 1'000'000'000)
+        constexpr std::int64_t unbounded = gpass::detail::onnx_ops::slice_unbounded;
+        if (!start || !end || !step || *step != 1 || !(*start == 0 || *start <= -unbounded) || *end < unbounded)
           return fail(where + " slices the batch axis");
         ax->erase(j);
       }
@@ -662,8 +664,7 @@ batch_split_info analyze(const G& g) {
   for (auto v : order) {
     const auto& n = g[v];
     if ((read[v] & 1) != 0)
-      if (auto it = n.attrs.find("value"); it != n.attrs.end() && it->second.template is<tensor>())
-        info.constant_bytes += static_cast<double>(it->second.template as<tensor>().nbytes());
+      if (const tensor* c = gpass::detail::constant_value_or_null(n)) info.constant_bytes += static_cast<double>(c->nbytes());
     const auto& outs = n.outputs;
     const auto& s = st[v];
     for (std::size_t k = 0; k < s.size() && k < outs.size(); ++k)

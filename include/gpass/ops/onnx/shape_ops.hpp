@@ -419,18 +419,22 @@ inline std::int64_t slice_len(std::int64_t n, std::int64_t start, std::int64_t e
   return start > end ? 1 - (start - end - 1) / step : 0;
 }
 
+/// A Slice end at or past this bound means "to the end" of a symbolic dim (and a start at or
+/// below its negation "from the start"): what exporters write for `x[a:]`, 2^31 - 1, 2^63 - 1,
+/// or tf2onnx's 10^9 for masked ends. Shape inference and the executor's batch-split proof
+/// both read slices so.
+inline constexpr std::int64_t slice_unbounded = 1'000'000'000;
+
 // The size of a slice of a symbolic dim `n`, when it is affine: step 1, and the end is "to
-// the end" (>= 10^9: what exporters write for `x[a:]`, 2^31 - 1, 2^63 - 1, or tf2onnx's 10^9
-// for masked ends) or counted from the end (< 0). The start may count from either side. This
-// assumes the symbolic dim is at least as large as the bounds it is sliced with (otherwise
-// ONNX clamps) and below 10^9; an end counted from the start (`x[:k]` with a symbolic size)
-// gives an unknown dim, since min(k, n) is not affine.
+// the end" (>= slice_unbounded) or counted from the end (< 0). The start may count from
+// either side. This assumes the symbolic dim is at least as large as the bounds it is sliced
+// with (otherwise ONNX clamps) and below slice_unbounded; an end counted from the start
+// (`x[:k]` with a symbolic size) gives an unknown dim, since min(k, n) is not affine.
 inline dim slice_len_symbolic(const dim& n, std::int64_t start, std::int64_t end, std::int64_t step) {
   if (step != 1 || n.is_unknown()) return dim();
-  constexpr std::int64_t big = 1'000'000'000;
-  if (end >= 0 && end < big) return dim();
+  if (end >= 0 && end < slice_unbounded) return dim();
   dim s = start >= 0 ? dim(start) : n + int_dim(start);
-  dim e = end >= big ? n : n + int_dim(end);
+  dim e = end >= slice_unbounded ? n : n + int_dim(end);
   dim r = sub_dims(e, s);
   if (r.is_known() && r.value() < 0) return dim(0);
   return r;
