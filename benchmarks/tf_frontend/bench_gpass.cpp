@@ -8,8 +8,8 @@
 //       `gpass::tf_frontend`; prints one JSON object per line: fixture, ok,
 //       error (first line), nodes in / out (main graph + functions), ms (median of reps, the
 //       whole conversion: file read included) and the import alone.
-//   gpass_bench_tf_frontend latency <graph.pb> <input.pb> <feed> <fetch> [reps=20] [O1|O2|O3]
-//       A frozen CNN run on the CPU executor, one thread (cnn_latency.py compares it with TF).
+//   gpass_bench_tf_frontend latency <graph.pb> <input.pb> <feed> <fetch> [reps=20] [O0|O1|O2|O3] [threads=1]
+//       A frozen CNN run on the CPU executor (cnn_latency.py compares it with TF).
 //   gpass_bench_tf_frontend ops
 //       The TensorFlow ops gpass converts (see run_ops), as JSON, for op_coverage.py.
 //   gpass_bench_tf_frontend large <graph.pb> [reps=3]
@@ -169,11 +169,11 @@ int run_ops() {
 
 /// Latency of a frozen GraphDef on the Eigen CPU executor: `feed` (a tensor name) gets the
 /// TensorProto in `input`, `fetch` is fetched; tf-frontend, then the optimizer level `level`
-/// (`O1`..`O3`; none when empty); one thread; prints one JSON object: the median and the best
-/// of `reps` runs after 3 warm-up runs.
+/// (`O1`..`O3`; none when empty or `O0`); `threads` executor threads; prints one JSON object: the
+/// median and the best of `reps` runs after 3 warm-up runs.
 int run_latency(const std::filesystem::path& graph, const std::filesystem::path& input, const std::string& feed,
-                const std::string& fetch, int reps, const std::string& level) {
-  const bool opt = !level.empty();
+                const std::string& fetch, int reps, const std::string& level, int threads) {
+  const bool opt = !level.empty() && level != "O0";
   auto g = gpass::read_tf_graph_file(graph);
   gpass::bind_tf_signature(g, {.feeds = {feed}, .fetches = {fetch}});
   gpass::pass_context ctx;
@@ -184,7 +184,7 @@ int run_latency(const std::filesystem::path& graph, const std::filesystem::path&
     gpass::pass_context octx;
     reg.parse(level)(g, octx);
   }
-  gpass::exec::eigen_cpu cpu({.threads = 1});
+  gpass::exec::eigen_cpu cpu({.threads = threads});
   gpass::exec::plan p(g, cpu);
   const std::vector<gpass::exec::value> in{gpass::read_tf_tensor_file(input)};
   for (int i = 0; i < 3; ++i) (void)p.run(in);
@@ -194,8 +194,8 @@ int run_latency(const std::filesystem::path& graph, const std::filesystem::path&
     (void)p.run(in);
     ms.push_back(ms_since(t0));
   }
-  std::printf("{\"graph\": %s, \"level\": %s, \"ms_median\": %.3f, \"ms_min\": %.3f, \"reps\": %d}\n",
-              json_string(graph.string()).c_str(), json_string(opt ? level : "O0").c_str(), median(ms),
+  std::printf("{\"graph\": %s, \"level\": %s, \"threads\": %d, \"ms_median\": %.3f, \"ms_min\": %.3f, \"reps\": %d}\n",
+              json_string(graph.string()).c_str(), json_string(opt ? level : "O0").c_str(), threads, median(ms),
               *std::min_element(ms.begin(), ms.end()), reps);
   return 0;
 }
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
     if (mode == "large") return run_large(argv[2], argc > 3 ? std::stoi(argv[3]) : 3);
     if (mode == "latency" && argc >= 6)
       return run_latency(argv[2], argv[3], argv[4], argv[5], argc > 6 ? std::stoi(argv[6]) : 20,
-                         argc > 7 ? std::string(argv[7]) : std::string());
+                         argc > 7 ? std::string(argv[7]) : std::string(), argc > 8 ? std::stoi(argv[8]) : 1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -3,11 +3,19 @@
 """TensorFlow CNN latency: gpass's CPU executor against TensorFlow's own CPU run of the same
 frozen GraphDef (issue 19): Keras MobileNetV2 and ResNet50 (tf_keras applications, random
 weights, 224x224x3, batch 1), frozen with convert_variables_to_constants_v2; TensorFlow runs
-the frozen graph in a v1 Session (1 intra/inter-op thread), gpass runs it after tf-frontend
-(and after -O2 and -O3, whose `tf-layout` runs the convolutions in NCHW) with one thread (`gpass_bench_tf_frontend latency`). Medians of REPS runs after
-warm-up; the same input.
+the frozen graph in a v1 Session, gpass runs it after tf-frontend (and after -O2 and -O3,
+whose `tf-layout` runs the convolutions in NCHW) on its CPU executor
+(`gpass_bench_tf_frontend latency`). Medians of REPS runs after warm-up; the same input.
 
-Usage:  python3 benchmarks/tf_frontend/cnn_latency.py BENCH_BINARY [--reps 20] [--models mobilenet_v2,resnet50]
+Threads. For a row of T threads both sides run on the same T CPUs (the process's CPU
+affinity, set before TensorFlow starts its threads) and are told T threads (TensorFlow:
+intra_op_parallelism_threads=T, inter_op_parallelism_threads=1). The affinity matters:
+tensorflow-cpu 2.21's oneDNN kernels do not keep to intra_op_parallelism_threads=1 (on a
+2-CPU machine its ResNet50 uses 1.8 CPU-seconds per wall second), so the T=1 row also
+reports TensorFlow's unpinned run and every TensorFlow figure comes with its CPU time per run.
+
+Usage:  python3 benchmarks/tf_frontend/cnn_latency.py BENCH_BINARY [--reps 20]
+            [--models mobilenet_v2,resnet50] [--threads 1,2]
 """
 
 import argparse
@@ -16,19 +24,18 @@ import os
 import pathlib
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2  # noqa: E402
-
 
 def build(name):
+    import tensorflow as tf
     import tf_keras as keras
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
     keras.utils.set_random_seed(1)
     ctor = {"mobilenet_v2": keras.applications.MobileNetV2, "resnet50": keras.applications.ResNet50}[name]
     m = ctor(weights=None, input_shape=(224, 224, 3))
@@ -37,46 +44,86 @@ def build(name):
     return frozen.graph.as_graph_def(), frozen.inputs[0].name, frozen.outputs[0].name
 
 
-def tf_latency(gd, feed, fetch, x, reps):
+def tf_worker(graph, x_npy, feed, fetch, reps, threads):
+    """Runs in a child process whose CPU affinity the parent chose; prints one JSON object."""
+    import numpy as np
+    import tensorflow as tf
+    gd = tf.compat.v1.GraphDef()
+    gd.ParseFromString(pathlib.Path(graph).read_bytes())
+    x = np.load(x_npy)
     g = tf.Graph()
     with g.as_default():
         tf.import_graph_def(gd, name="")
-    cfg = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    cfg = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=1)
     with tf.compat.v1.Session(graph=g, config=cfg) as s:
         for _ in range(3):
-            out = s.run(fetch, {feed: x})
+            s.run(fetch, {feed: x})
         ms = []
+        c0 = time.process_time()
         for _ in range(reps):
             t0 = time.perf_counter()
             s.run(fetch, {feed: x})
             ms.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ms), min(ms), out
+        cpu_ms = (time.process_time() - c0) * 1e3 / reps
+    print(json.dumps({"ms_median": statistics.median(ms), "ms_min": min(ms), "cpu_ms_per_run": cpu_ms}))
+
+
+def pinned(cpus):
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+
+
+def run_tf(tmp, name, feed, fetch, reps, threads, cpus):
+    args = [sys.executable, __file__, "--tf-worker", str(tmp / f"{name}.pb"), str(tmp / "x.npy"), feed, fetch,
+            str(reps), str(threads)]
+    r = subprocess.run(args, capture_output=True, text=True, preexec_fn=pinned(cpus))
+    if r.returncode != 0:
+        raise SystemExit("TensorFlow run failed: " + r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--tf-worker":
+        g, x, feed, fetch, reps, threads = sys.argv[2:8]
+        return tf_worker(g, x, feed, fetch, int(reps), int(threads))
     ap = argparse.ArgumentParser()
     ap.add_argument("bench")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--models", default="mobilenet_v2,resnet50")
+    ap.add_argument("--threads", default="1,2")
     a = ap.parse_args()
+    import numpy as np
+    import tensorflow as tf
     tmp = pathlib.Path(tempfile.mkdtemp())
+    cpus_all = sorted(os.sched_getaffinity(0))
     for name in a.models.split(","):
         gd, feed, fetch = build(name)
         (tmp / f"{name}.pb").write_bytes(gd.SerializeToString())
         x = np.random.RandomState(0).rand(1, 224, 224, 3).astype(np.float32)
+        np.save(tmp / "x.npy", x)
         (tmp / "x.pb").write_bytes(tf.make_tensor_proto(x).SerializeToString())
-        tmed, tmin, _ = tf_latency(gd, feed, fetch, x, a.reps)
-        row = {"model": name, "tf_ms_median": round(tmed, 3), "tf_ms_min": round(tmin, 3)}
-        for opt in ("", "O2", "O3"):
-            args = [a.bench, "latency", str(tmp / f"{name}.pb"), str(tmp / "x.pb"), feed, fetch, str(a.reps)] + ([opt] if opt else [])
-            r = subprocess.run(args, capture_output=True, text=True)
-            if r.returncode != 0:
-                row["gpass" + opt] = "error: " + (r.stderr.strip().splitlines() or ["?"])[-1][:200]
+        for threads in (int(t) for t in a.threads.split(",")):
+            if threads > len(cpus_all):
                 continue
-            j = json.loads(r.stdout)
-            row["gpass" + (opt or "") + "_ms_median"] = j["ms_median"]
-            row["ratio" + (opt or "")] = round(j["ms_median"] / tmed, 2)
-        print(json.dumps(row), flush=True)
+            cpus = set(cpus_all[:threads])
+            t = run_tf(tmp, name, feed, fetch, a.reps, threads, cpus)
+            row = {"model": name, "threads": threads, "cpus": sorted(cpus), "tf_ms_median": round(t["ms_median"], 3),
+                   "tf_ms_min": round(t["ms_min"], 3), "tf_cpu_ms_per_run": round(t["cpu_ms_per_run"], 1)}
+            if len(cpus) < len(cpus_all):
+                u = run_tf(tmp, name, feed, fetch, a.reps, threads, None)
+                row["tf_unpinned_ms_median"] = round(u["ms_median"], 3)
+                row["tf_unpinned_cpu_ms_per_run"] = round(u["cpu_ms_per_run"], 1)
+            for opt in ("O0", "O2", "O3"):
+                args = [a.bench, "latency", str(tmp / f"{name}.pb"), str(tmp / "x.pb"), feed, fetch, str(a.reps), opt,
+                        str(threads)]
+                r = subprocess.run(args, capture_output=True, text=True, preexec_fn=pinned(cpus))
+                key = "" if opt == "O0" else opt
+                if r.returncode != 0:
+                    row["gpass" + key] = "error: " + (r.stderr.strip().splitlines() or ["?"])[-1][:200]
+                    continue
+                j = json.loads(r.stdout)
+                row["gpass" + key + "_ms_median"] = j["ms_median"]
+                row["ratio" + key] = round(j["ms_median"] / t["ms_median"], 2)
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
