@@ -378,10 +378,10 @@ namespace {
 /// The Winograd kernel of `k` on geometry g (3x3, stride 1), against the double reference:
 /// returns the largest |got - want| / (1 + magnitude) (the direct kernels' bound is 1e-5).
 double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool residual, float lo, float hi, i64 tiles,
-                      i64 groups, std::mt19937& rng) {
+                      i64 groups, std::mt19937& rng, i64 tile = 4) {
   const i64 b = k.b;
-  INFO(k.name << " b" << b << " winograd " << describe(g) << (residual ? " +z" : "") << " clamp [" << lo << ", " << hi
-              << "] tiles/task " << tiles << " groups " << groups);
+  INFO(k.name << " b" << b << " winograd F(" << tile << "x" << tile << ", 3x3) " << describe(g) << (residual ? " +z" : "")
+              << " clamp [" << lo << ", " << hi << "] tiles/task " << tiles << " groups " << groups);
   REQUIRE(nc::winograd_supported(g, nc::conv_input::blocked));
   const auto x = random_values(g.N * g.C * g.H * g.W, rng);
   const auto w = random_values(g.M * g.C * 9, rng);
@@ -394,7 +394,7 @@ double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool resid
   nc::to_blocked(x.data(), g.N, g.C, g.H * g.W, b, false, xb.data());
   std::vector<float> zb(static_cast<std::size_t>(g.N * Mb * g.OH * g.OW * b));
   nc::to_blocked(z.data(), g.N, g.M, g.OH * g.OW, b, false, zb.data());
-  const auto wp = nc::pack_winograd_filter(w.data(), g, b);
+  const auto wp = nc::pack_winograd_filter(w.data(), g, b, tile);
   const auto bp = nc::pack_bias(bias.data(), g.M, b);
   std::vector<float> yb(static_cast<std::size_t>(g.N * Mb * g.OH * g.OW * b), std::numeric_limits<float>::quiet_NaN());
   nc::conv_args a;
@@ -404,6 +404,7 @@ double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool resid
   a.bias = bp.data();
   a.y = yb.data();
   a.step = {residual ? zb.data() : nullptr, lo, hi};
+  a.tile = tile;
   a.tiles = tiles;
   a.groups = groups;
   run_tasks(k.winograd, a, nc::winograd_tasks(a));
@@ -432,51 +433,58 @@ double check_winograd(const nc::kernel_set& k, const nc::geometry& g, bool resid
 }  // namespace
 
 TEST_CASE("exec.nchwc.winograd_matches_double") {
-  // ragged channels, planes the 4x4 tiles do not divide (1x1 to 13x11), asymmetric pads
-  // (0 to 2 on each side: 'same', 'valid' and wider), tasks of any tile count, both clamps
-  double worst = 0;
-  for (const auto& k : nc::available_kernels()) {
-    std::mt19937 rng(2468);
-    auto pick = [&](std::initializer_list<i64> v) {
-      return *(v.begin() + std::uniform_int_distribution<int>(0, static_cast<int>(v.size()) - 1)(rng));
-    };
-    for (int i = 0; i < 30; ++i) {
-      nc::geometry g{.KH = 3, .KW = 3};
-      g.N = pick({1, 2});
-      g.C = pick({1, 5, 16, 17, 40});
-      g.M = pick({1, 8, 20, 33, 70});
-      g.H = pick({1, 2, 3, 5, 7, 8, 13});
-      g.W = pick({1, 2, 4, 6, 9, 11});
-      g.pt = pick({0, 1, 2});
-      g.pb = pick({0, 1, 2});
-      g.pl = pick({0, 1, 2});
-      g.pr = pick({0, 1});
-      g.OH = out_size(g.H, g.pt, g.pb, 3, 1, 1);
-      g.OW = out_size(g.W, g.pl, g.pr, 3, 1, 1);
-      if (g.OH <= 0 || g.OW <= 0) continue;
-      // tasks of any tile count and output-block groups (more groups than chunks: empty tasks)
-      nc::conv_args split;
-      split.g = g;
-      nc::winograd_split(split, k, static_cast<int>(pick({1, 2, 3})));
-      i64 tiles = split.tiles, groups = split.groups;
-      if (pick({0, 1})) {
-        tiles = pick({1, 2, 5, 48});
-        groups = pick({1, 2, 3, 7});
+  // both tile sides (4: F(4x4, 3x3), 2: F(2x2, 3x3)); ragged channels, planes the tiles do not
+  // divide (1x1 to 13x11), asymmetric pads (0 to 2 on each side: 'same', 'valid' and wider),
+  // tasks of any tile count, both clamps
+  for (const i64 tile : {4, 2}) {
+    double worst = 0;
+    for (const auto& k : nc::available_kernels()) {
+      std::mt19937 rng(2468 + static_cast<unsigned>(tile));
+      auto pick = [&](std::initializer_list<i64> v) {
+        return *(v.begin() + std::uniform_int_distribution<int>(0, static_cast<int>(v.size()) - 1)(rng));
+      };
+      for (int i = 0; i < 30; ++i) {
+        nc::geometry g{.KH = 3, .KW = 3};
+        g.N = pick({1, 2});
+        g.C = pick({1, 5, 16, 17, 40});
+        g.M = pick({1, 8, 20, 33, 70});
+        g.H = pick({1, 2, 3, 5, 7, 8, 13});
+        g.W = pick({1, 2, 4, 6, 9, 11});
+        g.pt = pick({0, 1, 2});
+        g.pb = pick({0, 1, 2});
+        g.pl = pick({0, 1, 2});
+        g.pr = pick({0, 1});
+        g.OH = out_size(g.H, g.pt, g.pb, 3, 1, 1);
+        g.OW = out_size(g.W, g.pl, g.pr, 3, 1, 1);
+        if (g.OH <= 0 || g.OW <= 0) continue;
+        // tasks of any tile count and output-block groups (more groups than chunks: empty tasks)
+        nc::conv_args split;
+        split.g = g;
+        split.tile = tile;
+        nc::winograd_split(split, k, static_cast<int>(pick({1, 2, 3})));
+        i64 tiles = split.tiles, groups = split.groups;
+        if (pick({0, 1})) {
+          tiles = pick({1, 2, 5, 48, 64});
+          groups = pick({1, 2, 3, 7});
+        }
+        const int clamp = static_cast<int>(pick({0, 1, 2}));
+        worst = std::max(worst, check_winograd(k, g, pick({0, 1}) == 1, clamp ? 0.f : -inf, clamp == 2 ? 0.5f : inf,
+                                               tiles, groups, rng, tile));
       }
-      const int clamp = static_cast<int>(pick({0, 1, 2}));
-      worst = std::max(worst, check_winograd(k, g, pick({0, 1}) == 1, clamp ? 0.f : -inf, clamp == 2 ? 0.5f : inf, tiles,
-                                             groups, rng));
+      // a ResNet layer's depth (the products sum 64 to 256 channels), and a 14x14 plane
+      for (const i64 C : {64, 256}) {
+        const i64 hw = C == 256 ? 14 : 10;
+        nc::geometry g{.N = 1, .C = C, .H = hw, .W = hw, .M = 40, .OH = hw, .OW = hw, .KH = 3, .KW = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+        nc::conv_args split;
+        split.g = g;
+        split.tile = tile;
+        nc::winograd_split(split, k, 2);
+        worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, split.tiles, split.groups, rng, tile));
+      }
     }
-    // a ResNet layer's depth (the products sum 64 to 256 channels)
-    for (const i64 C : {64, 256}) {
-      nc::geometry g{.N = 1, .C = C, .H = 10, .W = 10, .M = 40, .OH = 10, .OW = 10, .KH = 3, .KW = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
-      nc::conv_args split;
-      split.g = g;
-      nc::winograd_split(split, k, 2);
-      worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, split.tiles, split.groups, rng));
-    }
+    MESSAGE("Winograd F(" << tile << "x" << tile << ", 3x3): largest |error| / (1 + sum |x w|) = " << worst);
   }
-  MESSAGE("Winograd F(4x4, 3x3): largest |error| / (1 + sum |x w|) = " << worst);
+  CHECK_THROWS(nc::pack_winograd_filter(nullptr, nc::geometry{}, 16, 3));  // only tiles of 4 and 2
 }
 
 TEST_CASE("exec.nchwc.winograd_preferred") {
@@ -490,6 +498,19 @@ TEST_CASE("exec.nchwc.winograd_preferred") {
   g.C = g.M = 2048;
   g.H = g.W = g.OH = g.OW = 64;
   CHECK_FALSE(nc::winograd_preferred(g, 16));  // 576 MB: never
+
+  // the tile: 2 for few tiles of a filter past L2, else 4
+  g = {.N = 1, .C = 256, .H = 14, .W = 14, .M = 256, .OH = 14, .OW = 14, .KH = 3, .KW = 3};
+  CHECK(nc::winograd_tile(g, 16) == 2);  // ResNet50's 14x14 layers at batch 1: 16 tiles of 4x4, 9 MB
+  g.N = 2;
+  CHECK(nc::winograd_tile(g, 16) == 2);  // 32 tiles
+  g.N = 8;
+  CHECK(nc::winograd_tile(g, 16) == 4);  // 128 tiles: the filter read once for more of them
+  g.N = 1;
+  g.C = g.M = 64;
+  CHECK(nc::winograd_tile(g, 16) == 4);  // 0.56 MB of filter: within L2
+  g = {.N = 1, .C = 128, .H = 28, .W = 28, .M = 128, .OH = 28, .OW = 28, .KH = 3, .KW = 3};
+  CHECK(nc::winograd_tile(g, 16) == 4);  // 49 tiles
 }
 
 TEST_CASE("exec.nchwc.winograd_split_for_threads") {
@@ -513,12 +534,18 @@ TEST_CASE("exec.nchwc.winograd_split_for_threads") {
         // on threads: the tasks a multiple of the threads, or none more than a thread's share
         if (threads > 1) CHECK((nc::winograd_tasks(a) % threads == 0 || a.tiles <= nc::blocks(all, threads)));
       }
-  // ResNet50's 14x14 layer at batch 1 on 2 threads: one chunk of 16 tiles, its 16 output
-  // blocks (4 chunks of 4) in 2 groups
+  // ResNet50's 14x14 layer at batch 1 on 2 threads: one chunk of 16 tiles (of 4x4; 49 of 2x2),
+  // its 16 output blocks (4 chunks of 4) in 2 groups
   nc::conv_args a;
   a.g = {.N = 1, .C = 256, .H = 14, .W = 14, .M = 256, .OH = 14, .OW = 14, .KH = 3, .KW = 3};
   nc::winograd_split(a, k, 2);
   CHECK(a.tiles == 16);
+  nc::conv_args a2 = a;
+  a2.tile = 2;
+  nc::winograd_split(a2, k, 2);
+  CHECK(a2.tiles == 49);
+  CHECK(a2.groups == a.groups);
+  CHECK(nc::winograd_tasks(a2) == a2.groups);
   nc::conv_args empty;  // no output pixels: one tile a task, no task
   empty.g = {.N = 1, .C = 8, .H = 1, .W = 1, .M = 8, .OH = 0, .OW = 0, .KH = 3, .KW = 3};
   nc::winograd_split(empty, k, 2);

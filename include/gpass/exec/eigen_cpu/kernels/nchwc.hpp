@@ -41,6 +41,8 @@
 #include <cstdlib>
 #include <limits>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -215,22 +217,32 @@ inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometr
 }
 
 // ------------------------------------------------------------------------------------------
-// Winograd F(4x4, 3x3)
+// Winograd F(4x4, 3x3) and F(2x2, 3x3)
 //
-// A 3x3 convolution of stride 1 computed over 4x4 output tiles: each tile's 6x6 input patch d
-// becomes V = B^T d B, each channel pair's filter g becomes U = G g G^T (once, when packed),
-// the 36 points of a tile are 36 independent products over the input channels,
-// M(xi) = sum_c V(xi, c) U(xi, c, m), and the tile's output is A^T M A: 36 multiply-adds per
-// channel pair and tile instead of 144 (4 x 4 pixels x 9 taps). The transforms (Lavin & Gray,
-// "Fast Algorithms for Convolutional Neural Networks", points 0, +-1, +-2, +-1/2):
+// A 3x3 convolution of stride 1 computed over m x m output tiles: each tile's (m + 2)^2 input
+// patch d becomes V = B^T d B, each channel pair's filter g becomes U = G g G^T (once, when
+// packed), the (m + 2)^2 points of a tile are independent products over the input channels,
+// M(xi) = sum_c V(xi, c) U(xi, c, m), and the tile's output is A^T M A. F(4x4, 3x3): 36
+// multiply-adds per channel pair and tile instead of 144 (4 x 4 pixels x 9 taps); the
+// transforms (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", points 0,
+// +-1, +-2, +-1/2):
 //   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
 //   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
 //   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// F(2x2, 3x3): 16 multiply-adds for 36 (points 0, +-1, infinity), a transformed filter of 16
+// values per channel pair instead of 36:
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+//   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+//   A^T = [1 1 1 0; 0 1 -1 -1]
 // Rounding: the transforms add a few ulps per value (more than a direct sum, the same order as
 // a different summation order); the test `exec.nchwc.winograd_matches_double` bounds it.
 
-/// Output pixels along a tile's side, points of a tile (its 6x6 input patch).
+/// Output pixels along a tile's side of the default form, F(4x4, 3x3), and its points (the
+/// 6x6 input patch).
 inline constexpr i64 wino_m = 4, wino_points = 36;
+
+/// Points of a tile of side m: its (m + 2) x (m + 2) input patch.
+constexpr i64 winograd_points(i64 m) { return (m + 2) * (m + 2); }
 
 /// Whether `winograd` computes a convolution: one group, blocked input, 3x3 taps, stride 1, no
 /// dilation (any pads).
@@ -239,50 +251,76 @@ inline bool winograd_supported(const geometry& g, conv_input in) {
          g.dw == 1;
 }
 
+/// `GPASS_CONV_WINOGRAD` in the environment: "0" turns Winograd off (every convolution
+/// direct, summed in the order of the taps), "4" keeps F(4x4, 3x3) everywhere (no F(2x2)).
+inline std::string_view winograd_env() {
+  static const std::string value = [] {
+    const char* e = std::getenv("GPASS_CONV_WINOGRAD");
+    return std::string(e ? e : "");
+  }();
+  return value;
+}
+
 /// Whether a convolution `winograd_supported` runs faster so than directly, for the memory its
 /// filter takes (36 values per channel pair, 4 times the direct kernel's 9): always on planes of
 /// 12 x 12 pixels or more (on ResNet50's layers, one thread: 2-2.4x faster than the direct
 /// kernel at 56x56 and 28x28, 1.3x at 14x14; nchwc_layers), and on smaller ones while the
 /// transformed filter stays within 4 MB (at 7x7 over 512 channels it is 1.1x faster, for 28 MB
 /// more than the direct filter per layer); never past 64 MB of transformed filter (about 680
-/// channels in and out). `GPASS_CONV_WINOGRAD=0` in the environment turns it off (every
-/// convolution direct, summed in the order of the taps).
+/// channels in and out). `GPASS_CONV_WINOGRAD=0` turns it off.
 inline bool winograd_preferred(const geometry& g, i64 b) {
-  static const bool off = [] {
-    const char* e = std::getenv("GPASS_CONV_WINOGRAD");
-    return e && std::string_view(e) == "0";
-  }();
-  if (off) return false;
+  if (winograd_env() == "0") return false;
   const double bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
   constexpr double MB = 1 << 20;
   return bytes <= 4 * MB || (g.OH * g.OW >= 144 && bytes <= 64 * MB);
 }
 
-/// Output tiles (4 x 4 pixels, the last row and column of tiles cut short) of one image.
-inline i64 winograd_tiles(const geometry& g) { return blocks(g.OH, wino_m) * blocks(g.OW, wino_m); }
+/// Output tiles (m x m pixels, the last row and column of tiles cut short) of one image.
+inline i64 winograd_tiles(const geometry& g, i64 m = wino_m) { return blocks(g.OH, m) * blocks(g.OW, m); }
 
-/// The filter of `winograd` (w [M, C, 3, 3]): U = G g G^T of each channel pair (in double),
-/// packed as [36][ceil(M / b)][ceil(C / b)][b input channels][b output channels], point-major:
-/// each point's filter is a 1x1 convolution's `pack_filter`. Values past the channels are zero.
-inline aligned_vector<float> pack_winograd_filter(const float* w, const geometry& g, i64 b) {
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                     {0, 0, 1}};
+/// The tile side of a convolution `winograd_preferred` takes (g.N the batch): 2 where the
+/// batch has few F(4x4) tiles (32 or fewer) for a transformed F(4x4) filter past L2 (2 MB),
+/// else 4. There the products are bound by reading the transformed filter, once per run from
+/// memory, and F(2x2)'s is 16/36 of it, for 2.25x fewer multiply-adds than direct instead of
+/// 4x. ResNet50's 14x14 layers at batch 1 (16 tiles of 4x4, 49 of 2x2, 256 channels), the
+/// products alone with the filters flushed from the caches (one thread, AVX-512): F(4x4)
+/// 987-1022 us, F(2x2) 819-823; with the filters in L3: 649-798 vs 664-871; on 28x28 and
+/// larger planes F(4x4) is faster either way (49 tiles: 506 vs 720 cold). Winograd's own
+/// points: 4x4 tiles cover a 14x14 plane as 16x16 (30% of the products wasted), 2x2 ones
+/// exactly. `GPASS_CONV_WINOGRAD=4` keeps 4 everywhere.
+inline i64 winograd_tile(const geometry& g, i64 b) {
+  const double f4_bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
+  if (winograd_env() == "4") return 4;
+  return g.N * winograd_tiles(g, 4) <= 32 && f4_bytes > 2.0 * (1 << 20) ? 2 : 4;
+}
+
+/// The filter of `winograd` (w [M, C, 3, 3]) for tiles of side m (4 or 2): U = G g G^T of each
+/// channel pair (in double), packed as [(m + 2)^2][ceil(M / b)][ceil(C / b)][b input
+/// channels][b output channels], point-major: each point's filter is a 1x1 convolution's
+/// `pack_filter`. Values past the channels are zero.
+inline aligned_vector<float> pack_winograd_filter(const float* w, const geometry& g, i64 b, i64 m = wino_m) {
+  static constexpr double G4[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+  static constexpr double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  if (m != 4 && m != 2) throw std::invalid_argument("pack_winograd_filter: tiles of side 4 or 2");
+  const int A = static_cast<int>(m) + 2;
+  auto G = [&](int i, int j) { return m == 4 ? G4[i][j] : G2[i][j]; };
   const i64 Mb = blocks(g.M, b), Cb = blocks(g.C, b);
-  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, wino_points * Mb * Cb * b * b)), 0.0f);
+  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, winograd_points(m) * Mb * Cb * b * b)), 0.0f);
   for (i64 o = 0; o < g.M; ++o)
     for (i64 c = 0; c < g.C; ++c) {
       const float* k = w + (o * g.C + c) * 9;
       double t[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];  // (G g) G^T
-          const i64 xi = i * 6 + j;
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < 3; ++j) t[i][j] = G(i, 0) * k[j] + G(i, 1) * k[3 + j] + G(i, 2) * k[6 + j];
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j) {
+          const double u = t[i][0] * G(j, 0) + t[i][1] * G(j, 1) + t[i][2] * G(j, 2);  // (G g) G^T
+          const i64 xi = i * A + j;
           p[static_cast<std::size_t>((((xi * Mb + o / b) * Cb + c / b) * b + c % b) * b + o % b)] = static_cast<float>(u);
         }
     }
@@ -309,6 +347,7 @@ struct conv_args {
   float* y = nullptr;           ///< [N, ceil(M / b), OH, OW, b]
   output_step step;
   i64 segment = conv_segment;   ///< output pixels per task (blocked input; see conv_segment_for)
+  i64 tile = wino_m;            ///< `winograd`: output pixels along a tile's side, 4 or 2 (w packed so)
   i64 tiles = 0;                ///< `winograd`: output tiles per task (winograd_split)
   i64 groups = 1;               ///< `winograd`: groups of output blocks per tile chunk
 };
@@ -493,22 +532,23 @@ inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads)
   return std::min(conv_segment, blocks(plane, runs));
 }
 
-/// `conv_args::tiles` and `groups` for `winograd` (kernels `k`) on `threads` threads. A task
-/// transforms its tiles' input once, then reads the whole transformed filter of its output
-/// blocks (36 x C x M values) once: so tasks of as many tiles as keep the transformed input
-/// (36 x C values a tile) within 1 MB (at most 48 tiles), of even sizes. On threads, where
-/// those chunks of tiles are not a multiple of the threads, few (under 4 a thread) and the
-/// output blocks enough, each chunk's output blocks are split in `threads` groups (each task
-/// reading its group's part of the filter, the input transformed once per group: ResNet50's
-/// 14x14 layers at batch 1 are one chunk of 16 tiles); otherwise the chunks are cut smaller,
-/// to a multiple of the threads.
+/// `conv_args::tiles` and `groups` for `winograd` (kernels `k`, tiles of side `a.tile`) on
+/// `threads` threads. A task transforms its tiles' input once, then reads the whole transformed
+/// filter of its output blocks (points x C x M values) once: so tasks of as many tiles as keep
+/// the transformed input (points x C values a tile) within 1 MB (at most 48 tiles of 4x4, 64 of
+/// 2x2: a 14x14 plane's 49), of even sizes. On threads, where those chunks of tiles are not a
+/// multiple of the threads, few (under 4 a thread) and the output blocks enough, each chunk's
+/// output blocks are split in `threads` groups (each task reading its group's part of the
+/// filter, the input transformed once per group: ResNet50's 14x14 layers at batch 1 are one
+/// chunk of tiles); otherwise the chunks are cut smaller, to a multiple of the threads.
 inline void winograd_split(conv_args& a, const kernel_set& k, int threads) {
   const geometry& g = a.g;
-  const i64 all = g.N * winograd_tiles(g);
+  const i64 all = g.N * winograd_tiles(g, a.tile);
   a.groups = 1;
   a.tiles = 1;
   if (all <= 0) return;
-  const i64 most = std::clamp<i64>((i64{1} << 20) / (wino_points * std::max<i64>(g.C, 1) * 4), 1, 48);
+  const i64 points = winograd_points(a.tile);
+  const i64 most = std::clamp<i64>((i64{1} << 20) / (points * std::max<i64>(g.C, 1) * 4), 1, a.tile == 2 ? 64 : 48);
   i64 chunks = blocks(all, most);
   if (threads > 1 && chunks % threads != 0) {
     if (chunks < 4 * static_cast<i64>(threads) && blocks(blocks(g.M, k.b), k.conv_f) >= threads)
@@ -519,7 +559,7 @@ inline void winograd_split(conv_args& a, const kernel_set& k, int threads) {
   a.tiles = std::max<i64>(1, blocks(all, chunks));
 }
 inline i64 winograd_tasks(const conv_args& a) {
-  return blocks(a.g.N * winograd_tiles(a.g), std::max<i64>(a.tiles, 1)) * std::max<i64>(a.groups, 1);
+  return blocks(a.g.N * winograd_tiles(a.g, a.tile), std::max<i64>(a.tiles, 1)) * std::max<i64>(a.groups, 1);
 }
 inline i64 depthwise_tasks(const conv_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }
 inline i64 pool_tasks(const pool_args& a, const kernel_set& k) { return a.g.N * blocks(a.g.C, k.b) * a.g.OH; }

@@ -103,9 +103,13 @@ struct packed_filter {
   gpass::tensor source;
   nc::conv_input in = nc::conv_input::blocked;
   bool depthwise = false;
-  bool winograd = false;  ///< packed by pack_winograd_filter (for nc::winograd)
+  bool winograd = false;  ///< `data` packed by pack_winograd_filter (for nc::winograd), tiles of side `tile`
+  i64 tile = nc::wino_m;
   i64 G = 1;
   std::shared_ptr<const nc::aligned_vector<float>> data;
+  /// Winograd with the batch unknown when planned: `data` for tiles of 4, this for tiles of 2
+  /// where nc::winograd_tile takes them for the batch of a run (null where no batch would)
+  std::shared_ptr<const nc::aligned_vector<float>> wino2;
   const nc::aligned_vector<float>* match(const gpass::tensor& w, nc::conv_input want_in, bool want_dw, i64 want_g) const {
     if (!data || w.raw() != source.raw() || w.sizes() != source.sizes() || w.element_type() != source.element_type() ||
         in != want_in || depthwise != want_dw || G != want_g)
@@ -119,12 +123,13 @@ inline nc::aligned_vector<float> pack(const float* w, const nc::geometry& g, i64
   return depthwise ? nc::pack_depthwise_filter(w, g, b) : nc::pack_filter(w, g, b, in);
 }
 
-/// Whether a constant filter of geometry `g` (channels, taps, groups) is packed for Winograd:
-/// the window `nc::winograd_supported` takes (3x3, stride 1, no dilation, one group, blocked
-/// input), the input's plane known from its type (x: [N, Cb, H, W, b]), and
-/// `nc::winograd_preferred` for it.
-inline bool winograd_planned(nc::geometry g, const window_attrs& wa, const gpass::shape& xs, nc::conv_input in, i64 b) {
-  if (xs.rank() != 5 || !xs[2].is_known() || !xs[3].is_known()) return false;
+/// The Winograd tile side a constant filter of geometry `g` (channels, taps, groups) is packed
+/// for, 0 for none: the window `nc::winograd_supported` takes (3x3, stride 1, no dilation, one
+/// group, blocked input), the input's plane known from its type (x: [N, Cb, H, W, b]),
+/// `nc::winograd_preferred` for it, and `nc::winograd_tile` for its batch (for a batch of 1
+/// where the type does not fix it).
+inline i64 winograd_planned(nc::geometry g, const window_attrs& wa, const gpass::shape& xs, nc::conv_input in, i64 b) {
+  if (xs.rank() != 5 || !xs[2].is_known() || !xs[3].is_known()) return 0;
   auto pair = [](const std::vector<i64>& v, i64& a, i64& c) {
     if (v.empty()) return true;
     if (v.size() != 2) return false;
@@ -132,12 +137,14 @@ inline bool winograd_planned(nc::geometry g, const window_attrs& wa, const gpass
     c = v[1];
     return true;
   };
-  if (!pair(wa.strides, g.sh, g.sw) || !pair(wa.dilations, g.dh, g.dw)) return false;
+  if (!pair(wa.strides, g.sh, g.sw) || !pair(wa.dilations, g.dh, g.dw)) return 0;
+  g.N = xs[0].is_known() ? xs[0].value() : 1;
   g.H = xs[2].value();
   g.W = xs[3].value();
   g.OH = g.H;  // the plane as 'same' pads keep it (the choice needs no more)
   g.OW = g.W;
-  return nc::winograd_supported(g, in) && nc::winograd_preferred(g, b);
+  if (!nc::winograd_supported(g, in) || !nc::winograd_preferred(g, b)) return 0;
+  return nc::winograd_tile(g, b);
 }
 
 inline def conv_def() {
@@ -164,9 +171,20 @@ inline def conv_def() {
               pf.G = G;
               if (pf.depthwise || nc::conv_supported(g, b, pf.in)) {
                 pf.source = *wc;
-                pf.winograd = !pf.depthwise && winograd_planned(g, wa, xt->tensor().shape, pf.in, b);
-                pf.data = std::make_shared<const nc::aligned_vector<float>>(
-                    pf.winograd ? nc::pack_winograd_filter(wc->data<float>(), g, b) : pack(wc->data<float>(), g, b, pf.in, pf.depthwise));
+                const gpass::shape& xs = xt->tensor().shape;
+                const i64 tile = pf.depthwise ? 0 : winograd_planned(g, wa, xs, pf.in, b);
+                pf.winograd = tile != 0;
+                if (pf.winograd) {
+                  // a batch the type does not fix: tiles of 4, and of 2 beside them where a
+                  // batch of 1 takes those (the run picks by its batch)
+                  const bool batch_known = xs[0].is_known();
+                  pf.tile = batch_known ? tile : nc::wino_m;
+                  pf.data = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, pf.tile));
+                  if (!batch_known && tile == 2)
+                    pf.wino2 = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, 2));
+                } else {
+                  pf.data = std::make_shared<const nc::aligned_vector<float>>(pack(wc->data<float>(), g, b, pf.in, pf.depthwise));
+                }
               }
             }
             return [=](context& ctx) {
@@ -239,10 +257,16 @@ inline def conv_def() {
               const double macs = static_cast<double>(g.N) * static_cast<double>(nc::blocks(M, b) * b) * g.OH * g.OW *
                                   static_cast<double>(dw ? 1 : C / G) * g.KH * g.KW;
               if (w_run.empty() && pf.winograd) {  // the constant filter, packed for Winograd
+                a.tile = pf.tile;
+                if (pf.wino2 && nc::winograd_tile(g, b) == 2) {
+                  a.tile = 2;
+                  a.w = pf.wino2->data();
+                }
                 nc::winograd_split(a, ks, ctx.policy().threads());
                 const i64 wt = nc::winograd_tasks(a);
-                // a quarter of the direct multiply-adds, plus the transforms
-                run_tasks(ctx, wt, 0.015 * macs / static_cast<double>(wt), [&](i64 t0, i64 t1) { ks.winograd(a, t0, t1); });
+                // a quarter (tiles of 4) or 4/9 (tiles of 2) of the direct multiply-adds, plus
+                // the transforms
+                run_tasks(ctx, wt, (a.tile == 2 ? 0.02 : 0.015) * macs / static_cast<double>(wt), [&](i64 t0, i64 t1) { ks.winograd(a, t0, t1); });
                 return;
               }
               // (depthwise: 0.04-0.09 ns, one load per multiply-add; counted at 0.08, so that
