@@ -251,6 +251,13 @@ inline bool winograd_supported(const geometry& g, conv_input in) {
          g.dw == 1;
 }
 
+/// Bytes of the transformed filter of tiles of side m (`pack_winograd_filter`): (m + 2)^2
+/// values per pair of (block-padded) channels.
+inline double winograd_filter_bytes(const geometry& g, i64 b, i64 m = wino_m) {
+  return 4.0 * static_cast<double>(winograd_points(m)) * static_cast<double>(blocks(g.C, b) * b) *
+         static_cast<double>(blocks(g.M, b) * b);
+}
+
 /// `GPASS_CONV_WINOGRAD` in the environment: "0" turns Winograd off (every convolution
 /// direct, summed in the order of the taps), "4" keeps F(4x4, 3x3) everywhere (no F(2x2)).
 inline std::string_view winograd_env() {
@@ -270,7 +277,7 @@ inline std::string_view winograd_env() {
 /// channels in and out). `GPASS_CONV_WINOGRAD=0` turns it off.
 inline bool winograd_preferred(const geometry& g, i64 b) {
   if (winograd_env() == "0") return false;
-  const double bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
+  const double bytes = winograd_filter_bytes(g, b);
   constexpr double MB = 1 << 20;
   return bytes <= 4 * MB || (g.OH * g.OW >= 144 && bytes <= 64 * MB);
 }
@@ -289,9 +296,8 @@ inline i64 winograd_tiles(const geometry& g, i64 m = wino_m) { return blocks(g.O
 /// points: 4x4 tiles cover a 14x14 plane as 16x16 (30% of the products wasted), 2x2 ones
 /// exactly. `GPASS_CONV_WINOGRAD=4` keeps 4 everywhere.
 inline i64 winograd_tile(const geometry& g, i64 b) {
-  const double f4_bytes = 4.0 * wino_points * static_cast<double>(blocks(g.C, b) * b) * static_cast<double>(blocks(g.M, b) * b);
   if (winograd_env() == "4") return 4;
-  return g.N * winograd_tiles(g, 4) <= 32 && f4_bytes > 2.0 * (1 << 20) ? 2 : 4;
+  return g.N * winograd_tiles(g, 4) <= 32 && winograd_filter_bytes(g, b, 4) > 2.0 * (1 << 20) ? 2 : 4;
 }
 
 /// The filter of `winograd` (w [M, C, 3, 3]) for tiles of side m (4 or 2): U = G g G^T of each

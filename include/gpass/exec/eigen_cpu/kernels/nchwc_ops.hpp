@@ -103,8 +103,7 @@ struct packed_filter {
   gpass::tensor source;
   nc::conv_input in = nc::conv_input::blocked;
   bool depthwise = false;
-  bool winograd = false;  ///< `data` packed by pack_winograd_filter (for nc::winograd), tiles of side `tile`
-  i64 tile = nc::wino_m;
+  i64 wino_tile = 0;  ///< 0: `data` for the direct kernels; 4 or 2: by pack_winograd_filter for tiles of that side
   i64 G = 1;
   std::shared_ptr<const nc::aligned_vector<float>> data;
   /// Winograd with the batch unknown when planned: `data` for tiles of 4, this for tiles of 2
@@ -173,13 +172,12 @@ inline def conv_def() {
                 pf.source = *wc;
                 const gpass::shape& xs = xt->tensor().shape;
                 const i64 tile = pf.depthwise ? 0 : winograd_planned(g, wa, xs, pf.in, b);
-                pf.winograd = tile != 0;
-                if (pf.winograd) {
+                if (tile != 0) {
                   // a batch the type does not fix: tiles of 4, and of 2 beside them where a
                   // batch of 1 takes those (the run picks by its batch)
                   const bool batch_known = xs[0].is_known();
-                  pf.tile = batch_known ? tile : nc::wino_m;
-                  pf.data = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, pf.tile));
+                  pf.wino_tile = batch_known ? tile : nc::wino_m;
+                  pf.data = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, pf.wino_tile));
                   if (!batch_known && tile == 2)
                     pf.wino2 = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, 2));
                 } else {
@@ -256,8 +254,8 @@ inline def conv_def() {
               // multiply-adds per task, at about 0.04 ns each
               const double macs = static_cast<double>(g.N) * static_cast<double>(nc::blocks(M, b) * b) * g.OH * g.OW *
                                   static_cast<double>(dw ? 1 : C / G) * g.KH * g.KW;
-              if (w_run.empty() && pf.winograd) {  // the constant filter, packed for Winograd
-                a.tile = pf.tile;
+              if (w_run.empty() && pf.wino_tile != 0) {  // the constant filter, packed for Winograd
+                a.tile = pf.wino_tile;
                 if (pf.wino2 && nc::winograd_tile(g, b) == 2) {
                   a.tile = 2;
                   a.w = pf.wino2->data();
