@@ -7,12 +7,13 @@ the frozen graph in a v1 Session, gpass runs it after tf-frontend (and after -O2
 whose `tf-layout` runs the convolutions in NCHW) on its CPU executor
 (`gpass_bench_tf_frontend latency`). Medians of REPS runs after warm-up; the same input.
 
-Threads. For a row of T threads both sides run on the same T CPUs (the process's CPU
-affinity, set before TensorFlow starts its threads) and are told T threads (TensorFlow:
-intra_op_parallelism_threads=T, inter_op_parallelism_threads=1). The affinity matters:
-tensorflow-cpu 2.21's oneDNN kernels do not keep to intra_op_parallelism_threads=1 (on a
-2-CPU machine its ResNet50 uses 1.8 CPU-seconds per wall second), so the T=1 row also
-reports TensorFlow's unpinned run and every TensorFlow figure comes with its CPU time per run.
+Threads. For a row of T threads both sides run on the same T CPUs (`taskset`: the
+process's CPU affinity from its start) and are told T threads (TensorFlow:
+intra_op_parallelism_threads=T, inter_op_parallelism_threads=1). TensorFlow runs in a
+process of its own that only loads the frozen GraphDef: in the process that had built the
+Keras model, tensorflow-cpu 2.21 did not keep to intra_op_parallelism_threads=1 (ResNet50
+used 1.8 CPU-seconds per wall second on a 2-CPU machine). So the T=1 row also reports
+TensorFlow's unpinned run, and every TensorFlow figure comes with its CPU time per run.
 
 Usage:  python3 benchmarks/tf_frontend/cnn_latency.py BENCH_BINARY [--reps 20]
             [--models mobilenet_v2,resnet50] [--threads 1,2]
@@ -69,13 +70,16 @@ def tf_worker(graph, x_npy, feed, fetch, reps, threads):
 
 
 def pinned(cpus):
-    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    """The command prefix that runs a child on `cpus` (none: unpinned). util-linux's taskset,
+    not a preexec_fn: this process has TensorFlow's threads running, where a preexec_fn may
+    deadlock."""
+    return ["taskset", "-c", ",".join(str(c) for c in sorted(cpus))] if cpus else []
 
 
 def run_tf(tmp, name, feed, fetch, reps, threads, cpus):
     args = [sys.executable, __file__, "--tf-worker", str(tmp / f"{name}.pb"), str(tmp / "x.npy"), feed, fetch,
             str(reps), str(threads)]
-    r = subprocess.run(args, capture_output=True, text=True, preexec_fn=pinned(cpus))
+    r = subprocess.run(pinned(cpus) + args, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit("TensorFlow run failed: " + r.stderr[-2000:])
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -115,7 +119,7 @@ def main():
             for opt in ("O0", "O2", "O3"):
                 args = [a.bench, "latency", str(tmp / f"{name}.pb"), str(tmp / "x.pb"), feed, fetch, str(a.reps), opt,
                         str(threads)]
-                r = subprocess.run(args, capture_output=True, text=True, preexec_fn=pinned(cpus))
+                r = subprocess.run(pinned(cpus) + args, capture_output=True, text=True)
                 key = "" if opt == "O0" else opt
                 if r.returncode != 0:
                     row["gpass" + key] = "error: " + (r.stderr.strip().splitlines() or ["?"])[-1][:200]
