@@ -237,9 +237,8 @@ inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometr
 // Rounding: the transforms add a few ulps per value (more than a direct sum, the same order as
 // a different summation order); the test `exec.nchwc.winograd_matches_double` bounds it.
 
-/// Output pixels along a tile's side of the default form, F(4x4, 3x3), and its points (the
-/// 6x6 input patch).
-inline constexpr i64 wino_m = 4, wino_points = 36;
+/// Output pixels along a tile's side of the default form, F(4x4, 3x3).
+inline constexpr i64 wino_m = 4;
 
 /// Points of a tile of side m: its (m + 2) x (m + 2) input patch.
 constexpr i64 winograd_points(i64 m) { return (m + 2) * (m + 2); }
