@@ -246,8 +246,8 @@ TEST_CASE("exec.linalg.gemm") {
 
 TEST_CASE("exec.linalg.sgemm_kernels") {
   // every f32 micro-kernel this processor can run (AVX-512, AVX2, portable) against a double
-  // reference: ragged rows and columns (masked / partial tiles), several depth blocks, both
-  // packing orders, accumulation into C
+  // reference: ragged rows and columns (masked / partial tiles), several depth blocks, one row
+  // panel (no depth blocks), both packing orders, accumulation into C
   namespace sg = gpass::exec::cpu_detail::sgemm;
   const std::vector<sg::kernel_info>& kernels = sg::available_kernels();
   REQUIRE(!kernels.empty());
@@ -260,7 +260,11 @@ TEST_CASE("exec.linalg.sgemm_kernels") {
     for (const cfg& c : std::vector<cfg>{{1, 1, 1, false, false, false}, {7, 33, 5, true, false, true},
                                          {9, 47, 700, false, true, false}, {16, 64, 256, false, false, true},
                                          {13, 17, 1300, true, true, false}, {3, 100, 0, false, false, false},
-                                         {600, 40, 700, false, true, true}}) {  // 600 rows: two row blocks
+                                         {600, 40, 700, false, true, true},   // 600 rows: two row blocks
+                                         // one row panel (M <= mr: the whole depth in one
+                                         // block, panels streamed), deep and ragged
+                                         {1, 77, 1300, false, false, true}, {2, 33, 600, true, true, false},
+                                         {5, 40, 513, false, true, true}}) {
       INFO(std::string(ki.name) << " M=" << c.M << " N=" << c.N << " K=" << c.K);
       const auto a = random_values(static_cast<std::size_t>(c.M * c.K), 51);
       const auto b = random_values(static_cast<std::size_t>(c.K * c.N), 52);

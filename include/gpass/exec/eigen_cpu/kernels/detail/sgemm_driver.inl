@@ -46,6 +46,10 @@ GPASS_SGEMM_BLOCK_ATTR inline void block(const block_args& p) {
       if (p.b_off)
         rows<mr>(m, packed_cols<mr>{p.a + ip * p.a_stride}, indirect_rows{p.b_base[2 * jp], p.b_base[2 * jp + 1], p.b_off},
                  p.kc, cp, p.ldc, p.accumulate, bias, nv);
+      else if (p.m <= mr && p.a_ld > 0)  // one row panel: each B panel streamed once (see streamed_rows)
+        rows<mr>(m, direct_cols{p.a, p.a_ld}, streamed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, bias, nv);
+      else if (p.m <= mr)
+        rows<mr>(m, packed_cols<mr>{p.a}, streamed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc, p.accumulate, bias, nv);
       else if (p.a_ld > 0)
         rows<mr>(m, direct_cols{p.a + i0 * p.a_ld, p.a_ld}, packed_rows<nr>{p.b + jp * p.b_stride}, p.kc, cp, p.ldc,
                  p.accumulate, bias, nv);
