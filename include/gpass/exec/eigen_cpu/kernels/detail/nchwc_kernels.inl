@@ -47,6 +47,7 @@ struct conv_tile_args {
   i64 x_col;       ///< floats between input columns (b blocked, 1 NCHW)
   i64 x_ci;        ///< floats between the channels of a block (1 blocked, H * W NCHW)
   i64 nb, cb;      ///< input blocks of the group, channels per block
+  i64 c_last;      ///< channels of the last input block that are the input's (cb, or fewer: the rest is zeros)
   i64 H, W;        ///< input rows and columns
   i64 OW;          ///< output columns
   const float* w;  ///< the filter at (first output block of the tile, input block 0)
@@ -61,6 +62,21 @@ struct conv_tile_args {
   const float* z;     ///< the residual, same offset (or null)
   i64 y_block;        ///< floats between output blocks
 };
+
+/// Input channel `ci` of a pointwise tile (pixel p's block at xp + p * b): F filter vectors, P
+/// broadcast inputs, F x P multiply-adds.
+template <int F, int P>
+GPASS_NCHWC_INL void dense_channel(vec (&acc)[F][P], const float* xp, const float* wp, i64 wo, i64 ci) {
+  vec wv[F];
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f) wv[f] = vload(wp + f * wo + ci * b);
+#pragma GCC unroll 12
+  for (int p = 0; p < P; ++p) {
+    const vec xv = vbcast(xp + p * b + ci);
+#pragma GCC unroll 4
+    for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
+  }
+}
 
 /// Blocked input: an F x P tile of the output pixels [q0, q0 + P) of the plane taken as one
 /// row (q = oh * OW + ow: a tile may span output rows, so narrow planes fill whole tiles
@@ -98,17 +114,11 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
       // input's streams, one per block: ResNet50's 1x1 256 -> 64 at 56x56 11% faster)
 #pragma GCC unroll 12
       for (int p = 0; p < P; ++p) prefetch(xp, (P + p) * b);
+      if (ib + 1 < t.nb || t.c_last == b) {
 #pragma GCC unroll 4
-      for (i64 ci = 0; ci < b; ++ci) {
-        vec wv[F];
-#pragma GCC unroll 4
-        for (int f = 0; f < F; ++f) wv[f] = vload(wp + f * wo + ci * b);
-#pragma GCC unroll 12
-        for (int p = 0; p < P; ++p) {
-          const vec xv = vbcast(xp + p * b + ci);
-#pragma GCC unroll 4
-          for (int f = 0; f < F; ++f) acc[f][p] = vfma(xv, wv[f], acc[f][p]);
-        }
+        for (i64 ci = 0; ci < b; ++ci) dense_channel<F, P>(acc, xp, wp, wo, ci);
+      } else {  // a last block partly past the input's channels: its zeros skipped (24 of 32: 25% fewer)
+        for (i64 ci = 0; ci < t.c_last; ++ci) dense_channel<F, P>(acc, xp, wp, wo, ci);
       }
     }
   }
@@ -290,6 +300,7 @@ GPASS_NCHWC_INL void conv_row_passes(int f, const geometry& g, const conv_tile_a
   for (i64 i = 0, ib0 = 0; i < passes; ++i) {
     conv_tile_args u = t;
     u.nb = t.nb / passes + (i < t.nb % passes ? 1 : 0);
+    u.c_last = i + 1 == passes ? t.c_last : t.cb;
     u.x = t.x + ib0 * t.x_block;
     u.w = t.w + ib0 * w_block;
     ib0 += u.nb;
@@ -323,6 +334,7 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   conv_tile_args ta{};
   ta.nb = nb;
   ta.cb = cb;
+  ta.c_last = blocked ? Cg - (nb - 1) * b : cb;
   ta.H = g.H;
   ta.W = g.W;
   ta.OW = g.OW;
@@ -463,6 +475,7 @@ GPASS_NCHWC_FN inline void winograd_tiles_of(const conv_args& a, i64 t0, i64 t1)
   conv_tile_args u{};
   u.nb = Cb;
   u.cb = b;
+  u.c_last = g.C - (Cb - 1) * b;  // (V past the channels: zeros)
   u.x_block = T * b;
   u.x_col = b;
   u.x_ci = 1;
