@@ -73,7 +73,7 @@ TEST_CASE("exec.lstm_cell.forms_match_double") {
         // the units past H must not be read or written: guard values around the state
         std::vector<float> cg(static_cast<std::size_t>(H + 32), 5.0f), hg(cg.size(), 5.0f);
         std::copy(c.begin(), c.end(), cg.begin() + 16);
-        fm.f(g.data(), b.data(), cg.data() + 16, hg.data() + 16, H);
+        fm.f(g.data(), b.data(), cg.data() + 16, hg.data() + 16, H, H);
         for (i64 k = 0; k < 16; ++k) {
           REQUIRE(cg[static_cast<std::size_t>(k)] == 5.0f);
           REQUIRE(hg[static_cast<std::size_t>(k)] == 5.0f);
@@ -93,6 +93,33 @@ TEST_CASE("exec.lstm_cell.forms_match_double") {
   }
 }
 
+TEST_CASE("exec.lstm_cell.unit_ranges") {
+  // units [u0, u1) of a row (the gates H apart), as two threads cutting a step's units run
+  // them: the same values as the whole row, nothing outside the range touched
+  std::mt19937 rng(23);
+  std::normal_distribution<float> d(0.0f, 2.0f);
+  for (const form& fm : forms())
+    for (i64 H : {17, 64, 100})
+      for (i64 u0 : {i64{0}, i64{1}, H / 2})
+        for (i64 u1 : {u0 + 1, H - 3, H}) {
+          if (u1 <= u0 || u1 > H) continue;
+          INFO("form " << fm.name << " H " << H << " units [" << u0 << ", " << u1 << ")");
+          std::vector<float> g(static_cast<std::size_t>(4 * H)), b(g.size()), c0(static_cast<std::size_t>(H));
+          for (auto& v : g) v = d(rng);
+          for (auto& v : b) v = d(rng);
+          for (auto& v : c0) v = d(rng);
+          std::vector<float> cw = c0, hw(static_cast<std::size_t>(H));
+          fm.f(g.data(), b.data(), cw.data(), hw.data(), H, H);
+          std::vector<float> cp = c0, hp(static_cast<std::size_t>(H), -9.0f);
+          fm.f(g.data() + u0, b.data() + u0, cp.data() + u0, hp.data() + u0, u1 - u0, H);
+          for (i64 j = 0; j < H; ++j) {
+            const bool in = j >= u0 && j < u1;
+            CHECK(cp[static_cast<std::size_t>(j)] == (in ? cw : c0)[static_cast<std::size_t>(j)]);
+            CHECK(hp[static_cast<std::size_t>(j)] == (in ? hw[static_cast<std::size_t>(j)] : -9.0f));
+          }
+        }
+}
+
 TEST_CASE("exec.lstm_cell.special_values") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (const form& fm : forms()) {
@@ -101,7 +128,7 @@ TEST_CASE("exec.lstm_cell.special_values") {
     for (float x : {inf, -inf, 0.0f, -0.0f, 1e-30f, 88.5f, -88.5f, 200.0f, -200.0f, 0.6249f, 0.6251f, -0.6251f, 44.0f, -44.0f}) {
       const float g[4] = {x, x, x, x}, b[4] = {0, 0, 0, 0};
       float c = 0.5f, h = 0.0f;
-      fm.f(g, b, &c, &h, 1);
+      fm.f(g, b, &c, &h, 1, 1);
       const double s = std::isinf(x) ? (x > 0 ? 1.0 : 0.0) : sigmoid(x);
       const double cr = s * 0.5 + s * (std::isinf(x) ? (x > 0 ? 1.0 : -1.0) : std::tanh(static_cast<double>(x)));
       const double hr = s * std::tanh(cr);
@@ -112,7 +139,7 @@ TEST_CASE("exec.lstm_cell.special_values") {
     // NaN in a gate is NaN in the state and the output
     const float g[4] = {0.1f, 0.2f, 0.3f, nan}, b[4] = {0, 0, 0, 0};
     float c = 0.5f, h = 0.0f;
-    fm.f(g, b, &c, &h, 1);
+    fm.f(g, b, &c, &h, 1, 1);
     CHECK(std::isnan(c));
     CHECK(std::isnan(h));
   }

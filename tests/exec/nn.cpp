@@ -554,6 +554,34 @@ TEST_CASE("exec.nn.rnn.sequences_shared_by_threads") {
         }
 }
 
+TEST_CASE("exec.nn.rnn.units_shared_by_threads") {
+  // the default LSTM with fewer sequences than threads cuts each step's hidden units among
+  // them (H a multiple of the GEMM's panel width; 45 is not: one thread): 1 and 2 sequences
+  // (one of them shorter, so its state is kept and its outputs zero past its end) on 2 and 3
+  // threads, both directions, against the same layer in double on one thread
+  nn_fixture one;
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<float> u(-0.6f, 0.6f);
+  auto random = [&](std::vector<i64> s) {
+    tensor t(gpass::dtype::f32, s);
+    for (i64 i = 0; i < t.size(); ++i) t.data<float>()[i] = u(rng);
+    return t;
+  };
+  const rnn_cell_case cc{"LSTM", 4, 0, false};
+  for (int threads : {2, 3})
+    for (i64 B : {i64{1}, i64{2}})
+      for (i64 H : {i64{64}, i64{128}, i64{45}})
+        for (const char* dir : {"forward", "reverse"}) {
+          INFO("threads=" << threads << " B=" << B << " H=" << H << " " << dir);
+          nn_fixture many(threads);
+          const i64 S = 9, I = 19, GH = 4 * H;
+          const tensor x = random({S, B, I}), w = random({1, GH, I}), r = random({1, GH, H}), b = random({1, 2 * GH});
+          const tensor h0 = random({1, B, H}), c0 = random({1, B, H}), p = random({1, 3 * H});
+          const tensor lens = B == 1 ? tensor::from<std::int32_t>({9}) : tensor::from<std::int32_t>({9, 4});
+          check_rnn_against_double(many, one, cc, H, dir, x, w, r, b, lens, h0, c0, p);
+        }
+}
+
 TEST_CASE("exec.nn.rnn.activations_and_errors") {
   nn_fixture f;
   auto x = tensor::from<float>({-0.5f}, {1, 1, 1});

@@ -5,7 +5,7 @@
 /// one batch row at a time, vectorized for the processor the GEMM engine runs on (AVX-512 16
 /// lanes, AVX2 8 lanes, portable Eigen arrays otherwise; `GPASS_CPU_ISA` caps both alike).
 /// The projections of a step arrive as a row of 4H pre-activations (ONNX's gate order i, o, f,
-/// c); with the bias b [4H] added:
+/// c; a cell of units [u0, u1) reads them at u0 + q * H); with the bias b [4H] added:
 ///   i, o, f = sigmoid(. + b),  g = tanh(. + b),  c = f * c + i * g,  h = o * tanh(c).
 /// Private (`gpass::exec::cpu_detail`).
 ///
@@ -28,16 +28,17 @@ namespace gpass::exec::cpu_detail::lstm_cell {
 
 using i64 = std::int64_t;
 
-/// The cell for one row, any processor: Eigen arrays.
-inline void row_portable(const float* gates, const float* bias, float* c, float* h, i64 H) {
+/// The cell for `H` units of one row, the gates `gs` apart (the row's hidden size), any
+/// processor: Eigen arrays.
+inline void row_portable(const float* gates, const float* bias, float* c, float* h, i64 H, i64 gs) {
   using arr = Eigen::Array<float, Eigen::Dynamic, 1>;
   using cmap = Eigen::Map<const arr>;
   using map = Eigen::Map<arr>;
   const arr i = (1.0f + (-(cmap(gates, H) + cmap(bias, H))).exp()).inverse();
-  const arr o = (1.0f + (-(cmap(gates + H, H) + cmap(bias + H, H))).exp()).inverse();
-  const arr f = (1.0f + (-(cmap(gates + 2 * H, H) + cmap(bias + 2 * H, H))).exp()).inverse();
+  const arr o = (1.0f + (-(cmap(gates + gs, H) + cmap(bias + gs, H))).exp()).inverse();
+  const arr f = (1.0f + (-(cmap(gates + 2 * gs, H) + cmap(bias + 2 * gs, H))).exp()).inverse();
   map cv(c, H), hv(h, H);
-  cv = f * cv + i * (cmap(gates + 3 * H, H) + cmap(bias + 3 * H, H)).tanh();
+  cv = f * cv + i * (cmap(gates + 3 * gs, H) + cmap(bias + 3 * gs, H)).tanh();
   hv = o * cv.tanh();
 }
 
@@ -95,13 +96,13 @@ GPASS_CELL_FN vec vtanh(vec x) {
   const __mmask16 is_small = _mm512_cmp_ps_mask(a, set1(tanh_small), _CMP_LT_OQ);
   return _mm512_mask_blend_ps(is_small, large, small);
 }
-__attribute__((target("avx512f,avx2,fma"))) inline void row(const float* gates, const float* bias, float* c, float* h, i64 H) {
+__attribute__((target("avx512f,avx2,fma"))) inline void row(const float* gates, const float* bias, float* c, float* h, i64 H, i64 gs) {
   for (i64 j = 0; j < H; j += 16) {
     const __mmask16 m = H - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (H - j)) - 1u);
     const vec i = vsigmoid(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + j), _mm512_maskz_loadu_ps(m, bias + j)));
-    const vec o = vsigmoid(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + H + j), _mm512_maskz_loadu_ps(m, bias + H + j)));
-    const vec f = vsigmoid(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + 2 * H + j), _mm512_maskz_loadu_ps(m, bias + 2 * H + j)));
-    const vec g = vtanh(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + 3 * H + j), _mm512_maskz_loadu_ps(m, bias + 3 * H + j)));
+    const vec o = vsigmoid(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + gs + j), _mm512_maskz_loadu_ps(m, bias + gs + j)));
+    const vec f = vsigmoid(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + 2 * gs + j), _mm512_maskz_loadu_ps(m, bias + 2 * gs + j)));
+    const vec g = vtanh(_mm512_add_ps(_mm512_maskz_loadu_ps(m, gates + 3 * gs + j), _mm512_maskz_loadu_ps(m, bias + 3 * gs + j)));
     const vec cn = _mm512_fmadd_ps(f, _mm512_maskz_loadu_ps(m, c + j), _mm512_mul_ps(i, g));
     _mm512_mask_storeu_ps(c + j, m, cn);
     _mm512_mask_storeu_ps(h + j, m, _mm512_mul_ps(o, vtanh(cn)));
@@ -145,13 +146,13 @@ GPASS_CELL_FN vec vtanh(vec x) {
   const vec small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
   return _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, set1(tanh_small), _CMP_LT_OQ));
 }
-__attribute__((target("avx2,fma"))) inline void row(const float* gates, const float* bias, float* c, float* h, i64 H) {
+__attribute__((target("avx2,fma"))) inline void row(const float* gates, const float* bias, float* c, float* h, i64 H, i64 gs) {
   i64 j = 0;
   for (; j + 8 <= H; j += 8) {
     const vec i = vsigmoid(_mm256_add_ps(_mm256_loadu_ps(gates + j), _mm256_loadu_ps(bias + j)));
-    const vec o = vsigmoid(_mm256_add_ps(_mm256_loadu_ps(gates + H + j), _mm256_loadu_ps(bias + H + j)));
-    const vec f = vsigmoid(_mm256_add_ps(_mm256_loadu_ps(gates + 2 * H + j), _mm256_loadu_ps(bias + 2 * H + j)));
-    const vec g = vtanh(_mm256_add_ps(_mm256_loadu_ps(gates + 3 * H + j), _mm256_loadu_ps(bias + 3 * H + j)));
+    const vec o = vsigmoid(_mm256_add_ps(_mm256_loadu_ps(gates + gs + j), _mm256_loadu_ps(bias + gs + j)));
+    const vec f = vsigmoid(_mm256_add_ps(_mm256_loadu_ps(gates + 2 * gs + j), _mm256_loadu_ps(bias + 2 * gs + j)));
+    const vec g = vtanh(_mm256_add_ps(_mm256_loadu_ps(gates + 3 * gs + j), _mm256_loadu_ps(bias + 3 * gs + j)));
     const vec cn = _mm256_fmadd_ps(f, _mm256_loadu_ps(c + j), _mm256_mul_ps(i, g));
     _mm256_storeu_ps(c + j, cn);
     _mm256_storeu_ps(h + j, _mm256_mul_ps(o, vtanh(cn)));
@@ -161,8 +162,8 @@ __attribute__((target("avx2,fma"))) inline void row(const float* gates, const fl
     const i64 n = H - j;
     for (int q = 0; q < 4; ++q)
       for (i64 k = 0; k < n; ++k) {
-        gt[q][k] = gates[q * H + j + k];
-        bt[q][k] = bias[q * H + j + k];
+        gt[q][k] = gates[q * gs + j + k];
+        bt[q][k] = bias[q * gs + j + k];
       }
     for (i64 k = 0; k < n; ++k) ct[k] = c[j + k];
     const vec i = vsigmoid(_mm256_add_ps(_mm256_load_ps(gt[0]), _mm256_load_ps(bt[0])));
@@ -185,7 +186,7 @@ __attribute__((target("avx2,fma"))) inline void row(const float* gates, const fl
 /// The cell's form for this process: that of the GEMM engine's instruction set, except that
 /// a build for AVX2 runs Eigen's own 8-lane arrays there (as fast as the AVX2 form: 225 vs
 /// 237-258 us for the 65,536 cells of the benchmark LSTM at batch 8; the AVX-512 form 172).
-using row_fn = void (*)(const float*, const float*, float*, float*, i64);
+using row_fn = void (*)(const float*, const float*, float*, float*, i64, i64);
 inline row_fn row_for_this_cpu() {
 #if GPASS_SGEMM_X86
   const std::string_view isa = sgemm::kernel().name;
@@ -198,10 +199,11 @@ inline row_fn row_for_this_cpu() {
 }
 
 /// One row of the default LSTM cell: `gates` [4H] the step's projections (without bias),
-/// `bias` [4H], the state `c`, `h` [H] updated in place.
-inline void row(const float* gates, const float* bias, float* c, float* h, i64 H) {
+/// `bias` [4H], the state `c` updated in place, `h` [H] written. `units` < H: units
+/// [u0, u0 + units) of a row of hidden size H, every pointer at unit u0.
+inline void row(const float* gates, const float* bias, float* c, float* h, i64 H, i64 units = -1) {
   static const row_fn f = row_for_this_cpu();
-  f(gates, bias, c, h, H);
+  f(gates, bias, c, h, units < 0 ? H : units, H);
 }
 
 }  // namespace gpass::exec::cpu_detail::lstm_cell

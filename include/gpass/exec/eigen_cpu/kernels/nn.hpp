@@ -687,9 +687,11 @@ inline double rnn_sequence_cost(i64 S, i64 GH, i64 H) {
 ///
 /// The sequences of a batch are independent: with `share` and a batch big enough, its rows
 /// are cut into ranges, each range running every step on one thread without waiting for the
-/// others (its rows of the state and of xw stay in that core's cache). Cutting the hidden
-/// units instead needs every thread to wait for all the others at every step and to read the
-/// other threads' halves of h from their caches: on two cores that was no faster than one.
+/// others (its rows of the state and of xw stay in that core's cache). With fewer sequences
+/// than threads (one sequence on two), each step's hidden units are cut among the threads
+/// instead (at multiples of the GEMM's panel width): a thread multiplies h by its units' rows
+/// of R for all four gates and runs their cells, and the step ends when every thread's units
+/// have (h is read whole by the next step's products, so it alternates between two buffers).
 inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& pr, float* xw, const float* bias, i64 S, i64 B,
                        i64 H, bool rev, const std::vector<i64>& lens, float* h, float* c, float* y, i64 y_step) {
   const i64 GH = 4 * H;
@@ -710,7 +712,43 @@ inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& 
     }
   };
   if (!share) return rows(0, B);
-  cpu.parallel_for(B, rnn_sequence_cost(S, GH, H), rows);
+  const i64 nr = pr.ki->nr, unit_panels = H % nr == 0 ? H / nr : 0;
+  const i64 parts = std::min<i64>(cpu.threads(), unit_panels);
+  if (B >= cpu.threads() || parts < 2) {
+    cpu.parallel_for(B, rnn_sequence_cost(S, GH, H), rows);
+    return;
+  }
+  // units cut per step: [u(p), u(p + 1)) for part p, whole panels of R^T's columns
+  auto unit = [&](i64 p) { return p * unit_panels / parts * nr; };
+  std::vector<float> other(static_cast<std::size_t>(B * H));
+  float* h_in = h;
+  float* h_out = other.data();
+  for (i64 step = 0; step < S; ++step) {
+    const i64 t = rev ? S - 1 - step : step;
+    float* g = xw + t * B * GH;
+    auto units = [&](i64 p0, i64 p1) {
+      for (i64 p = p0; p < p1; ++p) {
+        const i64 u0 = unit(p), u1 = unit(p + 1);
+        for (i64 q = 0; q < 4; ++q)  // this part's columns of each gate
+          sgemm::multiply(*pr.ki, h_in, 0, B, pr.data.data(), pr.panel_stride(), GH, H, g, GH, true, q * H + u0, q * H + u1, H);
+        for (i64 b = 0; b < B; ++b) {
+          float* hb = h_out + b * H + u0;
+          if (t >= lens[static_cast<std::size_t>(b)]) std::copy(h_in + b * H + u0, h_in + b * H + u1, hb);  // the state kept
+          else lstm_cell::row(g + b * GH + u0, bias + u0, c + b * H + u0, hb, H, u1 - u0);
+          if (y) {
+            float* out = y + t * y_step + b * H + u0;
+            if (t >= lens[static_cast<std::size_t>(b)]) std::fill(out, out + (u1 - u0), 0.0f);
+            else std::copy(hb, hb + (u1 - u0), out);
+          }
+        }
+      }
+    };
+    // (a part is 1-2 us of work: below parallel_for's usual threshold, but a step cut in
+    // two still ends sooner through the pool's offer slot; its cost is given so that it is cut)
+    cpu.parallel_for(parts, 20000.0, units);
+    std::swap(h_in, h_out);
+  }
+  if (h_in != h) std::copy_n(h_in, B * H, h);
 }
 
 /// Runs every direction; fills y [S, D, B, H] (when not null), yh and yc [D, B, H]. f32
