@@ -102,10 +102,11 @@ struct packed_rows {
   const float* hi(i64 k) const { return b + k * NR + NR / 2; }
   const float* ahead(i64 k) const { return b + (k + 32) * NR; }
 };
-/// ... or the same panel read without software prefetches: a product of one row (a
-/// matrix-vector product) reads each panel once, start to end, which the hardware prefetchers
-/// follow; there the prefetch instructions cost more than they bring (AMD Zen 4, K x N =
-/// 1280 x 1000: 1.45x faster with the panel in memory, 1.3x in L3, 5% in L2).
+/// ... or the same panel read without software prefetches: a product of one row panel (a
+/// matrix-vector product, a few rows) reads each B panel once, start to end, which the
+/// hardware prefetchers follow; there the prefetch instructions cost more than they bring (AMD
+/// Zen 4, one row, K x N = 1280 x 1000: 1.5x faster with B in memory, 1.3x in L3, 3% in L2;
+/// 4 rows from memory 2.1x).
 template <int NR>
 struct streamed_rows {
   static constexpr bool prefetch = false;
@@ -472,8 +473,9 @@ class flush_subnormals {
 /// kc, evenly split (no thin tail), and row blocks whose A slices stay in L2 (about 512 KB)
 /// while the B panels stream past them. For each block, `f(p, k0, i0)` sets the operands of
 /// `p` (its rows, depth, A panel stride, C stride and accumulation are set) and the block runs.
-/// One row (M = 1) takes the whole depth in one block: no other row reuses a B slice, and its
-/// sums stay in registers instead of going through C once per depth block.
+/// A product of one row panel (M <= mr) takes the whole depth in one block: no other row panel
+/// reuses a B slice, and its sums stay in registers instead of going through C once per depth
+/// block.
 template <class F>
 void for_each_block(const kernel_info& ki, i64 M, i64 K, i64 a_stride, i64 ldc, bool accumulate, F&& f) {
   const i64 nk = M <= ki.mr ? 1 : std::max<i64>(1, (K + ki.kc / 2) / ki.kc);
