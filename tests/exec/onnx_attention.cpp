@@ -262,6 +262,61 @@ TEST_CASE("exec.onnx_attention.f16_and_f64") {
   check_close(y64, {10 + 10 * p0, 10 + 10 * p1}, 1e-12);
 }
 
+TEST_CASE("exec.onnx_attention.sdpa_matches_double") {
+  // gpass::ScaledDotProductAttention in f32 (on AVX-512 its softmax runs 16 lanes at a time)
+  // against the definition in double: key counts ragged against the lanes (1 to 100), no
+  // bias, a full [B, H, S, L] bias with masked (-inf) keys, a bias broadcast over heads and
+  // query rows, and one query row broadcast by a bias of several rows; a row whose every key
+  // is masked gives NaN, as the Softmax it replaces does
+  fixture f;
+  const i64 B = 2, H = 2, D = 8, Dv = 5;
+  const double scale = 0.3;
+  for (i64 L : {1, 5, 16, 17, 33, 100})
+    for (int kind = 0; kind < 4; ++kind) {
+      const i64 S = kind == 3 ? 1 : 3, So = 3;
+      INFO("L=" << L << " kind " << kind);
+      const auto q = wave(B * H * S * D, 1.5f, 0.1f), k = wave(B * H * L * D, 1.2f, 0.7f), v = wave(B * H * L * Dv, 1.0f, 1.3f);
+      std::vector<i64> bias_sizes = kind == 0 ? std::vector<i64>{} : kind == 2 ? std::vector<i64>{B, 1, 1, L} : std::vector<i64>{B, H, So, L};
+      std::vector<float> bias;
+      if (kind != 0) {
+        bias = wave(bias_sizes[0] * bias_sizes[1] * bias_sizes[2] * L, 2.0f, 0.4f);
+        if (L > 1) {
+          for (std::size_t j = 0; j < bias.size(); j += 3) bias[j] = -std::numeric_limits<float>::infinity();  // masked keys
+          for (std::size_t j = 0; j < bias.size(); j += static_cast<std::size_t>(L)) bias[j + 1] = 0.0f;  // never all of a row
+        }
+      }
+      auto bias_at = [&](i64 b, i64 h, i64 i, i64 j) -> double {
+        if (kind == 0) return 0.0;
+        if (kind == 2) return bias[static_cast<std::size_t>(b * L + j)];
+        return bias[static_cast<std::size_t>(((b * H + h) * So + i) * L + j)];
+      };
+      std::vector<float> q_rows = q;  // kind 3: the one query row repeated for each bias row
+      if (kind == 3) {
+        q_rows.clear();
+        for (i64 bh = 0; bh < B * H; ++bh)
+          for (i64 i = 0; i < So; ++i) q_rows.insert(q_rows.end(), q.begin() + bh * D, q.begin() + (bh + 1) * D);
+      }
+      const i64 rows = kind == 2 ? S : So;
+      const auto want = attention_ref(q_rows, k, v, B, H, H, rows, L, D, Dv, scale, bias_at);
+      auto n = node("ScaledDotProductAttention", 1, 1, attrs({{"scale", scale}}));
+      n.domain = "gpass";
+      std::vector<value> in{tensor::from<float>(q, {B, H, S, D}), tensor::from<float>(k, {B, H, L, D}), tensor::from<float>(v, {B, H, L, Dv})};
+      if (kind != 0) in.push_back(tensor::from<float>(bias, bias_sizes));
+      const tensor y = f.run(n, in)[0].tensor();
+      CHECK(y.sizes() == std::vector<i64>{B, H, rows, Dv});
+      check_close(y, want, 1e-5);
+    }
+  // every key of a row masked: NaN
+  auto n = node("ScaledDotProductAttention", 1, 1, attrs({{"scale", 1.0}}));
+  n.domain = "gpass";
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const tensor y = f.run(n, {tensor::from<float>(wave(4), {1, 1, 1, 4}), tensor::from<float>(wave(12), {1, 1, 3, 4}),
+                             tensor::from<float>(wave(6), {1, 1, 3, 2}), tensor::from<float>({ninf, ninf, ninf}, {1, 1, 1, 3})})[0]
+                       .tensor();
+  CHECK(std::isnan(y.values<float>()[0]));
+  CHECK(std::isnan(y.values<float>()[1]));
+}
+
 TEST_CASE("exec.onnx_attention.errors_name_the_node") {
   fixture f;
   auto q = tensor::from<float>(wave(3 * 2 * 2), {1, 3, 2, 2});

@@ -854,6 +854,43 @@ inline void register_swiglu(registry& r) {
   }});
 }
 
+#if GPASS_SGEMM_X86
+/// One row of ScaledDotProductAttention's f32 scores to probabilities with AVX-512 (16 lanes,
+/// lstm_cell's exp), as the Eigen form below computes it: x = x * scale (+ bias[j], read
+/// contiguously), then e = exp(x - max), 0 where x - max is below the log of the smallest
+/// normal (exp_normal_or_zero; from there to -87 the exp is e^-87, under 1.7e-38), then e /
+/// sum(e); three passes over the row where the Eigen form (8 lanes under -march=x86-64-v3)
+/// takes five. A NaN score, or a row whose every score is -inf, gives NaN, as there.
+__attribute__((target("avx512f,avx2,fma"))) inline void sdpa_softmax_avx512(float* x, i64 L, float scale, const float* bias) {
+  namespace v = lstm_cell::avx512;
+  auto lanes = [L](i64 j) { return L - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (L - j)) - 1u); };
+  const __m512 sc = _mm512_set1_ps(scale);
+  __m512 top = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (i64 j = 0; j < L; j += 16) {
+    const __mmask16 m = lanes(j);
+    __m512 r = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + j), sc);
+    if (bias) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, bias + j));
+    _mm512_mask_storeu_ps(x + j, m, r);
+    top = _mm512_mask_max_ps(top, m, r, top);  // (a NaN lane keeps NaN out of top: the NaN comes back through its exp)
+  }
+  const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(top));
+  const __m512 lowest = _mm512_set1_ps(-87.3365447505531f);
+  __m512 sum = _mm512_setzero_ps();
+  for (i64 j = 0; j < L; j += 16) {
+    const __mmask16 m = lanes(j);
+    const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), mx);
+    const __m512 e = _mm512_mask_mov_ps(v::vexp(d), _mm512_cmp_ps_mask(d, lowest, _CMP_LT_OQ), _mm512_setzero_ps());
+    _mm512_mask_storeu_ps(x + j, m, e);
+    sum = _mm512_mask_add_ps(sum, m, sum, e);
+  }
+  const __m512 total = _mm512_set1_ps(_mm512_reduce_add_ps(sum));
+  for (i64 j = 0; j < L; j += 16) {
+    const __mmask16 m = lanes(j);
+    _mm512_mask_storeu_ps(x + j, m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + j), total));
+  }
+}
+#endif
+
 /// gpass::ScaledDotProductAttention (the optimizer's fused attention): per batch and head,
 /// Y = softmax(Q K^T * scale + bias) V, with the scores, the scaling, the bias and the softmax
 /// done as the written-out ops they replace do them (in the element type's compute type, the
@@ -934,6 +971,15 @@ inline void register_scaled_dot_product_attention(registry& r) {
                    for (i64 i = 0; i < So; ++i) {
                      row_map row(probs.data() + i * L, L);
                      if (So != S) row = crow_map(raw.data(), L);  // one query row, broadcast by the bias
+#if GPASS_SGEMM_X86
+                     if constexpr (std::is_same_v<C, float>) {
+                       static const bool avx512 = sgemm::kernel().name == "avx512";
+                       if (avx512 && (!bp || bs[3] == 1)) {
+                         sdpa_softmax_avx512(row.data(), L, sc, bp ? bp + b * bs[0] + h * bs[1] + i * bs[2] : nullptr);
+                         continue;
+                       }
+                     }
+#endif
                      if (bp && bs[3] == 1) {
                        row = row * sc + crow_map(bp + b * bs[0] + h * bs[1] + i * bs[2], L);
                      } else {
