@@ -5,12 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gpass/core/error.hpp>
@@ -557,8 +560,10 @@ TEST_CASE("exec.nn.rnn.sequences_shared_by_threads") {
 TEST_CASE("exec.nn.rnn.units_shared_by_threads") {
   // the default LSTM with fewer sequences than threads cuts each step's hidden units among
   // them (H a multiple of the GEMM's panel width; 45 is not: one thread): 1 and 2 sequences
-  // (one of them shorter, so its state is kept and its outputs zero past its end) on 2 and 3
-  // threads, both directions, against the same layer in double on one thread
+  // (one of them shorter, so its state is kept and its outputs zero past its end) of an odd
+  // and an even step count (the state ends in either of its two buffers) on 2 and 3 threads
+  // (3 on a 2-core machine: parts wait on a descheduled thread's), both directions, against
+  // the same layer in double on one thread
   nn_fixture one;
   std::mt19937 rng(43);
   std::uniform_real_distribution<float> u(-0.6f, 0.6f);
@@ -571,15 +576,57 @@ TEST_CASE("exec.nn.rnn.units_shared_by_threads") {
   for (int threads : {2, 3})
     for (i64 B : {i64{1}, i64{2}})
       for (i64 H : {i64{64}, i64{128}, i64{45}})
-        for (const char* dir : {"forward", "reverse"}) {
-          INFO("threads=" << threads << " B=" << B << " H=" << H << " " << dir);
-          nn_fixture many(threads);
-          const i64 S = 9, I = 19, GH = 4 * H;
-          const tensor x = random({S, B, I}), w = random({1, GH, I}), r = random({1, GH, H}), b = random({1, 2 * GH});
-          const tensor h0 = random({1, B, H}), c0 = random({1, B, H}), p = random({1, 3 * H});
-          const tensor lens = B == 1 ? tensor::from<std::int32_t>({9}) : tensor::from<std::int32_t>({9, 4});
-          check_rnn_against_double(many, one, cc, H, dir, x, w, r, b, lens, h0, c0, p);
-        }
+        for (const char* dir : {"forward", "reverse"})
+          for (i64 S : {i64{9}, i64{8}}) {
+            INFO("threads=" << threads << " B=" << B << " H=" << H << " " << dir << " S=" << S);
+            nn_fixture many(threads);
+            const i64 I = 19, GH = 4 * H;
+            const tensor x = random({S, B, I}), w = random({1, GH, I}), r = random({1, GH, H}), b = random({1, 2 * GH});
+            const tensor h0 = random({1, B, H}), c0 = random({1, B, H}), p = random({1, 3 * H});
+            const auto s32 = static_cast<std::int32_t>(S);
+            const tensor lens = B == 1 ? tensor::from<std::int32_t>({s32}) : tensor::from<std::int32_t>({s32, 4});
+            check_rnn_against_double(many, one, cc, H, dir, x, w, r, b, lens, h0, c0, p);
+          }
+}
+
+TEST_CASE("exec.nn.rnn.unit_parts_without_workers") {
+  // an LSTM of one sequence whose step units are cut among 2 threads, run where the pool's
+  // worker cannot take its part: from inside the two ranges of another parallel_for (the
+  // worker's own run is inline, the caller's nested call queues the part behind the busy
+  // worker), so a thread claims the other part at step 1 and runs both; against the same
+  // layer on one thread
+  const i64 S = 7, B = 1, I = 5, H = 64, GH = 4 * H;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  auto random = [&](std::vector<i64> sizes) {
+    tensor t(gpass::dtype::f32, std::move(sizes));
+    for (i64 i = 0; i < t.size(); ++i) t.data<float>()[i] = u(rng);
+    return t;
+  };
+  const std::vector<value> in{random({S, B, I}), random({1, GH, I}), random({1, GH, H}), random({1, 2 * GH})};
+  const auto n = node("LSTM", 14, 3, attrs({{"hidden_size", H}}));
+  nn_fixture one;
+  const auto want = one.run(n, in);
+  nn_fixture two(2);
+  std::vector<value> got[2];
+  std::atomic<int> started{0};
+  two.cpu.parallel_for(2, 1e9, [&](i64 i0, i64 i1) {
+    // both ranges running before either calls: the worker busy with its own (bounded, in case
+    // the caller runs both ranges)
+    started.fetch_add(1);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    for (i64 i = i0; i < i1; ++i) got[i] = two.run(n, in);
+  });
+  for (const auto& g : got) {
+    REQUIRE(g.size() == want.size());
+    for (std::size_t o = 0; o < g.size(); ++o) {
+      const tensor& t = g[o].tensor();
+      const tensor& e = want[o].tensor();
+      REQUIRE(t.sizes() == e.sizes());
+      for (i64 k = 0; k < t.size(); ++k) CHECK(t.data<float>()[k] == doctest::Approx(e.data<float>()[k]).epsilon(1e-6));
+    }
+  }
 }
 
 TEST_CASE("exec.nn.rnn.activations_and_errors") {

@@ -10,14 +10,17 @@
 /// Private (`gpass::exec::cpu_detail`); `register_nn` adds them to a registry.
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -690,8 +693,9 @@ inline double rnn_sequence_cost(i64 S, i64 GH, i64 H) {
 /// others (its rows of the state and of xw stay in that core's cache). With fewer sequences
 /// than threads (one sequence on two), each step's hidden units are cut among the threads
 /// instead (at multiples of the GEMM's panel width): a thread multiplies h by its units' rows
-/// of R for all four gates and runs their cells, and the step ends when every thread's units
-/// have (h is read whole by the next step's products, so it alternates between two buffers).
+/// of R for all four gates and runs their cells, and the next step starts when every part of
+/// this one has finished (h is read whole by the next step's products, so it alternates
+/// between two buffers).
 inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& pr, float* xw, const float* bias, i64 S, i64 B,
                        i64 H, bool rev, const std::vector<i64>& lens, float* h, float* c, float* y, i64 y_step) {
   const i64 GH = 4 * H;
@@ -721,34 +725,76 @@ inline void lstm_steps(const eigen_cpu& cpu, bool share, const sgemm::packed_b& 
   // units cut per step: [u(p), u(p + 1)) for part p, whole panels of R^T's columns
   auto unit = [&](i64 p) { return p * unit_panels / parts * nr; };
   std::vector<float> other(static_cast<std::size_t>(B * H));
-  float* h_in = h;
-  float* h_out = other.data();
-  for (i64 step = 0; step < S; ++step) {
+  float* const hbuf[2] = {h, other.data()};  // step s reads hbuf[s % 2], writes hbuf[(s + 1) % 2]
+  auto part = [&](i64 step, i64 p) {
     const i64 t = rev ? S - 1 - step : step;
     float* g = xw + t * B * GH;
-    auto units = [&](i64 p0, i64 p1) {
-      for (i64 p = p0; p < p1; ++p) {
-        const i64 u0 = unit(p), u1 = unit(p + 1);
-        for (i64 q = 0; q < 4; ++q)  // this part's columns of each gate
-          sgemm::multiply(*pr.ki, h_in, 0, B, pr.data.data(), pr.panel_stride(), GH, H, g, GH, true, q * H + u0, q * H + u1, H);
-        for (i64 b = 0; b < B; ++b) {
-          float* hb = h_out + b * H + u0;
-          if (t >= lens[static_cast<std::size_t>(b)]) std::copy(h_in + b * H + u0, h_in + b * H + u1, hb);  // the state kept
-          else lstm_cell::row(g + b * GH + u0, bias + u0, c + b * H + u0, hb, H, u1 - u0);
-          if (y) {
-            float* out = y + t * y_step + b * H + u0;
-            if (t >= lens[static_cast<std::size_t>(b)]) std::fill(out, out + (u1 - u0), 0.0f);
-            else std::copy(hb, hb + (u1 - u0), out);
+    const float* h_in = hbuf[step % 2];
+    float* h_out = hbuf[(step + 1) % 2];
+    const i64 u0 = unit(p), u1 = unit(p + 1);
+    for (i64 q = 0; q < 4; ++q)  // this part's columns of each gate
+      sgemm::multiply(*pr.ki, h_in, 0, B, pr.data.data(), pr.panel_stride(), GH, H, g, GH, true, q * H + u0, q * H + u1, H);
+    for (i64 b = 0; b < B; ++b) {
+      float* hb = h_out + b * H + u0;
+      if (t >= lens[static_cast<std::size_t>(b)]) std::copy(h_in + b * H + u0, h_in + b * H + u1, hb);  // the state kept
+      else lstm_cell::row(g + b * GH + u0, bias + u0, c + b * H + u0, hb, H, u1 - u0);
+      if (y) {
+        float* out = y + t * y_step + b * H + u0;
+        if (t >= lens[static_cast<std::size_t>(b)]) std::fill(out, out + (u1 - u0), 0.0f);
+        else std::copy(hb, hb + (u1 - u0), out);
+      }
+    }
+  };
+  // One parallel_for for all the steps (one per step cost about 1 us of a 2 us part). Each of
+  // its ranges is a thread's home part, which the thread owns for every step once it claims
+  // it (its columns of R stay in that core's L2, its units of c in its L1). A part of step s
+  // runs once every part has finished step s - 1 (h is then whole): each part's count of
+  // finished steps is written by its owner alone, on a line of its own, so a step costs one
+  // line's transfer per other thread. A thread waiting on a part nobody owns (its range not
+  // started: a busy pool) claims it and runs it too; that can only happen at step 1 (a part
+  // past step 0 has an owner), so the part's step 0 is run first and nothing waits forever:
+  // with no worker at all the caller runs every part.
+  struct alignas(64) part_state {
+    std::atomic<i64> finished{0};  // steps of this part done
+    std::atomic<bool> owned{false};
+  };
+  std::unique_ptr<part_state[]> state(new part_state[static_cast<std::size_t>(parts)]);
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;  // written by the one thread that set `failed`
+  auto run_part = [&](i64 step, i64 p) {
+    if (!failed.load(std::memory_order_relaxed)) {
+      try {
+        part(step, p);
+      } catch (...) {
+        if (!failed.exchange(true)) failure = std::current_exception();
+      }
+    }
+    state[p].finished.store(step + 1, std::memory_order_release);
+  };
+  cpu.parallel_for(parts, 1e9, [&](i64 home, i64) {
+    std::vector<i64> mine;  // the parts this thread owns (allocated before it owns any)
+    mine.reserve(static_cast<std::size_t>(parts));
+    if (state[home].owned.exchange(true, std::memory_order_acq_rel)) return;  // taken by a thread that waited on it
+    mine.push_back(home);
+    for (i64 step = 0; step < S; ++step) {
+      for (std::size_t m = 0; m < mine.size(); ++m) {  // (grows at step 1 only)
+        for (i64 q = 0; q < parts; ++q) {
+          for (unsigned i = 1; state[q].finished.load(std::memory_order_acquire) < step; ++i) {
+            if (!state[q].owned.load(std::memory_order_acquire) && !state[q].owned.exchange(true, std::memory_order_acq_rel)) {
+              mine.push_back(q);  // no owner yet: at step 1, its step 0 not run
+              run_part(0, q);
+              break;
+            }
+            if (i < 4096) gpass::exec::detail::pause_cpu();
+            else std::this_thread::yield();  // the part waited on is descheduled: let it run
           }
         }
+        run_part(step, mine[m]);
       }
-    };
-    // (a part is 1-2 us of work: below parallel_for's usual threshold, but a step cut in
-    // two still ends sooner through the pool's offer slot; its cost is given so that it is cut)
-    cpu.parallel_for(parts, 20000.0, units);
-    std::swap(h_in, h_out);
-  }
-  if (h_in != h) std::copy_n(h_in, B * H, h);
+    }
+  });
+  if (failed.load()) std::rethrow_exception(failure);
+  if (S % 2 == 1) std::copy_n(hbuf[1], B * H, h);  // the last step wrote hbuf[S % 2]
 }
 
 /// Runs every direction; fills y [S, D, B, H] (when not null), yh and yc [D, B, H]. f32
