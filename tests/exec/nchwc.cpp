@@ -280,6 +280,63 @@ TEST_CASE("exec.nchwc.conv_segment_for_threads") {
   CHECK(nc::conv_segment_for(g, k, 2) == nc::conv_segment);
 }
 
+TEST_CASE("exec.nchwc.conv_tasks_shared_by_work") {
+  const nc::kernel_set& k = nc::kernels_for(16);
+  struct shape {
+    i64 C, M, H, KH;
+  };
+  // MobileNetV2's 14x14 expansion (9 chunks x 3 runs), its 7x7 projection (10 output blocks:
+  // chunks 3 + 3 + 4), a 28x28 one, ragged channels, a 3x3 layer
+  const shape shapes[] = {{96, 576, 14, 1}, {960, 160, 7, 1}, {32, 192, 28, 1}, {40, 200, 9, 1}, {64, 96, 13, 3}, {16, 16, 3, 1}};
+  for (const shape& sh : shapes)
+    for (const int threads : {2, 3, 4, 8}) {
+      CAPTURE(sh.C);
+      CAPTURE(sh.M);
+      CAPTURE(sh.H);
+      CAPTURE(threads);
+      nc::geometry g;
+      g.N = 1;
+      g.C = sh.C;
+      g.M = sh.M;
+      g.H = g.W = g.OH = g.OW = sh.H;
+      g.KH = g.KW = sh.KH;
+      g.pt = g.pl = g.pb = g.pr = sh.KH / 2;
+      g.sh = g.sw = g.dh = g.dw = 1;
+      nc::conv_args a;
+      a.g = g;
+      a.segment = nc::conv_segment_for(g, k, threads);
+      const i64 plane = sh.H * sh.H, runs = nc::blocks(plane, a.segment);
+      CHECK(a.segment <= nc::conv_segment);
+      CHECK(plane - (runs - 1) * a.segment >= a.segment - runs);  // runs of even lengths
+      const i64 n = nc::conv_tasks(a, k);
+      // the work of the tasks is every output block's every pixel once
+      i64 all = 0, largest = 0;
+      for (i64 t = 0; t < n; ++t) {
+        const i64 w = nc::conv_task_work(a, k, t);
+        CHECK(w > 0);
+        all += w;
+        largest = std::max(largest, w);
+      }
+      CHECK(all == nc::blocks(sh.M, 16) * plane);
+      const std::vector<i64> bounds = nc::balanced_bounds(n, threads, [&](i64 t) { return nc::conv_task_work(a, k, t); });
+      REQUIRE(bounds.size() == static_cast<std::size_t>(threads + 1));
+      CHECK(bounds.front() == 0);
+      CHECK(bounds.back() == n);
+      for (int p = 0; p < threads; ++p) {
+        CAPTURE(p);
+        REQUIRE(bounds[p] <= bounds[p + 1]);
+        i64 part = 0;
+        for (i64 t = bounds[p]; t < bounds[p + 1]; ++t) part += nc::conv_task_work(a, k, t);
+        // each part within half a task of its share, at both of its ends
+        CHECK(std::abs(static_cast<double>(part) - static_cast<double>(all) / threads) <= static_cast<double>(largest) + 1e-9);
+      }
+    }
+  // no work: one part gets nothing, the bounds still cover the tasks
+  const std::vector<i64> none = nc::balanced_bounds(5, 3, [](i64) { return 0; });
+  CHECK(none == std::vector<i64>{0, 5, 5, 5});
+  CHECK(nc::balanced_bounds(4, 2, [](i64 t) { return t == 0 ? 3 : 1; }) == std::vector<i64>{0, 1, 4});
+}
+
 TEST_CASE("exec.nchwc.geometry_helpers") {
   // taps k of K = 3, dilation 2 at start -3 inside [0, 4): positions -3, -1, 1 -> only k = 2
   CHECK(nc::taps_inside(-3, 3, 2, 4).lo == 2);

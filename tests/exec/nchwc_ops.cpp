@@ -130,12 +130,15 @@ TEST_CASE("exec.nchwc_ops.conv_matches_fused_conv") {
       {1, 17, 5, 6, 9, 5, 3, 2, 1, 1, "", false, false},         // 5x5, stride 3
       {2, 40, 18, 17, 33, 3, 1, 1, 1, 1, "Clip", true, false},   // 3x3 / 1 + residual: Winograd when W is constant
       {1, 24, 6, 5, 16, 3, 1, 0, 1, 1, "Relu", false, false},    // 3x3 / 1 without pads (tiles cut short)
+      {1, 96, 7, 7, 160, 1, 1, 0, 1, 1, "", true, false},        // work enough for threads: chunks of unequal blocks
+      {1, 40, 15, 13, 56, 3, 1, 1, 1, 1, "Relu", false, false},  // and runs of unequal pixels
   };
   for (const i64 b : {8, 16})
     for (const conv_case& c : cases) {
       check_conv(c, b, true, 1);
       check_conv(c, b, true, 2);
       check_conv(c, b, false, 2);
+      check_conv(c, b, false, 3);
     }
 }
 

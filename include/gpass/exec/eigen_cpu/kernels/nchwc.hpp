@@ -520,21 +520,61 @@ inline i64 conv_units(const geometry& g, const kernel_set& k) {
 /// of one channel block of one image; of global_pool: one channel block of one image.
 inline i64 conv_tasks(const conv_args& a, const kernel_set& k) { return conv_units(a.g, k) * conv_rows(a.g, a.in, a.segment); }
 
-/// The `conv_args::segment` for `threads` threads: conv_segment, or, where that leaves fewer
-/// than 8 tasks per thread (small planes, few output blocks: a network's last layers), the
-/// plane cut into as many runs as wanted (of 12 pixels or more), of even lengths (49 pixels
-/// in two runs are 25 + 24, not 24 + 24 + a task of 1 pixel, whose tile would run at a
-/// quarter of the speed), so that the threads' equal shares of tasks are about equal work.
-/// (A tile's filter traffic does not depend on the segment.)
+/// The `conv_args::segment` for `threads` threads: the plane cut into runs of at most
+/// conv_segment pixels of about even lengths (196 pixels as 66 + 66 + 64, not 96 + 96 + 4: a
+/// 4-pixel task costs a tile's filter reads for a sixth of its work), or, where that leaves
+/// fewer than 8 tasks per thread (small planes, few output blocks: a network's last layers),
+/// into as many runs as wanted, of 12 pixels or more (49 pixels in two runs are 25 + 24, not
+/// 24 + 24 + a task of 1 pixel, whose tile would run at a quarter of the speed). The threads
+/// then share the tasks out by their work (`conv_task_work`, `balanced_bounds`). One thread
+/// keeps conv_segment. (A tile's filter traffic does not depend on the segment.)
 inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads) {
   if (threads <= 1) return conv_segment;
   const i64 units = conv_units(g, k);  // tasks per pixel run
   const i64 want = 8 * static_cast<i64>(threads);
-  const i64 plane = g.OH * g.OW;
-  if (units * blocks(plane, conv_segment) >= want) return conv_segment;
-  i64 runs = blocks(want, std::max<i64>(units, 1));  // pixel runs wanted per unit
-  runs = std::min(runs, std::max<i64>(1, plane / 12));   // of 12 pixels or more
-  return std::min(conv_segment, blocks(plane, runs));
+  const i64 plane = std::max<i64>(g.OH * g.OW, 1);
+  i64 runs = blocks(plane, conv_segment);
+  if (units * runs < want) runs = std::max(runs, std::min(blocks(want, std::max<i64>(units, 1)), std::max<i64>(1, plane / 12)));
+  return blocks(plane, runs);
+}
+
+/// The work of conv task `t` (see `conv`'s task order): its output blocks times its pixels.
+/// Chunks of output blocks differ by one block (10 blocks in chunks of 4 are 3 + 3 + 4) and a
+/// plane's last run is shorter, so tasks are not all equal work.
+inline i64 conv_task_work(const conv_args& a, const kernel_set& k, i64 t) {
+  const geometry& g = a.g;
+  const i64 rows = conv_rows(g, a.in, a.segment);
+  const i64 gb = conv_group_blocks(g, k.b), chunks = std::max<i64>(blocks(gb, k.conv_f), 1);
+  const i64 row = t % rows, ch = (t / rows) % chunks;
+  const i64 f = (ch + 1) * gb / chunks - ch * gb / chunks;
+  const i64 pixels = a.in == conv_input::blocked ? std::min(g.OH * g.OW, (row + 1) * a.segment) - row * a.segment : g.OW;
+  return f * pixels;
+}
+
+/// Bounds of `parts` contiguous ranges of tasks [0, n) of about equal work (`work(t)` >= 0):
+/// part p is [bounds[p], bounds[p + 1]). A task goes to the part its work's middle falls in,
+/// so the parts' work differs from the even share by half a task at most. Contiguous, so a
+/// thread keeps the output blocks (and the filter slice) of consecutive tasks, as with ranges
+/// of equal counts.
+template <class Work>
+std::vector<i64> balanced_bounds(i64 n, i64 parts, Work&& work) {
+  parts = std::max<i64>(parts, 1);
+  std::vector<i64> bounds(static_cast<std::size_t>(parts + 1), n);
+  bounds[0] = 0;
+  double total = 0;
+  for (i64 t = 0; t < n; ++t) total += static_cast<double>(work(t));
+  double done = 0;
+  i64 t = 0;
+  for (i64 p = 1; p < parts; ++p) {
+    const double target = total * static_cast<double>(p) / static_cast<double>(parts);
+    for (; t < n; ++t) {
+      const double w = static_cast<double>(work(t));
+      if (done + w / 2 > target) break;
+      done += w;
+    }
+    bounds[static_cast<std::size_t>(p)] = t;
+  }
+  return bounds;
 }
 
 /// `conv_args::tiles` and `groups` for `winograd` (kernels `k`, tiles of side `a.tile`) on

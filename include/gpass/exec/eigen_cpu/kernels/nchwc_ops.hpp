@@ -77,6 +77,25 @@ void run_tasks(context& ctx, i64 tasks, double cost, F&& f) {
   ctx.policy().parallel_for(tasks, cost, [&](i64 t0, i64 t1) { f(t0, t1); });
 }
 
+/// Runs `tasks` tasks of about `cost` each on the policy's threads, each thread one range of
+/// consecutive tasks of about equal work (`work(t)`; nc::balanced_bounds) where ranges of
+/// equal counts would not be (a 7x7 plane's 10 output blocks in chunks of 3 + 3 + 4).
+template <class W, class F>
+void run_balanced(context& ctx, i64 tasks, double cost, W&& work, F&& f) {
+  const i64 parts = std::min<i64>(tasks, ctx.policy().threads());
+  if (parts <= 1) {
+    f(i64{0}, tasks);
+    return;
+  }
+  const std::vector<i64> bounds = nc::balanced_bounds(tasks, parts, work);
+  ctx.policy().parallel_for(parts, cost * static_cast<double>(tasks) / static_cast<double>(parts), [&](i64 p0, i64 p1) {
+    for (i64 p = p0; p < p1; ++p) {
+      const std::size_t i = static_cast<std::size_t>(p);
+      if (bounds[i] < bounds[i + 1]) f(bounds[i], bounds[i + 1]);
+    }
+  });
+}
+
 /// The clamp of a fused activation (none, Relu, Clip); other activations fail.
 inline nc::output_step clamp_of(const kernel_node& n) {
   const fused_activation act = fused_activation::read(n);
@@ -270,8 +289,13 @@ inline def conv_def() {
               // (depthwise: 0.04-0.09 ns, one load per multiply-add; counted at 0.08, so that
               // the small layers run on the threads that wrote their input, not on one thread
               // reading the other cores' halves: MobileNetV2's 14x14 and 7x7 ones)
-              run_tasks(ctx, tasks, (dw ? 0.08 : 0.04) * macs / static_cast<double>(tasks),
-                        [&](i64 t0, i64 t1) { (dw ? ks.conv_depthwise : ks.conv)(a, t0, t1); });
+              const double cost = (dw ? 0.08 : 0.04) * macs / static_cast<double>(tasks);
+              if (dw) {  // tasks of equal work: ranges of equal counts
+                run_tasks(ctx, tasks, cost, [&](i64 t0, i64 t1) { ks.conv_depthwise(a, t0, t1); });
+                return;
+              }
+              run_balanced(ctx, tasks, cost, [&](i64 t) { return nc::conv_task_work(a, ks, t); },
+                           [&](i64 t0, i64 t1) { ks.conv(a, t0, t1); });
             };
           }};
 }
