@@ -553,7 +553,8 @@ inline i64 conv_task_work(const conv_args& a, const kernel_set& k, i64 t) {
 
 /// Bounds of `parts` contiguous ranges of tasks [0, n) of about equal work (`work(t)` >= 0):
 /// part p is [bounds[p], bounds[p + 1]). A task goes to the part its work's middle falls in,
-/// so the parts' work differs from the even share by half a task at most. Contiguous, so a
+/// so each bound is within half a task of its even share (a part's work within one task of
+/// the share, as exec.nchwc.conv_tasks_shared_by_work checks). Contiguous, so a
 /// thread keeps the output blocks (and the filter slice) of consecutive tasks, as with ranges
 /// of equal counts.
 template <class Work>
