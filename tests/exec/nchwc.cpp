@@ -211,6 +211,28 @@ void check_conv(const nc::kernel_set& k, const conv_case& c, std::mt19937& rng) 
   if (c.depthwise) {
     REQUIRE(nc::depthwise_supported(g));
     run_tasks(k.conv_depthwise, a, nc::depthwise_tasks(a, k));
+  } else if (c.in == nc::conv_input::blocked && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+    // the sums split by input blocks at a random cut (as nc::input_split runs them): two
+    // partial outputs, the second without the bias, added with the residual and the clamp
+    REQUIRE(nc::conv_supported(g, b, c.in));
+    const i64 nb = nc::blocks(Cg, b), cut = std::uniform_int_distribution<i64>(0, nb)(rng);
+    INFO("input blocks split at " << cut << " of " << nb);
+    const auto no_bias = nc::pack_bias(nullptr, g.M, b);
+    std::vector<float> part(yb.size(), std::numeric_limits<float>::quiet_NaN());
+    nc::conv_args a0 = a, a1 = a;
+    a0.ib0 = 0;
+    a0.ib1 = cut;
+    a1.ib0 = cut;
+    a1.ib1 = nb;
+    a0.step = a1.step = nc::output_step{};
+    a1.y = part.data();
+    a1.bias = no_bias.data();
+    run_tasks(k.conv, a0, nc::conv_tasks(a0, k));
+    run_tasks(k.conv, a1, nc::conv_tasks(a1, k));
+    for (std::size_t i = 0; i < yb.size(); ++i) {
+      const float v = yb[i] + part[i] + (c.residual ? zb[i] : 0.0f);
+      yb[i] = std::min(c.hi, std::max(c.lo, v));
+    }
   } else {
     REQUIRE(nc::conv_supported(g, b, c.in));
     run_tasks(k.conv, a, nc::conv_tasks(a, k));
@@ -335,6 +357,46 @@ TEST_CASE("exec.nchwc.conv_tasks_shared_by_work") {
   const std::vector<i64> none = nc::balanced_bounds(5, 3, [](i64) { return 0; });
   CHECK(none == std::vector<i64>{0, 5, 5, 5});
   CHECK(nc::balanced_bounds(4, 2, [](i64 t) { return t == 0 ? 3 : 1; }) == std::vector<i64>{0, 1, 4});
+}
+
+TEST_CASE("exec.nchwc.input_split_where") {
+  const nc::kernel_set& k = nc::kernels_for(16);
+  nc::conv_args a;
+  nc::geometry& g = a.g;
+  g.N = 1;
+  g.C = 576;
+  g.M = 96;  // MobileNetV2's 14x14 projection
+  g.H = g.W = g.OH = g.OW = 14;
+  g.KH = g.KW = g.sh = g.sw = g.dh = g.dw = 1;
+  CHECK(nc::input_split(a, k, 2));
+  CHECK(nc::input_split(a, k, 4));
+  CHECK_FALSE(nc::input_split(a, k, 1));  // one thread: nothing to split
+  g.M = 576;
+  g.C = 96;  // an expansion: output blocks are the larger side
+  CHECK_FALSE(nc::input_split(a, k, 2));
+  g.C = 576;
+  g.M = 96;
+  g.H = g.W = g.OH = g.OW = 28;  // a large plane: threads have output work enough
+  CHECK_FALSE(nc::input_split(a, k, 2));
+  g.H = g.W = g.OH = g.OW = 14;
+  g.N = 2;  // batches split by images elsewhere
+  CHECK_FALSE(nc::input_split(a, k, 2));
+  g.N = 1;
+  g.KH = g.KW = 3;  // not pointwise
+  g.pt = g.pl = g.pb = g.pr = 1;
+  CHECK_FALSE(nc::input_split(a, k, 2));
+  g.KH = g.KW = 1;
+  g.pt = g.pl = g.pb = g.pr = 0;
+  a.in = nc::conv_input::nchw;
+  CHECK_FALSE(nc::input_split(a, k, 2));
+  a.in = nc::conv_input::blocked;
+  g.C = 80;
+  g.M = 16;  // 5 input blocks: 2 a thread or more on 2 threads, not on 3
+  CHECK(nc::input_split(a, k, 2));
+  CHECK_FALSE(nc::input_split(a, k, 3));
+  g.C = 576;
+  g.M = 160;  // 36 input blocks for 10 output blocks: too few
+  CHECK_FALSE(nc::input_split(a, k, 2));
 }
 
 TEST_CASE("exec.nchwc.geometry_helpers") {

@@ -132,6 +132,8 @@ TEST_CASE("exec.nchwc_ops.conv_matches_fused_conv") {
       {1, 24, 6, 5, 16, 3, 1, 0, 1, 1, "Relu", false, false},    // 3x3 / 1 without pads (tiles cut short)
       {1, 96, 7, 7, 160, 1, 1, 0, 1, 1, "", true, false},        // work enough for threads: chunks of unequal blocks
       {1, 40, 15, 13, 56, 3, 1, 1, 1, 1, "Relu", false, false},  // and runs of unequal pixels
+      {1, 200, 13, 13, 24, 1, 1, 0, 1, 1, "Clip", true, false},  // pointwise, many input blocks: split by input blocks on threads
+      {1, 200, 13, 13, 24, 1, 1, 0, 1, 1, "", false, false},
   };
   for (const i64 b : {8, 16})
     for (const conv_case& c : cases) {

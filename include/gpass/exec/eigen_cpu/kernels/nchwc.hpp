@@ -355,6 +355,9 @@ struct conv_args {
   i64 tile = wino_m;            ///< `winograd`: output pixels along a tile's side, 4 or 2 (w packed so)
   i64 tiles = 0;                ///< `winograd`: output tiles per task (winograd_split)
   i64 groups = 1;               ///< `winograd`: groups of output blocks per tile chunk
+  /// `conv` with blocked input: the sums run over a group's input blocks [ib0, ib1) only (ib1
+  /// -1: all), w still the whole packed filter: a partial output (see `input_split`)
+  i64 ib0 = 0, ib1 = -1;
 };
 
 enum class pool_kind { max, average };
@@ -549,6 +552,27 @@ inline i64 conv_task_work(const conv_args& a, const kernel_set& k, i64 t) {
   const i64 f = (ch + 1) * gb / chunks - ch * gb / chunks;
   const i64 pixels = a.in == conv_input::blocked ? std::min(g.OH * g.OW, (row + 1) * a.segment) - row * a.segment : g.OW;
   return f * pixels;
+}
+
+/// Whether `conv` on `threads` threads splits its sums by input blocks instead of its output
+/// blocks by thread: a pointwise layer of one image on a small plane (196 pixels or fewer) with
+/// at least five times as many input as output blocks (MobileNetV2's projections after a
+/// depthwise layer; at 3-4 times, 576 -> 160 and 960 -> 320, it measured no faster, the second
+/// pass's reads of the partials as large as what it saves). Its input was written by the
+/// threads a range of channel blocks each; split
+/// by output blocks, each thread reads every input block, half of them from another core's
+/// cache (about 10 us of 70-80 at 14x14 x 576 -> 96 on the 2-vCPU Xeon). Split by input blocks,
+/// thread p sums over the blocks [Cb p / T, Cb (p + 1) / T) into a partial output of every
+/// output block, and a second pass adds the partials, the residual and the clamp by output
+/// blocks (harness, 2 threads: 576 -> 96 +z at 14x14 81.7 -> 75.6-78.5 us, 960 -> 160 +z at
+/// 7x7 65.2-66.3 -> 54.9-56.6; in MobileNetV2 at batch 1, minima of 20 traced runs: 82 / 80 ->
+/// 77 / 77 and 68 / 68 -> 61 / 61 us).
+inline bool input_split(const conv_args& a, const kernel_set& k, int threads) {
+  const geometry& g = a.g;
+  if (threads < 2 || a.in != conv_input::blocked || g.G != 1 || g.N != 1) return false;
+  if (g.KH != 1 || g.KW != 1 || g.sh != 1 || g.sw != 1 || g.pt != 0 || g.pl != 0 || g.OH != g.H || g.OW != g.W) return false;
+  const i64 Cb = blocks(g.C, k.b), Mb = blocks(g.M, k.b);
+  return g.OH * g.OW <= 196 && Cb >= 5 * Mb && Cb >= 2 * static_cast<i64>(threads);
 }
 
 /// Bounds of `parts` contiguous ranges of tasks [0, n) of about equal work (`work(t)` >= 0):

@@ -96,6 +96,47 @@ void run_balanced(context& ctx, i64 tasks, double cost, W&& work, F&& f) {
   });
 }
 
+/// A pointwise conv split by input blocks on `threads` threads (nc::input_split): thread p's
+/// partial sums over its input blocks go to y (p = 0, with the bias) or a buffer of their own,
+/// then each thread adds its output blocks' partials, the residual and the clamp.
+inline void run_input_split(context& ctx, const nc::conv_args& a, const nc::kernel_set& ks, int threads, double cost) {
+  const nc::geometry& g = a.g;
+  const i64 b = ks.b, Cb = nc::blocks(g.C, b), Mb = nc::blocks(g.M, b), block = g.OH * g.OW * b;
+  const i64 out = Mb * block;
+  gpass::tensor partials = gpass::tensor::uninitialized(dtype::f32, {(threads - 1) * out});
+  float* const partial = partials.data<float>();
+  const nc::aligned_vector<float> no_bias = nc::pack_bias(nullptr, g.M, b);
+  ctx.policy().parallel_for(threads, cost / threads, [&](i64 p0, i64 p1) {
+    for (i64 p = p0; p < p1; ++p) {
+      nc::conv_args u = a;
+      u.ib0 = Cb * p / threads;
+      u.ib1 = Cb * (p + 1) / threads;
+      u.segment = nc::conv_segment;
+      u.step = nc::output_step{};  // no residual, no clamp: a partial sum
+      u.y = p == 0 ? a.y : partial + (p - 1) * out;
+      u.bias = p == 0 ? a.bias : no_bias.data();
+      ks.conv(u, 0, nc::conv_tasks(u, ks));
+    }
+  });
+  const float lo = a.step.lo, hi = a.step.hi;
+  // on the threads that made the partials (each adds its output blocks: half of what it reads
+  // is in its own cache), whatever the pass alone would cost
+  ctx.policy().parallel_for(threads, cost / threads, [&](i64 p0, i64 p1) {
+    const i64 i0 = Mb * p0 / threads * block, i1 = Mb * p1 / threads * block;
+    float* const y = a.y;
+    for (int p = 1; p < threads; ++p) {
+      const float* const q = partial + (p - 1) * out;
+      for (i64 i = i0; i < i1; ++i) y[i] += q[i];
+    }
+    if (const float* const z = a.step.z)
+      for (i64 i = i0; i < i1; ++i) y[i] += z[i];
+    for (i64 i = i0; i < i1; ++i) {
+      const float v = y[i] < lo ? lo : y[i];  // a NaN stays NaN, as in the kernels' clamp
+      y[i] = v > hi ? hi : v;
+    }
+  });
+}
+
 /// The clamp of a fused activation (none, Relu, Clip); other activations fail.
 inline nc::output_step clamp_of(const kernel_node& n) {
   const fused_activation act = fused_activation::read(n);
@@ -292,6 +333,10 @@ inline def conv_def() {
               const double cost = (dw ? 0.08 : 0.04) * macs / static_cast<double>(tasks);
               if (dw) {  // tasks of equal work: ranges of equal counts
                 run_tasks(ctx, tasks, cost, [&](i64 t0, i64 t1) { ks.conv_depthwise(a, t0, t1); });
+                return;
+              }
+              if (nc::input_split(a, ks, ctx.policy().threads())) {
+                run_input_split(ctx, a, ks, ctx.policy().threads(), cost * static_cast<double>(tasks));
                 return;
               }
               run_balanced(ctx, tasks, cost, [&](i64 t) { return nc::conv_task_work(a, ks, t); },

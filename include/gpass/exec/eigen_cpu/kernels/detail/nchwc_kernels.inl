@@ -330,11 +330,14 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   const vec lo = vset1(a.step.lo), hi = vset1(a.step.hi);
   const tap_range inner = interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
   const sgemm::flush_subnormals ftz;
-  const i64 passes = blocked ? conv_passes(g, nb, b, conv_f) : 1;
+  // the input blocks summed: all, or [ib0, ib1) of them (blocked input)
+  const i64 ib0 = blocked && a.ib1 >= 0 ? std::clamp<i64>(a.ib0, 0, nb) : 0;
+  const i64 ib1 = blocked && a.ib1 >= 0 ? std::clamp<i64>(a.ib1, ib0, nb) : nb;
+  const i64 passes = blocked ? conv_passes(g, ib1 - ib0, b, conv_f) : 1;
   conv_tile_args ta{};
-  ta.nb = nb;
+  ta.nb = ib1 - ib0;
   ta.cb = cb;
-  ta.c_last = blocked ? Cg - (nb - 1) * b : cb;
+  ta.c_last = blocked ? (ib1 == nb ? Cg - (nb - 1) * b : b) : cb;
   ta.H = g.H;
   ta.W = g.W;
   ta.OW = g.OW;
@@ -373,8 +376,8 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
     const i64 ob0 = grp * gb + cb0;
     const int f = static_cast<int>(cb1 - cb0);
     conv_tile_args u = ta;
-    u.x = blocked ? a.x + (n * Cb + grp * nb) * ta.x_block : a.x + n * g.C * ta.x_ci;
-    u.w = a.w + ob0 * ta.w_out;
+    u.x = blocked ? a.x + (n * Cb + grp * nb + ib0) * ta.x_block : a.x + n * g.C * ta.x_ci;
+    u.w = a.w + ob0 * ta.w_out + ib0 * g.KH * g.KW * cb * b;
     u.bias = a.bias + ob0 * b;
     i64 yoff = (n * Mb + ob0) * g.OH * g.OW * b, q0 = 0, q1 = 0;
     if (blocked) {
