@@ -302,22 +302,63 @@ TEST_CASE("exec.nchwc.conv_segment_for_threads") {
   CHECK(nc::conv_segment_for(g, k, 2) == nc::conv_segment);
 }
 
+/// The work of conv task `t` (see nchwc's conv task order), task by task: its output blocks
+/// times its pixels.
+i64 reference_task_work(const nc::conv_args& a, const nc::kernel_set& k, i64 t) {
+  const nc::geometry& g = a.g;
+  const i64 rows = nc::conv_rows(g, a.in, a.segment);
+  const i64 gb = nc::conv_group_blocks(g, k.b), chunks = std::max<i64>(nc::blocks(gb, k.conv_f), 1);
+  const i64 row = t % rows, ch = (t / rows) % chunks;
+  const i64 f = (ch + 1) * gb / chunks - ch * gb / chunks;
+  const i64 pixels = a.in == nc::conv_input::blocked ? std::min(g.OH * g.OW, (row + 1) * a.segment) - row * a.segment : g.OW;
+  return f * pixels;
+}
+
+/// nc::conv_balanced_bounds' rule walked task by task: `parts` contiguous ranges of [0, n), a
+/// task in the part its work's middle falls in.
+template <class Work>
+std::vector<i64> reference_bounds(i64 n, i64 parts, Work&& work) {
+  std::vector<i64> bounds(static_cast<std::size_t>(parts + 1), n);
+  bounds[0] = 0;
+  double total = 0;
+  for (i64 t = 0; t < n; ++t) total += static_cast<double>(work(t));
+  double done = 0;
+  i64 t = 0;
+  for (i64 p = 1; p < parts; ++p) {
+    const double target = total * static_cast<double>(p) / static_cast<double>(parts);
+    for (; t < n; ++t) {
+      const double w = static_cast<double>(work(t));
+      if (done + w / 2 > target) break;
+      done += w;
+    }
+    bounds[static_cast<std::size_t>(p)] = t;
+  }
+  return bounds;
+}
+
 TEST_CASE("exec.nchwc.conv_tasks_shared_by_work") {
   const nc::kernel_set& k = nc::kernels_for(16);
   struct shape {
-    i64 C, M, H, KH;
+    i64 C, M, H, KH, N = 1, G = 1;
+    nc::conv_input in = nc::conv_input::blocked;
   };
   // MobileNetV2's 14x14 expansion (9 chunks x 3 runs), its 7x7 projection (10 output blocks:
-  // chunks 3 + 3 + 4), a 28x28 one, ragged channels, a 3x3 layer
-  const shape shapes[] = {{96, 576, 14, 1}, {960, 160, 7, 1}, {32, 192, 28, 1}, {40, 200, 9, 1}, {64, 96, 13, 3}, {16, 16, 3, 1}};
+  // chunks 3 + 3 + 4), a 28x28 one, ragged channels, a 3x3 layer; batches, groups of 3 x 5
+  // blocks, NCHW input (rows of the output)
+  const shape shapes[] = {{96, 576, 14, 1},     {960, 160, 7, 1},     {32, 192, 28, 1},
+                          {40, 200, 9, 1},      {64, 96, 13, 3},      {16, 16, 3, 1},
+                          {40, 200, 9, 1, 3},   {96, 240, 10, 3, 2, 3}, {3, 40, 11, 3, 2, 1, nc::conv_input::nchw}};
   for (const shape& sh : shapes)
     for (const int threads : {2, 3, 4, 8}) {
       CAPTURE(sh.C);
       CAPTURE(sh.M);
       CAPTURE(sh.H);
+      CAPTURE(sh.N);
+      CAPTURE(sh.G);
       CAPTURE(threads);
       nc::geometry g;
-      g.N = 1;
+      g.N = sh.N;
+      g.G = sh.G;
       g.C = sh.C;
       g.M = sh.M;
       g.H = g.W = g.OH = g.OW = sh.H;
@@ -326,6 +367,7 @@ TEST_CASE("exec.nchwc.conv_tasks_shared_by_work") {
       g.sh = g.sw = g.dh = g.dw = 1;
       nc::conv_args a;
       a.g = g;
+      a.in = sh.in;
       a.segment = nc::conv_segment_for(g, k, threads);
       const i64 plane = sh.H * sh.H, runs = nc::blocks(plane, a.segment);
       CHECK(a.segment <= nc::conv_segment);
@@ -334,13 +376,15 @@ TEST_CASE("exec.nchwc.conv_tasks_shared_by_work") {
       // the work of the tasks is every output block's every pixel once
       i64 all = 0, largest = 0;
       for (i64 t = 0; t < n; ++t) {
-        const i64 w = nc::conv_task_work(a, k, t);
+        const i64 w = reference_task_work(a, k, t);
         CHECK(w > 0);
         all += w;
         largest = std::max(largest, w);
       }
-      CHECK(all == nc::blocks(sh.M, 16) * plane);
-      const std::vector<i64> bounds = nc::balanced_bounds(n, threads, [&](i64 t) { return nc::conv_task_work(a, k, t); });
+      CHECK(all == sh.N * nc::blocks(sh.M, 16) * plane);
+      const std::vector<i64> bounds = nc::conv_balanced_bounds(a, k, threads);
+      // the same bounds as walking the tasks one by one
+      CHECK(bounds == reference_bounds(n, threads, [&](i64 t) { return reference_task_work(a, k, t); }));
       REQUIRE(bounds.size() == static_cast<std::size_t>(threads + 1));
       CHECK(bounds.front() == 0);
       CHECK(bounds.back() == n);
@@ -348,15 +392,16 @@ TEST_CASE("exec.nchwc.conv_tasks_shared_by_work") {
         CAPTURE(p);
         REQUIRE(bounds[p] <= bounds[p + 1]);
         i64 part = 0;
-        for (i64 t = bounds[p]; t < bounds[p + 1]; ++t) part += nc::conv_task_work(a, k, t);
+        for (i64 t = bounds[p]; t < bounds[p + 1]; ++t) part += reference_task_work(a, k, t);
         // each part within half a task of its share, at both of its ends
         CHECK(std::abs(static_cast<double>(part) - static_cast<double>(all) / threads) <= static_cast<double>(largest) + 1e-9);
       }
     }
-  // no work: one part gets nothing, the bounds still cover the tasks
-  const std::vector<i64> none = nc::balanced_bounds(5, 3, [](i64) { return 0; });
+  // the reference's rule: no work, one part gets nothing and the bounds still cover the
+  // tasks; a task goes where its middle falls
+  const std::vector<i64> none = reference_bounds(5, 3, [](i64) { return 0; });
   CHECK(none == std::vector<i64>{0, 5, 5, 5});
-  CHECK(nc::balanced_bounds(4, 2, [](i64 t) { return t == 0 ? 3 : 1; }) == std::vector<i64>{0, 1, 4});
+  CHECK(reference_bounds(4, 2, [](i64 t) { return t == 0 ? 3 : 1; }) == std::vector<i64>{0, 1, 4});
 }
 
 TEST_CASE("exec.nchwc.input_split_where") {

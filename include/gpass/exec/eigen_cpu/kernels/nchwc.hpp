@@ -529,7 +529,7 @@ inline i64 conv_tasks(const conv_args& a, const kernel_set& k) { return conv_uni
 /// fewer than 8 tasks per thread (small planes, few output blocks: a network's last layers),
 /// into as many runs as wanted, of 12 pixels or more (49 pixels in two runs are 25 + 24, not
 /// 24 + 24 + a task of 1 pixel, whose tile would run at a quarter of the speed). The threads
-/// then share the tasks out by their work (`conv_task_work`, `balanced_bounds`). One thread
+/// then share the tasks out by their work (`conv_balanced_bounds`). One thread
 /// keeps conv_segment. (A tile's filter traffic does not depend on the segment.)
 inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads) {
   if (threads <= 1) return conv_segment;
@@ -541,27 +541,13 @@ inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads)
   return blocks(plane, runs);
 }
 
-/// The work of conv task `t` (see `conv`'s task order): its output blocks times its pixels.
-/// Chunks of output blocks differ by one block (10 blocks in chunks of 4 are 3 + 3 + 4) and a
-/// plane's last run is shorter, so tasks are not all equal work.
-inline i64 conv_task_work(const conv_args& a, const kernel_set& k, i64 t) {
-  const geometry& g = a.g;
-  const i64 rows = conv_rows(g, a.in, a.segment);
-  const i64 gb = conv_group_blocks(g, k.b), chunks = std::max<i64>(blocks(gb, k.conv_f), 1);
-  const i64 row = t % rows, ch = (t / rows) % chunks;
-  const i64 f = (ch + 1) * gb / chunks - ch * gb / chunks;
-  const i64 pixels = a.in == conv_input::blocked ? std::min(g.OH * g.OW, (row + 1) * a.segment) - row * a.segment : g.OW;
-  return f * pixels;
-}
-
 /// Whether `conv` on `threads` threads splits its sums by input blocks instead of its output
 /// blocks by thread: a pointwise layer of one image on a small plane (196 pixels or fewer) with
 /// at least five times as many input as output blocks (MobileNetV2's projections after a
 /// depthwise layer; at 3-4 times, 576 -> 160 and 960 -> 320, it measured no faster, the second
 /// pass's reads of the partials as large as what it saves). Its input was written by the
-/// threads a range of channel blocks each; split
-/// by output blocks, each thread reads every input block, half of them from another core's
-/// cache (about 10 us of 70-80 at 14x14 x 576 -> 96 on the 2-vCPU Xeon). Split by input blocks,
+/// threads a range of channel blocks each; split by output blocks, each thread reads every
+/// input block, half of them from another core's cache (about 10 us of 70-80 at 14x14 x 576 -> 96 on the 2-vCPU Xeon). Split by input blocks,
 /// thread p sums over the blocks [Cb p / T, Cb (p + 1) / T) into a partial output of every
 /// output block, and a second pass adds the partials, the residual and the clamp by output
 /// blocks (harness, 2 threads: 576 -> 96 +z at 14x14 81.7 -> 75.6-78.5 us, 960 -> 160 +z at
@@ -575,29 +561,49 @@ inline bool input_split(const conv_args& a, const kernel_set& k, int threads) {
   return g.OH * g.OW <= 196 && Cb >= 5 * Mb && Cb >= 2 * static_cast<i64>(threads);
 }
 
-/// Bounds of `parts` contiguous ranges of tasks [0, n) of about equal work (`work(t)` >= 0):
-/// part p is [bounds[p], bounds[p + 1]). A task goes to the part its work's middle falls in,
-/// so each bound is within half a task of its even share (a part's work within one task of
-/// the share, as exec.nchwc.conv_tasks_shared_by_work checks). Contiguous, so a
-/// thread keeps the output blocks (and the filter slice) of consecutive tasks, as with ranges
-/// of equal counts.
-template <class Work>
-std::vector<i64> balanced_bounds(i64 n, i64 parts, Work&& work) {
+/// Bounds of `parts` contiguous ranges of conv's tasks (see `conv`'s task order) of about equal
+/// work, part p being [bounds[p], bounds[p + 1]). A task's work is its output blocks times its
+/// pixels: chunks of output blocks differ by one block (10 blocks in chunks of 4 are 3 + 3 +
+/// 4) and a plane's last run is shorter, so ranges of equal counts are not equal work. A task
+/// goes to the part its work's middle falls in, so each bound is within half a task of its
+/// even share. Contiguous, so a thread keeps the output blocks (and the filter slice) of
+/// consecutive tasks. Whole units (an image's group's chunk: `rows` tasks) are stepped over at
+/// once, so a run pays for its units and the rows of the units the bounds fall in, not for
+/// every task (1056 tasks, ResNet50's 56x56 layers at batch 8, walked task by task: 21 us).
+inline std::vector<i64> conv_balanced_bounds(const conv_args& a, const kernel_set& k, i64 parts) {
+  const geometry& g = a.g;
+  const i64 rows = conv_rows(g, a.in, a.segment), units = conv_units(g, k);
+  const i64 gb = conv_group_blocks(g, k.b), chunks = std::max<i64>(blocks(gb, k.conv_f), 1);
+  const i64 plane = g.OH * g.OW, run = a.in == conv_input::blocked ? a.segment : g.OW;
+  auto pixels = [&](i64 row) { return static_cast<double>(std::min(plane, (row + 1) * run) - row * run); };
   parts = std::max<i64>(parts, 1);
-  std::vector<i64> bounds(static_cast<std::size_t>(parts + 1), n);
+  std::vector<i64> bounds(static_cast<std::size_t>(parts + 1), units * rows);
   bounds[0] = 0;
-  double total = 0;
-  for (i64 t = 0; t < n; ++t) total += static_cast<double>(work(t));
-  double done = 0;
-  i64 t = 0;
+  // every unit's rows cover the plane once: the work of all tasks
+  const double total = static_cast<double>(units / chunks) * static_cast<double>(gb) * static_cast<double>(plane);
+  double done = 0;  // the work of the tasks before task (u, r)
+  i64 u = 0, r = 0;
   for (i64 p = 1; p < parts; ++p) {
     const double target = total * static_cast<double>(p) / static_cast<double>(parts);
-    for (; t < n; ++t) {
-      const double w = static_cast<double>(work(t));
+    while (u < units) {
+      const i64 ch = u % chunks;
+      const double f = static_cast<double>((ch + 1) * gb / chunks - ch * gb / chunks);
+      // the middles of a unit's tasks increase: all of them at or below the target when the
+      // last one's is
+      if (r == 0 && done + f * static_cast<double>(plane) - f * pixels(rows - 1) / 2 <= target) {
+        done += f * static_cast<double>(plane);
+        ++u;
+        continue;
+      }
+      const double w = f * pixels(r);
       if (done + w / 2 > target) break;
       done += w;
+      if (++r == rows) {
+        r = 0;
+        ++u;
+      }
     }
-    bounds[static_cast<std::size_t>(p)] = t;
+    bounds[static_cast<std::size_t>(p)] = u * rows + r;
   }
   return bounds;
 }

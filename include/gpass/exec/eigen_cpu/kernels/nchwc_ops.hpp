@@ -77,21 +77,20 @@ void run_tasks(context& ctx, i64 tasks, double cost, F&& f) {
   ctx.policy().parallel_for(tasks, cost, [&](i64 t0, i64 t1) { f(t0, t1); });
 }
 
-/// Runs `tasks` tasks of about `cost` each on the policy's threads, each thread one range of
-/// consecutive tasks of about equal work (`work(t)`; nc::balanced_bounds) where ranges of
+/// Runs conv's `tasks` tasks of about `cost` each on the policy's threads, each thread one
+/// range of consecutive tasks of about equal work (nc::conv_balanced_bounds) where ranges of
 /// equal counts would not be (a 7x7 plane's 10 output blocks in chunks of 3 + 3 + 4).
-template <class W, class F>
-void run_balanced(context& ctx, i64 tasks, double cost, W&& work, F&& f) {
+inline void run_balanced(context& ctx, const nc::conv_args& a, const nc::kernel_set& ks, i64 tasks, double cost) {
   const i64 parts = std::min<i64>(tasks, ctx.policy().threads());
   if (parts <= 1) {
-    f(i64{0}, tasks);
+    ks.conv(a, 0, tasks);
     return;
   }
-  const std::vector<i64> bounds = nc::balanced_bounds(tasks, parts, work);
+  const std::vector<i64> bounds = nc::conv_balanced_bounds(a, ks, parts);
   ctx.policy().parallel_for(parts, cost * static_cast<double>(tasks) / static_cast<double>(parts), [&](i64 p0, i64 p1) {
     for (i64 p = p0; p < p1; ++p) {
       const std::size_t i = static_cast<std::size_t>(p);
-      if (bounds[i] < bounds[i + 1]) f(bounds[i], bounds[i + 1]);
+      if (bounds[i] < bounds[i + 1]) ks.conv(a, bounds[i], bounds[i + 1]);
     }
   });
 }
@@ -339,8 +338,7 @@ inline def conv_def() {
                 run_input_split(ctx, a, ks, ctx.policy().threads(), cost * static_cast<double>(tasks));
                 return;
               }
-              run_balanced(ctx, tasks, cost, [&](i64 t) { return nc::conv_task_work(a, ks, t); },
-                           [&](i64 t0, i64 t1) { ks.conv(a, t0, t1); });
+              run_balanced(ctx, a, ks, tasks, cost);
             };
           }};
 }
