@@ -461,6 +461,65 @@ TEST_CASE("exec.nchwc.geometry_helpers") {
   CHECK(wide.lo == wide.hi);
 }
 
+TEST_CASE("exec.nchwc.pixel_walk") {
+  // every pixel once, the rectangles in order; the interior's pixels read every tap inside
+  std::mt19937 rng(5);
+  auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
+  for (int i = 0; i < 2000; ++i) {
+    nc::geometry g{.N = 1, .C = 16, .H = pick(1, 20), .W = pick(1, 20), .M = 16, .KH = pick(1, 7), .KW = pick(1, 7),
+                   .sh = pick(1, 3), .sw = pick(1, 3), .dh = pick(1, 2), .dw = pick(1, 2), .pt = pick(0, 3),
+                   .pl = pick(0, 3), .pb = pick(0, 3), .pr = pick(0, 3)};
+    g.OH = out_size(g.H, g.pt, g.pb, g.KH, g.dh, g.sh);
+    g.OW = out_size(g.W, g.pl, g.pr, g.KW, g.dw, g.sw);
+    if (g.OH <= 0 || g.OW <= 0) continue;
+    INFO(describe(g));
+    const nc::pixel_walk walk(g);
+    std::vector<int> seen(static_cast<std::size_t>(g.OH * g.OW), 0);
+    i64 at = 0;
+    for (int r = 0; r < walk.count; ++r) {
+      const auto& rc = walk.rects[static_cast<std::size_t>(r)];
+      CHECK(rc.begin == at);
+      CHECK(rc.end() > rc.begin);
+      for (i64 q = rc.begin; q < rc.end(); ++q) ++seen[static_cast<std::size_t>(rc.pixel(q, g.OW))];
+      at = rc.end();
+    }
+    CHECK(at == g.OH * g.OW);
+    CHECK(std::count(seen.begin(), seen.end(), 1) == g.OH * g.OW);
+    if (walk.count == 5) {  // sides apart: the middle rectangle's taps all inside
+      const auto& mid = walk.rects[2];
+      for (i64 oh = mid.r0; oh < mid.r1; ++oh)
+        for (i64 ow = mid.c0; ow < mid.c1; ++ow) {
+          const auto rows = nc::taps_inside(oh * g.sh - g.pt, g.KH, g.dh, g.H);
+          const auto cols = nc::taps_inside(ow * g.sw - g.pl, g.KW, g.dw, g.W);
+          CHECK(rows.hi - rows.lo == g.KH);
+          CHECK(cols.hi - cols.lo == g.KW);
+        }
+    }
+  }
+  // ResNet50's 3x3 over 7x7, pad 1: the top row, the left column, the 5x5 interior, the right
+  // column, the bottom row
+  nc::geometry g{.N = 1, .C = 512, .H = 7, .W = 7, .M = 512, .OH = 7, .OW = 7, .KH = 3, .KW = 3, .pt = 1, .pl = 1,
+                 .pb = 1, .pr = 1};
+  const nc::pixel_walk walk(g);
+  REQUIRE(walk.count == 5);
+  CHECK(walk.rects[0].end() == 7);
+  CHECK(walk.rects[1].c1 == 1);
+  CHECK((walk.rects[2].r0 == 1 && walk.rects[2].r1 == 6 && walk.rects[2].c0 == 1 && walk.rects[2].c1 == 6));
+  CHECK(walk.rects[2].pixel(walk.rects[2].begin, 7) == 8);
+  CHECK(walk.rects[4].begin == 42);
+  // pointwise, no pads: the plane in order
+  g.KH = g.KW = 1;
+  g.pt = g.pl = g.pb = g.pr = 0;
+  const nc::pixel_walk flat(g);
+  REQUIRE(flat.count == 1);
+  CHECK(flat.rects[0].pixel(20, 7) == 20);
+  // 3x3 over 3x3: one pixel each side, too few to walk apart
+  g.H = g.W = g.OH = g.OW = 3;
+  g.KH = g.KW = 3;
+  g.pt = g.pl = g.pb = g.pr = 1;
+  CHECK(nc::pixel_walk(g).count == 3);
+}
+
 TEST_CASE("exec.nchwc.kernel_sets") {
   const auto& all = nc::available_kernels();
   REQUIRE(all.size() >= 2);

@@ -35,6 +35,7 @@
 /// across threads with any `parallel_for(n, cost, f(begin, end))`.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -393,6 +394,56 @@ inline tap_range interior(i64 s, i64 p, i64 K, i64 d, i64 n, i64 o) {
   const i64 hi = last < 0 ? 0 : std::min(o, last / s + 1);
   return {lo, std::max(lo, hi)};
 }
+
+/// The order a convolution with blocked input walks its output pixels in (`conv`'s tasks cut
+/// it into runs of `conv_args::segment`, tiles of consecutive pixels in it): up to five
+/// rectangles of the plane, each walked row by row: the rows whose taps go past the top (all
+/// columns), then of the rows whose taps stay inside, the left columns whose taps go past the
+/// left edge, the interior, the right columns, and last the rows past the bottom. A register
+/// tile of pixels that all miss a tap skips it, so tiles taken inside one rectangle skip every
+/// tap outside the input but the corners': a 3x3 convolution over a 7x7 plane runs 369 of its
+/// 441 pixel taps instead of every one (the 72 others multiply zeros). Left and right columns
+/// stay in their rows (the middle rows one rectangle) where either would hold fewer than
+/// `min_side` pixels; a pointwise convolution without pads is one rectangle, the plane in
+/// order.
+struct pixel_walk {
+  static constexpr i64 min_side = 4;
+  struct rect {
+    i64 begin;   ///< its first pixel's place in the walk
+    i64 r0, r1;  ///< rows [r0, r1)
+    i64 c0, c1;  ///< columns [c0, c1)
+    i64 end() const { return begin + (r1 - r0) * (c1 - c0); }
+    /// The pixel (oh * OW + ow) at place q of the walk (begin <= q < end()).
+    i64 pixel(i64 q, i64 OW) const {
+      const i64 o = q - begin, w = c1 - c0;
+      return (r0 + o / w) * OW + c0 + o % w;
+    }
+  };
+  std::array<rect, 5> rects{};
+  int count = 0;
+
+  explicit pixel_walk(const geometry& g) {
+    const tap_range rows = interior(g.sh, g.pt, g.KH, g.dh, g.H, g.OH);
+    const tap_range cols = interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
+    const i64 mid = rows.hi - rows.lo;
+    const bool sides = mid > 0 && mid * cols.lo >= min_side && mid * (g.OW - cols.hi) >= min_side;
+    i64 at = 0;
+    auto add = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
+      if (r1 <= r0 || c1 <= c0) return;
+      rects[static_cast<std::size_t>(count++)] = {at, r0, r1, c0, c1};
+      at += (r1 - r0) * (c1 - c0);
+    };
+    add(0, rows.lo, 0, g.OW);
+    if (sides) {
+      add(rows.lo, rows.hi, 0, cols.lo);
+      add(rows.lo, rows.hi, cols.lo, cols.hi);
+      add(rows.lo, rows.hi, cols.hi, g.OW);
+    } else {
+      add(rows.lo, rows.hi, 0, g.OW);
+    }
+    add(rows.hi, g.OH, 0, g.OW);
+  }
+};
 
 // ------------------------------------------------------------------------------------------
 // Kernels per instruction set

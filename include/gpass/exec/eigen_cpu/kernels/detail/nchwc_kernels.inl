@@ -61,6 +61,7 @@ struct conv_tile_args {
   float* y;           ///< the output at (first block, row 0 (blocked) / this row (NCHW), pixel 0)
   const float* z;     ///< the residual, same offset (or null)
   i64 y_block;        ///< floats between output blocks
+  i64 c0 = 0, c1 = 0;  ///< blocked input: the columns a tile's pixels walk (c0 after c1 - 1, a row down)
 };
 
 /// Input channel `ci` of a pointwise tile (pixel p's block at xp + p * b): F filter vectors, P
@@ -78,35 +79,41 @@ GPASS_NCHWC_INL void dense_channel(vec (&acc)[F][P], const float* xp, const floa
   }
 }
 
-/// Blocked input: an F x P tile of the output pixels [q0, q0 + P) of the plane taken as one
-/// row (q = oh * OW + ow: a tile may span output rows, so narrow planes fill whole tiles
-/// too). Each tap reads every pixel, a pixel whose tap falls outside the input reading a block
-/// of zeros instead (a tap outside for every pixel is skipped); per channel of a block, one
-/// vector of filter values per output block and one broadcast input value per pixel.
-template <int F, int P, bool First, bool Last>
+/// Blocked input: an F x P tile of P output pixels from q0 (q = oh * OW + ow) along the
+/// columns [t.c0, t.c1), a row down after the last (a tile may span output rows, so narrow
+/// planes fill whole tiles too; see nchwc::pixel_walk). Each tap reads every pixel, a pixel
+/// whose tap falls outside the input reading a block of zeros instead (a tap outside for every
+/// pixel is skipped); per channel of a block, one vector of filter values per output block and
+/// one broadcast input value per pixel. Pointwise (t.dense): the pixels [q0, q0 + P).
+template <int F, int P, bool First, bool Last, bool Dense>
 GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, const vec& lo, const vec& hi) {
+  i64 ihb[P], iwb[P], yq[P];  // each pixel's input position of tap (0, 0), its offset in y
+  if constexpr (Dense) {
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) yq[p] = (q0 + p) * b;
+  } else {
+    i64 oh = q0 / t.OW, ow = q0 % t.OW;
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) {
+      ihb[p] = oh * t.sh - t.pt;
+      iwb[p] = ow * t.sw - t.pl;
+      yq[p] = (oh * t.OW + ow) * b;
+      if (++ow == t.c1) {
+        ow = t.c0;
+        ++oh;
+      }
+    }
+  }
   vec acc[F][P];
 #pragma GCC unroll 4
   for (int f = 0; f < F; ++f) {
     const vec bv = vload(t.bias + f * b);
 #pragma GCC unroll 12
-    for (int p = 0; p < P; ++p) acc[f][p] = First ? bv : vload(t.y + f * t.y_block + (q0 + p) * b);
-  }
-  i64 ihb[P], iwb[P];  // the input position of each pixel's tap (0, 0)
-  {
-    i64 oh = q0 / t.OW, ow = q0 % t.OW;
-    for (int p = 0; p < P; ++p) {
-      ihb[p] = oh * t.sh - t.pt;
-      iwb[p] = ow * t.sw - t.pl;
-      if (++ow == t.OW) {
-        ow = 0;
-        ++oh;
-      }
-    }
+    for (int p = 0; p < P; ++p) acc[f][p] = First ? bv : vload(t.y + f * t.y_block + yq[p]);
   }
   const i64 wk = b * b;  // floats per tap of a filter block
   const i64 wo = t.w_out;
-  if (t.dense) {  // pointwise: pixel q reads input pixel q
+  if constexpr (Dense) {  // pointwise: pixel q reads input pixel q
     for (i64 ib = 0; ib < t.nb; ++ib) {
       const float* xp = t.x + ib * t.x_block + q0 * b;
       const float* wp = t.w + ib * wk;
@@ -124,7 +131,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
   }
   // taps outer, input blocks inner: where each pixel reads (or the zeros) is worked out once
   // per tap, then steps one input block at a time (the zeros by 0)
-  for (i64 kh = 0; kh < (t.dense ? 0 : t.KH); ++kh)
+  for (i64 kh = 0; kh < (Dense ? 0 : t.KH); ++kh)
     for (i64 kw = 0; kw < t.KW; ++kw) {
       const float* xp[P];
       i64 step[P];
@@ -161,7 +168,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
   for (int f = 0; f < F; ++f)
 #pragma GCC unroll 12
     for (int p = 0; p < P; ++p) {
-      const i64 at = f * t.y_block + (q0 + p) * b;
+      const i64 at = f * t.y_block + yq[p];
       if constexpr (Last)
         store(t.y + at, acc[f][p], t.z ? t.z + at : nullptr, lo, hi);
       else
@@ -229,8 +236,10 @@ GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i
       return;
     }
   }
-  if (blocked)
-    conv_tile_blocked<F, P, First, Last>(t, ow0, lo, hi);
+  if (blocked && t.dense)
+    conv_tile_blocked<F, P, First, Last, true>(t, ow0, lo, hi);
+  else if (blocked)
+    conv_tile_blocked<F, P, First, Last, false>(t, ow0, lo, hi);
   else if (t.sw == 2)
     conv_tile_nchw<F, P, 2>(t, ow0, kw0, kw1, lo, hi);
   else if (t.sw == 1)
@@ -248,12 +257,30 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
                                     const tap_range& inner, const vec& lo, const vec& hi) {
   constexpr int P = tile_pixels(F);
   auto tiles = [](i64 n) { return (n + P - 1) / P; };
-  if (blocked) {
+  if (blocked && t.dense) {  // pixels [ow0, ow1) in order (also Winograd's products, g not theirs)
     const i64 n = ow1 - ow0, k = tiles(n);
     for (i64 i = 0, ow = ow0; i < k; ++i) {
       const i64 w = n / k + (i < n % k ? 1 : 0);
       conv_pixels<F, P, First, Last>(w, true, t, ow, 0, g.KW, lo, hi);
       ow += w;
+    }
+    return;
+  }
+  if (blocked) {  // [ow0, ow1): places in nchwc::pixel_walk; tiles inside each of its rectangles
+    const pixel_walk walk(g);
+    conv_tile_args u = t;
+    for (int r = 0; r < walk.count; ++r) {
+      const pixel_walk::rect& rc = walk.rects[static_cast<std::size_t>(r)];
+      const i64 q0 = std::max(ow0, rc.begin), q1 = std::min(ow1, rc.end());
+      if (q0 >= q1) continue;
+      u.c0 = rc.c0;
+      u.c1 = rc.c1;
+      const i64 n = q1 - q0, k = tiles(n);
+      for (i64 i = 0, q = q0; i < k; ++i) {
+        const i64 w = n / k + (i < n % k ? 1 : 0);
+        conv_pixels<F, P, First, Last>(w, true, u, rc.pixel(q, g.OW), 0, g.KW, lo, hi);
+        q += w;
+      }
     }
     return;
   }
