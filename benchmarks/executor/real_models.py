@@ -20,7 +20,9 @@ Both get the same inputs (written once per batch as TensorProto files), and thei
 compared (max |diff|). Peak RSS is each process's VmHWM (read while it runs): gpass-opt's includes
 reading the model and optimizing it, ORT's the interpreter, numpy and the ORT library too,
 so the no-session baseline of that child (`--ort-child` without a session) is measured and
-reported beside it. The table shows the median over the rounds of each side's median.
+reported beside it. The table shows the median over the rounds of each side's median, and
+`steal%`: the share of the VM's CPU time its host took while the row ran (from /proc/stat), the
+noise a figure was measured under.
 """
 
 import argparse
@@ -118,6 +120,25 @@ def make_inputs(models_dir, model, batch, work):
             f.write(numpy_helper.from_array(y, name).SerializeToString())
         paths.append(path)
     return paths
+
+
+def cpu_ticks():
+    """(all, steal) clock ticks of every CPU so far, from /proc/stat (None elsewhere): on a
+    virtual machine, steal is the time its vCPUs were ready to run but the host ran something
+    else, which slows the runs it falls in (two threads most: one stalled thread holds up
+    every parallel region)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return sum(v[:8]), (v[7] if len(v) > 7 else 0)
+
+
+def steal_pct(before, after):
+    if before is None or after is None or after[0] <= before[0]:
+        return float("nan")
+    return 100.0 * (after[1] - before[1]) / (after[0] - before[0])
 
 
 def read_pb(path):
@@ -267,27 +288,32 @@ def main():
         raise SystemExit(f"the ORT baseline child failed: {err.strip()[-800:]}")
     log(f"ORT child without a session: {base_rss:.1f} MB peak RSS")
     rows, failures = [], []
+    table_start = cpu_ticks()
     for model in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
             inputs = make_inputs(args.models_dir, model, batch, work)
             for threads in (int(t) for t in args.threads.split(",")):
                 log(f"{model} batch {batch} threads {threads}")
                 try:
-                    rows.append(measure(args, model, batch, threads, inputs, os.path.join(work, f"{model}_b{batch}_t{threads}")))
+                    before = cpu_ticks()
+                    row = measure(args, model, batch, threads, inputs, os.path.join(work, f"{model}_b{batch}_t{threads}"))
+                    row["steal_pct"] = steal_pct(before, cpu_ticks())
+                    rows.append(row)
                 except Exception as e:  # a failing row is reported, the others still run
                     failures.append({"model": model, "batch": batch, "threads": threads, "error": str(e)})
                     log(f"  failed: {e}")
     hdr = (f"{'model':14s} {'batch':>5s} {'thr':>3s} {'gpass ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'(mins)':>6s} "
-           f"{'gpass MB':>9s} {'ORT MB':>8s} {'ORT-base':>8s} {'max|diff|':>9s}")
+           f"{'gpass MB':>9s} {'ORT MB':>8s} {'ORT-base':>8s} {'max|diff|':>9s} {'steal%':>6s}")
     print(hdr)
     for r in rows:
         print(f"{r['model']:14s} {r['batch']:5d} {r['threads']:3d} {r['gpass_ms']:9.2f} {r['ort_ms']:9.2f} {r['ratio']:6.2f} "
               f"{r['ratio_min']:6.2f} {r['gpass_rss_mb']:9.1f} {r['ort_rss_mb']:8.1f} {r['ort_rss_mb'] - base_rss:8.1f} "
-              f"{r['max_abs_diff']:9.1e}")
+              f"{r['max_abs_diff']:9.1e} {r['steal_pct']:6.1f}")
     for f in failures:
         print(f"{f['model']:14s} {f['batch']:5d} {f['threads']:3d} FAILED: {f['error']}")
     print(f"(ORT MB: the ORT child's peak RSS; ORT-base: minus that child without a session, {base_rss:.1f} MB; "
-          f"median of {args.rounds} rounds' medians of {args.runs} runs)")
+          f"median of {args.rounds} rounds' medians of {args.runs} runs; steal%: the CPU time the host took from "
+          f"this VM while the row ran, {steal_pct(table_start, cpu_ticks()):.1f}% over the table)")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"ort_baseline_rss_mb": base_rss, "rows": rows, "failures": failures, "runs": args.runs,
