@@ -62,6 +62,7 @@ struct conv_tile_args {
   const float* z;     ///< the residual, same offset (or null)
   i64 y_block;        ///< floats between output blocks
   i64 c0 = 0, c1 = 0;  ///< blocked input: the columns a tile's pixels walk (c0 after c1 - 1, a row down)
+  const pixel_walk* walk = nullptr;  ///< blocked input, not pointwise: the order of the pixels
 };
 
 /// Input channel `ci` of a pointwise tile (pixel p's block at xp + p * b): F filter vectors, P
@@ -267,7 +268,7 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
     return;
   }
   if (blocked) {  // [ow0, ow1): places in nchwc::pixel_walk; tiles inside each of its rectangles
-    const pixel_walk walk(g);
+    const pixel_walk& walk = *t.walk;
     conv_tile_args u = t;
     for (int r = 0; r < walk.count; ++r) {
       const pixel_walk::rect& rc = walk.rects[static_cast<std::size_t>(r)];
@@ -379,6 +380,8 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   ta.pl = g.pl;
   ta.y_block = g.OH * g.OW * b;
   ta.dense = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H && g.OW == g.W;
+  const pixel_walk walk(g);
+  ta.walk = &walk;
   if (blocked) {
     ta.x_block = g.H * g.W * b;
     ta.x_row = g.W * b;
