@@ -485,14 +485,19 @@ TEST_CASE("exec.nchwc.pixel_walk") {
     }
     CHECK(at == g.OH * g.OW);
     CHECK(std::count(seen.begin(), seen.end(), 1) == g.OH * g.OW);
-    if (walk.count == 5) {  // sides apart: the middle rectangle's taps all inside
-      const auto& mid = walk.rects[2];
-      for (i64 oh = mid.r0; oh < mid.r1; ++oh)
-        for (i64 ow = mid.c0; ow < mid.c1; ++ow) {
+    // a rectangle of some columns only (sides apart) has every row tap inside; the one
+    // between the sides every tap
+    const auto cols_in = nc::interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
+    for (int r = 0; r < walk.count; ++r) {
+      const auto& rc = walk.rects[static_cast<std::size_t>(r)];
+      if (rc.c0 == 0 && rc.c1 == g.OW) continue;
+      const bool middle = rc.c0 == cols_in.lo && rc.c1 == cols_in.hi;
+      for (i64 oh = rc.r0; oh < rc.r1; ++oh)
+        for (i64 ow = rc.c0; ow < rc.c1; ++ow) {
           const auto rows = nc::taps_inside(oh * g.sh - g.pt, g.KH, g.dh, g.H);
           const auto cols = nc::taps_inside(ow * g.sw - g.pl, g.KW, g.dw, g.W);
           CHECK(rows.hi - rows.lo == g.KH);
-          CHECK(cols.hi - cols.lo == g.KW);
+          if (middle) CHECK(cols.hi - cols.lo == g.KW);
         }
     }
   }
@@ -518,6 +523,17 @@ TEST_CASE("exec.nchwc.pixel_walk") {
   g.KH = g.KW = 3;
   g.pt = g.pl = g.pb = g.pr = 1;
   CHECK(nc::pixel_walk(g).count == 3);
+  // 3x3 / 2 over 14x14 padded at the bottom and right only (SAME_UPPER): no top rows, no left
+  // columns; the interior, then the right column, then the bottom row
+  g.H = g.W = 14;
+  g.OH = g.OW = 7;
+  g.sh = g.sw = 2;
+  g.pt = g.pl = 0;
+  const nc::pixel_walk upper(g);
+  REQUIRE(upper.count == 3);
+  CHECK((upper.rects[0].c0 == 0 && upper.rects[0].c1 == 6 && upper.rects[0].r1 == 6));
+  CHECK((upper.rects[1].c0 == 6 && upper.rects[1].end() == 42));
+  CHECK((upper.rects[2].r0 == 6 && upper.rects[2].end() == 49));
 }
 
 TEST_CASE("exec.nchwc.kernel_sets") {

@@ -403,9 +403,9 @@ inline tap_range interior(i64 s, i64 p, i64 K, i64 d, i64 n, i64 o) {
 /// tile of pixels that all miss a tap skips it, so tiles taken inside one rectangle skip every
 /// tap outside the input but the corners': a 3x3 convolution over a 7x7 plane runs 369 of its
 /// 441 pixel taps instead of every one (the 72 others multiply zeros). Left and right columns
-/// stay in their rows (the middle rows one rectangle) where either would hold fewer than
-/// `min_side` pixels; a pointwise convolution without pads is one rectangle, the plane in
-/// order.
+/// (either may be none: pads on one side) stay in their rows, the middle rows one rectangle,
+/// where either would hold fewer than `min_side` pixels; a pointwise convolution without pads
+/// is one rectangle, the plane in order.
 struct pixel_walk {
   static constexpr i64 min_side = 4;
   struct rect {
@@ -425,8 +425,9 @@ struct pixel_walk {
   explicit pixel_walk(const geometry& g) {
     const tap_range rows = interior(g.sh, g.pt, g.KH, g.dh, g.H, g.OH);
     const tap_range cols = interior(g.sw, g.pl, g.KW, g.dw, g.W, g.OW);
-    const i64 mid = rows.hi - rows.lo;
-    const bool sides = mid > 0 && mid * cols.lo >= min_side && mid * (g.OW - cols.hi) >= min_side;
+    const i64 mid = rows.hi - rows.lo, left = mid * cols.lo, right = mid * (g.OW - cols.hi);
+    const bool sides = mid > 0 && cols.hi > cols.lo && left + right > 0 && (left == 0 || left >= min_side) &&
+                       (right == 0 || right >= min_side);
     i64 at = 0;
     auto add = [&](i64 r0, i64 r1, i64 c0, i64 c1) {
       if (r1 <= r0 || c1 <= c0) return;
