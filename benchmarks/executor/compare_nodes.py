@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Where a model's time goes in gpass and in ONNX Runtime, node by node (issue 15).
 
-    compare_nodes.py MODEL.onnx BATCH THREADS [--reps 5] [--by block|node|op]
+    compare_nodes.py MODEL.onnx BATCH THREADS [--reps 5] [--by block|layer|node|op]
                      [--gpass-opt PATH]
 
 gpass: `gpass-opt -O3 MODEL --session --run --threads=T --repeat=5 --trace=...` REPS times
@@ -14,8 +14,11 @@ provider) with profiling on, 3 warm-up runs, then REPS runs. Both get the same r
 Times are summed per key and the minimum over the repetitions kept (this shared VM's speed
 changes in bursts; a minimum is what each side can do). Keys: `block` (Keras layer-block
 names found in the node names: block_3, conv4_block2, ...; else the name's first part),
-`node` (the node names: gpass's optimized graph and ORT's name nodes differently, so match
-them by eye), `op` (the op types, gpass's fused ops under their own names). ORT's per-node
+`node` (the node names as each runtime has them), `layer` (the node names with the model's
+prefix and each runtime's suffixes stripped (`:0`, gpass's `/nchwc`, ORT's `_nchwc`), so that
+a convolution both runtimes fused with the same activation shows on one row; fusions that
+differ still show apart, e.g. gpass's residual convolution under the name of the add's Relu,
+ORT's under its batch norm), `op` (the op types, gpass's fused ops under their own names). ORT's per-node
 figures include its profiler's cost (a few microseconds a node), so its totals exceed its
 unprofiled latency on graphs of many small nodes.
 
@@ -39,7 +42,7 @@ def main():
     ap.add_argument("batch", type=int)
     ap.add_argument("threads", type=int)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--by", choices=["block", "node", "op"], default="block")
+    ap.add_argument("--by", choices=["block", "layer", "node", "op"], default="block")
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--gpass-opt", default=os.path.join(here, "..", "..", "build", "bench", "examples", "gpass-opt", "gpass-opt"))
     args = ap.parse_args()
@@ -73,6 +76,9 @@ def main():
             return op
         if args.by == "node":
             return name
+        if args.by == "layer":
+            n = re.sub(r"(:0)?[/_]nchwc$", "", name).replace(":0", "")
+            return n.split("/", 1)[1] if "/" in n else n
         mm = re.search(r"(block_\d+|conv\d_block\d+|conv\d|Conv1|Conv_1|lstm\d|encoder_\d+|layer_\d+|pool\d|predictions|logits)", name)
         return mm.group(1) if mm else name.split("/")[0][:40]
 
