@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/nchwc.hpp>
@@ -104,6 +105,7 @@ struct conv_case {
   bool depthwise = false;
   bool residual = false;
   float lo = -inf, hi = inf;
+  i64 segment = 0;  ///< the tasks' runs of pixels (blocked input); 0: one of check_conv's at random
 };
 
 /// A random convolution; `kind` 0: one group, 1: groups of whole blocks, 2: depthwise,
@@ -207,7 +209,8 @@ void check_conv(const nc::kernel_set& k, const conv_case& c, std::mt19937& rng) 
   a.step = {c.residual ? zb.data() : nullptr, c.lo, c.hi};
   // tasks of any run of pixels (the kernel's own, fewer for threads, odd ones)
   const i64 segments[] = {nc::conv_segment, nc::conv_segment_for(g, k, 4), 12, 5};
-  a.segment = segments[std::uniform_int_distribution<int>(0, 3)(rng)];
+  const i64 segment = segments[std::uniform_int_distribution<int>(0, 3)(rng)];
+  a.segment = c.segment > 0 ? c.segment : segment;
   if (c.depthwise) {
     REQUIRE(nc::depthwise_supported(g));
     run_tasks(k.conv_depthwise, a, nc::depthwise_tasks(a, k));
@@ -610,6 +613,23 @@ TEST_CASE("exec.nchwc.conv_shapes_of_real_networks") {
       check_conv(k, c, rng);
     }
   }
+  // filters past nchwc::conv_prefetch_bytes in tasks of conv_segment pixels over a 7x7 plane
+  // (49, at least conv_prefetch_pixels): passes that prefetch the next pass's slice and, the
+  // tasks run in two ranges, the next task's first (3.2 and 3.5 MB for blocks of 16)
+  for (const auto& k : nc::available_kernels()) {
+    std::mt19937 rng(7);
+    for (const auto& [C, M, K] : {std::tuple<i64, i64, i64>{2000, 400, 1}, {600, 160, 3}}) {
+      conv_case c;
+      c.g = {.N = 1, .C = C, .H = 7, .W = 7, .M = M, .OH = 7, .OW = 7, .KH = K, .KW = K, .pt = K / 2, .pl = K / 2,
+             .pb = K / 2, .pr = K / 2};
+      c.residual = K == 1;
+      c.lo = 0;
+      c.hi = 6;
+      c.segment = nc::conv_segment;
+      REQUIRE(7 * 7 >= nc::conv_prefetch_pixels);
+      check_conv(k, c, rng);
+    }
+  }
 }
 
 namespace {
@@ -720,6 +740,19 @@ TEST_CASE("exec.nchwc.winograd_matches_double") {
         nc::winograd_split(split, k, 2);
         worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, split.tiles, split.groups, rng, tile));
       }
+      // F(2x2) with a transformed filter past nchwc::conv_prefetch_bytes over 49 tiles (at least
+      // conv_prefetch_pixels): the products prefetch the next point's slice, the last point
+      // the next chunk's first (240 channels in and out, 3.5 MB; split for 2 threads, in two
+      // groups of output blocks)
+      if (tile == 2) {
+        nc::geometry g{.N = 1, .C = 240, .H = 14, .W = 14, .M = 240, .OH = 14, .OW = 14, .KH = 3, .KW = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+        CHECK(nc::winograd_filter_bytes(g, k.b, tile) >= nc::conv_prefetch_bytes);
+        nc::conv_args split;
+        split.g = g;
+        split.tile = tile;
+        nc::winograd_split(split, k, 2);
+        worst = std::max(worst, check_winograd(k, g, true, 0.f, inf, split.tiles, split.groups, rng, tile));
+      }
     }
     MESSAGE("Winograd F(" << tile << "x" << tile << ", 3x3): largest |error| / (1 + sum |x w|) = " << worst);
   }
@@ -808,6 +841,16 @@ TEST_CASE("exec.nchwc.conv_passes") {
     CHECK(p >= 1);
     CHECK(p <= nb);
   }
+  // the two shapes of conv_shapes_of_real_networks whose passes prefetch the next slice: packed
+  // filters of at least conv_prefetch_bytes, in passes (for 16- and 8-channel blocks)
+  for (const auto& [C, M, K] : {std::tuple<i64, i64, i64>{2000, 400, 1}, {600, 160, 3}})
+    for (const i64 b : {16, 8}) {
+      nc::geometry s{.N = 1, .C = C, .H = 6, .W = 6, .M = M, .OH = 6, .OW = 6, .KH = K, .KW = K};
+      const std::vector<float> w(static_cast<std::size_t>(M * C * K * K), 1.0f);
+      CHECK(static_cast<double>(nc::pack_filter(w.data(), s, b, nc::conv_input::blocked).size() * sizeof(float)) >=
+            nc::conv_prefetch_bytes);
+      CHECK(nc::conv_passes(s, nc::blocks(C, b), b, b == 16 ? 4 : 2) > 1);
+    }
 }
 
 TEST_CASE("exec.nchwc.supported_forms") {

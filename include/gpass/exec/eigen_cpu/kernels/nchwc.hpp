@@ -180,6 +180,26 @@ inline i64 conv_passes(const geometry& g, i64 nb, i64 b, i64 f) {
   return nb < per_pass * 3 / 2 ? 1 : blocks(nb, per_pass);
 }
 
+/// Packed filters (direct, or Winograd's transformed ones) of this many bytes or more are read
+/// with the next slice prefetched while one is used (see slice_prefetch in
+/// detail/nchwc_kernels.inl): half again past L2 (2 MB on the Xeon measured), they come from L3
+/// or memory on every run. Measured (one thread, AVX-512, -O3 -march=x86-64-v3, paired
+/// alternating runs against no prefetch, filters from memory): ResNet50's 3x3 512 at 7x7 (9 MB)
+/// 0.94-0.95 (from L3: 0.88-0.95), its 1x1 2048 -> 512 and 512 -> 2048 +z at 7x7 (4 MB)
+/// 0.90-0.98, its F(2x2) 256 at 14x14 (4 MB) 0.95-1.02 (the best runs 8-17% faster); in
+/// ResNet50 at batch 1 (per-node minima of 8 traced runs of each binary, alternating): the 7x7
+/// 3x3 layers 0.85, the 7x7 1x1 ones 0.86, the 14x14 F(2x2) ones 0.81, the whole 0.93. Under
+/// it the filter stays in L2 and a prefetch only costs: a 3x3 256 at 14x14 (2.4 MB) 1.03-1.04.
+inline constexpr double conv_prefetch_bytes = 3 << 20;
+
+/// Output pixels (Winograd: tiles) a task needs for its passes to prefetch: each filter value
+/// read from memory takes 4 bytes and feeds one multiply-add a pixel, so on fewer pixels a
+/// pass's products end before the next slice could arrive (about 10 GB/s from memory on one
+/// core, 160 GFLOP/s of products), and the prefetches only hold up the tile's own loads: on 2
+/// threads ResNet50's 7x7 layers run in tasks of 25 and 24 pixels, and prefetching there was
+/// 10-30% slower than not. At 49 pixels and more (one thread), it gains.
+inline constexpr i64 conv_prefetch_pixels = 40;
+
 /// The "rows" of a convolution's tasks: runs of `segment` pixels of the output plane (blocked
 /// input), output rows (NCHW input).
 inline i64 conv_rows(const geometry& g, conv_input in, i64 segment = conv_segment) {

@@ -63,6 +63,52 @@ struct conv_tile_args {
   i64 y_block;        ///< floats between output blocks
   i64 c0 = 0, c1 = 0;  ///< blocked input: the columns a tile's pixels walk (c0 after c1 - 1, a row down)
   const pixel_walk* walk = nullptr;  ///< blocked input, not pointwise: the order of the pixels
+  /// Passes over a filter past the caches (nchwc::conv_prefetch_bytes): pf_on, the task's
+  /// passes prefetch the next pass's slice while one runs; a task's `pf` (conv), the next
+  /// task's first slice, for its last pass. A tile's: the slice it prefetches, rows of
+  /// `pf_row_lines` cache lines from `pf`, `pf_row_bytes` apart, one per output block, its share
+  /// the lines [pf0, pf1) of them in order.
+  bool pf_on = false;
+  const char* pf = nullptr;
+  i64 pf_row_lines = 0, pf_row_bytes = 0;
+  i64 pf0 = 0, pf1 = 0;
+};
+
+/// A tile's share of the next slice (see conv_tile_args::pf), asked for into L2 (the T2 hint:
+/// a little faster than T1 in the measurements) a few lines at each of the tile's `steps` steps,
+/// so that reading it from memory overlaps the multiply-adds: where the first tile of each pass
+/// read its slice itself, it waited for memory while the others found the slice in L2. Spread
+/// out, not at the start of each tile: asked for all at once, the lines hold the fill buffers
+/// the tile's own loads need (1.07-1.2x slower than no prefetch at all).
+struct slice_prefetch {
+  const char* row = nullptr;  ///< the current row's first line
+  const char* p = nullptr;    ///< the next line
+  i64 in_row = 0, row_lines = 1, row_bytes = 0, left = 0, per = 0;
+  GPASS_NCHWC_INL slice_prefetch(const conv_tile_args& t, i64 steps) {
+    if (!t.pf || t.pf1 <= t.pf0 || t.pf_row_lines <= 0) return;
+    row_lines = t.pf_row_lines;
+    row_bytes = t.pf_row_bytes;
+    row = t.pf + (t.pf0 / row_lines) * row_bytes;
+    in_row = t.pf0 % row_lines;
+    p = row + in_row * 64;
+    left = t.pf1 - t.pf0;
+    steps = std::max<i64>(steps, 1);
+    per = (left + steps - 1) / steps;
+  }
+  /// The next `n` lines (fewer at the end of the share).
+  GPASS_NCHWC_INL void step(i64 n) {
+    for (i64 i = 0; i < n && left > 0; ++i, --left) {
+      __builtin_prefetch(p, 0, 1);
+      p += 64;
+      if (++in_row == row_lines) {
+        in_row = 0;
+        row += row_bytes;
+        p = row;
+      }
+    }
+  }
+  GPASS_NCHWC_INL void step() { step(per); }
+  GPASS_NCHWC_INL void rest() { step(left); }
 };
 
 /// Input channel `ci` of a pointwise tile (pixel p's block at xp + p * b): F filter vectors, P
@@ -85,8 +131,10 @@ GPASS_NCHWC_INL void dense_channel(vec (&acc)[F][P], const float* xp, const floa
 /// planes fill whole tiles too; see nchwc::pixel_walk). Each tap reads every pixel, a pixel
 /// whose tap falls outside the input reading a block of zeros instead (a tap outside for every
 /// pixel is skipped); per channel of a block, one vector of filter values per output block and
-/// one broadcast input value per pixel. Pointwise (t.dense): the pixels [q0, q0 + P).
-template <int F, int P, bool First, bool Last, bool Dense>
+/// one broadcast input value per pixel. Pointwise (t.dense): the pixels [q0, q0 + P). Pf: ask
+/// for the tile's share of the next filter slice on the way (slice_prefetch; a template
+/// parameter, as its state in the loops cost the tiles without it up to 7%).
+template <int F, int P, bool First, bool Last, bool Dense, bool Pf = false>
 GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, const vec& lo, const vec& hi) {
   i64 ihb[P], iwb[P], yq[P];  // each pixel's input position of tap (0, 0), its offset in y
   if constexpr (Dense) {
@@ -114,6 +162,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
   }
   const i64 wk = b * b;  // floats per tap of a filter block
   const i64 wo = t.w_out;
+  [[maybe_unused]] slice_prefetch next(t, Pf ? (Dense ? t.nb : t.nb * t.KH * t.KW) : 0);
   if constexpr (Dense) {  // pointwise: pixel q reads input pixel q
     for (i64 ib = 0; ib < t.nb; ++ib) {
       const float* xp = t.x + ib * t.x_block + q0 * b;
@@ -122,6 +171,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
       // input's streams, one per block: ResNet50's 1x1 256 -> 64 at 56x56 11% faster)
 #pragma GCC unroll 12
       for (int p = 0; p < P; ++p) prefetch(xp, (P + p) * b);
+      if constexpr (Pf) next.step();
       if (ib + 1 < t.nb || t.c_last == b) {
 #pragma GCC unroll 4
         for (i64 ci = 0; ci < b; ++ci) dense_channel<F, P>(acc, xp, wp, wo, ci);
@@ -149,6 +199,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
       const float* wp = t.w + (kh * t.KW + kw) * wk;
       const i64 w_block = t.KH * t.KW * wk;  // floats between the filter's input blocks
       for (i64 ib = 0; ib < t.nb; ++ib, wp += w_block) {
+        if constexpr (Pf) next.step();
 #pragma GCC unroll 4
         for (i64 ci = 0; ci < b; ++ci) {
           vec wv[F];
@@ -165,6 +216,7 @@ GPASS_NCHWC_FN inline void conv_tile_blocked(const conv_tile_args& t, i64 q0, co
         for (int p = 0; p < P; ++p) xp[p] += step[p];
       }
     }
+  if constexpr (Pf) next.rest();  // the taps a tile skipped
 #pragma GCC unroll 4
   for (int f = 0; f < F; ++f)
 #pragma GCC unroll 12
@@ -237,6 +289,18 @@ GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i
       return;
     }
   }
+  if (blocked && t.pf) {  // passes over a large filter, Winograd's products over a large one
+    if constexpr (!(First && Last)) {
+      if (t.dense)
+        conv_tile_blocked<F, P, First, Last, true, true>(t, ow0, lo, hi);
+      else
+        conv_tile_blocked<F, P, First, Last, false, true>(t, ow0, lo, hi);
+      return;
+    } else if (t.dense) {
+      conv_tile_blocked<F, P, true, true, true, true>(t, ow0, lo, hi);
+      return;
+    }
+  }
   if (blocked && t.dense)
     conv_tile_blocked<F, P, First, Last, true>(t, ow0, lo, hi);
   else if (blocked)
@@ -258,11 +322,16 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
                                     const tap_range& inner, const vec& lo, const vec& hi) {
   constexpr int P = tile_pixels(F);
   auto tiles = [](i64 n) { return (n + P - 1) / P; };
+  // the next filter slice's lines, shared out over the tiles in order (see slice_prefetch)
+  const i64 pf_lines = t.pf ? F * t.pf_row_lines : 0;
   if (blocked && t.dense) {  // pixels [ow0, ow1) in order (also Winograd's products, g not theirs)
     const i64 n = ow1 - ow0, k = tiles(n);
+    conv_tile_args u = t;
     for (i64 i = 0, ow = ow0; i < k; ++i) {
       const i64 w = n / k + (i < n % k ? 1 : 0);
-      conv_pixels<F, P, First, Last>(w, true, t, ow, 0, g.KW, lo, hi);
+      u.pf0 = i * pf_lines / k;
+      u.pf1 = (i + 1) * pf_lines / k;
+      conv_pixels<F, P, First, Last>(w, true, u, ow, 0, g.KW, lo, hi);
       ow += w;
     }
     return;
@@ -270,6 +339,12 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
   if (blocked) {  // [ow0, ow1): places in nchwc::pixel_walk; tiles inside each of its rectangles
     const pixel_walk& walk = *t.walk;
     conv_tile_args u = t;
+    i64 all = 0, ti = 0;  // tiles in all, this one's place
+    for (int r = 0; r < (t.pf ? walk.count : 0); ++r) {
+      const pixel_walk::rect& rc = walk.rects[static_cast<std::size_t>(r)];
+      const i64 q0 = std::max(ow0, rc.begin), q1 = std::min(ow1, rc.end());
+      if (q0 < q1) all += tiles(q1 - q0);
+    }
     for (int r = 0; r < walk.count; ++r) {
       const pixel_walk::rect& rc = walk.rects[static_cast<std::size_t>(r)];
       const i64 q0 = std::max(ow0, rc.begin), q1 = std::min(ow1, rc.end());
@@ -277,8 +352,12 @@ GPASS_NCHWC_FN inline void conv_row(bool blocked, const geometry& g, const conv_
       u.c0 = rc.c0;
       u.c1 = rc.c1;
       const i64 n = q1 - q0, k = tiles(n);
-      for (i64 i = 0, q = q0; i < k; ++i) {
+      for (i64 i = 0, q = q0; i < k; ++i, ++ti) {
         const i64 w = n / k + (i < n % k ? 1 : 0);
+        if (pf_lines > 0) {
+          u.pf0 = ti * pf_lines / all;
+          u.pf1 = (ti + 1) * pf_lines / all;
+        }
         conv_pixels<F, P, First, Last>(w, true, u, rc.pixel(q, g.OW), 0, g.KW, lo, hi);
         q += w;
       }
@@ -317,7 +396,8 @@ GPASS_NCHWC_INL void conv_row_blocks(int f, bool blocked, const geometry& g, con
 
 /// A row of blocked input in `passes` passes over the input blocks (see nchwc::conv_passes):
 /// each pass's filter slice read from cache across the row's tiles; one pass: the whole sum in
-/// registers, no partial sums in y.
+/// registers, no partial sums in y. With t.pf_on, each pass prefetches the next one's slice;
+/// the last pass, the next task's first where conv set t.pf.
 GPASS_NCHWC_INL void conv_row_passes(int f, const geometry& g, const conv_tile_args& t, i64 ow0, i64 ow1, i64 passes,
                                      const tap_range& inner, const vec& lo, const vec& hi) {
   if (passes <= 1) {
@@ -325,13 +405,21 @@ GPASS_NCHWC_INL void conv_row_passes(int f, const geometry& g, const conv_tile_a
     return;
   }
   const i64 w_block = t.KH * t.KW * t.cb * b;  // floats between the filter's input blocks
+  const i64 block_lines = w_block * i64{sizeof(float)} / 64;
+  auto pass_blocks = [&](i64 i) { return t.nb / passes + (i < t.nb % passes ? 1 : 0); };
   for (i64 i = 0, ib0 = 0; i < passes; ++i) {
     conv_tile_args u = t;
-    u.nb = t.nb / passes + (i < t.nb % passes ? 1 : 0);
+    u.nb = pass_blocks(i);
     u.c_last = i + 1 == passes ? t.c_last : t.cb;
     u.x = t.x + ib0 * t.x_block;
     u.w = t.w + ib0 * w_block;
     ib0 += u.nb;
+    u.pf = nullptr;
+    if ((t.pf_on && i + 1 < passes) || (i + 1 == passes && t.pf)) {
+      u.pf = i + 1 < passes ? reinterpret_cast<const char*>(t.w + ib0 * w_block) : t.pf;
+      u.pf_row_lines = pass_blocks(i + 1 < passes ? i + 1 : 0) * block_lines;
+      u.pf_row_bytes = t.w_out * i64{sizeof(float)};
+    }
     if (i == 0)
       conv_row_blocks<conv_f, true, false>(f, true, g, u, ow0, ow1, inner, lo, hi);
     else if (i + 1 == passes)
@@ -382,6 +470,8 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   ta.dense = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H && g.OW == g.W;
   const pixel_walk walk(g);
   ta.walk = &walk;
+  ta.pf_on = blocked && passes > 1 &&
+             static_cast<double>(Mb) * static_cast<double>(ta.w_out) * sizeof(float) >= conv_prefetch_bytes;
   if (blocked) {
     ta.x_block = g.H * g.W * b;
     ta.x_row = g.W * b;
@@ -423,6 +513,16 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
     }
     u.y = a.y + yoff;
     u.z = a.step.z ? a.step.z + yoff : nullptr;
+    // a large filter: the first run of a chunk's pixels reads its slices from memory, so its
+    // passes prefetch (the chunk's later runs find them in L2), where the run is long enough
+    // for a pass's products to outlast reading the next slice (conv_prefetch_pixels); the
+    // last pass of such a task before a chunk's first run prefetches that run's first slice
+    // (the range going on, the output blocks of the same group)
+    const bool long_run = q1 - q0 >= conv_prefetch_pixels;
+    u.pf_on = ta.pf_on && row == 0 && long_run;
+    u.pf = ta.pf_on && long_run && t + 1 < t1 && row + 1 == rows && ch + 1 < chunks
+               ? reinterpret_cast<const char*>(u.w + f * ta.w_out)
+               : nullptr;
     if (blocked)
       conv_row_passes(f, g, u, q0, q1, passes, inner, lo, hi);
     else
@@ -518,6 +618,7 @@ GPASS_NCHWC_FN inline void winograd_tiles_of(const conv_args& a, i64 t0, i64 t1)
   u.dense = true;
   u.w_out = Cb * b * b;
   u.bias = zeros;
+  const bool pf_on = static_cast<double>(points * Mb * Cb * b * b) * sizeof(float) >= conv_prefetch_bytes;
   u.y_block = T * b;
   for (i64 task = t0; task < t1; ++task) {
     const i64 q0 = task / groups * T, q1 = std::min(all, q0 + T), nq = q1 - q0;
@@ -562,6 +663,14 @@ GPASS_NCHWC_FN inline void winograd_tiles_of(const conv_args& a, i64 t0, i64 t1)
         u.x = V + xi * Cb * T * b;
         u.w = a.w + (xi * Mb + ob0) * Cb * b * b;
         u.y = S + xi * conv_f * T * b;
+        // a filter past the caches: each point's products prefetch the next point's slice
+        // (the last point's, the next chunk's first), as passes over a direct filter do
+        u.pf = nullptr;
+        if (pf_on && nq >= conv_prefetch_pixels && (xi + 1 < points || ob0 + conv_f < ob_end)) {
+          u.pf = reinterpret_cast<const char*>(xi + 1 < points ? u.w + Mb * Cb * b * b : a.w + (ob0 + conv_f) * Cb * b * b);
+          u.pf_row_lines = Cb * b * b * i64{sizeof(float)} / 64;
+          u.pf_row_bytes = Cb * b * b * i64{sizeof(float)};
+        }
         conv_row_blocks<conv_f>(f, true, g, u, 0, nq, tap_range{}, none_lo, none_hi);
       }
       for (int fb = 0; fb < f; ++fb) {
