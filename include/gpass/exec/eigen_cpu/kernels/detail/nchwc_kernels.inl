@@ -289,7 +289,10 @@ GPASS_NCHWC_INL void conv_pixels(i64 n, bool blocked, const conv_tile_args& t, i
       return;
     }
   }
-  if (blocked && t.pf) {  // passes over a large filter, Winograd's products over a large one
+  // the prefetching tiles: passes over a large filter (never First && Last, one pass) and
+  // Winograd's products over a large one (pointwise, First && Last); no other form sets t.pf,
+  // so no other is compiled
+  if (blocked && t.pf) {
     if constexpr (!(First && Last)) {
       if (t.dense)
         conv_tile_blocked<F, P, First, Last, true, true>(t, ow0, lo, hi);
@@ -618,7 +621,7 @@ GPASS_NCHWC_FN inline void winograd_tiles_of(const conv_args& a, i64 t0, i64 t1)
   u.dense = true;
   u.w_out = Cb * b * b;
   u.bias = zeros;
-  const bool pf_on = static_cast<double>(points * Mb * Cb * b * b) * sizeof(float) >= conv_prefetch_bytes;
+  const bool pf_on = winograd_filter_bytes(g, b, m) >= conv_prefetch_bytes;
   u.y_block = T * b;
   for (i64 task = t0; task < t1; ++task) {
     const i64 q0 = task / groups * T, q1 = std::min(all, q0 + T), nq = q1 - q0;
