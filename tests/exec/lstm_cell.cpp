@@ -133,7 +133,9 @@ TEST_CASE("exec.lstm_cell.special_values") {
   for (const form& fm : forms()) {
     INFO("form " << fm.name);
     // every gate at x, c = 0.5 before: c = s(x) * 0.5 + s(x) * tanh(x), h = s(x) * tanh(c)
-    for (float x : {inf, -inf, 0.0f, -0.0f, 1e-30f, 88.5f, -88.5f, 200.0f, -200.0f, 0.6249f, 0.6251f, -0.6251f, 44.0f, -44.0f}) {
+    for (float x : {inf, -inf, 0.0f, -0.0f, 1e-30f, 88.5f, -88.5f, 200.0f, -200.0f, 0.6249f, 0.6251f, -0.6251f, 44.0f, -44.0f,
+                    // tanh's reduction: n from 0 to -1 at 2|x| = ln 2 / 2, its clamp at 9
+                    0.17328f, 0.17330f, -0.17330f, 8.99f, 9.01f, -9.01f, 1e-8f, 5e-4f}) {
       const float g[4] = {x, x, x, x}, b[4] = {0, 0, 0, 0};
       float c = 0.5f, h = 0.0f;
       fm.f(g, b, &c, &h, 1, 1);
@@ -153,11 +155,35 @@ TEST_CASE("exec.lstm_cell.special_values") {
   }
 }
 
+TEST_CASE("exec.lstm_cell.tanh_relative_error") {
+  // c = sigmoid(200) * tanh(x) + f * 0 = tanh(x) (the input gate 1 in f32): tanh's relative
+  // error from tiny arguments (where 1 - 2 / (e^2x + 1) would cancel) through its clamp
+  for (const form& fm : forms()) {
+    double worst = 0, at = 0;
+    for (double e = -7.0; e <= 1.4; e += 0.0007)
+      for (double sign : {1.0, -1.0}) {
+        const float x = static_cast<float>(sign * std::pow(10.0, e));
+        const float g[4] = {200.0f, 0.0f, 0.0f, x}, b[4] = {0, 0, 0, 0};
+        float c = 0.0f, h = 0.0f;
+        fm.f(g, b, &c, &h, 1, 1);
+        const double want = std::tanh(static_cast<double>(x));
+        const double err = std::abs(c - want) / std::abs(want);
+        if (err > worst) {
+          worst = err;
+          at = x;
+        }
+      }
+    INFO("form " << fm.name << ": worst relative error " << worst << " at x = " << at);
+    CHECK(worst < 4e-7);
+  }
+}
+
 TEST_CASE("exec.lstm_cell.dispatch_follows_the_gemm_engine") {
   const lc::row_fn f = lc::row_for_this_cpu();
   REQUIRE(static_cast<bool>(f));
 #if GPASS_SGEMM_X86
   if (gpass::exec::cpu_detail::sgemm::kernel().name == "avx512") CHECK(static_cast<bool>(f == &lc::avx512::row));
+  if (gpass::exec::cpu_detail::sgemm::kernel().name == "avx2") CHECK(static_cast<bool>(f == &lc::avx2::row));
   if (gpass::exec::cpu_detail::sgemm::kernel().name == "generic") CHECK(static_cast<bool>(f == &lc::row_portable));
 #else
   CHECK(static_cast<bool>(f == &lc::row_portable));
