@@ -670,9 +670,9 @@ GPASS_NCHWC_FN inline void winograd_tiles_of(const conv_args& a, i64 t0, i64 t1)
         // (the last point's, the next chunk's first), as passes over a direct filter do
         u.pf = nullptr;
         if (pf_on && nq >= conv_prefetch_pixels && (xi + 1 < points || ob0 + conv_f < ob_end)) {
-          u.pf = reinterpret_cast<const char*>(xi + 1 < points ? u.w + Mb * Cb * b * b : a.w + (ob0 + conv_f) * Cb * b * b);
-          u.pf_row_lines = Cb * b * b * i64{sizeof(float)} / 64;
-          u.pf_row_bytes = Cb * b * b * i64{sizeof(float)};
+          u.pf = reinterpret_cast<const char*>(xi + 1 < points ? u.w + Mb * u.w_out : a.w + (ob0 + conv_f) * u.w_out);
+          u.pf_row_bytes = u.w_out * i64{sizeof(float)};
+          u.pf_row_lines = u.pf_row_bytes / 64;
         }
         conv_row_blocks<conv_f>(f, true, g, u, 0, nq, tap_range{}, none_lo, none_hi);
       }
