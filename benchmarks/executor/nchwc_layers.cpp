@@ -160,7 +160,8 @@ int main(int argc, char** argv) {
     const i64 Cb = nc::blocks(L.C, b), Mb = nc::blocks(L.M, b);
     nc::aligned_vector<float> xb(static_cast<std::size_t>(Cb * L.HW * L.HW * b));
     nc::aligned_vector<float> yb(static_cast<std::size_t>(Mb * g.OH * g.OW * b));
-    nc::aligned_vector<float> wp, bp;
+    nc::packed_vector<float> wp;
+    nc::aligned_vector<float> bp;
     nc::conv_args ca;
     nc::pool_args pa;
     if (L.pool == 0) {
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
     }
     // 3x3 / 1 layers: the Winograd kernel too (its own filter, same input and output buffers)
     const bool wino = L.pool == 0 && !dw && nc::winograd_supported(g, in);
-    nc::aligned_vector<float> wwp;
+    nc::packed_vector<float> wwp;
     nc::conv_args wa = ca;
     if (wino) {
       wwp = nc::pack_winograd_filter(w.data<float>(), g, b);

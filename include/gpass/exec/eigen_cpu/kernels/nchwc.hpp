@@ -54,6 +54,8 @@ namespace gpass::exec::cpu_detail::nchwc {
 using i64 = std::int64_t;
 template <class T>
 using aligned_vector = sgemm::aligned_vector<T>;
+template <class T>
+using packed_vector = sgemm::packed_vector<T>;
 
 inline i64 blocks(i64 c, i64 b) { return (c + b - 1) / b; }
 
@@ -215,10 +217,10 @@ inline bool depthwise_supported(const geometry& g) { return g.G > 1 && g.G == g.
 /// The filter of `conv` (w [M, C / G, KH, KW]) packed for block b: [ceil(M / b), nb, KH, KW,
 /// cb, b], output channels innermost. Blocked input: nb = the input blocks of a group
 /// (ceil(C / G / b)), cb = b; NCHW input: nb = 1, cb = C. Values past the channels are zero.
-inline aligned_vector<float> pack_filter(const float* w, const geometry& g, i64 b, conv_input in) {
+inline packed_vector<float> pack_filter(const float* w, const geometry& g, i64 b, conv_input in) {
   const i64 Cg = g.C / g.G, Mb = blocks(g.M, b), K = g.KH * g.KW;
   const i64 nb = in == conv_input::blocked ? blocks(Cg, b) : 1, cb = in == conv_input::blocked ? b : Cg;
-  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, Mb * nb * K * cb * b)), 0.0f);
+  packed_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, Mb * nb * K * cb * b)), 0.0f);
   for (i64 o = 0; o < g.M; ++o)
     for (i64 c = 0; c < Cg; ++c)
       for (i64 k = 0; k < K; ++k) {
@@ -229,9 +231,9 @@ inline aligned_vector<float> pack_filter(const float* w, const geometry& g, i64 
 }
 
 /// The filter of `conv_depthwise` (w [C, 1, KH, KW]) packed as [ceil(C / b), KH, KW, b].
-inline aligned_vector<float> pack_depthwise_filter(const float* w, const geometry& g, i64 b) {
+inline packed_vector<float> pack_depthwise_filter(const float* w, const geometry& g, i64 b) {
   const i64 K = g.KH * g.KW;
-  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, blocks(g.C, b) * K * b)), 0.0f);
+  packed_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, blocks(g.C, b) * K * b)), 0.0f);
   for (i64 c = 0; c < g.C; ++c)
     for (i64 k = 0; k < K; ++k) p[static_cast<std::size_t>(((c / b) * K + k) * b + c % b)] = w[c * K + k];
   return p;
@@ -324,7 +326,7 @@ inline i64 winograd_tile(const geometry& g, i64 b) {
 /// channel pair (in double), packed as [(m + 2)^2][ceil(M / b)][ceil(C / b)][b input
 /// channels][b output channels], point-major: each point's filter is a 1x1 convolution's
 /// `pack_filter`. Values past the channels are zero.
-inline aligned_vector<float> pack_winograd_filter(const float* w, const geometry& g, i64 b, i64 m = wino_m) {
+inline packed_vector<float> pack_winograd_filter(const float* w, const geometry& g, i64 b, i64 m = wino_m) {
   static constexpr double G4[6][3] = {{1.0 / 4, 0, 0},
                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -336,7 +338,7 @@ inline aligned_vector<float> pack_winograd_filter(const float* w, const geometry
   const int A = static_cast<int>(m) + 2;
   auto G = [&](int i, int j) { return m == 4 ? G4[i][j] : G2[i][j]; };
   const i64 Mb = blocks(g.M, b), Cb = blocks(g.C, b);
-  aligned_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, winograd_points(m) * Mb * Cb * b * b)), 0.0f);
+  packed_vector<float> p(static_cast<std::size_t>(std::max<i64>(1, winograd_points(m) * Mb * Cb * b * b)), 0.0f);
   for (i64 o = 0; o < g.M; ++o)
     for (i64 c = 0; c < g.C; ++c) {
       const float* k = w + (o * g.C + c) * 9;

@@ -164,11 +164,11 @@ struct packed_filter {
   bool depthwise = false;
   i64 wino_tile = 0;  ///< 0: `data` for the direct kernels; 4 or 2: by pack_winograd_filter for tiles of that side
   i64 G = 1;
-  std::shared_ptr<const nc::aligned_vector<float>> data;
+  std::shared_ptr<const nc::packed_vector<float>> data;
   /// Winograd with the batch unknown when planned: `data` for tiles of 4, this for tiles of 2
   /// where nc::winograd_tile takes them for the batch of a run (null where no batch would)
-  std::shared_ptr<const nc::aligned_vector<float>> wino2;
-  const nc::aligned_vector<float>* match(const gpass::tensor& w, nc::conv_input want_in, bool want_dw, i64 want_g) const {
+  std::shared_ptr<const nc::packed_vector<float>> wino2;
+  const nc::packed_vector<float>* match(const gpass::tensor& w, nc::conv_input want_in, bool want_dw, i64 want_g) const {
     if (!data || w.raw() != source.raw() || w.sizes() != source.sizes() || w.element_type() != source.element_type() ||
         in != want_in || depthwise != want_dw || G != want_g)
       return nullptr;
@@ -177,7 +177,7 @@ struct packed_filter {
 };
 
 /// The filter of geometry `g` packed for block `b`.
-inline nc::aligned_vector<float> pack(const float* w, const nc::geometry& g, i64 b, nc::conv_input in, bool depthwise) {
+inline nc::packed_vector<float> pack(const float* w, const nc::geometry& g, i64 b, nc::conv_input in, bool depthwise) {
   return depthwise ? nc::pack_depthwise_filter(w, g, b) : nc::pack_filter(w, g, b, in);
 }
 
@@ -236,11 +236,11 @@ inline def conv_def() {
                   // batch of 1 takes those (the run picks by its batch)
                   const bool batch_known = xs[0].is_known();
                   pf.wino_tile = batch_known ? tile : nc::wino_m;
-                  pf.data = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, pf.wino_tile));
+                  pf.data = std::make_shared<const nc::packed_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, pf.wino_tile));
                   if (!batch_known && tile == 2)
-                    pf.wino2 = std::make_shared<const nc::aligned_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, 2));
+                    pf.wino2 = std::make_shared<const nc::packed_vector<float>>(nc::pack_winograd_filter(wc->data<float>(), g, b, 2));
                 } else {
-                  pf.data = std::make_shared<const nc::aligned_vector<float>>(pack(wc->data<float>(), g, b, pf.in, pf.depthwise));
+                  pf.data = std::make_shared<const nc::packed_vector<float>>(pack(wc->data<float>(), g, b, pf.in, pf.depthwise));
                 }
               }
             }
@@ -289,8 +289,8 @@ inline def conv_def() {
               } else {
                 bias_packed = nc::pack_bias(nullptr, M, b);
               }
-              nc::aligned_vector<float> w_run;
-              const nc::aligned_vector<float>* wp = pf.match(w, in, dw, G);
+              nc::packed_vector<float> w_run;
+              const nc::packed_vector<float>* wp = pf.match(w, in, dw, G);
               if (!wp) {
                 w_run = pack(w.data<float>(), g, b, in, dw);
                 wp = &w_run;

@@ -35,6 +35,8 @@
 
 #include <Eigen/Core>
 
+#include <gpass/core/host_memory.hpp>
+
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define GPASS_SGEMM_X86 1
 #include <immintrin.h>
@@ -370,6 +372,33 @@ struct line_aligned_allocator {
 template <class T>
 using aligned_vector = std::vector<T, line_aligned_allocator<T>>;
 
+/// Storage of a constant packed once for a plan's life (a packed filter or weight matrix):
+/// from `gpass::detail::huge_pool`, in transparent huge pages where the system has them,
+/// 64-byte aligned. A model's weights are streamed from memory on every run; in 4 KiB pages
+/// malloc's small buffers cost a page walk every 4 KiB, and the hardware prefetchers stop at
+/// each page's end (MobileNetV2 at batch 1 on one thread: its kernels' minima summed 5.5 ->
+/// 5.2 ms with glibc's heap in huge pages). Not for scratch or activations: buffers freed at
+/// different times keep a whole chunk mapped.
+template <class T>
+struct packed_allocator {
+  using value_type = T;
+  packed_allocator() noexcept = default;
+  template <class U>
+  packed_allocator(const packed_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(gpass::detail::huge_pool::global().allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { gpass::detail::huge_pool::global().deallocate(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const packed_allocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+template <class T>
+using packed_vector = std::vector<T, packed_allocator<T>>;
+
 /// Writes A[M x K] (A(i, k) = a[i * lda + k], or a[k * lda + i] when `col_major`) in panels
 /// of `mr` rows to `dst` (ceil(M / mr) * K * mr floats).
 inline void pack_a(const float* a, i64 lda, bool col_major, i64 M, i64 K, int mr, float* dst) {
@@ -407,7 +436,7 @@ struct packed_panels {
   const kernel_info* ki;
   i64 depth = 0;
   int width = 1;
-  aligned_vector<float> data;
+  packed_vector<float> data;
   packed_panels(const float* x, i64 ld, bool col_major, i64 outer, i64 K, int w, const kernel_info& k)
       : ki(&k), depth(K), width(w) {
     data.resize(static_cast<std::size_t>(std::max<i64>(1, panels(outer, w) * K * w)));
