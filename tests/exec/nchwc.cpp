@@ -305,6 +305,50 @@ TEST_CASE("exec.nchwc.conv_segment_for_threads") {
   CHECK(nc::conv_segment_for(g, k, 2) == nc::conv_segment);
 }
 
+TEST_CASE("exec.nchwc.conv_segment_for_prefetched_filters") {
+  // ResNet50's last stage at batch 1: 7x7 planes, filters past conv_prefetch_bytes, 8 chunks
+  // of output blocks. On 2 threads each chunk takes the whole plane (49 pixels, a run long
+  // enough to prefetch the filter's slices), 4 tasks a thread, not 16 runs of 25 and 24.
+  const nc::kernel_set& k = nc::kernels_for(16);
+  nc::geometry g;
+  g.N = 1;
+  g.C = g.M = 512;
+  g.H = g.W = g.OH = g.OW = 7;
+  g.KH = g.KW = 3;
+  g.pt = g.pl = g.pb = g.pr = 1;
+  g.sh = g.sw = g.dh = g.dw = 1;
+  REQUIRE(nc::conv_prefetches_filter(g, k.b, k.conv_f));
+  const i64 units = nc::conv_units(g, k);
+  for (const int threads : {2, 3, 4, 8}) {
+    CAPTURE(threads);
+    nc::conv_args a;
+    a.g = g;
+    a.segment = nc::conv_segment_for(g, k, threads);
+    if (units >= 2 * threads) {
+      CHECK(a.segment == 49);
+      CHECK(nc::conv_tasks(a, k) == units);
+    } else {
+      CHECK(a.segment < 49);  // too few chunks for the threads: the plane is cut
+    }
+  }
+  // the 1x1 2048 -> 512 (4 MB) too; 960 -> 160 (0.6 MB, from L2) is cut as before
+  g.C = 2048;
+  g.KH = g.KW = 1;
+  g.pt = g.pl = g.pb = g.pr = 0;
+  CHECK(nc::conv_prefetches_filter(g, k.b, k.conv_f));
+  CHECK(nc::conv_segment_for(g, k, 2) == 49);
+  g.C = 960;
+  g.M = 160;
+  CHECK(!nc::conv_prefetches_filter(g, k.b, k.conv_f));
+  CHECK(nc::conv_segment_for(g, k, 2) < 49);
+  // a 3x3 filter under conv_prefetch_bytes (256 channels: 2.4 MB) is cut as before
+  g.C = g.M = 256;
+  g.KH = g.KW = 3;
+  g.pt = g.pl = g.pb = g.pr = 1;
+  CHECK(!nc::conv_prefetches_filter(g, k.b, k.conv_f));
+  CHECK(nc::conv_segment_for(g, k, 2) < 49);
+}
+
 /// The work of conv task `t` (see nchwc's conv task order), task by task: its output blocks
 /// times its pixels.
 i64 reference_task_work(const nc::conv_args& a, const nc::kernel_set& k, i64 t) {

@@ -197,9 +197,10 @@ inline constexpr double conv_prefetch_bytes = 3 << 20;
 /// Output pixels (Winograd: tiles) a task needs for its passes to prefetch: each filter value
 /// read from memory takes 4 bytes and feeds one multiply-add a pixel, so on fewer pixels a
 /// pass's products end before the next slice could arrive (about 10 GB/s from memory on one
-/// core, 160 GFLOP/s of products), and the prefetches only hold up the tile's own loads: on 2
-/// threads ResNet50's 7x7 layers run in tasks of 25 and 24 pixels, and prefetching there was
-/// 10-30% slower than not. At 49 pixels and more (one thread), it gains.
+/// core, 160 GFLOP/s of products), and the prefetches only hold up the tile's own loads: in
+/// tasks of 25 and 24 pixels (ResNet50's 7x7 layers on 2 threads, as they were cut before
+/// conv_segment_for kept such layers' planes whole) prefetching was 10-30% slower than not. At
+/// 49 pixels and more, it gains.
 inline constexpr i64 conv_prefetch_pixels = 40;
 
 /// The "rows" of a convolution's tasks: runs of `segment` pixels of the output plane (blocked
@@ -210,6 +211,17 @@ inline i64 conv_rows(const geometry& g, conv_input in, i64 segment = conv_segmen
 
 /// Output blocks per group of a convolution (all of them for G = 1).
 inline i64 conv_group_blocks(const geometry& g, i64 b) { return g.G == 1 ? blocks(g.M, b) : g.M / g.G / b; }
+
+/// Whether `conv` with blocked input (blocks of `b`, chunks of `f` output blocks) reads its
+/// packed filter in passes that prefetch the next pass's slice, in its tasks of
+/// conv_prefetch_pixels or more: more than one pass over a filter of conv_prefetch_bytes or
+/// more (what `conv` checks, there for the input blocks a task sums).
+inline bool conv_prefetches_filter(const geometry& g, i64 b, i64 f) {
+  const i64 groups = g.G == 1 ? 1 : g.G;
+  const i64 nb = blocks(g.C / groups, b);
+  const double bytes = static_cast<double>(blocks(g.M, b)) * static_cast<double>(nb * g.KH * g.KW * b * b) * sizeof(float);
+  return conv_passes(g, nb, b, f) > 1 && bytes >= conv_prefetch_bytes;
+}
 
 /// Whether `conv_depthwise` computes it: a group per input channel, one output channel each.
 inline bool depthwise_supported(const geometry& g) { return g.G > 1 && g.G == g.C && g.M == g.C; }
@@ -602,16 +614,26 @@ inline i64 conv_tasks(const conv_args& a, const kernel_set& k) { return conv_uni
 /// 4-pixel task costs a tile's filter reads for a sixth of its work), or, where that leaves
 /// fewer than 8 tasks per thread (small planes, few output blocks: a network's last layers),
 /// into as many runs as wanted, of 12 pixels or more (49 pixels in two runs are 25 + 24, not
-/// 24 + 24 + a task of 1 pixel, whose tile would run at a quarter of the speed). The threads
-/// then share the tasks out by their work (`conv_balanced_bounds`). One thread
-/// keeps conv_segment. (A tile's filter traffic does not depend on the segment.)
+/// 24 + 24 + a task of 1 pixel, whose tile would run at a quarter of the speed); but a layer
+/// whose filter slices are prefetched (conv_prefetches_filter) keeps runs of
+/// conv_prefetch_pixels or more where that leaves each thread two tasks: ResNet50's last stage
+/// at batch 1 on 2 threads, 8 tasks of the whole 7x7 plane instead of 16 of 25 and 24 pixels
+/// (per-node minima of 20 alternating processes: its 3x3 layers 0.71-0.85, its 1x1 2048 ->
+/// 512 0.74-0.93, the five 3978 -> 3209 us, the other stages 0.97-1.01). The threads then
+/// share the tasks out by their work (`conv_balanced_bounds`). One thread keeps conv_segment.
 inline i64 conv_segment_for(const geometry& g, const kernel_set& k, int threads) {
   if (threads <= 1) return conv_segment;
   const i64 units = conv_units(g, k);  // tasks per pixel run
   const i64 want = 8 * static_cast<i64>(threads);
   const i64 plane = std::max<i64>(g.OH * g.OW, 1);
   i64 runs = blocks(plane, conv_segment);
-  if (units * runs < want) runs = std::max(runs, std::min(blocks(want, std::max<i64>(units, 1)), std::max<i64>(1, plane / 12)));
+  if (units * runs < want) {
+    runs = std::max(runs, std::min(blocks(want, std::max<i64>(units, 1)), std::max<i64>(1, plane / 12)));
+    // a filter its passes prefetch (conv_prefetches_filter): runs long enough to prefetch
+    // (conv_prefetch_pixels), where each thread still gets two tasks or more
+    if (units >= 2 * static_cast<i64>(threads) && conv_prefetches_filter(g, k.b, k.conv_f))
+      runs = std::min(runs, std::max(blocks(plane, conv_segment), plane / conv_prefetch_pixels));
+  }
   return blocks(plane, runs);
 }
 
