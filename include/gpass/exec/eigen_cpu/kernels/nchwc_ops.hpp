@@ -289,6 +289,9 @@ inline def conv_def() {
               } else {
                 bias_packed = nc::pack_bias(nullptr, M, b);
               }
+              // a filter not packed when planned (not constant) is packed for this run, in the
+              // huge-page pool too (the chunks such short-lived buffers fill are unmapped as
+              // they empty)
               nc::packed_vector<float> w_run;
               const nc::packed_vector<float>* wp = pf.match(w, in, dw, G);
               if (!wp) {
