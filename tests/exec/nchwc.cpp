@@ -331,7 +331,8 @@ TEST_CASE("exec.nchwc.conv_segment_for_prefetched_filters") {
       CHECK(a.segment < 49);  // too few chunks for the threads: the plane is cut
     }
   }
-  // the 1x1 2048 -> 512 (4 MB) too; 960 -> 160 (0.6 MB, from L2) is cut as before
+  // the 1x1 2048 -> 512 (4 MB) too; 960 -> 160 (0.6 MB, from L2) is cut as before: only
+  // where its chunks (as many as this ISA's kernels make) are fewer than 8 tasks a thread
   g.C = 2048;
   g.KH = g.KW = 1;
   g.pt = g.pl = g.pb = g.pr = 0;
@@ -340,13 +341,17 @@ TEST_CASE("exec.nchwc.conv_segment_for_prefetched_filters") {
   g.C = 960;
   g.M = 160;
   CHECK(!nc::conv_prefetches_filter(g, k.b, k.conv_f));
-  CHECK(nc::conv_segment_for(g, k, 2) < 49);
+  CHECK((nc::conv_segment_for(g, k, 2) == 49) == (nc::conv_units(g, k) >= 8 * 2));
   // a 3x3 filter under conv_prefetch_bytes (256 channels: 2.4 MB) is cut as before
   g.C = g.M = 256;
   g.KH = g.KW = 3;
   g.pt = g.pl = g.pb = g.pr = 1;
   CHECK(!nc::conv_prefetches_filter(g, k.b, k.conv_f));
-  CHECK(nc::conv_segment_for(g, k, 2) < 49);
+  CHECK((nc::conv_segment_for(g, k, 2) == 49) == (nc::conv_units(g, k) >= 8 * 2));
+  // the input blocks a task sums decide the passes: a filter in one pass does not prefetch
+  g.C = g.M = 512;
+  CHECK(nc::conv_prefetches_filter(g, k.b, k.conv_f, -1));
+  CHECK(!nc::conv_prefetches_filter(g, k.b, k.conv_f, 1));
 }
 
 /// The work of conv task `t` (see nchwc's conv task order), task by task: its output blocks
