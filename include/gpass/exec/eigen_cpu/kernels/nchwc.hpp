@@ -214,13 +214,13 @@ inline i64 conv_group_blocks(const geometry& g, i64 b) { return g.G == 1 ? block
 
 /// Whether `conv` with blocked input (blocks of `b`, chunks of `f` output blocks) reads its
 /// packed filter in passes that prefetch the next pass's slice, in its tasks of
-/// conv_prefetch_pixels or more: more than one pass over a filter of conv_prefetch_bytes or
-/// more (what `conv` checks, there for the input blocks a task sums).
-inline bool conv_prefetches_filter(const geometry& g, i64 b, i64 f) {
+/// conv_prefetch_pixels or more: more than one pass over the `summed` input blocks a task
+/// sums (all of a group's when negative), in a filter of conv_prefetch_bytes or more.
+inline bool conv_prefetches_filter(const geometry& g, i64 b, i64 f, i64 summed = -1) {
   const i64 groups = g.G == 1 ? 1 : g.G;
   const i64 nb = blocks(g.C / groups, b);
   const double bytes = static_cast<double>(blocks(g.M, b)) * static_cast<double>(nb * g.KH * g.KW * b * b) * sizeof(float);
-  return conv_passes(g, nb, b, f) > 1 && bytes >= conv_prefetch_bytes;
+  return conv_passes(g, summed < 0 ? nb : summed, b, f) > 1 && bytes >= conv_prefetch_bytes;
 }
 
 /// Whether `conv_depthwise` computes it: a group per input channel, one output channel each.

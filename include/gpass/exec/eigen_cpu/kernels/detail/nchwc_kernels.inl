@@ -473,8 +473,7 @@ GPASS_NCHWC_FN inline void conv(const conv_args& a, i64 t0, i64 t1) {
   ta.dense = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H && g.OW == g.W;
   const pixel_walk walk(g);
   ta.walk = &walk;
-  ta.pf_on = blocked && passes > 1 &&
-             static_cast<double>(Mb) * static_cast<double>(ta.w_out) * sizeof(float) >= conv_prefetch_bytes;
+  ta.pf_on = blocked && conv_prefetches_filter(g, b, conv_f, ib1 - ib0);
   if (blocked) {
     ta.x_block = g.H * g.W * b;
     ta.x_row = g.W * b;
