@@ -170,11 +170,11 @@ namespace detail {
 /// the smallest kept buffer of its class or bigger, up to twice its class (a network's
 /// activations come in many sizes: with buffers kept only for their own class, MobileNetV2 at
 /// batch 8 peaked at 206.7 MB, now 171.0); at most `cap` bytes are kept (freed beyond that).
-/// Buffers from 64 KiB up come from it: below 1 MiB they were malloc's, whose trimming of the
-/// freed heap (its top past the trim threshold, or a thread arena's heap shrunk) handed a
-/// later run fresh pages to fault in, depending on what else the process allocated between:
-/// a traced ResNet50 run faulted ~700 pages more than an untraced one, and its 800 KB outputs
-/// took 1.5x as long (1109-1229 us against 694-721 since, conv4's 1x1 256 -> 1024 layers).
+/// Buffers from 64 KiB up come from it. Below 1 MiB they were malloc's, which gave some of
+/// them back to the system when freed (a trimmed heap, an unmapped chunk: glibc's choice,
+/// depending on what else the process allocated), so a later run faulted fresh pages in: a
+/// traced ResNet50 run faulted ~700 pages more than an untraced one (~150 since), its conv4
+/// 1x1 256 -> 1024 layers (800 KB outputs) 1109-1229 us in it against 694-721 since.
 /// Thread-safe; tensors keep it alive through their deleters.
 class buffer_cache : public std::enable_shared_from_this<buffer_cache> {
  public:
