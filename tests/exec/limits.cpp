@@ -339,9 +339,8 @@ graph {
     seen.push_back(y.raw());
   }
   CHECK(run_error(big, {.max_run_bytes = 11'999'999}).find("max_run_bytes)") != std::string::npos);
-  // outputs from min_bytes (64 KiB) up come from the run's cache, smaller ones from malloc:
-  // below 1 MiB they went to malloc, which gave some back to the system, so later runs faulted
-  // fresh pages in (ResNet50's traced run: ~700 faults, its 800 KB outputs 1.5x slower)
+  // outputs from min_bytes (64 KiB) up come from the run's cache, smaller ones from malloc
+  // (why 64 KiB and not 1 MiB: buffer_cache's comment)
   static_assert(cache_t::min_bytes == std::size_t{1} << 16);
   struct cached_services final : ex::detail::run_services<ex::eigen_cpu> {
     std::shared_ptr<cache_t> c = std::make_shared<cache_t>();
