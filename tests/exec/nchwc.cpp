@@ -496,6 +496,67 @@ TEST_CASE("exec.nchwc.input_split_where") {
   CHECK_FALSE(nc::input_split(a, k, 2));
 }
 
+TEST_CASE("exec.nchwc.subsample_first_where") {
+  const nc::kernel_set& k = nc::kernels_for(16);
+  nc::geometry g;
+  g.C = 256;
+  g.M = 512;  // ResNet50's conv3_block1 shortcut, 1x1 / 2 over 56x56
+  g.H = g.W = 56;
+  g.OH = g.OW = 28;
+  g.sh = g.sw = 2;
+  CHECK(nc::subsample_first(g, nc::conv_input::blocked, k));
+  CHECK_FALSE(nc::subsample_first(g, nc::conv_input::nchw, k));
+  g.sw = 1;  // a stride along one axis is enough
+  g.OW = 56;
+  CHECK(nc::subsample_first(g, nc::conv_input::blocked, k));
+  g.sh = 1;  // stride 1: pointwise already
+  g.OH = 56;
+  CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
+  g.sh = g.sw = 2;
+  g.OH = g.OW = 28;
+  g.M = 64;  // one chunk of output blocks: the input read once anyway
+  CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
+  g.M = 512;
+  g.pt = g.pl = g.pb = g.pr = 1;  // pads: pixels reading zeros
+  g.OH = g.OW = 29;
+  CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
+  g.pt = g.pl = g.pb = g.pr = 0;
+  g.OH = g.OW = 28;
+  g.KH = g.KW = 3;  // not pointwise
+  g.OH = g.OW = 27;
+  CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
+}
+
+TEST_CASE("exec.nchwc.subsample_picks_the_strided_pixels") {
+  for (const i64 b : {8, 16}) {
+    nc::geometry g;
+    g.N = 2;
+    g.C = 3 * b;
+    g.H = 7;
+    g.W = 9;
+    g.sh = 2;
+    g.sw = 3;
+    g.OH = 4;
+    g.OW = 3;
+    const i64 Cb = 3;
+    std::vector<float> x(static_cast<std::size_t>(g.N * Cb * g.H * g.W * b));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+    std::vector<float> y(static_cast<std::size_t>(g.N * Cb * g.OH * g.OW * b), -1.0f);
+    const i64 rows = g.N * Cb * g.OH;
+    nc::subsample(x.data(), g, b, y.data(), 0, rows / 2);  // in two ranges of tasks
+    nc::subsample(x.data(), g, b, y.data(), rows / 2, rows);
+    i64 bad = 0;
+    for (i64 p = 0; p < g.N * Cb; ++p)
+      for (i64 oh = 0; oh < g.OH; ++oh)
+        for (i64 ow = 0; ow < g.OW; ++ow)
+          for (i64 l = 0; l < b; ++l) {
+            const float want = x[static_cast<std::size_t>(((p * g.H + oh * g.sh) * g.W + ow * g.sw) * b + l)];
+            if (y[static_cast<std::size_t>(((p * g.OH + oh) * g.OW + ow) * b + l)] != want) ++bad;
+          }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("exec.nchwc.geometry_helpers") {
   // taps k of K = 3, dilation 2 at start -3 inside [0, 4): positions -3, -1, 1 -> only k = 2
   CHECK(nc::taps_inside(-3, 3, 2, 4).lo == 2);

@@ -80,25 +80,27 @@ struct conv_case {
   std::string activation;
   bool residual;
   bool nchw_input;
+  i64 sw = 0;  ///< the stride along a row, where not s
 };
 
 /// FusedConv (NCHW) against ReorderInput -> NchwcConv -> ReorderOutput, block b; the filter
 /// constant (packed when the kernel is made) or not (packed per run).
 void check_conv(const conv_case& c, i64 b, bool constant_filter, int threads) {
-  INFO("C" << c.C << " " << c.H << "x" << c.W << " M" << c.M << " k" << c.K << " s" << c.s << " p" << c.p << " d" << c.d
+  const i64 sw = c.sw ? c.sw : c.s;
+  INFO("C" << c.C << " " << c.H << "x" << c.W << " M" << c.M << " k" << c.K << " s" << c.s << "," << sw << " p" << c.p << " d" << c.d
            << " G" << c.G << " " << c.activation << std::string(c.residual ? " +Z" : "")
            << std::string(c.nchw_input ? " nchw input" : "") << " b" << b << std::string(constant_filter ? " constant W" : "")
            << " threads " << threads);
   const tensor x = random_tensor({c.N, c.C, c.H, c.W}, 1), w = random_tensor({c.M, c.C / c.G, c.K, c.K}, 2),
                bias = random_tensor({c.M}, 3);
   gpass::attribute_map a{{"group", c.G},
-                         {"strides", std::vector<i64>{c.s, c.s}},
+                         {"strides", std::vector<i64>{c.s, sw}},
                          {"dilations", std::vector<i64>{c.d, c.d}},
                          {"pads", std::vector<i64>{c.p, c.p, c.p, c.p}},
                          {"activation", c.activation}};
   if (c.activation == "Clip") a["activation_params"] = std::vector<double>{-0.25, 0.5};
   kernel_node ref = make_node("gpass", "FusedConv", c.residual ? 4 : 3, a);
-  const i64 OH = (c.H + 2 * c.p - (c.K - 1) * c.d - 1) / c.s + 1, OW = (c.W + 2 * c.p - (c.K - 1) * c.d - 1) / c.s + 1;
+  const i64 OH = (c.H + 2 * c.p - (c.K - 1) * c.d - 1) / c.s + 1, OW = (c.W + 2 * c.p - (c.K - 1) * c.d - 1) / sw + 1;
   const tensor z = random_tensor({c.N, c.M, OH, OW}, 4);
   std::vector<value> in{x, w, bias};
   if (c.residual) in.push_back(z);
@@ -134,6 +136,12 @@ TEST_CASE("exec.nchwc_ops.conv_matches_fused_conv") {
       {1, 40, 15, 13, 56, 3, 1, 1, 1, 1, "Relu", false, false},  // and runs of unequal pixels
       {1, 200, 13, 13, 24, 1, 1, 0, 1, 1, "Clip", true, false},  // pointwise, many input blocks: split by input blocks on threads
       {1, 200, 13, 13, 24, 1, 1, 0, 1, 1, "", false, false},
+      // pointwise of stride > 1 without pads: over a copy of the pixels read (nc::subsample_first),
+      // odd planes, ragged channels, a batch, both strides, a residual; a 1x1 / 2 with pads does not
+      {2, 40, 15, 13, 136, 1, 2, 0, 1, 1, "Relu", true, false},
+      {1, 24, 9, 11, 80, 1, 3, 0, 1, 1, "", false, false, 2},
+      {3, 32, 10, 7, 192, 1, 1, 0, 1, 2, "Clip", true, false, 2},  // two groups, along rows only
+      {1, 48, 12, 12, 72, 1, 2, 1, 1, 1, "Relu", false, false},
   };
   for (const i64 b : {8, 16})
     for (const conv_case& c : cases) {

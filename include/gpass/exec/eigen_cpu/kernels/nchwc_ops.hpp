@@ -136,6 +136,43 @@ inline void run_input_split(context& ctx, const nc::conv_args& a, const nc::kern
   });
 }
 
+/// A pointwise conv of stride > 1 without pads (nc::subsample_first), image by image: the
+/// input pixels it reads copied side by side (nc::subsample, on the threads), then the
+/// pointwise conv of stride 1 over the copy, as any other (split by input blocks where
+/// nc::input_split says). The copy lives in a buffer of the calling thread, kept across runs
+/// (an image's input channels over the output plane: 0.8 MB for ResNet50's largest).
+inline void run_subsampled(context& ctx, const nc::conv_args& a, const nc::kernel_set& ks) {
+  const nc::geometry& g = a.g;
+  const int threads = ctx.policy().threads();
+  const i64 b = ks.b, Cb = nc::blocks(g.C, b), Mb = nc::blocks(g.M, b);
+  const i64 in_image = Cb * g.H * g.W * b, out_image = Mb * g.OH * g.OW * b, copy_image = Cb * g.OH * g.OW * b;
+  static thread_local nc::aligned_vector<float> copy;
+  if (copy.size() < static_cast<std::size_t>(copy_image)) copy.assign(static_cast<std::size_t>(copy_image), 0.0f);
+  float* const buf = copy.data();  // (the threads' own `copy` is another)
+  nc::conv_args u = a;
+  u.g.N = 1;
+  u.g.H = g.OH;
+  u.g.W = g.OW;
+  u.g.sh = u.g.sw = u.g.dh = u.g.dw = 1;
+  u.x = buf;
+  u.segment = nc::conv_segment_for(u.g, ks, threads);
+  const i64 tasks = nc::conv_tasks(u, ks);
+  const double macs = static_cast<double>(Mb * b) * g.OH * g.OW * static_cast<double>(g.C / g.G);
+  const double cost = 0.04 * macs / static_cast<double>(tasks);
+  const bool split = nc::input_split(u, ks, threads);
+  for (i64 n = 0; n < g.N; ++n) {
+    const float* x = a.x + n * in_image;
+    nc::geometry one = g;
+    one.N = 1;
+    // a row of OW pixels copied: about 0.25 ns a float
+    run_tasks(ctx, Cb * g.OH, 0.25 * static_cast<double>(g.OW * b), [&](i64 t0, i64 t1) { nc::subsample(x, one, b, buf, t0, t1); });
+    u.y = a.y + n * out_image;
+    u.step.z = a.step.z ? a.step.z + n * out_image : nullptr;
+    if (split) run_input_split(ctx, u, ks, threads, cost * static_cast<double>(tasks));
+    else run_balanced(ctx, u, ks, tasks, cost);
+  }
+}
+
 /// The clamp of a fused activation (none, Relu, Clip); other activations fail.
 inline nc::output_step clamp_of(const kernel_node& n) {
   const fused_activation act = fused_activation::read(n);
@@ -335,6 +372,10 @@ inline def conv_def() {
               const double cost = (dw ? 0.08 : 0.04) * macs / static_cast<double>(tasks);
               if (dw) {  // tasks of equal work: ranges of equal counts
                 run_tasks(ctx, tasks, cost, [&](i64 t0, i64 t1) { ks.conv_depthwise(a, t0, t1); });
+                return;
+              }
+              if (nc::subsample_first(g, in, ks)) {
+                run_subsampled(ctx, a, ks);
                 return;
               }
               if (nc::input_split(a, ks, ctx.policy().threads())) {
