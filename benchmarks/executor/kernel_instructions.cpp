@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
   else if (what == "nc1") blocked_conv(256, 56, 64, 1, 1, "Relu");      // conv2_x 1x1 reduce
   else if (what == "nc1e") blocked_conv(256, 14, 1024, 1, 1, "Relu");   // conv4_x 1x1 expand
   else if (what == "nc1x") blocked_conv(1024, 14, 256, 1, 1, "Relu");   // conv4_x 1x1 reduce
+  else if (what == "nc1s") blocked_conv(256, 56, 512, 1, 2, "Relu");   // conv3_block1 shortcut (1x1, stride 2)
+  else if (what == "nc1s4") blocked_conv(512, 28, 1024, 1, 2, "Relu");  // conv4_block1 shortcut (1x1, stride 2)
   else if (what == "ncpe") blocked_conv(24, 56, 144, 1, 1, "Clip");     // MobileNetV2 block_2_expand
   else if (what == "ncpj") blocked_conv(144, 56, 24, 1, 1, "");         // MobileNetV2 block_2_project
   else if (what == "lstm1" || what == "lstm8") {                  // the 2-layer LSTM's first layer

@@ -21,7 +21,7 @@ g++ "${flags[@]}" -I"$out/before/include" "$repo/benchmarks/executor/kernel_inst
 g++ "${flags[@]}" -I"$repo/include" "$repo/benchmarks/executor/kernel_instructions.cpp" -o "$out/after.bin"
 wait
 printf '%-7s %14s %14s %6s %12s %12s\n' kernel before after ratio "before us" "after us"
-for k in ${KERNELS:-dw dw2 dw6 dw7 dw13 dw14 dw112 pw pj pe pl c3 c3b c3c c3d c1 c1s2 stem nc3 nc3b nc3c nc3d nc1 nc1e nc1x ncpe ncpj lstm1 lstm8 sdpa}; do
+for k in ${KERNELS:-dw dw2 dw6 dw7 dw13 dw14 dw112 pw pj pe pl c3 c3b c3c c3d c1 c1s2 stem nc3 nc3b nc3c nc3d nc1 nc1e nc1x nc1s nc1s4 ncpe ncpj lstm1 lstm8 sdpa}; do
   declare -A ins us
   for side in before after; do
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/cg.$k.$side" "$out/$side.bin" "$k" "$reps" \
