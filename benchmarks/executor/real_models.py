@@ -20,7 +20,10 @@ Both get the same inputs (written once per batch as TensorProto files), and thei
 compared (max |diff|). Peak RSS is each process's VmHWM (read while it runs): gpass-opt's includes
 reading the model and optimizing it, ORT's the interpreter, numpy and the ORT library too,
 so the no-session baseline of that child (`--ort-child` without a session) is measured and
-reported beside it. The table shows the median over the rounds of each side's median, and
+reported beside it. The table shows the median over the rounds of each side's median (their
+ratio), the ratio of the two sides' fastest runs (mins), `paired`: the median over the rounds
+of the round's gpass median / ORT median (a round's two processes run one after the other,
+under about the same host state, which on a shared VM changes over seconds), and
 `steal%`: the share of the VM's CPU time its host took while the row ran (from /proc/stat), the
 noise a figure was measured under.
 """
@@ -254,6 +257,9 @@ def measure(args, model, batch, threads, inputs, work):
         row[f"{side}_rss_mb"] = max(x["rss_mb"] for x in row[side])
     row["ratio"] = row["gpass_ms"] / row["ort_ms"]
     row["ratio_min"] = row["gpass_min_ms"] / row["ort_min_ms"]
+    # each round's gpass process and the ORT process right after it see about the same host
+    # state (it changes over seconds): the median of those rounds' ratios
+    row["ratio_paired"] = statistics.median(g["median_ms"] / o["median_ms"] for g, o in zip(row["gpass"], row["ort"]))
     return row
 
 
@@ -302,17 +308,18 @@ def main():
                 except Exception as e:  # a failing row is reported, the others still run
                     failures.append({"model": model, "batch": batch, "threads": threads, "error": str(e)})
                     log(f"  failed: {e}")
-    hdr = (f"{'model':14s} {'batch':>5s} {'thr':>3s} {'gpass ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'(mins)':>6s} "
+    hdr = (f"{'model':14s} {'batch':>5s} {'thr':>3s} {'gpass ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'(mins)':>6s} {'paired':>6s} "
            f"{'gpass MB':>9s} {'ORT MB':>8s} {'ORT-base':>8s} {'max|diff|':>9s} {'steal%':>6s}")
     print(hdr)
     for r in rows:
         print(f"{r['model']:14s} {r['batch']:5d} {r['threads']:3d} {r['gpass_ms']:9.2f} {r['ort_ms']:9.2f} {r['ratio']:6.2f} "
-              f"{r['ratio_min']:6.2f} {r['gpass_rss_mb']:9.1f} {r['ort_rss_mb']:8.1f} {r['ort_rss_mb'] - base_rss:8.1f} "
+              f"{r['ratio_min']:6.2f} {r['ratio_paired']:6.2f} {r['gpass_rss_mb']:9.1f} {r['ort_rss_mb']:8.1f} {r['ort_rss_mb'] - base_rss:8.1f} "
               f"{r['max_abs_diff']:9.1e} {r['steal_pct']:6.1f}")
     for f in failures:
         print(f"{f['model']:14s} {f['batch']:5d} {f['threads']:3d} FAILED: {f['error']}")
     print(f"(ORT MB: the ORT child's peak RSS; ORT-base: minus that child without a session, {base_rss:.1f} MB; "
-          f"median of {args.rounds} rounds' medians of {args.runs} runs; steal%: the CPU time the host took from "
+          f"median of {args.rounds} rounds' medians of {args.runs} runs; paired: the median of the rounds' "
+          f"gpass/ORT, each round's two processes run one after the other; steal%: the CPU time the host took from "
           f"this VM while the row ran, {steal_pct(table_start, cpu_ticks()):.1f}% over the table)")
     if args.out:
         with open(args.out, "w") as f:
