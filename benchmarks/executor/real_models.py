@@ -3,7 +3,7 @@
 """gpass's CPU executor against ONNX Runtime on real architectures (issue 15).
 
     real_models.py MODELS_DIR --gpass-opt PATH [--models a,b] [--batches 1,8] [--threads 1,2]
-                   [--rounds 3] [--runs 20] [--out results.json]
+                   [--rounds 3] [--runs 20] [--min-time-ms 250] [--out results.json]
 
 MODELS_DIR holds the models of benchmarks/optimizer/make_models.py (MobileNetV2, ResNet50, a
 BERT-like encoder, a 2-layer LSTM: tf_keras + tf2onnx, opset 17, random weights, symbolic
@@ -15,6 +15,10 @@ batch). For each model, batch and thread count, in `--rounds` alternating rounds
 - ONNX Runtime: this script again (`--ort-child`) in a process of its own: an
   InferenceSession with ORT_ENABLE_ALL, intra_op_num_threads T, inter_op 1, sequential, the
   CPU provider; one warm-up run, then RUNS timed `run` calls (time.perf_counter).
+
+RUNS is `--runs`, or more where a process would time less than `--min-time-ms` (estimated by a
+gpass process of 3 runs; the table's `runs` column): the host's speed changes over seconds,
+and 20 runs of a 1 ms model would sample it over 25 ms only.
 
 Both get the same inputs (written once per batch as TensorProto files), and their outputs are
 compared (max |diff|). Peak RSS is each process's VmHWM (read while it runs): gpass-opt's includes
@@ -30,6 +34,7 @@ noise a figure was measured under.
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -215,8 +220,8 @@ def ort_child(args):
 # --------------------------------------------------------------------------------------
 
 
-def gpass_once(args, model_path, inputs, threads, save):
-    cmd = [args.gpass_opt, "-O3", model_path, "--run", f"--threads={threads}", f"--repeat={args.runs}"]
+def gpass_once(args, model_path, inputs, threads, runs, save):
+    cmd = [args.gpass_opt, "-O3", model_path, "--run", f"--threads={threads}", f"--repeat={runs}"]
     cmd += [f"--input={p}" for p in inputs]
     if save:
         cmd.append(f"--save-outputs={save}")
@@ -227,9 +232,9 @@ def gpass_once(args, model_path, inputs, threads, save):
     return {"median_ms": float(m.group(1)), "min_ms": float(m.group(2)), "rss_mb": rss, "wall_s": wall}
 
 
-def ort_once(args, model_path, inputs, threads, save):
+def ort_once(args, model_path, inputs, threads, runs, save):
     cmd = [sys.executable, os.path.abspath(__file__), "--ort-child", "--model", model_path, "--threads", str(threads),
-           "--runs", str(args.runs)]
+           "--runs", str(runs)]
     cmd += ["--inputs", *inputs]
     if save:
         cmd += ["--save", save]
@@ -245,10 +250,18 @@ def measure(args, model, batch, threads, inputs, work):
     path = os.path.join(args.models_dir, f"{model}.onnx")
     row = {"model": model, "batch": batch, "threads": threads, "gpass": [], "ort": []}
     gsave, osave = os.path.join(work, "gpass_out"), os.path.join(work, "ort_out")
+    # runs per process: --runs, or more where a process would time less than --min-time-ms
+    # (estimated by a gpass process of 3 runs): the host's speed changes over seconds, and 20
+    # runs of a 1 ms model sample it over 25 ms only
+    runs = args.runs
+    if args.min_time_ms > 0:
+        est = gpass_once(args, path, inputs, threads, 3, None)["median_ms"]
+        runs = max(args.runs, math.ceil(args.min_time_ms / max(est, 1e-3)))
+    row["runs"] = runs
     for r in range(args.rounds):
         first = r == 0
-        row["gpass"].append(gpass_once(args, path, inputs, threads, gsave if first else None))
-        row["ort"].append(ort_once(args, path, inputs, threads, osave if first else None))
+        row["gpass"].append(gpass_once(args, path, inputs, threads, runs, gsave if first else None))
+        row["ort"].append(ort_once(args, path, inputs, threads, runs, osave if first else None))
         if first:
             row["max_abs_diff"] = max_diff(gsave, osave)
     for side in ("gpass", "ort"):
@@ -271,7 +284,9 @@ def main():
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--runs", type=int, default=20, help="timed runs per process (after one warm-up run)")
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per process (after one warm-up run), at least")
+    ap.add_argument("--min-time-ms", type=float, default=250,
+                    help="more runs where a process would time less than this (0: --runs always)")
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--out", help="write every figure here (JSON)")
     ap.add_argument("--work", default=None, help="folder for inputs and outputs (default MODELS_DIR/real_models)")
@@ -309,16 +324,17 @@ def main():
                     failures.append({"model": model, "batch": batch, "threads": threads, "error": str(e)})
                     log(f"  failed: {e}")
     hdr = (f"{'model':14s} {'batch':>5s} {'thr':>3s} {'gpass ms':>9s} {'ORT ms':>9s} {'ratio':>6s} {'(mins)':>6s} {'paired':>6s} "
-           f"{'gpass MB':>9s} {'ORT MB':>8s} {'ORT-base':>8s} {'max|diff|':>9s} {'steal%':>6s}")
+           f"{'gpass MB':>9s} {'ORT MB':>8s} {'ORT-base':>8s} {'max|diff|':>9s} {'steal%':>6s} {'runs':>5s}")
     print(hdr)
     for r in rows:
         print(f"{r['model']:14s} {r['batch']:5d} {r['threads']:3d} {r['gpass_ms']:9.2f} {r['ort_ms']:9.2f} {r['ratio']:6.2f} "
               f"{r['ratio_min']:6.2f} {r['ratio_paired']:6.2f} {r['gpass_rss_mb']:9.1f} {r['ort_rss_mb']:8.1f} {r['ort_rss_mb'] - base_rss:8.1f} "
-              f"{r['max_abs_diff']:9.1e} {r['steal_pct']:6.1f}")
+              f"{r['max_abs_diff']:9.1e} {r['steal_pct']:6.1f} {r['runs']:5d}")
     for f in failures:
         print(f"{f['model']:14s} {f['batch']:5d} {f['threads']:3d} FAILED: {f['error']}")
     print(f"(ORT MB: the ORT child's peak RSS; ORT-base: minus that child without a session, {base_rss:.1f} MB; "
-          f"median of {args.rounds} rounds' medians of {args.runs} runs; paired: the median of the rounds' "
+          f"median of {args.rounds} rounds' medians of `runs` runs ({args.runs} or more, a process timing about "
+          f"{args.min_time_ms:g} ms or more); paired: the median of the rounds' "
           f"gpass/ORT, each round's two processes run one after the other; steal%: the CPU time the host took from "
           f"this VM while the row ran, {steal_pct(table_start, cpu_ticks()):.1f}% over the table)")
     if args.out:
