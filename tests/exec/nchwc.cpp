@@ -514,7 +514,7 @@ TEST_CASE("exec.nchwc.subsample_first_where") {
   CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
   g.sh = g.sw = 2;
   g.OH = g.OW = 28;
-  g.M = 64;  // one chunk of output blocks: the input read once anyway
+  g.M = k.b * k.conv_f;  // one chunk of output blocks: the input read once anyway
   CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
   g.M = 512;
   g.pt = g.pl = g.pb = g.pr = 1;  // pads: pixels reading zeros
