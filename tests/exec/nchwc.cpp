@@ -521,7 +521,6 @@ TEST_CASE("exec.nchwc.subsample_first_where") {
   g.OH = g.OW = 29;
   CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));
   g.pt = g.pl = g.pb = g.pr = 0;
-  g.OH = g.OW = 28;
   g.KH = g.KW = 3;  // not pointwise
   g.OH = g.OW = 27;
   CHECK_FALSE(nc::subsample_first(g, nc::conv_input::blocked, k));

@@ -140,8 +140,9 @@ inline void run_input_split(context& ctx, const nc::conv_args& a, const nc::kern
 /// input pixels it reads copied side by side (nc::subsample, on the threads), then the
 /// pointwise conv of stride 1 over the copy, as any other (split by input blocks where
 /// nc::input_split says). The copy lives in a buffer of the calling thread, kept across runs
-/// (an image's input channels over the output plane: 0.8 MB for ResNet50's largest).
-inline void run_subsampled(context& ctx, const nc::conv_args& a, const nc::kernel_set& ks) {
+/// (an image's input channels over the output plane: 0.8 MB for ResNet50's largest). `macs`:
+/// the convolution's multiply-adds (all images).
+inline void run_subsampled(context& ctx, const nc::conv_args& a, const nc::kernel_set& ks, double macs) {
   const nc::geometry& g = a.g;
   const int threads = ctx.policy().threads();
   const i64 b = ks.b, Cb = nc::blocks(g.C, b), Mb = nc::blocks(g.M, b);
@@ -157,13 +158,12 @@ inline void run_subsampled(context& ctx, const nc::conv_args& a, const nc::kerne
   u.x = buf;
   u.segment = nc::conv_segment_for(u.g, ks, threads);
   const i64 tasks = nc::conv_tasks(u, ks);
-  const double macs = static_cast<double>(Mb * b) * g.OH * g.OW * static_cast<double>(g.C / g.G);
-  const double cost = 0.04 * macs / static_cast<double>(tasks);
+  const double cost = 0.04 * macs / static_cast<double>(g.N * tasks);  // (an image's tasks)
   const bool split = nc::input_split(u, ks, threads);
+  nc::geometry one = g;  // the copy's geometry: one image at a time
+  one.N = 1;
   for (i64 n = 0; n < g.N; ++n) {
     const float* x = a.x + n * in_image;
-    nc::geometry one = g;
-    one.N = 1;
     // a row of OW pixels copied: about 0.25 ns a float
     run_tasks(ctx, Cb * g.OH, 0.25 * static_cast<double>(g.OW * b), [&](i64 t0, i64 t1) { nc::subsample(x, one, b, buf, t0, t1); });
     u.y = a.y + n * out_image;
@@ -375,7 +375,7 @@ inline def conv_def() {
                 return;
               }
               if (nc::subsample_first(g, in, ks)) {
-                run_subsampled(ctx, a, ks);
+                run_subsampled(ctx, a, ks, macs);
                 return;
               }
               if (nc::input_split(a, ks, ctx.policy().threads())) {
