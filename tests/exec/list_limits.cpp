@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Hostile inputs to the list kernels (kernels/lists.hpp): sizes, indices and row counts taken
+// Hostile inputs to the list kernels (exec/list_kernels.hpp): sizes, indices and row counts taken
 // from tensor values are checked against the run's limits before a list or a tensor is made
 // (each case failed on the old kernels with std::bad_alloc, or ran past the limits), and
 // unwritten elements read as zeros made through allocate_output; plus the values of

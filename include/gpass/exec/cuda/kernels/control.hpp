@@ -5,7 +5,8 @@
 /// value copied to the device once, on the node's first run, and shared by every run after),
 /// `Identity`; ONNX `If` and `Loop` and the core `if`, `while` and `call`, whose functions run
 /// on the device with their values in device memory (a condition is read back once per
-/// iteration: the one synchronization a loop needs); and `send` / `recv`
+/// iteration: the one synchronization a loop needs); the list ops (`register_list_kernels`:
+/// TensorArrays and TensorLists with their elements in device memory); and `send` / `recv`
 /// (`register_transfer_kernels`: device to host and back).
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/list_kernels.hpp>
 #include <gpass/exec/transfer_kernels.hpp>
 
 namespace gpass::exec {
@@ -207,6 +209,7 @@ inline void register_cuda_control(kernel_registry<cuda>& r) {
   r.add({.op = "get_tuple", .type_input = -1, .alias_input = 0, .make = [](const kernel_node&) -> fn {
     return [](context& ctx) { ctx.set_output(0, ctx.input_value(0)); };
   }});
+  register_list_kernels(r);
   register_transfer_kernels(r);
 }
 

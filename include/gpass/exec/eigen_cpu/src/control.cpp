@@ -12,14 +12,14 @@
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/collectives.hpp>
 #include <gpass/exec/eigen_cpu/kernels/globals.hpp>
-#include <gpass/exec/eigen_cpu/kernels/lists.hpp>
+#include <gpass/exec/list_kernels.hpp>
 #include <gpass/exec/transfer_kernels.hpp>
 
 GPASS_DECL void gpass::exec::register_eigen_cpu_control(kernel_registry<eigen_cpu>& r) {
   cpu_detail::register_control(r);
   cpu_detail::register_globals(r);
   cpu_detail::register_update_globals(r);
-  cpu_detail::register_lists(r);
+  register_list_kernels(r);
   register_transfer_kernels(r);
   cpu_detail::register_collectives(r);
 }
