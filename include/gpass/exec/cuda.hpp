@@ -20,6 +20,7 @@
 #include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/globals.hpp>
 #include <gpass/exec/cuda/kernels/linalg.hpp>
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/norm.hpp>
@@ -44,6 +45,7 @@ namespace gpass::exec {
 inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_elementwise(r);
   register_cuda_control(r);
+  register_cuda_globals(r);
   register_cuda_linalg(r);
   register_cuda_nn(r);
   register_cuda_norm(r);
@@ -65,7 +67,7 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
   std::vector<std::pair<std::string, std::string>> r = cuda_detail::elementwise_generated_sources();
   for (auto&& part : {cuda_linalg::linalg_generated_sources(), cuda_nn::nn_generated_sources(), cuda_norm::norm_generated_sources(),
                       cuda_quant::quant_generated_sources(),
-                      array_generated_sources(),
+                      array_generated_sources(), cuda_globals::globals_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
                       cuda_rnn::rnn_generated_sources(), tf_generated_sources()})

@@ -15,6 +15,7 @@
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/globals.hpp>
+#include <gpass/exec/update_step.hpp>
 #include <gpass/ops/core_ops.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -84,24 +85,13 @@ void register_update_globals(kernel_registry<P>& r) {
   using context = kernel_context<P>;
   using fn = kernel_fn<P>;
   r.add({.op = "update_globals", .type_input = -1, .make = [](const kernel_node& n) -> fn {
-    const std::string rule = n.attr<std::string>("rule");
-    const auto vars = n.attr<std::vector<std::string>>("variables");
-    const bool nesterov = n.attr<bool>("use_nesterov", false), update_slots = n.attr<bool>("update_slots", true);
-    const bool linear_by_lr = n.attr<bool>("multiply_linear_by_lr", false);
-    const gpass::detail::update_rule* shape = gpass::detail::find_update_rule(rule);
-    if (!shape) {
-      std::string known;
-      for (const auto& u : gpass::detail::update_rules) known += (known.empty() ? "" : ", ") + std::string(u.name);
-      n.fail("unknown update rule '" + rule + "' (" + known + ")");
-    }
-    const std::size_t want_vars = shape->variables, want_inputs = shape->inputs;
-    if (vars.size() != want_vars)
-      n.fail("rule '" + rule + "' updates " + std::to_string(want_vars) + " variables, " + std::to_string(vars.size()) + " given");
-    if (n.num_inputs() != want_inputs)
-      n.fail("rule '" + rule + "' takes " + std::to_string(want_inputs) + " inputs, the node has " + std::to_string(n.num_inputs()));
-    return [rule, vars, nesterov, update_slots, linear_by_lr](context& ctx) {
+    const update_step step = update_step::of(n);
+    return [step](context& ctx) {
+      const std::string& rule = step.rule;
+      const auto& vars = step.variables;
+      const bool nesterov = step.nesterov, update_slots = step.update_slots, linear_by_lr = step.linear_by_lr;
       auto& store = ctx.globals();
-      const gpass::tensor& grad = ctx.input(gpass::detail::update_globals_gradient(rule, ctx.num_inputs()));  // (TF's argument order)
+      const gpass::tensor& grad = ctx.input(step.gradient);  // (TF's argument order)
       std::vector<gpass::tensor> cur;
       for (const auto& v : vars) {
         auto t = store.get(v);
