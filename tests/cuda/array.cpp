@@ -306,4 +306,18 @@ TEST_CASE("cuda: an axis that indexes a scalar's sizes fails as on the CPU (Comp
   }
 }
 
+TEST_CASE("cuda: BitCast is a view of the input's bytes as another type of the same width") {
+  ex::kernel_registry<ex::cuda> r;
+  ex::register_cuda_kernels(r);
+  gpass::attribute_map to_i32{{"to", i64{6}}}, to_bool{{"to", i64{9}}};
+  CHECK(r.serves({.op = "BitCast", .attrs = &to_i32, .inputs = {dtype::f32}}));
+  CHECK_FALSE(r.serves({.op = "BitCast", .attrs = &to_bool, .inputs = {dtype::uint8}}));  // (bytes made 0 / 1: the CPU's)
+  GPASS_REQUIRE_GPU();
+  const auto x = random_tensor(dtype::f32, {3, 4}, -3, 3, 91);
+  differential(node("BitCast", 26, {{"to", i64{6}}}), {x}, 0, 0);   // f32 -> i32
+  differential(node("BitCast", 26, {{"to", i64{12}}}), {x}, 0, 0);  // f32 -> u32
+  differential(node("BitCast", 26, {{"to", i64{16}}}), {random_tensor(dtype::f16, {5}, -3, 3, 92)}, 0, 0);  // f16 -> bf16
+  CHECK_THROWS_WITH(gpass_test_cuda::run_gpu(node("BitCast", 26, {{"to", i64{7}}}), {x}), doctest::Contains("the widths differ"));
+}
+
 }  // namespace gpass_test_cuda_array

@@ -87,11 +87,14 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK_FALSE(serves("BatchMatMulV2", {dtype::f32, dtype::f32}, {{"adj_x", true}}));
   CHECK_FALSE(serves("BatchMatMulV3", {dtype::f32, dtype::f32}, {{"adj_y", true}}));
   CHECK(serves("ArgMax", {dtype::f32, dtype::int32}, {{"output_type", dtype::int64}}));
-  CHECK_FALSE(serves("ArgMax", {dtype::f32, dtype::int32}, {{"output_type", dtype::int32}}));
+  CHECK(serves("ArgMax", {dtype::f32, dtype::int32}, {{"output_type", dtype::int32}}));  // (cast from the int64 indices)
   CHECK(serves("All", {dtype::bool_, dtype::int32}));
   CHECK_FALSE(serves("Sum", {dtype::bool_, dtype::int32}));
   CHECK(serves("GatherV2", {dtype::f32, dtype::int32, dtype::int32}, {{"batch_dims", i64{0}}}));
   CHECK_FALSE(serves("GatherV2", {dtype::f32, dtype::int32, dtype::int32}, {{"batch_dims", i64{1}}}));
+  CHECK(serves("Gather", {dtype::f32, dtype::int64}));
+  CHECK(serves("Where", {dtype::bool_}));
+  CHECK_FALSE(serves("Gather", {dtype::string, dtype::int64}));
   CHECK(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("REFLECT")}}));
   CHECK_FALSE(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("SYMMETRIC")}}));
   CHECK_FALSE(serves("Unique", {dtype::f32}));  // no CUDA kernel: the CPU's
@@ -235,6 +238,8 @@ TEST_CASE("cuda: TensorFlow views, products, reductions and softmax match the CP
   differential(tf("Any", {{"keep_dims", true}}), {bools, tensor::from<std::int32_t>({0, -2})});
   differential(tf("ArgMax"), {x, tensor::scalar<std::int32_t>(-1)});
   differential(tf("ArgMin", {{"output_type", dtype::int64}}), {x, tensor::scalar<i64>(1)});
+  differential(tf("ArgMax", {{"output_type", dtype::int32}}), {x, tensor::scalar<std::int32_t>(2)});
+  differential(tf("ArgMin", {{"output_type", dtype::int32}}), {x, tensor::scalar<i64>(0)});
   differential(tf("Cumsum", {{"exclusive", true}}), {x, tensor::scalar<std::int32_t>(2)});
   differential(tf("Cumprod", {{"reverse", true}}), {x, tensor::scalar<std::int32_t>(0)}, 1e-5, 1e-5);
   differential(tf("Softmax"), {x}, 1e-5, 1e-6);
@@ -281,6 +286,11 @@ TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") 
   differential(tf("Fill"), {tensor::from<i64>({0, 4}), tensor::scalar<std::int32_t>(7)});
   differential(tf("GatherV2"), {x, tensor::from<std::int32_t>({2, 0, 2, 1}, {2, 2}), tensor::scalar<std::int32_t>(1)});
   differential(tf("GatherV2"), {x, tensor::from<i64>({3, 0}), tensor::scalar<i64>(-1)});
+  differential(tf("Gather"), {x, tensor::from<std::int32_t>({1, 0, 1}, {3, 1})});
+  differential(tf("Where"), {tensor::from<bool>({true, false, true, true, false, true}, {2, 3})});
+  differential(tf("Where"), {random_tensor(dtype::int32, {3, 4, 5}, -1, 2, 84)});
+  differential(tf("Where"), {tensor::from<float>({0.0f, 0.0f})});  // none: [0, 1]
+  differential(tf("Gather"), {tensor::from<i64>({5, 6, 7}), tensor::from<i64>({2, 2, 0})});
   const auto p = tensor::from<std::int32_t>({1, 0, 0, 2, 2, 1}, {3, 2});
   differential(tf("Pad"), {x, p});
   differential(tf("PadV2"), {x, p, tensor::scalar(-9.0f)});
@@ -413,6 +423,16 @@ TEST_CASE("cuda: TensorFlow kernels fail as the CPU's do, naming the node") {
   CHECK_THROWS_WITH(run_gpu(tf("Select"), {tensor::from<bool>({true, false, true}), x, x}), doctest::Contains("condition of sizes"));
   CHECK_THROWS_WITH(run_gpu(tf("Cast", {{"DstT", dtype::f16}, {"SrcT", dtype::f64}}), {x}), doctest::Contains("SrcT is"));
   CHECK_THROWS_WITH(run_gpu(tf("Reshape"), {x, i64s({5, -1}, {2})}), doctest::Contains("cannot reshape"));
+  // TF's indices are never negative (ONNX's may be): constant ones are checked as on the CPU
+  for (const char* op : {"Gather", "GatherV2"}) {
+    auto n = tf(op);
+    const auto idx = tensor::from<std::int32_t>({1, -1});
+    n.constant_inputs = {std::nullopt, idx};
+    std::vector<tensor> in{x, idx};
+    if (std::string(op) == "GatherV2") in.push_back(tensor::scalar<std::int32_t>(0));
+    CHECK_THROWS_WITH(run_gpu(n, in), doctest::Contains("indices[1] = -1 is not in [0, 2)"));
+    CHECK_THROWS_WITH(gpass_test_cuda::run_cpu(n, in), doctest::Contains("indices[1] = -1 is not in [0, 2)"));
+  }
 }
 
 #if GPASS_CUDA_TESTS_TF

@@ -1252,6 +1252,27 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
       ctx.set_output(0, x.reshaped(reshape_sizes(x.sizes(), std::move(req), allowzero, ctx.node())));
     };
   }});
+  // BitCast (26): the same bytes as element type `to` of the same width, a view of the input
+  // (to bool stays on the CPU, whose kernel makes each byte 0 or 1)
+  r.add({.op = "BitCast", .since_version = 26, .alias_input = 0, .make = [](const kernel_node& n) -> fn {
+           const i64 code = n.attr<i64>("to");
+           const auto to = dtype_from_onnx_code(code);
+           if (!to || *to == dtype::string || size_of(*to) == 0) n.fail("'to' (" + std::to_string(code) + ") is not a type gpass can bit-cast to");
+           return [to = *to](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             if (bit_width(x.element_type()) != bit_width(to))
+               ctx.fail("cannot bit-cast " + std::string(to_string(x.element_type())) + " to " + std::string(to_string(to)) +
+                        " (the widths differ)");
+             ctx.set_output(0, cuda_tensor(to, x.sizes(), x.buffer()));
+           };
+         },
+         .applies = [](const kernel_query& q) {
+           if (!q.attrs) return true;
+           auto it = q.attrs->find("to");
+           if (it == q.attrs->end() || !it->second.is<i64>()) return true;  // (the kernel's maker reports it)
+           const auto to = dtype_from_onnx_code(it->second.as<i64>());
+           return !to || (*to != dtype::bool_ && cuda::holds(*to));
+         }});
   r.add({.op = "Flatten", .alias_input = 0, .make = [](const kernel_node& n) -> fn {
     const i64 axis = n.attr<i64>("axis", 1);
     return [axis](context& ctx) {

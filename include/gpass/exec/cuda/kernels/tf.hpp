@@ -16,11 +16,12 @@
 ///   ExpandDims, Squeeze; NoOp;
 /// - shapes and data movement: Shape ShapeN Size Rank (out_type, written to the device),
 ///   ConcatV2 Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
-///   GatherV2 (batch_dims 0), Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
+///   Where (one input: ONNX's NonZero, transposed), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
+///   Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
 /// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
 ///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
 ///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
-///   output), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
+///   output; int32 through ONNX's Cast), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
 ///   DepthwiseConv2dNative, MaxPool, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
 ///   as ONNX's Conv / MaxPool / AveragePool between transposes; FusedBatchNorm / V2 / V3 in
 ///   inference.
@@ -48,6 +49,7 @@
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
+#include <gpass/exec/cuda/kernels/select.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/shape_rules.hpp>
 #include <gpass/exec/tf_rules.hpp>
@@ -742,13 +744,47 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              ad::copy_view(ctx, *lib, v, dims, dims, std::vector<i64>(dims.size(), 0), 0);
            };
          }});
+  // Where (one input): the coordinates [n, rank] of the true / non-zero elements, ONNX's
+  // NonZero ([rank, n], row-major order) transposed
+  r.add({.domain = "tf", .op = "Where", .dtypes = cuda_select::nonzero_types(), .make = [](const kernel_node& n) -> fn {
+           fn nonzero = cuda_select::make_nonzero(n);
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [nonzero, lib, m = n](context& ctx) {
+             if (ctx.num_inputs() > 1) ctx.fail("Where with x and y is SelectV2; this Where takes one input");
+             const cuda_tensor c = run_inner(ctx, nonzero, m, {&ctx.input(0)});
+             const auto v = shape_rules::transpose_view(c.sizes(), std::vector<i64>{1, 0}, ctx.node());
+             ad::copy_view(ctx, *lib, c, v.sizes, v.sizes, v.strides, 0);
+           };
+         }});
+  // TF's indices are in [0, dim) (no negative ones, as ONNX has): checked on the host where
+  // the plan bound them as constants, with the CPU kernel's message
+  auto tf_indices = [](context& ctx, i64 dim) {
+    const gpass::tensor* c = ctx.node().constant_input(1);
+    if (!c) return;
+    const auto v = host_ints(ctx, 1);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] < 0 || v[i] >= dim)
+        ctx.fail("indices[" + std::to_string(i) + "] = " + std::to_string(v[i]) + " is not in [0, " + std::to_string(dim) + ")");
+  };
+  // Gather (v1): GatherV2 on axis 0
+  r.add({.domain = "tf", .op = "Gather", .dtypes = movable, .make = [tf_indices](const kernel_node& n) -> fn {
+           kernel_node m = n;
+           m.attrs["axis"] = i64{0};
+           fn gather = ad::make_gather(m);
+           return [gather, tf_indices](context& ctx) {
+             if (ctx.input(0).rank() == 0) ctx.fail("params must have rank >= 1");
+             tf_indices(ctx, ctx.input(0).sizes()[0]);
+             gather(ctx);
+           };
+         }});
   r.add({.domain = "tf", .op = "GatherV2", .dtypes = movable,
-         .make = [](const kernel_node& n) -> fn {
+         .make = [tf_indices](const kernel_node& n) -> fn {
            auto kernels = std::make_shared<keyed_kernels>();
-           return [m = n, kernels](context& ctx) {
+           return [m = n, kernels, tf_indices](context& ctx) {
              const i64 rank = static_cast<i64>(ctx.input(0).rank());
              if (rank == 0) ctx.fail("params must have rank >= 1");
              const i64 axis = tf_axis(scalar_input(ctx, 2, "axis"), rank, ctx.node(), "axis");
+             tf_indices(ctx, ctx.input(0).sizes()[static_cast<std::size_t>(axis)]);
              kernels->get({axis}, [&] {
                kernel_node r = m;
                r.attrs["axis"] = axis;
@@ -936,13 +972,23 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
          }});
   r.add({.domain = "tf", .op = "All", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::min); }});
   r.add({.domain = "tf", .op = "Any", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::max); }});
+  // int32 indices: the int64 ones made first, then cast by ONNX's Cast kernel into the output
   for (const auto& [name, is_max] : {std::pair{"ArgMax", true}, std::pair{"ArgMin", false}})
     r.add({.domain = "tf", .op = name, .dtypes = cuda_reduce_detail::numeric_types(),
-           .make = [is_max](const kernel_node& n) { return cuda_tf::make_arg(n, is_max); },
-           .applies = [](const kernel_query& q) {  // int32 indices stay on the CPU
-             if (!q.attrs) return true;
-             auto it = q.attrs->find("output_type");
-             return it == q.attrs->end() || (it->second.is<dtype>() && it->second.as<dtype>() == dtype::int64);
+           .make = [is_max, cast = onnx_make(r, "Cast", 21)](const kernel_node& n) -> fn {
+             fn arg = cuda_tf::make_arg(n, is_max);
+             const dtype out = type_attr(n, "output_type", dtype::int64);
+             if (out == dtype::int64) return arg;
+             if (out != dtype::int32) n.fail("output_type must be int32 or int64, got " + std::string(to_string(out)));
+             kernel_node to32{.name = n.name, .op = "Cast", .attrs = {{"to", i64{6}}}, .opset = 21};
+             fn narrow = cast(to32);
+             return [arg, narrow, n, to32](context& ctx) {
+               const cuda_tensor wide = run_inner(ctx, arg, n, {&ctx.input(0), &ctx.input(1)});
+               const cuda_tensor idx = run_inner(ctx, narrow, to32, {&wide});
+               // into the node's own output (allocate_output: the run's limits apply to it)
+               cuda_tensor& y = ctx.allocate_output(0, dtype::int32, idx.sizes());
+               ctx.policy().copy_on_device(y.data(), idx.data(), idx.nbytes(), ctx.stream());
+             };
            }});
   for (const auto& [name, product] : {std::pair{"Cumsum", false}, std::pair{"Cumprod", true}})
     r.add({.domain = "tf", .op = name, .dtypes = cuda_reduce_detail::cumsum_types(), .make = [product](const kernel_node& n) {
