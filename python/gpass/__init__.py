@@ -24,10 +24,18 @@ from . import _gpass
 from ._gpass import Error
 
 __version__: str = _gpass.__version__
+#: Whether this module was built with the cuda component (``Session(gpus=N)``).
+cuda_available: bool = bool(_gpass.cuda_available)
+
+
+def cuda_device_count() -> int:
+    """The GPUs this process sees (0 where the module has no cuda component)."""
+    return int(_gpass.cuda_device_count())
 
 __all__ = [
     "Error", "Graph", "Session", "TensorInfo", "OptimizeReport", "CheckResult", "load", "parse", "optimize",
-    "infer_shapes", "run", "check", "list_passes", "read_tensor", "random_inputs", "__version__",
+    "infer_shapes", "run", "check", "list_passes", "read_tensor", "random_inputs", "cuda_available",
+    "cuda_device_count", "__version__",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -203,13 +211,16 @@ def run(g: Graph, feeds: Mapping[str, Any], threads: int = 1) -> Dict[str, Any]:
 
 class Session:
     """A gpass session (TensorFlow's DirectSession): the graph placed on `devices` CPU
-    devices, partitioned, one executor per device; signatures compiled on first use."""
+    devices, and first on up to `gpus` GPUs where the module has the cuda component
+    (`cuda_available`; a machine without a GPU has the CPU devices alone), partitioned, one
+    executor per device; signatures compiled on first use. `allow_tf32` lets the GPUs'
+    products and convolutions use TF32."""
 
     def __init__(self, g: Graph, devices: int = 1, *, threads: int = 1, place: str = "first",
                  allow_soft_placement: bool = False, log_device_placement: bool = False,
-                 passes: Optional[str] = None) -> None:
+                 passes: Optional[str] = None, gpus: int = 0, allow_tf32: bool = False) -> None:
         self._s = _gpass.Session(g._g, int(devices), int(threads), place, bool(allow_soft_placement),
-                                 bool(log_device_placement), passes or "")
+                                 bool(log_device_placement), passes or "", int(gpus), bool(allow_tf32))
 
     def run(self, fetches: Union[str, Sequence[str], None] = None, feeds: Optional[Mapping[str, Any]] = None,
             targets: Sequence[str] = ()) -> Any:

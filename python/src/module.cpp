@@ -5,9 +5,14 @@
 // into an Eigen CPU plan, kept until the graph changes, and runs it on NumPy arrays read
 // through the buffer protocol without a copy (C-contiguous, aligned, a numeric dtype); the
 // results are NumPy arrays over the executor's buffers, again without a copy. A Session is a
-// gpass::session over CPU devices. gpass::error becomes gpass.Error; the GIL is released
+// gpass::session over CPU devices, and GPUs first when asked for (`gpus`: a module built with
+// the cuda component, GPASS_PY_CUDA; a machine without a GPU has only the CPU devices). gpass::error becomes gpass.Error; the GIL is released
 // while a pass pipeline or a run works.
 #include <Python.h>
+
+#ifndef GPASS_PY_CUDA
+#define GPASS_PY_CUDA 0  // 1: built with the cuda component (python/CMakeLists.txt)
+#endif
 
 #include <algorithm>
 #include <bit>
@@ -36,6 +41,9 @@
 #include <gpass/passes/tf.hpp>
 #include <gpass/session.hpp>
 #include <gpass/version.hpp>
+#if GPASS_PY_CUDA
+#include <gpass/session/cuda_devices.hpp>
+#endif
 
 #include "binding.hpp"
 
@@ -515,11 +523,22 @@ class graph_handle {
 class session_handle {
  public:
   session_handle(const graph_handle& g, int devices, int threads, const std::string& place, bool allow_soft_placement,
-                 bool log_device_placement, const std::string& passes) {
+                 bool log_device_placement, const std::string& passes, int gpus, bool allow_tf32) {
     if (devices < 1) throw gpass::error("Session: devices must be >= 1, got " + std::to_string(devices));
+    if (gpus < 0) throw gpass::error("Session: gpus must be >= 0, got " + std::to_string(gpus));
     register_passes_once();
     gpass::session_options<graph_t> so;
-    so.devices = gpass::cpu_devices<graph_t>(devices, threads);
+    if (gpus > 0) {
+#if GPASS_PY_CUDA
+      // the GPUs there are (up to `gpus`), then the CPU devices
+      for (auto& d : gpass::cuda_devices<graph_t>({.max_gpus = gpus, .cpu_threads = threads, .allow_tf32 = allow_tf32}))
+        if (d->name().type != "CPU") so.devices.push_back(std::move(d));
+#else
+      (void)allow_tf32;
+      throw gpass::error("Session: gpus=" + std::to_string(gpus) + ", but this gpass module was built without the cuda component");
+#endif
+    }
+    for (auto& d : gpass::cpu_devices<graph_t>(devices, threads)) so.devices.push_back(std::move(d));
     so.placement.allow_soft_placement = allow_soft_placement;
     so.placement.log_device_placement = log_device_placement;
     if (place == "round-robin") so.placement.spread = gpass::placement_options::spread_kind::round_robin;
@@ -627,9 +646,9 @@ GPASS_PY_MODULE(_gpass, m) {
       .GPASS_PY_PROP_RO("num_nodes", &graph_handle::num_nodes);
 
   py::class_<session_handle>(m, "Session")
-      .def(py::init<const graph_handle&, int, int, const std::string&, bool, bool, const std::string&>(), py::arg("graph"),
+      .def(py::init<const graph_handle&, int, int, const std::string&, bool, bool, const std::string&, int, bool>(), py::arg("graph"),
            py::arg("devices") = 1, py::arg("threads") = 1, py::arg("place") = "first", py::arg("allow_soft_placement") = false,
-           py::arg("log_device_placement") = false, py::arg("passes") = "")
+           py::arg("log_device_placement") = false, py::arg("passes") = "", py::arg("gpus") = 0, py::arg("allow_tf32") = false)
       .def("run", &session_handle::run, py::arg("fetches"), py::arg("feeds"), py::arg("targets") = std::vector<std::string>{})
       .def("placement", &session_handle::placement)
       .def("compilations", &session_handle::compilations)
@@ -637,5 +656,14 @@ GPASS_PY_MODULE(_gpass, m) {
       .GPASS_PY_PROP_RO("devices", &session_handle::device_names);
 
   m.def("list_passes", &list_passes);
+  // whether Session(gpus=...) is available, and the GPUs this process sees (0 without the component)
+  m.attr("cuda_available") = py::bool_(GPASS_PY_CUDA != 0);
+  m.def("cuda_device_count", [] {
+#if GPASS_PY_CUDA
+    return ex::cuda_device_count();
+#else
+    return 0;
+#endif
+  });
   m.def("read_tensor", &read_tensor, py::arg("path"), py::arg("format") = "onnx");
 }

@@ -197,6 +197,29 @@ def test_session_on_two_devices():
     assert s.run("logits", {"x": x}).shape == (2, 5)
 
 
+def test_session_with_gpus():
+    # the GPUs there are first, then the CPU devices; without the cuda component, an error
+    g = gpass.load(CNN)
+    x = cnn_input()
+    if not gpass.cuda_available:
+        assert gpass.cuda_device_count() == 0
+        with pytest.raises(gpass.Error, match="without the cuda component"):
+            gpass.Session(g, gpus=1)
+        return
+    n = gpass.cuda_device_count()
+    s = gpass.Session(g, gpus=1)
+    assert len(s.devices) == min(n, 1) + 1
+    assert s.devices[-1].endswith("CPU:0")
+    if n > 0:
+        assert s.devices[0].endswith("GPU:0")
+    out = s.run(None, {"x": x})
+    np.testing.assert_allclose(out["probs"], gpass.run(g, {"x": x})["probs"], rtol=1e-4, atol=1e-6)
+    if n > 0:
+        assert any(d.endswith("GPU:0") for d in s.placement().values())
+    with pytest.raises(gpass.Error, match="gpus must be >= 0"):
+        gpass.Session(g, gpus=-1)
+
+
 @pytest.mark.parametrize("mode", ["round-robin", "data-parallel"])
 def test_session_trains_a_tensorflow_mlp(mode):
     d = os.path.join(DATA, "tf", "mlp_training")
