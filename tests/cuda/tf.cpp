@@ -94,6 +94,11 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK_FALSE(serves("GatherV2", {dtype::f32, dtype::int32, dtype::int32}, {{"batch_dims", i64{1}}}));
   CHECK(serves("Gather", {dtype::f32, dtype::int64}));
   CHECK(serves("Where", {dtype::bool_}));
+  CHECK(serves("ScatterNd", {dtype::int32, dtype::f32, dtype::int32}));
+  CHECK(serves("TensorScatterAdd", {dtype::f32, dtype::int64, dtype::f32}));
+  CHECK(serves("TensorScatterUpdate", {dtype::bool_, dtype::int64, dtype::bool_}));
+  CHECK_FALSE(serves("TensorScatterMax", {dtype::bool_, dtype::int64, dtype::bool_}));
+  CHECK_FALSE(serves("TensorScatterSub", {dtype::f32, dtype::int64, dtype::f32}));  // (the CPU's)
   CHECK_FALSE(serves("Gather", {dtype::string, dtype::int64}));
   CHECK(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("REFLECT")}}));
   CHECK_FALSE(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("SYMMETRIC")}}));
@@ -290,6 +295,18 @@ TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") 
   differential(tf("Where"), {tensor::from<bool>({true, false, true, true, false, true}, {2, 3})});
   differential(tf("Where"), {random_tensor(dtype::int32, {3, 4, 5}, -1, 2, 84)});
   differential(tf("Where"), {tensor::from<float>({0.0f, 0.0f})});  // none: [0, 1]
+  // GatherNd, ScatterNd (duplicates add up), TensorScatter* (through ONNX's GatherND / ScatterND)
+  differential(tf("GatherNd"), {x, tensor::from<std::int32_t>({1, 2, 0, 0, 1, 1}, {3, 2})});
+  differential(tf("GatherNd"), {x, tensor::from<i64>({1, 0, 3, 0, 2, 1}, {2, 3})});
+  const auto rows = random_tensor(dtype::f32, {3, 4}, -2, 2, 85);
+  differential(tf("ScatterNd"), {tensor::from<std::int32_t>({0, 2, 0}, {3, 1}), rows, tensor::from<std::int32_t>({4, 4})});
+  const auto base = random_tensor(dtype::f32, {4, 3}, -2, 2, 86);
+  const auto upd = random_tensor(dtype::f32, {2, 3}, -2, 2, 87);
+  differential(tf("TensorScatterUpdate"), {base, tensor::from<i64>({1, 3}, {2, 1}), upd});
+  for (const char* op : {"TensorScatterAdd", "TensorScatterMax", "TensorScatterMin"})
+    differential(tf(op), {base, tensor::from<i64>({2, 2}, {2, 1}), upd}, 1e-6, 1e-6);  // one row twice
+  differential(tf("TensorScatterAdd"), {random_tensor(dtype::int32, {3, 2}, -5, 5, 88), tensor::from<i64>({0, 1, 2, 1}, {2, 2}),
+                                        tensor::from<std::int32_t>({7, -7})});
   differential(tf("Gather"), {tensor::from<i64>({5, 6, 7}), tensor::from<i64>({2, 2, 0})});
   const auto p = tensor::from<std::int32_t>({1, 0, 0, 2, 2, 1}, {3, 2});
   differential(tf("Pad"), {x, p});
@@ -432,6 +449,19 @@ TEST_CASE("cuda: TensorFlow kernels fail as the CPU's do, naming the node") {
     if (std::string(op) == "GatherV2") in.push_back(tensor::scalar<std::int32_t>(0));
     CHECK_THROWS_WITH(run_gpu(n, in), doctest::Contains("indices[1] = -1 is not in [0, 2)"));
     CHECK_THROWS_WITH(gpass_test_cuda::run_cpu(n, in), doctest::Contains("indices[1] = -1 is not in [0, 2)"));
+  }
+  {
+    auto n = tf("GatherNd");
+    const auto idx = tensor::from<std::int32_t>({1, 0, -1, 2}, {2, 2});
+    n.constant_inputs = {std::nullopt, idx};
+    for (auto* run : {&gpass_test_cuda::run_gpu, &gpass_test_cuda::run_cpu})
+      CHECK_THROWS_WITH((*run)(n, {x, idx}), doctest::Contains("indices[-1, 2] does not index into [2,3,4]"));
+    auto s = tf("ScatterNd");
+    const auto sidx = tensor::from<std::int32_t>({0, 5}, {2, 1});
+    s.constant_inputs = {sidx};
+    const std::vector<tensor> in{sidx, random_tensor(dtype::f32, {2, 4}, -1, 1, 89), tensor::from<std::int32_t>({3, 4})};
+    for (auto* run : {&gpass_test_cuda::run_gpu, &gpass_test_cuda::run_cpu})
+      CHECK_THROWS_WITH((*run)(s, in), doctest::Contains("indices[5] does not index into [3,4]"));
   }
 }
 

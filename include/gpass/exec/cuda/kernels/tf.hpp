@@ -16,7 +16,8 @@
 ///   ExpandDims, Squeeze; NoOp;
 /// - shapes and data movement: Shape ShapeN Size Rank (out_type, written to the device),
 ///   ConcatV2 Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
-///   Where (one input: ONNX's NonZero, transposed), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
+///   Where (one input: ONNX's NonZero, transposed), GatherNd, ScatterNd, TensorScatterUpdate /
+///   Add / Max / Min (ONNX's GatherND / ScatterND), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
 ///   Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
 /// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
 ///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
@@ -744,6 +745,85 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              ad::copy_view(ctx, *lib, v, dims, dims, std::vector<i64>(dims.size(), 0), 0);
            };
          }});
+  // GatherNd, ScatterNd and TensorScatterUpdate / Add / Max / Min through ONNX's GatherND and
+  // ScatterND (with a reduction): TF's checks first, with the CPU kernels' messages (index
+  // tuples no longer than the rank; constant indices in [0, dim), never negative; the
+  // updates' shape); indices only known on the device are not checked (out of range: read
+  // as zero, or skipped, as TensorFlow's GPU kernels ignore them)
+  auto tf_nd = [](context& ctx, std::size_t indices, const std::vector<i64>& sizes) {
+    const cuda_tensor& it = ctx.input(indices);
+    if (it.rank() < 1) ctx.fail("indices must have rank >= 1");
+    const auto k = static_cast<std::size_t>(it.sizes().back());
+    if (k > sizes.size()) ctx.fail("indices's last dim " + std::to_string(k) + " is more than the rank " + std::to_string(sizes.size()));
+    if (k == 0 || !ctx.node().constant_input(indices)) return;
+    const auto v = host_ints(ctx, indices);
+    for (std::size_t r = 0; r + k <= v.size(); r += k)
+      for (std::size_t d = 0; d < k; ++d)
+        if (v[r + d] < 0 || v[r + d] >= sizes[d]) {
+          std::string where = "[";
+          for (std::size_t e = 0; e < k; ++e) where += (e ? ", " : "") + std::to_string(v[r + e]);
+          ctx.fail("indices" + where + "] does not index into " + shape::of(sizes).to_string());
+        }
+  };
+  auto tf_updates = [](context& ctx, std::size_t indices, std::size_t updates, const cuda_tensor& into) {
+    const cuda_tensor& it = ctx.input(indices);
+    const cuda_tensor& up = ctx.input(updates);
+    const auto k = static_cast<std::ptrdiff_t>(it.sizes().back());
+    std::vector<i64> want(it.sizes().begin(), it.sizes().end() - 1);
+    want.insert(want.end(), into.sizes().begin() + k, into.sizes().end());
+    if (up.sizes() != want) ctx.fail("updates has shape " + up.shape().to_string() + ", expected " + shape::of(want).to_string());
+    if (up.element_type() != into.element_type()) ctx.fail("updates and tensor have different element types");
+  };
+  r.add({.domain = "tf", .op = "GatherNd", .dtypes = movable, .make = [tf_nd](const kernel_node& n) -> fn {
+           kernel_node m = n;
+           m.attrs["batch_dims"] = i64{0};
+           fn gather = ad::make_gather_nd(m);
+           return [gather, tf_nd](context& ctx) {
+             tf_nd(ctx, 1, ctx.input(0).sizes());
+             if (ctx.input(1).sizes().back() == 0) ctx.fail("index tuples of length 0 (the whole params per tuple) run on the CPU only");
+             gather(ctx);
+           };
+         }});
+  auto scatter_with = [](const kernel_node& n, const char* reduction) {
+    kernel_node m = n;
+    m.attrs["reduction"] = std::string(reduction);
+    return std::pair{m, ad::make_scatter_nd(m)};
+  };
+  r.add({.domain = "tf", .op = "ScatterNd", .dtypes = movable, .type_input = 1,
+         .make = [tf_nd, tf_updates, scatter_with](const kernel_node& n) -> fn {
+           auto [m, add] = scatter_with(n, "add");
+           // ONNX's inputs are (data, indices, updates): TF's constant indices (input 0) as input 1
+           m.constant_inputs = {std::nullopt, n.constant_input(0) ? std::optional<gpass::tensor>(*n.constant_input(0)) : std::nullopt,
+                                std::nullopt};
+           return [m, add, tf_nd, tf_updates](context& ctx) {
+             const auto sizes = host_ints(ctx, 2);
+             for (i64 s : sizes)
+               if (s < 0) ctx.fail("shape has a negative dim " + std::to_string(s));
+             tf_nd(ctx, 0, sizes);
+             cuda_tensor& out = ctx.allocate_output_zeroed(0, ctx.input(1).element_type(), sizes);
+             tf_updates(ctx, 0, 1, out);
+             // ONNX's ScatterND(data, indices, updates) with add, into the zeros
+             cuda_tensor sum = run_inner(ctx, add, m, {&out, &ctx.input(0), &ctx.input(1)});
+             ctx.set_output(0, std::move(sum));
+           };
+         }});
+  for (const auto& [name, reduction] : {std::pair{"TensorScatterUpdate", "none"}, std::pair{"TensorScatterAdd", "add"},
+                                        std::pair{"TensorScatterMax", "max"}, std::pair{"TensorScatterMin", "min"}}) {
+    const char* red = reduction;
+    r.add({.domain = "tf", .op = name, .dtypes = movable, .make = [tf_nd, tf_updates, scatter_with, red](const kernel_node& n) -> fn {
+             auto [m, scatter] = scatter_with(n, red);
+             return [m, scatter, tf_nd, tf_updates](context& ctx) {
+               const cuda_tensor& x = ctx.input(0);
+               tf_nd(ctx, 1, x.sizes());
+               tf_updates(ctx, 1, 2, x);
+               ctx.set_output(0, run_inner(ctx, scatter, m, {&x, &ctx.input(1), &ctx.input(2)}));
+             };
+           },
+           // (bool max / min are or / and in ONNX's kernels; TensorFlow has none)
+           .applies = [red](const kernel_query& q) {
+             return std::string_view(red) == "none" || q.inputs.empty() || q.inputs[0] != dtype::bool_;
+           }});
+  }
   // Where (one input): the coordinates [n, rank] of the true / non-zero elements, ONNX's
   // NonZero ([rank, n], row-major order) transposed
   r.add({.domain = "tf", .op = "Where", .dtypes = cuda_select::nonzero_types(), .make = [](const kernel_node& n) -> fn {
