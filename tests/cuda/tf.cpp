@@ -94,6 +94,8 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK_FALSE(serves("GatherV2", {dtype::f32, dtype::int32, dtype::int32}, {{"batch_dims", i64{1}}}));
   CHECK(serves("Gather", {dtype::f32, dtype::int64}));
   CHECK(serves("Where", {dtype::bool_}));
+  CHECK(serves("Concat", {dtype::int32, dtype::f32, dtype::f32}));
+  CHECK(serves("TopKV2", {dtype::f32, dtype::int32}));
   CHECK(serves("ScatterNd", {dtype::int32, dtype::f32, dtype::int32}));
   CHECK(serves("TensorScatterAdd", {dtype::f32, dtype::int64, dtype::f32}));
   CHECK(serves("TensorScatterUpdate", {dtype::bool_, dtype::int64, dtype::bool_}));
@@ -245,6 +247,11 @@ TEST_CASE("cuda: TensorFlow views, products, reductions and softmax match the CP
   differential(tf("ArgMin", {{"output_type", dtype::int64}}), {x, tensor::scalar<i64>(1)});
   differential(tf("ArgMax", {{"output_type", dtype::int32}}), {x, tensor::scalar<std::int32_t>(2)});
   differential(tf("ArgMin", {{"output_type", dtype::int32}}), {x, tensor::scalar<i64>(0)});
+  // TopKV2 / TopK: values and indices (int32 by default), equal values in index order
+  const auto ties = tensor::from<float>({1, 3, 3, 2, 5, 5, 5, 0}, {2, 4});
+  differential(tf("TopKV2"), {ties, tensor::scalar<std::int32_t>(3)});
+  differential(tf("TopKV2", {{"index_type", dtype::int64}}), {x, tensor::scalar<std::int32_t>(2)});
+  differential(tf("TopK", {{"k", i64{4}}}), {x});
   differential(tf("Cumsum", {{"exclusive", true}}), {x, tensor::scalar<std::int32_t>(2)});
   differential(tf("Cumprod", {{"reverse", true}}), {x, tensor::scalar<std::int32_t>(0)}, 1e-5, 1e-5);
   differential(tf("Softmax"), {x}, 1e-5, 1e-6);
@@ -275,6 +282,7 @@ TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") 
   differential(tf("Rank"), {x});
   differential(tf("ConcatV2"), {x, y, x, tensor::scalar<std::int32_t>(-1)});
   differential(tf("ConcatV2"), {x, x, tensor::scalar<i64>(0)});
+  differential(tf("Concat"), {tensor::scalar<std::int32_t>(1), x, random_tensor(dtype::f32, {2, 1, 4}, -1, 1, 90), x});
   differential(tf("Pack", {{"axis", i64{1}}}), {x, x, random_tensor(dtype::f32, {2, 3, 4}, -1, 1, 83)});
   differential(tf("Pack", {{"axis", i64{-1}}}), {tensor::from<std::int32_t>({1, 2}), tensor::from<std::int32_t>({3, 4})});
   differential(tf("Slice"), {x, tensor::from<std::int32_t>({1, 0, 1}), tensor::from<std::int32_t>({-1, 2, 3})});

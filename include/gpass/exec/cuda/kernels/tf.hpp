@@ -15,14 +15,14 @@
 ///   PlaceholderWithDefault, EnsureShape, IdentityN, Reshape (0 is a size, not "copy"),
 ///   ExpandDims, Squeeze; NoOp;
 /// - shapes and data movement: Shape ShapeN Size Rank (out_type, written to the device),
-///   ConcatV2 Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
+///   ConcatV2 Concat Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
 ///   Where (one input: ONNX's NonZero, transposed), GatherNd, ScatterNd, TensorScatterUpdate /
 ///   Add / Max / Min (ONNX's GatherND / ScatterND), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
 ///   Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
 /// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
 ///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
 ///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
-///   output; int32 through ONNX's Cast), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
+///   output; int32 through ONNX's Cast), TopK / TopKV2 (ONNX's TopK), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
 ///   DepthwiseConv2dNative, MaxPool, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
 ///   as ONNX's Conv / MaxPool / AveragePool between transposes; FusedBatchNorm / V2 / V3 in
 ///   inference.
@@ -677,6 +677,18 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              ad::concat_into(ctx, *lib, xs, axis);
            };
          }});
+  // Concat (v1): the axis first, then the values
+  r.add({.domain = "tf", .op = "Concat", .dtypes = movable, .type_input = 1, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const std::size_t k = ctx.num_inputs();
+             if (k < 2) ctx.fail("needs an axis and values");
+             std::vector<const cuda_tensor*> xs;
+             for (std::size_t i = 1; i < k; ++i) xs.push_back(&ctx.input(i));
+             const i64 axis = tf_axis(scalar_input(ctx, 0, "concat_dim"), static_cast<i64>(xs[0]->rank()), ctx.node(), "axis");
+             ad::concat_into(ctx, *lib, xs, axis);
+           };
+         }});
   r.add({.domain = "tf", .op = "Pack", .dtypes = movable, .make = [](const kernel_node& n) -> fn {
            const i64 axis_attr = n.attr<i64>("axis", 0);
            auto lib = std::make_shared<cuda_detail::lazy_library>();
@@ -1052,6 +1064,36 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
          }});
   r.add({.domain = "tf", .op = "All", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::min); }});
   r.add({.domain = "tf", .op = "Any", .dtypes = {dtype::bool_}, .make = [](const kernel_node& n) { return make_reduction(n, rkind::max); }});
+  // TopK (k an attribute) and TopKV2 (k an input): ONNX's TopK on the last axis, largest first,
+  // sorted (equal values in index order); int32 indices (index_type, TF's default) cast from
+  // its int64 ones by ONNX's Cast kernel
+  for (const auto& [name, v2] : {std::pair{"TopKV2", true}, std::pair{"TopK", false}})
+    r.add({.domain = "tf", .op = name, .dtypes = cuda_select::topk_types(),
+           .make = [v2, cast = onnx_make(r, "Cast", 21)](const kernel_node& n) -> fn {
+             const dtype it = type_attr(n, "index_type", dtype::int32);
+             if (it != dtype::int32 && it != dtype::int64) n.fail("index_type must be int32 or int64");
+             const i64 k_attr = v2 ? 0 : n.attr<i64>("k");
+             kernel_node m = n;
+             m.attrs["axis"] = i64{-1};
+             m.attrs["largest"] = i64{1};
+             m.attrs["sorted"] = i64{1};
+             if (!v2) m.attrs["k"] = k_attr;
+             fn topk = cuda_select::make_topk(m);
+             kernel_node to32{.name = n.name, .op = "Cast", .attrs = {{"to", i64{6}}}, .opset = 21};
+             fn narrow = cast(to32);
+             return [v2, k_attr, it, topk, narrow, to32](context& ctx) {
+               const cuda_tensor& x = ctx.input(0);
+               if (x.rank() < 1) ctx.fail("input must have rank >= 1");
+               const i64 k = v2 ? scalar_input(ctx, 1, "k") : k_attr;
+               if (k < 0) ctx.fail("k must be non-negative, got " + std::to_string(k));
+               if (k > x.sizes().back()) ctx.fail("input must have at least k = " + std::to_string(k) + " columns, got " + x.shape().to_string());
+               topk(ctx);
+               if (it == dtype::int32) {
+                 const cuda_tensor wide = ctx.output(1);
+                 ctx.set_output(1, run_inner(ctx, narrow, to32, {&wide}));
+               }
+             };
+           }});
   // int32 indices: the int64 ones made first, then cast by ONNX's Cast kernel into the output
   for (const auto& [name, is_max] : {std::pair{"ArgMax", true}, std::pair{"ArgMin", false}})
     r.add({.domain = "tf", .op = name, .dtypes = cuda_reduce_detail::numeric_types(),
