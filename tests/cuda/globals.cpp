@@ -163,7 +163,7 @@ TEST_CASE("cuda: update_globals on the GPU gives the CPU kernel's variables, for
       }
       for (const auto& [name, value] : cs->snapshot()) {
         CAPTURE(name);
-        CHECK(gs->device_of(name) == "cuda:0");
+        CHECK(gs->device_of(name).starts_with("cuda:0/"));
         gpass_test_cuda::check_close(*gs->get(name), value, 1e-5, 1e-6);
       }
     }
@@ -183,7 +183,7 @@ TEST_CASE("cuda: a global read and assigned on the GPU stays in device memory ac
     const auto want = pc.run({x});
     const auto got = pg.run({gpu.upload(x, gpu.default_stream())});
     gpass_test_cuda::check_close(gpu.download(got.at(0).tensor(), gpu.default_stream()), want.at(0).tensor(), 0, 0);
-    CHECK(gpu_store->device_of("w") == "cuda:0");  // the device's copy is the value
+    CHECK(gpu_store->device_of("w").starts_with("cuda:0/"));  // the device's copy is the value
   }
   // the host view: the device's value copied back, equal to the CPU plan's
   gpass_test_cuda::check_close(*gpu_store->get("w"), *cpu_store->get("w"), 0, 0);
@@ -194,6 +194,17 @@ TEST_CASE("cuda: a global read and assigned on the GPU stays in device memory ac
   gpass_test_cuda::check_close(gpu.download(pg.run({gpu.upload(x, gpu.default_stream())}).at(0).tensor(), gpu.default_stream()),
                                pc.run({x}).at(0).tensor(), 0, 0);
   gpass_test_cuda::check_close(*gpu_store->get("w"), tensor::from<float>({1, 2, 3}), 0, 0);
+  // another policy (its own stream) on the same device sharing the store: it reads the value
+  // the first one wrote through the host copy, never the first one's buffer unsynchronized
+  ex::cuda other;
+  ex::plan<ex::cuda> po(gpass::parse_text(accumulate), other, {.globals = gpu_store});
+  (void)pg.run({gpu.upload(x, gpu.default_stream())});  // w = [2, 4, 6]
+  const std::string first = gpu_store->device_of("w");
+  const auto y = po.run({other.upload(x, other.default_stream())});
+  gpass_test_cuda::check_close(other.download(y.at(0).tensor(), other.default_stream()), tensor::from<float>({2, 8, 18}), 0, 0);
+  CHECK(gpu_store->device_of("w").starts_with("cuda:0/"));
+  CHECK(gpu_store->device_of("w") != first);  // (the other stream's copy now)
+  gpass_test_cuda::check_close(*gpu_store->get("w"), tensor::from<float>({3, 6, 9}), 0, 0);
 }
 
 TEST_CASE("cuda: a plan that reads or writes a global runs as a plain plan, not a CUDA graph") {
@@ -221,7 +232,7 @@ TEST_CASE("cuda: a session keeps a variable on the GPU, read, assigned and updat
     const auto placed = gpu.last_placement();
     CHECK(placed.at("w") == g0);
     CHECK(placed.at("s") == g0);
-    CHECK(gpu.globals().device_of("w") == "cuda:0");
+    CHECK(gpu.globals().device_of("w").starts_with("cuda:0/"));
     gpass_test_cuda::check_close(*gpu.globals().get("w"), *cpu.globals().get("w"), 0, 0);
   }
   {
@@ -235,7 +246,7 @@ TEST_CASE("cuda: a session keeps a variable on the GPU, read, assigned and updat
     CHECK(placed.at("u") == g0);
     CHECK(placed.at("w") == g0);
     CHECK(placed.at("t") == g0);
-    CHECK(gpu.globals().device_of("w") == "cuda:0");
+    CHECK(gpu.globals().device_of("w").starts_with("cuda:0/"));
     gpass_test_cuda::check_close(*gpu.globals().get("w"), *cpu.globals().get("w"), 1e-6, 1e-6);
   }
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <gpass/io/text.hpp>
+#include <gpass/passes/common/infer_shapes.hpp>
 #include <gpass/session/partition.hpp>
 #include <gpass/session/placer.hpp>
 
@@ -243,6 +244,41 @@ TEST_CASE("session.placer.devices_that_hold_the_types_and_serve_the_attributes")
 })");
   gpass::place(h, {picky}, {});
   CHECK(h[h.at("t")].device == cpu0);
+}
+
+TEST_CASE("session.placer.lists_go_where_their_elements_are_held") {
+  // a GPU-like first device that holds no strings: a list of strings stays on the CPU with every
+  // op that reads it (list_size has no dtype attribute: its input's element type decides), a
+  // list of f32 goes to the first device, its handle output (resource) too
+  G g = gpass::parse_text(R"(graph {
+  %x = arg() {index = 0} -> (f32[3])
+  %n = Constant() {value = tensor<i64[]> [3]}
+  %i = Constant() {value = tensor<i64[]> [1]}
+  %ta:2 = list_reserve(%n) {dtype = f32, element_shape = shape[3]}
+  %w = list_write(%ta:1, %i, %x)
+  %st = list_stack(%w) {dtype = f32, element_shape = shape[3]}
+  %s = Constant() {value = tensor<str[]> ["a"]}
+  %sa:2 = list_reserve(%n) {dtype = str, element_shape = shape[]}
+  %sw = list_write(%sa:1, %i, %s)
+  %sz = list_size(%sw)
+  %r:0 = return(%st, %sz)
+})");
+  gpass::pass_context ctx;
+  gpass::infer_shapes(g, ctx);
+  auto any = [](std::string_view, std::string_view) { return true; };
+  // (as the CUDA policy: no strings, and no resource tensors of its own)
+  gpass::placement_device gpu{gpass::parse_device_name(cpu0), any,
+                              [](gpass::dtype t) { return t != gpass::dtype::string && t != gpass::dtype::resource; }};
+  gpass::placement_device cpu{gpass::parse_device_name(cpu1), any};
+  gpass::place(g, {gpu, cpu}, {});
+  for (const char* n : {"ta", "w", "st"}) {
+    CAPTURE(n);
+    CHECK(dev(g, n) == cpu0);
+  }
+  for (const char* n : {"s", "sa", "sw", "sz"}) {
+    CAPTURE(n);
+    CHECK(dev(g, n) == cpu1);
+  }
 }
 
 }  // namespace gpass_test_session_placer

@@ -284,12 +284,17 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
           pinned = true;
         }
       }
-    // the element types of a node's inputs and outputs, where inference knew them
+    // the element types of a node's inputs and outputs, where inference knew them: a
+    // tensor's, a list's elements' (a list of strings stays where strings live, whichever op
+    // reads it); a resource handle (a list's output 0) carries nothing and goes anywhere
     auto holds_types = [&](const placement_device& d, std::size_t i) {
       if (!d.holds) return true;
       const G& h = *where[i].first;
       const auto v = where[i].second;
-      auto ok = [&](const type& t) { return !t.is_tensor() || t.tensor().element == dtype::undefined || d.holds(t.tensor().element); };
+      auto ok = [&](const type& t) {
+        const dtype e = t.is_tensor() ? t.tensor().element : t.is_list() ? t.list().element.element : dtype::undefined;
+        return e == dtype::undefined || e == dtype::resource || d.holds(e);
+      };
       for (const auto& t : h[v].outputs)
         if (!ok(t)) return false;
       for (const auto& in : h.inputs(v))

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -42,16 +43,24 @@ using cuda_detail::fn;
 using cuda_detail::lazy_library;
 using i64 = std::int64_t;
 
-/// The name under which a global's value lives in device `device`'s memory.
-inline std::string device_name(int device) { return "cuda:" + std::to_string(device); }
+/// The name under which a global's value lives in the memory of policy `p`'s device: the
+/// device and the policy's stream, so that a value is only used unsynchronized by the stream
+/// that wrote it (another policy, on the same device or not, goes through the host copy).
+inline std::string device_name(cuda& p) {
+  char s[64];
+  std::snprintf(s, sizeof s, "cuda:%d/stream:%p", p.device(), static_cast<void*>(p.default_stream().stream));
+  return s;
+}
 
 /// A host copy of `t`, a global's value on `device`, made without a policy (the store may
-/// outlive the policy that wrote it): waits for the device's work, then copies.
-inline gpass::tensor download(const cuda_tensor& t, int device) {
+/// outlive the policy that wrote it): waits for `written` (an event recorded after the write
+/// on the writer's stream; null: the whole device), then copies.
+inline gpass::tensor download(const cuda_tensor& t, int device, const std::shared_ptr<CUevent_st>& written) {
   gpass::tensor h = gpass::tensor::uninitialized(t.element_type(), t.sizes());
   if (t.nbytes() == 0) return h;
   cuda_detail::device_guard g(device);
-  cuda_detail::check(cudaDeviceSynchronize(), "waiting for the device before reading a global");
+  if (written) cuda_detail::check(cudaEventSynchronize(written.get()), "waiting for a global's value");
+  else cuda_detail::check(cudaDeviceSynchronize(), "waiting for the device before reading a global");
   cuda_detail::check(cudaMemcpy(h.raw(), t.data(), t.nbytes(), cudaMemcpyDeviceToHost), "copying a global to the host");
   return h;
 }
@@ -66,15 +75,23 @@ inline void refuse_capture(context& ctx) {
 inline std::optional<cuda_tensor> read(context& ctx, const std::string& var) {
   cuda& p = ctx.policy();
   const int dev = p.device();
+  // (the upload keeps the host copy: its download is only a fallback)
   return ctx.globals().get_on<cuda_tensor>(
-      var, device_name(dev), [&](const gpass::tensor& h) { return p.upload(h, ctx.stream()); },
-      [dev](const cuda_tensor& t) { return download(t, dev); });
+      var, device_name(p), [&](const gpass::tensor& h) { return p.upload(h, ctx.stream()); },
+      [dev](const cuda_tensor& t) { return download(t, dev, nullptr); });
 }
 
-/// Stores `t` (a device tensor nobody writes) as the value of global `var`.
+/// Stores `t` (a device tensor nobody writes, made on `ctx`'s stream) as the value of global
+/// `var`, with an event recorded after the work that makes it.
 inline void write(context& ctx, const std::string& var, cuda_tensor t) {
-  const int dev = ctx.policy().device();
-  ctx.globals().set_on(var, device_name(dev), std::move(t), [dev](const cuda_tensor& x) { return download(x, dev); });
+  cuda& p = ctx.policy();
+  const int dev = p.device();
+  cuda_detail::device_guard g(dev);
+  cudaEvent_t ev = nullptr;
+  cuda_detail::check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "creating an event");
+  std::shared_ptr<CUevent_st> written(ev, [](cudaEvent_t e) { (void)cudaEventDestroy(e); });
+  cuda_detail::check(cudaEventRecord(ev, ctx.stream().stream), "recording an event");
+  ctx.globals().set_on(var, device_name(p), std::move(t), [dev, written](const cuda_tensor& x) { return download(x, dev, written); });
 }
 
 // ---- update_globals ---------------------------------------------------------------------------
