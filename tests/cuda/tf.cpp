@@ -96,6 +96,8 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK(serves("Where", {dtype::bool_}));
   CHECK(serves("Concat", {dtype::int32, dtype::f32, dtype::f32}));
   CHECK(serves("TopKV2", {dtype::f32, dtype::int32}));
+  CHECK(serves("UnsortedSegmentMax", {dtype::bf16, dtype::int64, dtype::int32}));
+  CHECK_FALSE(serves("UnsortedSegmentSum", {dtype::bool_, dtype::int64, dtype::int32}));
   CHECK(serves("ScatterNd", {dtype::int32, dtype::f32, dtype::int32}));
   CHECK(serves("TensorScatterAdd", {dtype::f32, dtype::int64, dtype::f32}));
   CHECK(serves("TensorScatterUpdate", {dtype::bool_, dtype::int64, dtype::bool_}));
@@ -249,9 +251,9 @@ TEST_CASE("cuda: TensorFlow views, products, reductions and softmax match the CP
   differential(tf("ArgMin", {{"output_type", dtype::int32}}), {x, tensor::scalar<i64>(0)});
   // TopKV2 / TopK: values and indices (int32 by default), equal values in index order
   const auto ties = tensor::from<float>({1, 3, 3, 2, 5, 5, 5, 0}, {2, 4});
-  differential(tf("TopKV2"), {ties, tensor::scalar<std::int32_t>(3)});
-  differential(tf("TopKV2", {{"index_type", dtype::int64}}), {x, tensor::scalar<std::int32_t>(2)});
-  differential(tf("TopK", {{"k", i64{4}}}), {x});
+  differential(tf("TopKV2", {}, 2), {ties, tensor::scalar<std::int32_t>(3)});
+  differential(tf("TopKV2", {{"index_type", dtype::int64}}, 2), {x, tensor::scalar<std::int32_t>(2)});
+  differential(tf("TopK", {{"k", i64{4}}}, 2), {x});
   differential(tf("Cumsum", {{"exclusive", true}}), {x, tensor::scalar<std::int32_t>(2)});
   differential(tf("Cumprod", {{"reverse", true}}), {x, tensor::scalar<std::int32_t>(0)}, 1e-5, 1e-5);
   differential(tf("Softmax"), {x}, 1e-5, 1e-6);
@@ -315,6 +317,17 @@ TEST_CASE("cuda: TensorFlow shape and data-movement ops match the CPU kernels") 
     differential(tf(op), {base, tensor::from<i64>({2, 2}, {2, 1}), upd}, 1e-6, 1e-6);  // one row twice
   differential(tf("TensorScatterAdd"), {random_tensor(dtype::int32, {3, 2}, -5, 5, 88), tensor::from<i64>({0, 1, 2, 1}, {2, 2}),
                                         tensor::from<std::int32_t>({7, -7})});
+  // UnsortedSegment*: repeated ids, a negative one (dropped), an empty segment (the identity)
+  const auto seg_data = random_tensor(dtype::f32, {5, 3}, -2, 2, 91);
+  const auto seg_ids = tensor::from<std::int32_t>({2, 0, -1, 2, 0});
+  for (const char* op : {"UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMax", "UnsortedSegmentMin"}) {
+    CAPTURE(op);
+    differential(tf(op), {seg_data, seg_ids, tensor::scalar<std::int32_t>(4)}, 1e-6, 1e-6);
+    differential(tf(op), {random_tensor(dtype::int32, {2, 3, 2}, -9, 9, 92), tensor::from<i64>({1, 1, 0, 1, -5, 0}, {2, 3}),
+                          tensor::scalar<i64>(3)});
+    differential(tf(op), {random_tensor(dtype::f16, {4}, -2, 2, 93), tensor::from<std::int32_t>({0, 0, 1, 0}),
+                          tensor::scalar<std::int32_t>(3)}, 1e-3, 1e-3);
+  }
   differential(tf("Gather"), {tensor::from<i64>({5, 6, 7}), tensor::from<i64>({2, 2, 0})});
   const auto p = tensor::from<std::int32_t>({1, 0, 0, 2, 2, 1}, {3, 2});
   differential(tf("Pad"), {x, p});
@@ -470,6 +483,14 @@ TEST_CASE("cuda: TensorFlow kernels fail as the CPU's do, naming the node") {
     const std::vector<tensor> in{sidx, random_tensor(dtype::f32, {2, 4}, -1, 1, 89), tensor::from<std::int32_t>({3, 4})};
     for (auto* run : {&gpass_test_cuda::run_gpu, &gpass_test_cuda::run_cpu})
       CHECK_THROWS_WITH((*run)(s, in), doctest::Contains("indices[5] does not index into [3,4]"));
+  }
+  {
+    auto n = tf("UnsortedSegmentSum");
+    const auto ids = tensor::from<std::int32_t>({0, 3});
+    n.constant_inputs = {std::nullopt, ids};
+    const std::vector<tensor> in{random_tensor(dtype::f32, {2, 2}, -1, 1, 94), ids, tensor::scalar<std::int32_t>(3)};
+    for (auto* run : {&gpass_test_cuda::run_gpu, &gpass_test_cuda::run_cpu})
+      CHECK_THROWS_WITH((*run)(n, in), doctest::Contains("segment id 3 is out of range [0, 3)"));
   }
 }
 

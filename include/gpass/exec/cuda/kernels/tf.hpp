@@ -17,7 +17,8 @@
 /// - shapes and data movement: Shape ShapeN Size Rank (out_type, written to the device),
 ///   ConcatV2 Concat Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
 ///   Where (one input: ONNX's NonZero, transposed), GatherNd, ScatterNd, TensorScatterUpdate /
-///   Add / Max / Min (ONNX's GatherND / ScatterND), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
+///   Add / Max / Min (ONNX's GatherND / ScatterND), UnsortedSegmentSum / Prod / Max / Min (ONNX's
+///   ScatterND with a reduction over the reduction's identity), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
 ///   Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
 /// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
 ///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
@@ -834,6 +835,75 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            // (bool max / min are or / and in ONNX's kernels; TensorFlow has none)
            .applies = [red](const kernel_query& q) {
              return std::string_view(red) == "none" || q.inputs.empty() || q.inputs[0] != dtype::bool_;
+           }});
+  }
+  // UnsortedSegmentSum / Prod / Max / Min: each row of data combined into its segment by
+  // ONNX's ScatterND with a reduction (add, mul, max, min), over an output holding the
+  // reduction's identity as the CPU kernel makes it (0, 1, lowest, highest; in f16 / bf16 from
+  // float's); negative ids are dropped: a generated element-wise kernel maps them to
+  // num_segments, out of range, which the device kernel skips; constant ids of num_segments or
+  // more fail as on the CPU (ids only known on the device and past the end are dropped too)
+  const std::vector<dtype> segment_types = {dtype::f16,   dtype::bf16,  dtype::f32,    dtype::f64,    dtype::int8,  dtype::int16,
+                                            dtype::int32, dtype::int64, dtype::uint8,  dtype::uint16, dtype::uint32, dtype::uint64};
+  for (const auto& [name, reduction] : {std::pair{"UnsortedSegmentSum", "add"}, std::pair{"UnsortedSegmentProd", "mul"},
+                                        std::pair{"UnsortedSegmentMax", "max"}, std::pair{"UnsortedSegmentMin", "min"}}) {
+    const std::string red = reduction;
+    r.add({.domain = "tf", .op = name, .dtypes = segment_types, .make = [red](const kernel_node& n) -> fn {
+             kernel_node m = n;
+             m.attrs["reduction"] = red;
+             m.constant_inputs.clear();  // (ONNX's inputs are other ones)
+             fn scatter = ad::make_scatter_nd(m);
+             auto lib = std::make_shared<cuda_detail::lazy_library>();
+             return [red, m, scatter, lib](context& ctx) {
+               const cuda_tensor& data = ctx.input(0);
+               const cuda_tensor& ids = ctx.input(1);
+               if (ids.element_type() != dtype::int32 && ids.element_type() != dtype::int64)
+                 ctx.fail("segment_ids must be int32 or int64, got " + std::string(to_string(ids.element_type())));
+               const i64 num = scalar_input(ctx, 2, "num_segments");
+               if (num < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(num));
+               const auto& ds = data.sizes();
+               const auto& is = ids.sizes();
+               if (is.size() > ds.size() || !std::equal(is.begin(), is.end(), ds.begin()))
+                 ctx.fail("segment_ids shape " + ids.shape().to_string() + " is not a prefix of data's " + data.shape().to_string());
+               std::vector<i64> out_sizes{num}, rows{ids.size()};
+               out_sizes.insert(out_sizes.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
+               rows.insert(rows.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
+               const dtype t = data.element_type();
+               gpass::tensor identity(t, {});
+               visit_dtype(t, [&]<class T>() {
+                 using C = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
+                 if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>)
+                   identity.data<T>()[0] = static_cast<T>(red == "max"   ? std::numeric_limits<C>::lowest()
+                                                          : red == "min" ? std::numeric_limits<C>::max()
+                                                          : red == "mul" ? C(1)
+                                                                         : C(0));
+               });
+               auto& pol = ctx.policy();
+               cuda_tensor& out = ctx.allocate_output(0, t, out_sizes);
+               if (out.size() > 0) {
+                 const cuda_tensor one = pol.upload(identity, ctx.stream());
+                 ad::move(ctx, *lib, t, out.data(), one.data(), out_sizes, std::vector<i64>(out_sizes.size(), 0),
+                          shape_rules::strides_of(out_sizes), 0);
+               }
+               // no data: nothing to combine (TensorFlow returns without looking at the ids)
+               if (data.size() == 0) return;
+               if (ctx.node().constant_input(1))
+                 for (i64 v : host_ints(ctx, 1))
+                   if (v >= num) ctx.fail("segment id " + std::to_string(v) + " is out of range [0, " + std::to_string(num) + ")");
+               if (out.size() == 0) return;
+               cuda_tensor mapped = pol.allocate_tensor(dtype::int64, {ids.size(), 1}, ctx.stream());
+               const cuda_tensor limit = pol.upload(gpass::tensor::scalar<i64>(num), ctx.stream());
+               const cuda_tensor column = ids.reshaped({ids.size(), 1});
+               const cuda_tensor* xs[] = {&column, &limit};
+               const dtype it = ids.element_type();
+               const auto& k = lib->get(pol, "segment_ids," + std::string(to_string(it)), {"ew_flat", "ew_strided"}, [&] {
+                 return cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, "r = x0 < 0 ? x1 : (R)x0;"});
+               });
+               cuda_detail::launch_elementwise(ctx, k, mapped, xs);
+               const cuda_tensor updates = data.reshaped(rows);
+               const cuda_tensor base = out;
+               ctx.set_output(0, run_inner(ctx, scatter, m, {&base, &mapped, &updates}));
+             };
            }});
   }
   // Where (one input): the coordinates [n, rank] of the true / non-zero elements, ONNX's
