@@ -536,6 +536,10 @@ inline fn make_tf_batch_norm(const kernel_node& n) {
   };
 }
 
+/// The element-wise body that maps segment ids (int32 / int64 `x0`) to ScatterND's int64
+/// indices, a negative id to `x1` (num_segments: out of range, so dropped).
+inline constexpr const char* segment_ids_body = "r = x0 < 0 ? x1 : (R)x0;";
+
 /// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
 inline std::function<fn(const kernel_node&)> onnx_make(const kernel_registry<cuda>& r, const char* op, int opset) {
   const kernel_def<cuda>* d = r.find("", op, opset, dtype::undefined);
@@ -568,6 +572,9 @@ inline std::vector<std::pair<std::string, std::string>> tf_generated_sources() {
       if (seen.insert(src).second) r.emplace_back("tf::" + std::string(op.op) + "_" + std::string(to_string(t)), std::move(src));
     }
   }
+  for (dtype it : {dtype::int32, dtype::int64})
+    r.emplace_back("tf::segment_ids_" + std::string(to_string(it)),
+                   cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, cuda_tf::segment_ids_body}));
   for (dtype t : {dtype::f32, dtype::f64})
     r.emplace_back("tf::FusedBatchNorm_" + std::string(to_string(t)),
                    cuda_codegen::elementwise_source({{t, t, t, t, t}, t, cuda_tf::batch_norm_body(1e-3)}));
@@ -897,7 +904,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
                const cuda_tensor* xs[] = {&column, &limit};
                const dtype it = ids.element_type();
                const auto& k = lib->get(pol, "segment_ids," + std::string(to_string(it)), {"ew_flat", "ew_strided"}, [&] {
-                 return cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, "r = x0 < 0 ? x1 : (R)x0;"});
+                 return cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, segment_ids_body});
                });
                cuda_detail::launch_elementwise(ctx, k, mapped, xs);
                const cuda_tensor updates = data.reshaped(rows);
