@@ -355,6 +355,15 @@ inline cuda_tensor run_inner(context& ctx, const fn& f, const kernel_node& m, st
   return out[0].tensor();
 }
 
+/// A function giving an int64 device tensor cast to int32 by ONNX's Cast kernel (`cast`: its
+/// maker in the registry), a step of node `n` (TF's int32 indices from ONNX's int64 ones).
+inline std::function<cuda_tensor(context&, const cuda_tensor&)> int32_cast(const std::function<fn(const kernel_node&)>& cast,
+                                                                           const kernel_node& n) {
+  kernel_node to32{.name = n.name, .op = "Cast", .attrs = {{"to", i64{6}}}, .opset = 21};
+  fn narrow = cast(to32);
+  return [to32, narrow](context& ctx, const cuda_tensor& x) { return run_inner(ctx, narrow, to32, {&x}); };
+}
+
 /// `x` with its dims permuted (`y.dims[i] = x.dims[p[i]]`) as a new device tensor.
 inline cuda_tensor permuted(context& ctx, cuda_detail::lazy_library& lib, const cuda_tensor& x, const std::vector<i64>& p) {
   const auto v = shape_rules::transpose_view(x.sizes(), p, ctx.node());
@@ -1156,9 +1165,8 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              m.attrs["sorted"] = i64{1};
              if (!v2) m.attrs["k"] = k_attr;
              fn topk = cuda_select::make_topk(m);
-             kernel_node to32{.name = n.name, .op = "Cast", .attrs = {{"to", i64{6}}}, .opset = 21};
-             fn narrow = cast(to32);
-             return [v2, k_attr, it, topk, narrow, to32](context& ctx) {
+             auto to_int32 = int32_cast(cast, n);
+             return [v2, k_attr, it, topk, to_int32](context& ctx) {
                const cuda_tensor& x = ctx.input(0);
                if (x.rank() < 1) ctx.fail("input must have rank >= 1");
                const i64 k = v2 ? scalar_input(ctx, 1, "k") : k_attr;
@@ -1167,7 +1175,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
                topk(ctx);
                if (it == dtype::int32) {
                  const cuda_tensor wide = ctx.output(1);
-                 ctx.set_output(1, run_inner(ctx, narrow, to32, {&wide}));
+                 ctx.set_output(1, to_int32(ctx, wide));
                }
              };
            }});
@@ -1179,11 +1187,10 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              const dtype out = type_attr(n, "output_type", dtype::int64);
              if (out == dtype::int64) return arg;
              if (out != dtype::int32) n.fail("output_type must be int32 or int64, got " + std::string(to_string(out)));
-             kernel_node to32{.name = n.name, .op = "Cast", .attrs = {{"to", i64{6}}}, .opset = 21};
-             fn narrow = cast(to32);
-             return [arg, narrow, n, to32](context& ctx) {
+             auto to_int32 = int32_cast(cast, n);
+             return [arg, to_int32, n](context& ctx) {
                const cuda_tensor wide = run_inner(ctx, arg, n, {&ctx.input(0), &ctx.input(1)});
-               const cuda_tensor idx = run_inner(ctx, narrow, to32, {&wide});
+               const cuda_tensor idx = to_int32(ctx, wide);
                // into the node's own output (allocate_output: the run's limits apply to it)
                cuda_tensor& y = ctx.allocate_output(0, dtype::int32, idx.sizes());
                ctx.policy().copy_on_device(y.data(), idx.data(), idx.nbytes(), ctx.stream());
