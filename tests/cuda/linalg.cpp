@@ -35,7 +35,7 @@ TEST_CASE("cuda: the linalg kernels are registered") {
 }
 
 TEST_CASE("cuda: MatMul matches the CPU kernel") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   const std::vector<std::pair<ints, ints>> cases{
       {{3, 4}, {4, 5}},          {{4}, {4, 5}},       {{3, 4}, {4}},          {{4}, {4}},
       {{2, 3, 4}, {4, 5}},       {{2, 3, 4}, {2, 4, 5}}, {{3, 4}, {2, 4, 5}}, {{2, 1, 3, 4}, {3, 4, 5}},
@@ -52,7 +52,7 @@ TEST_CASE("cuda: MatMul matches the CPU kernel") {
 }
 
 TEST_CASE("cuda: Gemm and FusedGemm match the CPU kernels") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   const i64 M = 5, K = 7, N = 6;
   for (int ta : {0, 1})
     for (int tb : {0, 1}) {
@@ -119,7 +119,7 @@ TEST_CASE("cuda: Conv and FusedConv match the CPU kernels") {
 }
 
 TEST_CASE("cuda: ConvTranspose matches the CPU kernel (pads, output_padding, output_shape, auto_pad, groups, dilations)") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   struct case_ {
     ints x, w;
     gpass::attribute_map a;
@@ -172,7 +172,7 @@ TEST_CASE("cuda: FusedConv with either epilogue (the cuDNN fused call, or conv t
 }
 
 TEST_CASE("cuda: pooling matches the CPU kernels") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   const tensor x2 = rnd({2, 3, 9, 8}, 50), x1 = rnd({2, 3, 11}, 51), x3 = rnd({1, 2, 5, 6, 7}, 52);
   const std::vector<gpass::attribute_map> attrs{
       {{"kernel_shape", ints{3, 3}}},

@@ -29,7 +29,7 @@ TEST_CASE("cuda: the nn kernels are registered") {
 }
 
 TEST_CASE("cuda: Softmax and LogSoftmax match the CPU kernels") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   const tensor x = rnd({2, 3, 5, 7}, 1), big = rnd({3, 1000}, 2, dtype::f32, -30, 30), s = tensor::scalar(1.5f);
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     for (i64 axis : {-1, 0, 1, 2, 3}) {
@@ -48,7 +48,7 @@ TEST_CASE("cuda: Softmax and LogSoftmax match the CPU kernels") {
 }
 
 TEST_CASE("cuda: BatchNormalization matches the CPU kernel") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   for (const ints& s : {ints{2, 3}, ints{2, 3, 7}, ints{2, 4, 5, 6}, ints{1, 2, 3, 4, 5}}) {
     const i64 C = s[1];
     const tensor x = rnd(s, 10), sc = rnd({C}, 11), b = rnd({C}, 12), m = rnd({C}, 13), v = rnd({C}, 14, dtype::f32, 0.1, 2);
@@ -63,7 +63,7 @@ TEST_CASE("cuda: BatchNormalization matches the CPU kernel") {
 }
 
 TEST_CASE("cuda: LayerNormalization and InstanceNormalization match the CPU kernels") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   const tensor x = rnd({2, 3, 4, 50}, 30);
   for (i64 axis : {-1, -2, 1, 0}) {
     INFO("axis " << axis);
@@ -89,7 +89,7 @@ TEST_CASE("cuda: LayerNormalization and InstanceNormalization match the CPU kern
 namespace gpass_test_cuda_nn {
 
 TEST_CASE("cuda: RNN, GRU and LSTM match the CPU kernels (directions, layouts, states, lengths, peepholes, clip, activations)") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   using strings = std::vector<std::string>;
   struct layer {
     const char* op;
@@ -150,7 +150,7 @@ TEST_CASE("cuda: RNN, GRU and LSTM match the CPU kernels (directions, layouts, s
 namespace gpass_test_cuda_nn {
 
 TEST_CASE("cuda: LpNormalization and MeanVarianceNormalization match the CPU kernels") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16}) {
     INFO("type " << gpass::to_string(t));
     const double tol = t == dtype::f16 ? 1e-3 : 1e-6;

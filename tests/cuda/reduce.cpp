@@ -38,7 +38,7 @@ tensor input_for(const std::string& op, dtype t, ints sizes, std::uint64_t seed)
 }  // namespace
 
 TEST_CASE("cuda: reductions match the CPU kernels (axes, keepdims, noop_with_empty_axes, opsets)") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   for (const char* op : all_reductions) {
     const std::string o = op;
     const bool float_only = o == "ReduceLogSumExp";
@@ -87,7 +87,7 @@ TEST_CASE("cuda: reductions match the CPU kernels (axes, keepdims, noop_with_emp
 }
 
 TEST_CASE("cuda: ArgMax and ArgMin match the CPU kernels") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   for (const char* op : {"ArgMax", "ArgMin"})
     for (i64 last : {0, 1})
       for (dtype t : {dtype::f32, dtype::f16, dtype::f64, dtype::int32, dtype::int8, dtype::uint16, dtype::int64}) {
@@ -108,7 +108,7 @@ TEST_CASE("cuda: ArgMax and ArgMin match the CPU kernels") {
 }
 
 TEST_CASE("cuda: CumSum matches the CPU kernel") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::int32, dtype::int64, dtype::uint32, dtype::uint64}) {
     const bool is_int = t != dtype::f32 && t != dtype::f16 && t != dtype::f64 && t != dtype::bf16;
     const auto x = random_tensor(t, {3, 4, 6}, is_int ? 0 : -2, is_int ? 9 : 2, 14);
@@ -124,7 +124,7 @@ TEST_CASE("cuda: CumSum matches the CPU kernel") {
 }
 
 TEST_CASE("cuda: CumProd matches the CPU kernel") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::int32, dtype::int64, dtype::uint64}) {
     const bool is_int = t != dtype::f32 && t != dtype::f16 && t != dtype::f64;
     // factors near 1 (floats) or small (integers): products stay representable

@@ -36,7 +36,7 @@ TEST_CASE("cuda: TopK and NonZero are registered and their sources compile with 
 }
 
 TEST_CASE("cuda: TopK matches the CPU kernel (ties by index, NaN as the largest, every axis and type)") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   std::uint64_t seed = 200;
   // integers in a small range: many ties, which must keep the lower index first
   for (const ints& s : {ints{7}, ints{1, 1}, ints{3, 5}, ints{4, 100}, ints{2, 3, 37}, ints{3000}, ints{2, 1025, 3}}) {
@@ -72,7 +72,7 @@ TEST_CASE("cuda: TopK matches the CPU kernel (ties by index, NaN as the largest,
 }
 
 TEST_CASE("cuda: NonZero matches the CPU kernel") {
-  GPASS_REQUIRE_GPU();
+  GPASS_GPU_OR_CPU_SIDE();
   std::uint64_t seed = 300;
   // values in [-1, 1) floored: about half zeros
   for (const ints& s : {ints{}, ints{1}, ints{0}, ints{7}, ints{3, 0, 2}, ints{5, 9}, ints{2, 3, 4, 5}, ints{4099}, ints{700, 1500}}) {

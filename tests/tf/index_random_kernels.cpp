@@ -214,6 +214,16 @@ TEST_CASE("tf.kernels.segments_of_empty_data") {
   CHECK(values_of<float>(run(sorted + "  %y = tf::SegmentMean(%x, %i) {T = f32, Tindices = i64}\n  %r:0 = return(%y)\n",
                              {x, i64s({0, 0, 2}, {3})})
                              .at(0)) == std::vector<float>{2, 3, 0, 0, 5, 6});
+  // an empty segment is 0 for SegmentMax / Min, 1 (the identity) for SegmentProd, as in
+  // TensorFlow's kernels (segment_reduction_ops_impl: default_value 1 for SegmentProd)
+  const std::pair<const char*, std::vector<float>> empties[] = {{"SegmentProd", {3, 8, 1, 1, 5, 6}}, {"SegmentMax", {3, 4, 0, 0, 5, 6}},
+                                                                {"SegmentMin", {1, 2, 0, 0, 5, 6}}, {"SegmentSum", {4, 6, 0, 0, 5, 6}}};
+  for (const auto& [op, want] : empties) {
+    CAPTURE(op);
+    CHECK(values_of<float>(run(sorted + "  %y = tf::" + op + "(%x, %i) {T = f32, Tindices = i64}\n  %r:0 = return(%y)\n",
+                               {x, i64s({0, 0, 2}, {3})})
+                               .at(0)) == want);
+  }
   const auto m = values_of<float>(
       run(unsorted + "  %y = tf::UnsortedSegmentMax(%x, %i, %n) {T = f32, Tindices = i64}\n  %r:0 = return(%y)\n",
           {x, i64s({1, -1, 1}, {3}), gpass::tensor::scalar<i64>(3)})

@@ -31,6 +31,7 @@
 #include <gpass/exec/cuda/kernels/select.hpp>
 #include <gpass/exec/cuda/kernels/sequence.hpp>
 #include <gpass/exec/cuda/kernels/tf.hpp>
+#include <gpass/exec/cuda/kernels/tf_array.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
@@ -57,7 +58,8 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_select(r);
   register_cuda_sequence(r);
   register_cuda_rnn(r);
-  register_cuda_tf(r);  // last: it reuses ONNX kernels registered above
+  register_cuda_tf(r);  // last: they reuse ONNX kernels registered above
+  register_cuda_tf_array(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -70,7 +72,7 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       array_generated_sources(), cuda_globals::globals_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
-                      cuda_rnn::rnn_generated_sources(), tf_generated_sources()})
+                      cuda_rnn::rnn_generated_sources(), tf_generated_sources(), tf_array_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

@@ -381,6 +381,131 @@ inline shape_rules::strided_view reverse_view(const std::vector<i64>& sizes, con
   return v;
 }
 
+/// DepthToSpace (`to_space`) / SpaceToDepth with `block_size` b on a 4-D input of `sizes`:
+/// NHWC moves b x b blocks between the depth and the height and width (depth index
+/// (i * b + j) * C' + c for block row i, column j), NCHW does the same (ONNX's DCR order). The
+/// output's sizes and the 6-D view of the input read in output order.
+inline shape_rules::rearranged_view depth_space_view(const std::vector<i64>& sizes, i64 b, bool nchw, bool to_space, const kernel_node& n) {
+  if (sizes.size() != 4) n.fail("input must be 4-D, got " + shape::of(sizes).to_string());
+  if (nchw) return shape_rules::depth_space_view(sizes, b, false, to_space, n);
+  auto mul = [&](i64 x, i64 y) {
+    const auto r = checked_mul(x, y);
+    if (!r) n.fail("block_size " + std::to_string(b) + " with input sizes " + shape::of(sizes).to_string() + " overflows int64");
+    return *r;
+  };
+  const i64 N = sizes[0], H = sizes[1], W = sizes[2], C = sizes[3], bb = mul(b, b);
+  if (to_space) {
+    if (C % bb != 0) n.fail("depth " + std::to_string(C) + " is not a multiple of block_size^2 = " + std::to_string(bb));
+    const i64 oc = C / bb;
+    // x as [N, H, W, b(i), b(j), C'] read in the order [N, H, i, W, j, C']
+    return {{N, mul(H, b), mul(W, b), oc}, {{N, H, b, W, b, oc}, {H * W * C, W * C, b * oc, C, oc, 1}, 0}};
+  }
+  if (H % b != 0 || W % b != 0)
+    n.fail("height " + std::to_string(H) + " and width " + std::to_string(W) + " must be multiples of block_size " + std::to_string(b));
+  const i64 oh = H / b, ow = W / b;
+  // output [N, H', W', b(i), b(j), C] from x[n, h * b + i, w * b + j, c]
+  return {{N, oh, ow, mul(bb, C)}, {{N, oh, ow, b, b, C}, {H * W * C, b * W * C, b * C, W * C, C, 1}, 0}};
+}
+
+/// SpaceToBatchND (`to_batch`) / BatchToSpaceND of an input of `sizes` with `block` (M block
+/// sizes) and `pc` (the paddings or crops, [M, 2] flat): blocks of the M spatial dims after the
+/// batch move into the batch dim (output batch index = block offset * N + n, block offsets
+/// row-major), zero-padded first; the inverse interleaves them back and crops. `big` and
+/// `small` are the spatial sizes of the (padded) space side and of the batch side.
+struct space_batch_plan {
+  std::vector<i64> out, big, small;
+  i64 blocks = 1, batch = 0;  // the product of the block sizes; N, the batch of the space side
+};
+inline space_batch_plan plan_space_batch(const std::vector<i64>& sizes, const std::vector<i64>& block, const std::vector<i64>& pc_sizes,
+                                         const std::vector<i64>& pv, bool to_batch, const kernel_node& n) {
+  const std::size_t m = block.size();
+  const char* what = to_batch ? "paddings" : "crops";
+  if (pc_sizes.size() != 2 || pc_sizes[0] != static_cast<i64>(m) || pc_sizes[1] != 2)
+    n.fail(std::string(what) + " must have sizes [" + std::to_string(m) + ", 2], got " + shape::of(pc_sizes).to_string());
+  if (m == 0 || sizes.size() < m + 1)
+    n.fail("input of sizes " + shape::of(sizes).to_string() + " needs a batch dim and " + std::to_string(m) + " spatial dims");
+  auto ok = [&](std::optional<i64> v) {
+    if (!v) n.fail("block_shape and " + std::string(what) + " with input sizes " + shape::of(sizes).to_string() + " overflows int64");
+    return *v;
+  };
+  space_batch_plan p;
+  for (auto b : block) {
+    if (b < 1) n.fail("block_shape values must be positive");
+    p.blocks = ok(checked_mul(p.blocks, b));
+  }
+  for (auto v : pv)
+    if (v < 0) n.fail(std::string(what) + " must be non-negative");
+  p.out = sizes;
+  p.big.resize(m);
+  p.small.resize(m);
+  if (to_batch) {
+    p.batch = sizes[0];
+    p.out[0] = ok(checked_mul(sizes[0], p.blocks));
+    for (std::size_t i = 0; i < m; ++i) {
+      p.big[i] = ok(checked_add(ok(checked_add(sizes[i + 1], pv[2 * i])), pv[2 * i + 1]));
+      if (p.big[i] % block[i] != 0)
+        n.fail("padded spatial dim " + std::to_string(i + 1) + " (" + std::to_string(p.big[i]) + ") is not a multiple of the block size " +
+               std::to_string(block[i]));
+      p.small[i] = p.out[i + 1] = p.big[i] / block[i];
+    }
+  } else {
+    if (sizes[0] % p.blocks != 0)
+      n.fail("batch " + std::to_string(sizes[0]) + " is not a multiple of the block count " + std::to_string(p.blocks));
+    p.batch = p.out[0] = sizes[0] / p.blocks;
+    for (std::size_t i = 0; i < m; ++i) {
+      p.small[i] = sizes[i + 1];
+      p.big[i] = ok(checked_mul(p.small[i], block[i]));
+      p.out[i + 1] = p.big[i] - pv[2 * i] - pv[2 * i + 1];  // non-negative pv: no overflow
+      if (p.out[i + 1] < 0) n.fail("crops are larger than spatial dim " + std::to_string(i + 1));
+    }
+  }
+  return p;
+}
+
+/// Roll: the shift (in [0, n)) of each axis of an input of `sizes`; shifts of a repeated axis
+/// add up.
+inline std::vector<i64> roll_shifts(const std::vector<i64>& sizes, const std::vector<i64>& shift, const std::vector<i64>& axis,
+                                    const std::vector<i64>& shift_sizes, const std::vector<i64>& axis_sizes, const kernel_node& n) {
+  if (shift.size() != axis.size() || shift_sizes.size() != axis_sizes.size())
+    n.fail("shift and axis must have the same shape, got " + shape::of(shift_sizes).to_string() + " and " + shape::of(axis_sizes).to_string());
+  std::vector<i64> by(sizes.size(), 0);
+  for (std::size_t k = 0; k < axis.size(); ++k) {
+    const auto a = static_cast<std::size_t>(tf_axis(axis[k], static_cast<i64>(sizes.size()), n));
+    if (sizes[a] > 0) by[a] = ((by[a] + shift[k] % sizes[a]) % sizes[a] + sizes[a]) % sizes[a];
+  }
+  return by;
+}
+
+/// InvertPermutation: the inverse of the permutation `p` of [0, n).
+inline std::vector<i64> invert_permutation(const std::vector<i64>& p, const kernel_node& n) {
+  std::vector<i64> inv(p.size(), -1);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i] < 0 || p[i] >= static_cast<i64>(p.size()) || inv[static_cast<std::size_t>(p[i])] >= 0)
+      n.fail("x is not a permutation of [0, " + std::to_string(p.size()) + ")");
+    inv[static_cast<std::size_t>(p[i])] = static_cast<i64>(i);
+  }
+  return inv;
+}
+
+/// BroadcastArgs: the shape `a` and `b` broadcast to (numpy's rule).
+inline std::vector<i64> broadcast_args(const std::vector<i64>& a, const std::vector<i64>& b, const kernel_node& n) {
+  std::vector<i64> out(std::max(a.size(), b.size()), 1);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const i64 x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) n.fail("incompatible shapes " + shape::of(a).to_string() + " and " + shape::of(b).to_string());
+    out[out.size() - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// Range: TensorFlow's checks of start, limit and delta (of any one numeric type).
+template <class T>
+inline void check_range(T start, T limit, T delta, const kernel_node& n) {
+  if (delta == T(0)) n.fail("requires delta != 0");
+  if (delta > T(0) && start > limit) n.fail("requires start <= limit when delta > 0");
+  if (delta < T(0) && start < limit) n.fail("requires start >= limit when delta < 0");
+}
+
 /// EnsureShape: `sizes` must match `want` where it is known.
 inline void check_ensure_shape(const std::vector<i64>& sizes, const gpass::shape& want, const kernel_node& n) {
   if (!want.has_rank()) return;

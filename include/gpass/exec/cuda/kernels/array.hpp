@@ -24,6 +24,7 @@
 /// ScatterND tuple is skipped. All index arithmetic is 64-bit.
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -274,11 +275,10 @@ template <class U> __device__ __forceinline__ void t_fill(U* __restrict__ y, lon
   G_LOOP(n) y[i] = v;
 }
 template <class U> __device__ __forceinline__ void t_trilu(U* __restrict__ y, const U* __restrict__ x, long long n, long long rows,
-                                                           long long cols, long long k, int upper) {
+                                                           long long cols, long long lo, long long hi) {
   G_LOOP(n) {
     const long long j = i % cols, r = (i / cols) % rows;
-    const bool keep = upper ? j >= r + k : j <= r + k;
-    y[i] = keep ? x[i] : (U)0;
+    y[i] = j - r >= lo && j - r <= hi ? x[i] : (U)0;
   }
 }
 template <class U> __device__ __forceinline__ void t_scatter_nd(U* __restrict__ y, const U* __restrict__ up, const void* idx, int idx64,
@@ -308,11 +308,11 @@ template <class U> __device__ __forceinline__ void t_scatter_el(U* __restrict__ 
   }
 }
 template <class U> __device__ __forceinline__ void t_one_hot(U* __restrict__ y, const U* __restrict__ vals, const void* idx, int idx64,
-                                                             long long n, long long depth, long long inner) {
+                                                             long long n, long long depth, long long inner, int wrap) {
   G_LOOP(n) {
     const long long j = i % inner, t = i / inner, c = t % depth, o = t / depth;
     long long k = g_index(idx, idx64, o * inner + j);
-    if (k < 0) k += depth;
+    if (k < 0 && wrap) k += depth;
     y[i] = k == c ? vals[1] : vals[0];
   }
 }
@@ -334,7 +334,7 @@ template <class U> __device__ __forceinline__ void t_one_hot(U* __restrict__ y, 
       r += "extern \"C\" __global__ void g_pad_" + S + "(" + U + "* y, const " + U + "* x, g_padv p, " + U + " cval) { t_pad(y, x, p, cval); }\n";
       r += "extern \"C\" __global__ void g_fill_" + S + "(" + U + "* y, long long n, " + U + " v) { t_fill(y, n, v); }\n";
       r += "extern \"C\" __global__ void g_trilu_" + S + "(" + U + "* y, const " + U +
-           "* x, long long n, long long rows, long long cols, long long k, int upper) { t_trilu(y, x, n, rows, cols, k, upper); }\n";
+           "* x, long long n, long long rows, long long cols, long long lo, long long hi) { t_trilu(y, x, n, rows, cols, lo, hi); }\n";
       r += "extern \"C\" __global__ void g_scatter_nd_" + S + "(" + U + "* y, const " + U +
            "* up, const void* idx, int idx64, g_view v, long long block) { t_scatter_nd(y, up, idx, idx64, v, block); }\n";
       r += "extern \"C\" __global__ void g_gather_nd_" + S + "(" + U + "* y, const " + U +
@@ -343,7 +343,8 @@ template <class U> __device__ __forceinline__ void t_one_hot(U* __restrict__ y, 
       r += "extern \"C\" __global__ void g_scatter_el_" + S + "(" + U + "* y, const " + U +
            "* up, const void* idx, int idx64, g_view v, long long axis_st, long long dim) { t_scatter_el(y, up, idx, idx64, v, axis_st, dim); }\n";
       r += "extern \"C\" __global__ void g_one_hot_" + S + "(" + U + "* y, const " + U +
-           "* vals, const void* idx, int idx64, long long n, long long depth, long long inner) { t_one_hot(y, vals, idx, idx64, n, depth, inner); }\n";
+           "* vals, const void* idx, int idx64, long long n, long long depth, long long inner, int wrap) "
+           "{ t_one_hot(y, vals, idx, idx64, n, depth, inner, wrap); }\n";
     }
     return r;
   }();
@@ -890,6 +891,23 @@ inline fn make_scatter_elements(const kernel_node& n) {
 }
 
 /// OneHot: int32 or int64 indices as they are, other numeric ones truncated to int64 first.
+/// Output 0 = the one-hot encoding of the int32 / int64 `ind` along `axis` (of the output):
+/// `vals` [off, on] (a device tensor of 2 elements), `depth` classes; negative indices count
+/// from the end when `wrap` (ONNX), match nothing otherwise (TensorFlow).
+inline void one_hot_into(context& ctx, lazy_library& lib, const cuda_tensor& ind, const cuda_tensor& vals, i64 depth, i64 axis, bool wrap) {
+  std::vector<i64> out = ind.sizes();
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), depth);
+  cuda_tensor& y = ctx.allocate_output(0, vals.element_type(), out);
+  if (y.size() == 0) return;
+  long long nn = y.size(), dd = depth, inner = prod(ind.sizes(), static_cast<std::size_t>(axis), ind.rank());
+  int idx64 = ind.element_type() == dtype::int64, w = wrap;
+  void *yp = y.data(), *vp = vals.data(), *ip = ind.data();
+  void* args[] = {&yp, &vp, &ip, &idx64, &nn, &dd, &inner, &w};
+  auto& p = ctx.policy();
+  const auto& k = move_kernels(ctx, lib);
+  p.launch(k.kernels[entry_index(mk::one_hot, size_of(vals.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+}
+
 inline fn make_one_hot(const kernel_node& n) {
   const i64 axis_attr = n.attr<i64>("axis", -1);
   auto lib = std::make_shared<lazy_library>();
@@ -913,18 +931,7 @@ inline fn make_one_hot(const kernel_node& n) {
     if (depth < 1) ctx.fail("depth must be positive, got " + std::to_string(depth));
     if (vals.size() != 2) ctx.fail("values must have 2 elements (off, on)");
     const i64 rank = static_cast<i64>(ind.rank()) + 1;
-    const std::size_t axis = static_cast<std::size_t>(normalize_axis(axis_attr, rank, ctx.node()));
-    std::vector<i64> out = ind.sizes();
-    out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), depth);
-    cuda_tensor& y = ctx.allocate_output(0, vals.element_type(), out);
-    if (y.size() == 0) return;
-    long long nn = y.size(), dd = depth, inner = prod(ind.sizes(), axis, ind.rank());
-    int idx64 = ind.element_type() == dtype::int64;
-    void *yp = y.data(), *vp = vals.data(), *ip = ind.data();
-    void* args[] = {&yp, &vp, &ip, &idx64, &nn, &dd, &inner};
-    auto& p = ctx.policy();
-    const auto& k = move_kernels(ctx, *lib);
-    p.launch(k.kernels[entry_index(mk::one_hot, size_of(vals.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+    one_hot_into(ctx, *lib, ind, vals, depth, normalize_axis(axis_attr, rank, ctx.node()), true);
   };
 }
 
@@ -1143,6 +1150,19 @@ inline fn make_constant_of_shape(const kernel_node& n) {
   };
 }
 
+/// Output 0 = `x` (rank >= 2) with the elements of each matrix outside the band lo <= column -
+/// row <= hi zeroed (Trilu, TF's MatrixBandPart).
+inline void band_into(context& ctx, lazy_library& lib, const cuda_tensor& x, long long lo, long long hi) {
+  cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+  if (y.size() == 0) return;
+  long long nn = y.size(), rows = x.sizes()[x.rank() - 2], cols = x.sizes()[x.rank() - 1];
+  void *yp = y.data(), *xp = x.data();
+  void* args[] = {&yp, &xp, &nn, &rows, &cols, &lo, &hi};
+  auto& p = ctx.policy();
+  const auto& kk = move_kernels(ctx, lib);
+  p.launch(kk.kernels[entry_index(mk::trilu, size_of(x.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+}
+
 inline fn make_trilu(const kernel_node& n) {
   const bool upper = n.attr<i64>("upper", 1) != 0;
   auto lib = std::make_shared<lazy_library>();
@@ -1150,16 +1170,8 @@ inline fn make_trilu(const kernel_node& n) {
     const cuda_tensor& x = ctx.input(0);
     require_movable(ctx, x.element_type());
     if (x.rank() < 2) ctx.fail("input must have rank >= 2");
-    long long k = ctx.has_input(1) ? static_cast<i64>(first_double(cuda_detail::host_value(ctx, 1), ctx.node(), "k")) : 0;
-    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
-    if (y.size() == 0) return;
-    long long nn = y.size(), rows = x.sizes()[x.rank() - 2], cols = x.sizes()[x.rank() - 1];
-    int up = upper;
-    void *yp = y.data(), *xp = x.data();
-    void* args[] = {&yp, &xp, &nn, &rows, &cols, &k, &up};
-    auto& p = ctx.policy();
-    const auto& kk = move_kernels(ctx, *lib);
-    p.launch(kk.kernels[entry_index(mk::trilu, size_of(x.element_type()))], p.blocks_for(nn), 256, args, ctx.stream());
+    const i64 k = ctx.has_input(1) ? static_cast<i64>(first_double(cuda_detail::host_value(ctx, 1), ctx.node(), "k")) : 0;
+    band_into(ctx, *lib, x, upper ? k : LLONG_MIN, upper ? LLONG_MAX : k);
   };
 }
 

@@ -40,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -50,9 +51,11 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/linalg.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/kernels/select.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/scratch.hpp>
 #include <gpass/exec/shape_rules.hpp>
 #include <gpass/exec/tf_rules.hpp>
 
@@ -549,6 +552,119 @@ inline fn make_tf_batch_norm(const kernel_node& n) {
 /// indices, a negative id to `x1` (num_segments: out of range, so dropped).
 inline constexpr const char* segment_ids_body = "r = x0 < 0 ? x1 : (R)x0;";
 
+/// `-x0` for element type `t`; integers through unsigned arithmetic (wrapping, as the CPU's).
+inline std::string negate_body(dtype t) {
+  if (cuda_codegen::is_float(t)) return "r = (R)(-x0);";
+  return "r = (R)(0ull - (unsigned long long)x0);";
+}
+
+/// The element types of the segment reductions.
+inline std::vector<dtype> segment_types() {
+  return {dtype::f16, dtype::bf16, dtype::f32, dtype::f64, dtype::int8, dtype::int16, dtype::int32, dtype::int64,
+          dtype::uint8, dtype::uint16, dtype::uint32, dtype::uint64};
+}
+
+/// The element-wise body of a sorted segment op's last step over (the combined rows `x0`, the
+/// segment's row count `x1`): an empty segment is 0; a mean divides by the count (integers in 64
+/// bits, as the CPU kernel: the quotient narrows back exactly).
+inline std::string segment_fix_body(dtype t, bool mean) {
+  if (!mean) return "r = x1 == 0 ? (R)0 : (R)x0;";
+  if (cuda_codegen::is_float(t)) return "r = x1 == 0 ? (R)0 : (R)(x0 / (C0)x1);";
+  const bool is_signed = t == dtype::int8 || t == dtype::int16 || t == dtype::int32 || t == dtype::int64;
+  return is_signed ? "r = x1 == 0 ? (R)0 : (R)((long long)x0 / (long long)x1);"
+                   : "r = x1 == 0 ? (R)0 : (R)((unsigned long long)x0 / (unsigned long long)x1);";
+}
+
+/// What the segment reductions share: each row of data combined into its segment by ONNX's
+/// ScatterND with a reduction (add, mul, max, min), over an output holding the reduction's
+/// identity as the CPU kernel makes it (0, 1, lowest, highest; in f16 / bf16 from float's);
+/// negative ids are dropped: a generated element-wise kernel maps them to the segment count,
+/// out of range, which the device kernel skips (as it skips ids past the end).
+class segment_kernels {
+ public:
+  segment_kernels(const kernel_node& n, std::string red) : red_(std::move(red)) {
+    m_ = n;
+    m_.attrs["reduction"] = red_;
+    m_.constant_inputs.clear();  // (ONNX's inputs are other ones)
+    scatter_ = cuda_array_detail::make_scatter_nd(m_);
+  }
+
+  /// Output 0, allocated here (of `num` segments), and the combined rows (a new tensor).
+  cuda_tensor scatter(context& ctx, i64 num) {
+    const cuda_tensor& data = ctx.input(0);
+    const cuda_tensor& ids = ctx.input(1);
+    if (ids.element_type() != dtype::int32 && ids.element_type() != dtype::int64)
+      ctx.fail("segment_ids must be int32 or int64, got " + std::string(to_string(ids.element_type())));
+    const auto& ds = data.sizes();
+    const auto& is = ids.sizes();
+    if (is.size() > ds.size() || !std::equal(is.begin(), is.end(), ds.begin()))
+      ctx.fail("segment_ids shape " + ids.shape().to_string() + " is not a prefix of data's " + data.shape().to_string());
+    std::vector<i64> out_sizes{num}, rows{ids.size()};
+    out_sizes.insert(out_sizes.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
+    rows.insert(rows.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
+    const dtype t = data.element_type();
+    gpass::tensor identity(t, {});
+    visit_dtype(t, [&]<class T>() {
+      using C = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
+      if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>)
+        identity.data<T>()[0] = static_cast<T>(red_ == "max"   ? std::numeric_limits<C>::lowest()
+                                               : red_ == "min" ? std::numeric_limits<C>::max()
+                                               : red_ == "mul" ? C(1)
+                                                               : C(0));
+    });
+    auto& pol = ctx.policy();
+    cuda_tensor& out = ctx.allocate_output(0, t, out_sizes);
+    if (out.size() > 0) {
+      const cuda_tensor one = pol.upload(identity, ctx.stream());
+      cuda_array_detail::move(ctx, lib_, t, out.data(), one.data(), out_sizes, std::vector<i64>(out_sizes.size(), 0),
+                              shape_rules::strides_of(out_sizes), 0);
+    }
+    // no data: nothing to combine (TensorFlow returns without looking at the ids)
+    if (data.size() == 0 || out.size() == 0) return out;
+    cuda_tensor mapped = pol.allocate_tensor(dtype::int64, {ids.size(), 1}, ctx.stream());
+    const cuda_tensor limit = pol.upload(gpass::tensor::scalar<i64>(num), ctx.stream());
+    const cuda_tensor column = ids.reshaped({ids.size(), 1});
+    const cuda_tensor* xs[] = {&column, &limit};
+    const dtype it = ids.element_type();
+    const auto& k = lib_.get(pol, "segment_ids," + std::string(to_string(it)), {"ew_flat", "ew_strided"}, [&] {
+      return cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, segment_ids_body});
+    });
+    cuda_detail::launch_elementwise(ctx, k, mapped, xs);
+    const cuda_tensor updates = data.reshaped(rows);
+    const cuda_tensor base = out;
+    return run_inner(ctx, scatter_, m_, {&base, &mapped, &updates});
+  }
+
+  /// Output 0 (allocated by `scatter`) = `sums` with each segment fixed by its row count
+  /// `counts` (`segment_fix_body`).
+  void fix_up(context& ctx, const cuda_tensor& sums, const gpass::tensor& counts, bool mean) {
+    auto& pol = ctx.policy();
+    std::vector<i64> cs(sums.rank(), 1);
+    cs[0] = counts.size();
+    const cuda_tensor c = pol.upload(counts, ctx.stream()).reshaped(cs);
+    const dtype t = sums.element_type();
+    const auto& k = lib_.get(pol, "segment_fix," + std::string(to_string(t)) + (mean ? ",mean" : ""), {"ew_flat", "ew_strided"},
+                             [&] { return cuda_codegen::elementwise_source({{t, dtype::int64}, t, segment_fix_body(t, mean)}); });
+    const cuda_tensor* xs[] = {&sums, &c};
+    cuda_detail::launch_elementwise(ctx, k, ctx.output(0), xs);
+  }
+
+ private:
+  std::string red_;
+  kernel_node m_;
+  fn scatter_;
+  cuda_detail::lazy_library lib_;
+};
+
+/// A kernel's `applies` for the ops of TF's 2-D layouts: a node without data_format (NHWC) or
+/// with NHWC or NCHW (other formats stay on the CPU, which fails).
+inline bool tf_2d_format(const kernel_query& q) {
+  if (!q.attrs) return true;
+  auto it = q.attrs->find("data_format");
+  if (it == q.attrs->end()) return true;
+  return it->second.is<std::string>() && (it->second.as<std::string>() == "NHWC" || it->second.as<std::string>() == "NCHW");
+}
+
 /// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
 inline std::function<fn(const kernel_node&)> onnx_make(const kernel_registry<cuda>& r, const char* op, int opset) {
   const kernel_def<cuda>* d = r.find("", op, opset, dtype::undefined);
@@ -584,6 +700,12 @@ inline std::vector<std::pair<std::string, std::string>> tf_generated_sources() {
   for (dtype it : {dtype::int32, dtype::int64})
     r.emplace_back("tf::segment_ids_" + std::string(to_string(it)),
                    cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, cuda_tf::segment_ids_body}));
+  for (dtype t : {dtype::f32, dtype::f16, dtype::int32, dtype::uint8}) {
+    const std::string ts(to_string(t));
+    r.emplace_back("tf::segment_fix_" + ts, cuda_codegen::elementwise_source({{t, dtype::int64}, t, cuda_tf::segment_fix_body(t, false)}));
+    r.emplace_back("tf::segment_mean_" + ts, cuda_codegen::elementwise_source({{t, dtype::int64}, t, cuda_tf::segment_fix_body(t, true)}));
+    r.emplace_back("tf::negate_" + ts, cuda_codegen::elementwise_source({{t}, t, cuda_tf::negate_body(t)}));
+  }
   for (dtype t : {dtype::f32, dtype::f64})
     r.emplace_back("tf::FusedBatchNorm_" + std::string(to_string(t)),
                    cuda_codegen::elementwise_source({{t, t, t, t, t}, t, cuda_tf::batch_norm_body(1e-3)}));
@@ -853,72 +975,78 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              return std::string_view(red) == "none" || q.inputs.empty() || q.inputs[0] != dtype::bool_;
            }});
   }
-  // UnsortedSegmentSum / Prod / Max / Min: each row of data combined into its segment by
-  // ONNX's ScatterND with a reduction (add, mul, max, min), over an output holding the
-  // reduction's identity as the CPU kernel makes it (0, 1, lowest, highest; in f16 / bf16 from
-  // float's); negative ids are dropped: a generated element-wise kernel maps them to
-  // num_segments, out of range, which the device kernel skips; constant ids of num_segments or
-  // more fail as on the CPU (ids only known on the device and past the end are dropped too)
-  const std::vector<dtype> segment_types = {dtype::f16,   dtype::bf16,  dtype::f32,    dtype::f64,    dtype::int8,  dtype::int16,
-                                            dtype::int32, dtype::int64, dtype::uint8,  dtype::uint16, dtype::uint32, dtype::uint64};
+  // TensorScatterSub: ONNX's ScatterND adding the negated updates (x - u = x + (-u) exactly;
+  // integers wrap alike)
+  r.add({.domain = "tf", .op = "TensorScatterSub", .dtypes = movable,
+         .make = [tf_nd, tf_updates, scatter_with](const kernel_node& n) -> fn {
+           auto [m, scatter] = scatter_with(n, "add");
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [m, scatter, tf_nd, tf_updates, lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             tf_nd(ctx, 1, x.sizes());
+             tf_updates(ctx, 1, 2, x);
+             const cuda_tensor& up = ctx.input(2);
+             const dtype t = up.element_type();
+             cuda_tensor neg = ctx.policy().allocate_tensor(t, up.sizes(), ctx.stream());
+             if (neg.size() > 0) {
+               const auto& k = lib->get(ctx.policy(), "negate," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
+                                        [&] { return cuda_codegen::elementwise_source({{t}, t, negate_body(t)}); });
+               const cuda_tensor* xs[] = {&up};
+               cuda_detail::launch_elementwise(ctx, k, neg, xs);
+             }
+             ctx.set_output(0, run_inner(ctx, scatter, m, {&x, &ctx.input(1), &neg}));
+           };
+         },
+         .applies = [](const kernel_query& q) { return q.inputs.empty() || q.inputs[0] != dtype::bool_; }});
+  // UnsortedSegmentSum / Prod / Max / Min (`segment_scatter`); constant ids of num_segments or
+  // more fail as on the CPU (ids only known on the device and past the end are dropped)
   for (const auto& [name, reduction] : {std::pair{"UnsortedSegmentSum", "add"}, std::pair{"UnsortedSegmentProd", "mul"},
                                         std::pair{"UnsortedSegmentMax", "max"}, std::pair{"UnsortedSegmentMin", "min"}}) {
     const std::string red = reduction;
-    r.add({.domain = "tf", .op = name, .dtypes = segment_types, .make = [red](const kernel_node& n) -> fn {
-             kernel_node m = n;
-             m.attrs["reduction"] = red;
-             m.constant_inputs.clear();  // (ONNX's inputs are other ones)
-             fn scatter = ad::make_scatter_nd(m);
-             auto lib = std::make_shared<cuda_detail::lazy_library>();
-             return [red, m, scatter, lib](context& ctx) {
-               const cuda_tensor& data = ctx.input(0);
-               const cuda_tensor& ids = ctx.input(1);
-               if (ids.element_type() != dtype::int32 && ids.element_type() != dtype::int64)
-                 ctx.fail("segment_ids must be int32 or int64, got " + std::string(to_string(ids.element_type())));
+    r.add({.domain = "tf", .op = name, .dtypes = segment_types(), .make = [red](const kernel_node& n) -> fn {
+             auto seg = std::make_shared<segment_kernels>(n, red);
+             return [seg](context& ctx) {
                const i64 num = scalar_input(ctx, 2, "num_segments");
                if (num < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(num));
-               const auto& ds = data.sizes();
-               const auto& is = ids.sizes();
-               if (is.size() > ds.size() || !std::equal(is.begin(), is.end(), ds.begin()))
-                 ctx.fail("segment_ids shape " + ids.shape().to_string() + " is not a prefix of data's " + data.shape().to_string());
-               std::vector<i64> out_sizes{num}, rows{ids.size()};
-               out_sizes.insert(out_sizes.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
-               rows.insert(rows.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
-               const dtype t = data.element_type();
-               gpass::tensor identity(t, {});
-               visit_dtype(t, [&]<class T>() {
-                 using C = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, T>;
-                 if constexpr (std::is_arithmetic_v<C> && !std::is_same_v<C, bool>)
-                   identity.data<T>()[0] = static_cast<T>(red == "max"   ? std::numeric_limits<C>::lowest()
-                                                          : red == "min" ? std::numeric_limits<C>::max()
-                                                          : red == "mul" ? C(1)
-                                                                         : C(0));
-               });
-               auto& pol = ctx.policy();
-               cuda_tensor& out = ctx.allocate_output(0, t, out_sizes);
-               if (out.size() > 0) {
-                 const cuda_tensor one = pol.upload(identity, ctx.stream());
-                 ad::move(ctx, *lib, t, out.data(), one.data(), out_sizes, std::vector<i64>(out_sizes.size(), 0),
-                          shape_rules::strides_of(out_sizes), 0);
-               }
-               // no data: nothing to combine (TensorFlow returns without looking at the ids)
-               if (data.size() == 0) return;
-               if (ctx.node().constant_input(1))
+               const cuda_tensor& data = ctx.input(0);
+               if (data.size() > 0 && ctx.node().constant_input(1))
                  for (i64 v : host_ints(ctx, 1))
                    if (v >= num) ctx.fail("segment id " + std::to_string(v) + " is out of range [0, " + std::to_string(num) + ")");
-               if (out.size() == 0) return;
-               cuda_tensor mapped = pol.allocate_tensor(dtype::int64, {ids.size(), 1}, ctx.stream());
-               const cuda_tensor limit = pol.upload(gpass::tensor::scalar<i64>(num), ctx.stream());
-               const cuda_tensor column = ids.reshaped({ids.size(), 1});
-               const cuda_tensor* xs[] = {&column, &limit};
-               const dtype it = ids.element_type();
-               const auto& k = lib->get(pol, "segment_ids," + std::string(to_string(it)), {"ew_flat", "ew_strided"}, [&] {
-                 return cuda_codegen::elementwise_source({{it, dtype::int64}, dtype::int64, segment_ids_body});
-               });
-               cuda_detail::launch_elementwise(ctx, k, mapped, xs);
-               const cuda_tensor updates = data.reshaped(rows);
-               const cuda_tensor base = out;
-               ctx.set_output(0, run_inner(ctx, scatter, m, {&base, &mapped, &updates}));
+               ctx.set_output(0, seg->scatter(ctx, num));
+             };
+           }});
+  }
+  // SegmentSum / Mean / Prod / Max / Min: the ids (a vector, non-negative, increasing) read
+  // back and checked as the CPU kernel does; the segment count is the last id + 1;
+  // `segment_scatter` combines the rows; then an empty segment of Max / Min is 0 (not the
+  // identity) and Mean divides by the row counts (an empty segment stays 0), as TensorFlow
+  for (const auto& [name, reduction] : {std::pair{"SegmentSum", "add"}, std::pair{"SegmentMean", "add"}, std::pair{"SegmentProd", "mul"},
+                                        std::pair{"SegmentMax", "max"}, std::pair{"SegmentMin", "min"}}) {
+    const std::string red = reduction;
+    const bool mean = std::string_view(name) == "SegmentMean";
+    r.add({.domain = "tf", .op = name, .dtypes = segment_types(), .make = [red, mean](const kernel_node& n) -> fn {
+             auto seg = std::make_shared<segment_kernels>(n, red);
+             return [seg, red, mean](context& ctx) {
+               const cuda_tensor& ids = ctx.input(1);
+               if (ids.rank() != 1) ctx.fail("segment_ids must be a vector, got " + ids.shape().to_string());
+               const auto v = host_ints(ctx, 1);
+               for (std::size_t i = 0; i < v.size(); ++i) {
+                 if (v[i] < 0) ctx.fail("segment ids must be non-negative, got " + std::to_string(v[i]));
+                 if (i > 0 && v[i] < v[i - 1]) ctx.fail("segment ids are not increasing");
+               }
+               const auto num = v.empty() ? std::optional<i64>(0) : checked_add(v.back(), 1);  // (the id may be INT64_MAX)
+               if (!num) ctx.fail("segment id " + std::to_string(v.back()) + " + 1 overflows int64");
+               cuda_tensor sums = seg->scatter(ctx, *num);
+               const bool fix = mean || red == "max" || red == "min";
+               if (!fix || ctx.input(0).size() == 0 || sums.size() == 0) {
+                 ctx.set_output(0, std::move(sums));
+                 return;
+               }
+               // the row count of each segment (`segments` <= the output's elements here)
+               check_scratch(ctx, static_cast<double>(*num) * sizeof(i64), "the segment counts");
+               gpass::tensor counts(dtype::int64, {*num});
+               for (i64 id : v) ++counts.data<i64>()[id];
+               seg->fix_up(ctx, sums, counts, mean);
              };
            }});
   }
@@ -1002,24 +1130,37 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
   }
   // NHWC / NCHW convolutions and pools through ONNX's (other data formats stay on the CPU, which fails)
   const auto conv_types = std::vector<dtype>{dtype::f32, dtype::f64};
-  auto tf_2d_format = [](const kernel_query& q) {
-    if (!q.attrs) return true;
-    auto it = q.attrs->find("data_format");
-    if (it == q.attrs->end()) return true;
-    return it->second.is<std::string>() && (it->second.as<std::string>() == "NHWC" || it->second.as<std::string>() == "NCHW");
-  };
   for (const auto& [name, depthwise] : {std::pair{"Conv2D", false}, std::pair{"DepthwiseConv2dNative", true}})
     r.add({.domain = "tf", .op = name, .dtypes = conv_types,
            .make = [depthwise, conv = onnx_make(r, "Conv", 11)](const kernel_node& n) { return make_tf_conv(n, depthwise, conv); },
            .applies = tf_2d_format});
   r.add({.domain = "tf", .op = "MaxPool", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) { return make_tf_pool(n, true, pool); }, .applies = tf_2d_format});
+  // MaxPoolV2: ksize and strides read at run time, a pool made per pair
+  r.add({.domain = "tf", .op = "MaxPoolV2", .dtypes = conv_types,
+         .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) -> fn {
+           auto kernels = std::make_shared<keyed_kernels>();
+           return [node = n, pool, kernels](context& ctx) {
+             const auto ksize = host_ints(ctx, 1), strides = host_ints(ctx, 2);
+             if (ctx.input(1).rank() > 1 || ctx.input(2).rank() > 1) ctx.fail("ksize and strides must be vectors");
+             std::vector<i64> key = ksize;
+             key.push_back(-1);
+             key.insert(key.end(), strides.begin(), strides.end());
+             kernels->get(key, [&] {
+               kernel_node m = node;
+               m.attrs["ksize"] = ksize;
+               m.attrs["strides"] = strides;
+               return make_tf_pool(m, true, pool);
+             })(ctx);
+           };
+         },
+         .applies = tf_2d_format});
   r.add({.domain = "tf", .op = "AvgPool", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "AveragePool", 11)](const kernel_node& n) { return make_tf_pool(n, false, pool); },
          .applies = tf_2d_format});
   for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"})
     r.add({.domain = "tf", .op = op, .dtypes = conv_types, .make = [](const kernel_node& n) { return make_tf_batch_norm(n); },
-           .applies = [tf_2d_format](const kernel_query& q) {  // training batch statistics stay on the CPU
+           .applies = [](const kernel_query& q) {  // training batch statistics stay on the CPU
              return tf_2d_format(q) && (!q.attrs || !tf_rules::flag_in(*q.attrs, "is_training", true));
            }});
   // Split, SplitV, Unpack: one copy per part; ReverseV2: a copy walking the axes backwards
@@ -1093,16 +1234,33 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            m.attrs["transB"] = static_cast<i64>(flag(n, "transpose_b", false));
            return gemm(m);
          }});
-  for (const char* op : {"BatchMatMulV2", "BatchMatMulV3"})
-    r.add({.domain = "tf", .op = op, .dtypes = float_types, .make = [mm = onnx_make(r, "MatMul", 13)](const kernel_node& n) {
-             kernel_node m = n;
-             m.opset = 13;
-             return mm(m);
+  // BatchMatMul (v1: equal batch dims), V2 / V3 (broadcast batch dims): cuBLASLt's batched
+  // product, adj_x / adj_y (the adjoint of a real matrix is its transpose) as transposed operands
+  for (const auto& [name, broadcast] : {std::pair{"BatchMatMul", false}, std::pair{"BatchMatMulV2", true}, std::pair{"BatchMatMulV3", true}})
+    r.add({.domain = "tf", .op = name, .dtypes = float_types,
+           .make = [broadcast](const kernel_node& n) -> fn {
+             const bool ta = flag(n, "adj_x", false), tb = flag(n, "adj_y", false);
+             auto st = std::make_shared<cuda_linalg::lt_state>();
+             return [ta, tb, broadcast, st](context& ctx) {
+               const cuda_tensor& a = ctx.input(0);
+               const cuda_tensor& b = ctx.input(1);
+               if (a.rank() < 2 || b.rank() < 2)
+                 ctx.fail("inputs must have rank >= 2, got sizes " + a.shape().to_string() + " and " + b.shape().to_string());
+               if (a.element_type() != b.element_type()) ctx.fail("inputs have different element types");
+               const auto& sa = a.sizes();
+               const auto& sb = b.sizes();
+               const i64 K = ta ? sa[sa.size() - 2] : sa.back(), Kb = tb ? sb.back() : sb[sb.size() - 2];
+               if (K != Kb)
+                 ctx.fail("inner dimensions differ: " + a.shape().to_string() + (ta ? " (adjoint)" : "") + " x " + b.shape().to_string() +
+                          (tb ? " (adjoint)" : ""));
+               if (!broadcast && !std::equal(sa.begin(), sa.end() - 2, sb.begin(), sb.end() - 2))
+                 ctx.fail("batch dimensions differ: " + a.shape().to_string() + " and " + b.shape().to_string());
+               cuda_linalg::batched_product(ctx, *st, ta, tb, 1.0);
+             };
            },
-           // adjoints and another output type stay on the CPU
+           // another output type stays on the CPU
            .applies = [](const kernel_query& q) {
              if (!q.attrs) return true;
-             if (tf_rules::flag_in(*q.attrs, "adj_x", false) || tf_rules::flag_in(*q.attrs, "adj_y", false)) return false;
              auto it = q.attrs->find("Tout");
              const dtype tout = it != q.attrs->end() && it->second.is<dtype>() ? it->second.as<dtype>() : dtype::undefined;
              return tout == dtype::undefined || q.inputs.empty() || q.inputs[0] == dtype::undefined || tout == q.inputs[0];

@@ -379,9 +379,7 @@ inline void register_tf_make(registry& r) {
              using L = type_list<float, double, std::int32_t, std::int64_t>;
              dispatch<L>(a.element_type(), ctx.node(), [&]<class T>() {
                const T start = a.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
-               if (delta == T(0)) ctx.fail("requires delta != 0");
-               if (delta > T(0) && start > limit) ctx.fail("requires start <= limit when delta > 0");
-               if (delta < T(0) && start < limit) ctx.fail("requires start >= limit when delta < 0");
+               tf_rules::check_range(start, limit, delta, ctx.node());
                i64 count;  // ceil((limit - start) / delta): the checks above make it non-negative
                if constexpr (std::is_integral_v<T>)
                  count = shape_rules::range_count(i64(start), i64(limit), i64(delta), ctx.node());
@@ -523,13 +521,7 @@ inline void register_tf_index(registry& r) {
   r.add({.domain = domain, .op = "InvertPermutation", .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             const auto p = vector_ints(x, ctx.node(), "x");
-             std::vector<i64> inv(p.size(), -1);
-             for (std::size_t i = 0; i < p.size(); ++i) {
-               if (p[i] < 0 || p[i] >= static_cast<i64>(p.size()) || inv[static_cast<std::size_t>(p[i])] >= 0)
-                 ctx.fail("x is not a permutation of [0, " + std::to_string(p.size()) + ")");
-               inv[static_cast<std::size_t>(p[i])] = static_cast<i64>(i);
-             }
+             const auto inv = tf_rules::invert_permutation(vector_ints(x, ctx.node(), "x"), ctx.node());
              write_ints(ctx, 0, x.element_type(), inv, {static_cast<i64>(inv.size())});
            };
          }});
@@ -570,49 +562,19 @@ inline void register_tf_index(registry& r) {
         const auto block = vector_ints(ctx.input(1), ctx.node(), "block_shape");
         const gpass::tensor& pc = ctx.input(2);
         const std::size_t m = block.size();
-        const char* what = to_batch ? "paddings" : "crops";
-        if (pc.rank() != 2 || pc.sizes()[0] != static_cast<i64>(m) || pc.sizes()[1] != 2)
-          ctx.fail(std::string(what) + " must have sizes [" + std::to_string(m) + ", 2], got " + pc.shape().to_string());
-        const auto pv = int_values(pc, ctx.node(), what);
-        if (m == 0 || x.rank() < m + 1)
-          ctx.fail("input of sizes " + x.shape().to_string() + " needs a batch dim and " + std::to_string(m) + " spatial dims");
+        const auto pv = int_values(pc, ctx.node(), to_batch ? "paddings" : "crops");
+        const auto plan = tf_rules::plan_space_batch(x.sizes(), block, pc.sizes(), pv, to_batch, ctx.node());
         if (x.element_type() == dtype::string) ctx.fail("string tensors are not supported");
-        i64 blocks = 1;
-        for (auto b : block) {
-          if (b < 1) ctx.fail("block_shape values must be positive");
-          blocks = mul_or_throw(blocks, b);
-        }
-        for (auto p : pv)
-          if (p < 0) ctx.fail(std::string(what) + " must be non-negative");
+        const auto& out = plan.out;
+        const auto& small = plan.small;
+        const i64 blocks = plan.blocks;
         // inner: elements after the spatial dims, copied as one run
         i64 inner = 1;
         for (std::size_t d = m + 1; d < x.rank(); ++d) inner *= x.sizes()[d];
-        std::vector<i64> out(x.sizes());
-        std::vector<i64> big(m), small(m);  // spatial sizes of the space side and the batch side
-        if (to_batch) {
-          out[0] = mul_or_throw(x.sizes()[0], blocks);
-          for (std::size_t i = 0; i < m; ++i) {
-            big[i] = add_or_throw(add_or_throw(x.sizes()[i + 1], pv[2 * i]), pv[2 * i + 1]);
-            if (big[i] % block[i] != 0)
-              ctx.fail("padded spatial dim " + std::to_string(i + 1) + " (" + std::to_string(big[i]) +
-                       ") is not a multiple of the block size " + std::to_string(block[i]));
-            small[i] = out[i + 1] = big[i] / block[i];
-          }
-        } else {
-          if (x.sizes()[0] % blocks != 0)
-            ctx.fail("batch " + std::to_string(x.sizes()[0]) + " is not a multiple of the block count " + std::to_string(blocks));
-          out[0] = x.sizes()[0] / blocks;
-          for (std::size_t i = 0; i < m; ++i) {
-            small[i] = x.sizes()[i + 1];
-            big[i] = mul_or_throw(small[i], block[i]);
-            out[i + 1] = big[i] - pv[2 * i] - pv[2 * i + 1];  // non-negative pv: no overflow
-            if (out[i + 1] < 0) ctx.fail("crops are larger than spatial dim " + std::to_string(i + 1));
-          }
-        }
         gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), out);
         if (y.size() == 0) return;  // (the walk below visits position 0 of every dim)
         const std::size_t run = static_cast<std::size_t>(inner) * size_of(x.element_type());
-        const i64 batch = to_batch ? x.sizes()[0] : out[0];  // N, the batch of the space side
+        const i64 batch = plan.batch;  // N, the batch of the space side
         // strides (in elements) of the space side (x when to_batch, y otherwise) and the batch side
         const gpass::tensor& space = to_batch ? x : y;
         const gpass::tensor& bside = to_batch ? y : x;

@@ -308,8 +308,9 @@ inline void register_tf_index_ops(registry& r) {
                }
                const auto num = v.empty() ? std::optional<i64>(0) : checked_add(v.back(), 1);  // (the id may be INT64_MAX)
                if (!num) ctx.fail("segment id " + std::to_string(v.back()) + " + 1 overflows int64");
-               // (an empty segment of SegmentMax/Min is 0 in TensorFlow, not the identity)
-               segment_reduce(ctx, ctx.input(0), v, ids.sizes(), *num, mode, mean, true);
+               // (an empty segment of SegmentMax / Min is 0 in TensorFlow, not the identity; of
+               // SegmentProd 1, the identity)
+               segment_reduce(ctx, ctx.input(0), v, ids.sizes(), *num, mode, mean, mode != 5);
              };
            }});
   r.add({.domain = domain, .op = "ReverseSequence", .make = [](const kernel_node& n) -> fn {
@@ -587,9 +588,8 @@ inline void register_tf_index_ops(registry& r) {
            };
          }});
 
-  // DepthToSpace / SpaceToDepth (block_size b): NHWC moves b x b blocks between the depth and
-  // the height and width (depth index (i * b + j) * C' + c for block row i, column j), NCHW does
-  // the same (ONNX's DCR order)
+  // DepthToSpace / SpaceToDepth (block_size b): a copy of the view tf_rules::depth_space_view
+  // gives (NHWC, or NCHW in ONNX's DCR order)
   auto depth_space = [](bool to_space) {
     return [to_space](const kernel_node& n) -> fn {
       const i64 b = n.attr<i64>("block_size");
@@ -598,27 +598,8 @@ inline void register_tf_index_ops(registry& r) {
       if (fmt != "NHWC" && fmt != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
       return [to_space, b, nchw = fmt == "NCHW"](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
-        if (x.rank() != 4) ctx.fail("input must be 4-D, got " + x.shape().to_string());
-        if (nchw) {
-          const auto v = shape_rules::depth_space_view(x.sizes(), b, false, to_space, ctx.node());
-          return array_detail::copy_view(ctx, x, v.out, v.view.sizes, v.view.strides, 0);
-        }
-        const auto& s = x.sizes();
-        const i64 N = s[0], H = s[1], W = s[2], C = s[3], bb = mul_or_throw(b, b);
-        if (to_space) {
-          if (C % bb != 0) ctx.fail("depth " + std::to_string(C) + " is not a multiple of block_size^2 = " + std::to_string(bb));
-          const i64 oc = C / bb;
-          // x as [N, H, W, b(i), b(j), C'] read in the order [N, H, i, W, j, C']
-          array_detail::copy_view(ctx, x, {N, mul_or_throw(H, b), mul_or_throw(W, b), oc}, {N, H, b, W, b, oc},
-                                  {H * W * C, W * C, b * oc, C, oc, 1}, 0);
-        } else {
-          if (H % b != 0 || W % b != 0)
-            ctx.fail("height " + std::to_string(H) + " and width " + std::to_string(W) + " must be multiples of block_size " + std::to_string(b));
-          const i64 oh = H / b, ow = W / b;
-          // output [N, H', W', b(i), b(j), C] from x[n, h * b + i, w * b + j, c]
-          array_detail::copy_view(ctx, x, {N, oh, ow, mul_or_throw(bb, C)}, {N, oh, ow, b, b, C},
-                                  {H * W * C, b * W * C, b * C, W * C, C, 1}, 0);
-        }
+        const auto v = tf_rules::depth_space_view(x.sizes(), b, nchw, to_space, ctx.node());
+        array_detail::copy_view(ctx, x, v.out, v.view.sizes, v.view.strides, 0);
       };
     };
   };
@@ -631,16 +612,9 @@ inline void register_tf_index_ops(registry& r) {
            return [](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const auto shift = vector_ints(ctx.input(1), ctx.node(), "shift"), axis = vector_ints(ctx.input(2), ctx.node(), "axis");
-             if (shift.size() != axis.size() || ctx.input(1).rank() != ctx.input(2).rank())
-               ctx.fail("shift and axis must have the same shape, got " + ctx.input(1).shape().to_string() + " and " +
-                        ctx.input(2).shape().to_string());
              const auto& s = x.sizes();
              const std::size_t rank = s.size();
-             std::vector<i64> by(rank, 0);
-             for (std::size_t k = 0; k < axis.size(); ++k) {
-               const auto a = static_cast<std::size_t>(tf_axis(axis[k], static_cast<i64>(rank), ctx.node()));
-               if (s[a] > 0) by[a] = ((by[a] + shift[k] % s[a]) % s[a] + s[a]) % s[a];
-             }
+             const auto by = tf_rules::roll_shifts(s, shift, axis, ctx.input(1).sizes(), ctx.input(2).sizes(), ctx.node());
              if (rank == 0) return ctx.set_output(0, x.clone());
              gpass::tensor& y = ctx.allocate_output(0, x.element_type(), s);
              if (y.size() == 0) return;
@@ -1067,13 +1041,7 @@ inline void register_tf_index_ops(registry& r) {
   r.add({.domain = domain, .op = "BroadcastArgs", .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
              const auto a = vector_ints(ctx.input(0), ctx.node(), "s0"), b = vector_ints(ctx.input(1), ctx.node(), "s1");
-             std::vector<i64> out(std::max(a.size(), b.size()), 1);
-             for (std::size_t i = 0; i < out.size(); ++i) {
-               const i64 x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
-               if (x != y && x != 1 && y != 1)
-                 ctx.fail("incompatible shapes " + shape::of(a).to_string() + " and " + shape::of(b).to_string());
-               out[out.size() - 1 - i] = x == 1 ? y : x;
-             }
+             const auto out = tf_rules::broadcast_args(a, b, ctx.node());
              write_ints(ctx, 0, ctx.input(0).element_type(), out, {static_cast<i64>(out.size())});
            };
          }});

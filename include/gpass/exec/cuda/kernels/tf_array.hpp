@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file tf_array.hpp
+/// More CUDA kernels of TensorFlow ops (domain "tf"), after tf.hpp's: data movement by the
+/// strided copies of array.hpp — DepthToSpace / SpaceToDepth (NHWC, NCHW), SpaceToBatchND /
+/// BatchToSpaceND (one copy per block offset), Roll (one copy per combination of the rolled
+/// axes' two parts), ReverseSequence (ONNX's kernel after TF's checks); generated kernels —
+/// OneHot (negative indices match nothing, as in TF), MatrixBandPart (array.hpp's band
+/// kernel), LRN over the depth (norm.hpp's kernel), SoftmaxCrossEntropyWithLogits and the
+/// sparse one (a block per row); L2Loss (ONNX's ReduceSumSquare, halved);
+/// Range (ONNX's kernel after TF's checks); and the small shape computations TensorFlow keeps
+/// in host memory even on a GPU — InvertPermutation, BroadcastArgs, BroadcastGradientArgs —
+/// read back, computed by the rules the CPU kernels use (`tf_rules`) and written to the device.
+/// Shapes, checks and messages are the CPU kernels' (`tf_rules` where they share code).
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gpass/exec/cuda/kernels/array.hpp>
+#include <gpass/exec/cuda/kernels/common.hpp>
+#include <gpass/exec/cuda/kernels/norm.hpp>
+#include <gpass/exec/cuda/kernels/reduce.hpp>
+#include <gpass/exec/cuda/kernels/tf.hpp>
+#include <gpass/exec/kernel.hpp>
+#include <gpass/exec/shape_rules.hpp>
+#include <gpass/exec/tf_rules.hpp>
+#include <gpass/ops/tf/nn.hpp>
+
+namespace gpass::exec {
+
+namespace cuda_tf {
+
+/// The int64 values of a 1-D (or 0-D) int32 / int64 input, read back (or the plan's constant).
+inline std::vector<i64> vector_input(context& ctx, std::size_t i, const char* what) {
+  const cuda_tensor& t = ctx.input(i);
+  if (t.rank() > 1) ctx.fail(std::string(what) + " must be a vector, got sizes " + t.shape().to_string());
+  if (t.element_type() != dtype::int32 && t.element_type() != dtype::int64)
+    ctx.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
+  return cuda_detail::host_ints(ctx, i);
+}
+
+/// `ceil(a / b)` for b > 0.
+inline i64 ceil_div(i64 a, i64 b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+/// SpaceToBatchND (`to_batch`) / BatchToSpaceND: for each block offset the positions of the
+/// space side it holds form, per spatial dim, an arithmetic progression (stride the block
+/// size), so the whole block moves by one strided copy; padding stays zero.
+inline fn make_space_batch(bool to_batch) {
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [to_batch, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    cuda_array_detail::require_movable(ctx, x.element_type());
+    const auto block = vector_input(ctx, 1, "block_shape");
+    const auto pv = cuda_detail::host_ints(ctx, 2);
+    const auto p = tf_rules::plan_space_batch(x.sizes(), block, ctx.input(2).sizes(), pv, to_batch, ctx.node());
+    const dtype t = x.element_type();
+    cuda_tensor& y = to_batch ? ctx.allocate_output_zeroed(0, t, p.out) : ctx.allocate_output(0, t, p.out);
+    if (y.size() == 0 || x.size() == 0) return;
+    const std::size_t m = block.size();
+    const std::vector<i64>& space = to_batch ? x.sizes() : p.out;  // the space side's sizes (unpadded / cropped)
+    const std::vector<i64>& bside = to_batch ? p.out : x.sizes();
+    const auto ss = shape_rules::strides_of(space), bs = shape_rules::strides_of(bside);
+    const std::size_t rank = x.rank();
+    const auto es = static_cast<i64>(size_of(t));
+    std::vector<i64> idx(m);
+    for (i64 blk = 0; blk < p.blocks; ++blk) {
+      for (i64 rest = blk, i = static_cast<i64>(m) - 1; i >= 0; --i) {  // row-major block offset
+        idx[static_cast<std::size_t>(i)] = rest % block[static_cast<std::size_t>(i)];
+        rest /= block[static_cast<std::size_t>(i)];
+      }
+      // the copy's sizes, and the strides and offsets of both sides
+      std::vector<i64> sizes(rank), sst(rank), bst(rank);
+      i64 soff = 0, boff = blk * p.batch * bs[0];
+      sizes[0] = p.batch;
+      sst[0] = ss[0];
+      bst[0] = bs[0];
+      bool empty = false;
+      for (std::size_t i = 0; i < m; ++i) {
+        // space position q = s * b + idx - pad for batch-side positions s in [0, small)
+        const i64 b = block[i], pad = pv[2 * i];
+        const i64 lo = std::max<i64>(0, ceil_div(pad - idx[i], b));
+        const i64 hi = std::min(p.small[i], ceil_div(space[i + 1] + pad - idx[i], b));
+        if (hi <= lo) empty = true;
+        sizes[i + 1] = std::max<i64>(0, hi - lo);
+        soff += (lo * b + idx[i] - pad) * ss[i + 1];
+        boff += lo * bs[i + 1];
+        sst[i + 1] = b * ss[i + 1];
+        bst[i + 1] = bs[i + 1];
+      }
+      if (empty) continue;
+      for (std::size_t d = m + 1; d < rank; ++d) {
+        sizes[d] = x.sizes()[d];
+        sst[d] = ss[d];
+        bst[d] = bs[d];
+      }
+      if (to_batch)
+        cuda_array_detail::move(ctx, *lib, t, static_cast<std::byte*>(y.data()) + boff * es, x.data(), sizes, sst, bst, soff);
+      else
+        cuda_array_detail::move(ctx, *lib, t, static_cast<std::byte*>(y.data()) + soff * es, x.data(), sizes, bst, sst, boff);
+    }
+  };
+}
+
+/// Roll: each rolled axis splits into the part that moves right and the part that wraps
+/// around; one strided copy per combination of the parts.
+inline fn make_roll() {
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    cuda_array_detail::require_movable(ctx, x.element_type());
+    const auto shift = vector_input(ctx, 1, "shift"), axis = vector_input(ctx, 2, "axis");
+    const auto& s = x.sizes();
+    const auto by = tf_rules::roll_shifts(s, shift, axis, ctx.input(1).sizes(), ctx.input(2).sizes(), ctx.node());
+    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), s);
+    if (y.size() == 0) return;
+    std::vector<std::size_t> rolled;
+    for (std::size_t d = 0; d < s.size(); ++d)
+      if (by[d] != 0) rolled.push_back(d);
+    const auto st = shape_rules::strides_of(s);
+    const auto es = static_cast<i64>(size_of(x.element_type()));
+    for (std::size_t mask = 0; mask < (std::size_t{1} << rolled.size()); ++mask) {
+      std::vector<i64> sizes = s;
+      i64 in_off = 0, out_off = 0;
+      for (std::size_t k = 0; k < rolled.size(); ++k) {
+        const std::size_t d = rolled[k];
+        const i64 n = s[d], sh = by[d];
+        if (mask & (std::size_t{1} << k)) {  // out[0, sh) = in[n - sh, n)
+          sizes[d] = sh;
+          in_off += (n - sh) * st[d];
+        } else {  // out[sh, n) = in[0, n - sh)
+          sizes[d] = n - sh;
+          out_off += sh * st[d];
+        }
+      }
+      cuda_array_detail::move(ctx, *lib, x.element_type(), static_cast<std::byte*>(y.data()) + out_off * es, x.data(), sizes, st, st, in_off);
+    }
+  };
+}
+
+/// OneHot(indices, depth, on_value, off_value), `axis` -1 the last: off everywhere but `on` at
+/// each index in [0, depth) (negative ones match nothing, as in TensorFlow).
+inline fn make_tf_one_hot(const kernel_node& n) {
+  const i64 axis_attr = n.attr<i64>("axis", -1);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [axis_attr, lib](context& ctx) {
+    const cuda_tensor& ind = ctx.input(0);
+    if (ind.element_type() != dtype::int32 && ind.element_type() != dtype::int64)
+      ctx.fail("indices must be int32 or int64, got " + std::string(to_string(ind.element_type())));
+    const i64 depth = scalar_input(ctx, 1, "depth");
+    const cuda_tensor &on = ctx.input(2), &off = ctx.input(3);
+    if (depth < 0) ctx.fail("depth must be non-negative, got " + std::to_string(depth));
+    if (on.size() != 1 || off.size() != 1 || on.element_type() != off.element_type())
+      ctx.fail("on_value and off_value must be scalars of one element type");
+    cuda_array_detail::require_movable(ctx, on.element_type());
+    const i64 rank = static_cast<i64>(ind.rank());
+    const i64 axis = axis_attr == -1 ? rank : tf_axis(axis_attr, rank + 1, ctx.node());
+    auto& pol = ctx.policy();
+    const std::size_t es = size_of(on.element_type());
+    cuda_tensor vals = pol.allocate_tensor(on.element_type(), {2}, ctx.stream());  // [off, on]
+    pol.copy_on_device(vals.data(), off.data(), es, ctx.stream());
+    pol.copy_on_device(static_cast<std::byte*>(vals.data()) + es, on.data(), es, ctx.stream());
+    cuda_array_detail::one_hot_into(ctx, *lib, ind, vals, depth, axis, false);
+  };
+}
+
+/// LRN over the depth (last) dim of a 4-D input: x * (bias + alpha * the sum of x_k^2 over
+/// |k - d| <= depth_radius)^-beta, norm.hpp's kernel with the depth innermost.
+inline fn make_tf_lrn(const kernel_node& n) {
+  const i64 radius = n.attr<i64>("depth_radius", 5);
+  if (radius < 0) n.fail("depth_radius must be non-negative, got " + std::to_string(radius));
+  const double bias = n.attr<double>("bias", 1.0), alpha = n.attr<double>("alpha", 1.0), beta = n.attr<double>("beta", 0.5);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [=](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    if (x.rank() != 4) ctx.fail("input must be 4-D, got " + x.shape().to_string());
+    const dtype t = x.element_type();
+    cuda_tensor& y = ctx.allocate_output(0, t, x.sizes());
+    if (y.size() == 0) return;
+    auto& pol = ctx.policy();
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"lrn"}, [&] { return cuda_norm::lrn_source(t); });
+    const void* xp = x.data();
+    void* yp = y.data();
+    long long total = y.size(), depth = x.sizes()[3], inner = 1, lo = std::min(radius, x.sizes()[3]), hi = lo;
+    double as = alpha, b = bias, nb = -beta;
+    void* args[] = {&xp, &yp, &total, &depth, &inner, &lo, &hi, &as, &b, &nb};
+    pol.launch(k.kernels[0], pol.blocks_for(total), 256, args, ctx.stream());
+  };
+}
+
+/// The element-wise body that halves L2Loss's sum of squares (in the compute type, as the CPU).
+inline constexpr const char* halve_body = "r = (R)(x0 / (C0)2);";
+
+/// L2Loss: sum(x^2) / 2 over every element (ONNX's ReduceSumSquare, then halved).
+inline fn make_l2_loss(const kernel_node& n) {
+  kernel_node m = n;
+  m.attrs = {{"keepdims", i64{0}}};
+  m.input_types.assign(1, type{});
+  m.constant_inputs.clear();
+  fn reduce = cuda_reduce_detail::make_reduce(m, cuda_reduce_detail::rkind::sum_square);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [m, reduce, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const dtype t = x.element_type();
+    const cuda_tensor sum = run_inner(ctx, reduce, m, {&x});
+    cuda_tensor& y = ctx.allocate_output(0, t, {});
+    const auto& k = lib->get(ctx.policy(), "halve," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
+                             [&] { return cuda_codegen::elementwise_source({{t}, t, halve_body}); });
+    const cuda_tensor* xs[] = {&sum};
+    cuda_detail::launch_elementwise(ctx, k, y, xs);
+  };
+}
+
+/// SoftmaxCrossEntropyWithLogits / the sparse one, a block per row of features [B, N]:
+/// logsumexp (max-subtracted, in the compute type), loss[i] = sum_j label(i, j) * (lse - x_ij)
+/// (terms of label 0 skipped, as the CPU kernel), backprop[i, j] = softmax(x_i)_j - label(i, j);
+/// dense labels at (i * lrow + j * lcol), sparse ones an int32 / int64 class per row (`idx`;
+/// a class outside [0, N): the row's loss and backprop are NaN, as TensorFlow's GPU kernel).
+inline std::string xent_source(dtype t) {
+  return cuda_nn::head(t) + R"(extern "C" __global__ void xent(const T* __restrict__ x, const T* __restrict__ lab, const void* idx, int idx64,
+    T* __restrict__ loss, T* __restrict__ back, long long B, long long N, long long lrow, long long lcol) {
+  __shared__ W sh[33];
+  for (long long i = blockIdx.x; i < B; i += gridDim.x) {
+    const T* xr = x + i * N;
+    W m = (W)(-1.0 / 0.0);
+    for (long long j = threadIdx.x; j < N; j += blockDim.x) m = g_max(m, (W)g_load(xr, j));
+    m = g_block_reduce<1>(m, sh);
+    W s = 0;
+    for (long long j = threadIdx.x; j < N; j += blockDim.x) s += g_exp((W)g_load(xr, j) - m);
+    s = g_block_reduce<0>(s, sh);
+    const W lse = g_log(s) + m;
+    long long c = -1;
+    bool bad = false;
+    if (idx) {
+      c = idx64 ? ((const long long*)idx)[i] : (long long)((const int*)idx)[i];
+      bad = c < 0 || c >= N;
+    }
+    const W nan = (W)(0.0 / 0.0);
+    W acc = 0;
+    for (long long j = threadIdx.x; j < N; j += blockDim.x) {
+      const W v = (W)g_load(xr, j);
+      const W l = idx ? (j == c ? (W)1 : (W)0) : (W)g_load(lab, i * lrow + j * lcol);
+      if (l != (W)0) acc += l * (lse - v);
+      g_store(back, i * N + j, bad ? nan : g_exp(v - m) / s - l);
+    }
+    acc = g_block_reduce<0>(acc, sh);
+    if (threadIdx.x == 0) g_store(loss, i, bad ? nan : acc);
+  }
+}
+)";
+}
+
+/// SoftmaxCrossEntropyWithLogits (`sparse` false: labels of the features' type broadcast to
+/// [B, N] from [B, N], [1, N], [B, 1], [N] or a scalar) and SparseSoftmaxCrossEntropyWithLogits
+/// (int32 / int64 labels [B]; constant ones checked to be in [0, N) on the host, as the CPU).
+inline fn make_xent(bool sparse) {
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [sparse, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& l = ctx.input(1);
+    if (x.rank() != 2) ctx.fail("features must be 2-D [batch, classes], got " + x.shape().to_string());
+    const i64 b = x.sizes()[0], n = x.sizes()[1];
+    long long lrow = 0, lcol = 0;
+    if (sparse) {
+      if (l.rank() != 1 || l.sizes()[0] != b)
+        ctx.fail("labels " + l.shape().to_string() + " must be 1-D with the batch size of features " + x.shape().to_string());
+      if (l.element_type() != dtype::int32 && l.element_type() != dtype::int64)
+        ctx.fail("labels must be int32 or int64, got " + std::string(to_string(l.element_type())));
+      if (ctx.node().constant_input(1)) {
+        const auto lab = cuda_detail::host_ints(ctx, 1);
+        for (std::size_t i = 0; i < lab.size(); ++i)
+          if (lab[i] < 0 || lab[i] >= n)
+            ctx.fail("label " + std::to_string(lab[i]) + " of row " + std::to_string(i) + " is outside the valid range [0, " +
+                     std::to_string(n) + ")");
+      }
+    } else {
+      if (l.element_type() != x.element_type()) ctx.fail("labels and features have different element types");
+      std::vector<i64> ls = l.sizes();
+      while (ls.size() < 2) ls.insert(ls.begin(), 1);
+      if (ls.size() != 2 || (ls[0] != b && ls[0] != 1) || (ls[1] != n && ls[1] != 1))
+        ctx.fail("labels " + l.shape().to_string() + " do not broadcast to features " + x.shape().to_string());
+      lrow = ls[0] == 1 ? 0 : ls[1];
+      lcol = ls[1] == 1 ? 0 : 1;
+    }
+    const dtype t = x.element_type();
+    cuda_tensor& loss = ctx.allocate_output(0, t, {b});
+    cuda_tensor& back = ctx.allocate_output(1, t, {b, n});
+    if (b == 0) return;
+    auto& pol = ctx.policy();
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"xent"}, [&] { return xent_source(t); });
+    const void* xp = x.data();
+    const void* lp = sparse ? nullptr : l.data();
+    const void* ip = sparse ? l.data() : nullptr;
+    int idx64 = sparse && l.element_type() == dtype::int64;
+    void *op = loss.data(), *bp = back.data();
+    long long bb = b, nn = n;
+    void* args[] = {&xp, &lp, &ip, &idx64, &op, &bp, &bb, &nn, &lrow, &lcol};
+    pol.launch(k.kernels[0], static_cast<unsigned>(std::min<i64>(b, 65535)), 256, args, ctx.stream());
+  };
+}
+
+}  // namespace cuda_tf
+
+/// The sources tf_array.hpp generates beyond the other families' (for compile checks).
+inline std::vector<std::pair<std::string, std::string>> tf_array_generated_sources() {
+  std::vector<std::pair<std::string, std::string>> r;
+  for (dtype t : {dtype::f32, dtype::f16, dtype::f64}) {
+    r.emplace_back("tf::L2Loss_halve_" + std::string(to_string(t)), cuda_codegen::elementwise_source({{t}, t, cuda_tf::halve_body}));
+    r.emplace_back("tf::xent_" + std::string(to_string(t)), cuda_tf::xent_source(t));
+  }
+  r.emplace_back("tf::xent_bf16", cuda_tf::xent_source(dtype::bf16));
+  return r;
+}
+
+/// Registers tf_array.hpp's kernels (after `register_cuda_tf`, whose ONNX kernels they reuse).
+inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
+  using namespace cuda_tf;
+  namespace ad = cuda_array_detail;
+  const auto movable = ad::movable_types();
+  for (const auto& [name, to_space] : {std::pair{"DepthToSpace", true}, std::pair{"SpaceToDepth", false}})
+    r.add({.domain = "tf", .op = name, .dtypes = movable,
+           .make = [to_space](const kernel_node& n) -> fn {
+             const i64 b = n.attr<i64>("block_size");
+             if (b < 2) n.fail("block_size must be at least 2, got " + std::to_string(b));
+             const std::string fmt = n.attr<std::string>("data_format", "NHWC");
+             if (fmt != "NHWC" && fmt != "NCHW") n.fail("data_format must be NHWC or NCHW, got '" + fmt + "'");
+             auto lib = std::make_shared<cuda_detail::lazy_library>();
+             return [to_space, b, nchw = fmt == "NCHW", lib](context& ctx) {
+               const cuda_tensor& x = ctx.input(0);
+               ad::require_movable(ctx, x.element_type());
+               const auto v = tf_rules::depth_space_view(x.sizes(), b, nchw, to_space, ctx.node());
+               ad::copy_view(ctx, *lib, x, v.out, v.view.sizes, v.view.strides, 0);
+             };
+           },
+           .applies = tf_2d_format});
+  r.add({.domain = "tf", .op = "SpaceToBatchND", .dtypes = movable, .make = [](const kernel_node&) { return make_space_batch(true); }});
+  r.add({.domain = "tf", .op = "BatchToSpaceND", .dtypes = movable, .make = [](const kernel_node&) { return make_space_batch(false); }});
+  r.add({.domain = "tf", .op = "Roll", .dtypes = movable, .make = [](const kernel_node&) { return make_roll(); }});
+  r.add({.domain = "tf", .op = "ReverseSequence", .dtypes = movable,
+         .make = [rev = onnx_make(r, "ReverseSequence", 10)](const kernel_node& n) -> fn {
+           const i64 seq_attr = n.attr<i64>("seq_dim"), batch_attr = n.attr<i64>("batch_dim", 0);
+           kernel_node m = n;
+           m.attrs = {{"batch_axis", batch_attr}, {"time_axis", seq_attr}};
+           fn f = rev(m);
+           return [f, seq_attr, batch_attr](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             const auto rank = static_cast<i64>(x.rank());
+             const i64 seq = tf_axis(seq_attr, rank, ctx.node(), "seq_dim"), batch = tf_axis(batch_attr, rank, ctx.node(), "batch_dim");
+             if (seq == batch) ctx.fail("seq_dim and batch_dim are both " + std::to_string(seq));
+             const auto len = vector_input(ctx, 1, "seq_lengths");
+             const auto& s = x.sizes();
+             if (static_cast<i64>(len.size()) != s[static_cast<std::size_t>(batch)])
+               ctx.fail("seq_lengths has " + std::to_string(len.size()) + " entries, the batch dim is " +
+                        std::to_string(s[static_cast<std::size_t>(batch)]));
+             for (i64 l : len)
+               if (l < 0 || l > s[static_cast<std::size_t>(seq)])
+                 ctx.fail("seq_lengths has " + std::to_string(l) + ", outside [0, " + std::to_string(s[static_cast<std::size_t>(seq)]) + "]");
+             f(ctx);
+           };
+         }});
+  r.add({.domain = "tf", .op = "OneHot", .dtypes = movable, .type_input = 2, .make = make_tf_one_hot,
+         .applies = [](const kernel_query& q) { return q.inputs.empty() || q.inputs[0] == dtype::int32 || q.inputs[0] == dtype::int64; }});
+  r.add({.domain = "tf", .op = "MatrixBandPart", .dtypes = movable, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
+             if (x.rank() < 2) ctx.fail("input must have rank >= 2, got " + x.shape().to_string());
+             const i64 lower = scalar_input(ctx, 1, "num_lower"), upper = scalar_input(ctx, 2, "num_upper");
+             const i64 m = x.sizes()[x.rank() - 2], k = x.sizes()[x.rank() - 1];
+             if (lower > m) ctx.fail("num_lower must be at most the number of rows, got " + std::to_string(lower));
+             if (upper > k) ctx.fail("num_upper must be at most the number of columns, got " + std::to_string(upper));
+             // kept: column - row in [-lower, upper], a negative bound keeping that whole side
+             ad::band_into(ctx, *lib, x, lower < 0 ? LLONG_MIN : -lower, upper < 0 ? LLONG_MAX : upper);
+           };
+         }});
+  r.add({.domain = "tf", .op = "Range", .dtypes = {dtype::f32, dtype::f64, dtype::int32, dtype::int64},
+         .make = [range = onnx_make(r, "Range", 11)](const kernel_node& n) -> fn {
+           fn f = range(n);
+           return [f](context& ctx) {
+             const cuda_tensor &a = ctx.input(0), &l = ctx.input(1), &d = ctx.input(2);
+             if (l.element_type() != a.element_type() || d.element_type() != a.element_type())
+               ctx.fail("start, limit and delta must have the same element type");
+             if (a.size() != 1 || l.size() != 1 || d.size() != 1 || a.rank() > 0 || l.rank() > 0 || d.rank() > 0)
+               ctx.fail("start, limit and delta must be scalars");
+             const gpass::tensor hs = cuda_detail::host_value(ctx, 0), hl = cuda_detail::host_value(ctx, 1), hd = cuda_detail::host_value(ctx, 2);
+             visit_dtype(a.element_type(), [&]<class T>() {
+               if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
+                             std::is_same_v<T, std::int64_t>)
+                 tf_rules::check_range(hs.data<T>()[0], hl.data<T>()[0], hd.data<T>()[0], ctx.node());
+               else
+                 ctx.fail("no CUDA Range of element type " + std::string(to_string(a.element_type())));
+             });
+             f(ctx);
+           };
+         }});
+  r.add({.domain = "tf", .op = "LRN", .dtypes = {dtype::f32, dtype::f64, dtype::f16, dtype::bf16}, .make = make_tf_lrn});
+  r.add({.domain = "tf", .op = "L2Loss", .dtypes = {dtype::f32, dtype::f64, dtype::f16, dtype::bf16}, .make = make_l2_loss});
+  const std::vector<dtype> floats = {dtype::f32, dtype::f64, dtype::f16, dtype::bf16};
+  r.add({.domain = "tf", .op = "SoftmaxCrossEntropyWithLogits", .dtypes = floats, .make = [](const kernel_node&) { return make_xent(false); }});
+  r.add({.domain = "tf", .op = "SparseSoftmaxCrossEntropyWithLogits", .dtypes = floats,
+         .make = [](const kernel_node&) { return make_xent(true); }});
+  // shape computations on a few ints (host memory in TensorFlow's GPU kernels too)
+  const std::vector<dtype> ints = {dtype::int32, dtype::int64};
+  r.add({.domain = "tf", .op = "InvertPermutation", .dtypes = ints, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const auto inv = tf_rules::invert_permutation(vector_input(ctx, 0, "x"), ctx.node());
+             write_ints(ctx, 0, ctx.input(0).element_type(), inv, {static_cast<i64>(inv.size())});
+           };
+         }});
+  r.add({.domain = "tf", .op = "BroadcastArgs", .dtypes = ints, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             const auto out = tf_rules::broadcast_args(vector_input(ctx, 0, "s0"), vector_input(ctx, 1, "s1"), ctx.node());
+             write_ints(ctx, 0, ctx.input(0).element_type(), out, {static_cast<i64>(out.size())});
+           };
+         }});
+  r.add({.domain = "tf", .op = "BroadcastGradientArgs", .dtypes = ints, .make = [](const kernel_node&) -> fn {
+           return [](context& ctx) {
+             if (ctx.input(0).rank() != 1 || ctx.input(1).rank() != 1) ctx.fail("s0 and s1 must be 1-D shapes");
+             const auto s0 = vector_input(ctx, 0, "s0"), s1 = vector_input(ctx, 1, "s1");
+             const auto axes = gpass::detail::tf_ops::broadcast_gradient_axes(s0, s1);
+             if (!axes) ctx.fail("incompatible shapes " + shape::of(s0).to_string() + " and " + shape::of(s1).to_string());
+             const dtype t = ctx.input(0).element_type();
+             write_ints(ctx, 0, t, axes->first, {static_cast<i64>(axes->first.size())});
+             if (ctx.num_outputs() > 1) write_ints(ctx, 1, t, axes->second, {static_cast<i64>(axes->second.size())});
+           };
+         }});
+}
+
+}  // namespace gpass::exec
