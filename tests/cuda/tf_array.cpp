@@ -72,6 +72,16 @@ TEST_CASE("cuda: the TensorFlow array, segment and product ops the GPU serves") 
   CHECK_FALSE(serves("BatchMatMulV3", {dtype::f16, dtype::f16}, {{"Tout", f}}));
   CHECK(serves("MaxPoolV2", {f, i32, i32}));
   CHECK(serves("SoftmaxCrossEntropyWithLogits", {f, f}));
+  CHECK(serves("DynamicStitch", {i32, i32, f, f}));
+  CHECK_FALSE(serves("DynamicStitch", {i32, dtype::string}));
+  CHECK(serves("DynamicPartition", {dtype::int16, i32}));
+  CHECK(serves("ConjugateTranspose", {f, i32}));
+  CHECK(serves("CheckNumerics", {dtype::f16}));
+  CHECK_FALSE(serves("CheckNumerics", {i32}));
+  CHECK(serves("InTopKV2", {f, i32, i32}));
+  CHECK(serves("Conv2DBackpropInput", {i32, f, f}));
+  CHECK_FALSE(serves("Conv2DBackpropInput", {i32, f, f}, {{"data_format", std::string("NCHW")}}));  // (the CPU's: NHWC only)
+  CHECK(serves("DepthwiseConv2dNativeBackpropInput", {i32, dtype::f64, dtype::f64}));
   CHECK(serves("SparseSoftmaxCrossEntropyWithLogits", {dtype::f16, i64t}));
   CHECK_FALSE(serves("SparseSoftmaxCrossEntropyWithLogits", {i32, i64t}));
   CHECK(serves("TensorScatterSub", {dtype::int16, i32, dtype::int16}));
@@ -108,6 +118,13 @@ TEST_CASE("cuda: TensorFlow DepthToSpace, SpaceToDepth, SpaceToBatchND, BatchToS
     const auto b = run_cpu(tf("SpaceToBatchND"), {x, block, pads}).at(0);
     gpass_test_cuda::check_close(run_cpu(tf("BatchToSpaceND"), {b, block, pads}).at(0), x, 0, 0);
     if (gpass_test_cuda::gpu()) gpass_test_cuda::check_close(run_gpu(tf("BatchToSpaceND"), {run_gpu(tf("SpaceToBatchND"), {x, block, pads}).at(0), block, pads}).at(0), x, 0, 0);
+  }
+  // crops whose sum wraps int64 are larger than the dim (they wrapped past the check once)
+  {
+    const gpass::exec::kernel_node b2s = tf("BatchToSpaceND");
+    const std::vector<tensor> in{rnd({2, 1, 1}, 19), i64s({2}, {1}), i64s({std::numeric_limits<i64>::max(), std::numeric_limits<i64>::max()}, {1, 2})};
+    CHECK_THROWS_WITH_AS(run_cpu(b2s, in), doctest::Contains("crops are larger"), gpass::error);
+    if (gpass_test_cuda::gpu()) CHECK_THROWS_WITH_AS(run_gpu(b2s, in), doctest::Contains("crops are larger"), gpass::error);
   }
   // Roll: two axes, a negative shift, a repeated axis, shifts past the size, none
   const auto x = rnd({3, 4, 5}, 14);
@@ -151,6 +168,7 @@ TEST_CASE("cuda: TensorFlow OneHot, MatrixBandPart, Range, LRN and L2Loss match 
   differential(tf("L2Loss"), {rnd({3, 40}, 25)}, 1e-5, 1e-6);
   differential(tf("L2Loss"), {rnd({7, 5}, 26, dtype::f64)}, 1e-12, 1e-12);
   differential(tf("L2Loss"), {rnd({16}, 27, dtype::f16)}, 1e-3, 1e-3);
+  differential(tf("L2Loss"), {rnd({4}, 28, dtype::f16, 150, 200)}, 1e-3, 1e-3);  // a sum past f16's range, its half within
   differential(tf("L2Loss"), {tensor::scalar(3.0f)});
   differential(tf("L2Loss"), {tensor(dtype::f32, {0, 3})});
 }
@@ -237,6 +255,66 @@ TEST_CASE("cuda: TensorFlow BatchMatMul with adjoints, MaxPoolV2, TensorScatterS
   differential(tf("SegmentMean"), {rnd({300}, 44, dtype::int8, -100, 100), i32s(std::vector<std::int32_t>(300, 0), {300})});
 }
 
+TEST_CASE("cuda: TensorFlow DynamicStitch, DynamicPartition, ConjugateTranspose, CheckNumerics and InTopKV2 match the CPU kernels") {
+  GPASS_GPU_OR_CPU_SIDE();
+  // DynamicStitch: repeated indices (the later input, and the later position, win), a row no
+  // index names (0), 2-D indices, rows of several elements
+  for (const char* op : {"DynamicStitch", "ParallelDynamicStitch"}) {
+    CAPTURE(op);
+    differential(tf(op), {i32s({0, 4, 2}, {3}), i32s({2, 5, 5}, {3}), rnd({3, 2}, 70), rnd({3, 2}, 71)});
+    differential(tf(op), {i32s({6, 1, 3, 0}, {2, 2}), rnd({2, 2, 3}, 72, dtype::int64, -9, 9)});
+    differential(tf(op), {i32s({1}, {1}), i32s({}, {0}), rnd({1}, 73, dtype::f16), tensor(dtype::f16, {0})});
+  }
+  // DynamicPartition: an empty partition, 2-D partitions, rows of several elements
+  const auto data = rnd({6, 2}, 74);
+  differential(tf("DynamicPartition", {{"num_partitions", i64{3}}}, 3), {data, i32s({2, 0, 2, 2, 0, 0}, {6})});
+  differential(tf("DynamicPartition", {{"num_partitions", i64{2}}}, 2), {rnd({2, 3, 2}, 75, dtype::uint8, 0, 200), i32s({1, 1, 0, 1, 1, 1}, {2, 3})});
+  differential(tf("DynamicPartition", {{"num_partitions", i64{2}}}, 2), {tensor(dtype::f32, {0, 4}), i32s({}, {0})});
+  differential(tf("ConjugateTranspose"), {rnd({2, 3, 4}, 76), i32s({2, 0, 1}, {3})});
+  // CheckNumerics: every element finite, the input itself
+  differential(tf("CheckNumerics", {{"message", std::string("m")}}), {rnd({3, 5}, 77)});
+  differential(tf("CheckNumerics"), {rnd({4}, 78, dtype::f16)});
+  // InTopKV2: ties (equal values are not larger), a k past the classes, out of range and
+  // non-finite targets (false)
+  const auto pr = tensor::from<float>({0.1f, 0.9f, 0.9f, 0.3f, 0.5f, 0.2f, std::numeric_limits<float>::quiet_NaN(), 0.0f, 1.0f, 2.0f, 3.0f, 4.0f},
+                                      {3, 4});
+  for (const i64 k : {0, 1, 2, 5})
+    differential(tf("InTopKV2"), {pr, i32s({2, 0, 3}, {3}), tensor::scalar<std::int32_t>(static_cast<std::int32_t>(k))});
+  differential(tf("InTopKV2"), {pr, i64s({4, 2, -1}, {3}), tensor::scalar<i64>(3)});
+}
+
+TEST_CASE("cuda: TensorFlow Conv2DBackpropInput and DepthwiseConv2dNativeBackpropInput match the CPU kernels") {
+  GPASS_GPU_OR_CPU_SIDE();
+  struct grad_case {
+    const char* op;
+    std::string padding;
+    ints strides, dilations, pads, input;
+  };
+  // SAME with the odd pixel at the end, VALID with rows the forward never read (stride 2 over 7
+  // and 3 x 3 leaves one), dilations, explicit paddings; depthwise with a multiplier of 2
+  const std::vector<grad_case> cases = {
+      {"Conv2DBackpropInput", "SAME", {1, 2, 2, 1}, {1, 1, 1, 1}, {}, {2, 7, 6, 3}},
+      {"Conv2DBackpropInput", "VALID", {1, 2, 2, 1}, {1, 1, 1, 1}, {}, {2, 8, 7, 3}},
+      {"Conv2DBackpropInput", "SAME", {1, 1, 1, 1}, {1, 2, 2, 1}, {}, {1, 6, 6, 3}},
+      {"Conv2DBackpropInput", "EXPLICIT", {1, 2, 1, 1}, {1, 1, 1, 1}, {0, 0, 1, 2, 0, 1, 0, 0}, {2, 7, 6, 3}},
+      {"DepthwiseConv2dNativeBackpropInput", "SAME", {1, 2, 2, 1}, {1, 1, 1, 1}, {}, {2, 7, 6, 3}},
+      {"DepthwiseConv2dNativeBackpropInput", "VALID", {1, 1, 1, 1}, {1, 1, 2, 1}, {}, {1, 6, 7, 3}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.op);
+    CAPTURE(c.padding);
+    const bool dw = std::string(c.op) != "Conv2DBackpropInput";
+    gpass::attribute_map a{{"padding", c.padding}, {"strides", c.strides}, {"dilations", c.dilations}, {"data_format", std::string("NHWC")}};
+    if (!c.pads.empty()) a["explicit_paddings"] = c.pads;
+    const auto f = rnd(dw ? ints{3, 3, 3, 2} : ints{3, 2, 3, 4}, 80);
+    // out_backprop of the forward op's output sizes (the forward op run on the CPU gives them)
+    const auto fwd = run_cpu(tf(dw ? "DepthwiseConv2dNative" : "Conv2D", a), {rnd(c.input, 81), f}).at(0);
+    const auto dy = rnd(fwd.sizes(), 82);
+    std::vector<std::int32_t> sizes(c.input.begin(), c.input.end());
+    differential(tf(c.op, a), {i32s(sizes, {4}), f, dy}, 1e-5, 1e-5);
+  }
+}
+
 TEST_CASE("cuda: the TensorFlow kernels of tf_array.hpp fail as the CPU's do, naming the node") {
   GPASS_REQUIRE_GPU();
   auto fails = [](const gpass::exec::kernel_node& n, const std::vector<tensor>& in, const char* what) {
@@ -266,6 +344,13 @@ TEST_CASE("cuda: the TensorFlow kernels of tf_array.hpp fail as the CPU's do, na
   fails(tf("SegmentSum"), {rnd({3}, 10), i32s({0, 2, 1}, {3})}, "segment ids are not increasing");
   fails(tf("SegmentMax"), {rnd({2}, 11), i64s({-1, 0}, {2})}, "must be non-negative");
   fails(tf("OneHot"), {i32s({1}, {1}), tensor::scalar<std::int32_t>(-1), tensor::scalar(1.0f), tensor::scalar(0.0f)}, "depth must be non-negative");
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  fails(tf("CheckNumerics", {{"message", std::string("check x")}}), {tensor::from<float>({1, inf, nan, 2}, {4})}, "check x : Tensor had Inf values");
+  fails(tf("CheckNumerics", {{"message", std::string("check x")}}), {tensor::from<float>({1, nan, -inf, 2}, {2, 2})}, "check x : Tensor had NaN values");
+  fails(tf("DynamicStitch"), {i32s({0, -1}, {2}), rnd({2}, 12)}, "a negative index");
+  fails(tf("Conv2DBackpropInput", {{"padding", std::string("VALID")}, {"strides", ints{1, 1, 1, 1}}}),
+        {i32s({1, 4, 4, 2}, {4}), rnd({3, 3, 2, 5}, 14), rnd({1, 3, 2, 5}, 15)}, "out_backprop has sizes");
+  fails(tf("DynamicPartition", {{"num_partitions", i64{2}}}, 2), {rnd({3}, 13), i32s({0, 2, 1}, {3})}, "is not in [0, 2)");
 }
 
 }  // namespace gpass_test_cuda_tf_array

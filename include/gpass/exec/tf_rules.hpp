@@ -455,8 +455,10 @@ inline space_batch_plan plan_space_batch(const std::vector<i64>& sizes, const st
     for (std::size_t i = 0; i < m; ++i) {
       p.small[i] = sizes[i + 1];
       p.big[i] = ok(checked_mul(p.small[i], block[i]));
-      p.out[i + 1] = p.big[i] - pv[2 * i] - pv[2 * i + 1];  // non-negative pv: no overflow
-      if (p.out[i + 1] < 0) n.fail("crops are larger than spatial dim " + std::to_string(i + 1));
+      const auto left = checked_sub(p.big[i], pv[2 * i]);  // (crops near INT64_MAX wrapped past the check)
+      const auto out = left ? checked_sub(*left, pv[2 * i + 1]) : std::nullopt;
+      if (!out || *out < 0) n.fail("crops are larger than spatial dim " + std::to_string(i + 1));
+      p.out[i + 1] = *out;
     }
   }
   return p;
@@ -504,6 +506,59 @@ inline void check_range(T start, T limit, T delta, const kernel_node& n) {
   if (delta == T(0)) n.fail("requires delta != 0");
   if (delta > T(0) && start > limit) n.fail("requires start <= limit when delta > 0");
   if (delta < T(0) && start < limit) n.fail("requires start >= limit when delta < 0");
+}
+
+/// DynamicStitch / ParallelDynamicStitch: the merged sizes ([the largest index + 1] + the
+/// data's trailing sizes) of index inputs holding `idx` (their values) of `index_sizes`, and data
+/// inputs of `data_sizes` and `data_types`; TensorFlow's checks (no negative index; each data
+/// input's shape is its indices' shape + one common tail; one element type).
+inline std::vector<i64> stitch_sizes(const std::vector<std::vector<i64>>& idx, const std::vector<std::vector<i64>>& index_sizes,
+                                     const std::vector<std::vector<i64>>& data_sizes, const std::vector<dtype>& data_types,
+                                     const kernel_node& n) {
+  i64 rows = 0;
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    for (i64 v : idx[i]) {
+      if (v < 0) n.fail("indices[" + std::to_string(i) + "] holds " + std::to_string(v) + ", a negative index");
+      rows = std::max(rows, v + 1);
+    }
+  const auto& d0 = data_sizes.at(0);
+  const std::size_t r0 = index_sizes.at(0).size();
+  if (d0.size() < r0) n.fail("data[0] has rank " + std::to_string(d0.size()) + ", less than indices[0]'s");
+  const std::vector<i64> tail(d0.begin() + static_cast<std::ptrdiff_t>(r0), d0.end());
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    const auto& ix = index_sizes[i];
+    const auto& d = data_sizes[i];
+    if (data_types[i] != data_types[0]) n.fail("data inputs have different element types");
+    const bool starts = d.size() >= ix.size() && std::equal(ix.begin(), ix.end(), d.begin());
+    if (!starts || !std::equal(d.begin() + static_cast<std::ptrdiff_t>(ix.size()), d.end(), tail.begin(), tail.end()))
+      n.fail("data[" + std::to_string(i) + "].shape = " + shape::of(d).to_string() + " is not indices[" + std::to_string(i) + "].shape " +
+             shape::of(ix).to_string() + " + " + shape::of(tail).to_string());
+  }
+  std::vector<i64> out{rows};
+  out.insert(out.end(), tail.begin(), tail.end());
+  return out;
+}
+
+/// DynamicPartition(data of `data_sizes`, partitions `pv` of `p_sizes`) into `parts` outputs
+/// (the node has `outputs`): each partition's row count, and the trailing sizes of a row.
+struct partition_plan {
+  std::vector<i64> count, tail;
+};
+inline partition_plan plan_partition(const std::vector<i64>& data_sizes, const std::vector<i64>& p_sizes, const std::vector<i64>& pv, i64 parts,
+                                     std::size_t outputs, const kernel_node& n) {
+  if (data_sizes.size() < p_sizes.size() || !std::equal(p_sizes.begin(), p_sizes.end(), data_sizes.begin()))
+    n.fail("data.shape " + shape::of(data_sizes).to_string() + " must start with partitions.shape " + shape::of(p_sizes).to_string());
+  if (outputs != static_cast<std::size_t>(parts))
+    n.fail("num_partitions is " + std::to_string(parts) + " but the node has " + std::to_string(outputs) + " outputs");
+  partition_plan p;
+  p.count.assign(static_cast<std::size_t>(parts), 0);
+  for (std::size_t j = 0; j < pv.size(); ++j) {
+    if (pv[j] < 0 || pv[j] >= parts)
+      n.fail("partitions[" + std::to_string(j) + "] = " + std::to_string(pv[j]) + " is not in [0, " + std::to_string(parts) + ")");
+    ++p.count[static_cast<std::size_t>(pv[j])];
+  }
+  p.tail.assign(data_sizes.begin() + static_cast<std::ptrdiff_t>(p_sizes.size()), data_sizes.end());
+  return p;
 }
 
 /// EnsureShape: `sizes` must match `want` where it is known.
@@ -631,5 +686,71 @@ struct window {
     return g;
   }
 };
+
+// ---- the convolution gradients' operands ------------------------------------------------------
+
+/// A sizes input's values (`v`, read by the kernel): `count` values, none negative.
+inline std::vector<i64> sizes_values(std::vector<i64> v, std::size_t count, const kernel_node& n, const char* what) {
+  if (v.size() != count) n.fail(std::string(what) + " must have " + std::to_string(count) + " values, got " + std::to_string(v.size()));
+  for (i64 d : v)
+    if (d < 0) n.fail(std::string(what) + " must be >= 0");
+  return v;
+}
+
+/// The [KH, KW, C, OC] (2-D) or [KD, KH, KW, C, OC] (3-D) filter checked against the input's channels.
+inline void check_filter(const std::vector<i64>& f, i64 channels, const window& win, const kernel_node& n) {
+  if (f.size() != win.rank)
+    n.fail("the filter must have rank " + std::to_string(win.rank) + (win.volumetric ? " (DHWIO)" : " (HWIO)") + ", got sizes " +
+           shape::of(f).to_string());
+  if (f[win.rank - 2] != channels)
+    n.fail("the filter's input depth " + std::to_string(f[win.rank - 2]) + " differs from the input's channels " + std::to_string(channels) +
+           " (grouped convolutions are not supported on the CPU here)");
+}
+
+/// Checks a depthwise filter's sizes [KH, KW, C, M] against the input's channels `c` (-1: unknown).
+inline void check_depthwise_filter(const std::vector<i64>& fs, i64 c, const kernel_node& n) {
+  if (fs.size() != 4) n.fail("the filter must have rank 4 ([KH, KW, C, M]), got sizes " + shape::of(fs).to_string());
+  if (c >= 0 && fs[2] != c)
+    n.fail("the filter's input depth " + std::to_string(fs[2]) + " differs from the input's channels " + std::to_string(c));
+}
+
+/// The C * M output channels of a depthwise convolution, unbounded when the filter is
+/// empty (M from it, or from the filter_sizes input).
+inline i64 depthwise_channels(i64 C, i64 M, const kernel_node& n) {
+  const auto oc = checked_mul(C, M);
+  if (!oc) n.fail("the output channels (" + std::to_string(C) + " x channel multiplier " + std::to_string(M) + ") overflow int64");
+  return *oc;
+}
+
+/// `sizes` (an out_backprop's or a grad's) must be the window op's output sizes.
+inline void check_output_sizes(const std::vector<i64>& sizes, const window& win, const geometry& g, i64 channels, const char* what,
+                               const char* op, const kernel_node& n) {
+  const std::vector<i64> want = win.output_sizes(g, channels);
+  if (sizes != want)
+    n.fail(std::string(what) + " has sizes " + shape::of(sizes).to_string() + ", the " + op + "'s output is " + shape::of(want).to_string());
+}
+
+/// The operands of a convolution gradient (Conv2D's, Conv3D's or a depthwise one's,
+/// `depthwise`): the input's sizes `xs` and the filter's `fs` (one of them read from a sizes
+/// input), the geometry and the output channels, with out_backprop's sizes `dys` checked
+/// against them.
+struct grad_operands {
+  std::vector<i64> xs, fs;
+  geometry g;
+  i64 out_channels = 0;
+};
+inline grad_operands conv_grad_operands(std::vector<i64> xs, std::vector<i64> fs, const std::vector<i64>& dys, const window& win,
+                                        bool depthwise, const kernel_node& n) {
+  grad_operands o;
+  o.xs = std::move(xs);
+  o.fs = std::move(fs);
+  const i64 channels = o.xs.size() == win.rank ? o.xs.back() : -1;
+  if (depthwise) check_depthwise_filter(o.fs, channels, n);
+  else check_filter(o.fs, channels, win, n);
+  o.g = win.resolve(o.xs, win.filter_window(o.fs), n);
+  o.out_channels = depthwise ? depthwise_channels(o.g.C, o.fs[3], n) : o.fs.back();
+  check_output_sizes(dys, win, o.g, o.out_channels, "out_backprop", depthwise ? "depthwise convolution" : "convolution", n);
+  return o;
+}
 
 }  // namespace gpass::exec::tf_rules

@@ -17,16 +17,18 @@
 /// - shapes and data movement: Shape ShapeN Size Rank (out_type, written to the device),
 ///   ConcatV2 Concat Pack Unpack Split SplitV Slice StridedSlice ReverseV2 Tile BroadcastTo Fill,
 ///   Where (one input: ONNX's NonZero, transposed), GatherNd, ScatterNd, TensorScatterUpdate /
-///   Add / Max / Min (ONNX's GatherND / ScatterND), UnsortedSegmentSum / Prod / Max / Min (ONNX's
-///   ScatterND with a reduction over the reduction's identity), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
+///   Add / Sub / Max / Min (ONNX's GatherND / ScatterND), UnsortedSegmentSum / Prod / Max / Min
+///   and SegmentSum / Mean / Prod / Max / Min (ONNX's ScatterND with a reduction over the
+///   reduction's identity, `segment_kernels`), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
 ///   Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
 /// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
-///   BatchMatMulV2 / V3 without adjoints (cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
+///   BatchMatMul / V2 / V3 (adjoints as transposed operands; cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
 ///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
 ///   output; int32 through ONNX's Cast), TopK / TopKV2 (ONNX's TopK), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
-///   DepthwiseConv2dNative, MaxPool, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
-///   as ONNX's Conv / MaxPool / AveragePool between transposes; FusedBatchNorm / V2 / V3 in
-///   inference.
+///   DepthwiseConv2dNative, MaxPool, MaxPoolV2, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
+///   as ONNX's Conv / MaxPool / AveragePool between transposes; Conv2DBackpropInput and
+///   DepthwiseConv2dNativeBackpropInput (NHWC) as ONNX's ConvTranspose; FusedBatchNorm / V2 /
+///   V3 in inference.
 ///
 /// Integer divisions and modulos stay on the CPU: TensorFlow fails on an integer division by
 /// zero, which a GPU kernel cannot report. Registered by `register_cuda_tf`, after the ONNX
@@ -474,6 +476,68 @@ inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function
   };
 }
 
+/// Conv2DBackpropInput (filter [KH, KW, C, OC]) and DepthwiseConv2dNativeBackpropInput (filter
+/// [KH, KW, C, M]), NHWC as on the CPU: dx = the transposed convolution of dy with the filter
+/// (ONNX's ConvTranspose on cuDNN, the filter as [OC, C, KH, KW], C groups for the depthwise
+/// one), its pads the forward ones at the start and, at the end, what brings the result to the
+/// input's sizes (output_padding for the rows the forward convolution never read). The sizes
+/// and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
+inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv_transpose) {
+  const tf_rules::window win(n, false, false);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  auto convs = std::make_shared<std::map<std::vector<i64>, std::pair<std::unique_ptr<kernel_node>, fn>>>();
+  auto mu = std::make_shared<std::mutex>();
+  return [win, depthwise, onnx_conv_transpose, lib, convs, mu, name = n.name, op = n.op](context& ctx) {
+    const cuda_tensor& f = ctx.input(1);
+    const cuda_tensor& dy = ctx.input(2);
+    if (ctx.input(0).rank() > 1) ctx.fail("input_sizes must be a vector, got sizes " + ctx.input(0).shape().to_string());
+    auto xs = tf_rules::sizes_values(cuda_detail::host_ints(ctx, 0), win.rank, ctx.node(), "input_sizes");
+    if (f.element_type() != dy.element_type()) ctx.fail("filter and out_backprop have different element types");
+    const auto o = tf_rules::conv_grad_operands(std::move(xs), f.sizes(), dy.sizes(), win, depthwise, ctx.node());
+    const tf_rules::geometry& g = o.g;
+    const dtype t = f.element_type();
+    if (std::find(o.xs.begin(), o.xs.end(), 0) != o.xs.end() || dy.size() == 0 || f.size() == 0) {  // nothing to add up: zeros, as the CPU
+      ctx.allocate_output_zeroed(0, t, o.xs);
+      return;
+    }
+    const i64 KH = o.fs[0], KW = o.fs[1];
+    // the end pads (or output_padding) that make the transposed convolution's result H x W
+    auto tail = [](i64 S, i64 O, i64 K, i64 D, i64 P, i64 size) { return S * (O - 1) + (K - 1) * D + 1 - P - size; };
+    const i64 th = tail(g.SH, g.OH, KH, g.DH, g.PT, g.H), tw = tail(g.SW, g.OW, KW, g.DW, g.PL, g.W);
+    const i64 groups = depthwise ? g.C : 1;
+    const std::vector<i64> key{g.SH, g.SW, g.DH, g.DW, g.PT, g.PL, th, tw, KH, KW, groups};
+    const std::pair<std::unique_ptr<kernel_node>, fn>* conv = nullptr;
+    {
+      std::lock_guard lock(*mu);
+      auto it = convs->find(key);
+      if (it == convs->end()) {
+        auto m = std::make_unique<kernel_node>();
+        m->name = name;
+        m->op = op;
+        m->domain = "tf";
+        m->opset = 11;
+        m->input_types.assign(2, type{});
+        m->output_types.assign(1, type{});
+        m->attrs["strides"] = std::vector<i64>{g.SH, g.SW};
+        m->attrs["dilations"] = std::vector<i64>{g.DH, g.DW};
+        m->attrs["pads"] = std::vector<i64>{g.PT, g.PL, std::max<i64>(th, 0), std::max<i64>(tw, 0)};
+        m->attrs["output_padding"] = std::vector<i64>{std::max<i64>(-th, 0), std::max<i64>(-tw, 0)};
+        m->attrs["kernel_shape"] = std::vector<i64>{KH, KW};
+        m->attrs["group"] = groups;
+        fn k = onnx_conv_transpose(*m);
+        it = convs->emplace(key, std::pair{std::move(m), std::move(k)}).first;
+      }
+      conv = &it->second;
+    }
+    const cuda_tensor dyn = permuted(ctx, *lib, dy, {0, 3, 1, 2});
+    const cuda_tensor w = depthwise ? permuted(ctx, *lib, f, {2, 3, 0, 1}).reshaped({o.out_channels, 1, KH, KW})
+                                    : permuted(ctx, *lib, f, {3, 2, 0, 1});
+    cuda_tensor y = run_inner(ctx, conv->second, *conv->first, {&dyn, &w});
+    if (y.sizes() != std::vector<i64>{g.N, g.C, g.H, g.W}) ctx.fail("the transposed convolution's result has unexpected sizes");
+    output_in_layout(ctx, *lib, win, std::move(y));
+  };
+}
+
 /// MaxPool / AvgPool in NHWC or NCHW through ONNX's MaxPool / AveragePool (the average over
 /// the window's positions inside the input, as TensorFlow's SAME padding counts them).
 inline fn make_tf_pool(const kernel_node& n, bool max, const std::function<fn(const kernel_node&)>& onnx_pool) {
@@ -589,16 +653,24 @@ class segment_kernels {
     scatter_ = cuda_array_detail::make_scatter_nd(m_);
   }
 
-  /// Output 0, allocated here (of `num` segments), and the combined rows (a new tensor).
-  cuda_tensor scatter(context& ctx, i64 num) {
-    const cuda_tensor& data = ctx.input(0);
+  /// The ids' type and shape (a prefix of the data's), checked as the CPU kernel does.
+  static void check(context& ctx) {
     const cuda_tensor& ids = ctx.input(1);
     if (ids.element_type() != dtype::int32 && ids.element_type() != dtype::int64)
       ctx.fail("segment_ids must be int32 or int64, got " + std::string(to_string(ids.element_type())));
-    const auto& ds = data.sizes();
+    const auto& ds = ctx.input(0).sizes();
     const auto& is = ids.sizes();
     if (is.size() > ds.size() || !std::equal(is.begin(), is.end(), ds.begin()))
-      ctx.fail("segment_ids shape " + ids.shape().to_string() + " is not a prefix of data's " + data.shape().to_string());
+      ctx.fail("segment_ids shape " + ids.shape().to_string() + " is not a prefix of data's " + ctx.input(0).shape().to_string());
+  }
+
+  /// Output 0, allocated here (of `num` segments), and the combined rows (a new tensor).
+  cuda_tensor scatter(context& ctx, i64 num) {
+    check(ctx);
+    const cuda_tensor& data = ctx.input(0);
+    const cuda_tensor& ids = ctx.input(1);
+    const auto& ds = data.sizes();
+    const auto& is = ids.sizes();
     std::vector<i64> out_sizes{num}, rows{ids.size()};
     out_sizes.insert(out_sizes.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
     rows.insert(rows.end(), ds.begin() + static_cast<std::ptrdiff_t>(is.size()), ds.end());
@@ -998,7 +1070,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            };
          },
          .applies = [](const kernel_query& q) { return q.inputs.empty() || q.inputs[0] != dtype::bool_; }});
-  // UnsortedSegmentSum / Prod / Max / Min (`segment_scatter`); constant ids of num_segments or
+  // UnsortedSegmentSum / Prod / Max / Min (`segment_kernels`); constant ids of num_segments or
   // more fail as on the CPU (ids only known on the device and past the end are dropped)
   for (const auto& [name, reduction] : {std::pair{"UnsortedSegmentSum", "add"}, std::pair{"UnsortedSegmentProd", "mul"},
                                         std::pair{"UnsortedSegmentMax", "max"}, std::pair{"UnsortedSegmentMin", "min"}}) {
@@ -1009,6 +1081,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
                const i64 num = scalar_input(ctx, 2, "num_segments");
                if (num < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(num));
                const cuda_tensor& data = ctx.input(0);
+               segment_kernels::check(ctx);
                if (data.size() > 0 && ctx.node().constant_input(1))
                  for (i64 v : host_ints(ctx, 1))
                    if (v >= num) ctx.fail("segment id " + std::to_string(v) + " is out of range [0, " + std::to_string(num) + ")");
@@ -1018,7 +1091,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
   }
   // SegmentSum / Mean / Prod / Max / Min: the ids (a vector, non-negative, increasing) read
   // back and checked as the CPU kernel does; the segment count is the last id + 1;
-  // `segment_scatter` combines the rows; then an empty segment of Max / Min is 0 (not the
+  // `segment_kernels` combines the rows; then an empty segment of Max / Min is 0 (not the
   // identity) and Mean divides by the row counts (an empty segment stays 0), as TensorFlow
   for (const auto& [name, reduction] : {std::pair{"SegmentSum", "add"}, std::pair{"SegmentMean", "add"}, std::pair{"SegmentProd", "mul"},
                                         std::pair{"SegmentMax", "max"}, std::pair{"SegmentMin", "min"}}) {
@@ -1029,6 +1102,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              return [seg, red, mean](context& ctx) {
                const cuda_tensor& ids = ctx.input(1);
                if (ids.rank() != 1) ctx.fail("segment_ids must be a vector, got " + ids.shape().to_string());
+               segment_kernels::check(ctx);
                const auto v = host_ints(ctx, 1);
                for (std::size_t i = 0; i < v.size(); ++i) {
                  if (v[i] < 0) ctx.fail("segment ids must be non-negative, got " + std::to_string(v[i]));
@@ -1136,13 +1210,29 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            .applies = tf_2d_format});
   r.add({.domain = "tf", .op = "MaxPool", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) { return make_tf_pool(n, true, pool); }, .applies = tf_2d_format});
+  // their input gradients, NHWC (as the CPU's), through ONNX's ConvTranspose
+  for (const auto& [name, depthwise] : {std::pair{"Conv2DBackpropInput", false}, std::pair{"DepthwiseConv2dNativeBackpropInput", true}})
+    r.add({.domain = "tf", .op = name, .dtypes = conv_types, .type_input = 1,
+           .make = [depthwise, convt = onnx_make(r, "ConvTranspose", 11)](const kernel_node& n) {
+             return make_tf_conv_input_grad(n, depthwise, convt);
+           },
+           .applies = [](const kernel_query& q) {
+             if (!q.attrs) return true;
+             auto it = q.attrs->find("data_format");
+             return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NHWC");
+           }});
   // MaxPoolV2: ksize and strides read at run time, a pool made per pair
   r.add({.domain = "tf", .op = "MaxPoolV2", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) -> fn {
            auto kernels = std::make_shared<keyed_kernels>();
            return [node = n, pool, kernels](context& ctx) {
+             for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+               const char* what = i == 1 ? "ksize" : "strides";
+               if (ctx.input(i).rank() > 1) ctx.fail(std::string(what) + " must be a vector, got sizes " + ctx.input(i).shape().to_string());
+               if (ctx.input(i).element_type() != dtype::int32 && ctx.input(i).element_type() != dtype::int64)
+                 ctx.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(ctx.input(i).element_type())));
+             }
              const auto ksize = host_ints(ctx, 1), strides = host_ints(ctx, 2);
-             if (ctx.input(1).rank() > 1 || ctx.input(2).rank() > 1) ctx.fail("ksize and strides must be vectors");
              std::vector<i64> key = ksize;
              key.push_back(-1);
              key.insert(key.end(), strides.begin(), strides.end());

@@ -10,11 +10,17 @@
 /// sparse one (a block per row); L2Loss (ONNX's ReduceSumSquare, halved);
 /// Range (ONNX's kernel after TF's checks); and the small shape computations TensorFlow keeps
 /// in host memory even on a GPU — InvertPermutation, BroadcastArgs, BroadcastGradientArgs —
-/// read back, computed by the rules the CPU kernels use (`tf_rules`) and written to the device.
+/// read back, computed by the rules the CPU kernels use (`tf_rules`) and written to the device;
+/// DynamicStitch / ParallelDynamicStitch and DynamicPartition (indices read back, rows moved by
+/// the move library's scatter and gather), ConjugateTranspose of real tensors, CheckNumerics (a
+/// device search, one host wait), InTopKV2.
 /// Shapes, checks and messages are the CPU kernels' (`tf_rules` where they share code).
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,6 +62,9 @@ inline fn make_space_batch(bool to_batch) {
     const cuda_tensor& x = ctx.input(0);
     cuda_array_detail::require_movable(ctx, x.element_type());
     const auto block = vector_input(ctx, 1, "block_shape");
+    const cuda_tensor& pc = ctx.input(2);
+    if (pc.element_type() != dtype::int32 && pc.element_type() != dtype::int64)
+      ctx.fail(std::string(to_batch ? "paddings" : "crops") + " must be int32 or int64, got " + std::string(to_string(pc.element_type())));
     const auto pv = cuda_detail::host_ints(ctx, 2);
     const auto p = tf_rules::plan_space_batch(x.sizes(), block, ctx.input(2).sizes(), pv, to_batch, ctx.node());
     const dtype t = x.element_type();
@@ -195,7 +204,9 @@ inline fn make_tf_lrn(const kernel_node& n) {
 /// The element-wise body that halves L2Loss's sum of squares (in the compute type, as the CPU).
 inline constexpr const char* halve_body = "r = (R)(x0 / (C0)2);";
 
-/// L2Loss: sum(x^2) / 2 over every element (ONNX's ReduceSumSquare, then halved).
+/// L2Loss: sum(x^2) / 2 over every element (ONNX's ReduceSumSquare, then halved). An f16 input
+/// is summed as f32 and rounded once after the halving, as the CPU kernel does (an f16 sum past
+/// 65504 whose half is not would otherwise be infinite).
 inline fn make_l2_loss(const kernel_node& n) {
   kernel_node m = n;
   m.attrs = {{"keepdims", i64{0}}};
@@ -206,10 +217,20 @@ inline fn make_l2_loss(const kernel_node& n) {
   return [m, reduce, lib](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     const dtype t = x.element_type();
-    const cuda_tensor sum = run_inner(ctx, reduce, m, {&x});
+    auto& pol = ctx.policy();
+    cuda_tensor wide = x;
+    if (t == dtype::f16 && x.size() > 0) {
+      wide = pol.allocate_tensor(dtype::f32, x.sizes(), ctx.stream());
+      const auto& k = lib->get(pol, "widen", {"ew_flat", "ew_strided"},
+                               [&] { return cuda_codegen::elementwise_source({{dtype::f16}, dtype::f32, "r = (R)x0;"}); });
+      const cuda_tensor* xs[] = {&x};
+      cuda_detail::launch_elementwise(ctx, k, wide, xs);
+    }
+    const dtype st = wide.element_type();
+    const cuda_tensor sum = run_inner(ctx, reduce, m, {&wide});
     cuda_tensor& y = ctx.allocate_output(0, t, {});
-    const auto& k = lib->get(ctx.policy(), "halve," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
-                             [&] { return cuda_codegen::elementwise_source({{t}, t, halve_body}); });
+    const auto& k = lib->get(pol, "halve," + std::string(to_string(st)) + "," + std::string(to_string(t)), {"ew_flat", "ew_strided"},
+                             [&] { return cuda_codegen::elementwise_source({{st}, t, halve_body}); });
     const cuda_tensor* xs[] = {&sum};
     cuda_detail::launch_elementwise(ctx, k, y, xs);
   };
@@ -303,16 +324,214 @@ inline fn make_xent(bool sparse) {
   };
 }
 
+/// `y` rows = `x` rows picked by the int64 device indices `idx` (`ni` of them) out of `dim`
+/// rows of `inner` elements (the move library's gather).
+inline void gather_rows(context& ctx, cuda_detail::lazy_library& lib, dtype t, void* y, const void* x, const void* idx, i64 ni, i64 inner,
+                        i64 dim) {
+  long long nn = ni * inner, n_idx = ni, in = inner, d = dim;
+  if (nn == 0) return;
+  int idx64 = 1;
+  void* xp = const_cast<void*>(x);
+  void* ip = const_cast<void*>(idx);
+  void* args[] = {&y, &xp, &ip, &idx64, &nn, &n_idx, &in, &d};
+  auto& p = ctx.policy();
+  const auto& k = cuda_array_detail::move_kernels(ctx, lib);
+  p.launch(k.kernels[cuda_array_detail::entry_index(cuda_array_detail::mk::gather, size_of(t))], p.blocks_for(nn), 256, args, ctx.stream());
+}
+
+/// Rows of `up` (`n` rows of `inner` elements) written to rows `idx` (int64 device indices; one
+/// out of [0, rows) skips its row) of `y` (the move library's ScatterND with 1-tuples).
+inline void scatter_rows(context& ctx, cuda_detail::lazy_library& lib, dtype t, void* y, const void* up, const void* idx, i64 n, i64 inner,
+                         i64 rows) {
+  cuda_array_detail::g_view v;
+  v.n = n * inner;
+  if (v.n == 0) return;
+  v.rank = 1;
+  v.sizes[0] = rows;
+  v.in_st[0] = inner;
+  long long block = inner;
+  int idx64 = 1;
+  void* upp = const_cast<void*>(up);
+  void* ip = const_cast<void*>(idx);
+  void* args[] = {&y, &upp, &ip, &idx64, &v, &block};
+  auto& p = ctx.policy();
+  const auto& k = cuda_array_detail::move_kernels(ctx, lib);
+  p.launch(k.kernels[cuda_array_detail::entry_index(cuda_array_detail::mk::scatter_nd, size_of(t))], p.blocks_for(v.n), 256, args,
+           ctx.stream());
+}
+
+/// DynamicStitch / ParallelDynamicStitch: the indices read back and checked by the CPU's rules
+/// (`tf_rules::stitch_sizes`); each merged row written once, by the last (input, position) that
+/// names it (later inputs over earlier ones, as the CPU kernel copies them): per data input one
+/// row scatter whose positions that lose are sent out of range; rows no index names stay 0.
+inline fn make_stitch() {
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [lib](context& ctx) {
+    const std::size_t n = ctx.num_inputs() / 2;
+    if (n == 0 || ctx.num_inputs() % 2 != 0) ctx.fail("needs N indices and N data inputs");
+    std::vector<std::vector<i64>> idx(n), isz(n), dsz(n);
+    std::vector<dtype> dts(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (ctx.input(i).element_type() != dtype::int32) ctx.fail("indices must be int32");
+      idx[i] = cuda_detail::host_ints(ctx, i);
+      isz[i] = ctx.input(i).sizes();
+      dsz[i] = ctx.input(n + i).sizes();
+      dts[i] = ctx.input(n + i).element_type();
+    }
+    const std::vector<i64> out = tf_rules::stitch_sizes(idx, isz, dsz, dts, ctx.node());
+    cuda_array_detail::require_movable(ctx, dts[0]);
+    cuda_tensor& y = ctx.allocate_output_zeroed(0, dts[0], out);
+    if (y.size() == 0) return;
+    const i64 rows = out[0], slice = y.size() / rows;  // (rows <= y's elements: a scratch within the limits)
+    std::vector<std::pair<std::size_t, i64>> owner(static_cast<std::size_t>(rows), {n, -1});
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < idx[i].size(); ++j) owner[static_cast<std::size_t>(idx[i][j])] = {i, static_cast<i64>(j)};
+    auto& pol = ctx.policy();
+    for (std::size_t i = 0; i < n; ++i) {
+      gpass::tensor to(dtype::int64, {static_cast<i64>(idx[i].size())});
+      bool any = false;
+      for (std::size_t j = 0; j < idx[i].size(); ++j) {
+        const bool wins = owner[static_cast<std::size_t>(idx[i][j])] == std::pair{i, static_cast<i64>(j)};
+        to.data<i64>()[j] = wins ? idx[i][j] : rows;
+        any = any || wins;
+      }
+      if (!any) continue;
+      const cuda_tensor dev = pol.upload(to, ctx.stream());
+      scatter_rows(ctx, *lib, dts[0], y.data(), ctx.input(n + i).data(), dev.data(), to.size(), slice, rows);
+    }
+  };
+}
+
+/// DynamicPartition: the partitions read back and checked by the CPU's rules
+/// (`tf_rules::plan_partition`); output q gathers the rows of partition q in row-major order,
+/// their positions uploaded once for all the outputs.
+inline fn make_partition(const kernel_node& n) {
+  const i64 parts = n.attr<i64>("num_partitions");
+  if (parts < 1) n.fail("num_partitions must be at least 1, got " + std::to_string(parts));
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [parts, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& p = ctx.input(1);
+    if (p.element_type() != dtype::int32) ctx.fail("partitions must be int32");
+    cuda_array_detail::require_movable(ctx, x.element_type());
+    const auto pv = cuda_detail::host_ints(ctx, 1);
+    const auto plan = tf_rules::plan_partition(x.sizes(), p.sizes(), pv, parts, ctx.num_outputs(), ctx.node());
+    i64 slice = 1;
+    for (i64 s : plan.tail) slice *= s;
+    // the row positions grouped by partition, in order
+    gpass::tensor order(dtype::int64, {static_cast<i64>(pv.size())});
+    std::vector<i64> start(static_cast<std::size_t>(parts) + 1, 0);
+    for (i64 q = 0; q < parts; ++q) start[static_cast<std::size_t>(q) + 1] = start[static_cast<std::size_t>(q)] + plan.count[static_cast<std::size_t>(q)];
+    {
+      std::vector<i64> at(start.begin(), start.end() - 1);
+      for (std::size_t j = 0; j < pv.size(); ++j) order.data<i64>()[at[static_cast<std::size_t>(pv[j])]++] = static_cast<i64>(j);
+    }
+    std::vector<cuda_tensor*> outs;
+    for (i64 q = 0; q < parts; ++q) {
+      std::vector<i64> sz{plan.count[static_cast<std::size_t>(q)]};
+      sz.insert(sz.end(), plan.tail.begin(), plan.tail.end());
+      outs.push_back(&ctx.allocate_output(static_cast<std::size_t>(q), x.element_type(), sz));
+    }
+    if (x.size() == 0 || pv.empty()) return;
+    const cuda_tensor dev = ctx.policy().upload(order, ctx.stream());
+    for (i64 q = 0; q < parts; ++q) {
+      const auto qi = static_cast<std::size_t>(q);
+      gather_rows(ctx, *lib, x.element_type(), outs[qi]->data(), x.data(), static_cast<const i64*>(dev.data()) + start[qi], plan.count[qi],
+                  slice, static_cast<i64>(pv.size()));
+    }
+  };
+}
+
+/// CheckNumerics' search: the smallest flat index of a NaN or infinity (atomicMin into `first`).
+inline std::string first_bad_source(dtype t) {
+  return cuda_nn::head(t) + R"(extern "C" __global__ void first_bad(const T* __restrict__ x, long long n, unsigned long long* first) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const W v = (W)g_load(x, i);
+    if (v != v || v - v != (W)0) atomicMin(first, (unsigned long long)i);
+  }
+}
+)";
+}
+
+/// CheckNumerics: the input itself when every element is finite; else fails as the CPU kernel
+/// does, naming the first non-finite element's kind (a search on the device, then its index and
+/// that element read back: the one host wait of the node).
+inline fn make_check_numerics(const kernel_node& n) {
+  const std::string message = n.attr<std::string>("message", "");
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [message, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const dtype t = x.element_type();
+    if (x.size() > 0) {
+      auto& pol = ctx.policy();
+      const auto none = std::numeric_limits<std::uint64_t>::max();
+      cuda_tensor first = pol.upload(gpass::tensor::scalar<std::uint64_t>(none), ctx.stream());
+      const auto& k = lib->get(pol, std::string(to_string(t)), {"first_bad"}, [&] { return first_bad_source(t); });
+      const void* xp = x.data();
+      long long nn = x.size();
+      void* fp = first.data();
+      void* args[] = {&xp, &nn, &fp};
+      pol.launch(k.kernels[0], pol.blocks_for(nn), 256, args, ctx.stream());
+      const std::uint64_t at = pol.download(first, ctx.stream()).data<std::uint64_t>()[0];
+      if (at != none) {
+        const std::size_t es = size_of(t);
+        gpass::tensor v(t, {});
+        pol.copy_to_host(v.raw(), static_cast<const std::byte*>(x.data()) + at * es, es, ctx.stream());
+        pol.synchronize(ctx.stream());
+        const double d = visit_dtype(t, [&]<class T>() -> double {
+          if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>)
+            return static_cast<double>(static_cast<float>(v.data<T>()[0]));
+          else
+            return 0.0;
+        });
+        ctx.fail(message + " : Tensor had " + (std::isnan(d) ? "NaN" : "Inf") + " values");
+      }
+    }
+    ctx.set_output(0, ctx.input_value(0));
+  };
+}
+
+/// InTopKV2(predictions [B, N] f32, targets [B], k): whether each row's target class is among
+/// its k largest (fewer than k classes strictly larger; a non-finite or out of range target is
+/// false), a thread per row.
+inline std::string in_top_k_source() {
+  return cuda_codegen::cuda_prelude() + R"(extern "C" __global__ void in_top_k(const float* __restrict__ p, const void* t, int t64, bool* out,
+    long long rows, long long cols, long long k) {
+  for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < rows; r += (long long)gridDim.x * blockDim.x) {
+    const long long c = t64 ? ((const long long*)t)[r] : (long long)((const int*)t)[r];
+    bool in = false;
+    if (c >= 0 && c < cols) {
+      const float v = p[r * cols + c];
+      if (v == v && v - v == 0.0f) {
+        long long more = 0;
+        for (long long j = 0; j < cols; ++j) more += p[r * cols + j] > v;
+        in = more < k;
+      }
+    }
+    out[r] = in;
+  }
+}
+)";
+}
+
 }  // namespace cuda_tf
 
 /// The sources tf_array.hpp generates beyond the other families' (for compile checks).
 inline std::vector<std::pair<std::string, std::string>> tf_array_generated_sources() {
   std::vector<std::pair<std::string, std::string>> r;
   for (dtype t : {dtype::f32, dtype::f16, dtype::f64}) {
-    r.emplace_back("tf::L2Loss_halve_" + std::string(to_string(t)), cuda_codegen::elementwise_source({{t}, t, cuda_tf::halve_body}));
+    if (t == dtype::f16) {  // (summed as f32)
+      r.emplace_back("tf::L2Loss_halve_f32_f16", cuda_codegen::elementwise_source({{dtype::f32}, t, cuda_tf::halve_body}));
+      r.emplace_back("tf::L2Loss_widen_f16", cuda_codegen::elementwise_source({{t}, dtype::f32, "r = (R)x0;"}));
+    } else {
+      r.emplace_back("tf::L2Loss_halve_" + std::string(to_string(t)), cuda_codegen::elementwise_source({{t}, t, cuda_tf::halve_body}));
+    }
     r.emplace_back("tf::xent_" + std::string(to_string(t)), cuda_tf::xent_source(t));
   }
   r.emplace_back("tf::xent_bf16", cuda_tf::xent_source(dtype::bf16));
+  for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
+    r.emplace_back("tf::CheckNumerics_" + std::string(to_string(t)), cuda_tf::first_bad_source(t));
+  r.emplace_back("tf::InTopKV2", cuda_tf::in_top_k_source());
   return r;
 }
 
@@ -404,6 +623,47 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
   r.add({.domain = "tf", .op = "SoftmaxCrossEntropyWithLogits", .dtypes = floats, .make = [](const kernel_node&) { return make_xent(false); }});
   r.add({.domain = "tf", .op = "SparseSoftmaxCrossEntropyWithLogits", .dtypes = floats,
          .make = [](const kernel_node&) { return make_xent(true); }});
+  for (const char* op : {"DynamicStitch", "ParallelDynamicStitch"})
+    r.add({.domain = "tf", .op = op, .dtypes = {dtype::int32}, .make = [](const kernel_node&) { return make_stitch(); },
+           .applies = [](const kernel_query& q) {  // (the data's type, input N of 2N)
+             const std::size_t k = q.inputs.size() / 2;
+             return k == 0 || q.inputs[k] == dtype::undefined || cuda_codegen::supported(q.inputs[k]);
+           }});
+  r.add({.domain = "tf", .op = "DynamicPartition", .dtypes = movable, .make = make_partition});
+  // ConjugateTranspose of a real tensor is its Transpose (complex tensors stay on the CPU)
+  r.add({.domain = "tf", .op = "ConjugateTranspose", .dtypes = movable, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
+             const auto v = shape_rules::transpose_view(x.sizes(), cuda_detail::host_ints(ctx, 1), ctx.node());
+             ad::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
+           };
+         }});
+  r.add({.domain = "tf", .op = "CheckNumerics", .dtypes = floats, .alias_input = 0, .make = make_check_numerics});
+  r.add({.domain = "tf", .op = "InTopKV2", .dtypes = {dtype::f32}, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
+             const cuda_tensor& p = ctx.input(0);
+             if (p.rank() != 2 || p.element_type() != dtype::f32) ctx.fail("predictions must be a 2-D f32 tensor");
+             const cuda_tensor& t = ctx.input(1);
+             if (t.rank() > 1) ctx.fail("targets must be a vector, got sizes " + t.shape().to_string());
+             if (t.element_type() != dtype::int32 && t.element_type() != dtype::int64) ctx.fail("targets must be int32 or int64");
+             const i64 k = scalar_input(ctx, 2, "k"), rows = p.sizes()[0], cols = p.sizes()[1];
+             if (t.size() != rows) ctx.fail("targets must have one entry per row of predictions");
+             cuda_tensor& out = ctx.allocate_output(0, dtype::bool_, {rows});
+             if (rows == 0) return;
+             auto& pol = ctx.policy();
+             const auto& kk = lib->get(pol, "in_top_k", {"in_top_k"}, [] { return in_top_k_source(); });
+             const void* pp = p.data();
+             const void* tp = t.data();
+             int t64 = t.element_type() == dtype::int64;
+             void* op = out.data();
+             long long rr = rows, cc = cols, kv = k;
+             void* args[] = {&pp, &tp, &t64, &op, &rr, &cc, &kv};
+             pol.launch(kk.kernels[0], pol.blocks_for(rows), 256, args, ctx.stream());
+           };
+         }});
   // shape computations on a few ints (host memory in TensorFlow's GPU kernels too)
   const std::vector<dtype> ints = {dtype::int32, dtype::int64};
   r.add({.domain = "tf", .op = "InvertPermutation", .dtypes = ints, .make = [](const kernel_node&) -> fn {
@@ -414,7 +674,8 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
          }});
   r.add({.domain = "tf", .op = "BroadcastArgs", .dtypes = ints, .make = [](const kernel_node&) -> fn {
            return [](context& ctx) {
-             const auto out = tf_rules::broadcast_args(vector_input(ctx, 0, "s0"), vector_input(ctx, 1, "s1"), ctx.node());
+             const auto s0 = vector_input(ctx, 0, "s0"), s1 = vector_input(ctx, 1, "s1");
+             const auto out = tf_rules::broadcast_args(s0, s1, ctx.node());
              write_ints(ctx, 0, ctx.input(0).element_type(), out, {static_cast<i64>(out.size())});
            };
          }});

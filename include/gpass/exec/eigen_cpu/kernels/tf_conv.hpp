@@ -35,7 +35,11 @@ namespace conv_impl {
 
 using conv_types = type_list<float, double>;
 
+using tf_rules::check_depthwise_filter;
+using tf_rules::check_filter;
+using tf_rules::depthwise_channels;
 using tf_rules::geometry;
+using tf_rules::grad_operands;
 using tf_rules::window;
 
 template <class T>
@@ -159,31 +163,14 @@ void col2im_add(const geometry& g, const T* cols, i64 o0, i64 o1, T* dx) {
   });
 }
 
-// The [KH, KW, C, OC] (2-D) or [KD, KH, KW, C, OC] (3-D) filter checked against the input's channels.
-inline void check_filter(const std::vector<i64>& f, i64 channels, const window& win, const kernel_node& n) {
-  if (f.size() != win.rank)
-    n.fail("the filter must have rank " + std::to_string(win.rank) + (win.volumetric ? " (DHWIO)" : " (HWIO)") +
-           ", got sizes " + shape::of(f).to_string());
-  if (f[win.rank - 2] != channels)
-    n.fail("the filter's input depth " + std::to_string(f[win.rank - 2]) + " differs from the input's channels " +
-           std::to_string(channels) + " (grouped convolutions are not supported on the CPU here)");
-}
-
 inline std::vector<i64> sizes_input(const gpass::tensor& t, std::size_t count, const kernel_node& n, const char* what) {
-  std::vector<i64> v = vector_ints(t, n, what);
-  if (v.size() != count) n.fail(std::string(what) + " must have " + std::to_string(count) + " values, got " + std::to_string(v.size()));
-  for (i64 d : v)
-    if (d < 0) n.fail(std::string(what) + " must be >= 0");
-  return v;
+  return tf_rules::sizes_values(vector_ints(t, n, what), count, n, what);
 }
 
 // `t` (an out_backprop or grad) must have the window op's output sizes.
 inline void check_output_sizes(context& ctx, const gpass::tensor& t, const window& win, const geometry& g, i64 channels,
                                const char* what, const char* op) {
-  const std::vector<i64> want = win.output_sizes(g, channels);
-  if (t.sizes() != want)
-    ctx.fail(std::string(what) + " has sizes " + t.shape().to_string() + ", the " + op + "'s output is " +
-             shape::of(want).to_string());
+  tf_rules::check_output_sizes(t.sizes(), win, g, channels, what, op, ctx.node());
 }
 
 /// Calls f(p) for every valid input position of output position (od, oh, ow) of a pooling
@@ -196,22 +183,6 @@ void for_window(const geometry& g, i64 od, i64 oh, i64 ow, F f) {
   for (i64 id = std::max<i64>(d0, 0); id < end(d0, g.KD, g.D); ++id)
     for (i64 ih = std::max<i64>(h0, 0); ih < end(h0, g.KH, g.H); ++ih)
       for (i64 iw = std::max<i64>(w0, 0); iw < end(w0, g.KW, g.W); ++iw) f((id * g.H + ih) * g.W + iw);
-}
-
-/// Checks a depthwise filter's sizes [KH, KW, C, M] against the input's channels `c` (-1: unknown).
-inline void check_depthwise_filter(const std::vector<i64>& fs, i64 c, const kernel_node& n) {
-  if (fs.size() != 4) n.fail("the filter must have rank 4 ([KH, KW, C, M]), got sizes " + shape::of(fs).to_string());
-  if (c >= 0 && fs[2] != c)
-    n.fail("the filter's input depth " + std::to_string(fs[2]) + " differs from the input's channels " + std::to_string(c));
-}
-
-/// The C * M output channels of a depthwise convolution, unbounded when the filter is
-/// empty (M from it, or from the filter_sizes input).
-inline i64 depthwise_channels(i64 C, i64 M, const kernel_node& n) {
-  const auto oc = checked_mul(C, M);
-  if (!oc)
-    n.fail("the output channels (" + std::to_string(C) + " x channel multiplier " + std::to_string(M) + ") overflow int64");
-  return *oc;
 }
 
 /// Calls `f(out, in, w)` for every output position and valid filter tap of a depthwise
@@ -230,35 +201,22 @@ void depthwise_walk(const geometry& g, i64 M, F&& f) {
     });
 }
 
-/// The operands of a convolution gradient (Conv2D's, Conv3D's or a depthwise one's,
-/// `depthwise`): the input's and the filter's sizes (one of them read from the sizes input:
-/// input 0 for `BackpropInput`, `input_grad`, else input 1), the geometry and the output
-/// channels, with out_backprop (input 2) checked against them.
-struct grad_operands {
-  std::vector<i64> xs, fs;
-  geometry g;
-  i64 out_channels = 0;
-};
+/// The operands of a convolution gradient (`tf_rules::conv_grad_operands`), the sizes input
+/// (input 0 for `BackpropInput`, `input_grad`, else input 1) read here.
 inline grad_operands read_grad_operands(context& ctx, const window& win, bool input_grad, bool depthwise) {
   const kernel_node& n = ctx.node();
   const gpass::tensor& dy = ctx.input(2);
-  grad_operands o;
+  std::vector<i64> xs, fs;
   if (input_grad) {
-    o.xs = sizes_input(ctx.input(0), win.rank, n, "input_sizes");
-    o.fs = ctx.input(1).sizes();
+    xs = sizes_input(ctx.input(0), win.rank, n, "input_sizes");
+    fs = ctx.input(1).sizes();
     if (ctx.input(1).element_type() != dy.element_type()) ctx.fail("filter and out_backprop have different element types");
   } else {
-    o.xs = ctx.input(0).sizes();
-    o.fs = sizes_input(ctx.input(1), win.rank, n, "filter_sizes");
+    xs = ctx.input(0).sizes();
+    fs = sizes_input(ctx.input(1), win.rank, n, "filter_sizes");
     if (ctx.input(0).element_type() != dy.element_type()) ctx.fail("input and out_backprop have different element types");
   }
-  const i64 channels = o.xs.size() == win.rank ? o.xs.back() : -1;
-  if (depthwise) check_depthwise_filter(o.fs, channels, n);
-  else check_filter(o.fs, channels, win, n);
-  o.g = win.resolve(o.xs, win.filter_window(o.fs), n);
-  o.out_channels = depthwise ? depthwise_channels(o.g.C, o.fs[3], n) : o.fs.back();
-  check_output_sizes(ctx, dy, win, o.g, o.out_channels, "out_backprop", depthwise ? "depthwise convolution" : "convolution");
-  return o;
+  return tf_rules::conv_grad_operands(std::move(xs), std::move(fs), dy.sizes(), win, depthwise, n);
 }
 
 }  // namespace conv_impl

@@ -7,7 +7,7 @@
 /// GatherNd; ScatterNd (duplicates add up); TensorScatterUpdate / Add / Sub / Max / Min;
 /// UnsortedSegmentSum / Prod / Max / Min (negative ids dropped, empty segments the
 /// reduction's identity: 0, 1, lowest, highest); SegmentSum / Mean / Prod / Max / Min (ids
-/// sorted; empty segments 0); ReverseSequence; Unique, UniqueWithCounts (first-occurrence order); Bincount and
+/// sorted; empty segments 0, of SegmentProd 1); ReverseSequence; Unique, UniqueWithCounts (first-occurrence order); Bincount and
 /// DenseBincount (1-D and 2-D, weights, binary_output); ResizeBilinear,
 /// ResizeNearestNeighbor and ResizeBicubic (NHWC; align_corners, half_pixel_centers,
 /// TensorFlow's coordinate rules, clamping and cubic weight table), ResizeArea; DepthToSpace,
@@ -645,32 +645,19 @@ inline void register_tf_index_ops(registry& r) {
     return [](context& ctx) {
       const std::size_t n = ctx.num_inputs() / 2;
       if (n == 0 || ctx.num_inputs() % 2 != 0) ctx.fail("needs N indices and N data inputs");
-      std::vector<std::vector<i64>> idx(n);
-      i64 rows = 0;
+      std::vector<std::vector<i64>> idx(n), isz(n), dsz(n);
+      std::vector<dtype> dts(n);
       for (std::size_t i = 0; i < n; ++i) {
         const gpass::tensor& ix = ctx.input(i);
         if (ix.element_type() != dtype::int32) ctx.fail("indices must be int32");
         idx[i] = int_values(ix, ctx.node(), "indices");
-        for (i64 v : idx[i]) {
-          if (v < 0) ctx.fail("indices[" + std::to_string(i) + "] holds " + std::to_string(v) + ", a negative index");
-          rows = std::max(rows, v + 1);
-        }
+        isz[i] = ix.sizes();
+        dsz[i] = ctx.input(n + i).sizes();
+        dts[i] = ctx.input(n + i).element_type();
       }
       const gpass::tensor& d0 = ctx.input(n);
-      const std::size_t r0 = ctx.input(0).rank();
-      if (d0.rank() < r0) ctx.fail("data[0] has rank " + std::to_string(d0.rank()) + ", less than indices[0]'s");
-      const std::vector<i64> tail(d0.sizes().begin() + static_cast<std::ptrdiff_t>(r0), d0.sizes().end());
-      for (std::size_t i = 0; i < n; ++i) {
-        const gpass::tensor& ix = ctx.input(i);
-        const gpass::tensor& d = ctx.input(n + i);
-        if (d.element_type() != d0.element_type()) ctx.fail("data inputs have different element types");
-        const bool starts = d.rank() >= ix.rank() && std::equal(ix.sizes().begin(), ix.sizes().end(), d.sizes().begin());
-        if (!starts || !std::equal(d.sizes().begin() + static_cast<std::ptrdiff_t>(ix.rank()), d.sizes().end(), tail.begin(), tail.end()))
-          ctx.fail("data[" + std::to_string(i) + "].shape = " + d.shape().to_string() + " is not indices[" + std::to_string(i) +
-                   "].shape " + ix.shape().to_string() + " + " + shape::of(tail).to_string());
-      }
-      std::vector<i64> out{rows};
-      out.insert(out.end(), tail.begin(), tail.end());
+      const std::vector<i64> out = tf_rules::stitch_sizes(idx, isz, dsz, dts, ctx.node());
+      const std::vector<i64> tail(out.begin() + 1, out.end());
       gpass::tensor& y = ctx.allocate_output_zeroed(0, d0.element_type(), out);
       const i64 slice = prod(tail, 0, tail.size());
       if (y.size() == 0) return;
@@ -696,18 +683,10 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& p = ctx.input(1);
              if (p.element_type() != dtype::int32) ctx.fail("partitions must be int32");
-             if (x.rank() < p.rank() || !std::equal(p.sizes().begin(), p.sizes().end(), x.sizes().begin()))
-               ctx.fail("data.shape " + x.shape().to_string() + " must start with partitions.shape " + p.shape().to_string());
-             if (ctx.num_outputs() != static_cast<std::size_t>(parts))
-               ctx.fail("num_partitions is " + std::to_string(parts) + " but the node has " + std::to_string(ctx.num_outputs()) + " outputs");
              const auto pv = int_values(p, ctx.node(), "partitions");
-             std::vector<i64> count(static_cast<std::size_t>(parts), 0);
-             for (std::size_t j = 0; j < pv.size(); ++j) {
-               if (pv[j] < 0 || pv[j] >= parts)
-                 ctx.fail("partitions[" + std::to_string(j) + "] = " + std::to_string(pv[j]) + " is not in [0, " + std::to_string(parts) + ")");
-               ++count[static_cast<std::size_t>(pv[j])];
-             }
-             const std::vector<i64> tail(x.sizes().begin() + static_cast<std::ptrdiff_t>(p.rank()), x.sizes().end());
+             const auto plan = tf_rules::plan_partition(x.sizes(), p.sizes(), pv, parts, ctx.num_outputs(), ctx.node());
+             const auto& count = plan.count;
+             const auto& tail = plan.tail;
              const i64 slice = prod(tail, 0, tail.size());
              std::vector<gpass::tensor*> outs;
              for (i64 q = 0; q < parts; ++q) {
