@@ -512,15 +512,19 @@ inline void check_range(T start, T limit, T delta, const kernel_node& n) {
 /// data's trailing sizes) of index inputs holding `idx` (their values) of `index_sizes`, and data
 /// inputs of `data_sizes` and `data_types`; TensorFlow's checks (no negative index; each data
 /// input's shape is its indices' shape + one common tail; one element type).
+/// (`check_stitch_indices` checks each index input as it is read, as TensorFlow does.)
+inline void check_stitch_indices(const std::vector<i64>& idx, std::size_t i, const kernel_node& n) {
+  for (i64 v : idx)
+    if (v < 0) n.fail("indices[" + std::to_string(i) + "] holds " + std::to_string(v) + ", a negative index");
+}
 inline std::vector<i64> stitch_sizes(const std::vector<std::vector<i64>>& idx, const std::vector<std::vector<i64>>& index_sizes,
                                      const std::vector<std::vector<i64>>& data_sizes, const std::vector<dtype>& data_types,
                                      const kernel_node& n) {
   i64 rows = 0;
-  for (std::size_t i = 0; i < idx.size(); ++i)
-    for (i64 v : idx[i]) {
-      if (v < 0) n.fail("indices[" + std::to_string(i) + "] holds " + std::to_string(v) + ", a negative index");
-      rows = std::max(rows, v + 1);
-    }
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    check_stitch_indices(idx[i], i, n);
+    for (i64 v : idx[i]) rows = std::max(rows, v + 1);
+  }
   const auto& d0 = data_sizes.at(0);
   const std::size_t r0 = index_sizes.at(0).size();
   if (d0.size() < r0) n.fail("data[0] has rank " + std::to_string(d0.size()) + ", less than indices[0]'s");

@@ -303,6 +303,15 @@ inline i64 scalar_input(context& ctx, std::size_t i, const char* what) {
   return v[0];
 }
 
+/// The int64 values of a 1-D (or 0-D) int32 / int64 input, read back (or the plan's constant).
+inline std::vector<i64> vector_input(context& ctx, std::size_t i, const char* what) {
+  const cuda_tensor& t = ctx.input(i);
+  if (t.rank() > 1) ctx.fail(std::string(what) + " must be a vector, got sizes " + t.shape().to_string());
+  if (t.element_type() != dtype::int32 && t.element_type() != dtype::int64)
+    ctx.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
+  return cuda_detail::host_ints(ctx, i);
+}
+
 /// Sum / Mean / Max / Min / Prod / EuclideanNorm / All (min of bools) / Any (max of bools):
 /// ONNX's reduction kernel with the reduced axes TF's indices name (negative from the end,
 /// repeats allowed; a scalar input takes 0 and -1), keep_dims.
@@ -490,8 +499,7 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
   return [win, depthwise, onnx_conv_transpose, lib, convs, mu, name = n.name, op = n.op](context& ctx) {
     const cuda_tensor& f = ctx.input(1);
     const cuda_tensor& dy = ctx.input(2);
-    if (ctx.input(0).rank() > 1) ctx.fail("input_sizes must be a vector, got sizes " + ctx.input(0).shape().to_string());
-    auto xs = tf_rules::sizes_values(cuda_detail::host_ints(ctx, 0), win.rank, ctx.node(), "input_sizes");
+    auto xs = tf_rules::sizes_values(vector_input(ctx, 0, "input_sizes"), win.rank, ctx.node(), "input_sizes");
     if (f.element_type() != dy.element_type()) ctx.fail("filter and out_backprop have different element types");
     const auto o = tf_rules::conv_grad_operands(std::move(xs), f.sizes(), dy.sizes(), win, depthwise, ctx.node());
     const tf_rules::geometry& g = o.g;
@@ -653,11 +661,16 @@ class segment_kernels {
     scatter_ = cuda_array_detail::make_scatter_nd(m_);
   }
 
-  /// The ids' type and shape (a prefix of the data's), checked as the CPU kernel does.
-  static void check(context& ctx) {
+  /// The ids' type, checked as the CPU kernel does.
+  static void check_type(context& ctx) {
     const cuda_tensor& ids = ctx.input(1);
     if (ids.element_type() != dtype::int32 && ids.element_type() != dtype::int64)
       ctx.fail("segment_ids must be int32 or int64, got " + std::string(to_string(ids.element_type())));
+  }
+  /// The ids' type and shape (a prefix of the data's), checked as the CPU kernel does.
+  static void check(context& ctx) {
+    check_type(ctx);
+    const cuda_tensor& ids = ctx.input(1);
     const auto& ds = ctx.input(0).sizes();
     const auto& is = ids.sizes();
     if (is.size() > ds.size() || !std::equal(is.begin(), is.end(), ds.begin()))
@@ -1102,7 +1115,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              return [seg, red, mean](context& ctx) {
                const cuda_tensor& ids = ctx.input(1);
                if (ids.rank() != 1) ctx.fail("segment_ids must be a vector, got " + ids.shape().to_string());
-               segment_kernels::check(ctx);
+               segment_kernels::check_type(ctx);  // (the shape after the values, as the CPU)
                const auto v = host_ints(ctx, 1);
                for (std::size_t i = 0; i < v.size(); ++i) {
                  if (v[i] < 0) ctx.fail("segment ids must be non-negative, got " + std::to_string(v[i]));

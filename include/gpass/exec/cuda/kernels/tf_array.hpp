@@ -13,7 +13,8 @@
 /// read back, computed by the rules the CPU kernels use (`tf_rules`) and written to the device;
 /// DynamicStitch / ParallelDynamicStitch and DynamicPartition (indices read back, rows moved by
 /// the move library's scatter and gather), ConjugateTranspose of real tensors, CheckNumerics (a
-/// device search, one host wait), InTopKV2.
+/// device search, one host wait), InTopKV2, MaxPoolGrad and AvgPoolGrad (2-D, NHWC: a gather
+/// per input element, the CPU's sums in the CPU's order).
 /// Shapes, checks and messages are the CPU kernels' (`tf_rules` where they share code).
 
 #include <algorithm>
@@ -40,15 +41,6 @@
 namespace gpass::exec {
 
 namespace cuda_tf {
-
-/// The int64 values of a 1-D (or 0-D) int32 / int64 input, read back (or the plan's constant).
-inline std::vector<i64> vector_input(context& ctx, std::size_t i, const char* what) {
-  const cuda_tensor& t = ctx.input(i);
-  if (t.rank() > 1) ctx.fail(std::string(what) + " must be a vector, got sizes " + t.shape().to_string());
-  if (t.element_type() != dtype::int32 && t.element_type() != dtype::int64)
-    ctx.fail(std::string(what) + " must be int32 or int64, got " + std::string(to_string(t.element_type())));
-  return cuda_detail::host_ints(ctx, i);
-}
 
 /// `ceil(a / b)` for b > 0.
 inline i64 ceil_div(i64 a, i64 b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -374,6 +366,7 @@ inline fn make_stitch() {
     for (std::size_t i = 0; i < n; ++i) {
       if (ctx.input(i).element_type() != dtype::int32) ctx.fail("indices must be int32");
       idx[i] = cuda_detail::host_ints(ctx, i);
+      tf_rules::check_stitch_indices(idx[i], i, ctx.node());
       isz[i] = ctx.input(i).sizes();
       dsz[i] = ctx.input(n + i).sizes();
       dts[i] = ctx.input(n + i).element_type();
@@ -382,7 +375,8 @@ inline fn make_stitch() {
     cuda_array_detail::require_movable(ctx, dts[0]);
     cuda_tensor& y = ctx.allocate_output_zeroed(0, dts[0], out);
     if (y.size() == 0) return;
-    const i64 rows = out[0], slice = y.size() / rows;  // (rows <= y's elements: a scratch within the limits)
+    const i64 rows = out[0], slice = y.size() / rows;
+    check_scratch(ctx, static_cast<double>(rows) * 16.0, "the merged rows' writers");
     std::vector<std::pair<std::size_t, i64>> owner(static_cast<std::size_t>(rows), {n, -1});
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < idx[i].size(); ++j) owner[static_cast<std::size_t>(idx[i][j])] = {i, static_cast<i64>(j)};
@@ -514,6 +508,109 @@ inline std::string in_top_k_source() {
 )";
 }
 
+/// The 2-D pools' gradients in NHWC, deterministic: `max_arg`, a thread per output element,
+/// finds its window's first maximum (row-major window order; a NaN first element stays, as the
+/// CPU kernel compares); `pool_grad`, a thread per input element, adds up in output-position
+/// order the gradients routed to it (MaxPoolGrad: the outputs whose maximum it is; AvgPoolGrad:
+/// each covering output's gradient over its window's valid positions), as the CPU kernel
+/// adds them: the same sums, in the same order.
+inline std::string pool_grad_source(dtype t) {
+  const std::string T(cuda_codegen::storage_type(t));
+  return cuda_codegen::cuda_prelude() + "typedef " + T + R"( T;
+struct g_pool { long long N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL; };
+__device__ __forceinline__ long long g_end(long long x0, long long k, long long size) { return x0 + (k < size - x0 ? k : size - x0); }
+__device__ __forceinline__ long long g_cdiv(long long a, long long b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+extern "C" __global__ void max_arg(const T* __restrict__ x, long long* __restrict__ arg, g_pool g) {
+  const long long total = g.N * g.OH * g.OW * g.C;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    const long long c = i % g.C, ow = (i / g.C) % g.OW, oh = (i / g.C / g.OW) % g.OH, b = i / (g.C * g.OW * g.OH);
+    const long long h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+    long long at = -1;
+    T best = (T)0;
+    for (long long ih = h0 > 0 ? h0 : 0; ih < g_end(h0, g.KH, g.H); ++ih)
+      for (long long iw = w0 > 0 ? w0 : 0; iw < g_end(w0, g.KW, g.W); ++iw) {
+        const T v = x[((b * g.H + ih) * g.W + iw) * g.C + c];
+        if (at < 0 || v > best) { best = v; at = ih * g.W + iw; }
+      }
+    arg[i] = at;
+  }
+}
+extern "C" __global__ void pool_grad(const T* __restrict__ dy, const long long* __restrict__ arg, T* __restrict__ dx, g_pool g) {
+  const long long total = g.N * g.H * g.W * g.C;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    const long long c = i % g.C, w = (i / g.C) % g.W, h = (i / g.C / g.W) % g.H, b = i / (g.C * g.W * g.H);
+    // the outputs whose window holds (h, w): oh * SH - PT <= h < oh * SH - PT + KH
+    long long oh0 = g_cdiv(h + g.PT - g.KH + 1, g.SH), oh1 = (h + g.PT) / g.SH;
+    long long ow0 = g_cdiv(w + g.PL - g.KW + 1, g.SW), ow1 = (w + g.PL) / g.SW;
+    if (oh0 < 0) oh0 = 0;
+    if (ow0 < 0) ow0 = 0;
+    if (oh1 > g.OH - 1) oh1 = g.OH - 1;
+    if (ow1 > g.OW - 1) ow1 = g.OW - 1;
+    T acc = (T)0;
+    for (long long oh = oh0; oh <= oh1; ++oh)
+      for (long long ow = ow0; ow <= ow1; ++ow) {
+        const long long o = ((b * g.OH + oh) * g.OW + ow) * g.C + c;
+        if (arg) {
+          if (arg[o] == h * g.W + w) acc += dy[o];
+        } else {
+          const long long h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+          const long long rows = g_end(h0, g.KH, g.H) - (h0 > 0 ? h0 : 0), cols = g_end(w0, g.KW, g.W) - (w0 > 0 ? w0 : 0);
+          acc += dy[o] / (T)(rows * cols);
+        }
+      }
+    dx[i] = acc;
+  }
+}
+)";
+}
+
+/// Host mirror of the device `g_pool`.
+struct g_pool {
+  long long N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL;
+};
+
+/// MaxPoolGrad(orig_input, orig_output, grad) (`max`) and AvgPoolGrad(orig_input_shape, grad),
+/// 2-D and NHWC as on the CPU: `pool_grad_source`'s kernels, the window and checks TF's
+/// (`tf_rules::window`, `check_output_sizes`).
+inline fn make_pool_grad(const kernel_node& n, bool max) {
+  const tf_rules::window win(n, true, false);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [win, max, lib](context& ctx) {
+    const cuda_tensor& dy = ctx.input(max ? 2 : 1);
+    std::vector<i64> xs;
+    if (max) {
+      const cuda_tensor& x = ctx.input(0);
+      if (x.element_type() != dy.element_type() || ctx.input(1).element_type() != dy.element_type())
+        ctx.fail("orig_input, orig_output and grad have different element types");
+      xs = x.sizes();
+    } else {
+      xs = tf_rules::sizes_values(vector_input(ctx, 0, "orig_input_shape"), win.rank, ctx.node(), "orig_input_shape");
+    }
+    const tf_rules::geometry g = win.resolve(xs, win.pool_window(), ctx.node());
+    tf_rules::check_output_sizes(dy.sizes(), win, g, g.C, "grad", "pooling", ctx.node());
+    const dtype t = dy.element_type();
+    cuda_tensor& dx = ctx.allocate_output_zeroed(0, t, xs);
+    if (dy.size() == 0 || dx.size() == 0) return;
+    auto& pol = ctx.policy();
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"max_arg", "pool_grad"}, [&] { return pool_grad_source(t); });
+    g_pool gp{g.N, g.H, g.W, g.C, g.OH, g.OW, g.KH, g.KW, g.SH, g.SW, g.PT, g.PL};
+    cuda_tensor arg;
+    const void* ap = nullptr;
+    if (max) {
+      arg = pol.allocate_tensor(dtype::int64, dy.sizes(), ctx.stream());
+      const void* xp = ctx.input(0).data();
+      void* argp = arg.data();
+      void* args[] = {&xp, &argp, &gp};
+      pol.launch(k.kernels[0], pol.blocks_for(dy.size()), 256, args, ctx.stream());
+      ap = arg.data();
+    }
+    const void* dyp = dy.data();
+    void* dxp = dx.data();
+    void* args[] = {&dyp, &ap, &dxp, &gp};
+    pol.launch(k.kernels[1], pol.blocks_for(dx.size()), 256, args, ctx.stream());
+  };
+}
+
 }  // namespace cuda_tf
 
 /// The sources tf_array.hpp generates beyond the other families' (for compile checks).
@@ -532,6 +629,7 @@ inline std::vector<std::pair<std::string, std::string>> tf_array_generated_sourc
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
     r.emplace_back("tf::CheckNumerics_" + std::string(to_string(t)), cuda_tf::first_bad_source(t));
   r.emplace_back("tf::InTopKV2", cuda_tf::in_top_k_source());
+  for (dtype t : {dtype::f32, dtype::f64}) r.emplace_back("tf::pool_grad_" + std::string(to_string(t)), cuda_tf::pool_grad_source(t));
   return r;
 }
 
@@ -640,6 +738,16 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
              ad::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
            };
          }});
+  // the 2-D pools' gradients, NHWC (as the CPU's; NCHW and the 3-D ones stay on the CPU)
+  auto nhwc = [](const kernel_query& q) {
+    if (!q.attrs) return true;
+    auto it = q.attrs->find("data_format");
+    return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NHWC");
+  };
+  r.add({.domain = "tf", .op = "MaxPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .make = [](const kernel_node& n) { return make_pool_grad(n, true); },
+         .applies = nhwc});
+  r.add({.domain = "tf", .op = "AvgPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .type_input = 1,
+         .make = [](const kernel_node& n) { return make_pool_grad(n, false); }, .applies = nhwc});
   r.add({.domain = "tf", .op = "CheckNumerics", .dtypes = floats, .alias_input = 0, .make = make_check_numerics});
   r.add({.domain = "tf", .op = "InTopKV2", .dtypes = {dtype::f32}, .make = [](const kernel_node&) -> fn {
            auto lib = std::make_shared<cuda_detail::lazy_library>();
@@ -649,6 +757,7 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
              const cuda_tensor& t = ctx.input(1);
              if (t.rank() > 1) ctx.fail("targets must be a vector, got sizes " + t.shape().to_string());
              if (t.element_type() != dtype::int32 && t.element_type() != dtype::int64) ctx.fail("targets must be int32 or int64");
+             if (ctx.input(2).rank() > 1) ctx.fail("k must be a scalar, got sizes " + ctx.input(2).shape().to_string());
              const i64 k = scalar_input(ctx, 2, "k"), rows = p.sizes()[0], cols = p.sizes()[1];
              if (t.size() != rows) ctx.fail("targets must have one entry per row of predictions");
              cuda_tensor& out = ctx.allocate_output(0, dtype::bool_, {rows});

@@ -53,7 +53,7 @@ inline void register_tf_graph(registry& r) {
              dispatch<type_list<float, double, Eigen::half, Eigen::bfloat16>>(x.element_type(), ctx.node(), [&]<class T>() {
                const T* p = x.data<T>();
                for (i64 i = 0; i < x.size(); ++i) {
-                 const float v = static_cast<float>(static_cast<compute_t<T>>(p[i]));
+                 const auto v = static_cast<compute_t<T>>(p[i]);  // (a double past FLT_MAX is finite)
                  if (!std::isfinite(v)) ctx.fail(message + " : Tensor had " + (std::isnan(v) ? "NaN" : "Inf") + " values");
                }
              });

@@ -651,6 +651,7 @@ inline void register_tf_index_ops(registry& r) {
         const gpass::tensor& ix = ctx.input(i);
         if (ix.element_type() != dtype::int32) ctx.fail("indices must be int32");
         idx[i] = int_values(ix, ctx.node(), "indices");
+        tf_rules::check_stitch_indices(idx[i], i, ctx.node());
         isz[i] = ix.sizes();
         dsz[i] = ctx.input(n + i).sizes();
         dts[i] = ctx.input(n + i).element_type();
