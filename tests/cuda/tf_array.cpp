@@ -327,22 +327,33 @@ TEST_CASE("cuda: TensorFlow MaxPoolGrad and AvgPoolGrad match the CPU kernels") 
   struct pool_case {
     std::string padding;
     ints ksize, strides, input;
+    dtype t = dtype::f32;
   };
   // overlapping windows, SAME with the odd pixel at the end, VALID leaving rows unread, a
-  // window larger than the stride both ways
+  // window larger than the stride both ways, a stride larger than the window (inputs no
+  // window reads), f64; the sums are the CPU's in the CPU's order: equal bits
   const std::vector<pool_case> cases = {{"SAME", {1, 3, 3, 1}, {1, 2, 2, 1}, {2, 7, 6, 3}},
                                         {"VALID", {1, 2, 2, 1}, {1, 2, 2, 1}, {1, 5, 7, 2}},
                                         {"SAME", {1, 2, 3, 1}, {1, 1, 2, 1}, {2, 4, 5, 1}},
-                                        {"VALID", {1, 3, 1, 1}, {1, 1, 1, 1}, {1, 6, 3, 4}}};
+                                        {"VALID", {1, 3, 1, 1}, {1, 1, 1, 1}, {1, 6, 3, 4}},
+                                        {"VALID", {1, 2, 1, 1}, {1, 3, 4, 1}, {1, 8, 9, 2}},
+                                        {"SAME", {1, 3, 2, 1}, {1, 2, 1, 1}, {2, 5, 4, 3}, dtype::f64}};
   for (const auto& c : cases) {
     CAPTURE(c.padding);
     const gpass::attribute_map a{{"padding", c.padding}, {"ksize", c.ksize}, {"strides", c.strides}, {"data_format", std::string("NHWC")}};
-    const auto x = rnd(c.input, 90);
+    const auto x = rnd(c.input, 90, c.t);
     const auto y = run_cpu(tf("MaxPool", a), {x}).at(0);
-    const auto dy = rnd(y.sizes(), 91);
-    differential(tf("MaxPoolGrad", a), {x, y, dy}, 1e-6, 1e-6);
+    const auto dy = rnd(y.sizes(), 91, c.t);
+    differential(tf("MaxPoolGrad", a), {x, y, dy}, 0, 0);
     std::vector<std::int32_t> sizes(c.input.begin(), c.input.end());
-    differential(tf("AvgPoolGrad", a), {i32s(sizes, {4}), dy}, 1e-6, 1e-6);
+    differential(tf("AvgPoolGrad", a), {i32s(sizes, {4}), dy}, 0, 0);
+  }
+  // NaN inputs: a NaN first in its window keeps the gradient, a later one never takes it
+  {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const gpass::attribute_map a{{"padding", std::string("VALID")}, {"ksize", ints{1, 2, 2, 1}}, {"strides", ints{1, 1, 1, 1}}};
+    const auto x = tensor::from<float>({nan, 1, 2, 3, nan, 5, 6, 7, 8}, {1, 3, 3, 1});
+    differential(tf("MaxPoolGrad", a), {x, run_cpu(tf("MaxPool", a), {x}).at(0), rnd({1, 2, 2, 1}, 93)}, 0, 0);
   }
   // ties: the first maximum of each window takes the gradient
   const gpass::attribute_map a{{"padding", std::string("VALID")}, {"ksize", ints{1, 2, 2, 1}}, {"strides", ints{1, 1, 1, 1}}};
@@ -384,6 +395,10 @@ TEST_CASE("cuda: the TensorFlow kernels of tf_array.hpp fail as the CPU's do, na
   fails(tf("CheckNumerics", {{"message", std::string("check x")}}), {tensor::from<float>({1, inf, nan, 2}, {4})}, "check x : Tensor had Inf values");
   fails(tf("CheckNumerics", {{"message", std::string("check x")}}), {tensor::from<float>({1, nan, -inf, 2}, {2, 2})}, "check x : Tensor had NaN values");
   fails(tf("DynamicStitch"), {i32s({0, -1}, {2}), rnd({2}, 12)}, "a negative index");
+  const gpass::attribute_map pool{{"padding", std::string("VALID")}, {"ksize", ints{1, 2, 2, 1}}, {"strides", ints{1, 1, 1, 1}}};
+  fails(tf("AvgPoolGrad", pool), {i32s({1, 3, 3, 1}, {4}), rnd({1, 3, 2, 1}, 16)}, "grad has sizes");
+  fails(tf("AvgPoolGrad", pool), {i32s({1, 3, 3}, {3}), rnd({1, 2, 2, 1}, 17)}, "orig_input_shape must have 4 values");
+  fails(tf("MaxPoolGrad", pool), {rnd({1, 3, 3, 1}, 18), rnd({1, 2, 2, 1}, 19), rnd({1, 2, 2, 1}, 20, dtype::f64)}, "different element types");
   fails(tf("Conv2DBackpropInput", {{"padding", std::string("VALID")}, {"strides", ints{1, 1, 1, 1}}}),
         {i32s({1, 4, 4, 2}, {4}), rnd({3, 3, 2, 5}, 14), rnd({1, 3, 2, 5}, 15)}, "out_backprop has sizes");
   fails(tf("DynamicPartition", {{"num_partitions", i64{2}}}, 2), {rnd({3}, 13), i32s({0, 2, 1}, {3})}, "is not in [0, 2)");

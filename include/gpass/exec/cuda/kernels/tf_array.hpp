@@ -43,7 +43,7 @@ namespace gpass::exec {
 namespace cuda_tf {
 
 /// `ceil(a / b)` for b > 0.
-inline i64 ceil_div(i64 a, i64 b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+inline i64 ceil_div(i64 a, i64 b) { return a <= 0 ? -((-a) / b) : (a - 1) / b + 1; }  // (a + b - 1 may overflow)
 
 /// SpaceToBatchND (`to_batch`) / BatchToSpaceND: for each block offset the positions of the
 /// space side it holds form, per spatial dim, an arithmetic progression (stride the block
@@ -519,7 +519,7 @@ inline std::string pool_grad_source(dtype t) {
   return cuda_codegen::cuda_prelude() + "typedef " + T + R"( T;
 struct g_pool { long long N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL; };
 __device__ __forceinline__ long long g_end(long long x0, long long k, long long size) { return x0 + (k < size - x0 ? k : size - x0); }
-__device__ __forceinline__ long long g_cdiv(long long a, long long b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+__device__ __forceinline__ long long g_cdiv(long long a, long long b) { return a <= 0 ? -((-a) / b) : (a - 1) / b + 1; }
 extern "C" __global__ void max_arg(const T* __restrict__ x, long long* __restrict__ arg, g_pool g) {
   const long long total = g.N * g.OH * g.OW * g.C;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
@@ -757,8 +757,8 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
              const cuda_tensor& t = ctx.input(1);
              if (t.rank() > 1) ctx.fail("targets must be a vector, got sizes " + t.shape().to_string());
              if (t.element_type() != dtype::int32 && t.element_type() != dtype::int64) ctx.fail("targets must be int32 or int64");
-             if (ctx.input(2).rank() > 1) ctx.fail("k must be a scalar, got sizes " + ctx.input(2).shape().to_string());
-             const i64 k = scalar_input(ctx, 2, "k"), rows = p.sizes()[0], cols = p.sizes()[1];
+             if (ctx.input(2).rank() > 1 || ctx.input(2).size() != 1) ctx.fail("k must be a scalar, got sizes " + ctx.input(2).shape().to_string());
+             const i64 k = vector_input(ctx, 2, "k")[0], rows = p.sizes()[0], cols = p.sizes()[1];
              if (t.size() != rows) ctx.fail("targets must have one entry per row of predictions");
              cuda_tensor& out = ctx.allocate_output(0, dtype::bool_, {rows});
              if (rows == 0) return;
