@@ -995,8 +995,30 @@ inline fn make_compress(const kernel_node& n) {
   };
 }
 
-/// ReverseSequence: a copy, then per batch entry its first `length` steps moved reversed (a
+/// Output 0 = `x` with the first `lens[b]` steps (in [0, time dim]) along axis `ta` of each
+/// entry b along axis `ba` reversed: a copy, then per entry those steps moved reversed (a
 /// negative stride along the time axis).
+inline void reverse_sequence_into(context& ctx, lazy_library& lib, const cuda_tensor& x, const std::vector<i64>& lens, std::size_t ba,
+                                  std::size_t ta) {
+  cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
+  if (y.size() == 0) return;
+  auto& p = ctx.policy();
+  p.copy_on_device(y.data(), x.data(), x.nbytes(), ctx.stream());
+  const auto st = strides_of(x.sizes());
+  const auto es = static_cast<i64>(size_of(x.element_type()));
+  for (std::size_t b = 0; b < lens.size(); ++b) {
+    const i64 l = lens[b];
+    if (l <= 1) continue;  // nothing to reverse
+    std::vector<i64> sizes = x.sizes(), in_st = st;
+    sizes[ba] = 1;
+    sizes[ta] = l;
+    in_st[ta] = -st[ta];
+    const i64 at = static_cast<i64>(b) * st[ba];
+    move(ctx, lib, x.element_type(), static_cast<std::byte*>(y.data()) + at * es, x.data(), sizes, in_st, st, at + (l - 1) * st[ta]);
+  }
+}
+
+/// ReverseSequence (`reverse_sequence_into`), ONNX's checks.
 inline fn make_reverse_sequence(const kernel_node& n) {
   const i64 batch_attr = n.attr<i64>("batch_axis", 1), time_attr = n.attr<i64>("time_axis", 0);
   auto lib = std::make_shared<lazy_library>();
@@ -1013,22 +1035,7 @@ inline fn make_reverse_sequence(const kernel_node& n) {
     if (static_cast<i64>(lens.size()) != B) ctx.fail("sequence_lens must have one entry per batch");
     for (i64 l : lens)
       if (l < 0 || l > T) ctx.fail("sequence length " + std::to_string(l) + " is out of range [0, " + std::to_string(T) + "]");
-    cuda_tensor& y = ctx.allocate_output(0, x.element_type(), x.sizes());
-    if (y.size() == 0) return;
-    auto& p = ctx.policy();
-    p.copy_on_device(y.data(), x.data(), x.nbytes(), ctx.stream());
-    const auto st = strides_of(x.sizes());
-    const auto es = static_cast<i64>(size_of(x.element_type()));
-    for (i64 b = 0; b < B; ++b) {
-      const i64 l = lens[static_cast<std::size_t>(b)];
-      if (l <= 1) continue;  // nothing to reverse
-      std::vector<i64> sizes = x.sizes(), in_st = st;
-      sizes[ba] = 1;
-      sizes[ta] = l;
-      in_st[ta] = -st[ta];
-      auto* dst = static_cast<std::byte*>(y.data()) + b * st[ba] * es;
-      move(ctx, *lib, x.element_type(), dst, x.data(), sizes, in_st, st, b * st[ba] + (l - 1) * st[ta]);
-    }
+    reverse_sequence_into(ctx, *lib, x, lens, ba, ta);
   };
 }
 
@@ -1177,6 +1184,43 @@ inline fn make_trilu(const kernel_node& n) {
 
 inline std::vector<dtype> range_types() { return {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::int16, dtype::int32, dtype::int64}; }
 
+/// Output 0 = Range(start `a`, limit `l`, delta `d`: host scalars of one element type of
+/// `range_types()`), `stash` the f16 / bf16 compute type (1 float, 11 double).
+inline void range_into(context& ctx, lazy_library& lib, i64 stash, const gpass::tensor& a, const gpass::tensor& l, const gpass::tensor& d) {
+  const dtype t = a.element_type();
+  double start = 0, delta = 0;
+  long long istart = 0, idelta = 0;
+  i64 count = 0;
+  if (cuda_codegen::is_float(t)) {
+    start = first_double(a, ctx.node(), "start");
+    delta = first_double(d, ctx.node(), "delta");
+    const double limit = first_double(l, ctx.node(), "limit");
+    count = shape_rules::range_count(start, limit, delta, ctx.node());
+    if (t == dtype::f32) {  // the CPU kernel reads them as float
+      start = static_cast<float>(start);
+      delta = static_cast<float>(delta);
+    }
+  } else {
+    istart = static_cast<i64>(first_double(a, ctx.node(), "start"));
+    idelta = static_cast<i64>(first_double(d, ctx.node(), "delta"));
+    if (t == dtype::int64) {  // exact, past 2^53
+      istart = a.data<std::int64_t>()[0];
+      idelta = d.data<std::int64_t>()[0];
+    }
+    const i64 limit = t == dtype::int64 ? l.data<std::int64_t>()[0] : static_cast<i64>(first_double(l, ctx.node(), "limit"));
+    count = shape_rules::range_count(i64(istart), limit, i64(idelta), ctx.node());
+  }
+  cuda_tensor& y = ctx.allocate_output(0, t, {count});
+  if (count == 0) return;
+  const std::string key = std::string(to_string(t)) + "/" + std::to_string(stash);
+  const auto& k = lib.get(ctx.policy(), key, {"g_range"}, [&] { return range_source(t, stash); });
+  void* yp = y.data();
+  long long nn = count;
+  void* args[] = {&yp, &nn, &start, &delta, &istart, &idelta};
+  auto& p = ctx.policy();
+  p.launch(k.kernels[0], p.blocks_for(nn), 256, args, ctx.stream());
+}
+
 inline fn make_range(const kernel_node& n) {
   const i64 stash = n.attr<i64>("stash_type", 1);
   if (stash != 1 && stash != 11) n.fail("stash_type must be 1 (float) or 11 (double), got " + std::to_string(stash));
@@ -1189,38 +1233,7 @@ inline fn make_range(const kernel_node& n) {
       ctx.fail("start, limit and delta must be scalars");
     const auto r = range_types();
     if (std::find(r.begin(), r.end(), t) == r.end()) ctx.fail("no CUDA Range of element type " + std::string(to_string(t)));
-    const gpass::tensor a = cuda_detail::host_value(ctx, 0), l = cuda_detail::host_value(ctx, 1), d = cuda_detail::host_value(ctx, 2);
-    double start = 0, delta = 0;
-    long long istart = 0, idelta = 0;
-    i64 count = 0;
-    if (cuda_codegen::is_float(t)) {
-      start = first_double(a, ctx.node(), "start");
-      delta = first_double(d, ctx.node(), "delta");
-      const double limit = first_double(l, ctx.node(), "limit");
-      count = shape_rules::range_count(start, limit, delta, ctx.node());
-      if (t == dtype::f32) {  // the CPU kernel reads them as float
-        start = static_cast<float>(start);
-        delta = static_cast<float>(delta);
-      }
-    } else {
-      istart = static_cast<i64>(first_double(a, ctx.node(), "start"));
-      idelta = static_cast<i64>(first_double(d, ctx.node(), "delta"));
-      if (t == dtype::int64) {  // exact, past 2^53
-        istart = a.data<std::int64_t>()[0];
-        idelta = d.data<std::int64_t>()[0];
-      }
-      const i64 limit = t == dtype::int64 ? l.data<std::int64_t>()[0] : static_cast<i64>(first_double(l, ctx.node(), "limit"));
-      count = shape_rules::range_count(i64(istart), limit, i64(idelta), ctx.node());
-    }
-    cuda_tensor& y = ctx.allocate_output(0, t, {count});
-    if (count == 0) return;
-    const std::string key = std::string(to_string(t)) + "/" + std::to_string(stash);
-    const auto& k = lib->get(ctx.policy(), key, {"g_range"}, [&] { return range_source(t, stash); });
-    void* yp = y.data();
-    long long nn = count;
-    void* args[] = {&yp, &nn, &start, &delta, &istart, &idelta};
-    auto& p = ctx.policy();
-    p.launch(k.kernels[0], p.blocks_for(nn), 256, args, ctx.stream());
+    range_into(ctx, *lib, stash, cuda_detail::host_value(ctx, 0), cuda_detail::host_value(ctx, 1), cuda_detail::host_value(ctx, 2));
   };
 }
 

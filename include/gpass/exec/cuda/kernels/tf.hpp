@@ -21,7 +21,7 @@
 ///   and SegmentSum / Mean / Prod / Max / Min (ONNX's ScatterND with a reduction over the
 ///   reduction's identity, `segment_kernels`), Gather, GatherV2 (batch_dims 0; constant indices checked to be in [0, dim) as TF does),
 ///   Pad PadV2 MirrorPad (REFLECT), with TF's shape rules (`tf_rules`);
-/// - through ONNX's CUDA kernels: Transpose, MatMul (transpose_a / transpose_b) and
+/// - through ONNX's CUDA kernels: Transpose (and ConjugateTranspose of real tensors), MatMul (transpose_a / transpose_b) and
 ///   BatchMatMul / V2 / V3 (adjoints as transposed operands; cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
 ///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
 ///   output; int32 through ONNX's Cast), TopK / TopKV2 (ONNX's TopK), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
@@ -667,9 +667,8 @@ class segment_kernels {
     if (ids.element_type() != dtype::int32 && ids.element_type() != dtype::int64)
       ctx.fail("segment_ids must be int32 or int64, got " + std::string(to_string(ids.element_type())));
   }
-  /// The ids' type and shape (a prefix of the data's), checked as the CPU kernel does.
-  static void check(context& ctx) {
-    check_type(ctx);
+  /// The ids' shape, a prefix of the data's, checked as the CPU kernel does.
+  static void check_prefix(context& ctx) {
     const cuda_tensor& ids = ctx.input(1);
     const auto& ds = ctx.input(0).sizes();
     const auto& is = ids.sizes();
@@ -677,9 +676,9 @@ class segment_kernels {
       ctx.fail("segment_ids shape " + ids.shape().to_string() + " is not a prefix of data's " + ctx.input(0).shape().to_string());
   }
 
-  /// Output 0, allocated here (of `num` segments), and the combined rows (a new tensor).
+  /// Output 0, allocated here (of `num` segments), and the combined rows (a new tensor); the ids
+  /// checked by `check_type` and `check_prefix` first.
   cuda_tensor scatter(context& ctx, i64 num) {
-    check(ctx);
     const cuda_tensor& data = ctx.input(0);
     const cuda_tensor& ids = ctx.input(1);
     const auto& ds = data.sizes();
@@ -748,6 +747,14 @@ inline bool tf_2d_format(const kernel_query& q) {
   auto it = q.attrs->find("data_format");
   if (it == q.attrs->end()) return true;
   return it->second.is<std::string>() && (it->second.as<std::string>() == "NHWC" || it->second.as<std::string>() == "NCHW");
+}
+
+/// A kernel's `applies` for the TF ops the CPU takes in NHWC only (the gradients): a node
+/// without data_format or with NHWC.
+inline bool tf_nhwc_format(const kernel_query& q) {
+  if (!q.attrs) return true;
+  auto it = q.attrs->find("data_format");
+  return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NHWC");
 }
 
 /// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
@@ -1094,7 +1101,8 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
                const i64 num = scalar_input(ctx, 2, "num_segments");
                if (num < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(num));
                const cuda_tensor& data = ctx.input(0);
-               segment_kernels::check(ctx);
+               segment_kernels::check_type(ctx);
+               segment_kernels::check_prefix(ctx);
                if (data.size() > 0 && ctx.node().constant_input(1))
                  for (i64 v : host_ints(ctx, 1))
                    if (v >= num) ctx.fail("segment id " + std::to_string(v) + " is out of range [0, " + std::to_string(num) + ")");
@@ -1123,6 +1131,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
                }
                const auto num = v.empty() ? std::optional<i64>(0) : checked_add(v.back(), 1);  // (the id may be INT64_MAX)
                if (!num) ctx.fail("segment id " + std::to_string(v.back()) + " + 1 overflows int64");
+               segment_kernels::check_prefix(ctx);
                cuda_tensor sums = seg->scatter(ctx, *num);
                const bool fix = mean || red == "max" || red == "min";
                if (!fix || ctx.input(0).size() == 0 || sums.size() == 0) {
@@ -1229,11 +1238,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            .make = [depthwise, convt = onnx_make(r, "ConvTranspose", 11)](const kernel_node& n) {
              return make_tf_conv_input_grad(n, depthwise, convt);
            },
-           .applies = [](const kernel_query& q) {
-             if (!q.attrs) return true;
-             auto it = q.attrs->find("data_format");
-             return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NHWC");
-           }});
+           .applies = tf_nhwc_format});
   // MaxPoolV2: ksize and strides read at run time, a pool made per pair
   r.add({.domain = "tf", .op = "MaxPoolV2", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) -> fn {
@@ -1320,15 +1325,17 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            };
          }});
   // data movement and products through ONNX's kernels
-  r.add({.domain = "tf", .op = "Transpose", .dtypes = cuda_array_detail::movable_types(), .make = [](const kernel_node&) -> fn {
-           auto lib = std::make_shared<cuda_detail::lazy_library>();
-           return [lib](context& ctx) {
-             const cuda_tensor& x = ctx.input(0);
-             cuda_array_detail::require_movable(ctx, x.element_type());
-             const auto v = shape_rules::transpose_view(x.sizes(), host_ints(ctx, 1), ctx.node());
-             cuda_array_detail::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
-           };
-         }});
+  // (ConjugateTranspose of a real tensor is its Transpose; complex tensors stay on the CPU)
+  for (const char* op : {"Transpose", "ConjugateTranspose"})
+    r.add({.domain = "tf", .op = op, .dtypes = cuda_array_detail::movable_types(), .make = [](const kernel_node&) -> fn {
+             auto lib = std::make_shared<cuda_detail::lazy_library>();
+             return [lib](context& ctx) {
+               const cuda_tensor& x = ctx.input(0);
+               cuda_array_detail::require_movable(ctx, x.element_type());
+               const auto v = shape_rules::transpose_view(x.sizes(), host_ints(ctx, 1), ctx.node());
+               cuda_array_detail::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
+             };
+           }});
   const auto float_types = std::vector<dtype>{dtype::f16, dtype::bf16, dtype::f32, dtype::f64};
   r.add({.domain = "tf", .op = "MatMul", .dtypes = float_types, .make = [gemm = onnx_make(r, "Gemm", 13)](const kernel_node& n) {
            kernel_node m = n;

@@ -4,15 +4,15 @@
 /// More CUDA kernels of TensorFlow ops (domain "tf"), after tf.hpp's: data movement by the
 /// strided copies of array.hpp — DepthToSpace / SpaceToDepth (NHWC, NCHW), SpaceToBatchND /
 /// BatchToSpaceND (one copy per block offset), Roll (one copy per combination of the rolled
-/// axes' two parts), ReverseSequence (ONNX's kernel after TF's checks); generated kernels —
+/// axes' two parts), ReverseSequence (array.hpp's copy after TF's checks); generated kernels —
 /// OneHot (negative indices match nothing, as in TF), MatrixBandPart (array.hpp's band
 /// kernel), LRN over the depth (norm.hpp's kernel), SoftmaxCrossEntropyWithLogits and the
 /// sparse one (a block per row); L2Loss (ONNX's ReduceSumSquare, halved);
-/// Range (ONNX's kernel after TF's checks); and the small shape computations TensorFlow keeps
+/// Range (array.hpp's kernel after TF's checks, the values read once); and the small shape computations TensorFlow keeps
 /// in host memory even on a GPU — InvertPermutation, BroadcastArgs, BroadcastGradientArgs —
 /// read back, computed by the rules the CPU kernels use (`tf_rules`) and written to the device;
 /// DynamicStitch / ParallelDynamicStitch and DynamicPartition (indices read back, rows moved by
-/// the move library's scatter and gather), ConjugateTranspose of real tensors, CheckNumerics (a
+/// the move library's scatter and gather), CheckNumerics (a
 /// device search, one host wait), InTopKV2, MaxPoolGrad and AvgPoolGrad (2-D, NHWC: a gather
 /// per input element, the CPU's sums in the CPU's order).
 /// Shapes, checks and messages are the CPU kernels' (`tf_rules` where they share code).
@@ -657,14 +657,12 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
   r.add({.domain = "tf", .op = "SpaceToBatchND", .dtypes = movable, .make = [](const kernel_node&) { return make_space_batch(true); }});
   r.add({.domain = "tf", .op = "BatchToSpaceND", .dtypes = movable, .make = [](const kernel_node&) { return make_space_batch(false); }});
   r.add({.domain = "tf", .op = "Roll", .dtypes = movable, .make = [](const kernel_node&) { return make_roll(); }});
-  r.add({.domain = "tf", .op = "ReverseSequence", .dtypes = movable,
-         .make = [rev = onnx_make(r, "ReverseSequence", 10)](const kernel_node& n) -> fn {
+  r.add({.domain = "tf", .op = "ReverseSequence", .dtypes = movable, .make = [](const kernel_node& n) -> fn {
            const i64 seq_attr = n.attr<i64>("seq_dim"), batch_attr = n.attr<i64>("batch_dim", 0);
-           kernel_node m = n;
-           m.attrs = {{"batch_axis", batch_attr}, {"time_axis", seq_attr}};
-           fn f = rev(m);
-           return [f, seq_attr, batch_attr](context& ctx) {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib, seq_attr, batch_attr](context& ctx) {
              const cuda_tensor& x = ctx.input(0);
+             ad::require_movable(ctx, x.element_type());
              const auto rank = static_cast<i64>(x.rank());
              const i64 seq = tf_axis(seq_attr, rank, ctx.node(), "seq_dim"), batch = tf_axis(batch_attr, rank, ctx.node(), "batch_dim");
              if (seq == batch) ctx.fail("seq_dim and batch_dim are both " + std::to_string(seq));
@@ -676,7 +674,7 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
              for (i64 l : len)
                if (l < 0 || l > s[static_cast<std::size_t>(seq)])
                  ctx.fail("seq_lengths has " + std::to_string(l) + ", outside [0, " + std::to_string(s[static_cast<std::size_t>(seq)]) + "]");
-             f(ctx);
+             ad::reverse_sequence_into(ctx, *lib, x, len, static_cast<std::size_t>(batch), static_cast<std::size_t>(seq));
            };
          }});
   r.add({.domain = "tf", .op = "OneHot", .dtypes = movable, .type_input = 2, .make = make_tf_one_hot,
@@ -695,10 +693,9 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
              ad::band_into(ctx, *lib, x, lower < 0 ? LLONG_MIN : -lower, upper < 0 ? LLONG_MAX : upper);
            };
          }});
-  r.add({.domain = "tf", .op = "Range", .dtypes = {dtype::f32, dtype::f64, dtype::int32, dtype::int64},
-         .make = [range = onnx_make(r, "Range", 11)](const kernel_node& n) -> fn {
-           fn f = range(n);
-           return [f](context& ctx) {
+  r.add({.domain = "tf", .op = "Range", .dtypes = {dtype::f32, dtype::f64, dtype::int32, dtype::int64}, .make = [](const kernel_node&) -> fn {
+           auto lib = std::make_shared<cuda_detail::lazy_library>();
+           return [lib](context& ctx) {
              const cuda_tensor &a = ctx.input(0), &l = ctx.input(1), &d = ctx.input(2);
              if (l.element_type() != a.element_type() || d.element_type() != a.element_type())
                ctx.fail("start, limit and delta must have the same element type");
@@ -712,7 +709,7 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
                else
                  ctx.fail("no CUDA Range of element type " + std::string(to_string(a.element_type())));
              });
-             f(ctx);
+             ad::range_into(ctx, *lib, 1, hs, hl, hd);  // (the values read once)
            };
          }});
   r.add({.domain = "tf", .op = "LRN", .dtypes = {dtype::f32, dtype::f64, dtype::f16, dtype::bf16}, .make = make_tf_lrn});
@@ -728,26 +725,11 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
              return k == 0 || q.inputs[k] == dtype::undefined || cuda_codegen::supported(q.inputs[k]);
            }});
   r.add({.domain = "tf", .op = "DynamicPartition", .dtypes = movable, .make = make_partition});
-  // ConjugateTranspose of a real tensor is its Transpose (complex tensors stay on the CPU)
-  r.add({.domain = "tf", .op = "ConjugateTranspose", .dtypes = movable, .make = [](const kernel_node&) -> fn {
-           auto lib = std::make_shared<cuda_detail::lazy_library>();
-           return [lib](context& ctx) {
-             const cuda_tensor& x = ctx.input(0);
-             ad::require_movable(ctx, x.element_type());
-             const auto v = shape_rules::transpose_view(x.sizes(), cuda_detail::host_ints(ctx, 1), ctx.node());
-             ad::copy_view(ctx, *lib, x, v.sizes, v.sizes, v.strides, 0);
-           };
-         }});
   // the 2-D pools' gradients, NHWC (as the CPU's; NCHW and the 3-D ones stay on the CPU)
-  auto nhwc = [](const kernel_query& q) {
-    if (!q.attrs) return true;
-    auto it = q.attrs->find("data_format");
-    return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NHWC");
-  };
   r.add({.domain = "tf", .op = "MaxPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .make = [](const kernel_node& n) { return make_pool_grad(n, true); },
-         .applies = nhwc});
+         .applies = tf_nhwc_format});
   r.add({.domain = "tf", .op = "AvgPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .type_input = 1,
-         .make = [](const kernel_node& n) { return make_pool_grad(n, false); }, .applies = nhwc});
+         .make = [](const kernel_node& n) { return make_pool_grad(n, false); }, .applies = tf_nhwc_format});
   r.add({.domain = "tf", .op = "CheckNumerics", .dtypes = floats, .alias_input = 0, .make = make_check_numerics});
   r.add({.domain = "tf", .op = "InTopKV2", .dtypes = {dtype::f32}, .make = [](const kernel_node&) -> fn {
            auto lib = std::make_shared<cuda_detail::lazy_library>();
