@@ -164,6 +164,20 @@ inline void differential(const gpass::exec::kernel_node& n, const std::vector<gp
   }
 }
 
+/// Checks that node `n` fails on `in` with a message that contains `what` and names the op:
+/// the CPU kernel always, the GPU's too where there is a GPU.
+inline void fails_alike(const gpass::exec::kernel_node& n, const std::vector<gpass::tensor>& in, const char* what) {
+  CAPTURE(n.op);
+  CHECK_THROWS_WITH_AS(run_cpu(n, in), doctest::Contains(what), gpass::error);
+  if (!gpu()) return;
+  CHECK_THROWS_WITH_AS(run_gpu(n, in), doctest::Contains(what), gpass::error);
+  try {
+    run_gpu(n, in);
+  } catch (const gpass::error& e) {
+    CHECK(std::string(e.what()).find(n.op) != std::string::npos);
+  }
+}
+
 /// A tensor of `sizes` with deterministic values in [lo, hi) (integers: rounded).
 inline gpass::tensor random_tensor(gpass::dtype t, std::vector<std::int64_t> sizes, double lo = -2, double hi = 2,
                                    std::uint64_t seed = 1) {

@@ -85,6 +85,10 @@ TEST_CASE("cuda: the TensorFlow array, segment and product ops the GPU serves") 
   CHECK(serves("Conv2DBackpropInput", {i32, f, f}));
   CHECK_FALSE(serves("Conv2DBackpropInput", {i32, f, f}, {{"data_format", std::string("NCHW")}}));  // (the CPU's: NHWC only)
   CHECK(serves("DepthwiseConv2dNativeBackpropInput", {i32, dtype::f64, dtype::f64}));
+  CHECK(serves("Conv2DBackpropFilter", {f, i32, f}));
+  CHECK(serves("DepthwiseConv2dNativeBackpropFilter", {dtype::f64, i32, dtype::f64}));
+  CHECK_FALSE(serves("Conv2DBackpropFilter", {f, i32, f}, {{"data_format", std::string("NCHW")}}));
+  CHECK_FALSE(serves("Conv2DBackpropFilter", {dtype::f16, i32, dtype::f16}));  // (cuDNN's f16 sums differ: the CPU)
   CHECK(serves("SparseSoftmaxCrossEntropyWithLogits", {dtype::f16, i64t}));
   CHECK_FALSE(serves("SparseSoftmaxCrossEntropyWithLogits", {i32, i64t}));
   CHECK(serves("TensorScatterSub", {dtype::int16, i32, dtype::int16}));
@@ -290,7 +294,7 @@ TEST_CASE("cuda: TensorFlow DynamicStitch, DynamicPartition, ConjugateTranspose,
     differential(tf("InTopKV2"), {pr, i32s({0, 1, 1}, {3}), tensor::scalar<std::int32_t>(static_cast<std::int32_t>(k))});
 }
 
-TEST_CASE("cuda: TensorFlow Conv2DBackpropInput and DepthwiseConv2dNativeBackpropInput match the CPU kernels") {
+TEST_CASE("cuda: TensorFlow Conv2DBackpropInput / Filter and DepthwiseConv2dNativeBackpropInput / Filter match the CPU kernels") {
   GPASS_GPU_OR_CPU_SIDE();
   struct grad_case {
     const char* op;
@@ -319,7 +323,15 @@ TEST_CASE("cuda: TensorFlow Conv2DBackpropInput and DepthwiseConv2dNativeBackpro
     const auto dy = rnd(fwd.sizes(), 82);
     std::vector<std::int32_t> sizes(c.input.begin(), c.input.end());
     differential(tf(c.op, a), {i32s(sizes, {4}), f, dy}, 1e-4, 1e-4);  // (cuDNN's algorithms add in other orders)
+    // the filter gradient of the same convolution
+    std::vector<std::int32_t> fsizes(f.sizes().begin(), f.sizes().end());
+    differential(tf(dw ? "DepthwiseConv2dNativeBackpropFilter" : "Conv2DBackpropFilter", a), {rnd(c.input, 83), i32s(fsizes, {4}), dy}, 1e-4, 1e-4);
   }
+  // a filter gradient in f64, and one whose input has no images (zeros)
+  const gpass::attribute_map same{{"padding", std::string("SAME")}, {"strides", ints{1, 1, 1, 1}}};
+  const auto x64 = rnd({2, 5, 4, 3}, 84, dtype::f64);
+  differential(tf("Conv2DBackpropFilter", same), {x64, i32s({3, 3, 3, 2}, {4}), rnd({2, 5, 4, 2}, 85, dtype::f64)}, 1e-10, 1e-10);
+  differential(tf("Conv2DBackpropFilter", same), {tensor(dtype::f32, {0, 5, 4, 3}), i32s({3, 3, 3, 2}, {4}), tensor(dtype::f32, {0, 5, 4, 2})});
 }
 
 TEST_CASE("cuda: TensorFlow MaxPoolGrad and AvgPoolGrad match the CPU kernels") {
@@ -402,6 +414,10 @@ TEST_CASE("cuda: the TensorFlow kernels of tf_array.hpp fail as the CPU's do, na
   fails(tf("Conv2DBackpropInput", {{"padding", std::string("VALID")}, {"strides", ints{1, 1, 1, 1}}}),
         {i32s({1, 4, 4, 2}, {4}), rnd({3, 3, 2, 5}, 14), rnd({1, 3, 2, 5}, 15)}, "out_backprop has sizes");
   fails(tf("DynamicPartition", {{"num_partitions", i64{2}}}, 2), {rnd({3}, 13), i32s({0, 2, 1}, {3})}, "is not in [0, 2)");
+  fails(tf("Conv2DBackpropFilter", {{"padding", std::string("VALID")}, {"strides", ints{1, 1, 1, 1}}}),
+        {rnd({1, 4, 4, 2}, 21), i32s({3, 3, 2, 5}, {4}), rnd({1, 3, 2, 5}, 22)}, "out_backprop has sizes");
+  fails(tf("DepthwiseConv2dNativeBackpropFilter", {{"padding", std::string("VALID")}, {"strides", ints{1, 1, 1, 1}}}),
+        {rnd({1, 4, 4, 2}, 23), i32s({3, 3, 2}, {3}), rnd({1, 2, 2, 2}, 24)}, "filter_sizes must have 4 values");
 }
 
 }  // namespace gpass_test_cuda_tf_array

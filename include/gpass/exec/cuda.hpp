@@ -17,6 +17,7 @@
 /// \endcode
 
 #include <gpass/exec/cuda/graph.hpp>
+#include <gpass/exec/cuda/kernels/einsum.hpp>
 #include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
@@ -32,6 +33,8 @@
 #include <gpass/exec/cuda/kernels/sequence.hpp>
 #include <gpass/exec/cuda/kernels/tf.hpp>
 #include <gpass/exec/cuda/kernels/tf_array.hpp>
+#include <gpass/exec/cuda/kernels/tf_matrix.hpp>
+#include <gpass/exec/cuda/kernels/tf_sparse.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
@@ -48,6 +51,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_control(r);
   register_cuda_globals(r);
   register_cuda_linalg(r);
+  register_cuda_einsum(r);
   register_cuda_nn(r);
   register_cuda_norm(r);
   register_cuda_quant(r);
@@ -60,6 +64,8 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_rnn(r);
   register_cuda_tf(r);  // last: they reuse ONNX kernels registered above
   register_cuda_tf_array(r);
+  register_cuda_tf_matrix(r);
+  register_cuda_tf_sparse(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -72,7 +78,8 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       array_generated_sources(), cuda_globals::globals_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
-                      cuda_rnn::rnn_generated_sources(), tf_generated_sources(), tf_array_generated_sources()})
+                      cuda_rnn::rnn_generated_sources(), tf_generated_sources(), tf_array_generated_sources(),
+                      tf_matrix_generated_sources(), tf_sparse_generated_sources(), einsum_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

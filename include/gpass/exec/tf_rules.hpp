@@ -757,4 +757,175 @@ inline grad_operands conv_grad_operands(std::vector<i64> xs, std::vector<i64> fs
   return o;
 }
 
+// ---- the diagonal ops: MatrixDiag, MatrixDiagPart, MatrixSetDiag and their V2 / V3 forms ----
+
+/// Where the shorter diagonals of a band sit in their storage rows (V3's `align`).
+struct diag_alignment {
+  bool super_left = true, sub_left = true;  // V1 and V2: LEFT_LEFT
+};
+
+inline diag_alignment read_diag_alignment(const kernel_node& n) {
+  if (!n.has_attr("align")) return {};
+  const std::string a = n.attr<std::string>("align");
+  if (a == "LEFT_LEFT") return {true, true};
+  if (a == "LEFT_RIGHT") return {true, false};
+  if (a == "RIGHT_LEFT") return {false, true};
+  if (a == "RIGHT_RIGHT") return {false, false};
+  n.fail("align must be LEFT_RIGHT, RIGHT_LEFT, LEFT_LEFT or RIGHT_RIGHT, got '" + a + "'");
+}
+
+/// The band [lower, upper] of `k`'s values `v` (one or two, within int32 as TensorFlow's int32 `k`).
+inline std::pair<i64, i64> diag_band_ends(const std::vector<i64>& v, const kernel_node& n) {
+  if (v.empty() || v.size() > 2) n.fail("k must have one or two elements, has " + std::to_string(v.size()));
+  for (i64 x : v)
+    if (x < INT32_MIN || x > INT32_MAX) n.fail("k value " + std::to_string(x) + " does not fit in int32");
+  if (v.front() > v.back())
+    n.fail("k's lower diagonal " + std::to_string(v.front()) + " is above its upper diagonal " + std::to_string(v.back()));
+  return {v.front(), v.back()};
+}
+
+/// The geometry of a band of diagonals lo..hi in a batch of rows x cols matrices, and of its
+/// storage: diagonal d (from `hi` down to `lo`) is storage row `hi - d` of `len` elements.
+struct diag_band {
+  i64 lo = 0, hi = 0, rows = 0, cols = 0, len = 0;
+  diag_alignment align;
+  i64 count() const { return hi - lo + 1; }
+  /// Diagonal d's length and where it starts in its storage row.
+  std::pair<i64, i64> extent(i64 d) const {
+    const i64 n = std::max<i64>(0, std::min(rows + std::min<i64>(d, 0), cols - std::max<i64>(d, 0)));
+    const bool left = (d >= 0 && align.super_left) || (d <= 0 && align.sub_left);
+    return {n, left ? 0 : len - n};
+  }
+  /// The sizes of the band's storage for matrices of `sizes` (batch dims, then [count,] len).
+  std::vector<i64> storage_sizes(const std::vector<i64>& sizes) const {
+    std::vector<i64> out(sizes.begin(), sizes.end() - 2);
+    if (lo < hi) out.push_back(count());
+    out.push_back(len);
+    return out;
+  }
+  /// Calls f(matrix offset, storage offset) for each element of the band in one matrix.
+  template <class F>
+  void each(F&& f) const {
+    for (i64 d = hi; d >= lo; --d) {
+      const auto [n, at] = extent(d);
+      const i64 row0 = std::max<i64>(0, -d), col0 = std::max<i64>(0, d), base = (hi - d) * len + at;
+      for (i64 e = 0; e < n; ++e) f((row0 + e) * cols + col0 + e, base + e);
+    }
+  }
+};
+
+/// The band `k` (V1: the main diagonal) of matrices of `sizes` (rank >= 2, checked), checked
+/// to lie in them (both ends in (-rows, cols); 0 always may, for empty matrices).
+inline diag_band diag_band_of_matrices(const std::vector<i64>& sizes, std::pair<i64, i64> k, diag_alignment align, const kernel_node& n) {
+  if (sizes.size() < 2) n.fail("input must have rank >= 2, got " + shape::of(sizes).to_string());
+  diag_band b{.lo = k.first, .hi = k.second, .align = align};
+  b.rows = sizes[sizes.size() - 2];
+  b.cols = sizes[sizes.size() - 1];
+  for (i64 d : {b.lo, b.hi})
+    if (d != 0 && (d <= -b.rows || d >= b.cols))
+      n.fail("diagonal " + std::to_string(d) + " is outside a " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
+             " matrix (k must be in (" + std::to_string(-b.rows) + ", " + std::to_string(b.cols) + "))");
+  b.len = std::max<i64>(0, std::min(b.rows + std::min<i64>(b.hi, 0), b.cols - std::max<i64>(b.lo, 0)));
+  return b;
+}
+
+/// MatrixDiag of diagonals of `sizes`, band `k`, `num_rows` / `num_cols` (-1: the least size
+/// that holds the band; square when both are -1): the band in the output matrices, the output
+/// sizes and the batch (the number of matrices).
+struct diag_plan {
+  diag_band b;
+  std::vector<i64> out;
+  i64 batch = 1;
+};
+inline diag_plan plan_matrix_diag(const std::vector<i64>& xs, std::pair<i64, i64> k, i64 rows, i64 cols, diag_alignment align,
+                                  const kernel_node& n) {
+  if (xs.empty()) n.fail("diagonal must have rank >= 1, got " + shape::of(xs).to_string());
+  diag_plan p;
+  diag_band& b = p.b;
+  b.lo = k.first;
+  b.hi = k.second;
+  b.align = align;
+  const std::size_t r = xs.size();
+  if (b.lo < b.hi && (r < 2 || xs[r - 2] != b.count()))
+    n.fail("diagonal " + shape::of(xs).to_string() + " does not hold the " + std::to_string(b.count()) + " diagonals of k [" +
+           std::to_string(b.lo) + ", " + std::to_string(b.hi) + "] (its dim -2 must be their number)");
+  b.len = xs[r - 1];
+  const i64 min_rows = b.len - std::min<i64>(b.hi, 0), min_cols = b.len + std::max<i64>(b.lo, 0);
+  if (rows < -1 || (rows != -1 && rows < min_rows))
+    n.fail("num_rows " + std::to_string(rows) + " is less than the " + std::to_string(min_rows) + " rows the diagonals need");
+  if (cols < -1 || (cols != -1 && cols < min_cols))
+    n.fail("num_cols " + std::to_string(cols) + " is less than the " + std::to_string(min_cols) + " columns the diagonals need");
+  if (rows == -1 && cols == -1) rows = cols = std::max(min_rows, min_cols);
+  else if (rows == -1) rows = min_rows;
+  else if (cols == -1) cols = min_cols;
+  if (rows != min_rows && cols != min_cols)
+    n.fail("num_rows " + std::to_string(rows) + " and num_cols " + std::to_string(cols) +
+           " do not fit the diagonals: one of them must be the least size (" + std::to_string(min_rows) + " rows or " +
+           std::to_string(min_cols) + " columns)");
+  b.rows = rows;
+  b.cols = cols;
+  const std::size_t lead = b.lo == b.hi ? r - 1 : r - 2;
+  p.out.assign(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(lead));
+  for (std::size_t i = 0; i < lead; ++i) p.batch *= xs[i];
+  p.out.push_back(rows);
+  p.out.push_back(cols);
+  return p;
+}
+
+/// `padding_value` (of `sizes` and `t`) must be one value of the diagonal's element type `want`.
+inline void check_diag_padding(const std::vector<i64>& sizes, dtype t, dtype want, const kernel_node& n) {
+  if (shape_rules::prod(sizes, 0, sizes.size()) != 1 || sizes.size() > 1)
+    n.fail("padding_value must be a scalar, got sizes " + shape::of(sizes).to_string());
+  if (t != want) n.fail("padding_value is " + std::string(to_string(t)) + ", the diagonal " + std::string(to_string(want)));
+}
+
+/// MatrixSetDiag: input of `xs` / `xt`, diagonal of `ds` / `dt`, band `k`: the band, checked.
+inline diag_band plan_matrix_set_diag(const std::vector<i64>& xs, dtype xt, const std::vector<i64>& ds, dtype dt, std::pair<i64, i64> k,
+                                      diag_alignment align, const kernel_node& n) {
+  if (xs.size() < 2) n.fail("input must have rank >= 2, got " + shape::of(xs).to_string());
+  if (ds.empty()) n.fail("diagonal must have rank >= 1, got " + shape::of(ds).to_string());
+  if (dt != xt) n.fail("diagonal is " + std::string(to_string(dt)) + ", input " + std::string(to_string(xt)));
+  const diag_band b = diag_band_of_matrices(xs, k, align, n);
+  const std::vector<i64> want = b.storage_sizes(xs);
+  if (ds != want)
+    n.fail("diagonal has shape " + shape::of(ds).to_string() + ", expected " + shape::of(want).to_string() + " for input " +
+           shape::of(xs).to_string() + " and k [" + std::to_string(b.lo) + ", " + std::to_string(b.hi) + "]");
+  return b;
+}
+
+// ---- SparseSegmentSum / Mean / SqrtN and their WithNumSegments forms ----
+
+/// TensorFlow's checks of the operands' shapes: data of rank >= 1, indices and segment_ids
+/// vectors of one length.
+inline void check_sparse_segment_shapes(const std::vector<i64>& data, const std::vector<i64>& indices, const std::vector<i64>& ids,
+                                        const kernel_node& n) {
+  if (data.empty()) n.fail("data must have rank >= 1");
+  if (indices.size() != 1 || ids.size() != 1) n.fail("indices and segment_ids must be vectors");
+  if (indices[0] != ids[0]) n.fail("indices has " + std::to_string(indices[0]) + " elements, segment_ids " + std::to_string(ids[0]));
+}
+
+/// The number of segments (`num`, num_segments, when given; else the last id + 1) after
+/// TensorFlow's checks of the values: each index in [0, rows), the ids non-negative,
+/// increasing and below the number of segments.
+inline i64 sparse_segment_count(i64 rows, const std::vector<i64>& iv, const std::vector<i64>& sv, std::optional<i64> num, const kernel_node& n) {
+  i64 segments = 0;
+  if (!num && !sv.empty()) {
+    const auto next = checked_add(sv.back(), i64(1));  // (the id may be INT64_MAX)
+    if (!next) n.fail("segment id " + std::to_string(sv.back()) + " + 1 overflows int64");
+    segments = *next;
+  }
+  if (num) {
+    segments = *num;
+    if (segments < 0) n.fail("num_segments must be non-negative, got " + std::to_string(segments));
+  }
+  for (std::size_t i = 0; i < sv.size(); ++i) {
+    if (iv[i] < 0 || iv[i] >= rows)
+      n.fail("indices[" + std::to_string(i) + "] = " + std::to_string(iv[i]) + " is not in [0, " + std::to_string(rows) + ")");
+    if (sv[i] < 0 || (i > 0 && sv[i] < sv[i - 1])) n.fail("segment ids are not increasing");
+    if (sv[i] >= segments)
+      n.fail("segment_ids[" + std::to_string(i) + "] = " + std::to_string(sv[i]) + " is not less than num_segments " + std::to_string(segments));
+  }
+  return segments;
+}
+
 }  // namespace gpass::exec::tf_rules

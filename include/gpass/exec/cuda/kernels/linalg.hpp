@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
@@ -713,6 +714,7 @@ struct conv_plan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   cudnnConvolutionBwdDataAlgo_t bwd_data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;  ///< ConvTranspose's
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;  ///< a filter gradient's
   std::size_t workspace = 0;
   cudnnActivationDescriptor_t relu = nullptr;  ///< for the fused form (made on first use)
   /// How bias, residual and activation are applied where cuDNN's fused call could: -1 not yet
@@ -885,6 +887,40 @@ float time_on_stream(context& ctx, F&& work) {
   return best;
 }
 
+/// The key of a node's cuDNN plan: the element type, TF32, then each dims vector (its size and
+/// values; the groups follow from the input's and the filter's channels).
+inline std::vector<int> dnn_key(dtype t, bool tf32, std::initializer_list<const std::vector<int>*> dims) {
+  std::vector<int> key{static_cast<int>(t), tf32 ? 1 : 0};
+  for (const auto* v : dims) {
+    key.push_back(static_cast<int>(v->size()));
+    key.insert(key.end(), v->begin(), v->end());
+  }
+  return key;
+}
+
+/// The plan of `st` for `key`, made by `make()` the first time (the caller holds `st.mu`).
+template <class Make>
+conv_plan& plan_of(conv_state& st, const std::vector<int>& key, Make&& make) {
+  auto it = st.plans.find(key);
+  if (it == st.plans.end()) it = st.plans.emplace(key, make()).first;
+  return *it->second;
+}
+
+/// cuDNN's scaling factors 1 and 0 for element type `t` (doubles for f64, floats otherwise).
+class dnn_scaling {
+ public:
+  explicit dnn_scaling(dtype t) : f64_(t == dtype::f64) {}
+  dnn_scaling(const dnn_scaling&) = delete;
+  dnn_scaling& operator=(const dnn_scaling&) = delete;
+  const void* one() const { return f64_ ? static_cast<const void*>(&one_d_) : static_cast<const void*>(&one_f_); }
+  const void* zero() const { return f64_ ? static_cast<const void*>(&zero_d_) : static_cast<const void*>(&zero_f_); }
+
+ private:
+  bool f64_;
+  float one_f_ = 1.0f, zero_f_ = 0.0f;
+  double one_d_ = 1.0, zero_d_ = 0.0;
+};
+
 /// Conv (and, `z_input` >= 0 or an activation, FusedConv) through cuDNN.
 inline fn make_conv(const kernel_node& n, bool fused) {
   const window_attrs wa = window_attrs::read(n);
@@ -980,22 +1016,14 @@ inline fn make_conv(const kernel_node& n, bool fused) {
     }
     cuda_detail::device_guard dg(pol.device());  // before any cuDNN call (the algorithm search too)
     auto [h, lock] = pol.cudnn();
-    std::vector<int> key{static_cast<int>(t), pol.config().allow_tf32 ? 1 : 0};
-    for (const auto* v : {&xd, &wd, &yd, &pad, &stride, &dil}) {
-      key.push_back(static_cast<int>(v->size()));
-      key.insert(key.end(), v->begin(), v->end());
-    }
+    const bool tf32 = pol.config().allow_tf32;
     std::lock_guard state_lock(st->mu);
-    auto it = st->plans.find(key);
-    if (it == st->plans.end())
-      it = st->plans.emplace(key, make_conv_plan(h, ctx, t, xd, wd, yd, pad, stride, dil, static_cast<int>(G), pol.config().allow_tf32)).first;
-    conv_plan& p = *it->second;
+    conv_plan& p = plan_of(*st, dnn_key(t, tf32, {&xd, &wd, &yd, &pad, &stride, &dil}),
+                           [&] { return make_conv_plan(h, ctx, t, xd, wd, yd, pad, stride, dil, static_cast<int>(G), tf32); });
     const std::shared_ptr<std::byte> workspace = pol.workspace(p.workspace);
-    const float one_f = 1.0f, zero_f = 0.0f;
-    const double one_d = 1.0, zero_d = 0.0;
-    const bool f64 = t == dtype::f64;
-    const void* one = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
-    const void* zero = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
+    const dnn_scaling scale(t);
+    const void* one = scale.one();
+    const void* zero = scale.zero();
     // conv, then bias + residual + activation in one generated kernel
     auto separate = [&] {
       dnn_check(cudnnConvolutionForward(h, one, p.x, xin.data(), p.w, w.data(), p.conv, p.algo, workspace.get(), p.workspace, zero,
@@ -1128,27 +1156,15 @@ inline fn make_conv_transpose(const kernel_node& n) {
     {
       cuda_detail::device_guard dg(pol.device());
       auto [h, lock] = pol.cudnn();
-      std::vector<int> key{static_cast<int>(t), pol.config().allow_tf32 ? 1 : 0};
-      for (const auto* v : {&dd.x, &dd.w, &dd.y, &dd.pad, &dd.stride, &dd.dil}) {
-        key.push_back(static_cast<int>(v->size()));
-        key.insert(key.end(), v->begin(), v->end());
-      }
+      const bool tf32 = pol.config().allow_tf32;
       std::lock_guard state_lock(st->mu);
-      auto it = st->plans.find(key);
-      if (it == st->plans.end())
-        it = st->plans
-                 .emplace(key, make_deconv_plan(h, ctx, t, dd.x, dd.w, dd.y, dd.pad, dd.stride, dd.dil, static_cast<int>(G),
-                                                pol.config().allow_tf32))
-                 .first;
-      conv_plan& p = *it->second;
+      conv_plan& p = plan_of(*st, dnn_key(t, tf32, {&dd.x, &dd.w, &dd.y, &dd.pad, &dd.stride, &dd.dil}), [&] {
+        return make_deconv_plan(h, ctx, t, dd.x, dd.w, dd.y, dd.pad, dd.stride, dd.dil, static_cast<int>(G), tf32);
+      });
       const std::shared_ptr<std::byte> workspace = pol.workspace(p.workspace);
-      const float one_f = 1.0f, zero_f = 0.0f;
-      const double one_d = 1.0, zero_d = 0.0;
-      const bool f64 = t == dtype::f64;
-      const void* one = f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
-      const void* zero = f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
-      dnn_check(cudnnConvolutionBackwardData(h, one, p.w, w.data(), p.y, x.data(), p.conv, p.bwd_data_algo, workspace.get(), p.workspace,
-                                             zero, p.x, yfull.data()),
+      const dnn_scaling scale(t);
+      dnn_check(cudnnConvolutionBackwardData(h, scale.one(), p.w, w.data(), p.y, x.data(), p.conv, p.bwd_data_algo, workspace.get(),
+                                             p.workspace, scale.zero(), p.x, yfull.data()),
                 "cudnnConvolutionBackwardData");
     }
     if (!direct) {  // y[o] = full[o + pad_begin] where that lies inside, else 0
@@ -1167,6 +1183,82 @@ inline fn make_conv_transpose(const kernel_node& n) {
     }
     apply_conv_epilogue(ctx, st->lib, y, bias, nullptr, none);
   };
+}
+
+// ---- convolution filter gradients (cuDNN's backward filter) ---------------------------------
+
+/// A filter-gradient plan: dw of y = conv(x, w) from x and dy, the descriptors those of that
+/// convolution and the algorithm cuDNN's backward-filter one (timed, as the forward's).
+inline std::unique_ptr<conv_plan> make_wgrad_plan(cudnnHandle_t h, const context& ctx, dtype t, const dnn_dims& dd, int G, bool tf32) {
+  const bool exact = t == dtype::f32 && !tf32;
+  auto p = describe_conv(ctx, t, dd.x, dd.w, dd.y, dd.pad, dd.stride, dd.dil, G, exact);
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int returned = 0;
+  if (cudnnFindConvolutionBackwardFilterAlgorithm(h, p->x, p->y, p->conv, p->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf) !=
+      CUDNN_STATUS_SUCCESS)
+    dnn_check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p->x, p->y, p->conv, p->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned,
+                                                            perf),
+              "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  std::tie(p->bwd_filter_algo, p->workspace) = pick_algorithm(
+      perf, returned, exact, p->conv, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+      [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t* ws) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, p->x, p->y, p->conv, p->w, a, ws);
+      },
+      "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  return p;
+}
+
+/// The window of a 2-D convolution whose gradient `conv2d_filter_grad` takes: the filter's
+/// sizes, strides, dilations, the rows / columns of zeros before the input (`pt`, `pl`), groups.
+struct conv2d_window {
+  i64 KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, pt = 0, pl = 0, G = 1;
+};
+
+/// dw [M, C / G, KH, KW] of the 2-D convolution y = conv(x, w) with x [N, C, H, W] and its
+/// output gradient dy [N, M, OH, OW] (all NCHW, non-empty): the windows start `pt` / `pl`
+/// before the input and read zeros outside it. Where the zeros before and after the input
+/// differ (TensorFlow's SAME, EXPLICIT pads) or rows at its end are never read, the input is
+/// first copied into the exact extent the windows cover, which cuDNN then reads unpadded.
+inline void conv2d_filter_grad(context& ctx, conv_state& st, const cuda_tensor& x, const cuda_tensor& dy, cuda_tensor& dw, const conv2d_window& cw) {
+  const dtype t = x.element_type();
+  auto& pol = ctx.policy();
+  const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
+  const i64 M = dy.sizes()[1], OH = dy.sizes()[2], OW = dy.sizes()[3];
+  // the extent the windows cover, from the first window's start
+  const i64 HP = (OH - 1) * cw.SH + (cw.KH - 1) * cw.DH + 1, WP = (OW - 1) * cw.SW + (cw.KW - 1) * cw.DW + 1;
+  const bool direct = cw.pt >= 0 && cw.pl >= 0 && HP - cw.pt - H == cw.pt && WP - cw.pl - W == cw.pl;
+  cuda_tensor xin = x;
+  if (!direct) {
+    xin = pol.allocate_tensor(t, {N, C, HP, WP}, ctx.stream());
+    const auto& k = st.lib.get(pol, "pool," + std::string(to_string(t)), pool_entries(), [&] { return pool_source(t); });
+    pad_arg pa{};
+    pa.planes = N * C;
+    put3(pa.in, {H, W}, 1);
+    put3(pa.out, {HP, WP}, 1);
+    put3(pa.pb, {cw.pt, cw.pl}, 0);
+    const void* src = x.data();
+    void* dst = xin.data();
+    void* args[] = {&src, &dst, &pa};
+    pol.launch(k.kernels[4], pol.blocks_for(xin.size()), 256, args, ctx.stream());
+  }
+  dnn_dims dd;
+  dd.x = {to_int(ctx, N), to_int(ctx, C), to_int(ctx, direct ? H : HP), to_int(ctx, direct ? W : WP)};
+  dd.w = {to_int(ctx, M), to_int(ctx, C / cw.G), to_int(ctx, cw.KH), to_int(ctx, cw.KW)};
+  dd.y = {to_int(ctx, N), to_int(ctx, M), to_int(ctx, OH), to_int(ctx, OW)};
+  dd.pad = {to_int(ctx, direct ? cw.pt : 0), to_int(ctx, direct ? cw.pl : 0)};
+  dd.stride = {to_int(ctx, cw.SH), to_int(ctx, cw.SW)};
+  dd.dil = {to_int(ctx, cw.DH), to_int(ctx, cw.DW)};
+  cuda_detail::device_guard dg(pol.device());
+  auto [h, lock] = pol.cudnn();
+  const bool tf32 = pol.config().allow_tf32;
+  std::lock_guard state_lock(st.mu);
+  conv_plan& p = plan_of(st, dnn_key(t, tf32, {&dd.x, &dd.w, &dd.y, &dd.pad, &dd.stride, &dd.dil}),
+                         [&] { return make_wgrad_plan(h, ctx, t, dd, to_int(ctx, cw.G), tf32); });
+  const std::shared_ptr<std::byte> workspace = pol.workspace(p.workspace);
+  const dnn_scaling scale(t);
+  dnn_check(cudnnConvolutionBackwardFilter(h, scale.one(), p.x, xin.data(), p.y, dy.data(), p.conv, p.bwd_filter_algo, workspace.get(),
+                                           p.workspace, scale.zero(), p.w, dw.data()),
+            "cudnnConvolutionBackwardFilter");
 }
 
 // ---- generated sources (for tests) ----------------------------------------------------------

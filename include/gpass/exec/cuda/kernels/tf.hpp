@@ -5,7 +5,7 @@
 /// on the GPU rather than each going back to the CPU:
 ///
 /// - element-wise, generated like ONNX's (elementwise.hpp) with TensorFlow's semantics as the
-///   Eigen CPU kernels define them (tf_elementwise.hpp): Add AddV2 Sub Mul RealDiv Div
+///   Eigen CPU kernels define them (tf_elementwise.hpp): Add AddV2 Sub Mul RealDiv Div TruncateDiv
 ///   FloorDiv FloorMod TruncateMod Mod Maximum Minimum Pow SquaredDifference Atan2 DivNoNan
 ///   MulNoNan, comparisons, logic, bitwise ops, LeftShift RightShift, the unary math and
 ///   activations (Relu6, Elu, Selu, LeakyRelu, Rsqrt, Square, ...), AddN, BiasAdd(V1), Cast
@@ -27,7 +27,8 @@
 ///   output; int32 through ONNX's Cast), TopK / TopKV2 (ONNX's TopK), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
 ///   DepthwiseConv2dNative, MaxPool, MaxPoolV2, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
 ///   as ONNX's Conv / MaxPool / AveragePool between transposes; Conv2DBackpropInput and
-///   DepthwiseConv2dNativeBackpropInput (NHWC) as ONNX's ConvTranspose; FusedBatchNorm / V2 /
+///   DepthwiseConv2dNativeBackpropInput (NHWC) as ONNX's ConvTranspose; Conv2DBackpropFilter and
+///   DepthwiseConv2dNativeBackpropFilter (NHWC) on cuDNN's backward filter; FusedBatchNorm / V2 /
 ///   V3 in inference.
 ///
 /// Integer divisions and modulos stay on the CPU: TensorFlow fails on an integer division by
@@ -104,7 +105,7 @@ inline std::vector<elementwise_op> tf_elementwise_ops() {
   for (auto name : {"Add", "AddV2"}) ops.push_back(tf_expr(name, types::numbers, "x0 + x1", 2));
   ops.push_back(tf_expr("Sub", types::numbers, "x0 - x1", 2));
   ops.push_back(tf_expr("Mul", types::numbers, "x0 * x1", 2));
-  for (auto name : {"RealDiv", "Div"}) ops.push_back(tf_expr(name, types::floats, "x0 / x1", 2));
+  for (auto name : {"RealDiv", "Div", "TruncateDiv"}) ops.push_back(tf_expr(name, types::floats, "x0 / x1", 2));
   ops.push_back(tf_op("FloorDiv", types::floats, [](const kernel_node&, const std::vector<dtype>& ts) {
     return "r = g_floor(" + rounded(ts[0], "x0 / x1") + ");";
   }, 2));
@@ -543,6 +544,40 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
     cuda_tensor y = run_inner(ctx, conv->second, *conv->first, {&dyn, &w});
     if (y.sizes() != std::vector<i64>{g.N, g.C, g.H, g.W}) ctx.fail("the transposed convolution's result has unexpected sizes");
     output_in_layout(ctx, *lib, win, std::move(y));
+  };
+}
+
+/// Conv2DBackpropFilter (filter [KH, KW, C, OC]) and DepthwiseConv2dNativeBackpropFilter
+/// (filter [KH, KW, C, M]), NHWC as on the CPU: cuDNN's backward filter over the input and
+/// out_backprop in NCHW (`cuda_linalg::conv2d_filter_grad`; C groups of one channel for the
+/// depthwise one), its [OC, C, KH, KW] ([C * M, 1, KH, KW]) result permuted into the filter's
+/// layout. The sizes and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
+inline fn make_tf_conv_filter_grad(const kernel_node& n, bool depthwise) {
+  const tf_rules::window win(n, false, false);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  auto st = std::make_shared<cuda_linalg::conv_state>();
+  return [win, depthwise, lib, st](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& dy = ctx.input(2);
+    auto fs = tf_rules::sizes_values(vector_input(ctx, 1, "filter_sizes"), win.rank, ctx.node(), "filter_sizes");
+    if (x.element_type() != dy.element_type()) ctx.fail("input and out_backprop have different element types");
+    const auto o = tf_rules::conv_grad_operands(x.sizes(), std::move(fs), dy.sizes(), win, depthwise, ctx.node());
+    const tf_rules::geometry& g = o.g;
+    const dtype t = x.element_type();
+    if (std::find(o.fs.begin(), o.fs.end(), 0) != o.fs.end() || x.size() == 0 || dy.size() == 0) {  // nothing to add up: zeros, as the CPU
+      ctx.allocate_output_zeroed(0, t, o.fs);
+      return;
+    }
+    const i64 KH = o.fs[0], KW = o.fs[1], C = g.C, M = o.fs[3];
+    const cuda_tensor xn = permuted(ctx, *lib, x, {0, 3, 1, 2});
+    const cuda_tensor dyn = permuted(ctx, *lib, dy, {0, 3, 1, 2});
+    cuda_tensor dw = ctx.policy().allocate_tensor(t, depthwise ? std::vector<i64>{C * M, 1, KH, KW} : std::vector<i64>{M, C, KH, KW}, ctx.stream());
+    cuda_linalg::conv2d_filter_grad(
+        ctx, *st, xn, dyn, dw,
+        {.KH = KH, .KW = KW, .SH = g.SH, .SW = g.SW, .DH = g.DH, .DW = g.DW, .pt = g.PT, .pl = g.PL, .G = depthwise ? C : 1});
+    const cuda_tensor src = depthwise ? dw.reshaped({C, M, KH, KW}) : dw;
+    const auto v = shape_rules::transpose_view(src.sizes(), depthwise ? std::vector<i64>{2, 3, 0, 1} : std::vector<i64>{2, 3, 1, 0}, ctx.node());
+    cuda_array_detail::copy_view(ctx, *lib, src, o.fs, v.sizes, v.strides, 0);
   };
 }
 
@@ -1239,6 +1274,10 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              return make_tf_conv_input_grad(n, depthwise, convt);
            },
            .applies = tf_nhwc_format});
+  // their filter gradients, NHWC (as the CPU's), through cuDNN's backward filter
+  for (const auto& [name, depthwise] : {std::pair{"Conv2DBackpropFilter", false}, std::pair{"DepthwiseConv2dNativeBackpropFilter", true}})
+    r.add({.domain = "tf", .op = name, .dtypes = conv_types,
+           .make = [depthwise](const kernel_node& n) { return make_tf_conv_filter_grad(n, depthwise); }, .applies = tf_nhwc_format});
   // MaxPoolV2: ksize and strides read at run time, a pool made per pair
   r.add({.domain = "tf", .op = "MaxPoolV2", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) -> fn {

@@ -34,6 +34,7 @@
 
 #include <Eigen/Core>
 
+#include <gpass/exec/einsum_rules.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/fused_activation.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
@@ -1609,100 +1610,6 @@ Q requantize(float v, std::int32_t zp) {
 // ------------------------------------------------------------------------------------------
 // Einsum
 
-struct einsum_plan {
-  std::vector<std::vector<int>> operands;  ///< labels of each operand's dimensions
-  std::vector<int> output;                 ///< labels of the output dimensions
-  int ellipsis_rank = 0;
-};
-
-/// Parses an equation given the operand ranks; labels 0..51 are letters, 52+ ellipsis dims.
-inline einsum_plan parse_einsum(const std::string& eq0, const std::vector<std::size_t>& ranks, const kernel_node& n) {
-  std::string eq;
-  for (char ch : eq0)
-    if (ch != ' ') eq += ch;
-  const auto arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms(1);
-  for (char ch : lhs) {
-    if (ch == ',') terms.emplace_back();
-    else terms.back() += ch;
-  }
-  if (terms.size() != ranks.size())
-    n.fail("equation '" + eq0 + "' has " + std::to_string(terms.size()) + " operands, got " + std::to_string(ranks.size()) + " inputs");
-  auto letter = [&](char ch) -> int {
-    if (ch >= 'a' && ch <= 'z') return ch - 'a';
-    if (ch >= 'A' && ch <= 'Z') return 26 + (ch - 'A');
-    n.fail(std::string("bad character '") + ch + "' in equation '" + eq0 + "'");
-  };
-  struct term_info {
-    std::vector<int> before, after;
-    bool ellipsis = false;
-  };
-  auto split_term = [&](const std::string& s) {
-    term_info ti;
-    for (std::size_t i = 0; i < s.size();) {
-      if (s.compare(i, 3, "...") == 0) {
-        if (ti.ellipsis) n.fail("more than one ellipsis in a term of '" + eq0 + "'");
-        ti.ellipsis = true;
-        i += 3;
-        continue;
-      }
-      (ti.ellipsis ? ti.after : ti.before).push_back(letter(s[i]));
-      ++i;
-    }
-    return ti;
-  };
-  einsum_plan p;
-  std::vector<term_info> infos;
-  for (std::size_t k = 0; k < terms.size(); ++k) {
-    infos.push_back(split_term(terms[k]));
-    const auto& ti = infos.back();
-    const std::size_t letters = ti.before.size() + ti.after.size();
-    if (letters > ranks[k] || (!ti.ellipsis && letters != ranks[k]))
-      n.fail("term '" + terms[k] + "' does not match input " + std::to_string(k) + " of rank " + std::to_string(ranks[k]));
-    if (ti.ellipsis) p.ellipsis_rank = std::max(p.ellipsis_rank, static_cast<int>(ranks[k] - letters));
-  }
-  auto ell = [&](int e, int E) {
-    std::vector<int> r;
-    for (int i = p.ellipsis_rank - e; i < p.ellipsis_rank; ++i) r.push_back(52 + i);
-    (void)E;
-    return r;
-  };
-  std::array<int, 52> count{};
-  for (std::size_t k = 0; k < terms.size(); ++k) {
-    const auto& ti = infos[k];
-    std::vector<int> labels = ti.before;
-    if (ti.ellipsis) {
-      auto e = ell(static_cast<int>(ranks[k] - ti.before.size() - ti.after.size()), p.ellipsis_rank);
-      labels.insert(labels.end(), e.begin(), e.end());
-    }
-    labels.insert(labels.end(), ti.after.begin(), ti.after.end());
-    for (int l : labels)
-      if (l < 52) ++count[static_cast<std::size_t>(l)];
-    p.operands.push_back(std::move(labels));
-  }
-  if (arrow != std::string::npos) {
-    term_info to = split_term(eq.substr(arrow + 2));
-    p.output = to.before;
-    if (to.ellipsis) {
-      auto e = ell(p.ellipsis_rank, p.ellipsis_rank);
-      p.output.insert(p.output.end(), e.begin(), e.end());
-    }
-    p.output.insert(p.output.end(), to.after.begin(), to.after.end());
-    for (std::size_t i = 0; i < p.output.size(); ++i) {
-      if (p.output[i] < 52 && count[static_cast<std::size_t>(p.output[i])] == 0)
-        n.fail("output label of '" + eq0 + "' does not appear in the inputs");
-      for (std::size_t j = 0; j < i; ++j)
-        if (p.output[j] == p.output[i]) n.fail("repeated output label in '" + eq0 + "'");
-    }
-  } else {
-    p.output = ell(p.ellipsis_rank, p.ellipsis_rank);
-    for (int l = 0; l < 52; ++l)
-      if (count[static_cast<std::size_t>(l)] == 1) p.output.push_back(l);
-  }
-  return p;
-}
-
 /// One operand or intermediate of an Einsum contraction: contiguous values in the compute
 /// type, one distinct label per dimension.
 template <class C>
@@ -1715,13 +1622,7 @@ struct einsum_term {
 /// The values of `t` with its dimensions in the label order `to` (a permutation of its labels).
 template <class C>
 std::vector<C> einsum_permuted(const einsum_term<C>& t, const std::vector<int>& to) {
-  const auto st = strides_of(t.sizes);
-  std::vector<i64> sz, pst;
-  for (int l : to) {
-    const auto d = static_cast<std::size_t>(std::find(t.labels.begin(), t.labels.end(), l) - t.labels.begin());
-    sz.push_back(t.sizes[d]);
-    pst.push_back(st[d]);
-  }
+  const auto [sz, pst] = einsum_rules::permuted_view({t.labels, t.sizes}, to);
   std::vector<C> r(t.values.size());
   strided_walker<1> w(sz, {pst});
   w.seek(0);
@@ -1729,71 +1630,30 @@ std::vector<C> einsum_permuted(const einsum_term<C>& t, const std::vector<int>& 
   return r;
 }
 
-/// Einsum as numpy's and ONNX Runtime's optimizing einsum computes it: each operand first sums
-/// the labels no other operand and not the output has (and takes its diagonals), then pairs
-/// of terms contract as batched matrix products, the pair with the smallest product first
-/// (opt_einsum's greedy order), until one term remains, which is permuted into `y`. Work and
-/// scratch stay within the sizes of the operands, the intermediates (each counted against
-/// max_tensor_bytes) and the output: "a,b,c,d->" over four [1000] vectors is four sums and
-/// three products of scalars, not 10^12 steps of one loop over every label.
+/// Einsum as `einsum_rules::schedule` says (numpy's and ONNX Runtime's optimizing einsum):
+/// each operand's sums, then the pairwise batched products, then the last term read into `y`;
+/// the operand terms, permuted copies and intermediates each counted against max_tensor_bytes.
 template <class T>
-void einsum_contract(context& ctx, const std::vector<const gpass::tensor*>& ins, const einsum_plan& plan,
-                     const std::vector<i64>& size, gpass::tensor& y) {
+void einsum_contract(context& ctx, const std::vector<const gpass::tensor*>& ins, const einsum_rules::schedule& plan, gpass::tensor& y) {
   using C = compute_t<T>;
-  const std::size_t L = size.size(), nin = ins.size();
-  std::vector<char> in_out(L, 0);
-  for (int l : plan.output) in_out[static_cast<std::size_t>(l)] = 1;
+  const std::size_t nin = ins.size();
   auto check = [&](const std::vector<i64>& sizes, const std::string& what) {
     double n = sizeof(C);
     for (i64 s : sizes) n *= static_cast<double>(s);
     check_scratch(ctx, n, what);
   };
-
-  // Each operand's distinct labels: extent and the sum of the strides of its dimensions (a
-  // label repeated in one operand walks the diagonal). A dimension of size 1 under a label of
-  // another size broadcasts: the operand is constant along it, so it leaves the label out.
-  struct axis {
-    int label;
-    i64 extent, stride;
-  };
-  std::vector<std::vector<axis>> axes(nin);
-  std::vector<int> holders(L, 0);  // terms that have each label
-  for (std::size_t k = 0; k < nin; ++k) {
-    const auto st = strides_of(ins[k]->sizes());
-    for (std::size_t d = 0; d < plan.operands[k].size(); ++d) {
-      const int l = plan.operands[k][d];
-      const i64 v = ins[k]->sizes()[d];
-      if (v == 1 && size[static_cast<std::size_t>(l)] != 1) continue;
-      auto it = std::find_if(axes[k].begin(), axes[k].end(), [&](const axis& a) { return a.label == l; });
-      if (it != axes[k].end()) it->stride += st[d];
-      else axes[k].push_back({l, v, st[d]});
-    }
-    for (const axis& a : axes[k]) ++holders[static_cast<std::size_t>(a.label)];
-  }
   std::vector<einsum_term<C>> terms(nin);
   for (std::size_t k = 0; k < nin; ++k) {
+    const einsum_rules::operand_step& op = plan.operands[k];
     einsum_term<C>& t = terms[k];
-    std::vector<i64> walk, strides, summed;
-    for (const axis& a : axes[k])
-      if (in_out[static_cast<std::size_t>(a.label)] || holders[static_cast<std::size_t>(a.label)] > 1) {
-        t.labels.push_back(a.label);
-        t.sizes.push_back(a.extent);
-        walk.push_back(a.extent);
-        strides.push_back(a.stride);
-      }
-    for (const axis& a : axes[k])
-      if (!in_out[static_cast<std::size_t>(a.label)] && holders[static_cast<std::size_t>(a.label)] == 1) {
-        summed.push_back(a.extent);
-        walk.push_back(a.extent);
-        strides.push_back(a.stride);
-        --holders[static_cast<std::size_t>(a.label)];
-      }
+    t.labels = op.t.labels;
+    t.sizes = op.t.sizes;
     check(t.sizes, "Einsum operand " + std::to_string(k));
     t.values.assign(static_cast<std::size_t>(product(t.sizes)), C(0));
-    const i64 nsum = product(summed);
+    const i64 nsum = op.summed();
     if (t.values.empty() || nsum == 0) continue;
     const T* src = ins[k]->data<T>();
-    strided_walker<1> w(walk, {strides});
+    strided_walker<1> w(op.walk, {op.strides});
     w.seek(0);
     for (C& v : t.values) {
       C acc = C(0);
@@ -1802,89 +1662,28 @@ void einsum_contract(context& ctx, const std::vector<const gpass::tensor*>& ins,
     }
   }
 
-  // contract pairs until one term is left; a label stays when the output or a third term has it
   const eigen_cpu& pol = ctx.policy();
-  std::vector<char> mark(L, 0);
-  auto kept = [&](int l, int here) { return in_out[static_cast<std::size_t>(l)] || holders[static_cast<std::size_t>(l)] > here; };
-  while (terms.size() > 1) {
-    std::size_t bi = 0, bj = 1;
-    if (terms.size() <= 64) {  // (beyond, left to right: the search is cubic in the operands)
-      double best = std::numeric_limits<double>::infinity();
-      for (std::size_t i = 0; i < terms.size(); ++i)
-        for (std::size_t j = i + 1; j < terms.size(); ++j) {
-          for (int l : terms[j].labels) mark[static_cast<std::size_t>(l)] = 1;
-          double n = 1;
-          for (std::size_t d = 0; d < terms[i].labels.size(); ++d) {
-            const int l = terms[i].labels[d];
-            if (!mark[static_cast<std::size_t>(l)] || kept(l, 2)) n *= static_cast<double>(terms[i].sizes[d]);
-          }
-          for (std::size_t d = 0; d < terms[j].labels.size(); ++d) {
-            const int l = terms[j].labels[d];
-            if (std::find(terms[i].labels.begin(), terms[i].labels.end(), l) == terms[i].labels.end())
-              n *= static_cast<double>(terms[j].sizes[d]);
-            mark[static_cast<std::size_t>(l)] = 0;
-          }
-          if (n < best) {
-            best = n;
-            bi = i;
-            bj = j;
-          }
-        }
-    }
-    const einsum_term<C>& a = terms[bi];
-    const einsum_term<C>& b = terms[bj];
-    // A as [batch, free A, summed] and B as [batch, summed, free B] (or either transposed)
-    std::vector<int> batch, sum, fa, fb;
-    std::vector<i64> out_sizes;
-    i64 nb = 1, M = 1, K = 1, N = 1;
-    for (std::size_t d = 0; d < a.labels.size(); ++d) {
-      const int l = a.labels[d];
-      if (std::find(b.labels.begin(), b.labels.end(), l) == b.labels.end()) continue;
-      if (kept(l, 2)) {
-        batch.push_back(l);
-        nb *= a.sizes[d];
-        out_sizes.push_back(a.sizes[d]);
-      } else {
-        sum.push_back(l);
-        K *= a.sizes[d];
-      }
-    }
-    for (std::size_t d = 0; d < a.labels.size(); ++d)
-      if (std::find(b.labels.begin(), b.labels.end(), a.labels[d]) == b.labels.end()) {
-        fa.push_back(a.labels[d]);
-        M *= a.sizes[d];
-        out_sizes.push_back(a.sizes[d]);
-      }
-    for (std::size_t d = 0; d < b.labels.size(); ++d)
-      if (std::find(a.labels.begin(), a.labels.end(), b.labels[d]) == a.labels.end()) {
-        fb.push_back(b.labels[d]);
-        N *= b.sizes[d];
-        out_sizes.push_back(b.sizes[d]);
-      }
-    auto cat = [](std::initializer_list<const std::vector<int>*> parts) {
-      std::vector<int> r;
-      for (const auto* p : parts) r.insert(r.end(), p->begin(), p->end());
-      return r;
-    };
-    const std::vector<int> a_mk = cat({&batch, &fa, &sum}), a_km = cat({&batch, &sum, &fa});
-    const std::vector<int> b_kn = cat({&batch, &sum, &fb}), b_nk = cat({&batch, &fb, &sum});
+  for (const einsum_rules::pair_step& ps : plan.pairs) {
+    const einsum_term<C>& a = terms[ps.a];
+    const einsum_term<C>& b = terms[ps.b];
     std::vector<C> a_copy, b_copy;
-    const bool ta = a.labels != a_mk && a.labels == a_km, tb = b.labels != b_kn && b.labels == b_nk;
-    if (a.labels != a_mk && !ta) {
+    if (!ps.a_to.empty()) {
       check(a.sizes, "Einsum transposed operand");
-      a_copy = einsum_permuted(a, a_mk);
+      a_copy = einsum_permuted(a, ps.a_to);
     }
-    if (b.labels != b_kn && !tb) {
+    if (!ps.b_to.empty()) {
       check(b.sizes, "Einsum transposed operand");
-      b_copy = einsum_permuted(b, b_kn);
+      b_copy = einsum_permuted(b, ps.b_to);
     }
     const C* ap = a_copy.empty() ? a.values.data() : a_copy.data();
     const C* bp = b_copy.empty() ? b.values.data() : b_copy.data();
     einsum_term<C> r;
-    r.labels = cat({&batch, &fa, &fb});
-    r.sizes = out_sizes;
+    r.labels = ps.r.labels;
+    r.sizes = ps.r.sizes;
     check(r.sizes, "Einsum intermediate");
     r.values.assign(static_cast<std::size_t>(product(r.sizes)), C(0));
+    const i64 M = ps.M, N = ps.N, K = ps.K;
+    const bool ta = ps.ta, tb = ps.tb;
     if (!r.values.empty() && K > 0) {
       C* rp = r.values.data();
       const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
@@ -1905,31 +1704,22 @@ void einsum_contract(context& ctx, const std::vector<const gpass::tensor*>& ins,
             ci[m * N + q] = acc;
           }
       };
-      if (pol.threads() > 1 && nb >= pol.threads()) {
-        pol.parallel_for(nb, work * mac_cost + 8, [&](i64 s, i64 e) {
+      if (pol.threads() > 1 && ps.nb >= pol.threads()) {
+        pol.parallel_for(ps.nb, work * mac_cost + 8, [&](i64 s, i64 e) {
           for (i64 i = s; i < e; ++i) one(i, false);
         });
       } else {
-        for (i64 i = 0; i < nb; ++i) one(i, true);
+        for (i64 i = 0; i < ps.nb; ++i) one(i, true);
       }
     }
-    for (int l : a.labels) --holders[static_cast<std::size_t>(l)];
-    for (int l : b.labels) --holders[static_cast<std::size_t>(l)];
-    for (int l : r.labels) ++holders[static_cast<std::size_t>(l)];
-    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(bj));
-    terms[bi] = std::move(r);
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(ps.b));
+    terms[ps.a] = std::move(r);
   }
 
-  // the last term has the output's labels (each held by some operand at full extent)
+  // the last term has the output's labels
   const einsum_term<C>& t = terms[0];
-  const auto st = strides_of(t.sizes);
-  std::vector<i64> ost;
-  for (int l : plan.output) {
-    const auto it = std::find(t.labels.begin(), t.labels.end(), l);
-    ost.push_back(it == t.labels.end() ? 0 : st[static_cast<std::size_t>(it - t.labels.begin())]);
-  }
   T* yp = y.data<T>();
-  strided_walker<1> w(y.sizes(), {ost});
+  strided_walker<1> w(y.sizes(), {plan.out_strides});
   w.seek(0);
   for (i64 i = 0; i < y.size(); ++i, w.next())
     yp[i] = t.values.empty() ? T(0) : static_cast<T>(t.values[static_cast<std::size_t>(w.offset(0))]);
@@ -2484,21 +2274,14 @@ inline void add_einsum(registry& r) {
                ranks.push_back(ins.back()->rank());
                if (ins.back()->element_type() != ins[0]->element_type()) ctx.fail("Einsum inputs have different element types");
              }
-             const einsum_plan plan = parse_einsum(equation, ranks, ctx.node());
-             const int L = 52 + plan.ellipsis_rank;
-             std::vector<i64> size(static_cast<std::size_t>(L), -1);
-             for (std::size_t k = 0; k < nin; ++k)
-               for (std::size_t d = 0; d < plan.operands[k].size(); ++d) {
-                 i64& s = size[static_cast<std::size_t>(plan.operands[k][d])];
-                 const i64 v = ins[k]->sizes()[d];
-                 if (s == -1 || s == 1) s = v;
-                 else if (v != s && v != 1) ctx.fail("Einsum dimension sizes " + std::to_string(s) + " and " + std::to_string(v) + " of one label differ");
-               }
-             std::vector<i64> ys;
-             for (int l : plan.output) ys.push_back(size[static_cast<std::size_t>(l)]);
+             const einsum_rules::plan plan = einsum_rules::parse(equation, ranks, ctx.node());
+             std::vector<std::vector<i64>> sizes;
+             for (const gpass::tensor* t : ins) sizes.push_back(t->sizes());
+             const std::vector<i64> size = einsum_rules::label_sizes(plan, sizes, ctx.node());
+             const std::vector<i64> ys = einsum_rules::output_sizes(plan, size);
              dispatch<einsum_types>(ins[0]->element_type(), ctx.node(), [&]<class T>() {
                gpass::tensor& y = ctx.allocate_output(0, ins[0]->element_type(), ys);
-               einsum_contract<T>(ctx, ins, plan, size, y);
+               einsum_contract<T>(ctx, ins, einsum_rules::make_schedule(plan, sizes, size), y);
              });
            };
          }});

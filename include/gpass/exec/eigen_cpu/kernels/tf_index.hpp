@@ -949,31 +949,13 @@ inline void register_tf_index_ops(registry& r) {
     return [kind, with_num](const kernel_node&) -> fn {
       return [kind, with_num](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
-        if (x.rank() < 1) ctx.fail("data must have rank >= 1");
         const gpass::tensor& ix = ctx.input(1);
         const gpass::tensor& ids = ctx.input(2);
-        if (ix.rank() != 1 || ids.rank() != 1) ctx.fail("indices and segment_ids must be vectors");
-        if (ix.size() != ids.size())
-          ctx.fail("indices has " + std::to_string(ix.size()) + " elements, segment_ids " + std::to_string(ids.size()));
+        tf_rules::check_sparse_segment_shapes(x.sizes(), ix.sizes(), ids.sizes(), ctx.node());
         const auto iv = int_values(ix, ctx.node(), "indices"), sv = int_values(ids, ctx.node(), "segment_ids");
-        i64 segments = 0;
-        if (!with_num && !sv.empty()) {
-          const auto num = checked_add(sv.back(), i64(1));  // (the id may be INT64_MAX)
-          if (!num) ctx.fail("segment id " + std::to_string(sv.back()) + " + 1 overflows int64");
-          segments = *num;
-        }
-        if (with_num) {
-          segments = scalar_int(ctx.input(3), ctx.node(), "num_segments");
-          if (segments < 0) ctx.fail("num_segments must be non-negative, got " + std::to_string(segments));
-        }
-        const i64 rows = x.sizes()[0];
-        for (std::size_t i = 0; i < sv.size(); ++i) {
-          if (iv[i] < 0 || iv[i] >= rows)
-            ctx.fail("indices[" + std::to_string(i) + "] = " + std::to_string(iv[i]) + " is not in [0, " + std::to_string(rows) + ")");
-          if (sv[i] < 0 || (i > 0 && sv[i] < sv[i - 1])) ctx.fail("segment ids are not increasing");
-          if (sv[i] >= segments)
-            ctx.fail("segment_ids[" + std::to_string(i) + "] = " + std::to_string(sv[i]) + " is not less than num_segments " + std::to_string(segments));
-        }
+        std::optional<i64> num;
+        if (with_num) num = scalar_int(ctx.input(3), ctx.node(), "num_segments");
+        const i64 segments = tf_rules::sparse_segment_count(x.sizes()[0], iv, sv, num, ctx.node());
         std::vector<i64> out = x.sizes();
         out[0] = segments;
         const i64 slice = prod(x.sizes(), 1, x.rank());

@@ -15,7 +15,8 @@
 /// element type, then sign * exp(sum log |u_ii|) with the signs of the permutation and of the
 /// pivots (a zero pivot gives a zero of that sign; an empty matrix 1).
 ///
-/// Bad `k`, sizes or shapes are errors naming the node, as on TensorFlow's CPU.
+/// Bad `k`, sizes or shapes are errors naming the node, as on TensorFlow's CPU (the diagonal
+/// ops' rules are `tf_rules`', shared with the CUDA kernels).
 /// Private (`gpass::exec::cpu_detail`).
 
 #include <algorithm>
@@ -40,83 +41,12 @@ namespace matrix_detail {
 using pod_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::int8_t, std::int16_t, std::int32_t,
                             std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
 
-/// Where the shorter diagonals of a band sit in their rows (V3's `align`).
-struct alignment {
-  bool super_left = true, sub_left = true;  // V1 and V2: LEFT_LEFT
-};
+using alignment = tf_rules::diag_alignment;
+using band = tf_rules::diag_band;
 
-inline alignment read_alignment(const kernel_node& n) {
-  if (!n.has_attr("align")) return {};
-  const std::string a = n.attr<std::string>("align");
-  if (a == "LEFT_LEFT") return {true, true};
-  if (a == "LEFT_RIGHT") return {true, false};
-  if (a == "RIGHT_LEFT") return {false, true};
-  if (a == "RIGHT_RIGHT") return {false, false};
-  n.fail("align must be LEFT_RIGHT, RIGHT_LEFT, LEFT_LEFT or RIGHT_RIGHT, got '" + a + "'");
-}
-
-/// The band [lower, upper] of input `k` (a scalar or one or two values, within int32 as
-/// TensorFlow's int32 `k`).
+/// The band [lower, upper] of input `k`.
 inline std::pair<i64, i64> read_band(const gpass::tensor& k, const kernel_node& n) {
-  const auto v = vector_ints(k, n, "k");
-  if (v.empty() || v.size() > 2) n.fail("k must have one or two elements, has " + std::to_string(v.size()));
-  for (i64 x : v)
-    if (x < INT32_MIN || x > INT32_MAX) n.fail("k value " + std::to_string(x) + " does not fit in int32");
-  if (v.front() > v.back())
-    n.fail("k's lower diagonal " + std::to_string(v.front()) + " is above its upper diagonal " +
-           std::to_string(v.back()));
-  return {v.front(), v.back()};
-}
-
-/// Both band ends must lie in a rows x cols matrix (0 always may, for empty matrices).
-inline void check_band_fits(const kernel_node& n, i64 rows, i64 cols, i64 lo, i64 hi) {
-  for (i64 d : {lo, hi})
-    if (d != 0 && (d <= -rows || d >= cols))
-      n.fail("diagonal " + std::to_string(d) + " is outside a " + std::to_string(rows) + "x" + std::to_string(cols) +
-             " matrix (k must be in (" + std::to_string(-rows) + ", " + std::to_string(cols) + "))");
-}
-
-/// The geometry of a band in a batch of rows x cols matrices, and of its diagonals' storage:
-/// diagonal d (from `hi` down to `lo`) is row `hi - d` of `len` elements.
-struct band {
-  i64 lo = 0, hi = 0, rows = 0, cols = 0, len = 0;
-  alignment align;
-  i64 count() const { return hi - lo + 1; }
-  /// Diagonal d's length and where it starts in its storage row.
-  std::pair<i64, i64> extent(i64 d) const {
-    const i64 n = std::max<i64>(0, std::min(rows + std::min<i64>(d, 0), cols - std::max<i64>(d, 0)));
-    const bool left = (d >= 0 && align.super_left) || (d <= 0 && align.sub_left);
-    return {n, left ? 0 : len - n};
-  }
-  /// The sizes of the band's storage for matrices of `sizes` (batch dims, then [count,] len).
-  std::vector<i64> storage_sizes(const std::vector<i64>& sizes) const {
-    std::vector<i64> out(sizes.begin(), sizes.end() - 2);
-    if (lo < hi) out.push_back(count());
-    out.push_back(len);
-    return out;
-  }
-  /// Calls f(matrix offset, storage offset) for each element of the band in one matrix.
-  template <class F>
-  void each(F&& f) const {
-    for (i64 d = hi; d >= lo; --d) {
-      const auto [n, at] = extent(d);
-      const i64 row0 = std::max<i64>(0, -d), col0 = std::max<i64>(0, d), base = (hi - d) * len + at;
-      for (i64 e = 0; e < n; ++e) f((row0 + e) * cols + col0 + e, base + e);
-    }
-  }
-};
-
-/// The band `k` (input `k_input`; V1: the main diagonal) of input 0's matrices (rank >= 2),
-/// checked to lie in them.
-inline band band_of_matrices(const context& ctx, std::size_t k_input, bool v1, alignment align) {
-  const auto& xs = ctx.input(0).sizes();
-  band b{.align = align};
-  if (!v1) std::tie(b.lo, b.hi) = read_band(ctx.input(k_input), ctx.node());
-  b.rows = xs[xs.size() - 2];
-  b.cols = xs[xs.size() - 1];
-  check_band_fits(ctx.node(), b.rows, b.cols, b.lo, b.hi);
-  b.len = std::max<i64>(0, std::min(b.rows + std::min<i64>(b.hi, 0), b.cols - std::max<i64>(b.lo, 0)));
-  return b;
+  return tf_rules::diag_band_ends(vector_ints(k, n, "k"), n);
 }
 
 /// The product of `sizes[0, e)` (sizes of a tensor that exists: no overflow).
@@ -130,10 +60,7 @@ inline i64 batch_of(const std::vector<i64>& sizes, std::size_t e) {
 template <class T>
 T padding(const context& ctx, std::size_t i, dtype want) {
   const gpass::tensor& p = ctx.input(i);
-  if (p.size() != 1 || p.rank() > 1) ctx.fail("padding_value must be a scalar, got sizes " + p.shape().to_string());
-  if (p.element_type() != want)
-    ctx.fail("padding_value is " + std::string(to_string(p.element_type())) + ", the diagonal " +
-             std::string(to_string(want)));
+  tf_rules::check_diag_padding(p.sizes(), p.element_type(), want, ctx.node());
   return p.data<T>()[0];
 }
 
@@ -141,50 +68,24 @@ T padding(const context& ctx, std::size_t i, dtype want) {
 inline void matrix_diag(context& ctx, bool v1, alignment align) {
   const gpass::tensor& x = ctx.input(0);
   const kernel_node& node = ctx.node();
-  if (x.rank() < 1) ctx.fail("diagonal must have rank >= 1, got " + x.shape().to_string());
-  band b{.align = align};
+  std::pair<i64, i64> k{0, 0};
   i64 rows = -1, cols = -1;
   if (!v1) {
-    std::tie(b.lo, b.hi) = read_band(ctx.input(1), node);
+    k = read_band(ctx.input(1), node);
     rows = scalar_int(ctx.input(2), node, "num_rows");
     cols = scalar_int(ctx.input(3), node, "num_cols");
   }
-  const auto& xs = x.sizes();
-  const std::size_t r = xs.size();
-  if (b.lo < b.hi && (r < 2 || xs[r - 2] != b.count()))
-    ctx.fail("diagonal " + x.shape().to_string() + " does not hold the " + std::to_string(b.count()) +
-             " diagonals of k [" + std::to_string(b.lo) + ", " + std::to_string(b.hi) +
-             "] (its dim -2 must be their number)");
-  b.len = xs[r - 1];
-  const i64 min_rows = b.len - std::min<i64>(b.hi, 0), min_cols = b.len + std::max<i64>(b.lo, 0);
-  if (rows < -1 || (rows != -1 && rows < min_rows))
-    ctx.fail("num_rows " + std::to_string(rows) + " is less than the " + std::to_string(min_rows) +
-             " rows the diagonals need");
-  if (cols < -1 || (cols != -1 && cols < min_cols))
-    ctx.fail("num_cols " + std::to_string(cols) + " is less than the " + std::to_string(min_cols) +
-             " columns the diagonals need");
-  if (rows == -1 && cols == -1) rows = cols = std::max(min_rows, min_cols);
-  else if (rows == -1) rows = min_rows;
-  else if (cols == -1) cols = min_cols;
-  if (rows != min_rows && cols != min_cols)
-    ctx.fail("num_rows " + std::to_string(rows) + " and num_cols " + std::to_string(cols) +
-             " do not fit the diagonals: one of them must be the least size (" + std::to_string(min_rows) +
-             " rows or " + std::to_string(min_cols) + " columns)");
-  b.rows = rows;
-  b.cols = cols;
-  const std::size_t lead = b.lo == b.hi ? r - 1 : r - 2;
-  std::vector<i64> out(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(lead));
-  const i64 batch = batch_of(xs, lead);
-  out.push_back(rows);
-  out.push_back(cols);
-  gpass::tensor& y = ctx.allocate_output(0, x.element_type(), std::move(out));
+  const tf_rules::diag_plan plan = tf_rules::plan_matrix_diag(x.sizes(), k, rows, cols, align, node);
+  const band& b = plan.b;
+  const i64 batch = plan.batch;
+  gpass::tensor& y = ctx.allocate_output(0, x.element_type(), plan.out);
   dispatch<pod_types>(x.element_type(), node, [&]<class T>() {
     const T pad = v1 ? T{} : padding<T>(ctx, 4, x.element_type());
     const T* in = x.data<T>();
     T* o = y.data<T>();
     std::fill(o, o + y.size(), pad);
     if (y.size() == 0) return;
-    const i64 mat = rows * cols, diags = b.count() * b.len;  // within the sizes of tensors that exist
+    const i64 mat = b.rows * b.cols, diags = b.count() * b.len;  // within the sizes of tensors that exist
     for (i64 k = 0; k < batch; ++k) b.each([&](i64 at, i64 from) { o[k * mat + at] = in[k * diags + from]; });
   });
 }
@@ -193,8 +94,7 @@ inline void matrix_diag(context& ctx, bool v1, alignment align) {
 inline void matrix_diag_part(context& ctx, bool v1, alignment align) {
   const gpass::tensor& x = ctx.input(0);
   const kernel_node& node = ctx.node();
-  if (x.rank() < 2) ctx.fail("input must have rank >= 2, got " + x.shape().to_string());
-  const band b = band_of_matrices(ctx, 1, v1, align);
+  const band b = tf_rules::diag_band_of_matrices(x.sizes(), v1 ? std::pair<i64, i64>{0, 0} : read_band(ctx.input(1), node), align, node);
   const auto& xs = x.sizes();
   const i64 batch = batch_of(xs, xs.size() - 2);
   const std::vector<i64> out = b.storage_sizes(xs);
@@ -215,18 +115,9 @@ inline void matrix_set_diag(context& ctx, bool v1, alignment align) {
   const gpass::tensor& x = ctx.input(0);
   const gpass::tensor& dg = ctx.input(1);
   const kernel_node& node = ctx.node();
-  if (x.rank() < 2) ctx.fail("input must have rank >= 2, got " + x.shape().to_string());
-  if (dg.rank() < 1) ctx.fail("diagonal must have rank >= 1, got " + dg.shape().to_string());
-  if (dg.element_type() != x.element_type())
-    ctx.fail("diagonal is " + std::string(to_string(dg.element_type())) + ", input " +
-             std::string(to_string(x.element_type())));
-  const band b = band_of_matrices(ctx, 2, v1, align);
+  const band b = tf_rules::plan_matrix_set_diag(x.sizes(), x.element_type(), dg.sizes(), dg.element_type(),
+                                                 v1 ? std::pair<i64, i64>{0, 0} : read_band(ctx.input(2), node), align, node);
   const auto& xs = x.sizes();
-  const std::vector<i64> want = b.storage_sizes(xs);
-  if (dg.sizes() != want)
-    ctx.fail("diagonal has shape " + dg.shape().to_string() + ", expected " + shape::of(want).to_string() +
-             " for input " + x.shape().to_string() + " and k [" + std::to_string(b.lo) + ", " + std::to_string(b.hi) +
-             "]");
   const i64 batch = batch_of(xs, xs.size() - 2);
   gpass::tensor& y = ctx.allocate_output(0, x.element_type(), xs);
   dispatch<pod_types>(x.element_type(), node, [&]<class T>() {
@@ -272,7 +163,7 @@ inline void register_tf_matrix(registry& r) {
       const bool v1 = *suffix == '\0';
       r.add({.domain = domain, .op = std::string(base) + suffix, .dtypes = pod_types::dtypes(),
              .make = [v1, run](const kernel_node& n) -> fn {
-               const alignment a = read_alignment(n);
+               const alignment a = tf_rules::read_diag_alignment(n);
                return [v1, run, a](context& ctx) { run(ctx, v1, a); };
              }});
     }

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA kernels of tf_sparse.hpp (SparseSegmentSum / Mean / SqrtN and their WithNumSegments
+// forms): which nodes the GPU serves (no GPU needed), each op against the Eigen CPU kernel on a
+// GPU (bit for bit: the same sums in the same order; without a GPU, the CPU side of each
+// comparison runs), and the errors naming the node.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/cuda.hpp>
+
+#include "fixture.hpp"
+
+namespace gpass_test_cuda_tf_sparse {
+
+namespace {
+
+using namespace gpass_test_cuda::prelude;
+using gpass_test_cuda::run_cpu;
+using gpass_test_cuda::run_gpu;
+
+gpass::exec::kernel_node tf(std::string op) { return node(std::move(op), 1, {}, 1, "tf"); }
+
+tensor i32s(std::vector<std::int32_t> v, ints sizes) { return tensor::from<std::int32_t>(std::move(v), std::move(sizes)); }
+tensor i64s(ints v, ints sizes) { return tensor::from<i64>(std::move(v), std::move(sizes)); }
+
+const char* const reductions[] = {"SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"};
+
+}  // namespace
+
+TEST_CASE("cuda: the TensorFlow sparse segment reductions the GPU serves") {
+  for (const char* base : reductions)
+    for (const char* suffix : {"", "WithNumSegments"}) {
+      const std::string op = std::string(base) + suffix;
+      CAPTURE(op);
+      for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
+        CHECK(gpass_test_cuda::serves_in("tf", op.c_str(), {t, dtype::int32, dtype::int64}));
+      CHECK_FALSE(gpass_test_cuda::serves_in("tf", op.c_str(), {dtype::int32, dtype::int32, dtype::int32}));
+    }
+}
+
+TEST_CASE("cuda: TensorFlow SparseSegmentSum, Mean and SqrtN match the CPU kernels bit for bit") {
+  GPASS_GPU_OR_CPU_SIDE();
+  const auto data = rnd({6, 3, 4}, 1);
+  // repeated and unordered indices; gaps in the ids (empty segments are 0); one segment; rows
+  // of one element; int64 indices and ids
+  const auto idx = i32s({5, 0, 0, 3, 2, 5, 1}, {7});
+  const auto ids = i32s({0, 0, 2, 2, 2, 3, 6}, {7});
+  for (const char* op : reductions) {
+    CAPTURE(op);
+    differential(tf(op), {data, idx, ids}, 0, 0);
+    differential(tf(op), {data, i32s({4, 4, 4}, {3}), i32s({0, 0, 0}, {3})}, 0, 0);
+    differential(tf(op), {rnd({5}, 2), i64s({0, 2, 4, 1}, {4}), i64s({1, 1, 2, 2}, {4})}, 0, 0);
+    differential(tf(op), {rnd({4, 7}, 3, dtype::f64), i32s({3, 1, 0}, {3}), i64s({0, 1, 1}, {3})}, 0, 0);
+    differential(tf(op), {rnd({4, 5}, 4, dtype::f16), i32s({3, 1, 0, 2}, {4}), i32s({0, 0, 0, 1}, {4})}, 0, 0);
+    differential(tf(op), {rnd({4, 5}, 5, dtype::bf16), i32s({3, 1, 0, 2}, {4}), i32s({0, 1, 1, 1}, {4})}, 0, 0);
+    // no indices: no segments (without num_segments), or num_segments zero rows
+    differential(tf(op), {data, i32s({}, {0}), i32s({}, {0})}, 0, 0);
+    const std::string with = std::string(op) + "WithNumSegments";
+    differential(tf(with), {data, i32s({}, {0}), i32s({}, {0}), tensor::scalar<std::int32_t>(3)}, 0, 0);
+    // num_segments past the last id; the last id exactly
+    differential(tf(with), {data, idx, ids, tensor::scalar<std::int32_t>(9)}, 0, 0);
+    differential(tf(with), {data, idx, ids, tensor::scalar<i64>(7)}, 0, 0);
+    // a long segment (more terms than a warp), wide rows
+    std::vector<std::int32_t> many, zeros;
+    for (int i = 0; i < 300; ++i) {
+      many.push_back(i % 17);
+      zeros.push_back(i < 150 ? 0 : 1);
+    }
+    differential(tf(op), {rnd({17, 300}, 6), i32s(many, {300}), i32s(zeros, {300})}, 0, 0);
+  }
+}
+
+TEST_CASE("cuda: the TensorFlow sparse segment reductions fail as the CPU's do, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  const auto data = rnd({4, 2}, 1);
+  fails(tf("SparseSegmentSum"), {tensor::scalar(1.0f), i32s({0}, {1}), i32s({0}, {1})}, "data must have rank >= 1");
+  fails(tf("SparseSegmentSum"), {data, i32s({0, 1}, {1, 2}), i32s({0, 0}, {2})}, "must be vectors");
+  fails(tf("SparseSegmentMean"), {data, i32s({0, 1}, {2}), i32s({0}, {1})}, "indices has 2 elements, segment_ids 1");
+  fails(tf("SparseSegmentMean"), {data, i32s({0, 4}, {2}), i32s({0, 0}, {2})}, "indices[1] = 4 is not in [0, 4)");
+  fails(tf("SparseSegmentSqrtN"), {data, i32s({0, 1, 2}, {3}), i32s({1, 0, 2}, {3})}, "segment ids are not increasing");
+  fails(tf("SparseSegmentSqrtN"), {data, i32s({0}, {1}), i32s({-1}, {1})}, "segment ids are not increasing");
+  fails(tf("SparseSegmentSumWithNumSegments"), {data, i32s({0, 1}, {2}), i32s({0, 2}, {2}), tensor::scalar<std::int32_t>(2)},
+        "is not less than num_segments 2");
+  fails(tf("SparseSegmentSumWithNumSegments"), {data, i32s({0}, {1}), i32s({0}, {1}), tensor::scalar<std::int32_t>(-1)},
+        "num_segments must be non-negative");
+  fails(tf("SparseSegmentSum"), {data, i64s({0}, {1}), i64s({std::numeric_limits<i64>::max()}, {1})}, "overflows int64");
+  fails(tf("SparseSegmentSum"), {data, tensor::from<float>({0}, {1}), i32s({0}, {1})}, "indices");
+}
+
+}  // namespace gpass_test_cuda_tf_sparse
