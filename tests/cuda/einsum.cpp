@@ -63,6 +63,7 @@ TEST_CASE("cuda: Einsum matches the CPU kernel") {
       {"ij,ij->ij", {{3, 4}, {3, 4}}},                 // element-wise (all batch)
       {"ij,jk->ik", {{3, 0}, {0, 4}}},                 // an empty contraction: zeros
       {"ij,jk->ik", {{0, 5}, {5, 4}}},                 // an empty output
+      {"abcdefghijklm,mlkjihgfedcba->", {ints(13, 2), ints(13, 2)}},  // a permutation of 13 dimensions
   };
   for (const auto& c : cases) {
     CAPTURE(c.eq);

@@ -111,7 +111,8 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK(serves("ReluGrad", {dtype::f32, dtype::f32}));
   CHECK(serves("SplitV", {dtype::int64, dtype::int32, dtype::int32}));
   CHECK(serves("FusedBatchNormV3", {dtype::f32}, {{"is_training", false}}));
-  CHECK_FALSE(serves("FusedBatchNormV3", {dtype::f32}, {{"is_training", true}}));  // batch statistics: the CPU
+  CHECK(serves("FusedBatchNormV3", {dtype::f32}, {{"is_training", true}}));  // (batch statistics: tf_batch_norm.hpp)
+  CHECK_FALSE(serves("FusedBatchNormV3", {dtype::f32}, {{"is_training", true}, {"data_format", std::string("NCHW")}}));
   CHECK_FALSE(serves("Unpack", {dtype::string}));
   CHECK(serves("BiasAddGrad", {dtype::bf16}));
   CHECK_FALSE(serves("BiasAddGrad", {dtype::int32}));

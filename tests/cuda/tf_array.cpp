@@ -85,6 +85,15 @@ TEST_CASE("cuda: the TensorFlow array, segment and product ops the GPU serves") 
   CHECK(serves("Conv2DBackpropInput", {i32, f, f}));
   CHECK_FALSE(serves("Conv2DBackpropInput", {i32, f, f}, {{"data_format", std::string("NCHW")}}));  // (the CPU's: NHWC only)
   CHECK(serves("DepthwiseConv2dNativeBackpropInput", {i32, dtype::f64, dtype::f64}));
+  CHECK(serves("Conv3DBackpropInputV2", {i32, f, f}));
+  CHECK(serves("Conv3DBackpropFilterV2", {dtype::f64, i32, dtype::f64}));
+  CHECK(serves("MaxPool3DGrad", {f, f, f}));
+  CHECK(serves("AvgPool3DGrad", {i32, dtype::f64}));
+  CHECK_FALSE(serves("MaxPool3DGrad", {dtype::f16, dtype::f16, dtype::f16}));
+  for (const char* op : {"Conv3D", "MaxPool3D", "AvgPool3D"}) {
+    CHECK(serves(op, {f, f}));
+    CHECK_FALSE(serves(op, {f, f}, {{"data_format", std::string("NCDHW")}}));  // (the CPU's: NDHWC only)
+  }
   CHECK(serves("Conv2DBackpropFilter", {f, i32, f}));
   CHECK(serves("DepthwiseConv2dNativeBackpropFilter", {dtype::f64, i32, dtype::f64}));
   CHECK_FALSE(serves("Conv2DBackpropFilter", {f, i32, f}, {{"data_format", std::string("NCHW")}}));
@@ -327,11 +336,48 @@ TEST_CASE("cuda: TensorFlow Conv2DBackpropInput / Filter and DepthwiseConv2dNati
     std::vector<std::int32_t> fsizes(f.sizes().begin(), f.sizes().end());
     differential(tf(dw ? "DepthwiseConv2dNativeBackpropFilter" : "Conv2DBackpropFilter", a), {rnd(c.input, 83), i32s(fsizes, {4}), dy}, 1e-4, 1e-4);
   }
+  // the 3-D gradients (NDHWC): SAME with the odd plane at the end, VALID leaving planes unread, dilations
+  for (const std::string padding : {"SAME", "VALID"}) {
+    CAPTURE(padding);
+    const gpass::attribute_map a3{{"padding", padding}, {"strides", ints{1, 2, 1, 2, 1}}, {"dilations", ints{1, 1, 2, 1, 1}}};
+    const auto x3 = rnd({2, 6, 7, 5, 3}, 96);
+    const auto f3 = rnd({3, 2, 2, 3, 4}, 97);
+    const auto dy3 = rnd(run_cpu(tf("Conv3D", a3), {x3, f3}).at(0).sizes(), 98);
+    differential(tf("Conv3DBackpropInputV2", a3), {i32s({2, 6, 7, 5, 3}, {5}), f3, dy3}, 1e-4, 1e-4);
+    differential(tf("Conv3DBackpropFilterV2", a3), {x3, i32s({3, 2, 2, 3, 4}, {5}), dy3}, 1e-4, 1e-4);
+  }
   // a filter gradient in f64, and one whose input has no images (zeros)
   const gpass::attribute_map same{{"padding", std::string("SAME")}, {"strides", ints{1, 1, 1, 1}}};
   const auto x64 = rnd({2, 5, 4, 3}, 84, dtype::f64);
   differential(tf("Conv2DBackpropFilter", same), {x64, i32s({3, 3, 3, 2}, {4}), rnd({2, 5, 4, 2}, 85, dtype::f64)}, 1e-10, 1e-10);
+  differential(tf("DepthwiseConv2dNativeBackpropFilter", same), {x64, i32s({3, 3, 3, 2}, {4}), rnd({2, 5, 4, 6}, 86, dtype::f64)}, 1e-10, 1e-10);
   differential(tf("Conv2DBackpropFilter", same), {tensor(dtype::f32, {0, 5, 4, 3}), i32s({3, 3, 3, 2}, {4}), tensor(dtype::f32, {0, 5, 4, 2})});
+}
+
+TEST_CASE("cuda: TensorFlow Conv3D, MaxPool3D, AvgPool3D and the 3-D pools' gradients match the CPU kernels") {
+  GPASS_GPU_OR_CPU_SIDE();
+  // SAME with the odd plane at the end, VALID leaving planes unread, strides, dilations (Conv3D)
+  for (const std::string padding : {"SAME", "VALID"}) {
+    CAPTURE(padding);
+    const auto x = rnd({2, 5, 6, 7, 3}, 90);
+    const gpass::attribute_map conv{{"padding", padding}, {"strides", ints{1, 2, 1, 2, 1}}};
+    const gpass::attribute_map dilated{{"padding", padding}, {"strides", ints{1, 1, 1, 1, 1}}, {"dilations", ints{1, 2, 1, 2, 1}}};
+    differential(tf("Conv3D", conv), {x, rnd({3, 2, 3, 3, 4}, 91)}, 1e-4, 1e-4);
+    differential(tf("Conv3D", dilated), {x, rnd({2, 3, 2, 3, 2}, 92)}, 1e-4, 1e-4);
+    const gpass::attribute_map pool{{"padding", padding}, {"ksize", ints{1, 2, 3, 2, 1}}, {"strides", ints{1, 2, 2, 1, 1}}};
+    differential(tf("MaxPool3D", pool), {x}, 0, 0);
+    differential(tf("AvgPool3D", pool), {x}, 1e-5, 1e-6);
+    differential(tf("MaxPool3D", pool), {rnd({1, 4, 4, 4, 2}, 93, dtype::f64)}, 0, 0);
+    // their gradients: the 3-D max to every input within 1e-5 of the window's maximum (ties
+    // from a coarse grid of values), the average over the valid positions, bit for bit
+    const auto xt = rnd({2, 5, 6, 7, 3}, 94, dtype::f32, -2, 2);
+    tensor coarse(dtype::f32, xt.sizes());
+    for (i64 i = 0; i < xt.size(); ++i) coarse.data<float>()[i] = std::round(xt.data<float>()[i] * 2) / 2;
+    const auto y = run_cpu(tf("MaxPool3D", pool), {coarse}).at(0);
+    const auto dy = rnd(y.sizes(), 95);
+    differential(tf("MaxPool3DGrad", pool), {coarse, y, dy}, 0, 0);
+    differential(tf("AvgPool3DGrad", pool), {i32s({2, 5, 6, 7, 3}, {5}), dy}, 0, 0);
+  }
 }
 
 TEST_CASE("cuda: TensorFlow MaxPoolGrad and AvgPoolGrad match the CPU kernels") {

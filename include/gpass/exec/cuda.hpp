@@ -33,7 +33,12 @@
 #include <gpass/exec/cuda/kernels/sequence.hpp>
 #include <gpass/exec/cuda/kernels/tf.hpp>
 #include <gpass/exec/cuda/kernels/tf_array.hpp>
+#include <gpass/exec/cuda/kernels/tf_batch_norm.hpp>
+#include <gpass/exec/cuda/kernels/tf_color.hpp>
+#include <gpass/exec/cuda/kernels/tf_fake_quant.hpp>
+#include <gpass/exec/cuda/kernels/tf_image.hpp>
 #include <gpass/exec/cuda/kernels/tf_matrix.hpp>
+#include <gpass/exec/cuda/kernels/tf_random.hpp>
 #include <gpass/exec/cuda/kernels/tf_sparse.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
@@ -66,6 +71,11 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_tf_array(r);
   register_cuda_tf_matrix(r);
   register_cuda_tf_sparse(r);
+  register_cuda_tf_random(r);
+  register_cuda_tf_image(r);
+  register_cuda_tf_batch_norm(r);
+  register_cuda_tf_fake_quant(r);
+  register_cuda_tf_color(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -79,7 +89,10 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
                       cuda_rnn::rnn_generated_sources(), tf_generated_sources(), tf_array_generated_sources(),
-                      tf_matrix_generated_sources(), tf_sparse_generated_sources(), einsum_generated_sources()})
+                      tf_matrix_generated_sources(), tf_sparse_generated_sources(), einsum_generated_sources(),
+                      tf_random_generated_sources(), tf_image_generated_sources(),
+                      tf_batch_norm_generated_sources(), tf_fake_quant_generated_sources(),
+                      tf_color_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

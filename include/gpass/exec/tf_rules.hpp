@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -926,6 +927,129 @@ inline i64 sparse_segment_count(i64 rows, const std::vector<i64>& iv, const std:
       n.fail("segment_ids[" + std::to_string(i) + "] = " + std::to_string(sv[i]) + " is not less than num_segments " + std::to_string(segments));
   }
   return segments;
+}
+
+// ---- the image resizes: ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic, ResizeArea ----
+
+/// TensorFlow's resize scale: (in - 1) / (out - 1) with align_corners (and out > 1), else in / out.
+inline float resize_scale(i64 in, i64 out, bool align_corners) {
+  return align_corners && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+                                  : static_cast<float>(in) / static_cast<float>(out);
+}
+
+/// TensorFlow's resize attributes: align_corners and half_pixel_centers (not both).
+struct resize_attrs {
+  bool align = false, half = false;
+};
+inline resize_attrs read_resize_attrs(const kernel_node& n) {
+  const resize_attrs a{flag(n, "align_corners", false), flag(n, "half_pixel_centers", false)};
+  if (a.align && a.half) n.fail("align_corners and half_pixel_centers cannot both be true");
+  return a;
+}
+
+/// The sizes of a resize of an NHWC image of `xs` to `size`'s (height, width) values, checked.
+struct resize_sizes {
+  i64 N = 0, H = 0, W = 0, C = 0, OH = 0, OW = 0;
+};
+inline resize_sizes resize_geometry(const std::vector<i64>& xs, const std::vector<i64>& size, const kernel_node& n) {
+  if (xs.size() != 4) n.fail("images must be 4-D (NHWC), got " + shape::of(xs).to_string());
+  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) n.fail("size must be 2 positive values");
+  // (every resize reads the image's edge rows and columns: index in_n - 1)
+  if (xs[1] == 0 || xs[2] == 0) n.fail("cannot resize an empty image (input image must be of non-zero size)");
+  return {xs[0], xs[1], xs[2], xs[3], size[0], size[1]};
+}
+
+/// ResizeBilinear's taps of each output position of an axis: the two input positions (both
+/// clamped: float rounding of i * scale may pass in_n - 1 for sizes past 2^24) and the
+/// fraction between them.
+struct bilinear_tap {
+  i64 lo, hi;
+  float lerp;
+};
+inline std::vector<bilinear_tap> bilinear_axis(i64 out_n, i64 in_n, float scale, bool half) {
+  std::vector<bilinear_tap> v(static_cast<std::size_t>(out_n));
+  for (i64 i = 0; i < out_n; ++i) {
+    const float in = half ? (static_cast<float>(i) + 0.5f) * scale - 0.5f : static_cast<float>(i) * scale;
+    const float f = std::floor(in);
+    v[static_cast<std::size_t>(i)] = {std::clamp<i64>(static_cast<i64>(f), 0, in_n - 1),
+                                      std::clamp<i64>(static_cast<i64>(std::ceil(in)), 0, in_n - 1), in - f};
+  }
+  return v;
+}
+
+/// ResizeNearestNeighbor's input position of each output position of an axis.
+inline std::vector<i64> nearest_axis(i64 out_n, i64 in_n, float scale, bool align, bool half) {
+  std::vector<i64> v(static_cast<std::size_t>(out_n));
+  for (i64 i = 0; i < out_n; ++i) {
+    const float in = half ? (static_cast<float>(i) + 0.5f) * scale : static_cast<float>(i) * scale;
+    const i64 s = std::min<i64>(align ? static_cast<i64>(std::round(in)) : static_cast<i64>(std::floor(in)), in_n - 1);
+    v[static_cast<std::size_t>(i)] = half ? std::max<i64>(s, 0) : s;
+  }
+  return v;
+}
+
+/// ResizeBicubic's four taps of each output position of an axis, TensorFlow's: the cubic
+/// weights of the fraction read from a 1025-entry table (the fraction rounded to 1/1024),
+/// a = -0.75 with the taps clamped to the edge, or with half_pixel_centers Keys' a = -0.5 with
+/// the taps outside the image weighted 0 and the rest renormalized.
+struct bicubic_taps {
+  std::array<i64, 4> at;
+  std::array<float, 4> w;
+};
+inline std::vector<bicubic_taps> bicubic_axis(i64 out_n, i64 in_n, float scale, bool half) {
+  constexpr i64 table_size = 1024;
+  const double a = half ? -0.5 : -0.75;
+  std::vector<float> table(2 * (table_size + 1));
+  for (i64 i = 0; i <= table_size; ++i) {
+    float t = static_cast<float>(static_cast<double>(i) / table_size);
+    table[static_cast<std::size_t>(2 * i)] = static_cast<float>(((a + 2) * t - (a + 3)) * t * t + 1);
+    t += 1.0f;
+    table[static_cast<std::size_t>(2 * i + 1)] = static_cast<float>(((a * t - 5 * a) * t + 8 * a) * t - 4 * a);
+  }
+  std::vector<bicubic_taps> v(static_cast<std::size_t>(out_n));
+  for (i64 o = 0; o < out_n; ++o) {
+    const float in = half ? (static_cast<float>(o) + 0.5f) * scale - 0.5f : static_cast<float>(o) * scale;
+    const i64 lo = static_cast<i64>(std::floor(in));
+    const i64 off = static_cast<i64>(std::lrintf((in - static_cast<float>(lo)) * static_cast<float>(table_size)));
+    const std::array<float, 4> w{table[static_cast<std::size_t>(off * 2 + 1)], table[static_cast<std::size_t>(off * 2)],
+                                 table[static_cast<std::size_t>((table_size - off) * 2)],
+                                 table[static_cast<std::size_t>((table_size - off) * 2 + 1)]};
+    bicubic_taps& t = v[static_cast<std::size_t>(o)];
+    float sum = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const i64 want = lo - 1 + static_cast<i64>(k);
+      t.at[k] = std::clamp<i64>(want, 0, in_n - 1);
+      t.w[k] = !half || t.at[k] == want ? w[k] : 0.0f;
+      sum += t.w[k];
+    }
+    if (half && std::abs(sum) >= 1000.0f * std::numeric_limits<float>::min()) {
+      const float inv = 1.0f / sum;
+      for (float& wk : t.w) wk *= inv;
+    }
+  }
+  return v;
+}
+
+/// ResizeArea's cells of each output position of an axis, TensorFlow's: output cell [o*s,
+/// (o+1)*s) covers input cells floor(o*s) .. ceil((o+1)*s)-1, each weighted by the part of it
+/// inside the output cell (indices past the image clamped to its edge).
+struct area_cells {
+  std::vector<i64> at;
+  std::vector<float> w;
+};
+inline std::vector<area_cells> area_axis(i64 out_n, i64 in_n, float scale) {
+  std::vector<area_cells> v(static_cast<std::size_t>(out_n));
+  for (i64 o = 0; o < out_n; ++o) {
+    const float in0 = static_cast<float>(o) * scale, in1 = static_cast<float>(o + 1) * scale;
+    const i64 first = static_cast<i64>(std::floor(in0)), end = static_cast<i64>(std::ceil(in1));
+    area_cells& c = v[static_cast<std::size_t>(o)];
+    for (i64 i = first; i < end; ++i) {
+      const float lo = static_cast<float>(i), hi = static_cast<float>(i + 1);
+      c.at.push_back(std::clamp<i64>(i, 0, in_n - 1));
+      c.w.push_back(lo < in0 ? (hi > in1 ? scale : hi - in0) : (hi > in1 ? in1 - lo : 1.0f));
+    }
+  }
+  return v;
 }
 
 }  // namespace gpass::exec::tf_rules

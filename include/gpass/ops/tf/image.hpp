@@ -185,6 +185,25 @@ std::int64_t patch_output_size(std::int64_t in, std::int64_t k, std::int64_t str
   return out;
 }
 
+/// ExtractImagePatches' geometry along one axis: its input size, taps, stride, rate, output
+/// size and the padding before it (SAME: half the total, the odd cell at the end).
+struct patch_axis {
+  std::int64_t in = 0, k = 0, stride = 0, rate = 0, out = 0, pad = 0;
+};
+template <class Fail>
+patch_axis patch_geometry(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t rate, bool same, Fail&& fail) {
+  patch_axis a{in, k, stride, rate, 0, 0};
+  a.out = patch_output_size(in, k, stride, rate, same, fail);
+  if (same) {
+    const std::int64_t eff = k + (k - 1) * (rate - 1);  // (checked by patch_output_size)
+    const auto steps = checked_mul(std::max<std::int64_t>(a.out - 1, 0), stride);
+    const auto need = steps ? checked_add(*steps, eff) : std::nullopt;
+    if (!need) fail("ExtractImagePatches' padding overflows");
+    a.pad = std::max<std::int64_t>(0, *need - in) / 2;
+  }
+  return a;
+}
+
 /// ExtractImagePatches' attribute `a` (ksizes / strides / rates): 4 values, 1 at the batch and
 /// depth, >= 1 elsewhere; returns the two spatial ones.
 template <class Fail>

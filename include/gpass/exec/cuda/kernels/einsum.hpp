@@ -5,9 +5,8 @@
 /// contraction `einsum_rules::schedule` plans, as the CPU kernel runs it — each operand's
 /// sums and diagonals by one generated kernel (a thread per element of the operand's term,
 /// adding in the CPU's order, in the compute type), each pairwise contraction as one strided
-/// batched cuBLASLt product (its operands permuted first by the move library where neither
-/// layout nor its transpose fits), and the last term read into the output by the same
-/// generated kernel. Intermediates are in the compute type (f32 for f16 / bf16, as the CPU);
+/// batched cuBLASLt product (its operands permuted first, by the same generated kernel, where
+/// neither layout nor its transpose fits), and the last term read into the output by it too. Intermediates are in the compute type (f32 for f16 / bf16, as the CPU);
 /// f32, f64, f16 and bf16 (integer Einsum stays on the CPU).
 
 #include <climits>
@@ -77,7 +76,7 @@ inline dtype compute_of(dtype t) { return t == dtype::f64 ? dtype::f64 : dtype::
 
 /// One node's generated kernels and cuBLASLt plans.
 struct einsum_state {
-  cuda_detail::lazy_library lib, moves;
+  cuda_detail::lazy_library lib;
   cuda_linalg::lt_state lt;
 };
 
@@ -124,8 +123,9 @@ inline void einsum_run(context& ctx, einsum_state& st, const einsum_rules::sched
     auto permuted = [&](std::size_t i, const std::vector<int>& to) {
       check(shapes[i].sizes, "Einsum transposed operand");
       const auto [sz, src_st] = einsum_rules::permuted_view(shapes[i], to);
+      // (einsum_sum's plain read: a term may have more dimensions than the move library's views)
       cuda_tensor c = pol.allocate_tensor(w, sz, ctx.stream());
-      if (c.size() > 0) cuda_array_detail::move(ctx, st.moves, w, c.data(), terms[i].data(), sz, src_st, shape_rules::strides_of(sz), 0);
+      einsum_walk(ctx, st, w, terms[i].data(), w, c.data(), c.size(), sz, src_st, sz.size(), 1, true);
       return c;
     };
     const cuda_tensor a = ps.a_to.empty() ? terms[ps.a] : permuted(ps.a, ps.a_to);

@@ -1208,46 +1208,61 @@ inline std::unique_ptr<conv_plan> make_wgrad_plan(cudnnHandle_t h, const context
   return p;
 }
 
-/// The window of a 2-D convolution whose gradient `conv2d_filter_grad` takes: the filter's
-/// sizes, strides, dilations, the rows / columns of zeros before the input (`pt`, `pl`), groups.
-struct conv2d_window {
-  i64 KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, pt = 0, pl = 0, G = 1;
+/// The window of a 2-D or 3-D convolution whose filter gradient `conv_filter_grad` takes, per
+/// spatial dimension: the filter's sizes, strides, dilations, the cells of zeros before the
+/// input; and the groups.
+struct conv_window {
+  std::vector<i64> k, stride, dil, pad;
+  i64 G = 1;
 };
 
-/// dw [M, C / G, KH, KW] of the 2-D convolution y = conv(x, w) with x [N, C, H, W] and its
-/// output gradient dy [N, M, OH, OW] (all NCHW, non-empty): the windows start `pt` / `pl`
-/// before the input and read zeros outside it. Where the zeros before and after the input
-/// differ (TensorFlow's SAME, EXPLICIT pads) or rows at its end are never read, the input is
-/// first copied into the exact extent the windows cover, which cuDNN then reads unpadded.
-inline void conv2d_filter_grad(context& ctx, conv_state& st, const cuda_tensor& x, const cuda_tensor& dy, cuda_tensor& dw, const conv2d_window& cw) {
+/// dw [M, C / G, k...] of the 2-D or 3-D convolution y = conv(x, w) with x [N, C, spatial...]
+/// and its output gradient dy [N, M, out spatial...] (all channels first, non-empty): the
+/// windows start `pad` cells before the input and read zeros outside it. Where the zeros
+/// before and after the input differ (TensorFlow's SAME, EXPLICIT pads) or cells at its end
+/// are never read, the input is first copied into the exact extent the windows cover, which
+/// cuDNN then reads unpadded.
+inline void conv_filter_grad(context& ctx, conv_state& st, const cuda_tensor& x, const cuda_tensor& dy, cuda_tensor& dw, const conv_window& cw) {
   const dtype t = x.element_type();
   auto& pol = ctx.policy();
-  const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
-  const i64 M = dy.sizes()[1], OH = dy.sizes()[2], OW = dy.sizes()[3];
+  const std::size_t r = cw.k.size();
+  const i64 N = x.sizes()[0], C = x.sizes()[1], M = dy.sizes()[1];
+  const std::vector<i64> in(x.sizes().begin() + 2, x.sizes().end()), out(dy.sizes().begin() + 2, dy.sizes().end());
   // the extent the windows cover, from the first window's start
-  const i64 HP = (OH - 1) * cw.SH + (cw.KH - 1) * cw.DH + 1, WP = (OW - 1) * cw.SW + (cw.KW - 1) * cw.DW + 1;
-  const bool direct = cw.pt >= 0 && cw.pl >= 0 && HP - cw.pt - H == cw.pt && WP - cw.pl - W == cw.pl;
+  std::vector<i64> span(r);
+  bool direct = true;
+  for (std::size_t d = 0; d < r; ++d) {
+    span[d] = (out[d] - 1) * cw.stride[d] + (cw.k[d] - 1) * cw.dil[d] + 1;
+    direct = direct && cw.pad[d] >= 0 && span[d] - cw.pad[d] - in[d] == cw.pad[d];
+  }
   cuda_tensor xin = x;
   if (!direct) {
-    xin = pol.allocate_tensor(t, {N, C, HP, WP}, ctx.stream());
+    std::vector<i64> ps{N, C};
+    ps.insert(ps.end(), span.begin(), span.end());
+    xin = pol.allocate_tensor(t, ps, ctx.stream());
     const auto& k = st.lib.get(pol, "pool," + std::string(to_string(t)), pool_entries(), [&] { return pool_source(t); });
     pad_arg pa{};
     pa.planes = N * C;
-    put3(pa.in, {H, W}, 1);
-    put3(pa.out, {HP, WP}, 1);
-    put3(pa.pb, {cw.pt, cw.pl}, 0);
+    put3(pa.in, in, 1);
+    put3(pa.out, span, 1);
+    put3(pa.pb, cw.pad, 0);
     const void* src = x.data();
     void* dst = xin.data();
     void* args[] = {&src, &dst, &pa};
     pol.launch(k.kernels[4], pol.blocks_for(xin.size()), 256, args, ctx.stream());
   }
   dnn_dims dd;
-  dd.x = {to_int(ctx, N), to_int(ctx, C), to_int(ctx, direct ? H : HP), to_int(ctx, direct ? W : WP)};
-  dd.w = {to_int(ctx, M), to_int(ctx, C / cw.G), to_int(ctx, cw.KH), to_int(ctx, cw.KW)};
-  dd.y = {to_int(ctx, N), to_int(ctx, M), to_int(ctx, OH), to_int(ctx, OW)};
-  dd.pad = {to_int(ctx, direct ? cw.pt : 0), to_int(ctx, direct ? cw.pl : 0)};
-  dd.stride = {to_int(ctx, cw.SH), to_int(ctx, cw.SW)};
-  dd.dil = {to_int(ctx, cw.DH), to_int(ctx, cw.DW)};
+  dd.x = {to_int(ctx, N), to_int(ctx, C)};
+  dd.w = {to_int(ctx, M), to_int(ctx, C / cw.G)};
+  dd.y = {to_int(ctx, N), to_int(ctx, M)};
+  for (std::size_t d = 0; d < r; ++d) {
+    dd.x.push_back(to_int(ctx, direct ? in[d] : span[d]));
+    dd.w.push_back(to_int(ctx, cw.k[d]));
+    dd.y.push_back(to_int(ctx, out[d]));
+    dd.pad.push_back(to_int(ctx, direct ? cw.pad[d] : 0));
+    dd.stride.push_back(to_int(ctx, cw.stride[d]));
+    dd.dil.push_back(to_int(ctx, cw.dil[d]));
+  }
   cuda_detail::device_guard dg(pol.device());
   auto [h, lock] = pol.cudnn();
   const bool tf32 = pol.config().allow_tf32;

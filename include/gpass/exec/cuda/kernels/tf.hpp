@@ -25,7 +25,8 @@
 ///   BatchMatMul / V2 / V3 (adjoints as transposed operands; cuBLASLt), Sum Mean Max Min Prod EuclideanNorm All
 ///   Any (reduction indices as TF reads them: negative, repeated), BiasAddGrad, ArgMax / ArgMin (int64
 ///   output; int32 through ONNX's Cast), TopK / TopKV2 (ONNX's TopK), Cumsum / Cumprod, Softmax / LogSoftmax (last axis); Conv2D,
-///   DepthwiseConv2dNative, MaxPool, MaxPoolV2, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too)
+///   DepthwiseConv2dNative, MaxPool, MaxPoolV2, AvgPool in NHWC or NCHW (f32, f64; grouped Conv2D too),
+///   Conv3D, MaxPool3D, AvgPool3D in NDHWC
 ///   as ONNX's Conv / MaxPool / AveragePool between transposes; Conv2DBackpropInput and
 ///   DepthwiseConv2dNativeBackpropInput (NHWC) as ONNX's ConvTranspose; Conv2DBackpropFilter and
 ///   DepthwiseConv2dNativeBackpropFilter (NHWC) on cuDNN's backward filter; FusedBatchNorm / V2 /
@@ -299,8 +300,9 @@ inline void write_ints(context& ctx, std::size_t port, dtype t, const std::vecto
 
 /// The one value of a scalar integer input `i` (an axis).
 inline i64 scalar_input(context& ctx, std::size_t i, const char* what) {
+  const cuda_tensor& t = ctx.input(i);
+  if (t.size() != 1 || t.rank() > 1) ctx.fail(std::string(what) + " must be a scalar, got sizes " + t.shape().to_string());
   const auto v = cuda_detail::host_ints(ctx, i);
-  if (v.size() != 1) ctx.fail(std::string(what) + " must be a scalar");
   return v[0];
 }
 
@@ -394,8 +396,20 @@ inline void output_in_layout(context& ctx, cuda_detail::lazy_library& lib, const
     ctx.set_output(0, std::move(y));
     return;
   }
-  const auto v = shape_rules::transpose_view(y.sizes(), std::vector<i64>{0, 2, 3, 1}, ctx.node());
+  const auto v = shape_rules::transpose_view(y.sizes(), win.volumetric ? std::vector<i64>{0, 2, 3, 4, 1} : std::vector<i64>{0, 2, 3, 1},
+                                             ctx.node());
   cuda_array_detail::copy_view(ctx, lib, y, v.sizes, v.sizes, v.strides, 0);
+}
+
+/// The spatial values ([d,] h, w) of a TF window attribute `v` (strides, dilations, ksize).
+inline std::vector<i64> spatial(const tf_rules::window& win, const std::vector<i64>& v) {
+  if (win.volumetric) return {v[win.d], v[win.h], v[win.w]};
+  return {v[win.h], v[win.w]};
+}
+
+/// The permutation from the node's layout to channels first (NHWC / NDHWC), and back.
+inline std::vector<i64> to_channels_first(const tf_rules::window& win) {
+  return win.volumetric ? std::vector<i64>{0, 4, 1, 2, 3} : std::vector<i64>{0, 3, 1, 2};
 }
 
 /// ONNX's padding attributes for TF's: SAME is SAME_UPPER (the odd pixel at the end), VALID,
@@ -421,7 +435,7 @@ inline kernel_node onnx_window_node(const kernel_node& n, const tf_rules::window
   m.opset = 11;
   m.input_types.assign(inputs, type{});
   m.output_types.assign(1, type{});
-  m.attrs["strides"] = std::vector<i64>{win.strides[win.h], win.strides[win.w]};
+  m.attrs["strides"] = spatial(win, win.strides);
   onnx_padding(win, m.attrs);
   return m;
 }
@@ -430,10 +444,10 @@ inline kernel_node onnx_window_node(const kernel_node& n, const tf_rules::window
 /// in NHWC or NCHW: the input to NCHW, the filter to OIHW ([C * M, 1, KH, KW] and C groups
 /// for the depthwise one), ONNX's Conv (cuDNN), the result back to the node's layout. TF's
 /// window rules and messages (`tf_rules::window`) check the attributes and sizes first.
-inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv) {
-  const tf_rules::window win(n, false, true);
+inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv, bool volumetric = false) {
+  const tf_rules::window win(n, false, !volumetric, volumetric);
   kernel_node m = onnx_window_node(n, win, 2);
-  m.attrs["dilations"] = std::vector<i64>{win.dilations[win.h], win.dilations[win.w]};
+  m.attrs["dilations"] = spatial(win, win.dilations);
   auto lib = std::make_shared<cuda_detail::lazy_library>();
   auto convs = std::make_shared<std::map<i64, std::pair<std::unique_ptr<kernel_node>, fn>>>();
   auto mu = std::make_shared<std::mutex>();
@@ -442,31 +456,33 @@ inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function
     const cuda_tensor& f = ctx.input(1);
     if (x.element_type() != f.element_type()) ctx.fail("input and filter have different element types");
     const auto& fs = f.sizes();
-    if (fs.size() != 4)
-      ctx.fail("the filter must have rank 4 (" + std::string(depthwise ? "[KH, KW, C, M]" : "HWIO") + "), got sizes " +
-               shape::of(fs).to_string());
-    const tf_rules::geometry g = win.resolve(x.sizes(), {1, fs[0], fs[1]}, ctx.node());
+    if (fs.size() != win.rank)
+      ctx.fail("the filter must have rank " + std::to_string(win.rank) + " (" +
+               std::string(depthwise ? "[KH, KW, C, M]" : win.volumetric ? "DHWIO" : "HWIO") + "), got sizes " + shape::of(fs).to_string());
+    const tf_rules::geometry g = win.resolve(x.sizes(), win.filter_window(fs), ctx.node());
+    const i64 in_depth = fs[win.rank - 2], out_depth = fs[win.rank - 1];
     i64 groups = 1;
     if (depthwise) {
       if (fs[2] != g.C)
         ctx.fail("the filter's input depth " + std::to_string(fs[2]) + " differs from the input's channels " + std::to_string(g.C));
       groups = g.C;
     } else {
-      if (fs[2] != g.C && (fs[2] <= 0 || g.C % fs[2] != 0))
-        ctx.fail("the input's channels " + std::to_string(g.C) + " are not a multiple of the filter's input depth " + std::to_string(fs[2]));
-      groups = fs[2] == g.C ? 1 : g.C / fs[2];
-      if (fs[3] % groups != 0)
-        ctx.fail("the filter's output depth " + std::to_string(fs[3]) + " is not a multiple of the " + std::to_string(groups) + " groups");
+      if (in_depth != g.C && (in_depth <= 0 || g.C % in_depth != 0))
+        ctx.fail("the input's channels " + std::to_string(g.C) + " are not a multiple of the filter's input depth " + std::to_string(in_depth));
+      groups = in_depth == g.C ? 1 : g.C / in_depth;
+      if (out_depth % groups != 0)
+        ctx.fail("the filter's output depth " + std::to_string(out_depth) + " is not a multiple of the " + std::to_string(groups) + " groups");
     }
-    const i64 OC = depthwise ? g.C * fs[3] : fs[3];
+    const i64 OC = depthwise ? g.C * out_depth : out_depth;
     const std::vector<i64> out = win.output_sizes(g, OC);
     if (num_elements(out) == 0 || x.size() == 0 || f.size() == 0) {  // nothing to convolve: zeros, as the CPU kernels
       ctx.allocate_output_zeroed(0, x.element_type(), out);
       return;
     }
-    const cuda_tensor xin = win.nchw ? x : permuted(ctx, *lib, x, {0, 3, 1, 2});
-    const cuda_tensor w = depthwise ? permuted(ctx, *lib, f, {2, 3, 0, 1}).reshaped({OC, 1, fs[0], fs[1]})
-                                    : permuted(ctx, *lib, f, {3, 2, 0, 1});
+    const cuda_tensor xin = win.nchw ? x : permuted(ctx, *lib, x, to_channels_first(win));
+    const cuda_tensor w = depthwise      ? permuted(ctx, *lib, f, {2, 3, 0, 1}).reshaped({OC, 1, fs[0], fs[1]})
+                          : win.volumetric ? permuted(ctx, *lib, f, {4, 3, 0, 1, 2})
+                                           : permuted(ctx, *lib, f, {3, 2, 0, 1});
     const std::pair<std::unique_ptr<kernel_node>, fn>* conv = nullptr;
     {
       std::lock_guard lock(*mu);
@@ -474,14 +490,15 @@ inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function
       if (it == convs->end()) {
         auto node = std::make_unique<kernel_node>(m);
         node->attrs["group"] = groups;
-        node->attrs["kernel_shape"] = std::vector<i64>{fs[0], fs[1]};
+        node->attrs["kernel_shape"] = std::vector<i64>(fs.begin(), fs.end() - 2);
         fn k = onnx_conv(*node);
         it = convs->emplace(groups, std::pair{std::move(node), std::move(k)}).first;
       }
       conv = &it->second;
     }
     cuda_tensor y = run_inner(ctx, conv->second, *conv->first, {&xin, &w});
-    if (y.sizes() != std::vector<i64>{out[0], OC, g.OH, g.OW}) ctx.fail("the convolution's result has unexpected sizes");
+    const std::vector<i64> want = win.volumetric ? std::vector<i64>{out[0], OC, g.OD, g.OH, g.OW} : std::vector<i64>{out[0], OC, g.OH, g.OW};
+    if (y.sizes() != want) ctx.fail("the convolution's result has unexpected sizes");
     output_in_layout(ctx, *lib, win, std::move(y));
   };
 }
@@ -492,8 +509,9 @@ inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function
 /// one), its pads the forward ones at the start and, at the end, what brings the result to the
 /// input's sizes (output_padding for the rows the forward convolution never read). The sizes
 /// and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
-inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv_transpose) {
-  const tf_rules::window win(n, false, false);
+inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv_transpose,
+                                  bool volumetric = false) {
+  const tf_rules::window win(n, false, false, volumetric);
   auto lib = std::make_shared<cuda_detail::lazy_library>();
   auto convs = std::make_shared<std::map<std::vector<i64>, std::pair<std::unique_ptr<kernel_node>, fn>>>();
   auto mu = std::make_shared<std::mutex>();
@@ -509,12 +527,22 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
       ctx.allocate_output_zeroed(0, t, o.xs);
       return;
     }
-    const i64 KH = o.fs[0], KW = o.fs[1];
-    // the end pads (or output_padding) that make the transposed convolution's result H x W
-    auto tail = [](i64 S, i64 O, i64 K, i64 D, i64 P, i64 size) { return S * (O - 1) + (K - 1) * D + 1 - P - size; };
-    const i64 th = tail(g.SH, g.OH, KH, g.DH, g.PT, g.H), tw = tail(g.SW, g.OW, KW, g.DW, g.PL, g.W);
+    const std::vector<i64> k(o.fs.begin(), o.fs.end() - 2);  // [KD,] KH, KW
+    const std::vector<i64> stride = spatial(win, win.strides), dil = spatial(win, win.dilations);
+    const std::vector<i64> begin = win.volumetric ? std::vector<i64>{g.PF, g.PT, g.PL} : std::vector<i64>{g.PT, g.PL};
+    const std::vector<i64> in = win.volumetric ? std::vector<i64>{g.D, g.H, g.W} : std::vector<i64>{g.H, g.W};
+    const std::vector<i64> out = win.volumetric ? std::vector<i64>{g.OD, g.OH, g.OW} : std::vector<i64>{g.OH, g.OW};
+    // the end pads (or output_padding) that make the transposed convolution's result the input's sizes
+    std::vector<i64> end_pads, output_padding;
+    for (std::size_t d = 0; d < k.size(); ++d) {
+      const i64 tail = stride[d] * (out[d] - 1) + (k[d] - 1) * dil[d] + 1 - begin[d] - in[d];
+      end_pads.push_back(std::max<i64>(tail, 0));
+      output_padding.push_back(std::max<i64>(-tail, 0));
+    }
     const i64 groups = depthwise ? g.C : 1;
-    const std::vector<i64> key{g.SH, g.SW, g.DH, g.DW, g.PT, g.PL, th, tw, KH, KW, groups};
+    std::vector<i64> key{groups};
+    for (const std::vector<i64>* v : std::initializer_list<const std::vector<i64>*>{&stride, &dil, &begin, &end_pads, &output_padding, &k})
+      key.insert(key.end(), v->begin(), v->end());
     const std::pair<std::unique_ptr<kernel_node>, fn>* conv = nullptr;
     {
       std::lock_guard lock(*mu);
@@ -527,22 +555,27 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
         m->opset = 11;
         m->input_types.assign(2, type{});
         m->output_types.assign(1, type{});
-        m->attrs["strides"] = std::vector<i64>{g.SH, g.SW};
-        m->attrs["dilations"] = std::vector<i64>{g.DH, g.DW};
-        m->attrs["pads"] = std::vector<i64>{g.PT, g.PL, std::max<i64>(th, 0), std::max<i64>(tw, 0)};
-        m->attrs["output_padding"] = std::vector<i64>{std::max<i64>(-th, 0), std::max<i64>(-tw, 0)};
-        m->attrs["kernel_shape"] = std::vector<i64>{KH, KW};
+        m->attrs["strides"] = stride;
+        m->attrs["dilations"] = dil;
+        std::vector<i64> pads = begin;
+        pads.insert(pads.end(), end_pads.begin(), end_pads.end());
+        m->attrs["pads"] = pads;
+        m->attrs["output_padding"] = output_padding;
+        m->attrs["kernel_shape"] = k;
         m->attrs["group"] = groups;
         fn k = onnx_conv_transpose(*m);
         it = convs->emplace(key, std::pair{std::move(m), std::move(k)}).first;
       }
       conv = &it->second;
     }
-    const cuda_tensor dyn = permuted(ctx, *lib, dy, {0, 3, 1, 2});
-    const cuda_tensor w = depthwise ? permuted(ctx, *lib, f, {2, 3, 0, 1}).reshaped({o.out_channels, 1, KH, KW})
-                                    : permuted(ctx, *lib, f, {3, 2, 0, 1});
+    const cuda_tensor dyn = permuted(ctx, *lib, dy, to_channels_first(win));
+    const cuda_tensor w = depthwise      ? permuted(ctx, *lib, f, {2, 3, 0, 1}).reshaped({o.out_channels, 1, k[0], k[1]})
+                          : win.volumetric ? permuted(ctx, *lib, f, {4, 3, 0, 1, 2})
+                                           : permuted(ctx, *lib, f, {3, 2, 0, 1});
     cuda_tensor y = run_inner(ctx, conv->second, *conv->first, {&dyn, &w});
-    if (y.sizes() != std::vector<i64>{g.N, g.C, g.H, g.W}) ctx.fail("the transposed convolution's result has unexpected sizes");
+    std::vector<i64> want{g.N, g.C};
+    want.insert(want.end(), in.begin(), in.end());
+    if (y.sizes() != want) ctx.fail("the transposed convolution's result has unexpected sizes");
     output_in_layout(ctx, *lib, win, std::move(y));
   };
 }
@@ -552,8 +585,8 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
 /// out_backprop in NCHW (`cuda_linalg::conv2d_filter_grad`; C groups of one channel for the
 /// depthwise one), its [OC, C, KH, KW] ([C * M, 1, KH, KW]) result permuted into the filter's
 /// layout. The sizes and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
-inline fn make_tf_conv_filter_grad(const kernel_node& n, bool depthwise) {
-  const tf_rules::window win(n, false, false);
+inline fn make_tf_conv_filter_grad(const kernel_node& n, bool depthwise, bool volumetric = false) {
+  const tf_rules::window win(n, false, false, volumetric);
   auto lib = std::make_shared<cuda_detail::lazy_library>();
   auto st = std::make_shared<cuda_linalg::conv_state>();
   return [win, depthwise, lib, st](context& ctx) {
@@ -568,25 +601,33 @@ inline fn make_tf_conv_filter_grad(const kernel_node& n, bool depthwise) {
       ctx.allocate_output_zeroed(0, t, o.fs);
       return;
     }
-    const i64 KH = o.fs[0], KW = o.fs[1], C = g.C, M = o.fs[3];
-    const cuda_tensor xn = permuted(ctx, *lib, x, {0, 3, 1, 2});
-    const cuda_tensor dyn = permuted(ctx, *lib, dy, {0, 3, 1, 2});
-    cuda_tensor dw = ctx.policy().allocate_tensor(t, depthwise ? std::vector<i64>{C * M, 1, KH, KW} : std::vector<i64>{M, C, KH, KW}, ctx.stream());
-    cuda_linalg::conv2d_filter_grad(
-        ctx, *st, xn, dyn, dw,
-        {.KH = KH, .KW = KW, .SH = g.SH, .SW = g.SW, .DH = g.DH, .DW = g.DW, .pt = g.PT, .pl = g.PL, .G = depthwise ? C : 1});
-    const cuda_tensor src = depthwise ? dw.reshaped({C, M, KH, KW}) : dw;
-    const auto v = shape_rules::transpose_view(src.sizes(), depthwise ? std::vector<i64>{2, 3, 0, 1} : std::vector<i64>{2, 3, 1, 0}, ctx.node());
+    const i64 C = g.C, M = o.fs[win.rank - 1];
+    const std::vector<i64> k(o.fs.begin(), o.fs.end() - 2);  // [KD,] KH, KW
+    const cuda_tensor xn = permuted(ctx, *lib, x, to_channels_first(win));
+    const cuda_tensor dyn = permuted(ctx, *lib, dy, to_channels_first(win));
+    std::vector<i64> dws = depthwise ? std::vector<i64>{C * M, 1} : std::vector<i64>{M, C};
+    dws.insert(dws.end(), k.begin(), k.end());
+    cuda_tensor dw = ctx.policy().allocate_tensor(t, dws, ctx.stream());
+    cuda_linalg::conv_window cw{.k = k,
+                                .stride = spatial(win, win.strides),
+                                .dil = spatial(win, win.dilations),
+                                .pad = win.volumetric ? std::vector<i64>{g.PF, g.PT, g.PL} : std::vector<i64>{g.PT, g.PL},
+                                .G = depthwise ? C : 1};
+    cuda_linalg::conv_filter_grad(ctx, *st, xn, dyn, dw, cw);
+    // to [KH, KW, C, OC] / [KD, KH, KW, C, OC] / [KH, KW, C, M]
+    const cuda_tensor src = depthwise ? dw.reshaped({C, M, k[0], k[1]}) : dw;
+    const std::vector<i64> perm = depthwise ? std::vector<i64>{2, 3, 0, 1} : win.volumetric ? std::vector<i64>{2, 3, 4, 1, 0} : std::vector<i64>{2, 3, 1, 0};
+    const auto v = shape_rules::transpose_view(src.sizes(), perm, ctx.node());
     cuda_array_detail::copy_view(ctx, *lib, src, o.fs, v.sizes, v.strides, 0);
   };
 }
 
 /// MaxPool / AvgPool in NHWC or NCHW through ONNX's MaxPool / AveragePool (the average over
 /// the window's positions inside the input, as TensorFlow's SAME padding counts them).
-inline fn make_tf_pool(const kernel_node& n, bool max, const std::function<fn(const kernel_node&)>& onnx_pool) {
-  const tf_rules::window win(n, true, true);
+inline fn make_tf_pool(const kernel_node& n, bool max, const std::function<fn(const kernel_node&)>& onnx_pool, bool volumetric = false) {
+  const tf_rules::window win(n, true, !volumetric, volumetric);
   kernel_node m = onnx_window_node(n, win, 1);
-  m.attrs["kernel_shape"] = std::vector<i64>{win.ksize[win.h], win.ksize[win.w]};
+  m.attrs["kernel_shape"] = spatial(win, win.ksize);
   if (!max) m.attrs["count_include_pad"] = i64{0};
   auto node = std::make_shared<const kernel_node>(std::move(m));
   fn pool = onnx_pool(*node);
@@ -599,7 +640,7 @@ inline fn make_tf_pool(const kernel_node& n, bool max, const std::function<fn(co
       ctx.allocate_output(0, x.element_type(), out);
       return;
     }
-    const cuda_tensor xin = win.nchw ? x : permuted(ctx, *lib, x, {0, 3, 1, 2});
+    const cuda_tensor xin = win.nchw ? x : permuted(ctx, *lib, x, to_channels_first(win));
     output_in_layout(ctx, *lib, win, run_inner(ctx, pool, *node, {&xin}));
   };
 }
@@ -790,6 +831,13 @@ inline bool tf_nhwc_format(const kernel_query& q) {
   if (!q.attrs) return true;
   auto it = q.attrs->find("data_format");
   return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NHWC");
+}
+
+/// A kernel's `applies` for the 3-D TF ops (NDHWC only, as the CPU's).
+inline bool tf_ndhwc_format(const kernel_query& q) {
+  if (!q.attrs) return true;
+  auto it = q.attrs->find("data_format");
+  return it == q.attrs->end() || (it->second.is<std::string>() && it->second.as<std::string>() == "NDHWC");
 }
 
 /// `make` of ONNX's CUDA kernel for (op, opset) in `r`, for a TF node translated to ONNX's.
@@ -1267,6 +1315,16 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
            .applies = tf_2d_format});
   r.add({.domain = "tf", .op = "MaxPool", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) { return make_tf_pool(n, true, pool); }, .applies = tf_2d_format});
+  // the 3-D ones, NDHWC (as the CPU's)
+  r.add({.domain = "tf", .op = "Conv3D", .dtypes = conv_types,
+         .make = [conv = onnx_make(r, "Conv", 11)](const kernel_node& n) { return make_tf_conv(n, false, conv, true); },
+         .applies = tf_ndhwc_format});
+  r.add({.domain = "tf", .op = "MaxPool3D", .dtypes = conv_types,
+         .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) { return make_tf_pool(n, true, pool, true); },
+         .applies = tf_ndhwc_format});
+  r.add({.domain = "tf", .op = "AvgPool3D", .dtypes = conv_types,
+         .make = [pool = onnx_make(r, "AveragePool", 11)](const kernel_node& n) { return make_tf_pool(n, false, pool, true); },
+         .applies = tf_ndhwc_format});
   // their input gradients, NHWC (as the CPU's), through ONNX's ConvTranspose
   for (const auto& [name, depthwise] : {std::pair{"Conv2DBackpropInput", false}, std::pair{"DepthwiseConv2dNativeBackpropInput", true}})
     r.add({.domain = "tf", .op = name, .dtypes = conv_types, .type_input = 1,
@@ -1274,10 +1332,15 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
              return make_tf_conv_input_grad(n, depthwise, convt);
            },
            .applies = tf_nhwc_format});
+  r.add({.domain = "tf", .op = "Conv3DBackpropInputV2", .dtypes = conv_types, .type_input = 1,
+         .make = [convt = onnx_make(r, "ConvTranspose", 11)](const kernel_node& n) { return make_tf_conv_input_grad(n, false, convt, true); },
+         .applies = tf_ndhwc_format});
   // their filter gradients, NHWC (as the CPU's), through cuDNN's backward filter
   for (const auto& [name, depthwise] : {std::pair{"Conv2DBackpropFilter", false}, std::pair{"DepthwiseConv2dNativeBackpropFilter", true}})
     r.add({.domain = "tf", .op = name, .dtypes = conv_types,
            .make = [depthwise](const kernel_node& n) { return make_tf_conv_filter_grad(n, depthwise); }, .applies = tf_nhwc_format});
+  r.add({.domain = "tf", .op = "Conv3DBackpropFilterV2", .dtypes = conv_types,
+         .make = [](const kernel_node& n) { return make_tf_conv_filter_grad(n, false, true); }, .applies = tf_ndhwc_format});
   // MaxPoolV2: ksize and strides read at run time, a pool made per pair
   r.add({.domain = "tf", .op = "MaxPoolV2", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "MaxPool", 12)](const kernel_node& n) -> fn {
@@ -1305,11 +1368,7 @@ inline void register_cuda_tf(kernel_registry<cuda>& r) {
   r.add({.domain = "tf", .op = "AvgPool", .dtypes = conv_types,
          .make = [pool = onnx_make(r, "AveragePool", 11)](const kernel_node& n) { return make_tf_pool(n, false, pool); },
          .applies = tf_2d_format});
-  for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"})
-    r.add({.domain = "tf", .op = op, .dtypes = conv_types, .make = [](const kernel_node& n) { return make_tf_batch_norm(n); },
-           .applies = [](const kernel_query& q) {  // training batch statistics stay on the CPU
-             return tf_2d_format(q) && (!q.attrs || !tf_rules::flag_in(*q.attrs, "is_training", true));
-           }});
+  // (FusedBatchNorm: tf_batch_norm.hpp registers the inference and the training kernels)
   // Split, SplitV, Unpack: one copy per part; ReverseV2: a copy walking the axes backwards
   auto split_kernel = [](std::size_t value, auto&& parts) -> fn {
     auto lib = std::make_shared<cuda_detail::lazy_library>();

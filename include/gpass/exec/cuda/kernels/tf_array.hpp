@@ -517,47 +517,62 @@ inline std::string in_top_k_source() {
 inline std::string pool_grad_source(dtype t) {
   const std::string T(cuda_codegen::storage_type(t));
   return cuda_codegen::cuda_prelude() + "typedef " + T + R"( T;
-struct g_pool { long long N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL; };
+struct g_pool { long long N, D, H, W, C, OD, OH, OW, KD, KH, KW, SD, SH, SW, PF, PT, PL; };
 __device__ __forceinline__ long long g_end(long long x0, long long k, long long size) { return x0 + (k < size - x0 ? k : size - x0); }
 __device__ __forceinline__ long long g_cdiv(long long a, long long b) { return a <= 0 ? -((-a) / b) : (a - 1) / b + 1; }
+// the outputs o0..o1 along one axis whose windows (o * S - P, K cells) hold position x
+__device__ __forceinline__ void g_range(long long x, long long P, long long K, long long S, long long O, long long& o0, long long& o1) {
+  o0 = g_cdiv(x + P - K + 1, S);
+  o1 = (x + P) / S;
+  if (o0 < 0) o0 = 0;
+  if (o1 > O - 1) o1 = O - 1;
+}
 extern "C" __global__ void max_arg(const T* __restrict__ x, long long* __restrict__ arg, g_pool g) {
-  const long long total = g.N * g.OH * g.OW * g.C;
+  const long long total = g.N * g.OD * g.OH * g.OW * g.C;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
-    const long long c = i % g.C, ow = (i / g.C) % g.OW, oh = (i / g.C / g.OW) % g.OH, b = i / (g.C * g.OW * g.OH);
-    const long long h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+    long long q = i / g.C;
+    const long long c = i - q * g.C, ow = q % g.OW, oh = (q / g.OW) % g.OH, od = (q / (g.OW * g.OH)) % g.OD, b = q / (g.OW * g.OH * g.OD);
+    const long long d0 = od * g.SD - g.PF, h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
     long long at = -1;
     T best = (T)0;
-    for (long long ih = h0 > 0 ? h0 : 0; ih < g_end(h0, g.KH, g.H); ++ih)
-      for (long long iw = w0 > 0 ? w0 : 0; iw < g_end(w0, g.KW, g.W); ++iw) {
-        const T v = x[((b * g.H + ih) * g.W + iw) * g.C + c];
-        if (at < 0 || v > best) { best = v; at = ih * g.W + iw; }
-      }
+    for (long long id = d0 > 0 ? d0 : 0; id < g_end(d0, g.KD, g.D); ++id)
+      for (long long ih = h0 > 0 ? h0 : 0; ih < g_end(h0, g.KH, g.H); ++ih)
+        for (long long iw = w0 > 0 ? w0 : 0; iw < g_end(w0, g.KW, g.W); ++iw) {
+          const T v = x[(((b * g.D + id) * g.H + ih) * g.W + iw) * g.C + c];
+          if (at < 0 || v > best) { best = v; at = (id * g.H + ih) * g.W + iw; }
+        }
     arg[i] = at;
   }
 }
-extern "C" __global__ void pool_grad(const T* __restrict__ dy, const long long* __restrict__ arg, T* __restrict__ dx, g_pool g) {
-  const long long total = g.N * g.H * g.W * g.C;
+// mode 0: max by arg (the window's first maximum); 1: average over the window's valid
+// positions; 2: max to every input within 1e-5 of the forward output y (3-D, TensorFlow's CPU)
+extern "C" __global__ void pool_grad(const T* __restrict__ dy, const long long* __restrict__ arg, T* __restrict__ dx, g_pool g,
+                                     const T* __restrict__ x, const T* __restrict__ y, int mode) {
+  const long long total = g.N * g.D * g.H * g.W * g.C;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
-    const long long c = i % g.C, w = (i / g.C) % g.W, h = (i / g.C / g.W) % g.H, b = i / (g.C * g.W * g.H);
-    // the outputs whose window holds (h, w): oh * SH - PT <= h < oh * SH - PT + KH
-    long long oh0 = g_cdiv(h + g.PT - g.KH + 1, g.SH), oh1 = (h + g.PT) / g.SH;
-    long long ow0 = g_cdiv(w + g.PL - g.KW + 1, g.SW), ow1 = (w + g.PL) / g.SW;
-    if (oh0 < 0) oh0 = 0;
-    if (ow0 < 0) ow0 = 0;
-    if (oh1 > g.OH - 1) oh1 = g.OH - 1;
-    if (ow1 > g.OW - 1) ow1 = g.OW - 1;
+    long long q = i / g.C;
+    const long long c = i - q * g.C, w = q % g.W, h = (q / g.W) % g.H, d = (q / (g.W * g.H)) % g.D, b = q / (g.W * g.H * g.D);
+    long long od0, od1, oh0, oh1, ow0, ow1;
+    g_range(d, g.PF, g.KD, g.SD, g.OD, od0, od1);
+    g_range(h, g.PT, g.KH, g.SH, g.OH, oh0, oh1);
+    g_range(w, g.PL, g.KW, g.SW, g.OW, ow0, ow1);
+    const long long p = (d * g.H + h) * g.W + w;
     T acc = (T)0;
-    for (long long oh = oh0; oh <= oh1; ++oh)
-      for (long long ow = ow0; ow <= ow1; ++ow) {
-        const long long o = ((b * g.OH + oh) * g.OW + ow) * g.C + c;
-        if (arg) {
-          if (arg[o] == h * g.W + w) acc += dy[o];
-        } else {
-          const long long h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
-          const long long rows = g_end(h0, g.KH, g.H) - (h0 > 0 ? h0 : 0), cols = g_end(w0, g.KW, g.W) - (w0 > 0 ? w0 : 0);
-          acc += dy[o] / (T)(rows * cols);
+    for (long long od = od0; od <= od1; ++od)
+      for (long long oh = oh0; oh <= oh1; ++oh)
+        for (long long ow = ow0; ow <= ow1; ++ow) {
+          const long long o = (((b * g.OD + od) * g.OH + oh) * g.OW + ow) * g.C + c;
+          if (mode == 0) {
+            if (arg[o] == p) acc += dy[o];
+          } else if (mode == 2) {
+            if (fabs(x[i] - y[o]) < (T)1e-5) acc += dy[o];
+          } else {
+            const long long d0 = od * g.SD - g.PF, h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+            const long long depths = g_end(d0, g.KD, g.D) - (d0 > 0 ? d0 : 0), rows = g_end(h0, g.KH, g.H) - (h0 > 0 ? h0 : 0),
+                            cols = g_end(w0, g.KW, g.W) - (w0 > 0 ? w0 : 0);
+            acc += dy[o] / (T)(depths * rows * cols);
+          }
         }
-      }
     dx[i] = acc;
   }
 }
@@ -566,14 +581,16 @@ extern "C" __global__ void pool_grad(const T* __restrict__ dy, const long long* 
 
 /// Host mirror of the device `g_pool`.
 struct g_pool {
-  long long N, H, W, C, OH, OW, KH, KW, SH, SW, PT, PL;
+  long long N, D, H, W, C, OD, OH, OW, KD, KH, KW, SD, SH, SW, PF, PT, PL;
 };
 
-/// MaxPoolGrad(orig_input, orig_output, grad) (`max`) and AvgPoolGrad(orig_input_shape, grad),
-/// 2-D and NHWC as on the CPU: `pool_grad_source`'s kernels, the window and checks TF's
-/// (`tf_rules::window`, `check_output_sizes`).
-inline fn make_pool_grad(const kernel_node& n, bool max) {
-  const tf_rules::window win(n, true, false);
+/// MaxPoolGrad / MaxPool3DGrad(orig_input, orig_output, grad) (`max`) and AvgPoolGrad /
+/// AvgPool3DGrad(orig_input_shape, grad), NHWC / NDHWC as on the CPU: `pool_grad_source`'s
+/// kernels, the window and checks TF's (`tf_rules::window`, `check_output_sizes`). The 2-D
+/// max routes each gradient to its window's first maximum; the 3-D one to every input within
+/// 1e-5 of the forward output, as TensorFlow's CPU kernels do.
+inline fn make_pool_grad(const kernel_node& n, bool max, bool volumetric = false) {
+  const tf_rules::window win(n, true, false, volumetric);
   auto lib = std::make_shared<cuda_detail::lazy_library>();
   return [win, max, lib](context& ctx) {
     const cuda_tensor& dy = ctx.input(max ? 2 : 1);
@@ -588,15 +605,17 @@ inline fn make_pool_grad(const kernel_node& n, bool max) {
     }
     const tf_rules::geometry g = win.resolve(xs, win.pool_window(), ctx.node());
     tf_rules::check_output_sizes(dy.sizes(), win, g, g.C, "grad", "pooling", ctx.node());
+    if (max && win.volumetric) tf_rules::check_output_sizes(ctx.input(1).sizes(), win, g, g.C, "orig_output", "pooling", ctx.node());
     const dtype t = dy.element_type();
     cuda_tensor& dx = ctx.allocate_output_zeroed(0, t, xs);
     if (dy.size() == 0 || dx.size() == 0) return;
     auto& pol = ctx.policy();
     const auto& k = lib->get(pol, std::string(to_string(t)), {"max_arg", "pool_grad"}, [&] { return pool_grad_source(t); });
-    g_pool gp{g.N, g.H, g.W, g.C, g.OH, g.OW, g.KH, g.KW, g.SH, g.SW, g.PT, g.PL};
+    g_pool gp{g.N, g.D, g.H, g.W, g.C, g.OD, g.OH, g.OW, g.KD, g.KH, g.KW, g.SD, g.SH, g.SW, g.PF, g.PT, g.PL};
     cuda_tensor arg;
     const void* ap = nullptr;
-    if (max) {
+    int mode = !max ? 1 : win.volumetric ? 2 : 0;
+    if (mode == 0) {
       arg = pol.allocate_tensor(dtype::int64, dy.sizes(), ctx.stream());
       const void* xp = ctx.input(0).data();
       void* argp = arg.data();
@@ -606,7 +625,9 @@ inline fn make_pool_grad(const kernel_node& n, bool max) {
     }
     const void* dyp = dy.data();
     void* dxp = dx.data();
-    void* args[] = {&dyp, &ap, &dxp, &gp};
+    const void* xp = max ? ctx.input(0).data() : nullptr;
+    const void* yp = max ? ctx.input(1).data() : nullptr;
+    void* args[] = {&dyp, &ap, &dxp, &gp, &xp, &yp, &mode};
     pol.launch(k.kernels[1], pol.blocks_for(dx.size()), 256, args, ctx.stream());
   };
 }
@@ -730,6 +751,10 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
          .applies = tf_nhwc_format});
   r.add({.domain = "tf", .op = "AvgPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .type_input = 1,
          .make = [](const kernel_node& n) { return make_pool_grad(n, false); }, .applies = tf_nhwc_format});
+  r.add({.domain = "tf", .op = "MaxPool3DGrad", .dtypes = {dtype::f32, dtype::f64},
+         .make = [](const kernel_node& n) { return make_pool_grad(n, true, true); }, .applies = tf_ndhwc_format});
+  r.add({.domain = "tf", .op = "AvgPool3DGrad", .dtypes = {dtype::f32, dtype::f64}, .type_input = 1,
+         .make = [](const kernel_node& n) { return make_pool_grad(n, false, true); }, .applies = tf_ndhwc_format});
   r.add({.domain = "tf", .op = "CheckNumerics", .dtypes = floats, .alias_input = 0, .make = make_check_numerics});
   r.add({.domain = "tf", .op = "InTopKV2", .dtypes = {dtype::f32}, .make = [](const kernel_node&) -> fn {
            auto lib = std::make_shared<cuda_detail::lazy_library>();

@@ -483,22 +483,10 @@ inline void hsv_to_rgb(context& ctx) {
   });
 }
 
-/// ExtractImagePatches' geometry along one axis: output size and the padding before it.
-struct patch_axis {
-  i64 in = 0, k = 0, stride = 0, rate = 0, out = 0, pad = 0;
-};
+using gpass::detail::tf_ops::tf_image::patch_axis;
 
 inline patch_axis patch_geometry(const kernel_node& n, i64 in, i64 k, i64 stride, i64 rate, bool same) {
-  auto fail = [&n](const std::string& m) { n.fail(m); };
-  patch_axis a{in, k, stride, rate, 0, 0};
-  a.out = gpass::detail::tf_ops::tf_image::patch_output_size(in, k, stride, rate, same, fail);
-  if (same) {
-    const i64 eff = k + (k - 1) * (rate - 1);  // (checked by patch_output_size)
-    const auto need = checked_add(mul_or_throw(std::max<i64>(a.out - 1, 0), stride), eff);
-    if (!need) n.fail("ExtractImagePatches' padding overflows");
-    a.pad = std::max<i64>(0, *need - in) / 2;
-  }
-  return a;
+  return gpass::detail::tf_ops::tf_image::patch_geometry(in, k, stride, rate, same, [&n](const std::string& m) { n.fail(m); });
 }
 
 // ExtractImagePatches(images) {ksizes, strides, rates, padding}

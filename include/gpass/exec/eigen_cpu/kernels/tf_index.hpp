@@ -183,35 +183,13 @@ inline void segment_reduce(context& ctx, const gpass::tensor& data, const std::v
   });
 }
 
-/// TensorFlow's resize scale: (in - 1) / (out - 1) with align_corners (and out > 1), else in / out.
-inline float resize_scale(i64 in, i64 out, bool align_corners) {
-  return align_corners && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
-                                  : static_cast<float>(in) / static_cast<float>(out);
-}
-
-/// TensorFlow's resize attributes: align_corners and half_pixel_centers (not both).
-struct tf_resize_attrs {
-  bool align = false, half = false;
-};
-inline tf_resize_attrs read_tf_resize_attrs(const kernel_node& n) {
-  const tf_resize_attrs a{flag(n, "align_corners", false), flag(n, "half_pixel_centers", false)};
-  if (a.align && a.half) n.fail("align_corners and half_pixel_centers cannot both be true");
-  return a;
-}
+using tf_rules::resize_scale;
+using tf_resize_sizes = tf_rules::resize_sizes;
 
 /// The sizes of a resize: the NHWC image (input 0) and the output's height and width (input 1),
 /// checked.
-struct tf_resize_sizes {
-  i64 N = 0, H = 0, W = 0, C = 0, OH = 0, OW = 0;
-};
 inline tf_resize_sizes tf_resize_geometry(const context& ctx) {
-  const gpass::tensor& x = ctx.input(0);
-  if (x.rank() != 4) ctx.fail("images must be 4-D (NHWC), got " + x.shape().to_string());
-  const auto size = vector_ints(ctx.input(1), ctx.node(), "size");
-  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0) ctx.fail("size must be 2 positive values");
-  // (every resize reads the image's edge rows and columns: index in_n - 1)
-  if (x.sizes()[1] == 0 || x.sizes()[2] == 0) ctx.fail("cannot resize an empty image (input image must be of non-zero size)");
-  return {x.sizes()[0], x.sizes()[1], x.sizes()[2], x.sizes()[3], size[0], size[1]};
+  return tf_rules::resize_geometry(ctx.input(0).sizes(), vector_ints(ctx.input(1), ctx.node(), "size"), ctx.node());
 }
 
 /// Writes every element of the float NHWC result `out` of resizing `x` as `f(at, row, column,
@@ -421,7 +399,7 @@ inline void register_tf_index_ops(registry& r) {
   // ResizeBilinear / ResizeNearestNeighbor (NHWC), TensorFlow's coordinate rules
   auto resize = [](bool bilinear) {
     return [bilinear](const kernel_node& n) -> fn {
-      const auto [align, half] = read_tf_resize_attrs(n);
+      const auto [align, half] = tf_rules::read_resize_attrs(n);
       return [bilinear, align, half](context& ctx) {
         const gpass::tensor& x = ctx.input(0);
         const tf_resize_sizes dims = tf_resize_geometry(ctx);
@@ -429,44 +407,24 @@ inline void register_tf_index_ops(registry& r) {
         const float hs = resize_scale(H, OH, align), ws = resize_scale(W, OW, align);
         gpass::tensor& out = ctx.allocate_output(0, bilinear ? dtype::f32 : x.element_type(), {N, OH, OW, C});
         if (bilinear) {
-          struct weight {
-            i64 lo, hi;
-            float lerp;
-          };
-          auto weights = [&](i64 out_n, i64 in_n, float scale) {
-            std::vector<weight> v(static_cast<std::size_t>(out_n));
-            for (i64 i = 0; i < out_n; ++i) {
-              const float in = half ? (static_cast<float>(i) + 0.5f) * scale - 0.5f : static_cast<float>(i) * scale;
-              const float f = std::floor(in);
-              // (both clamped: float rounding of i * scale may pass in_n - 1 for sizes past 2^24)
-              v[static_cast<std::size_t>(i)] = {std::clamp<i64>(static_cast<i64>(f), 0, in_n - 1),
-                                                std::clamp<i64>(static_cast<i64>(std::ceil(in)), 0, in_n - 1), in - f};
-            }
-            return v;
-          };
-          resize_into_float(ctx, x, out, dims, weights(OH, H, hs), weights(OW, W, ws), [](auto& at, const weight& wy, const weight& wx, i64 c) {
-            const float tl = at(wy.lo, wx.lo, c), tr = at(wy.lo, wx.hi, c);
-            const float bl = at(wy.hi, wx.lo, c), br = at(wy.hi, wx.hi, c);
-            const float top = tl + (tr - tl) * wx.lerp, bottom = bl + (br - bl) * wx.lerp;
-            return top + (bottom - top) * wy.lerp;
-          });
+          using tap = tf_rules::bilinear_tap;
+          resize_into_float(ctx, x, out, dims, tf_rules::bilinear_axis(OH, H, hs, half), tf_rules::bilinear_axis(OW, W, ws, half),
+                            [](auto& at, const tap& wy, const tap& wx, i64 c) {
+                              const float tl = at(wy.lo, wx.lo, c), tr = at(wy.lo, wx.hi, c);
+                              const float bl = at(wy.hi, wx.lo, c), br = at(wy.hi, wx.hi, c);
+                              const float top = tl + (tr - tl) * wx.lerp, bottom = bl + (br - bl) * wx.lerp;
+                              return top + (bottom - top) * wy.lerp;
+                            });
         } else {
-          auto source = [&](i64 i, i64 in_n, float scale) {
-            const float in = half ? (static_cast<float>(i) + 0.5f) * scale : static_cast<float>(i) * scale;
-            i64 s = std::min<i64>(align ? static_cast<i64>(std::round(in)) : static_cast<i64>(std::floor(in)), in_n - 1);
-            return half ? std::max<i64>(s, 0) : s;
-          };
+          const auto sy = tf_rules::nearest_axis(OH, H, hs, align, half), sx = tf_rules::nearest_axis(OW, W, ws, align, half);
           dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
             const T* in = x.data<T>();
             T* o = out.data<T>();
             for (i64 b = 0; b < N; ++b)
-              for (i64 y = 0; y < OH; ++y) {
-                const i64 sy = source(y, H, hs);
-                for (i64 xx = 0; xx < OW; ++xx) {
-                  const i64 sx = source(xx, W, ws);
-                  std::copy_n(in + ((b * H + sy) * W + sx) * C, C, o + ((b * OH + y) * OW + xx) * C);
-                }
-              }
+              for (i64 y = 0; y < OH; ++y)
+                for (i64 xx = 0; xx < OW; ++xx)
+                  std::copy_n(in + ((b * H + sy[static_cast<std::size_t>(y)]) * W + sx[static_cast<std::size_t>(xx)]) * C, C,
+                              o + ((b * OH + y) * OW + xx) * C);
           });
         }
       };
@@ -480,50 +438,15 @@ inline void register_tf_index_ops(registry& r) {
   // edge, or with half_pixel_centers Keys' a = -0.5 with the taps outside the image weighted 0
   // and the rest renormalized; rows interpolated first, then columns, in float
   r.add({.domain = domain, .op = "ResizeBicubic", .make = [](const kernel_node& n) -> fn {
-           const auto [align, half] = read_tf_resize_attrs(n);
+           const auto [align, half] = tf_rules::read_resize_attrs(n);
            return [align, half](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const tf_resize_sizes dims = tf_resize_geometry(ctx);
              const auto [N, H, W, C, OH, OW] = dims;
-             constexpr i64 table_size = 1024;
-             const double a = half ? -0.5 : -0.75;
-             std::vector<float> table(2 * (table_size + 1));
-             for (i64 i = 0; i <= table_size; ++i) {
-               float t = static_cast<float>(static_cast<double>(i) / table_size);
-               table[static_cast<std::size_t>(2 * i)] = static_cast<float>(((a + 2) * t - (a + 3)) * t * t + 1);
-               t += 1.0f;
-               table[static_cast<std::size_t>(2 * i + 1)] = static_cast<float>(((a * t - 5 * a) * t + 8 * a) * t - 4 * a);
-             }
-             struct taps {
-               std::array<i64, 4> at;
-               std::array<float, 4> w;
-             };
-             auto plan = [&](i64 out_n, i64 in_n, float scale) {
-               std::vector<taps> v(static_cast<std::size_t>(out_n));
-               for (i64 o = 0; o < out_n; ++o) {
-                 const float in = half ? (static_cast<float>(o) + 0.5f) * scale - 0.5f : static_cast<float>(o) * scale;
-                 const i64 lo = static_cast<i64>(std::floor(in));
-                 const i64 off = static_cast<i64>(std::lrintf((in - static_cast<float>(lo)) * static_cast<float>(table_size)));
-                 const std::array<float, 4> w{table[static_cast<std::size_t>(off * 2 + 1)], table[static_cast<std::size_t>(off * 2)],
-                                              table[static_cast<std::size_t>((table_size - off) * 2)],
-                                              table[static_cast<std::size_t>((table_size - off) * 2 + 1)]};
-                 taps& t = v[static_cast<std::size_t>(o)];
-                 float sum = 0;
-                 for (int k = 0; k < 4; ++k) {
-                   const i64 want = lo - 1 + k;
-                   t.at[static_cast<std::size_t>(k)] = std::clamp<i64>(want, 0, in_n - 1);
-                   t.w[static_cast<std::size_t>(k)] = !half || t.at[static_cast<std::size_t>(k)] == want ? w[static_cast<std::size_t>(k)] : 0.0f;
-                   sum += t.w[static_cast<std::size_t>(k)];
-                 }
-                 if (half && std::abs(sum) >= 1000.0f * std::numeric_limits<float>::min()) {
-                   const float inv = 1.0f / sum;
-                   for (float& wk : t.w) wk *= inv;
-                 }
-               }
-               return v;
-             };
+             using taps = tf_rules::bicubic_taps;
              gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {N, OH, OW, C});
-             resize_into_float(ctx, x, out, dims, plan(OH, H, resize_scale(H, OH, align)), plan(OW, W, resize_scale(W, OW, align)),
+             resize_into_float(ctx, x, out, dims, tf_rules::bicubic_axis(OH, H, resize_scale(H, OH, align), half),
+                               tf_rules::bicubic_axis(OW, W, resize_scale(W, OW, align), half),
                                [](auto& at, const taps& ty, const taps& tx, i64 c) {
                                  std::array<float, 4> col{};
                                  for (std::size_t k = 0; k < 4; ++k) {
@@ -547,28 +470,11 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& x = ctx.input(0);
              const tf_resize_sizes dims = tf_resize_geometry(ctx);
              const auto [N, H, W, C, OH, OW] = dims;
-             struct cells {
-               std::vector<i64> at;  // the input cells, clamped to the image
-               std::vector<float> w;
-             };
-             auto plan = [](i64 out_n, i64 in_n, float scale) {
-               std::vector<cells> v(static_cast<std::size_t>(out_n));
-               for (i64 o = 0; o < out_n; ++o) {
-                 const float in0 = static_cast<float>(o) * scale, in1 = static_cast<float>(o + 1) * scale;
-                 const i64 first = static_cast<i64>(std::floor(in0)), end = static_cast<i64>(std::ceil(in1));
-                 cells& c = v[static_cast<std::size_t>(o)];
-                 for (i64 i = first; i < end; ++i) {
-                   const float lo = static_cast<float>(i), hi = static_cast<float>(i + 1);
-                   c.at.push_back(std::clamp<i64>(i, 0, in_n - 1));
-                   c.w.push_back(lo < in0 ? (hi > in1 ? scale : hi - in0) : (hi > in1 ? in1 - lo : 1.0f));
-                 }
-               }
-               return v;
-             };
+             using cells = tf_rules::area_cells;
              const float hs = resize_scale(H, OH, align), ws = resize_scale(W, OW, align);
              const float norm = static_cast<float>(1.0 / static_cast<double>(hs * ws));
              gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {N, OH, OW, C});
-             resize_into_float(ctx, x, out, dims, plan(OH, H, hs), plan(OW, W, ws), [norm](auto& at, const cells& ty, const cells& tx, i64 c) {
+             resize_into_float(ctx, x, out, dims, tf_rules::area_axis(OH, H, hs), tf_rules::area_axis(OW, W, ws), [norm](auto& at, const cells& ty, const cells& tx, i64 c) {
                float sum = 0;
                const std::size_t nx = tx.at.size();
                // (no cells: align_corners on a 1-pixel axis, scale 0: the sum is 0, times 1/0)

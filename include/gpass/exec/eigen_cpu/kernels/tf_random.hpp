@@ -34,6 +34,7 @@
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+#include <gpass/exec/tf_random_rules.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
 
@@ -42,63 +43,8 @@ namespace random_detail {
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
-/// Philox-4x32-10: a 128-bit counter and a 64-bit key; each call gives four words and
-/// increments the counter.
-struct philox {
-  std::array<u32, 4> ctr{};
-  std::array<u32, 2> key{};
-
-  static std::array<u32, 4> block(std::array<u32, 4> c, std::array<u32, 2> k) {
-    constexpr u32 m0 = 0xD2511F53u, m1 = 0xCD9E8D57u, w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
-    for (int round = 0; round < 10; ++round) {
-      const u64 p0 = static_cast<u64>(m0) * c[0], p1 = static_cast<u64>(m1) * c[2];
-      c = {static_cast<u32>(p1 >> 32) ^ c[1] ^ k[0], static_cast<u32>(p1), static_cast<u32>(p0 >> 32) ^ c[3] ^ k[1],
-           static_cast<u32>(p0)};
-      k[0] += w0;
-      k[1] += w1;
-    }
-    return c;
-  }
-  std::array<u32, 4> operator()() {
-    auto r = block(ctr, key);
-    skip(1);
-    return r;
-  }
-  /// Advances the counter by `n` blocks (a 128-bit addition).
-  void skip(u64 n) {
-    u64 lo = (static_cast<u64>(ctr[1]) << 32) | ctr[0];
-    const u64 before = lo;
-    lo += n;
-    ctr[0] = static_cast<u32>(lo);
-    ctr[1] = static_cast<u32>(lo >> 32);
-    if (lo < before && ++ctr[2] == 0) ++ctr[3];
-  }
-  /// TensorFlow's PhiloxRandom(seed_lo, seed_hi): the key from the first, the counter's high
-  /// half from the second.
-  static philox seeded(u64 seed_lo, u64 seed_hi) {
-    philox p;
-    p.key = {static_cast<u32>(seed_lo), static_cast<u32>(seed_lo >> 32)};
-    p.ctr = {0, 0, static_cast<u32>(seed_hi), static_cast<u32>(seed_hi >> 32)};
-    return p;
-  }
-  /// TensorFlow's stateless seed scrambling (the key and counter of a `[2]` seed).
-  static philox from_stateless_seed(u64 s0, u64 s1) {
-    philox p;
-    p.key = {0x3ec8f720u, 0x02461e29u};
-    p.ctr = {static_cast<u32>(s0), static_cast<u32>(s0 >> 32), static_cast<u32>(s1), static_cast<u32>(s1 >> 32)};
-    const auto mix = block(p.ctr, p.key);
-    p.key = {mix[0], mix[1]};
-    p.ctr = {0, 0, mix[2], mix[3]};
-    return p;
-  }
-  /// The key and counter as TensorFlow's V2 ops carry them (uint64 [1] and [2]).
-  static philox from_key_counter(u64 key, u64 c0, u64 c1) {
-    philox p;
-    p.key = {static_cast<u32>(key), static_cast<u32>(key >> 32)};
-    p.ctr = {static_cast<u32>(c0), static_cast<u32>(c0 >> 32), static_cast<u32>(c1), static_cast<u32>(c1 >> 32)};
-    return p;
-  }
-};
+using tf_random_rules::dist;
+using tf_random_rules::philox;
 
 inline float to_float(u32 x) {
   const u32 v = (127u << 23) | (x & 0x7fffffu);
@@ -136,8 +82,6 @@ inline void box_muller(u32 x0, u32 x1, u32 x2, u32 x3, double& d0, double& d1) {
   d0 = std::sin(v1) * u2;
   d1 = std::cos(v1) * u2;
 }
-
-enum class dist { uniform, normal, truncated, uniform_int, full_int };
 
 /// Fills `out` (its dtype and size) from generator `g` with distribution `d` (`lo`, `hi`:
 /// the bounds of uniform_int) in TensorFlow's order.
@@ -218,19 +162,7 @@ inline void fill(gpass::tensor& out, philox g, dist d, i64 lo, i64 hi, const ker
     case dist::full_int: {
       const bool full = d == dist::full_int;
       if (count == 0) return;  // (TensorFlow checks the bounds only for a non-empty output)
-      if (!full) {
-        if (lo >= hi) n.fail("need minval < maxval, got " + std::to_string(lo) + " >= " + std::to_string(hi));
-        // the bounds are of the output type in TensorFlow; wider ones (int64 bounds of an int32
-        // output) would make the 32-bit range wrap, to 0 for [0, 2^32)
-        using i32_limits = std::numeric_limits<std::int32_t>;
-        const bool fits = t == dtype::int32    ? lo >= i32_limits::min() && hi <= i32_limits::max()
-                          : t == dtype::uint32 ? lo >= 0 && hi <= i64{std::numeric_limits<u32>::max()}
-                          : t == dtype::uint64 ? lo >= 0
-                                               : true;
-        if (!fits)
-          n.fail("minval " + std::to_string(lo) + " and maxval " + std::to_string(hi) + " do not fit the output type " +
-                 std::string(to_string(t)));
-      }
+      if (!full) tf_random_rules::check_int_bounds(t, lo, hi, n);
       if (t == dtype::int32 || t == dtype::uint32) {
         // hi - lo in [1, 2^32): the bounds fit 32 bits and lo < hi
         const u32 range = static_cast<u32>(static_cast<u64>(hi) - static_cast<u64>(lo));
@@ -261,17 +193,14 @@ inline void fill(gpass::tensor& out, philox g, dist d, i64 lo, i64 hi, const ker
 
 /// The two seeds of a `[2]` int32/int64 seed input.
 inline std::pair<u64, u64> seed_pair(const gpass::tensor& s, const kernel_node& n) {
-  if (s.size() != 2 || s.rank() != 1) n.fail("seed must have shape [2], got " + s.shape().to_string());
+  tf_random_rules::check_seed(s.sizes(), n);
   const auto v = int_values(s, n, "seed");
   return {static_cast<u64>(v[0]), static_cast<u64>(v[1])};
 }
 
 /// The output sizes of a random op from its shape input.
 inline std::vector<i64> output_sizes(const gpass::tensor& shape_in, const kernel_node& n) {
-  auto s = vector_ints(shape_in, n, "shape");
-  for (i64 d : s)
-    if (d < 0) n.fail("shape has a negative dim " + std::to_string(d));
-  return s;
+  return tf_random_rules::output_sizes(vector_ints(shape_in, n, "shape"), n);
 }
 
 /// The generator of a V2 op's (key, counter, alg) inputs at `at`.
@@ -279,9 +208,7 @@ inline philox key_counter_inputs(context& ctx, std::size_t at) {
   const gpass::tensor& key = ctx.input(at);
   const gpass::tensor& counter = ctx.input(at + 1);
   const i64 alg = scalar_int(ctx.input(at + 2), ctx.node(), "alg");
-  if (alg != 1 && alg != 3) ctx.fail("RNG algorithm " + std::to_string(alg) + " is not Philox (1) or auto-select (3)");
-  if (key.size() != 1 || key.element_type() != dtype::uint64) ctx.fail("key must be one uint64");
-  if (counter.size() < 2 || counter.element_type() != dtype::uint64) ctx.fail("counter must be two uint64 (Philox)");
+  tf_random_rules::check_key_counter(alg, key.element_type(), key.size(), counter.element_type(), counter.size(), ctx.node());
   return philox::from_key_counter(key.data<u64>()[0], counter.data<u64>()[0], counter.data<u64>()[1]);
 }
 
@@ -294,18 +221,7 @@ inline std::pair<i64, i64> bounds(context& ctx, std::size_t at) {
 
 inline void register_tf_random(registry& r) {
   using namespace random_detail;
-  struct stateless_op {
-    const char* name;
-    dist d;
-    bool v2;
-  };
-  const stateless_op stateless[] = {
-      {"StatelessRandomUniform", dist::uniform, false},        {"StatelessRandomNormal", dist::normal, false},
-      {"StatelessTruncatedNormal", dist::truncated, false},    {"StatelessRandomUniformInt", dist::uniform_int, false},
-      {"StatelessRandomUniformFullInt", dist::full_int, false}, {"StatelessRandomUniformV2", dist::uniform, true},
-      {"StatelessRandomNormalV2", dist::normal, true},          {"StatelessTruncatedNormalV2", dist::truncated, true},
-      {"StatelessRandomUniformIntV2", dist::uniform_int, true}, {"StatelessRandomUniformFullIntV2", dist::full_int, true}};
-  for (const auto& op : stateless)
+  for (const auto& op : tf_random_rules::stateless_ops)
     r.add({.domain = domain, .op = op.name, .type_input = -1, .make = [op](const kernel_node& n) -> fn {
              const dtype t = type_attr(n, "dtype", dist::uniform_int == op.d ? dtype::int32 : dtype::f32);
              return [op, t](context& ctx) {
@@ -329,10 +245,11 @@ inline void register_tf_random(registry& r) {
         const auto [s0, s1] = seed_pair(ctx.input(0), ctx.node());
         const philox g = philox::from_stateless_seed(s0, s1);
         gpass::tensor& key = ctx.allocate_output(0, dtype::uint64, {1});
-        key.data<u64>()[0] = g.key[0] | (static_cast<u64>(g.key[1]) << 32);
+        key.data<u64>()[0] = g.key_word();
         gpass::tensor& counter = ctx.allocate_output(1, dtype::uint64, {2});
-        counter.data<u64>()[0] = g.ctr[0] | (static_cast<u64>(g.ctr[1]) << 32);
-        counter.data<u64>()[1] = g.ctr[2] | (static_cast<u64>(g.ctr[3]) << 32);
+        const auto words = g.counter_words();
+        counter.data<u64>()[0] = words[0];
+        counter.data<u64>()[1] = words[1];
         if (with_alg) ctx.set_output(2, gpass::tensor::scalar<std::int32_t>(1));
       };
     };
@@ -343,40 +260,15 @@ inline void register_tf_random(registry& r) {
            return [](context& ctx) { ctx.set_output(0, gpass::tensor::scalar<std::int32_t>(1)); };
          }});
 
-  // stateful: the generator lives in the kernel and advances 256 blocks per output per run
-  struct stateful_op {
-    const char* name;
-    dist d;
-    const char* type;
-  };
-  const stateful_op stateful[] = {{"RandomUniform", dist::uniform, "dtype"},
-                                  {"RandomStandardNormal", dist::normal, "dtype"},
-                                  {"TruncatedNormal", dist::truncated, "dtype"},
-                                  {"RandomUniformInt", dist::uniform_int, "Tout"}};
-  for (const auto& op : stateful)
+  // stateful: the generator lives in the kernel (`stateful_generator`)
+  for (const auto& op : tf_random_rules::stateful_ops)
     r.add({.domain = domain, .op = op.name, .type_input = -1, .make = [op](const kernel_node& n) -> fn {
-             const dtype t = type_attr(n, op.type, op.d == dist::uniform_int ? dtype::int32 : dtype::f32);
-             u64 seed = static_cast<u64>(n.attr<i64>("seed", 0)), seed2 = static_cast<u64>(n.attr<i64>("seed2", 0));
-             if (seed == 0 && seed2 == 0) {  // TensorFlow: no seed, a random one
-               std::random_device rd;
-               seed = (static_cast<u64>(rd()) << 32) | rd();
-               seed2 = (static_cast<u64>(rd()) << 32) | rd();
-             }
-             struct state {
-               std::mutex mu;
-               philox g;
-             };
-             auto st = std::make_shared<state>();
-             st->g = philox::seeded(seed, seed2);
+             const dtype t = type_attr(n, op.type, tf_random_rules::default_type(op.d));
+             auto st = std::make_shared<tf_random_rules::stateful_generator>(n);
              return [op, t, st](context& ctx) {
                const auto sizes = output_sizes(ctx.input(0), ctx.node());
                gpass::tensor& out = ctx.allocate_output(0, t, sizes);
-               philox g;
-               {
-                 std::lock_guard lock(st->mu);
-                 g = st->g;
-                 st->g.skip(static_cast<u64>(out.size()) * 256);
-               }
+               const philox g = st->take(static_cast<u64>(out.size()));
                i64 lo = 0, hi = 0;
                if (op.d == dist::uniform_int) std::tie(lo, hi) = bounds(ctx, 1);
                fill(out, g, op.d, lo, hi, ctx.node());
