@@ -89,6 +89,9 @@ TEST_CASE("cuda: TensorFlow's stateless random ops draw the CPU kernels' streams
   // an empty output takes any bounds (TensorFlow checks them only for elements)
   differential(tf("StatelessRandomUniformInt", {{"dtype", dtype::int32}}), {i32s({0, 4}, {2}), seed, tensor::scalar<std::int32_t>(5), tensor::scalar<std::int32_t>(5)},
                0, 0);
+  // without a dtype attribute: TensorFlow's defaults (uint64 for the full-range ints)
+  differential(tf("StatelessRandomUniformFullInt"), {shape, seed}, 0, 0);
+  CHECK(gpass_test_cuda::run_cpu(tf("StatelessRandomUniformFullInt"), {shape, seed}).at(0).element_type() == dtype::uint64);
   // the key / counter / alg ops
   differential(tf("StatelessRandomGetKeyCounter", {}, 2), {seed}, 0, 0);
   differential(tf("StatelessRandomGetKeyCounterAlg", {}, 3), {i32s({-1, 2147483647}, {2})}, 0, 0);

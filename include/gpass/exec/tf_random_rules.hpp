@@ -118,8 +118,12 @@ inline constexpr stateful_op stateful_ops[] = {{"RandomUniform", dist::uniform, 
                                                {"TruncatedNormal", dist::truncated, "dtype"},
                                                {"RandomUniformInt", dist::uniform_int, "Tout"}};
 
-/// A random op's output type when its type attribute is absent.
-inline dtype default_type(dist d) { return d == dist::uniform_int ? dtype::int32 : dtype::f32; }
+/// A random op's output type when its type attribute is absent: TensorFlow's op defaults
+/// (uint64 for the full-range ints; f32 for the floats; the bounded ints have no default,
+/// their bounds' type: int32 assumed).
+inline dtype default_type(dist d) {
+  return d == dist::full_int ? dtype::uint64 : d == dist::uniform_int ? dtype::int32 : dtype::f32;
+}
 
 /// A stateful op's generator: each run takes the stream at the generator's counter and
 /// advances it 256 blocks per output element, as TensorFlow does, so that a graph's second run

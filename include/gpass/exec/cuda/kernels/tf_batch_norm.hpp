@@ -8,7 +8,8 @@
 /// and FusedBatchNormGrad / V2 / V3 (training: the batch statistics' own gradient; inference:
 /// scale / sqrt(var + eps) * dy; d_scale = sum(dy * x_hat), d_offset = sum(dy)).
 ///
-/// Every statistic is summed in double as the CPU does, in two deterministic levels: a thread
+/// Every statistic is summed in double as the CPU does, but in another order (f64 results may
+/// differ from the CPU's in the last bits), in two deterministic levels: a thread
 /// per (chunk of rows, channel) adds its rows in order (threads of a warp read adjacent
 /// channels), then a thread per channel adds its chunks in order. Nothing is read back: the
 /// statistics stay on the device. The inference FusedBatchNorm's kernel is tf.hpp's; both
@@ -153,8 +154,8 @@ struct bn_runner {
     // about 64K threads of partial sums (at least 64 rows each), then a thread per channel
     const i64 want = std::max<i64>(1, std::min<i64>(rows, (i64{1} << 16) / std::max<i64>(C, 1)));
     R = std::max<i64>(64, (rows + want - 1) / want);
-    chunks = std::max<i64>(1, (rows + R - 1) / R);
-    part = c.policy().allocate_tensor(dtype::f64, {chunks * C * 2}, c.stream());
+    chunks = (rows + R - 1) / R;  // (0 without rows: the sums are 0)
+    part = c.policy().allocate_tensor(dtype::f64, {std::max<i64>(chunks, 1) * C * 2}, c.stream());
   }
   void launch(std::size_t entry, i64 n, void** args) {
     auto& pol = ctx.policy();
@@ -166,7 +167,7 @@ struct bn_runner {
     void* pp = part.data();
     long long r = rows, c = C, rr = R, ch = chunks;
     void* a1[] = {&x, &dy, &stat, &pp, &r, &c, &rr, &mode};
-    launch(0, chunks * C, a1);
+    if (chunks > 0) launch(0, chunks * C, a1);
     void* a2[] = {&pp, &out0, &out1, &ch, &c, &div};
     launch(1, C, a2);
   }

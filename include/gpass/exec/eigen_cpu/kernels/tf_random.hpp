@@ -223,7 +223,7 @@ inline void register_tf_random(registry& r) {
   using namespace random_detail;
   for (const auto& op : tf_random_rules::stateless_ops)
     r.add({.domain = domain, .op = op.name, .type_input = -1, .make = [op](const kernel_node& n) -> fn {
-             const dtype t = type_attr(n, "dtype", dist::uniform_int == op.d ? dtype::int32 : dtype::f32);
+             const dtype t = type_attr(n, "dtype", tf_random_rules::default_type(op.d));
              return [op, t](context& ctx) {
                const auto sizes = output_sizes(ctx.input(0), ctx.node());
                philox g;
