@@ -3,11 +3,13 @@
 /// \file cuda.hpp
 /// The CUDA backend: the `gpass::exec::cuda` policy with its kernels (generated element-wise,
 /// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products (MatMul, Gemm,
-/// com.microsoft FusedMatMul); cuDNN
-/// convolutions and pooling; the normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding and
-/// inference Dropout; QuantizeLinear, DequantizeLinear and
-/// DynamicQuantizeLinear; the transformer fusions' SkipLayerNormalization and attention;
-/// TensorFlow's element-wise, view, product and reduction ops), and `cuda_devices` for sessions. Part of the optional `cuda`
+/// com.microsoft FusedMatMul, Einsum's pairs); cuDNN convolutions and pooling; the
+/// normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding and inference Dropout;
+/// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear; the transformer fusions'
+/// SkipLayerNormalization and attention; TensorFlow's ops: element-wise, views, products,
+/// reductions, convolutions and pools (2-D and 3-D) with their gradients, batch norm in
+/// training, segments, diagonals, random streams, resizes, colour, patches), and `cuda_devices`
+/// for sessions. Part of the optional `cuda`
 /// component (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included
 /// by `<gpass/all.hpp>`.
 /// \code
@@ -17,9 +19,9 @@
 /// \endcode
 
 #include <gpass/exec/cuda/graph.hpp>
-#include <gpass/exec/cuda/kernels/einsum.hpp>
 #include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
+#include <gpass/exec/cuda/kernels/einsum.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
 #include <gpass/exec/cuda/kernels/globals.hpp>
 #include <gpass/exec/cuda/kernels/linalg.hpp>

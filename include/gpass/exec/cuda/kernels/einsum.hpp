@@ -6,8 +6,9 @@
 /// sums and diagonals by one generated kernel (a thread per element of the operand's term,
 /// adding in the CPU's order, in the compute type), each pairwise contraction as one strided
 /// batched cuBLASLt product (its operands permuted first, by the same generated kernel, where
-/// neither layout nor its transpose fits), and the last term read into the output by it too. Intermediates are in the compute type (f32 for f16 / bf16, as the CPU);
-/// f32, f64, f16 and bf16 (integer Einsum stays on the CPU).
+/// neither layout nor its transpose fits), and the last term read into the output by it too.
+/// Intermediates are in the compute type (f32 for f16 / bf16, as the CPU); f32, f64, f16 and
+/// bf16 (integer Einsum stays on the CPU).
 
 #include <climits>
 #include <cstdint>

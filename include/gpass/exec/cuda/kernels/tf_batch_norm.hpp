@@ -40,7 +40,7 @@ namespace cuda_tf {
 /// - `bn_apply`: y = (x - mean) * (scale / sqrt(var + eps)) + offset;
 /// - `bn_out`: the running statistics and reserve spaces of the forward op;
 /// - `bn_grad_stat`: stat = (mean, 1 / sqrt(var + eps)) of the gradient's T inputs;
-/// - `bn_grad_apply`: dx, and per channel (`c < C` threads first) d_scale and d_offset.
+/// - `bn_grad_apply`: dx, and (its first C threads) d_scale and d_offset.
 inline std::string batch_norm_train_source(dtype t) {
   std::string r = cuda_codegen::cuda_prelude();
   r += "typedef " + std::string(cuda_codegen::storage_type(t)) + " T;\n";
