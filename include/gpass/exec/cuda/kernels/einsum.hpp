@@ -18,7 +18,6 @@
 #include <vector>
 
 #include <gpass/exec/cuda/codegen.hpp>
-#include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/kernels/linalg.hpp>
 #include <gpass/exec/einsum_rules.hpp>

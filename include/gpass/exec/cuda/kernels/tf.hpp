@@ -401,10 +401,15 @@ inline void output_in_layout(context& ctx, cuda_detail::lazy_library& lib, const
   cuda_array_detail::copy_view(ctx, lib, y, v.sizes, v.sizes, v.strides, 0);
 }
 
+/// The spatial values of `win`'s rank from a depth, height and width: (d, h, w) for a 3-D
+/// window, (h, w) for a 2-D one (sizes, output sizes, pads of a `tf_rules::geometry`).
+inline std::vector<i64> spatial_of(const tf_rules::window& win, i64 d, i64 h, i64 w) {
+  return win.volumetric ? std::vector<i64>{d, h, w} : std::vector<i64>{h, w};
+}
+
 /// The spatial values ([d,] h, w) of a TF window attribute `v` (strides, dilations, ksize).
 inline std::vector<i64> spatial(const tf_rules::window& win, const std::vector<i64>& v) {
-  if (win.volumetric) return {v[win.d], v[win.h], v[win.w]};
-  return {v[win.h], v[win.w]};
+  return spatial_of(win, v[win.d], v[win.h], v[win.w]);
 }
 
 /// The permutation from the node's layout to channels first (NHWC / NDHWC), and back.
@@ -497,16 +502,17 @@ inline fn make_tf_conv(const kernel_node& n, bool depthwise, const std::function
       conv = &it->second;
     }
     cuda_tensor y = run_inner(ctx, conv->second, *conv->first, {&xin, &w});
-    const std::vector<i64> want = win.volumetric ? std::vector<i64>{out[0], OC, g.OD, g.OH, g.OW} : std::vector<i64>{out[0], OC, g.OH, g.OW};
+    std::vector<i64> want{out[0], OC};
+    for (i64 v : spatial_of(win, g.OD, g.OH, g.OW)) want.push_back(v);
     if (y.sizes() != want) ctx.fail("the convolution's result has unexpected sizes");
     output_in_layout(ctx, *lib, win, std::move(y));
   };
 }
 
-/// Conv2DBackpropInput (filter [KH, KW, C, OC]) and DepthwiseConv2dNativeBackpropInput (filter
-/// [KH, KW, C, M]), NHWC as on the CPU: dx = the transposed convolution of dy with the filter
-/// (ONNX's ConvTranspose on cuDNN, the filter as [OC, C, KH, KW], C groups for the depthwise
-/// one), its pads the forward ones at the start and, at the end, what brings the result to the
+/// Conv2DBackpropInput (filter [KH, KW, C, OC]), DepthwiseConv2dNativeBackpropInput (filter
+/// [KH, KW, C, M]) and Conv3DBackpropInputV2 (filter [KD, KH, KW, C, OC]), NHWC / NDHWC as on
+/// the CPU: dx = the transposed convolution of dy with the filter (ONNX's ConvTranspose on
+/// cuDNN, the filter as [OC, C, k...], C groups for the depthwise one), its pads the forward ones at the start and, at the end, what brings the result to the
 /// input's sizes (output_padding for the rows the forward convolution never read). The sizes
 /// and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
 inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const std::function<fn(const kernel_node&)>& onnx_conv_transpose,
@@ -529,9 +535,8 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
     }
     const std::vector<i64> k(o.fs.begin(), o.fs.end() - 2);  // [KD,] KH, KW
     const std::vector<i64> stride = spatial(win, win.strides), dil = spatial(win, win.dilations);
-    const std::vector<i64> begin = win.volumetric ? std::vector<i64>{g.PF, g.PT, g.PL} : std::vector<i64>{g.PT, g.PL};
-    const std::vector<i64> in = win.volumetric ? std::vector<i64>{g.D, g.H, g.W} : std::vector<i64>{g.H, g.W};
-    const std::vector<i64> out = win.volumetric ? std::vector<i64>{g.OD, g.OH, g.OW} : std::vector<i64>{g.OH, g.OW};
+    const std::vector<i64> begin = spatial_of(win, g.PF, g.PT, g.PL), in = spatial_of(win, g.D, g.H, g.W),
+                           out = spatial_of(win, g.OD, g.OH, g.OW);
     // the end pads (or output_padding) that make the transposed convolution's result the input's sizes
     std::vector<i64> end_pads, output_padding;
     for (std::size_t d = 0; d < k.size(); ++d) {
@@ -580,11 +585,11 @@ inline fn make_tf_conv_input_grad(const kernel_node& n, bool depthwise, const st
   };
 }
 
-/// Conv2DBackpropFilter (filter [KH, KW, C, OC]) and DepthwiseConv2dNativeBackpropFilter
-/// (filter [KH, KW, C, M]), NHWC as on the CPU: cuDNN's backward filter over the input and
-/// out_backprop in NCHW (`cuda_linalg::conv2d_filter_grad`; C groups of one channel for the
-/// depthwise one), its [OC, C, KH, KW] ([C * M, 1, KH, KW]) result permuted into the filter's
-/// layout. The sizes and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
+/// Conv2DBackpropFilter (filter [KH, KW, C, OC]), DepthwiseConv2dNativeBackpropFilter (filter
+/// [KH, KW, C, M]) and Conv3DBackpropFilterV2 (filter [KD, KH, KW, C, OC]), NHWC / NDHWC as on
+/// the CPU: cuDNN's backward filter over the input and out_backprop channels first
+/// (`cuda_linalg::conv_filter_grad`; C groups of one channel for the depthwise one), its
+/// [OC, C, k...] ([C * M, 1, KH, KW]) result permuted into the filter's layout. The sizes and checks are the CPU kernel's (`tf_rules::conv_grad_operands`).
 inline fn make_tf_conv_filter_grad(const kernel_node& n, bool depthwise, bool volumetric = false) {
   const tf_rules::window win(n, false, false, volumetric);
   auto lib = std::make_shared<cuda_detail::lazy_library>();
@@ -611,7 +616,7 @@ inline fn make_tf_conv_filter_grad(const kernel_node& n, bool depthwise, bool vo
     cuda_linalg::conv_window cw{.k = k,
                                 .stride = spatial(win, win.strides),
                                 .dil = spatial(win, win.dilations),
-                                .pad = win.volumetric ? std::vector<i64>{g.PF, g.PT, g.PL} : std::vector<i64>{g.PT, g.PL},
+                                .pad = spatial_of(win, g.PF, g.PT, g.PL),
                                 .G = depthwise ? C : 1};
     cuda_linalg::conv_filter_grad(ctx, *st, xn, dyn, dw, cw);
     // to [KH, KW, C, OC] / [KD, KH, KW, C, OC] / [KH, KW, C, M]
