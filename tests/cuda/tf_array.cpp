@@ -33,6 +33,13 @@ gpass::exec::kernel_node tf(std::string op, gpass::attribute_map attrs = {}, std
 tensor i32s(std::vector<std::int32_t> v, ints sizes) { return tensor::from<std::int32_t>(std::move(v), std::move(sizes)); }
 tensor i64s(ints v, ints sizes) { return tensor::from<i64>(std::move(v), std::move(sizes)); }
 
+/// A 2-D pool's window and input.
+struct pool_case {
+  std::string padding;
+  ints ksize, strides, input;
+  dtype t = dtype::f32;
+};
+
 /// Whether the CUDA registry serves a TF node of `op` with these input types and attributes.
 bool serves(const char* op, std::vector<dtype> inputs, const gpass::attribute_map& attrs = {}) {
   return gpass_test_cuda::serves_in("tf", op, std::move(inputs), attrs);
@@ -382,11 +389,6 @@ TEST_CASE("cuda: TensorFlow Conv3D, MaxPool3D, AvgPool3D and the 3-D pools' grad
 
 TEST_CASE("cuda: TensorFlow MaxPoolGrad and AvgPoolGrad match the CPU kernels") {
   GPASS_GPU_OR_CPU_SIDE();
-  struct pool_case {
-    std::string padding;
-    ints ksize, strides, input;
-    dtype t = dtype::f32;
-  };
   // overlapping windows, SAME with the odd pixel at the end, VALID leaving rows unread, a
   // window larger than the stride both ways, a stride larger than the window (inputs no
   // window reads), f64; the sums are the CPU's in the CPU's order: equal bits
@@ -417,6 +419,36 @@ TEST_CASE("cuda: TensorFlow MaxPoolGrad and AvgPoolGrad match the CPU kernels") 
   const gpass::attribute_map a{{"padding", std::string("VALID")}, {"ksize", ints{1, 2, 2, 1}}, {"strides", ints{1, 1, 1, 1}}};
   const auto x = tensor::from<float>({1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 3, 3, 1});
   differential(tf("MaxPoolGrad", a), {x, run_cpu(tf("MaxPool", a), {x}).at(0), rnd({1, 2, 2, 1}, 92)}, 0, 0);
+}
+
+TEST_CASE("cuda: TensorFlow MaxPoolWithArgmax matches the CPU kernel") {
+  CHECK(serves("MaxPoolWithArgmax", {dtype::f32}));
+  CHECK(serves("MaxPoolWithArgmax", {dtype::f64}));
+  CHECK_FALSE(serves("MaxPoolWithArgmax", {dtype::int32}));
+  GPASS_GPU_OR_CPU_SIDE();
+  // windows overlapping, SAME with padding, VALID leaving cells unread; int64 and int32
+  // indices, with and without the batch in them; f64; the maximum and its index bit for bit
+  const std::vector<pool_case> cases = {{"SAME", {1, 3, 3, 1}, {1, 2, 2, 1}, {2, 7, 6, 3}},
+                                        {"VALID", {1, 2, 2, 1}, {1, 2, 2, 1}, {3, 5, 7, 2}},
+                                        {"SAME", {1, 2, 3, 1}, {1, 1, 2, 1}, {2, 4, 5, 1}, dtype::f64},
+                                        {"VALID", {1, 2, 1, 1}, {1, 3, 4, 1}, {1, 8, 9, 2}}};
+  for (const auto& c : cases)
+    for (const dtype at : {dtype::int64, dtype::int32})
+      for (const bool with_batch : {false, true}) {
+        CAPTURE(c.padding);
+        CAPTURE(at);
+        CAPTURE(with_batch);
+        const gpass::attribute_map a{{"padding", c.padding}, {"ksize", c.ksize}, {"strides", c.strides}, {"Targmax", at},
+                                     {"include_batch_in_index", with_batch}};
+        differential(tf("MaxPoolWithArgmax", a, 2), {rnd(c.input, 94, c.t)}, 0, 0);
+      }
+  // ties (the first maximum), NaNs (a NaN first in its window stays), infinities
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const gpass::attribute_map a{{"padding", std::string("VALID")}, {"ksize", ints{1, 2, 2, 1}}, {"strides", ints{1, 1, 1, 1}}};
+  differential(tf("MaxPoolWithArgmax", a, 2), {tensor::from<float>({1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 3, 3, 1})}, 0, 0);
+  differential(tf("MaxPoolWithArgmax", a, 2), {tensor::from<float>({nan, 1, 2, 3, nan, 5, -inf, 7, inf}, {1, 3, 3, 1})}, 0, 0);
+  // no images: empty outputs
+  differential(tf("MaxPoolWithArgmax", a, 2), {tensor(dtype::f32, {0, 3, 3, 2})}, 0, 0);
 }
 
 TEST_CASE("cuda: the TensorFlow kernels of tf_array.hpp fail as the CPU's do, naming the node") {
@@ -464,6 +496,9 @@ TEST_CASE("cuda: the TensorFlow kernels of tf_array.hpp fail as the CPU's do, na
         {rnd({1, 4, 4, 2}, 21), i32s({3, 3, 2, 5}, {4}), rnd({1, 3, 2, 5}, 22)}, "out_backprop has sizes");
   fails(tf("DepthwiseConv2dNativeBackpropFilter", {{"padding", std::string("VALID")}, {"strides", ints{1, 1, 1, 1}}}),
         {rnd({1, 4, 4, 2}, 23), i32s({3, 3, 2}, {3}), rnd({1, 2, 2, 2}, 24)}, "filter_sizes must have 4 values");
+  const gpass::attribute_map wide{{"padding", std::string("VALID")}, {"ksize", ints{1, 3, 3, 1}}, {"strides", ints{1, 1, 1, 1}}};
+  fails(tf("MaxPoolWithArgmax", wide, 2), {rnd({1, 2, 4, 1}, 25)}, "is larger than the padded input");
+  fails(tf("MaxPoolWithArgmax", wide, 2), {rnd({2, 4, 1}, 26)}, "the input must have rank 4");
 }
 
 }  // namespace gpass_test_cuda_tf_array

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of tf_image.hpp (ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic,
-// ResizeArea): which nodes the GPU serves (no GPU needed), each resize against the Eigen CPU
+// ResizeArea, CropAndResize): which nodes the GPU serves (no GPU needed), each resize against the Eigen CPU
 // kernel on a GPU (without one, the CPU side of each comparison runs), and the errors naming
 // the node.
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,38 @@ TEST_CASE("cuda: TensorFlow ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic
   differential(tf("ResizeBilinear"), {tensor(dtype::f32, {0, 4, 4, 3}), size_of(2, 2)}, 0, 0);
 }
 
+TEST_CASE("cuda: TensorFlow CropAndResize matches the CPU kernel") {
+  for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::uint8, dtype::int64})
+    CHECK(gpass_test_cuda::serves_in("tf", "CropAndResize", {t, dtype::f32, dtype::int32, dtype::int32}));
+  CHECK_FALSE(gpass_test_cuda::serves_in("tf", "CropAndResize", {dtype::string, dtype::f32, dtype::int32, dtype::int32}));
+  GPASS_GPU_OR_CPU_SIDE();
+  const auto img = rnd({3, 6, 8, 2}, 7);
+  // inside, flipped (y2 < y1), reaching out of the image (the extrapolation value), the whole
+  // image, a degenerate box; boxes on images 2, 0, 1, 2, 0
+  const auto boxes = tensor::from<float>({0.1f, 0.2f, 0.8f, 0.9f, 0.9f, 0.7f, 0.2f, 0.1f, -0.3f, 0.5f, 1.4f, 1.2f,
+                                          0, 0, 1, 1, 0.5f, 0.5f, 0.5f, 0.5f},
+                                         {5, 4});
+  const auto ind = tensor::from<std::int32_t>({2, 0, 1, 2, 0}, {5});
+  const std::pair<std::int32_t, std::int32_t> crops[] = {{4, 5}, {1, 1}, {7, 3}, {1, 6}};
+  for (const char* method : {"bilinear", "nearest"})
+    for (const auto& [h, w] : crops) {
+      CAPTURE(method);
+      CAPTURE(h);
+      CAPTURE(w);
+      const gpass::attribute_map a{{"method", std::string(method)}, {"extrapolation_value", 0.25}};
+      differential(tf("CropAndResize", a), {img, boxes, ind, size_of(h, w)}, 0, 0);
+    }
+  // other image types, read as float
+  const auto two = tensor::from<float>({0.1f, 0.2f, 0.8f, 0.9f, 1.0f, 0.0f, 0.0f, 1.0f}, {2, 4});
+  const auto at = tensor::from<std::int32_t>({0, 1}, {2});
+  differential(tf("CropAndResize"), {rnd({2, 5, 4, 3}, 8, dtype::uint8, 0, 255), two, at, size_of(6, 3)}, 0, 0);
+  differential(tf("CropAndResize"), {rnd({2, 5, 4, 3}, 9, dtype::f64), two, at, size_of(3, 3)}, 0, 0);
+  differential(tf("CropAndResize"), {rnd({2, 5, 4, 3}, 10, dtype::f16), two, at, size_of(2, 5)}, 0, 0);
+  differential(tf("CropAndResize", {{"method", std::string("nearest")}}), {rnd({2, 3, 3, 1}, 11, dtype::int64, -9, 9), two, at, size_of(4, 4)}, 0, 0);
+  // no boxes: no crops
+  differential(tf("CropAndResize"), {img, tensor(dtype::f32, {0, 4}), tensor(dtype::int32, {0}), size_of(2, 2)}, 0, 0);
+}
+
 TEST_CASE("cuda: the TensorFlow resizes fail as the CPU's do, naming the node") {
   const auto fails = gpass_test_cuda::fails_alike;
   const auto img = rnd({1, 4, 4, 1}, 1);
@@ -75,6 +108,16 @@ TEST_CASE("cuda: the TensorFlow resizes fail as the CPU's do, naming the node") 
   fails(tf("ResizeBicubic"), {rnd({4, 4, 1}, 2), size_of(2, 2)}, "images must be 4-D");
   fails(tf("ResizeArea"), {img, size_of(0, 2)}, "size must be 2 positive values");
   fails(tf("ResizeNearestNeighbor"), {tensor(dtype::f32, {1, 0, 4, 1}), size_of(2, 2)}, "cannot resize an empty image");
+  const auto box = tensor::from<float>({0, 0, 1, 1}, {1, 4});
+  const auto zero = tensor::from<std::int32_t>({0}, {1});
+  fails(tf("CropAndResize"), {img, box, tensor::from<std::int32_t>({1}, {1}), size_of(2, 2)}, "box_ind has values outside [0, batch_size)");
+  fails(tf("CropAndResize"), {img, tensor::from<float>({0, std::numeric_limits<float>::quiet_NaN(), 1, 1}, {1, 4}), zero, size_of(2, 2)},
+        "not finite");
+  fails(tf("CropAndResize"), {img, box, zero, size_of(0, 2)}, "crop dimensions must be positive");
+  fails(tf("CropAndResize"), {img, tensor::from<float>({0, 0, 1}, {1, 3}), zero, size_of(2, 2)}, "boxes must have 4 columns");
+  fails(tf("CropAndResize"), {img, box, tensor::from<std::int32_t>({0, 0}, {2}), size_of(2, 2)}, "box_ind has 2 elements for 1 boxes");
+  fails(tf("CropAndResize"), {img, box, zero, tensor::from<std::int32_t>({2, 2, 2}, {3})}, "crop_size must be 1-D with two elements");
+  fails(tf("CropAndResize", {{"method", std::string("bicubic")}}), {img, box, zero, size_of(2, 2)}, "method must be 'bilinear' or 'nearest'");
 }
 
 }  // namespace gpass_test_cuda_tf_image

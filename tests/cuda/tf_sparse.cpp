@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of tf_sparse.hpp (SparseSegmentSum / Mean / SqrtN and their WithNumSegments
-// forms): which nodes the GPU serves (no GPU needed), each op against the Eigen CPU kernel on a
-// GPU (bit for bit: the same sums in the same order; without a GPU, the CPU side of each
-// comparison runs), and the errors naming the node.
+// forms, Bincount, DenseBincount, SparseToDense): which nodes the GPU serves (no GPU needed),
+// each op against the Eigen CPU kernel on a GPU (bit for bit: the same sums in the same order;
+// without a GPU, the CPU side of each comparison runs), and the errors naming the node.
 
 #include <doctest/doctest.h>
 
@@ -90,6 +90,77 @@ TEST_CASE("cuda: the TensorFlow sparse segment reductions fail as the CPU's do, 
         "num_segments must be non-negative");
   fails(tf("SparseSegmentSum"), {data, i64s({0}, {1}), i64s({std::numeric_limits<i64>::max()}, {1})}, "overflows int64");
   fails(tf("SparseSegmentSum"), {data, tensor::from<float>({0}, {1}), i32s({0}, {1})}, "indices");
+}
+
+TEST_CASE("cuda: TensorFlow Bincount and DenseBincount match the CPU kernels bit for bit") {
+  for (dtype t : {dtype::f32, dtype::f16, dtype::int8, dtype::uint64})
+    CHECK(gpass_test_cuda::serves_in("tf", "DenseBincount", {dtype::int64, dtype::int64, t}));
+  CHECK(gpass_test_cuda::serves_in("tf", "Bincount", {dtype::int32, dtype::int32, dtype::f64}));
+  CHECK_FALSE(gpass_test_cuda::serves_in("tf", "Bincount", {dtype::int32, dtype::int32, dtype::string}));
+  GPASS_GPU_OR_CPU_SIDE();
+  const tensor size = tensor::from<std::int32_t>({5}, {});
+  const auto arr = i32s({3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 0, 4, 4}, {14});
+  // unweighted (counts), weighted (sums in input order; values >= size dropped), every weight type
+  differential(tf("Bincount"), {arr, size, tensor(dtype::f32, {0})}, 0, 0);
+  for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16, dtype::int8, dtype::uint16, dtype::int64}) {
+    CAPTURE(t);
+    differential(tf("Bincount"), {arr, size, rnd({14}, 12, t, -100, 100)}, 0, 0);
+  }
+  // int8 sums wrap as the CPU's; f16 counts saturate at 2048 as the CPU's rounding does
+  differential(tf("Bincount"), {i32s(std::vector<std::int32_t>(300, 1), {300}), size, tensor::from<std::int8_t>(std::vector<std::int8_t>(300, 100), {300})}, 0, 0);
+  differential(tf("Bincount"), {i32s(std::vector<std::int32_t>(3000, 2), {3000}), size, tensor::from<Eigen::half>(std::vector<Eigen::half>(3000, Eigen::half(1.0f)), {3000})}, 0, 0);
+  // DenseBincount: 1-D and 2-D (a histogram per row), int64 values and size, binary_output
+  const auto rows = i64s({0, 2, 2, 7, 1, 1, 1, 3, 4, 0, 6, 6}, {3, 4});
+  const tensor size8 = tensor::from<i64>({8}, {});
+  for (const bool binary : {false, true}) {
+    CAPTURE(binary);
+    const auto n = node("DenseBincount", 1, {{"binary_output", binary}}, 1, "tf");
+    differential(n, {rows, size8, tensor(dtype::f32, {0})}, 0, 0);
+    differential(n, {rows, size8, rnd({3, 4}, 13, dtype::f64)}, 0, 0);
+    differential(n, {i64s({5, 5, 0}, {3}), size8, rnd({3}, 14, dtype::int32, -5, 5)}, 0, 0);
+  }
+  // a size of 0: an empty output; no values: zeros
+  differential(tf("Bincount"), {arr, tensor::from<std::int32_t>({0}, {}), tensor(dtype::f32, {0})}, 0, 0);
+  differential(tf("Bincount"), {tensor(dtype::int32, {0}), size, tensor(dtype::f32, {0})}, 0, 0);
+}
+
+TEST_CASE("cuda: TensorFlow Bincount and DenseBincount fail as the CPU's do, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  const tensor size = tensor::from<std::int32_t>({5}, {});
+  fails(tf("Bincount"), {i32s({1, -2, 3}, {3}), size, tensor(dtype::f32, {0})}, "input has a negative value -2");
+  fails(tf("Bincount"), {i32s({1, 2, 3}, {3}), tensor::from<std::int32_t>({-1}, {}), tensor(dtype::f32, {0})}, "size must be non-negative");
+  fails(tf("Bincount"), {i32s({1, 2, 3}, {3}), size, rnd({2}, 15)}, "weights must have the shape of the input");
+  fails(tf("Bincount"), {i32s({1, 2, 3, 4}, {2, 2}), size, tensor(dtype::f32, {0})}, "input must be 1-D");
+  fails(tf("DenseBincount"), {i32s({1, 2}, {1, 1, 2}), size, tensor(dtype::f32, {0})}, "input must be 1-D or 2-D");
+}
+
+TEST_CASE("cuda: TensorFlow SparseToDense matches the CPU kernel") {
+  for (dtype t : {dtype::f32, dtype::int64, dtype::bool_, dtype::f16, dtype::uint8})
+    CHECK(gpass_test_cuda::serves_in("tf", "SparseToDense", {dtype::int32, dtype::int32, t, t}));
+  CHECK_FALSE(gpass_test_cuda::serves_in("tf", "SparseToDense", {dtype::int32, dtype::int32, dtype::string, dtype::string}));
+  GPASS_GPU_OR_CPU_SIDE();
+  // 2-D indices with a vector of values; one value for all; 1-D and scalar indices; repeated and
+  // unordered indices without validate_indices (the last value wins); other element types
+  const auto n = tf("SparseToDense");
+  differential(n, {i32s({0, 1, 1, 3, 2, 0}, {3, 2}), i32s({3, 4}, {2}), rnd({3}, 1), tensor::scalar(0.5f)}, 0, 0);
+  differential(n, {i64s({0, 2, 1, 1}, {2, 2}), i64s({2, 3}, {2}), tensor::scalar(7.0f), tensor::scalar(-1.0f)}, 0, 0);
+  differential(n, {i32s({1, 4, 5}, {3}), i32s({6}, {1}), rnd({3}, 2, dtype::int64, -50, 50), tensor::scalar<i64>(9)}, 0, 0);
+  differential(n, {tensor::scalar<std::int32_t>(2), i32s({4}, {1}), tensor::scalar(true), tensor::scalar(false)}, 0, 0);
+  const auto loose = node("SparseToDense", 1, {{"validate_indices", false}}, 1, "tf");
+  differential(loose, {i32s({3, 1, 3, 0, 1}, {5}), i32s({5}, {1}), rnd({5}, 3, dtype::f16), tensor::from<Eigen::half>({Eigen::half(2.0f)}, {})}, 0, 0);
+  // an empty output
+  differential(n, {tensor(dtype::int32, {0, 2}), i32s({0, 3}, {2}), tensor(dtype::f32, {0}), tensor::scalar(1.0f)}, 0, 0);
+}
+
+TEST_CASE("cuda: TensorFlow SparseToDense fails as the CPU's does, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  const auto n = tf("SparseToDense");
+  fails(n, {i32s({1, 1, 0, 1}, {2, 2}), i32s({2, 2}, {2}), rnd({2}, 1), tensor::scalar(0.0f)}, "sparse_indices[1] is out of order");
+  fails(n, {i32s({1, 1}, {2}), i32s({4}, {1}), rnd({2}, 2), tensor::scalar(0.0f)}, "sparse_indices[1] is repeated");
+  fails(n, {i32s({1, 4}, {2}), i32s({4}, {1}), rnd({2}, 3), tensor::scalar(0.0f)}, "sparse_indices[1] is out of bounds of [4]");
+  fails(n, {i32s({1, 2}, {2}), i32s({4}, {1}), rnd({3}, 4), tensor::scalar(0.0f)}, "sparse_values must be a scalar or a vector of 2");
+  fails(n, {i32s({1, 2}, {2}), i32s({4, 4}, {2}), rnd({2}, 5), tensor::scalar(0.0f)}, "output_shape has 2 dims, the indices 1");
+  fails(n, {i32s({1, 2}, {2}), i32s({4}, {1}), rnd({2}, 6), rnd({1}, 7)}, "default_value must be a scalar");
 }
 
 }  // namespace gpass_test_cuda_tf_sparse

@@ -3,15 +3,17 @@
 /// \file cuda.hpp
 /// The CUDA backend: the `gpass::exec::cuda` policy with its kernels (generated element-wise,
 /// reduction and data-movement kernels compiled by NVRTC; cuBLASLt products (MatMul, Gemm,
-/// com.microsoft FusedMatMul, Einsum's pairs); cuDNN convolutions and pooling; the
-/// normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding and inference Dropout;
-/// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear; the transformer fusions'
-/// SkipLayerNormalization and attention; TensorFlow's ops: element-wise, views, products,
-/// reductions, convolutions and pools (2-D and 3-D) with their gradients, batch norm in
-/// training, segments, diagonals, random streams, resizes, colour, patches), and `cuda_devices`
-/// for sessions. Part of the optional `cuda`
-/// component (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included
-/// by `<gpass/all.hpp>`.
+/// com.microsoft FusedMatMul, Einsum's pairs); cuDNN convolutions and pooling; determinants; the
+/// losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss); GridSample, AffineGrid and
+/// RoiAlign; Col2Im and MaxUnpool; the normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding
+/// and inference Dropout; the window functions; QuantizeLinear, DequantizeLinear and
+/// DynamicQuantizeLinear; MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv; the
+/// transformer fusions' SkipLayerNormalization and attention; TensorFlow's ops: element-wise,
+/// views, products, reductions, convolutions and pools (2-D and 3-D) with their gradients, batch
+/// norm in training, segments, bincounts, diagonals, random streams, resizes and crops, colour,
+/// patches), and `cuda_devices` for sessions. Part of the optional `cuda` component
+/// (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included by
+/// `<gpass/all.hpp>`.
 /// \code
 ///   #include <gpass/exec/cuda.hpp>
 ///   gpass::session s(g, {.devices = gpass::cuda_devices()});   // GPU:0 first, CPU:0 for the rest
@@ -21,18 +23,24 @@
 #include <gpass/exec/cuda/graph.hpp>
 #include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
+#include <gpass/exec/cuda/kernels/det.hpp>
 #include <gpass/exec/cuda/kernels/einsum.hpp>
 #include <gpass/exec/cuda/kernels/elementwise.hpp>
+#include <gpass/exec/cuda/kernels/fold.hpp>
 #include <gpass/exec/cuda/kernels/globals.hpp>
+#include <gpass/exec/cuda/kernels/grid.hpp>
 #include <gpass/exec/cuda/kernels/linalg.hpp>
+#include <gpass/exec/cuda/kernels/loss.hpp>
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/norm.hpp>
+#include <gpass/exec/cuda/kernels/qlinear.hpp>
 #include <gpass/exec/cuda/kernels/quant.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/kernels/resize.hpp>
 #include <gpass/exec/cuda/kernels/rnn.hpp>
 #include <gpass/exec/cuda/kernels/select.hpp>
 #include <gpass/exec/cuda/kernels/sequence.hpp>
+#include <gpass/exec/cuda/kernels/signal.hpp>
 #include <gpass/exec/cuda/kernels/tf.hpp>
 #include <gpass/exec/cuda/kernels/tf_array.hpp>
 #include <gpass/exec/cuda/kernels/tf_batch_norm.hpp>
@@ -59,9 +67,14 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_globals(r);
   register_cuda_linalg(r);
   register_cuda_einsum(r);
+  register_cuda_det(r);
   register_cuda_nn(r);
+  register_cuda_loss(r);
+  register_cuda_grid(r);
+  register_cuda_fold(r);
   register_cuda_norm(r);
   register_cuda_quant(r);
+  register_cuda_qlinear(r);
   register_cuda_array(r);
   register_cuda_reduce(r);
   register_cuda_transformer(r);
@@ -69,6 +82,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_select(r);
   register_cuda_sequence(r);
   register_cuda_rnn(r);
+  register_cuda_signal(r);
   register_cuda_tf(r);  // last: they reuse ONNX kernels registered above
   register_cuda_tf_array(r);
   register_cuda_tf_matrix(r);
@@ -94,7 +108,8 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       tf_matrix_generated_sources(), tf_sparse_generated_sources(), einsum_generated_sources(),
                       tf_random_generated_sources(), tf_image_generated_sources(),
                       tf_batch_norm_generated_sources(), tf_fake_quant_generated_sources(),
-                      tf_color_generated_sources()})
+                      tf_color_generated_sources(), det_generated_sources(), loss_generated_sources(), signal_generated_sources(),
+                      qlinear_generated_sources(), grid_generated_sources(), fold_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

@@ -1052,4 +1052,115 @@ inline std::vector<area_cells> area_axis(i64 out_n, i64 in_n, float scale) {
   return v;
 }
 
+// ---- CropAndResize ----
+
+/// CropAndResize's sizes, checked as TensorFlow checks them: an NHWC image [batch, H, W, D]
+/// (H, W > 0), boxes [n, 4], box_ind [n] (no boxes and no indices: no crops, whatever their
+/// shapes), crop_size's two positive values (`crop_values()`, read once its shape is checked).
+struct crop_sizes {
+  i64 batch = 0, H = 0, W = 0, D = 0, n = 0, CH = 0, CW = 0;
+};
+template <class Values>
+crop_sizes crop_geometry(const std::vector<i64>& image, const std::vector<i64>& boxes, const std::vector<i64>& box_ind,
+                         const std::vector<i64>& crop_shape, Values&& crop_values, const kernel_node& n) {
+  auto text = [](const std::vector<i64>& s) { return shape::of(s).to_string(); };
+  if (image.size() != 4) n.fail("input image must be 4-D, got shape " + text(image));
+  crop_sizes c{image[0], image[1], image[2], image[3], 0, 0, 0};
+  if (c.H <= 0 || c.W <= 0) n.fail("image dimensions must be positive, got shape " + text(image));
+  if (boxes.size() != 2) n.fail("boxes must be 2-D, got shape " + text(boxes));
+  if (box_ind.size() != 1) n.fail("box_ind must be 1-D, got shape " + text(box_ind));
+  if (boxes[0] * boxes[1] != 0 || box_ind[0] != 0) {
+    c.n = boxes[0];
+    if (boxes[1] != 4) n.fail("boxes must have 4 columns, got shape " + text(boxes));
+    if (box_ind[0] != c.n) n.fail("box_ind has " + std::to_string(box_ind[0]) + " elements for " + std::to_string(c.n) + " boxes");
+  }
+  if (crop_shape.size() != 1 || crop_shape[0] != 2) n.fail("crop_size must be 1-D with two elements, got shape " + text(crop_shape));
+  const std::vector<i64> crop = crop_values();
+  c.CH = crop[0];
+  c.CW = crop[1];
+  if (c.CH <= 0 || c.CW <= 0 || c.CH > INT32_MAX || c.CW > INT32_MAX)
+    n.fail("crop dimensions must be positive, got crop_size [" + std::to_string(c.CH) + ", " + std::to_string(c.CW) + "]");
+  return c;
+}
+
+/// Checks CropAndResize's box indices (in [0, batch)) and box corners (finite).
+inline void check_crop_boxes(const std::vector<i64>& ind, const float* boxes, const crop_sizes& c, const kernel_node& n) {
+  for (i64 b : ind)
+    if (b < 0 || b >= c.batch)
+      n.fail("box_ind has values outside [0, batch_size): " + std::to_string(b) + " for a batch of " + std::to_string(c.batch));
+  for (i64 i = 0; i < 4 * c.n; ++i)
+    if (!std::isfinite(boxes[i])) n.fail("boxes contain at least one element that is not finite");
+}
+
+/// CropAndResize's sample of each of the `count` crop positions along an axis of `size`
+/// cells, TensorFlow's: the coordinate lo * (size - 1) + k * scale (the box's centre for a crop
+/// of 1); whether it lies in the image (NaN: not; then the output is the extrapolation value),
+/// the cells at its floor and ceiling, the fraction between them and the nearest cell.
+struct crop_tap {
+  bool inside = false;
+  i64 lo = 0, hi = 0, near = 0;
+  float lerp = 0;
+};
+inline std::vector<crop_tap> crop_axis(float lo, float hi, i64 count, i64 size) {
+  const float m1 = static_cast<float>(size - 1);
+  const float scale = count > 1 ? (hi - lo) * m1 / static_cast<float>(count - 1) : 0.0f;
+  std::vector<crop_tap> v(static_cast<std::size_t>(count));
+  for (i64 k = 0; k < count; ++k) {
+    const float in = count > 1 ? lo * m1 + static_cast<float>(k) * scale
+                               : static_cast<float>(0.5 * static_cast<double>(lo + hi) * static_cast<double>(m1));
+    crop_tap& t = v[static_cast<std::size_t>(k)];
+    t.inside = in >= 0 && in <= m1;
+    if (!t.inside) continue;
+    t.lo = static_cast<i64>(std::floor(in));
+    t.hi = static_cast<i64>(std::ceil(in));
+    t.lerp = in - static_cast<float>(t.lo);
+    t.near = static_cast<i64>(std::round(in));
+  }
+  return v;
+}
+
+// ---- SparseToDense ----
+
+/// SparseToDense's checks and each index's flat offset in the output: indices `ix` [N, R] /
+/// [N] / scalar (values `iv`), output_shape `shape_v`, values [N] / scalar, a scalar default of
+/// the values' type; with `validate` the offsets strictly increasing (row-major), as TensorFlow
+/// checks them.
+inline std::vector<i64> sparse_to_dense_offsets(const std::vector<i64>& ix, const std::vector<i64>& iv, const std::vector<i64>& shape_v,
+                                                const std::vector<i64>& vals, const std::vector<i64>& def, bool same_types, bool validate,
+                                                const kernel_node& n) {
+  auto text = [](const std::vector<i64>& s) { return shape::of(s).to_string(); };
+  if (ix.size() > 2) n.fail("sparse_indices must have rank <= 2, got " + text(ix));
+  for (i64 d : shape_v)
+    if (d < 0) n.fail("output_shape has a negative dim " + std::to_string(d));
+  const i64 num = ix.empty() ? 1 : ix[0];
+  const i64 R = ix.size() == 2 ? ix[1] : 1;
+  if (static_cast<i64>(shape_v.size()) != R)
+    n.fail("output_shape has " + std::to_string(shape_v.size()) + " dims, the indices " + std::to_string(R));
+  if (!(vals.empty() || (vals.size() == 1 && vals[0] == num)))
+    n.fail("sparse_values must be a scalar or a vector of " + std::to_string(num) + ", got " + text(vals));
+  if (!def.empty()) n.fail("default_value must be a scalar");
+  if (!same_types) n.fail("sparse_values and default_value have different types");
+  // the strides, checked (output_shape is a value; an overflowing one fails before the
+  // offsets are formed; the output's own size is checked when it is allocated)
+  std::vector<i64> st(shape_v.size(), 1);
+  for (std::size_t d = shape_v.size(); d-- > 1;) {
+    const auto m = checked_mul(st[d], shape_v[d]);
+    if (!m) n.fail("output_shape " + text(shape_v) + " has too many elements");
+    st[d - 1] = *m;
+  }
+  std::vector<i64> flat(static_cast<std::size_t>(num));
+  for (i64 j = 0; j < num; ++j) {
+    i64 off = 0;
+    for (i64 d = 0; d < R; ++d) {
+      const i64 v = iv[static_cast<std::size_t>(j * R + d)];
+      if (v < 0 || v >= shape_v[static_cast<std::size_t>(d)]) n.fail("sparse_indices[" + std::to_string(j) + "] is out of bounds of " + text(shape_v));
+      off += v * st[static_cast<std::size_t>(d)];
+    }
+    if (validate && j > 0 && off <= flat[static_cast<std::size_t>(j - 1)])
+      n.fail("sparse_indices[" + std::to_string(j) + "] is " + (off == flat[static_cast<std::size_t>(j - 1)] ? "repeated" : "out of order"));
+    flat[static_cast<std::size_t>(j)] = off;
+  }
+  return flat;
+}
+
 }  // namespace gpass::exec::tf_rules

@@ -34,6 +34,7 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/fused_activation.hpp>
 #include <gpass/exec/shape_rules.hpp>
 
@@ -299,6 +300,37 @@ inline void lt_matmul(context& ctx, lt_state& st, lt_problem p, double alpha, do
 
 // ---- MatMul ---------------------------------------------------------------------------------
 
+/// An operand's batch dims `b` right-aligned to the broadcast `batch` (1s in front).
+inline std::vector<i64> padded_batch(const std::vector<i64>& b, const std::vector<i64>& batch) {
+  std::vector<i64> r(batch.size() - b.size(), 1);
+  r.insert(r.end(), b.begin(), b.end());
+  return r;
+}
+
+/// Each output batch's matrix (row-major over `batch`) in a and in b, for batch dims `ba` and
+/// `bb` broadcast to `batch` (MatMul's broadcasting).
+inline std::vector<std::pair<i64, i64>> batch_offsets(const std::vector<i64>& batch, const std::vector<i64>& ba, const std::vector<i64>& bb) {
+  const std::vector<i64> pa = padded_batch(ba, batch), pb = padded_batch(bb, batch);
+  i64 batches = 1;
+  for (i64 d : batch) batches *= d;
+  std::vector<std::pair<i64, i64>> r;
+  r.reserve(static_cast<std::size_t>(batches));
+  std::vector<i64> idx(batch.size(), 0);
+  for (i64 i = 0; i < batches; ++i) {
+    i64 oa = 0, ob = 0;
+    for (std::size_t d = 0; d < batch.size(); ++d) {
+      oa = oa * pa[d] + (pa[d] == 1 ? 0 : idx[d]);
+      ob = ob * pb[d] + (pb[d] == 1 ? 0 : idx[d]);
+    }
+    r.emplace_back(oa, ob);
+    for (std::size_t d = batch.size(); d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return r;
+}
+
 /// Output 0 = alpha * op(A) x op(B) with MatMul's batch broadcasting, op swapping the last two
 /// dimensions of an operand of rank >= 2 when `ta` / `tb` says (FusedMatMul's transA /
 /// transB; MatMul: neither, alpha 1).
@@ -339,12 +371,7 @@ inline void batched_product(context& ctx, lt_state& st, bool ta, bool tb, double
     lt_matmul(ctx, st, p, alpha, 0.0, a.data(), b.data(), y.data());
     return;
   }
-  auto padded = [&](const std::vector<i64>& s) {
-    std::vector<i64> r(batch.size() - s.size(), 1);
-    r.insert(r.end(), s.begin(), s.end());
-    return r;
-  };
-  const std::vector<i64> pa = padded(ba), pb = padded(bb);
+  const std::vector<i64> pa = padded_batch(ba, batch), pb = padded_batch(bb, batch);
   if ((pa == batch || product(ba) == 1) && (pb == batch || product(bb) == 1) && batches <= INT_MAX) {
     // one strided batch (stride 0: the one matrix for every batch)
     p.batch = batches;
@@ -360,21 +387,13 @@ inline void batched_product(context& ctx, lt_state& st, bool ta, bool tb, double
   // general broadcast: one product per output batch
   p.batch = 1;
   p.stride_a = p.stride_b = p.stride_c = 0;
-  std::vector<i64> idx(batch.size(), 0);
+  const std::vector<std::pair<i64, i64>> offsets = batch_offsets(batch, ba, bb);
   for (i64 i = 0; i < batches; ++i) {
-    i64 oa = 0, ob = 0;
-    for (std::size_t d = 0; d < batch.size(); ++d) {
-      oa = oa * pa[d] + (pa[d] == 1 ? 0 : idx[d]);
-      ob = ob * pb[d] + (pb[d] == 1 ? 0 : idx[d]);
-    }
+    const auto [oa, ob] = offsets[static_cast<std::size_t>(i)];
     const auto* ap = static_cast<const std::byte*>(a.data()) + static_cast<std::size_t>(oa * M * K) * es;
     const auto* bp = static_cast<const std::byte*>(b.data()) + static_cast<std::size_t>(ob * K * N) * es;
     auto* yp = static_cast<std::byte*>(y.data()) + static_cast<std::size_t>(i * M * N) * es;
     lt_matmul(ctx, st, p, alpha, 0.0, ap, bp, yp);
-    for (std::size_t d = batch.size(); d-- > 0;) {
-      if (++idx[d] < batch[d]) break;
-      idx[d] = 0;
-    }
   }
 }
 
@@ -843,15 +862,11 @@ inline std::unique_ptr<conv_plan> make_deconv_plan(cudnnHandle_t h, const contex
   return p;
 }
 
+/// The shared checks of a convolution's shapes (`nn_rules::check_conv_shapes`), then cuDNN's
+/// limit of 3 spatial dimensions.
 inline void check_conv_shapes(const context& ctx, const std::vector<i64>& xs, const std::vector<i64>& ws, i64 G) {
-  if (xs.size() < 3) ctx.fail("input must have rank >= 3 (N, C, spatial...), got " + shape::of(xs).to_string());
-  if (ws.size() != xs.size())
-    ctx.fail("weight rank " + std::to_string(ws.size()) + " differs from input rank " + std::to_string(xs.size()));
-  if (G <= 0) ctx.fail("group must be positive");
+  nn_rules::check_conv_shapes(xs, ws, G, false, ctx.node());
   if (xs.size() > 5) ctx.fail("the CUDA convolution takes 1 to 3 spatial dimensions, got " + std::to_string(xs.size() - 2));
-  if (ws[1] * G != xs[1])
-    ctx.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
-  if (ws[0] % G != 0) ctx.fail("output channels " + std::to_string(ws[0]) + " not divisible by group " + std::to_string(G));
 }
 
 /// The device time of `work` on the policy's stream: the least of three runs after one to
@@ -936,11 +951,7 @@ inline fn make_conv(const kernel_node& n, bool fused) {
     const auto& xs = x.sizes();
     const auto& wsz = w.sizes();
     check_conv_shapes(ctx, xs, wsz, G);
-    std::vector<i64> kernel(wsz.begin() + 2, wsz.end());
-    for (i64 v : kernel)
-      if (v <= 0) ctx.fail("weight has an empty spatial dimension: " + shape::of(wsz).to_string());
-    if (!wa.kernel.empty() && wa.kernel != kernel)
-      ctx.fail("kernel_shape " + shape::of(wa.kernel).to_string() + " differs from the weight's " + shape::of(kernel).to_string());
+    const std::vector<i64> kernel = nn_rules::kernel_of(wa, wsz, ctx.node());
     window_attrs wa2 = wa;
     wa2.ceil_mode = false;
     const window_geometry g = resolve_window(wa2, {xs.begin() + 2, xs.end()}, kernel, ctx.node());

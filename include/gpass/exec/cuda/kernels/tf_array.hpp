@@ -527,21 +527,41 @@ __device__ __forceinline__ void g_range(long long x, long long P, long long K, l
   if (o0 < 0) o0 = 0;
   if (o1 > O - 1) o1 = O - 1;
 }
+// output element i's window: its first maximum's position (d * H + h) * W + w (-1 for a window
+// without cells, `best` then unchanged), row-major window order
+__device__ long long g_window_max(const T* __restrict__ x, const g_pool& g, long long i, T& best) {
+  long long q = i / g.C;
+  const long long c = i - q * g.C, ow = q % g.OW, oh = (q / g.OW) % g.OH, od = (q / (g.OW * g.OH)) % g.OD, b = q / (g.OW * g.OH * g.OD);
+  const long long d0 = od * g.SD - g.PF, h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
+  long long at = -1;
+  for (long long id = d0 > 0 ? d0 : 0; id < g_end(d0, g.KD, g.D); ++id)
+    for (long long ih = h0 > 0 ? h0 : 0; ih < g_end(h0, g.KH, g.H); ++ih)
+      for (long long iw = w0 > 0 ? w0 : 0; iw < g_end(w0, g.KW, g.W); ++iw) {
+        const T v = x[(((b * g.D + id) * g.H + ih) * g.W + iw) * g.C + c];
+        if (at < 0 || v > best) { best = v; at = (id * g.H + ih) * g.W + iw; }
+      }
+  return at;
+}
 extern "C" __global__ void max_arg(const T* __restrict__ x, long long* __restrict__ arg, g_pool g) {
   const long long total = g.N * g.OD * g.OH * g.OW * g.C;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
-    long long q = i / g.C;
-    const long long c = i - q * g.C, ow = q % g.OW, oh = (q / g.OW) % g.OH, od = (q / (g.OW * g.OH)) % g.OD, b = q / (g.OW * g.OH * g.OD);
-    const long long d0 = od * g.SD - g.PF, h0 = oh * g.SH - g.PT, w0 = ow * g.SW - g.PL;
-    long long at = -1;
     T best = (T)0;
-    for (long long id = d0 > 0 ? d0 : 0; id < g_end(d0, g.KD, g.D); ++id)
-      for (long long ih = h0 > 0 ? h0 : 0; ih < g_end(h0, g.KH, g.H); ++ih)
-        for (long long iw = w0 > 0 ? w0 : 0; iw < g_end(w0, g.KW, g.W); ++iw) {
-          const T v = x[(((b * g.D + id) * g.H + ih) * g.W + iw) * g.C + c];
-          if (at < 0 || v > best) { best = v; at = (id * g.H + ih) * g.W + iw; }
-        }
-    arg[i] = at;
+    arg[i] = g_window_max(x, g, i, best);
+  }
+}
+// MaxPoolWithArgmax: y = the window's first maximum (row-major window order; `lowest` for a
+// window without cells), arg = its flat index p * C + c (+ b * image with `image` > 0), int32
+// (`arg32`) or int64
+extern "C" __global__ void max_with_arg(const T* __restrict__ x, T* __restrict__ y, void* __restrict__ arg, g_pool g, long long image,
+                                        int arg32, double lowest) {
+  const long long total = g.N * g.OD * g.OH * g.OW * g.C;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    T best = (T)lowest;
+    long long at = g_window_max(x, g, i, best);
+    if (at >= 0) at = at * g.C + i % g.C + (image > 0 ? i / (g.OD * g.OH * g.OW * g.C) * image : 0);
+    y[i] = best;
+    if (arg32) ((int*)arg)[i] = (int)at;
+    else ((long long*)arg)[i] = at;
   }
 }
 // mode 0: max by arg (the window's first maximum); 1: average over the window's valid
@@ -629,6 +649,51 @@ inline fn make_pool_grad(const kernel_node& n, bool max, bool volumetric = false
     const void* yp = max ? ctx.input(1).data() : nullptr;
     void* args[] = {&dyp, &ap, &dxp, &gp, &xp, &yp, &mode};
     pol.launch(k.kernels[1], pol.blocks_for(dx.size()), 256, args, ctx.stream());
+  };
+}
+
+/// MaxPoolWithArgmax(input) NHWC, f32 / f64 as on the CPU: `max_with_arg` writes each
+/// window's first maximum and its flat index (TensorFlow's ((y * W + x) * C + c), plus
+/// b * H * W * C with include_batch_in_index). An int32 Targmax whose indices may pass int32
+/// (the batch's or the image's size) takes the int64 indices back to the host and fails there
+/// on the first that does not fit, as the CPU kernel.
+inline fn make_max_pool_with_argmax(const kernel_node& n) {
+  const tf_rules::window win(n, true);
+  const dtype at = tf_rules::type_attr(n, "Targmax", dtype::int64);
+  if (at != dtype::int64 && at != dtype::int32) n.fail("Targmax must be int32 or int64");
+  const bool with_batch = flag(n, "include_batch_in_index", false);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [win, at, with_batch, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const tf_rules::geometry g = win.resolve(x.sizes(), win.pool_window(), ctx.node());
+    const std::vector<i64> out = win.output_sizes(g, g.C);
+    const dtype t = x.element_type();
+    cuda_tensor& y = ctx.allocate_output(0, t, out);
+    if (y.size() == 0) {
+      ctx.allocate_output(1, at, out);
+      return;
+    }
+    const i64 image = g.in_positions() * g.C;
+    const i64 bound = with_batch ? g.N * image : image;  // (every index is below it)
+    const bool direct = at == dtype::int64 || bound - 1 <= INT32_MAX;
+    auto& pol = ctx.policy();
+    cuda_tensor wide;
+    if (!direct) wide = pol.allocate_tensor(dtype::int64, out, ctx.stream());
+    cuda_tensor& a = direct ? ctx.allocate_output(1, at, out) : wide;
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"max_with_arg"}, [&] { return pool_grad_source(t); });
+    g_pool gp{g.N, g.D, g.H, g.W, g.C, g.OD, g.OH, g.OW, g.KD, g.KH, g.KW, g.SD, g.SH, g.SW, g.PF, g.PT, g.PL};
+    const void* xp = x.data();
+    void* yp = y.data();
+    void* ap = a.data();
+    long long img = with_batch ? image : 0;
+    int arg32 = direct && at == dtype::int32;
+    double lowest = t == dtype::f32 ? static_cast<double>(std::numeric_limits<float>::lowest()) : std::numeric_limits<double>::lowest();
+    void* args[] = {&xp, &yp, &ap, &gp, &img, &arg32, &lowest};
+    pol.launch(k.kernels[0], pol.blocks_for(y.size()), 256, args, ctx.stream());
+    if (!direct) {
+      const gpass::tensor h = pol.download(wide, ctx.stream());
+      write_ints(ctx, 1, at, std::vector<i64>(h.data<i64>(), h.data<i64>() + h.size()), out);
+    }
   };
 }
 
@@ -747,6 +812,7 @@ inline void register_cuda_tf_array(kernel_registry<cuda>& r) {
            }});
   r.add({.domain = "tf", .op = "DynamicPartition", .dtypes = movable, .make = make_partition});
   // the 2-D pools' gradients, NHWC (as the CPU's; NCHW and the 3-D ones stay on the CPU)
+  r.add({.domain = "tf", .op = "MaxPoolWithArgmax", .dtypes = {dtype::f32, dtype::f64}, .make = make_max_pool_with_argmax});
   r.add({.domain = "tf", .op = "MaxPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .make = [](const kernel_node& n) { return make_pool_grad(n, true); },
          .applies = tf_nhwc_format});
   r.add({.domain = "tf", .op = "AvgPoolGrad", .dtypes = {dtype::f32, dtype::f64}, .type_input = 1,

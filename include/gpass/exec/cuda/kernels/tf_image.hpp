@@ -97,6 +97,28 @@ extern "C" __global__ void resize_area(const T* __restrict__ x, float* __restric
     y[i] = sum * norm;
   }
 }
+// CropAndResize: y [n, CH, CW, D] from x [batch, H, W, D]; idx: each box's image, then per box
+// and crop row (lo, hi, nearest; lo -1 outside the image), then per box and crop column; w:
+// the rows' lerps, then the columns'
+struct g_crop { long long n, H, W, D, CH, CW; };
+extern "C" __global__ void crop_and_resize(const T* __restrict__ x, float* __restrict__ y, g_crop g, const long long* __restrict__ idx,
+                                           const float* __restrict__ w, int bilinear, float extrapolation) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x, n_ = g.n * g.CH * g.CW * g.D; i < n_;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long d = i % g.D, q = i / g.D, cx = q % g.CW, cy = (q / g.CW) % g.CH, b = q / (g.CW * g.CH);
+    const long long* ty = idx + g.n + 3 * (b * g.CH + cy);
+    const long long* tx = idx + g.n + 3 * g.n * g.CH + 3 * (b * g.CW + cx);
+    if (ty[0] < 0 || tx[0] < 0) { y[i] = extrapolation; continue; }
+    const T* img = x + idx[b] * g.H * g.W * g.D;
+#define G_PX(yy, xx) ((float)g_load(img, ((yy) * g.W + (xx)) * g.D + d))
+    if (!bilinear) { y[i] = G_PX(ty[2], tx[2]); continue; }
+    const float wy = w[b * g.CH + cy], wx = w[g.n * g.CH + b * g.CW + cx];
+    const float tl = G_PX(ty[0], tx[0]), tr = G_PX(ty[0], tx[1]), bl = G_PX(ty[1], tx[0]), br = G_PX(ty[1], tx[1]);
+#undef G_PX
+    const float top = tl + (tr - tl) * wx, bottom = bl + (br - bl) * wx;
+    y[i] = top + (bottom - top) * wy;
+  }
+}
 )";
   return r;
 }
@@ -237,6 +259,66 @@ inline fn make_tf_resize(const kernel_node& n, resize_kind kind) {
   };
 }
 
+/// The device image of `g_crop`.
+struct g_crop {
+  long long n = 0, H = 0, W = 0, D = 0, CH = 0, CW = 0;
+};
+
+/// CropAndResize(image, boxes, box_ind, crop_size), bilinear or nearest: the boxes and their
+/// images are read back and checked as on the CPU (`tf_rules::crop_geometry`,
+/// `check_crop_boxes`), each box's row and column samples planned by the CPU's rule
+/// (`tf_rules::crop_axis`) and uploaded; `crop_and_resize` computes each output element from
+/// them in the CPU's order of operations.
+inline fn make_crop_and_resize(const kernel_node& n) {
+  const std::string method = n.attr<std::string>("method", "bilinear");
+  if (method != "bilinear" && method != "nearest") n.fail("method must be 'bilinear' or 'nearest', got '" + method + "'");
+  const float extrapolation = n.attr<float>("extrapolation_value", 0.0f);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [bilinear = method == "bilinear", extrapolation, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const kernel_node& node = ctx.node();
+    if (ctx.input(1).element_type() != dtype::f32) ctx.fail("boxes must be float32");
+    const tf_rules::crop_sizes c = tf_rules::crop_geometry(x.sizes(), ctx.input(1).sizes(), ctx.input(2).sizes(), ctx.input(3).sizes(),
+                                                           [&] { return vector_input(ctx, 3, "crop_size"); }, node);
+    const std::vector<i64> ind = vector_input(ctx, 2, "box_ind");
+    const gpass::tensor boxes = cuda_detail::host_value(ctx, 1);
+    const float* bx = boxes.data<float>();
+    tf_rules::check_crop_boxes(ind, bx, c, node);
+    num_elements_or_throw(std::vector<i64>{c.n, c.CH, c.CW, c.D});
+    cuda_tensor& y = ctx.allocate_output(0, dtype::f32, {c.n, c.CH, c.CW, c.D});
+    if (y.size() == 0) return;
+    std::vector<i64> idx(ind);
+    std::vector<float> rows_w, cols_w;
+    std::vector<i64> cols_idx;
+    for (i64 b = 0; b < c.n; ++b) {
+      const float* box = bx + b * 4;  // y1, x1, y2, x2
+      for (const auto& t : tf_rules::crop_axis(box[0], box[2], c.CH, c.H)) {
+        idx.insert(idx.end(), {t.inside ? t.lo : -1, t.hi, t.near});
+        rows_w.push_back(t.lerp);
+      }
+      for (const auto& t : tf_rules::crop_axis(box[1], box[3], c.CW, c.W)) {
+        cols_idx.insert(cols_idx.end(), {t.inside ? t.lo : -1, t.hi, t.near});
+        cols_w.push_back(t.lerp);
+      }
+    }
+    idx.insert(idx.end(), cols_idx.begin(), cols_idx.end());
+    rows_w.insert(rows_w.end(), cols_w.begin(), cols_w.end());
+    auto& pol = ctx.policy();
+    const cuda_tensor di = upload_vector(ctx, dtype::int64, idx), dw = upload_vector(ctx, dtype::f32, rows_w);
+    const dtype t = x.element_type();
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"crop_and_resize"}, [&] { return resize_source(t); });
+    g_crop g{c.n, c.H, c.W, c.D, c.CH, c.CW};
+    const void* xp = x.data();
+    void* yp = y.data();
+    const void* ip = di.data();
+    const void* wp = dw.data();
+    int bl = bilinear;
+    float ex = extrapolation;
+    void* args[] = {&xp, &yp, &g, &ip, &wp, &bl, &ex};
+    pol.launch(k.kernels[0], pol.blocks_for(y.size()), 256, args, ctx.stream());
+  };
+}
+
 /// The image types of the float-output resizes (every number type the CPU reads as float).
 inline std::vector<dtype> resize_types() {
   std::vector<dtype> r;
@@ -265,6 +347,7 @@ inline void register_cuda_tf_image(kernel_registry<cuda>& r) {
   for (const auto& [name, kind] : kinds)
     r.add({.domain = "tf", .op = name, .dtypes = kind == resize_kind::nearest ? cuda_array_detail::movable_types() : resize_types(),
            .make = [kind](const kernel_node& n) { return make_tf_resize(n, kind); }});
+  r.add({.domain = "tf", .op = "CropAndResize", .dtypes = resize_types(), .make = make_crop_and_resize});
 }
 
 }  // namespace gpass::exec

@@ -7,8 +7,10 @@
 /// segment's range of the index list is computed on the host; then a thread per output element
 /// adds the segment's rows in the index list's order in the compute type (the CPU's sum, in its
 /// order: the same bits) and divides by the count (Mean) or its square root (SqrtN). Empty
-/// segments are 0. f32, f64, f16 and bf16 as the CPU.
+/// segments are 0. f32, f64, f16 and bf16 as the CPU. Also Bincount and DenseBincount
+/// (`make_bincount`) and SparseToDense (`make_sparse_to_dense`).
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,9 +19,12 @@
 #include <vector>
 
 #include <gpass/exec/cuda/codegen.hpp>
+#include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/common.hpp>
+#include <gpass/exec/cuda/kernels/fold.hpp>
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/tf.hpp>
+#include <gpass/exec/cuda/kernels/tf_image.hpp>
 #include <gpass/exec/kernel.hpp>
 #include <gpass/exec/tf_rules.hpp>
 
@@ -89,6 +94,143 @@ inline fn make_sparse_segment(int kind, bool with_num) {
   };
 }
 
+/// `bincount`: for each bin k of the `bins` that are hit, y[key[k]] = the sum, in input order,
+/// of the weights at pos[begin[k], begin[k + 1]) (1 each when `weighted` is 0), rounded to T
+/// after each addition and wrapping for integers (the CPU's `add_w` on T), or 1 (`binary`).
+/// Bins no value hits keep the output's zeros.
+inline std::string bincount_source(dtype t) {
+  const std::string add = cuda_codegen::is_int(t) ? "acc = (T)((unsigned long long)acc + (unsigned long long)v);"
+                                                  : "g_store(&acc, 0, (W)g_load(&acc, 0) + v);";
+  return cuda_nn::head(t) + R"(extern "C" __global__ void bincount(const T* __restrict__ w, int weighted, int binary, const long long* __restrict__ key,
+    const long long* __restrict__ begin, const long long* __restrict__ pos, T* __restrict__ y, long long bins) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < bins; k += (long long)gridDim.x * blockDim.x) {
+    T acc;
+    g_store(&acc, 0, (W)(binary ? 1 : 0));
+    if (!binary)
+      for (long long j = begin[k]; j < begin[k + 1]; ++j) {
+        const W v = weighted ? (W)g_load(w, pos[j]) : (W)1;
+        )" + add + R"(
+      }
+    y[key[k]] = acc;
+  }
+}
+)";
+}
+
+/// The weight types of Bincount and DenseBincount (every number type, as the CPU).
+inline std::vector<dtype> bincount_types() {
+  return {dtype::f16,   dtype::bf16,  dtype::f32,    dtype::f64,    dtype::int8,   dtype::int16,
+          dtype::int32, dtype::int64, dtype::uint8, dtype::uint16, dtype::uint32, dtype::uint64};
+}
+
+/// Bincount(arr, size, weights) (1-D) and DenseBincount(input, size, weights) (1-D or 2-D,
+/// binary_output), checked as on the CPU. The values are read back (a negative one fails as on
+/// the CPU; those >= size are dropped); the host sorts the positions by their (row, bin) —
+/// stable, so each bin's positions stay in input order — and `bincount` adds each hit bin's
+/// weights in that order: the CPU's sums, deterministic (TensorFlow's GPU kernel adds with
+/// atomics).
+inline fn make_bincount(const kernel_node& n, bool dense) {
+  const bool binary = dense && flag(n, "binary_output", false);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [dense, binary, lib](context& ctx) {
+    const cuda_tensor& a = ctx.input(0);
+    const i64 size = scalar_input(ctx, 1, "size");
+    if (size < 0) ctx.fail("size must be non-negative, got " + std::to_string(size));
+    const cuda_tensor& w = ctx.input(2);
+    const bool weighted = w.size() > 0;
+    if (weighted && w.sizes() != a.sizes()) ctx.fail("weights must have the shape of the input, or be empty");
+    if (a.rank() > (dense ? 2u : 1u) || (!dense && a.rank() != 1))
+      ctx.fail(std::string("input must be ") + (dense ? "1-D or 2-D" : "1-D") + ", got " + a.shape().to_string());
+    const std::vector<i64> v = cuda_detail::host_ints(ctx, 0);
+    const i64 rows = a.rank() == 2 ? a.sizes()[0] : 1, cols = a.rank() == 2 ? a.sizes()[1] : a.size();
+    const dtype t = w.element_type();
+    cuda_tensor& y = ctx.allocate_output_zeroed(0, t, a.rank() == 2 ? std::vector<i64>{rows, size} : std::vector<i64>{size});
+    std::vector<std::pair<i64, i64>> hits;  // (row * size + bin, position)
+    for (i64 r = 0; r < rows; ++r)
+      for (i64 c = 0; c < cols; ++c) {
+        const i64 b = v[static_cast<std::size_t>(r * cols + c)];
+        if (b < 0) ctx.fail("input has a negative value " + std::to_string(b));
+        if (b < size) hits.emplace_back(r * size + b, r * cols + c);
+      }
+    if (hits.empty() || y.size() == 0) return;
+    std::sort(hits.begin(), hits.end());  // (by bin, then position: input order within a bin)
+    std::vector<i64> key, begin, pos;
+    pos.reserve(hits.size());
+    for (std::size_t j = 0; j < hits.size(); ++j) {
+      if (j == 0 || hits[j].first != hits[j - 1].first) key.push_back(hits[j].first), begin.push_back(static_cast<i64>(j));
+      pos.push_back(hits[j].second);
+    }
+    begin.push_back(static_cast<i64>(hits.size()));
+    const cuda_tensor dk = upload_vector(ctx, dtype::int64, key), db = upload_vector(ctx, dtype::int64, begin),
+                      dp = upload_vector(ctx, dtype::int64, pos);
+    auto& pol = ctx.policy();
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"bincount"}, [&] { return bincount_source(t); });
+    const void* wp = weighted ? w.data() : nullptr;
+    int wd = weighted, bn = binary;
+    const void* kp = dk.data();
+    const void* bp = db.data();
+    const void* pp = dp.data();
+    void* yp = y.data();
+    long long bins = static_cast<long long>(key.size());
+    void* args[] = {&wp, &wd, &bn, &kp, &bp, &pp, &yp, &bins};
+    pol.launch(k.kernels[0], pol.blocks_for(bins), 256, args, ctx.stream());
+  };
+}
+
+/// SparseToDense(sparse_indices, output_shape, sparse_values, default_value), any element
+/// type but strings: the indices are read back and checked as on the CPU
+/// (`tf_rules::sparse_to_dense_offsets`), the output filled with the default value on the
+/// device, then each value written; without validate_indices a repeated index keeps its last
+/// value, as on the CPU (the host keeps each position's last writer).
+inline fn make_sparse_to_dense(const kernel_node& n) {
+  const bool validate = flag(n, "validate_indices", true);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [validate, lib](context& ctx) {
+    const cuda_tensor& ix = ctx.input(0);
+    const cuda_tensor& vals = ctx.input(2);
+    const cuda_tensor& def = ctx.input(3);
+    const std::vector<i64> shape_v = vector_input(ctx, 1, "output_shape");
+    const std::vector<i64> flat = tf_rules::sparse_to_dense_offsets(ix.sizes(), cuda_detail::host_ints(ctx, 0), shape_v, vals.sizes(),
+                                                                    def.sizes(), vals.element_type() == def.element_type(), validate,
+                                                                    ctx.node());
+    const dtype t = vals.element_type();
+    cuda_array_detail::require_movable(ctx, t);
+    cuda_tensor& y = ctx.allocate_output(0, t, shape_v);
+    if (y.size() == 0) return;
+    auto& pol = ctx.policy();
+    const auto& k = lib->get(pol, "scatter", cuda_fold::scatter_entries(), [] { return cuda_fold::scatter_source(); });
+    const std::size_t q = cuda_fold::size_index(size_of(t));
+    {
+      void* yp = y.data();
+      long long count = y.size();
+      const void* vp = def.data();
+      void* args[] = {&yp, &count, &vp};
+      pol.launch(k.kernels[4 + q], pol.blocks_for(count), 256, args, ctx.stream());
+    }
+    if (flat.empty()) return;
+    // each position's last writer: the indices in order, a later one replacing an earlier
+    std::vector<std::pair<i64, i64>> writes;
+    for (std::size_t j = 0; j < flat.size(); ++j) writes.emplace_back(flat[j], vals.rank() == 0 ? 0 : static_cast<i64>(j));
+    if (!validate) {
+      std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<std::pair<i64, i64>> last;
+      for (std::size_t j = 0; j < writes.size(); ++j)
+        if (j + 1 == writes.size() || writes[j + 1].first != writes[j].first) last.push_back(writes[j]);
+      writes.swap(last);
+    }
+    std::vector<i64> src, dst;
+    for (const auto& [d, s] : writes) dst.push_back(d), src.push_back(s);
+    const cuda_tensor ds = upload_vector(ctx, dtype::int64, src), dd = upload_vector(ctx, dtype::int64, dst);
+    const void* xp = vals.data();
+    void* yp = y.data();
+    const void* sp = ds.data();
+    const void* dp = dd.data();
+    long long count = static_cast<long long>(src.size());
+    void* args[] = {&xp, &yp, &sp, &dp, &count};
+    pol.launch(k.kernels[q], pol.blocks_for(count), 256, args, ctx.stream());
+  };
+}
+
 }  // namespace cuda_tf
 
 /// Every source tf_sparse.hpp generates (name, CUDA C++), for compile checks.
@@ -96,6 +238,7 @@ inline std::vector<std::pair<std::string, std::string>> tf_sparse_generated_sour
   std::vector<std::pair<std::string, std::string>> r;
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
     r.emplace_back("tf::sparse_segment_" + std::string(to_string(t)), cuda_tf::sparse_segment_source(t));
+  for (dtype t : cuda_tf::bincount_types()) r.emplace_back("tf::bincount_" + std::string(to_string(t)), cuda_tf::bincount_source(t));
   return r;
 }
 
@@ -106,6 +249,11 @@ inline void register_cuda_tf_sparse(kernel_registry<cuda>& r) {
     for (const bool with_num : {false, true})
       r.add({.domain = "tf", .op = std::string(name) + (with_num ? "WithNumSegments" : ""), .dtypes = floats,
              .make = [kind, with_num](const kernel_node&) { return cuda_tf::make_sparse_segment(kind, with_num); }});
+  r.add({.domain = "tf", .op = "SparseToDense", .dtypes = cuda_array_detail::movable_types(), .type_input = 2,
+         .make = cuda_tf::make_sparse_to_dense});
+  for (const bool dense : {false, true})
+    r.add({.domain = "tf", .op = dense ? "DenseBincount" : "Bincount", .dtypes = cuda_tf::bincount_types(), .type_input = 2,
+           .make = [dense](const kernel_node& n) { return cuda_tf::make_bincount(n, dense); }});
 }
 
 }  // namespace gpass::exec

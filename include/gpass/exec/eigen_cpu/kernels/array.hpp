@@ -29,6 +29,7 @@
 
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
+#include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/resize_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -1456,43 +1457,14 @@ inline void register_array_new(registry& r) {
       const gpass::tensor& x = ctx.input(0);
       const std::vector<i64> image = int_values(ctx.input(1), ctx.node(), "image_shape");
       const std::vector<i64> block = int_values(ctx.input(2), ctx.node(), "block_shape");
+      const nn_rules::col2im_geometry geo = nn_rules::col2im_plan(x.sizes(), image, block, strides_attr, pads_attr, dil_attr, ctx.node());
       const std::size_t nd = image.size();
-      if (nd == 0 || block.size() != nd)
-        ctx.fail("image_shape and block_shape must have the same non-zero length, got " + std::to_string(nd) + " and " +
-                 std::to_string(block.size()));
-      auto list = [&](const std::vector<i64>& v, std::size_t len, i64 def, const char* what) {
-        if (v.empty()) return std::vector<i64>(len, def);
-        if (v.size() != len) ctx.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
-        return v;
-      };
-      const auto st = list(strides_attr, nd, 1, "strides"), dl = list(dil_attr, nd, 1, "dilations");
-      const auto pd = list(pads_attr, 2 * nd, 0, "pads");
-      if (x.rank() != 3) ctx.fail("input must be 3-D [N, C * prod(block_shape), L], got " + x.shape().to_string());
-      i64 kprod = 1, L = 1;
-      std::vector<i64> blocks(nd);  // sliding positions per spatial axis
-      auto mul = [&](i64 a, i64 b) {
-        auto r = checked_mul(a, b);
-        if (!r) ctx.fail("image_shape, block_shape, pads and dilations overflow int64");
-        return *r;
-      };
-      auto add = [&](i64 a, i64 b) {
-        auto r = checked_add(a, b);
-        if (!r) ctx.fail("image_shape, block_shape, pads and dilations overflow int64");
-        return *r;
-      };
-      for (std::size_t d = 0; d < nd; ++d) {
-        if (block[d] <= 0 || st[d] <= 0 || dl[d] <= 0 || image[d] < 0) ctx.fail("block_shape, strides and dilations must be positive");
-        kprod = mul(kprod, block[d]);
-        const i64 span = add(add(image[d], pd[d]), pd[d + nd]) - add(mul(dl[d], block[d] - 1), 1);
-        blocks[d] = span < 0 ? 0 : span / st[d] + 1;
-        L = mul(L, blocks[d]);
-      }
-      const i64 N = x.sizes()[0], CK = x.sizes()[1];
-      if (CK % kprod != 0) ctx.fail("input's dimension 1 (" + std::to_string(CK) + ") is not a multiple of prod(block_shape) " + std::to_string(kprod));
-      if (x.sizes()[2] != L) ctx.fail("input has " + std::to_string(x.sizes()[2]) + " blocks, image_shape and block_shape give " + std::to_string(L));
-      const i64 C = CK / kprod;
-      std::vector<i64> out{N, C};
-      out.insert(out.end(), image.begin(), image.end());
+      const auto& st = geo.strides;
+      const auto& dl = geo.dilations;
+      const auto& pb = geo.pad_begin;
+      const auto& blocks = geo.blocks;
+      const i64 kprod = geo.kprod, L = geo.L, N = x.sizes()[0], C = geo.C;
+      const std::vector<i64>& out = geo.out;
       const i64 plane = prod(image, 0, nd);
       dispatch<numeric_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
@@ -1519,7 +1491,7 @@ inline void register_array_new(registry& r) {
                 r /= blocks[ud];
               }
               for (std::size_t d = 0; d < nd; ++d) {
-                const i64 p = bidx[d] * st[d] - pd[d] + kidx[d] * dl[d];
+                const i64 p = bidx[d] * st[d] - pb[d] + kidx[d] * dl[d];
                 if (p < 0 || p >= image[d]) {
                   inside = false;
                   break;

@@ -35,6 +35,7 @@
 #include <Eigen/Core>
 
 #include <gpass/exec/einsum_rules.hpp>
+#include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/fused_activation.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
@@ -938,32 +939,9 @@ void conv_transpose_forward(const eigen_cpu& pol, const window_geometry& g, i64 
   });
 }
 
-/// Checks Conv input shapes; returns (N, C, M).
-inline void check_conv_shapes(const std::vector<i64>& xs, const std::vector<i64>& ws, i64 G, bool transpose,
-                              const kernel_node& n) {
-  if (xs.size() < 3) n.fail("input must have rank >= 3 (N, C, spatial...), got " + shape::of(xs).to_string());
-  if (ws.size() != xs.size())
-    n.fail("weight rank " + std::to_string(ws.size()) + " differs from input rank " + std::to_string(xs.size()));
-  if (G <= 0) n.fail("group must be positive");
-  if (xs.size() > 10) n.fail("at most 8 spatial dimensions are supported, got " + std::to_string(xs.size() - 2));
-  if (!transpose) {
-    if (ws[1] * G != xs[1])
-      n.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
-    if (ws[0] % G != 0) n.fail("output channels " + std::to_string(ws[0]) + " not divisible by group " + std::to_string(G));
-  } else {
-    if (ws[0] != xs[1]) n.fail("input has " + std::to_string(xs[1]) + " channels but weight has " + std::to_string(ws[0]));
-    if (xs[1] % G != 0) n.fail("input channels not divisible by group " + std::to_string(G));
-  }
-}
-
-inline std::vector<i64> kernel_of(const window_attrs& a, const std::vector<i64>& ws, const kernel_node& n) {
-  std::vector<i64> k(ws.begin() + 2, ws.end());
-  for (i64 v : k)
-    if (v <= 0) n.fail("weight has an empty spatial dimension: " + shape::of(ws).to_string());
-  if (!a.kernel.empty() && a.kernel != k)
-    n.fail("kernel_shape " + shape::of(a.kernel).to_string() + " differs from the weight's " + shape::of(k).to_string());
-  return k;
-}
+// the convolutions' shape checks every executor shares (gpass/exec/nn_rules.hpp)
+using nn_rules::check_conv_shapes;
+using nn_rules::kernel_of;
 
 template <class T>
 const T* bias_of(const context& ctx, std::size_t i, i64 M) {
@@ -2195,67 +2173,17 @@ inline void add_max_unpool(registry& r) {
            return [=](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
              const gpass::tensor& ind = ctx.input(1);
-             const auto& xs = x.sizes();
-             if (xs.size() < 3) ctx.fail("input must have rank >= 3, got " + x.shape().to_string());
-             if (ind.sizes() != xs) ctx.fail("indices shape " + ind.shape().to_string() + " differs from X's " + x.shape().to_string());
-             const std::size_t rk = xs.size() - 2;
-             if (wa.kernel.size() != rk) ctx.fail("kernel_shape does not match the spatial rank");
-             if (!wa.strides.empty() && wa.strides.size() != rk)
-               ctx.fail("strides has " + std::to_string(wa.strides.size()) + " values for " + std::to_string(rk) + " spatial axes");
-             if (!wa.pads.empty() && wa.pads.size() != 2 * rk)
-               ctx.fail("pads has " + std::to_string(wa.pads.size()) + " values for " + std::to_string(rk) + " spatial axes");
-             // the shape MaxPool's input had (indices are flat positions in it)
-             std::vector<i64> inferred{xs[0], xs[1]};
-             for (std::size_t d = 0; d < rk; ++d) {
-               const i64 s = wa.strides.empty() ? 1 : wa.strides[d];
-               const i64 pb = wa.pads.empty() ? 0 : wa.pads[d], pe = wa.pads.empty() ? 0 : wa.pads[d + rk];
-               // (in - 1) * stride + kernel - pads, overflow-checked
-               auto v = checked_mul(xs[d + 2] - 1, s);
-               if (v) v = checked_add(*v, wa.kernel[d]);
-               if (v) v = checked_sub(*v, pb);
-               if (v) v = checked_sub(*v, pe);
-               if (!v)
-                 ctx.fail("the unpooled size of spatial axis " + std::to_string(d) + " overflows int64");
-               inferred.push_back(std::max<i64>(0, *v));
-             }
-             std::vector<i64> ys = inferred;
-             if (ctx.has_input(2)) {
-               ys = int_values(ctx.input(2), ctx.node(), "output_shape");
-               if (ys.size() != xs.size()) ctx.fail("output_shape has " + std::to_string(ys.size()) + " values for rank " + std::to_string(xs.size()));
-               if (ys[0] != xs[0] || ys[1] != xs[1]) ctx.fail("output_shape must keep N and C");
-               for (i64 v : ys)
-                 if (v < 0) ctx.fail("output_shape must be non-negative");
-             }
+             std::optional<std::vector<i64>> requested;
+             if (ctx.has_input(2)) requested = int_values(ctx.input(2), ctx.node(), "output_shape");
+             const nn_rules::unpool_shapes s = nn_rules::max_unpool_shapes(x.sizes(), ind.sizes(), wa, requested, ctx.node());
              const std::vector<i64> idx = int_values(ind.reshaped({ind.size()}), ctx.node(), "indices");
              dispatch<conv_types>(x.element_type(), ctx.node(), [&]<class T>() {
-               gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), ys);
+               gpass::tensor& y = ctx.allocate_output_zeroed(0, x.element_type(), s.out);
                const T* xp = x.data<T>();
                T* yp = y.data<T>();
-               const auto total_or = checked_num_elements(inferred);
-               if (!total_or) ctx.fail("the unpooled shape's element count overflows int64");
-               const i64 total = *total_or;
                // an index is a flat position in the inferred shape; it lands at the same
-               // coordinates of the (possibly larger) output shape
-               const bool same = ys == inferred;
-               for (i64 i = 0; i < x.size(); ++i) {
-                 const i64 k = idx[static_cast<std::size_t>(i)];
-                 if (k < 0 || k >= total) ctx.fail("index " + std::to_string(k) + " out of range [0, " + std::to_string(total) + ")");
-                 if (same) {
-                   yp[k] = xp[i];
-                   continue;
-                 }
-                 i64 rem = k, off = 0, mul = 1;
-                 bool inside = true;
-                 for (std::size_t d = ys.size(); d-- > 0;) {
-                   const i64 c = rem % inferred[d];
-                   rem /= inferred[d];
-                   if (c >= ys[d]) inside = false;
-                   off += c * mul;
-                   mul *= ys[d];
-                 }
-                 if (!inside) ctx.fail("index " + std::to_string(k) + " falls outside output_shape");
-                 yp[off] = xp[i];
-               }
+               // coordinates of the (possibly larger) output shape; a later one wins
+               for (i64 i = 0; i < x.size(); ++i) yp[nn_rules::unpool_offset(idx[static_cast<std::size_t>(i)], s, ctx.node())] = xp[i];
              });
            };
          }});

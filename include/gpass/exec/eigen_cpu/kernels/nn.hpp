@@ -30,6 +30,7 @@
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/lstm_cell.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
+#include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/rnn_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -1134,15 +1135,8 @@ inline void register_rnn(registry& r, const char* op, cell kind) {
 // ---------------------------------------------------------------------------------------
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
-enum class reduction { none, sum, mean };
-
-inline reduction parse_reduction(const kernel_node& n) {
-  const std::string r = n.attr<std::string>("reduction", "mean");
-  if (r == "none") return reduction::none;
-  if (r == "sum") return reduction::sum;
-  if (r == "mean") return reduction::mean;
-  n.fail("reduction must be none, sum or mean, got '" + r + "'");
-}
+using nn_rules::parse_reduction;
+using nn_rules::reduction;
 
 /// The loss of log-probabilities `lp` ([N, C, D] flattened) against `target` ([N, D]) into
 /// output 0 of element type `T`.
@@ -1236,14 +1230,8 @@ inline void register_losses(registry& r) {
 // ---------------------------------------------------------------------------------------
 // GridSample, RoiAlign
 
-enum class gs_mode { nearest, linear, cubic };
-enum class gs_pad { zeros, border, reflection };
-
-/// Most input points one GridSample output point may read: the product over the spatial
-/// dimensions of min(taps, size) (taps: 1 nearest, 2 linear, 4 cubic). 4^5: cubic over 5
-/// spatial dimensions, linear over 10, nearest over any. The spec allows any rank, but the
-/// work grows as taps^rank (cubic over 12 dimensions of size 4: 4^12 reads per output point).
-inline constexpr double gs_max_points = 1024;
+using nn_rules::gs_mode;
+using nn_rules::gs_pad;
 
 /// Reflects `x` into [lo, hi] by folding at the borders (closed form, no loop per period); a
 /// value that is not finite has no reflection: NaN.
@@ -1988,50 +1976,24 @@ inline void register_deform_conv(registry& r) {
 
 inline void register_grid_sample(registry& r) {
   r.add({.domain = "", .op = "GridSample", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const std::string m = n.attr<std::string>("mode", n.opset >= 20 ? "linear" : "bilinear");
-    gs_mode mode;
-    if (m == "nearest") mode = gs_mode::nearest;
-    else if (m == "bilinear" || m == "linear") mode = gs_mode::linear;
-    else if (m == "bicubic" || m == "cubic") mode = gs_mode::cubic;
-    else n.fail("mode must be nearest, linear or cubic, got '" + m + "'");
-    const std::string pm = n.attr<std::string>("padding_mode", "zeros");
-    gs_pad pad;
-    if (pm == "zeros") pad = gs_pad::zeros;
-    else if (pm == "border") pad = gs_pad::border;
-    else if (pm == "reflection") pad = gs_pad::reflection;
-    else n.fail("padding_mode must be zeros, border or reflection, got '" + pm + "'");
-    const bool align = n.attr<i64>("align_corners", 0) != 0;
+    const nn_rules::grid_sample_attrs attrs = nn_rules::grid_sample_attrs::read(n);
+    const gs_mode mode = attrs.mode;
+    const gs_pad pad = attrs.pad;
+    const bool align = attrs.align;
     return [=](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       const gpass::tensor& grid = ctx.input(1);
       check_float(grid, ctx.node(), "grid");
       const auto& xs = x.sizes();
       const auto& gsz = grid.sizes();
-      if (xs.size() < 3) ctx.fail("X must have rank >= 3 (N x C x spatial...), got rank " + std::to_string(xs.size()));
+      const nn_rules::grid_sample_shape shp = nn_rules::grid_sample_geometry(xs, x.size(), gsz, attrs, ctx.node());
+      const std::vector<i64>& out_sizes = shp.out;
+      const bool work = shp.work;
+      const double reach = shp.reach;
       const std::size_t k = xs.size() - 2;
-      if (gsz.size() != k + 2 || gsz[0] != xs[0] || gsz.back() != static_cast<i64>(k))
-        ctx.fail("grid has shape " + grid.shape().to_string() + ", expected [N, out spatial..., " + std::to_string(k) + "] for X of shape " +
-                 x.shape().to_string());
       const i64 N = xs[0], Cn = xs[1];
-      std::vector<i64> out_sizes{N, Cn};
-      out_sizes.insert(out_sizes.end(), gsz.begin() + 1, gsz.end() - 1);
-      // an empty output takes no work (X's and the grid's other sizes may then be anything)
-      const bool work = std::all_of(out_sizes.begin(), out_sizes.end(), [](i64 v) { return v > 0; });
-      if (work && x.size() == 0) ctx.fail("cannot sample from an empty spatial extent " + x.shape().to_string());
       const std::vector<i64> dims(xs.begin() + 2, xs.end());
-      const int taps = mode == gs_mode::nearest ? 1 : mode == gs_mode::linear ? 2 : 4;
-      // the input points an output point reads: at most min(taps, size) distinct ones per
-      // dimension (padding repeats or drops the others), their product bounded
-      double reach = 1;
-      for (i64 d : dims) reach *= static_cast<double>(std::min<i64>(taps, d));
-      if (work && reach > gs_max_points) {
-        char count[32];
-        if (reach < 1e18) std::snprintf(count, sizeof count, "%.0f", reach);
-        else std::snprintf(count, sizeof count, "more than 1e18");
-        ctx.fail("mode '" + m + "' over the " + std::to_string(k) + " spatial dimensions of X " + x.shape().to_string() + " reads " +
-                 count + " input points for each output point (min(" + std::to_string(taps) +
-                 ", size) per dimension), over the limit of " + std::to_string(static_cast<i64>(gs_max_points)));
-      }
+      const int taps = attrs.taps();
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
@@ -2145,16 +2107,9 @@ inline void register_grid_sample(registry& r) {
 
 inline void register_roi_align(registry& r) {
   r.add({.domain = "", .op = "RoiAlign", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const std::string m = n.attr<std::string>("mode", "avg");
-    if (m != "avg" && m != "max") n.fail("mode must be avg or max, got '" + m + "'");
-    const bool avg = m == "avg";
-    const i64 oh = n.attr<i64>("output_height", 1), ow = n.attr<i64>("output_width", 1);
-    if (oh <= 0 || ow <= 0) n.fail("output_height and output_width must be positive");
-    const i64 ratio = n.attr<i64>("sampling_ratio", 0);
-    const double scale = n.attr<double>("spatial_scale", 1.0);
-    const std::string ct = n.attr<std::string>("coordinate_transformation_mode", n.opset > 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel");
-    if (ct != "half_pixel" && ct != "output_half_pixel") n.fail("coordinate_transformation_mode must be half_pixel or output_half_pixel");
-    const bool half = ct == "half_pixel";
+    const nn_rules::roi_align_attrs attrs = nn_rules::roi_align_attrs::read(n);
+    const bool avg = attrs.avg;
+    const i64 oh = attrs.oh, ow = attrs.ow;
     return [=](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       const gpass::tensor& rois_t = ctx.input(1);
@@ -2169,29 +2124,8 @@ inline void register_roi_align(registry& r) {
       for (i64 b : bidx)
         if (b < 0 || b >= N) ctx.fail("batch index " + std::to_string(b) + " is out of range [0, " + std::to_string(N) + ")");
       const std::vector<double> rois = to_compute<double>(rois_t, ctx.node());
-      // each roi's box (x0, y0, width, height, in input pixels) and sampling grid per bin
-      // (sampling_ratio, else as many samples as the bin spans pixels, rounded up): the table
-      // of a roi's samples (oh x ow x gh x gw of them) counts as a tensor against
-      // max_tensor_bytes, so rois spanning 10^12 pixels are an error, not a hang
-      struct box { double x0, y0, w, h; i64 gh, gw; };
-      constexpr double sample_bytes = 4 * (sizeof(i64) + sizeof(double));
-      std::vector<box> boxes(static_cast<std::size_t>(R));
-      for (i64 rr = 0; rr < R; ++rr) {
-        const double* q = rois.data() + rr * 4;
-        const double off = half ? 0.5 : 0.0;
-        box& bx = boxes[static_cast<std::size_t>(rr)];
-        bx.x0 = q[0] * scale - off, bx.y0 = q[1] * scale - off;
-        bx.w = q[2] * scale - off - bx.x0, bx.h = q[3] * scale - off - bx.y0;
-        if (!half) bx.w = std::max(bx.w, 1.0), bx.h = std::max(bx.h, 1.0);
-        if (!std::isfinite(bx.x0) || !std::isfinite(bx.y0) || !std::isfinite(bx.w) || !std::isfinite(bx.h))
-          ctx.fail("roi " + std::to_string(rr) + " has a coordinate that is not finite (after spatial_scale)");
-        const double gh = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bx.h / static_cast<double>(oh)));
-        const double gw = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bx.w / static_cast<double>(ow)));
-        check_scratch(ctx, static_cast<double>(oh) * static_cast<double>(ow) * gh * gw * sample_bytes,
-                      "roi " + std::to_string(rr) + " samples each of its " + std::to_string(oh) + "x" + std::to_string(ow) +
-                          " bins on a grid of " + std::to_string(gh) + " x " + std::to_string(gw) + " points: its table");
-        bx.gh = static_cast<i64>(gh), bx.gw = static_cast<i64>(gw);
-      }
+      std::vector<nn_rules::roi_box> boxes(static_cast<std::size_t>(R));
+      for (i64 rr = 0; rr < R; ++rr) boxes[static_cast<std::size_t>(rr)] = nn_rules::roi_align_box(rois.data() + rr * 4, attrs, rr, ctx);
       const std::atomic<bool>* cancel = ctx.cancel_flag();
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
@@ -2203,7 +2137,7 @@ inline void register_roi_align(registry& r) {
             std::vector<sample> pre;
             for (i64 rr = b; rr < e; ++rr) {
               if (cancel && cancel->load(std::memory_order_relaxed)) ctx.fail("run cancelled");
-              const box& bx = boxes[static_cast<std::size_t>(rr)];
+              const nn_rules::roi_box& bx = boxes[static_cast<std::size_t>(rr)];
               const double sw = bx.x0, sh = bx.y0;
               const double bh = bx.h / static_cast<double>(oh), bw = bx.w / static_cast<double>(ow);
               const i64 gh = bx.gh, gw = bx.gw;

@@ -188,82 +188,41 @@ inline void crop_and_resize(context& ctx, bool bilinear, float extrapolation) {
   const gpass::tensor& boxes = ctx.input(1);
   const gpass::tensor& box_ind = ctx.input(2);
   const gpass::tensor& crop = ctx.input(3);
-  if (image.rank() != 4) ctx.fail("input image must be 4-D, got shape " + image.shape().to_string());
-  const i64 batch = image.sizes()[0], H = image.sizes()[1], W = image.sizes()[2], D = image.sizes()[3];
-  if (H <= 0 || W <= 0) ctx.fail("image dimensions must be positive, got shape " + image.shape().to_string());
-  if (boxes.rank() != 2) ctx.fail("boxes must be 2-D, got shape " + boxes.shape().to_string());
-  if (box_ind.rank() != 1) ctx.fail("box_ind must be 1-D, got shape " + box_ind.shape().to_string());
-  i64 n = 0;
-  if (boxes.size() != 0 || box_ind.size() != 0) {  // (no boxes and no indices: no crops, whatever the shapes)
-    n = boxes.sizes()[0];
-    if (boxes.sizes()[1] != 4) ctx.fail("boxes must have 4 columns, got shape " + boxes.shape().to_string());
-    if (box_ind.sizes()[0] != n)
-      ctx.fail("box_ind has " + std::to_string(box_ind.sizes()[0]) + " elements for " + std::to_string(n) + " boxes");
-  }
   if (boxes.element_type() != dtype::f32) ctx.fail("boxes must be float32");
-  if (crop.rank() != 1 || crop.sizes()[0] != 2)
-    ctx.fail("crop_size must be 1-D with two elements, got shape " + crop.shape().to_string());
-  const auto cs = int_values(crop, node, "crop_size");
-  const i64 CH = cs[0], CW = cs[1];
-  if (CH <= 0 || CW <= 0 || CH > INT32_MAX || CW > INT32_MAX)
-    ctx.fail("crop dimensions must be positive, got crop_size [" + std::to_string(CH) + ", " + std::to_string(CW) +
-             "]");
+  const tf_rules::crop_sizes c = tf_rules::crop_geometry(image.sizes(), boxes.sizes(), box_ind.sizes(), crop.sizes(),
+                                                         [&] { return int_values(crop, node, "crop_size"); }, node);
   const auto ind = int_values(box_ind, node, "box_ind");
-  for (i64 b : ind)
-    if (b < 0 || b >= batch)
-      ctx.fail("box_ind has values outside [0, batch_size): " + std::to_string(b) + " for a batch of " +
-               std::to_string(batch));
   const float* bx = boxes.data<float>();
-  for (i64 i = 0; i < 4 * n; ++i)
-    if (!std::isfinite(bx[i])) ctx.fail("boxes contain at least one element that is not finite");
-  num_elements_or_throw(std::vector<i64>{n, CH, CW, D});
-  gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {n, CH, CW, D});
+  tf_rules::check_crop_boxes(ind, bx, c, node);
+  const i64 H = c.H, W = c.W, D = c.D;
+  num_elements_or_throw(std::vector<i64>{c.n, c.CH, c.CW, D});
+  gpass::tensor& out = ctx.allocate_output(0, dtype::f32, {c.n, c.CH, c.CW, D});
   if (out.size() == 0) return;
   float* o = out.data<float>();
-  const float hm1 = static_cast<float>(H - 1), wm1 = static_cast<float>(W - 1);
-  // a sample coordinate (TensorFlow's: box corner + k * scale, or the box centre for a crop of 1)
-  auto at = [](float lo, float hi, i64 k, i64 count, float scale, float size_m1) {
-    if (count > 1) return lo * size_m1 + static_cast<float>(k) * scale;
-    return static_cast<float>(0.5 * static_cast<double>(lo + hi) * static_cast<double>(size_m1));
-  };
-  auto inside = [](float v, float size_m1) { return v >= 0 && v <= size_m1; };  // (NaN: outside)
   dispatch<numeric_types>(image.element_type(), node, [&]<class T>() {
     const T* img = image.data<T>();
     auto px = [&](i64 b, i64 y, i64 x, i64 d) { return static_cast<float>(img[((b * H + y) * W + x) * D + d]); };
-    for (i64 b = 0; b < n; ++b) {
-      const float y1 = bx[b * 4], x1 = bx[b * 4 + 1], y2 = bx[b * 4 + 2], x2 = bx[b * 4 + 3];
+    for (i64 b = 0; b < c.n; ++b) {
+      const float* box = bx + b * 4;  // y1, x1, y2, x2
       const i64 src = ind[static_cast<std::size_t>(b)];
-      const float hs = CH > 1 ? (y2 - y1) * hm1 / static_cast<float>(CH - 1) : 0.0f;
-      const float ws = CW > 1 ? (x2 - x1) * wm1 / static_cast<float>(CW - 1) : 0.0f;
-      for (i64 y = 0; y < CH; ++y) {
-        float* row = o + (b * CH + y) * CW * D;
-        const float in_y = at(y1, y2, y, CH, hs, hm1);
-        if (!inside(in_y, hm1)) {
-          std::fill(row, row + CW * D, extrapolation);
-          continue;
-        }
-        const i64 top = static_cast<i64>(std::floor(in_y)), bottom = static_cast<i64>(std::ceil(in_y));
-        const float y_lerp = in_y - static_cast<float>(top);
-        const i64 near_y = static_cast<i64>(std::round(in_y));
-        for (i64 x = 0; x < CW; ++x) {
+      const auto rows = tf_rules::crop_axis(box[0], box[2], c.CH, H), cols = tf_rules::crop_axis(box[1], box[3], c.CW, W);
+      for (i64 y = 0; y < c.CH; ++y) {
+        float* row = o + (b * c.CH + y) * c.CW * D;
+        const tf_rules::crop_tap& ty = rows[static_cast<std::size_t>(y)];
+        for (i64 x = 0; x < c.CW; ++x) {
           float* cell = row + x * D;
-          const float in_x = at(x1, x2, x, CW, ws, wm1);
-          if (!inside(in_x, wm1)) {
+          const tf_rules::crop_tap& tx = cols[static_cast<std::size_t>(x)];
+          if (!ty.inside || !tx.inside) {
             std::fill(cell, cell + D, extrapolation);
-            continue;
-          }
-          if (bilinear) {
-            const i64 left = static_cast<i64>(std::floor(in_x)), right = static_cast<i64>(std::ceil(in_x));
-            const float x_lerp = in_x - static_cast<float>(left);
+          } else if (bilinear) {
             for (i64 d = 0; d < D; ++d) {
-              const float tl = px(src, top, left, d), tr = px(src, top, right, d);
-              const float bl = px(src, bottom, left, d), br = px(src, bottom, right, d);
-              const float t = tl + (tr - tl) * x_lerp, bo = bl + (br - bl) * x_lerp;
-              cell[d] = t + (bo - t) * y_lerp;
+              const float tl = px(src, ty.lo, tx.lo, d), tr = px(src, ty.lo, tx.hi, d);
+              const float bl = px(src, ty.hi, tx.lo, d), br = px(src, ty.hi, tx.hi, d);
+              const float t = tl + (tr - tl) * tx.lerp, bo = bl + (br - bl) * tx.lerp;
+              cell[d] = t + (bo - t) * ty.lerp;
             }
           } else {
-            const i64 near_x = static_cast<i64>(std::round(in_x));
-            for (i64 d = 0; d < D; ++d) cell[d] = px(src, near_y, near_x, d);
+            for (i64 d = 0; d < D; ++d) cell[d] = px(src, ty.near, tx.near, d);
           }
         }
       }

@@ -803,41 +803,11 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& ix = ctx.input(0);
              const gpass::tensor& vals = ctx.input(2);
              const gpass::tensor& def = ctx.input(3);
-             if (ix.rank() > 2) ctx.fail("sparse_indices must have rank <= 2, got " + ix.shape().to_string());
              const auto shape_v = vector_ints(ctx.input(1), ctx.node(), "output_shape");
-             for (i64 d : shape_v)
-               if (d < 0) ctx.fail("output_shape has a negative dim " + std::to_string(d));
-             const i64 num = ix.rank() == 0 ? 1 : ix.sizes()[0];
-             const i64 R = ix.rank() == 2 ? ix.sizes()[1] : 1;
-             if (static_cast<i64>(shape_v.size()) != R)
-               ctx.fail("output_shape has " + std::to_string(shape_v.size()) + " dims, the indices " + std::to_string(R));
-             if (!(vals.rank() == 0 || (vals.rank() == 1 && vals.sizes()[0] == num)))
-               ctx.fail("sparse_values must be a scalar or a vector of " + std::to_string(num) + ", got " + vals.shape().to_string());
-             if (def.size() != 1 || def.rank() > 0) ctx.fail("default_value must be a scalar");
-             if (vals.element_type() != def.element_type()) ctx.fail("sparse_values and default_value have different types");
-             const auto iv = int_values(ix, ctx.node(), "sparse_indices");
-             // the strides, checked (output_shape is a value; an overflowing one fails before the
-             // offsets are formed; the output's own size is checked when it is allocated)
-             std::vector<i64> st(shape_v.size(), 1);
-             for (std::size_t d = shape_v.size(); d-- > 1;) {
-               const auto m = checked_mul(st[d], shape_v[d]);
-               if (!m) ctx.fail("output_shape " + shape::of(shape_v).to_string() + " has too many elements");
-               st[d - 1] = *m;
-             }
-             std::vector<i64> flat(static_cast<std::size_t>(num));
-             for (i64 j = 0; j < num; ++j) {
-               i64 off = 0;
-               for (i64 d = 0; d < R; ++d) {
-                 const i64 v = iv[static_cast<std::size_t>(j * R + d)];
-                 if (v < 0 || v >= shape_v[static_cast<std::size_t>(d)])
-                   ctx.fail("sparse_indices[" + std::to_string(j) + "] is out of bounds of " + shape::of(shape_v).to_string());
-                 off += v * st[static_cast<std::size_t>(d)];
-               }
-               if (validate && j > 0 && off <= flat[static_cast<std::size_t>(j - 1)])
-                 ctx.fail("sparse_indices[" + std::to_string(j) + "] is " +
-                          (off == flat[static_cast<std::size_t>(j - 1)] ? "repeated" : "out of order"));
-               flat[static_cast<std::size_t>(j)] = off;
-             }
+             const std::vector<i64> flat =
+                 tf_rules::sparse_to_dense_offsets(ix.sizes(), int_values(ix, ctx.node(), "sparse_indices"), shape_v, vals.sizes(), def.sizes(),
+                                                   vals.element_type() == def.element_type(), validate, ctx.node());
+             const i64 num = static_cast<i64>(flat.size());
              gpass::tensor& y = ctx.allocate_output(0, vals.element_type(), shape_v);
              dispatch<all_types>(vals.element_type(), ctx.node(), [&]<class T>() {
                T* o = y.data<T>();

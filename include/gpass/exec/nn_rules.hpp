@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file nn_rules.hpp
+/// The attribute reading, checks and geometry of ONNX neural-network ops that the Eigen CPU
+/// and CUDA kernels share, so that both accept the same nodes and inputs and fail with the
+/// same messages: the convolutions' shapes (Conv, ConvInteger, QLinearConv, ConvTranspose),
+/// the losses' reduction, GridSample's attributes and shapes, RoiAlign's attributes and boxes,
+/// Col2Im's geometry and MaxUnpool's shapes and index mapping. Errors name the node.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gpass/core/checked.hpp>
+#include <gpass/core/shape.hpp>
+#include <gpass/exec/kernel.hpp>
+#include <gpass/exec/scratch.hpp>
+#include <gpass/exec/shape_rules.hpp>
+
+namespace gpass::exec::nn_rules {
+
+using i64 = std::int64_t;
+
+// ---- convolutions ---------------------------------------------------------------------------
+
+/// Checks the shapes of a convolution's input [N, C, spatial...] and weight ([M, C / G, k...],
+/// or ConvTranspose's [C, M / G, k...] with `transpose`) for `G` groups.
+inline void check_conv_shapes(const std::vector<i64>& xs, const std::vector<i64>& ws, i64 G, bool transpose, const kernel_node& n) {
+  if (xs.size() < 3) n.fail("input must have rank >= 3 (N, C, spatial...), got " + shape::of(xs).to_string());
+  if (ws.size() != xs.size()) n.fail("weight rank " + std::to_string(ws.size()) + " differs from input rank " + std::to_string(xs.size()));
+  if (G <= 0) n.fail("group must be positive");
+  if (xs.size() > 10) n.fail("at most 8 spatial dimensions are supported, got " + std::to_string(xs.size() - 2));
+  if (!transpose) {
+    if (ws[1] * G != xs[1])
+      n.fail("input has " + std::to_string(xs[1]) + " channels but weight expects " + std::to_string(ws[1]) + " x group " + std::to_string(G));
+    if (ws[0] % G != 0) n.fail("output channels " + std::to_string(ws[0]) + " not divisible by group " + std::to_string(G));
+  } else {
+    if (ws[0] != xs[1]) n.fail("input has " + std::to_string(xs[1]) + " channels but weight has " + std::to_string(ws[0]));
+    if (xs[1] % G != 0) n.fail("input channels not divisible by group " + std::to_string(G));
+  }
+}
+
+/// The window of a convolution's weight `ws` (its spatial sizes, positive), checked against
+/// the kernel_shape attribute when there is one.
+inline std::vector<i64> kernel_of(const shape_rules::window_attrs& a, const std::vector<i64>& ws, const kernel_node& n) {
+  std::vector<i64> k(ws.begin() + 2, ws.end());
+  for (i64 v : k)
+    if (v <= 0) n.fail("weight has an empty spatial dimension: " + shape::of(ws).to_string());
+  if (!a.kernel.empty() && a.kernel != k)
+    n.fail("kernel_shape " + shape::of(a.kernel).to_string() + " differs from the weight's " + shape::of(k).to_string());
+  return k;
+}
+
+// ---- losses ---------------------------------------------------------------------------------
+
+/// The reduction attribute of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
+enum class reduction { none, sum, mean };
+inline reduction parse_reduction(const kernel_node& n) {
+  const std::string r = n.attr<std::string>("reduction", "mean");
+  if (r == "none") return reduction::none;
+  if (r == "sum") return reduction::sum;
+  if (r == "mean") return reduction::mean;
+  n.fail("reduction must be none, sum or mean, got '" + r + "'");
+}
+
+// ---- GridSample -----------------------------------------------------------------------------
+
+enum class gs_mode { nearest = 0, linear = 1, cubic = 2 };
+enum class gs_pad { zeros = 0, border = 1, reflection = 2 };
+
+/// Most input points one GridSample output point may read: the product over the spatial
+/// dimensions of min(taps, size) (taps: 1 nearest, 2 linear, 4 cubic). 4^5: cubic over 5
+/// spatial dimensions, linear over 10, nearest over any. The spec allows any rank, but the
+/// work grows as taps^rank (cubic over 12 dimensions of size 4: 4^12 reads per output point).
+inline constexpr double gs_max_points = 1024;
+
+/// GridSample's attributes: mode (nearest, linear / bilinear, cubic / bicubic; linear by
+/// default from opset 20, bilinear before), padding_mode, align_corners.
+struct grid_sample_attrs {
+  std::string name;  ///< the mode as written
+  gs_mode mode = gs_mode::linear;
+  gs_pad pad = gs_pad::zeros;
+  bool align = false;
+  static grid_sample_attrs read(const kernel_node& n) {
+    grid_sample_attrs a;
+    a.name = n.attr<std::string>("mode", n.opset >= 20 ? "linear" : "bilinear");
+    if (a.name == "nearest") a.mode = gs_mode::nearest;
+    else if (a.name == "bilinear" || a.name == "linear") a.mode = gs_mode::linear;
+    else if (a.name == "bicubic" || a.name == "cubic") a.mode = gs_mode::cubic;
+    else n.fail("mode must be nearest, linear or cubic, got '" + a.name + "'");
+    const std::string pm = n.attr<std::string>("padding_mode", "zeros");
+    if (pm == "zeros") a.pad = gs_pad::zeros;
+    else if (pm == "border") a.pad = gs_pad::border;
+    else if (pm == "reflection") a.pad = gs_pad::reflection;
+    else n.fail("padding_mode must be zeros, border or reflection, got '" + pm + "'");
+    a.align = n.attr<i64>("align_corners", 0) != 0;
+    return a;
+  }
+  int taps() const { return mode == gs_mode::nearest ? 1 : mode == gs_mode::linear ? 2 : 4; }
+};
+
+/// GridSample's output sizes [N, C, grid's spatial...] for X of `xs` (`x_elements` of them) and
+/// a grid of `gsz`, checked; `work` false for an empty output; `reach` the input points one
+/// output point reads at most (checked against `gs_max_points`).
+struct grid_sample_shape {
+  std::vector<i64> out;
+  bool work = false;
+  double reach = 1;
+};
+inline grid_sample_shape grid_sample_geometry(const std::vector<i64>& xs, i64 x_elements, const std::vector<i64>& gsz,
+                                              const grid_sample_attrs& a, const kernel_node& n) {
+  if (xs.size() < 3) n.fail("X must have rank >= 3 (N x C x spatial...), got rank " + std::to_string(xs.size()));
+  const std::size_t k = xs.size() - 2;
+  if (gsz.size() != k + 2 || gsz[0] != xs[0] || gsz.back() != static_cast<i64>(k))
+    n.fail("grid has shape " + shape::of(gsz).to_string() + ", expected [N, out spatial..., " + std::to_string(k) + "] for X of shape " +
+           shape::of(xs).to_string());
+  grid_sample_shape r;
+  r.out = {xs[0], xs[1]};
+  r.out.insert(r.out.end(), gsz.begin() + 1, gsz.end() - 1);
+  // an empty output takes no work (X's and the grid's other sizes may then be anything)
+  r.work = std::all_of(r.out.begin(), r.out.end(), [](i64 v) { return v > 0; });
+  if (r.work && x_elements == 0) n.fail("cannot sample from an empty spatial extent " + shape::of(xs).to_string());
+  // the input points an output point reads: at most min(taps, size) distinct ones per
+  // dimension (padding repeats or drops the others), their product bounded
+  for (std::size_t d = 2; d < xs.size(); ++d) r.reach *= static_cast<double>(std::min<i64>(a.taps(), xs[d]));
+  if (r.work && r.reach > gs_max_points) {
+    char count[32];
+    if (r.reach < 1e18) std::snprintf(count, sizeof count, "%.0f", r.reach);
+    else std::snprintf(count, sizeof count, "more than 1e18");
+    n.fail("mode '" + a.name + "' over the " + std::to_string(k) + " spatial dimensions of X " + shape::of(xs).to_string() + " reads " +
+           count + " input points for each output point (min(" + std::to_string(a.taps()) +
+           ", size) per dimension), over the limit of " + std::to_string(static_cast<i64>(gs_max_points)));
+  }
+  return r;
+}
+
+// ---- RoiAlign -------------------------------------------------------------------------------
+
+/// RoiAlign's attributes: mode (avg, max), output_height / output_width, sampling_ratio,
+/// spatial_scale and coordinate_transformation_mode (half_pixel from opset 16, output_half_pixel
+/// before).
+struct roi_align_attrs {
+  bool avg = true, half = true;
+  i64 oh = 1, ow = 1, ratio = 0;
+  double scale = 1.0;
+  static roi_align_attrs read(const kernel_node& n) {
+    roi_align_attrs a;
+    const std::string m = n.attr<std::string>("mode", "avg");
+    if (m != "avg" && m != "max") n.fail("mode must be avg or max, got '" + m + "'");
+    a.avg = m == "avg";
+    a.oh = n.attr<i64>("output_height", 1), a.ow = n.attr<i64>("output_width", 1);
+    if (a.oh <= 0 || a.ow <= 0) n.fail("output_height and output_width must be positive");
+    a.ratio = n.attr<i64>("sampling_ratio", 0);
+    a.scale = n.attr<double>("spatial_scale", 1.0);
+    const std::string ct = n.attr<std::string>("coordinate_transformation_mode", n.opset > 0 && n.opset < 16 ? "output_half_pixel" : "half_pixel");
+    if (ct != "half_pixel" && ct != "output_half_pixel") n.fail("coordinate_transformation_mode must be half_pixel or output_half_pixel");
+    a.half = ct == "half_pixel";
+    return a;
+  }
+};
+
+/// Roi `r`'s box (x0, y0, width, height, in input pixels) from its corners `q` and its sampling
+/// grid per bin (sampling_ratio, else as many samples as the bin spans pixels, rounded up):
+/// the table of a roi's samples (oh x ow x gh x gw of them) counts as scratch against the run's
+/// limits, so rois spanning 10^12 pixels are an error, not a hang.
+struct roi_box {
+  double x0 = 0, y0 = 0, w = 0, h = 0;
+  i64 gh = 0, gw = 0;
+};
+template <class Ctx>
+roi_box roi_align_box(const double* q, const roi_align_attrs& a, i64 r, const Ctx& ctx) {
+  const double off = a.half ? 0.5 : 0.0;
+  roi_box b;
+  b.x0 = q[0] * a.scale - off, b.y0 = q[1] * a.scale - off;
+  b.w = q[2] * a.scale - off - b.x0, b.h = q[3] * a.scale - off - b.y0;
+  if (!a.half) b.w = std::max(b.w, 1.0), b.h = std::max(b.h, 1.0);
+  if (!std::isfinite(b.x0) || !std::isfinite(b.y0) || !std::isfinite(b.w) || !std::isfinite(b.h))
+    ctx.fail("roi " + std::to_string(r) + " has a coordinate that is not finite (after spatial_scale)");
+  const double gh = a.ratio > 0 ? static_cast<double>(a.ratio) : std::max(0.0, std::ceil(b.h / static_cast<double>(a.oh)));
+  const double gw = a.ratio > 0 ? static_cast<double>(a.ratio) : std::max(0.0, std::ceil(b.w / static_cast<double>(a.ow)));
+  constexpr double sample_bytes = 4 * (sizeof(i64) + sizeof(double));
+  check_scratch(ctx, static_cast<double>(a.oh) * static_cast<double>(a.ow) * gh * gw * sample_bytes,
+                "roi " + std::to_string(r) + " samples each of its " + std::to_string(a.oh) + "x" + std::to_string(a.ow) +
+                    " bins on a grid of " + std::to_string(gh) + " x " + std::to_string(gw) + " points: its table");
+  b.gh = static_cast<i64>(gh), b.gw = static_cast<i64>(gw);
+  return b;
+}
+
+// ---- Col2Im ---------------------------------------------------------------------------------
+
+/// Col2Im's geometry: input [N, C * prod(block), L] of sliding blocks summed back into an image
+/// [N, C, image...]: per spatial axis the block, strides, pads (begin), dilations and the
+/// number of sliding positions; checked as the spec asks.
+struct col2im_geometry {
+  std::vector<i64> image, block, blocks, strides, pad_begin, dilations, out;
+  i64 kprod = 1, L = 1, C = 0;
+};
+inline col2im_geometry col2im_plan(const std::vector<i64>& xs, const std::vector<i64>& image, const std::vector<i64>& block,
+                                   const std::vector<i64>& strides_attr, const std::vector<i64>& pads_attr,
+                                   const std::vector<i64>& dil_attr, const kernel_node& n) {
+  const std::size_t nd = image.size();
+  if (nd == 0 || block.size() != nd)
+    n.fail("image_shape and block_shape must have the same non-zero length, got " + std::to_string(nd) + " and " +
+           std::to_string(block.size()));
+  auto list = [&](const std::vector<i64>& v, std::size_t len, i64 def, const char* what) {
+    if (v.empty()) return std::vector<i64>(len, def);
+    if (v.size() != len) n.fail(std::string(what) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
+    return v;
+  };
+  col2im_geometry g;
+  g.image = image;
+  g.block = block;
+  g.strides = list(strides_attr, nd, 1, "strides");
+  g.dilations = list(dil_attr, nd, 1, "dilations");
+  const std::vector<i64> pd = list(pads_attr, 2 * nd, 0, "pads");
+  g.pad_begin.assign(pd.begin(), pd.begin() + static_cast<std::ptrdiff_t>(nd));
+  if (xs.size() != 3) n.fail("input must be 3-D [N, C * prod(block_shape), L], got " + shape::of(xs).to_string());
+  auto mul = [&](i64 a, i64 b) {
+    auto r = checked_mul(a, b);
+    if (!r) n.fail("image_shape, block_shape, pads and dilations overflow int64");
+    return *r;
+  };
+  auto add = [&](i64 a, i64 b) {
+    auto r = checked_add(a, b);
+    if (!r) n.fail("image_shape, block_shape, pads and dilations overflow int64");
+    return *r;
+  };
+  g.blocks.resize(nd);
+  for (std::size_t d = 0; d < nd; ++d) {
+    if (block[d] <= 0 || g.strides[d] <= 0 || g.dilations[d] <= 0 || image[d] < 0) n.fail("block_shape, strides and dilations must be positive");
+    g.kprod = mul(g.kprod, block[d]);
+    const i64 span = add(add(image[d], pd[d]), pd[d + nd]) - add(mul(g.dilations[d], block[d] - 1), 1);
+    g.blocks[d] = span < 0 ? 0 : span / g.strides[d] + 1;
+    g.L = mul(g.L, g.blocks[d]);
+  }
+  const i64 CK = xs[1];
+  if (CK % g.kprod != 0)
+    n.fail("input's dimension 1 (" + std::to_string(CK) + ") is not a multiple of prod(block_shape) " + std::to_string(g.kprod));
+  if (xs[2] != g.L) n.fail("input has " + std::to_string(xs[2]) + " blocks, image_shape and block_shape give " + std::to_string(g.L));
+  g.C = CK / g.kprod;
+  g.out = {xs[0], g.C};
+  g.out.insert(g.out.end(), image.begin(), image.end());
+  return g;
+}
+
+// ---- MaxUnpool ------------------------------------------------------------------------------
+
+/// MaxUnpool's shapes: `inferred`, the shape MaxPool's input had (the indices are flat positions
+/// in it), and `out`, the output's (output_shape's values `requested` when given, else
+/// `inferred`), checked.
+struct unpool_shapes {
+  std::vector<i64> inferred, out;
+  i64 total = 0;  ///< elements of `inferred`
+};
+inline unpool_shapes max_unpool_shapes(const std::vector<i64>& xs, const std::vector<i64>& is, const shape_rules::window_attrs& wa,
+                                       const std::optional<std::vector<i64>>& requested, const kernel_node& n) {
+  if (xs.size() < 3) n.fail("input must have rank >= 3, got " + shape::of(xs).to_string());
+  if (is != xs) n.fail("indices shape " + shape::of(is).to_string() + " differs from X's " + shape::of(xs).to_string());
+  const std::size_t rk = xs.size() - 2;
+  if (wa.kernel.size() != rk) n.fail("kernel_shape does not match the spatial rank");
+  if (!wa.strides.empty() && wa.strides.size() != rk)
+    n.fail("strides has " + std::to_string(wa.strides.size()) + " values for " + std::to_string(rk) + " spatial axes");
+  if (!wa.pads.empty() && wa.pads.size() != 2 * rk)
+    n.fail("pads has " + std::to_string(wa.pads.size()) + " values for " + std::to_string(rk) + " spatial axes");
+  unpool_shapes r;
+  r.inferred = {xs[0], xs[1]};
+  for (std::size_t d = 0; d < rk; ++d) {
+    const i64 s = wa.strides.empty() ? 1 : wa.strides[d];
+    const i64 pb = wa.pads.empty() ? 0 : wa.pads[d], pe = wa.pads.empty() ? 0 : wa.pads[d + rk];
+    // (in - 1) * stride + kernel - pads, overflow-checked
+    auto v = checked_mul(xs[d + 2] - 1, s);
+    if (v) v = checked_add(*v, wa.kernel[d]);
+    if (v) v = checked_sub(*v, pb);
+    if (v) v = checked_sub(*v, pe);
+    if (!v) n.fail("the unpooled size of spatial axis " + std::to_string(d) + " overflows int64");
+    r.inferred.push_back(std::max<i64>(0, *v));
+  }
+  r.out = r.inferred;
+  if (requested) {
+    r.out = *requested;
+    if (r.out.size() != xs.size()) n.fail("output_shape has " + std::to_string(r.out.size()) + " values for rank " + std::to_string(xs.size()));
+    if (r.out[0] != xs[0] || r.out[1] != xs[1]) n.fail("output_shape must keep N and C");
+    for (i64 v : r.out)
+      if (v < 0) n.fail("output_shape must be non-negative");
+  }
+  const auto total = checked_num_elements(r.inferred);
+  if (!total) n.fail("the unpooled shape's element count overflows int64");
+  r.total = *total;
+  return r;
+}
+
+/// The output offset of MaxUnpool index `k` (a flat position in `s.inferred`, landing at the
+/// same coordinates of `s.out`), checked.
+inline i64 unpool_offset(i64 k, const unpool_shapes& s, const kernel_node& n) {
+  if (k < 0 || k >= s.total) n.fail("index " + std::to_string(k) + " out of range [0, " + std::to_string(s.total) + ")");
+  if (s.out == s.inferred) return k;
+  i64 rem = k, off = 0, mul = 1;
+  bool inside = true;
+  for (std::size_t d = s.out.size(); d-- > 0;) {
+    const i64 c = rem % s.inferred[d];
+    rem /= s.inferred[d];
+    if (c >= s.out[d]) inside = false;
+    off += c * mul;
+    mul *= s.out[d];
+  }
+  if (!inside) n.fail("index " + std::to_string(k) + " falls outside output_shape");
+  return off;
+}
+
+}  // namespace gpass::exec::nn_rules

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA kernels of signal.hpp (HannWindow, HammingWindow, BlackmanWindow): which nodes the
+// GPU serves (no GPU needed), each against the Eigen CPU kernel on a GPU (without one, the CPU
+// side of each comparison runs), and the errors naming the node.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gpass/exec/cuda.hpp>
+
+#include "fixture.hpp"
+
+namespace gpass_test_cuda_signal {
+
+namespace {
+
+using namespace gpass_test_cuda::prelude;
+
+const char* const windows[] = {"HannWindow", "HammingWindow", "BlackmanWindow"};
+
+}  // namespace
+
+TEST_CASE("cuda: the window functions the GPU serves") {
+  for (const char* op : windows) {
+    CAPTURE(op);
+    CHECK(gpass_test_cuda::serves_in("", op, {dtype::int32}));
+    CHECK(gpass_test_cuda::serves_in("", op, {dtype::int64}));
+  }
+}
+
+TEST_CASE("cuda: HannWindow, HammingWindow and BlackmanWindow match the CPU kernels") {
+  GPASS_GPU_OR_CPU_SIDE();
+  // periodic and symmetric; sizes 0, 1 (N 0: ones), 2, 10, 1000; f32, f64, f16 and int outputs
+  // (the CPU's conversion: truncation)
+  for (const char* op : windows)
+    for (const i64 periodic : {0, 1})
+      for (const i64 size : {0, 1, 2, 10, 1000})
+        for (const i64 out : {1, 11, 10, 6}) {  // (ONNX codes: f32, f64, f16, int32)
+          CAPTURE(op);
+          CAPTURE(periodic);
+          CAPTURE(size);
+          CAPTURE(out);
+          const auto n = node(op, 17, {{"periodic", periodic}, {"output_datatype", out}});
+          differential(n, {tensor::from<i64>({size}, {})}, out == 10 ? 1e-3 : 1e-12, out == 10 ? 1e-3 : 1e-15);
+        }
+  differential(node("HannWindow", 17), {tensor::from<std::int32_t>({7}, {1})}, 1e-7, 1e-7);
+}
+
+TEST_CASE("cuda: the window functions fail as the CPU's do, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  fails(node("HannWindow", 17), {tensor::from<i64>({-3}, {})}, "window size must be non-negative");
+  fails(node("BlackmanWindow", 17), {I({3, 4})}, "must hold one value");
+}
+
+}  // namespace gpass_test_cuda_signal
