@@ -320,4 +320,25 @@ TEST_CASE("cuda: BitCast is a view of the input's bytes as another type of the s
   CHECK_THROWS_WITH(gpass_test_cuda::run_gpu(node("BitCast", 26, {{"to", i64{7}}}), {x}), doctest::Contains("the widths differ"));
 }
 
+TEST_CASE("cuda: CenterCropPad matches the CPU kernel") {
+  CHECK(gpass_test_cuda::serves_in("", "CenterCropPad", {dtype::f32, dtype::int64}));
+  GPASS_GPU_OR_CPU_SIDE();
+  // crop and pad in one node, odd differences (the extra element at the end), listed axes
+  // (negative, in any order), every axis, an axis cropped to nothing; other types
+  const auto x = rnd(dtype::f32, {4, 5, 6}, -3, 3, 1);
+  differential(node("CenterCropPad", 18), {x, I({3, 8, 6})}, 0, 0);
+  differential(node("CenterCropPad", 18, {{"axes", ints{-1, 0}}}), {x, I({3, 7})}, 0, 0);
+  differential(node("CenterCropPad", 18, {{"axes", ints{1}}}), {x, I({0})}, 0, 0);
+  differential(node("CenterCropPad", 18), {rnd(dtype::uint8, {3, 3}, 0, 255, 2), I({6, 1})}, 0, 0);
+  differential(node("CenterCropPad", 18), {rnd(dtype::int64, {2, 7}, -9, 9, 3), I({5, 2})}, 0, 0);
+}
+
+TEST_CASE("cuda: CenterCropPad fails as the CPU's does, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  const auto x = rnd(dtype::f32, {4, 5}, -3, 3, 4);
+  fails(node("CenterCropPad", 18), {x, I({3})}, "shape has 1 values for 2 axes");
+  fails(node("CenterCropPad", 18), {x, I({3, -1})}, "shape must not be negative");
+  fails(node("CenterCropPad", 18, {{"axes", ints{1, -1}}}), {x, I({3, 3})}, "axes repeat axis");
+}
+
 }  // namespace gpass_test_cuda_array

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CUDA kernels of signal.hpp (HannWindow, HammingWindow, BlackmanWindow): which nodes the
-// GPU serves (no GPU needed), each against the Eigen CPU kernel on a GPU (without one, the CPU
-// side of each comparison runs), and the errors naming the node.
+// The CUDA kernels of signal.hpp (HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix):
+// which nodes the GPU serves (no GPU needed), each against the Eigen CPU kernel on a GPU
+// (without one, the CPU side of each comparison runs), and the errors naming the node.
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,10 +50,36 @@ TEST_CASE("cuda: HannWindow, HammingWindow and BlackmanWindow match the CPU kern
   differential(node("HannWindow", 17), {tensor::from<std::int32_t>({7}, {1})}, 1e-7, 1e-7);
 }
 
+TEST_CASE("cuda: MelWeightMatrix matches the CPU kernel bit for bit") {
+  CHECK(gpass_test_cuda::serves_in("", "MelWeightMatrix", {dtype::int64, dtype::int64, dtype::int64, dtype::f32, dtype::f32}));
+  GPASS_GPU_OR_CPU_SIDE();
+  struct mel_case {
+    i64 mels, dft, rate;
+    float lo, hi;
+  };
+  // narrow filters (one bin: a weight of 1) and wide ones; the edge at the Nyquist bin; int outputs
+  for (const auto& c : {mel_case{8, 16, 8192, 0, 4096}, mel_case{20, 512, 16000, 20, 8000}, mel_case{5, 64, 100, 3, 49},
+                        mel_case{40, 1024, 44100, 0, 22050}})
+    for (const i64 out : {1, 11, 6}) {
+      CAPTURE(c.mels);
+      CAPTURE(out);
+      differential(node("MelWeightMatrix", 17, {{"output_datatype", out}}),
+                   {tensor::from<i64>({c.mels}, {}), tensor::from<i64>({c.dft}, {}), tensor::from<std::int32_t>({static_cast<std::int32_t>(c.rate)}, {}),
+                    tensor::from<float>({c.lo}, {}), tensor::from<float>({c.hi}, {})},
+                   0, 0);
+    }
+}
+
 TEST_CASE("cuda: the window functions fail as the CPU's do, naming the node") {
   const auto fails = gpass_test_cuda::fails_alike;
   fails(node("HannWindow", 17), {tensor::from<i64>({-3}, {})}, "window size must be non-negative");
   fails(node("BlackmanWindow", 17), {I({3, 4})}, "must hold one value");
+  const auto mel = node("MelWeightMatrix", 17);
+  const tensor one = tensor::from<i64>({8}, {});
+  fails(mel, {tensor::from<i64>({0}, {}), one, tensor::from<i64>({100}, {}), tensor::scalar(0.0f), tensor::scalar(40.0f)}, "must be positive");
+  fails(mel, {one, one, tensor::from<i64>({100}, {}), tensor::scalar(10.0f), tensor::scalar(60.0f)}, "upper_edge_hertz <= sample_rate / 2");
+  fails(mel, {one, one, tensor::from<i64>({100}, {}), tensor::scalar(std::numeric_limits<float>::quiet_NaN()), tensor::scalar(40.0f)},
+        "must be finite");
 }
 
 }  // namespace gpass_test_cuda_signal

@@ -426,6 +426,39 @@ inline dtype onnx_dtype_attr(const kernel_node& n, const char* name, dtype fallb
   n.fail(std::string("attribute '") + name + "' does not name a known element type");
 }
 
+/// CenterCropPad's pads of each axis of `sizes` (negative: a crop) that bring `want` along
+/// `axes_attr` (every axis when absent; repeats fail) to their centre: of an odd difference
+/// the larger half at the end.
+struct pad_bounds {
+  std::vector<i64> begin, end;
+};
+inline pad_bounds center_crop_pad(const std::vector<i64>& sizes, const std::vector<i64>& want,
+                                  const std::optional<std::vector<i64>>& axes_attr, const kernel_node& n) {
+  const i64 rank = static_cast<i64>(sizes.size());
+  std::vector<i64> axes;
+  if (axes_attr) {
+    std::vector<char> seen(static_cast<std::size_t>(rank), 0);
+    for (i64 a : *axes_attr) {
+      const i64 k = dim_axis(a, rank, n);
+      if (seen[static_cast<std::size_t>(k)]++) n.fail("axes repeat axis " + std::to_string(a));
+      axes.push_back(k);
+    }
+  } else {
+    for (i64 d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (want.size() != axes.size()) n.fail("shape has " + std::to_string(want.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  pad_bounds b{std::vector<i64>(static_cast<std::size_t>(rank), 0), std::vector<i64>(static_cast<std::size_t>(rank), 0)};
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const std::size_t a = static_cast<std::size_t>(axes[i]);
+    const i64 dim = sizes[a], sh = want[i];
+    if (sh < 0) n.fail("shape must not be negative, got " + std::to_string(sh));
+    const i64 diff = sh - dim;  // > 0: pad, < 0: crop
+    b.begin[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
+    b.end[a] = diff - b.begin[a];
+  }
+  return b;
+}
+
 // ---- sliding windows (Conv, ConvTranspose, pooling) ----------------------------------------
 
 /// Window attributes as read from a node (checked once when the kernel is made).

@@ -11,7 +11,7 @@
 ///   Slice with any steps, Concat one slab per input, Expand, Tile, DepthToSpace,
 ///   SpaceToDepth; rows contiguous on both sides move in units of up to 16 bytes,
 ///   `g_move_16`, and with 32-bit index arithmetic where every offset fits, `g_move32_<S>`),
-///   Gather, GatherElements, Pad (constant, reflect, edge, wrap), Trilu,
+///   Gather, GatherElements, Pad (constant, reflect, edge, wrap; CenterCropPad), Trilu,
 ///   ScatterND and a fill (ConstantOfShape). Contiguous runs become `cudaMemcpyAsync`.
 /// - ScatterND and ScatterElements with a reduction (add, mul, max, min): a generated library
 ///   per element type and reduction (`scatter_reduce_source`), compare-and-swap updates.
@@ -1083,6 +1083,20 @@ inline void pad_into(context& ctx, lazy_library& lib, const cuda_tensor& x, cons
   p.launch(k.kernels[entry_index(mk::pad, size_of(x.element_type()))], p.blocks_for(pv.n), 256, args, ctx.stream());
 }
 
+/// CenterCropPad(input, shape): axes; the pads the CPU's (`shape_rules::center_crop_pad`),
+/// padding with zeros.
+inline fn make_center_crop_pad(const kernel_node& n) {
+  std::optional<std::vector<i64>> axes_attr;
+  if (n.has_attr("axes")) axes_attr = n.attr<std::vector<i64>>("axes");
+  auto lib = std::make_shared<lazy_library>();
+  return [axes_attr, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    require_movable(ctx, x.element_type());
+    const auto [begin, end] = shape_rules::center_crop_pad(x.sizes(), cuda_detail::host_ints(ctx, 1), axes_attr, ctx.node());
+    pad_into(ctx, *lib, x, begin, end, 0, 0);
+  };
+}
+
 inline fn make_pad(const kernel_node& n) {
   const std::string mode = n.attr<std::string>("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") n.fail("unknown mode '" + mode + "'");
@@ -1364,6 +1378,7 @@ inline void register_cuda_array(kernel_registry<cuda>& r) {
             return !q.inputs.empty() && q.inputs[0] != dtype::bool_ && cuda_codegen::supported(q.inputs[0]);
           }});
   r.add({.op = "Pad", .dtypes = types, .make = make_pad});
+  r.add({.op = "CenterCropPad", .since_version = 18, .dtypes = types, .make = make_center_crop_pad});
   r.add({.op = "EyeLike", .type_input = -1, .make = make_eye_like});
   r.add({.op = "Compress", .dtypes = types, .make = make_compress});
   r.add({.op = "ReverseSequence", .dtypes = types, .make = make_reverse_sequence});

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,26 @@ inline std::vector<std::int64_t> host_ints(context& ctx, std::size_t i) {
 inline gpass::tensor host_value(context& ctx, std::size_t i) {
   if (const gpass::tensor* c = ctx.node().constant_input(i)) return *c;
   return ctx.policy().download(ctx.input(i), ctx.stream());
+}
+
+/// The values of input `i` converted to `R` on the host (`fallback` alone when it is absent);
+/// fails on an empty or non-numeric input as the CPU's `values_as`.
+template <class R>
+std::vector<R> host_values_as(context& ctx, std::size_t i, R fallback) {
+  if (!ctx.has_input(i)) return {fallback};
+  const gpass::tensor t = host_value(ctx, i);
+  std::vector<R> r(static_cast<std::size_t>(t.size()));
+  visit_dtype(t.element_type(), [&]<class S>() {
+    if constexpr (std::is_arithmetic_v<S>) {
+      for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(t.data<S>()[k]);
+    } else if constexpr (std::is_same_v<S, Eigen::half> || std::is_same_v<S, Eigen::bfloat16>) {
+      for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(static_cast<float>(t.data<S>()[k]));
+    } else {
+      ctx.fail("input " + std::to_string(i) + " has unsupported type " + std::string(to_string(t.element_type())));
+    }
+  });
+  if (r.empty()) ctx.fail("input " + std::to_string(i) + " is empty");
+  return r;
 }
 
 /// The multidirectional (NumPy) broadcast of `shapes`; fails naming the node when two sizes

@@ -23,7 +23,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -228,16 +227,6 @@ extern "C" __global__ void roi_align(const T* __restrict__ x, T* __restrict__ y,
 )";
 }
 
-/// Element `i` of a floating-point host tensor as a double.
-inline double float_value(const gpass::tensor& t, i64 i) {
-  double r = 0;
-  visit_dtype(t.element_type(), [&]<class S>() {
-    if constexpr (std::is_floating_point_v<S>) r = static_cast<double>(t.data<S>()[i]);
-    else if constexpr (std::is_same_v<S, Eigen::half> || std::is_same_v<S, Eigen::bfloat16>) r = static_cast<double>(static_cast<float>(t.data<S>()[i]));
-  });
-  return r;
-}
-
 /// RoiAlign(X, rois, batch_indices): mode, output_height / width, sampling_ratio,
 /// spatial_scale, coordinate_transformation_mode. The rois and indices are read on the host
 /// and checked as on the CPU (finite boxes, indices in range, each roi's table of samples
@@ -259,13 +248,11 @@ inline fn make_roi_align(const kernel_node& n) {
     if ((H == 0 || W == 0) && R * C > 0) ctx.fail("cannot pool from an empty feature map " + x.shape().to_string());
     for (i64 b : bidx)
       if (b < 0 || b >= N) ctx.fail("batch index " + std::to_string(b) + " is out of range [0, " + std::to_string(N) + ")");
-    const gpass::tensor rh = cuda_detail::host_value(ctx, 1);
+    const std::vector<double> rois = R > 0 ? cuda_detail::host_values_as<double>(ctx, 1, 0.0) : std::vector<double>{};
     std::vector<double> box(static_cast<std::size_t>(4 * R));
     std::vector<i64> grid(static_cast<std::size_t>(2 * R));
     for (i64 r = 0; r < R; ++r) {
-      double q[4];
-      for (int j = 0; j < 4; ++j) q[j] = float_value(rh, 4 * r + j);
-      const nn_rules::roi_box b = nn_rules::roi_align_box(q, attrs, r, ctx);
+      const nn_rules::roi_box b = nn_rules::roi_align_box(rois.data() + 4 * r, attrs, r, ctx);
       const std::size_t at = static_cast<std::size_t>(r);
       box[4 * at] = b.x0, box[4 * at + 1] = b.y0, box[4 * at + 2] = b.w, box[4 * at + 3] = b.h;
       grid[2 * at] = b.gh, grid[2 * at + 1] = b.gw;

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -136,26 +135,6 @@ extern "C" __global__ void qconv(const TA* __restrict__ x, const TB* __restrict_
   return s;
 }
 
-/// The values of input `i` converted to `R` on the host (`fallback` alone when it is absent);
-/// fails on an empty or non-numeric input as the CPU's `values_as`.
-template <class R>
-std::vector<R> host_values_as(context& ctx, std::size_t i, R fallback) {
-  if (!ctx.has_input(i)) return {fallback};
-  const gpass::tensor t = cuda_detail::host_value(ctx, i);
-  std::vector<R> r(static_cast<std::size_t>(t.size()));
-  visit_dtype(t.element_type(), [&]<class S>() {
-    if constexpr (std::is_arithmetic_v<S>) {
-      for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(t.data<S>()[k]);
-    } else if constexpr (std::is_same_v<S, Eigen::half> || std::is_same_v<S, Eigen::bfloat16>) {
-      for (std::size_t k = 0; k < r.size(); ++k) r[k] = static_cast<R>(static_cast<float>(t.data<S>()[k]));
-    } else {
-      ctx.fail("input " + std::to_string(i) + " has unsupported type " + std::string(to_string(t.element_type())));
-    }
-  });
-  if (r.empty()) ctx.fail("input " + std::to_string(i) + " is empty");
-  return r;
-}
-
 /// QLinearMatMul's and QLinearConv's requantization inputs read on the host: the scales of
 /// the two operands (inputs 1 and 4), y_scale (6) and y_zero_point (7); 1, 1, 1 and 0 for the
 /// integer ops.
@@ -165,10 +144,10 @@ struct requant_values {
 };
 inline requant_values read_requant(context& ctx) {
   requant_values q;
-  q.s1 = host_values_as<float>(ctx, 1, 1.f);
-  q.s2 = host_values_as<float>(ctx, 4, 1.f);
-  q.ysc = host_values_as<float>(ctx, 6, 1.f);
-  q.yzp = host_values_as<std::int32_t>(ctx, 7, 0);
+  q.s1 = cuda_detail::host_values_as<float>(ctx, 1, 1.f);
+  q.s2 = cuda_detail::host_values_as<float>(ctx, 4, 1.f);
+  q.ysc = cuda_detail::host_values_as<float>(ctx, 6, 1.f);
+  q.yzp = cuda_detail::host_values_as<std::int32_t>(ctx, 7, 0);
   return q;
 }
 /// The requantized output's type: y_zero_point's (the first operand's without one), 8-bit.
@@ -218,7 +197,7 @@ inline product_shape product_shapes(const context& ctx, const std::vector<i64>& 
 inline fn make_qmm(bool quant) {
   auto lib = std::make_shared<cuda_detail::lazy_library>();
   return [quant, lib](context& ctx) {
-    const auto azp = host_values_as<std::int32_t>(ctx, 2, 0), bzp = host_values_as<std::int32_t>(ctx, quant ? 5 : 3, 0);
+    const auto azp = cuda_detail::host_values_as<std::int32_t>(ctx, 2, 0), bzp = cuda_detail::host_values_as<std::int32_t>(ctx, quant ? 5 : 3, 0);
     const cuda_tensor& a = ctx.input(0);
     const cuda_tensor& b = ctx.input(quant ? 3 : 1);
     const product_shape s = product_shapes(ctx, a.sizes(), b.sizes());
@@ -284,7 +263,7 @@ inline fn make_qconv(const kernel_node& n, bool quant) {
     const i64 N = xs[0], C = xs[1], M = wsz[0];
     std::vector<i64> ys{N, M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
-    const auto xzp = host_values_as<std::int32_t>(ctx, 2, 0), wzp = host_values_as<std::int32_t>(ctx, quant ? 5 : 3, 0);
+    const auto xzp = cuda_detail::host_values_as<std::int32_t>(ctx, 2, 0), wzp = cuda_detail::host_values_as<std::int32_t>(ctx, quant ? 5 : 3, 0);
     if (xzp.size() != 1) ctx.fail("x zero point must be a scalar");
     if (wzp.size() > 1 && static_cast<i64>(wzp.size()) != M) ctx.fail("w zero point must be a scalar or have M values");
     for (const cuda_tensor* t : {&x, &w})

@@ -1350,30 +1350,7 @@ inline void register_array_new(registry& r) {
     if (n.has_attr("axes")) axes_attr = n.attr<std::vector<i64>>("axes");
     return [axes_attr](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
-      const i64 rank = static_cast<i64>(x.rank());
-      const std::vector<i64> want = int_values(ctx.input(1), ctx.node(), "shape");
-      std::vector<i64> axes;
-      if (axes_attr) {
-        std::vector<char> seen(static_cast<std::size_t>(rank), 0);
-        for (i64 a : *axes_attr) {
-          const i64 k = shape_rules::dim_axis(a, rank, ctx.node());
-          if (seen[static_cast<std::size_t>(k)]++) ctx.fail("axes repeat axis " + std::to_string(a));
-          axes.push_back(k);
-        }
-      } else {
-        for (i64 d = 0; d < rank; ++d) axes.push_back(d);
-      }
-      if (want.size() != axes.size())
-        ctx.fail("shape has " + std::to_string(want.size()) + " values for " + std::to_string(axes.size()) + " axes");
-      std::vector<i64> begin(static_cast<std::size_t>(rank), 0), end(static_cast<std::size_t>(rank), 0);
-      for (std::size_t i = 0; i < axes.size(); ++i) {
-        const std::size_t a = static_cast<std::size_t>(axes[i]);
-        const i64 dim = x.sizes()[a], sh = want[i];
-        if (sh < 0) ctx.fail("shape must not be negative, got " + std::to_string(sh));
-        const i64 diff = sh - dim;  // > 0: pad, < 0: crop
-        begin[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
-        end[a] = diff - begin[a];
-      }
+      const auto [begin, end] = shape_rules::center_crop_pad(x.sizes(), int_values(ctx.input(1), ctx.node(), "shape"), axes_attr, ctx.node());
       pad_into(ctx, x, begin, end, 0, gpass::tensor{});
     };
   }});

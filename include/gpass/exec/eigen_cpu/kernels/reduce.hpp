@@ -34,6 +34,7 @@
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/detail/fft.hpp>
+#include <gpass/exec/signal_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -801,32 +802,18 @@ inline fn make_mel(const kernel_node& n) {
     const std::int64_t rate = scalar_int(ctx.input(2), ctx.node(), "sample_rate");
     const double lo = scalar_double(ctx.input(3), ctx.node(), "lower_edge_hertz");
     const double hi = scalar_double(ctx.input(4), ctx.node(), "upper_edge_hertz");
-    if (mels < 1 || dft < 1 || rate < 1) ctx.fail("num_mel_bins, dft_length and sample_rate must be positive");
-    // NaN passes every comparison below and would reach a cast to int64 (undefined)
-    if (!std::isfinite(lo) || !std::isfinite(hi)) ctx.fail("lower_edge_hertz and upper_edge_hertz must be finite");
-    if (lo < 0 || hi <= lo || hi > static_cast<double>(rate) / 2 + 1e-9)
-      ctx.fail("need 0 <= lower_edge_hertz < upper_edge_hertz <= sample_rate / 2");
+    signal_rules::check_mel_args(mels, dft, rate, lo, hi, ctx.node());
     const std::int64_t nbins = dft / 2 + 1;
     // the output first (its element count checked, its bytes against the limits), written in
-    // place: no scratch sized by num_mel_bins
+    // place; the edges no more than its elements
     gpass::tensor& y = ctx.allocate_output_zeroed(0, out, {nbins, mels});
-    auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
-    // sums in double: mels + 2 and dft + 1 would overflow int64 for the largest values
-    const double lo_mel = to_mel(lo), step = (to_mel(hi) - lo_mel) / (static_cast<double>(mels) + 2.0);
-    // the FFT bin of filter edge i (0 .. mels + 1): about (dft + 1) / 2 at most, fits in int64
-    auto edge = [&](std::int64_t i) {
-      const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595.0) - 1.0);
-      return static_cast<std::int64_t>(std::floor((static_cast<double>(dft) + 1.0) * hz / static_cast<double>(rate)));
-    };
+    const std::vector<std::int64_t> e = signal_rules::mel_edges(mels, dft, rate, lo, hi, ctx.node());
     dispatch<numeric_types>(out, ctx.node(), [&]<class T>() {
       T* w = y.data<T>();
-      auto set = [&](std::int64_t j, std::int64_t i, double v) {
-        if (j < 0 || j >= nbins) ctx.fail("mel filter bin out of range");
-        w[j * mels + i] = static_cast<T>(static_cast<compute_t<T>>(v));
-      };
-      std::int64_t l = edge(0), c = edge(1);
+      auto set = [&](std::int64_t j, std::int64_t i, double v) { w[j * mels + i] = static_cast<T>(static_cast<compute_t<T>>(v)); };
+      std::int64_t l = e[0], c = e[1];
       for (std::int64_t i = 0; i < mels; ++i) {
-        const std::int64_t h = edge(i + 2);
+        const std::int64_t h = e[static_cast<std::size_t>(i) + 2];
         if (c == l) set(c, i, 1.0);
         else
           for (std::int64_t j = l; j <= c; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(c - l));
