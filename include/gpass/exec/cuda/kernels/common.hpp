@@ -80,6 +80,16 @@ inline gpass::tensor host_value(context& ctx, std::size_t i) {
   return ctx.policy().download(ctx.input(i), ctx.stream());
 }
 
+/// A new device vector of `v`'s values as elements of `t` (of `V`'s size), copied from the host.
+template <class V>
+cuda_tensor upload_vector(context& ctx, dtype t, const std::vector<V>& v) {
+  if (size_of(t) != sizeof(V)) throw error("cuda: uploading values of " + std::to_string(sizeof(V)) + " bytes as " + std::string(to_string(t)));
+  auto& pol = ctx.policy();
+  cuda_tensor d = pol.allocate_tensor(t, {static_cast<std::int64_t>(v.size())}, ctx.stream());
+  pol.copy_to_device(d.data(), v.data(), v.size() * sizeof(V), ctx.stream());
+  return d;
+}
+
 /// The values of input `i` converted to `R` on the host (`fallback` alone when it is absent);
 /// fails on an empty or non-numeric input as the CPU's `values_as`.
 template <class R>

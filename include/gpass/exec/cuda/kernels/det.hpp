@@ -44,6 +44,15 @@ template <class S> __device__ void g_load_matrix(const T* __restrict__ x, S* a, 
   for (long long i = threadIdx.x; i < n * n; i += blockDim.x) a[i] = (S)(W)g_load(x, m * n * n + i);
   __syncthreads();
 }
+// the row at or below the diagonal of column c's first largest magnitude; -1 when that is 0
+// (NaN is never larger, and a NaN pivot is kept)
+template <class S> __device__ long long g_pivot(const S* a, long long n, long long c) {
+  long long p = c;
+  S best = g_abs(a[c * n + c]);
+  for (long long r = c + 1; r < n; ++r)
+    if (g_abs(a[r * n + c]) > best) best = g_abs(a[r * n + c]), p = r;
+  return best != (S)0 ? p : -1;
+}
 // swaps rows c and p of a (all threads)
 template <class S> __device__ void g_swap_rows(S* a, long long n, long long c, long long p) {
   for (long long k = threadIdx.x; k < n; k += blockDim.x) {
@@ -61,10 +70,7 @@ extern "C" __global__ void det_onnx(const T* __restrict__ x, T* __restrict__ y, 
     if (threadIdx.x == 0) det = 1.0;
     for (long long c = 0; c < n; ++c) {
       if (threadIdx.x == 0) {
-        long long p = c;
-        for (long long r = c + 1; r < n; ++r)
-          if (g_abs(a[r * n + c]) > g_abs(a[p * n + c])) p = r;
-        piv = a[p * n + c] == 0.0 ? -1 : p;
+        piv = g_pivot(a, n, c);
         if (piv < 0) det = 0.0;
         else if (piv != c) det = -det;
       }
@@ -96,11 +102,7 @@ extern "C" __global__ void det_tf(const T* __restrict__ x, T* __restrict__ y, W*
     if (threadIdx.x == 0) swaps = 0;
     for (long long c = 0; c < n; ++c) {
       if (threadIdx.x == 0) {
-        long long p = c;
-        W best = g_abs(a[c * n + c]);
-        for (long long r = c + 1; r < n; ++r)
-          if (g_abs(a[r * n + c]) > best) best = g_abs(a[r * n + c]), p = r;
-        piv = best != (W)0 ? p : -1;  // (-1: a zero column, left as it is)
+        piv = g_pivot(a, n, c);  // (-1: a zero column, left as it is)
         if (piv >= 0 && piv != c) swaps ^= 1;
       }
       __syncthreads();

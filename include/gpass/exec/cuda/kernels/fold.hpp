@@ -35,6 +35,7 @@ namespace cuda_fold {
 
 using cuda_detail::context;
 using cuda_detail::fn;
+using cuda_detail::lazy_library;
 using i64 = std::int64_t;
 
 /// `col2im` over `nd` spatial dimensions: y [N, C, image...] from x [N, C * prod(block), L].
@@ -104,6 +105,28 @@ inline const std::vector<std::string>& scatter_entries() {
 }
 inline std::size_t size_index(std::size_t bytes) { return bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : 3; }
 
+/// y[dst] = x[src] for each (dst, src) of `writes`, listed in the CPU's order of writing:
+/// where several name one element of y the last one wins, as on the CPU (a stable sort by
+/// destination keeps their order; each destination's last is copied, so no two threads
+/// write one element).
+inline void scatter_last(context& ctx, lazy_library& lib, const cuda_tensor& x, cuda_tensor& y, std::vector<std::pair<i64, i64>> writes) {
+  if (writes.empty()) return;
+  std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<i64> src, dst;
+  for (std::size_t j = 0; j < writes.size(); ++j)
+    if (j + 1 == writes.size() || writes[j + 1].first != writes[j].first) dst.push_back(writes[j].first), src.push_back(writes[j].second);
+  const cuda_tensor ds = cuda_detail::upload_vector(ctx, dtype::int64, src), dd = cuda_detail::upload_vector(ctx, dtype::int64, dst);
+  auto& pol = ctx.policy();
+  const auto& k = lib.get(pol, "scatter", scatter_entries(), [] { return scatter_source(); });
+  const void* xp = x.data();
+  void* yp = y.data();
+  const void* sp = ds.data();
+  const void* dp = dd.data();
+  long long count = static_cast<long long>(src.size());
+  void* args[] = {&xp, &yp, &sp, &dp, &count};
+  pol.launch(k.kernels[size_index(size_of(x.element_type()))], pol.blocks_for(count), 256, args, ctx.stream());
+}
+
 /// Col2Im(input, image_shape, block_shape): strides, pads, dilations; the checks the CPU's.
 inline fn make_col2im(const kernel_node& n) {
   const auto strides_attr = n.attr<std::vector<i64>>("strides", {});
@@ -150,27 +173,7 @@ inline fn make_max_unpool(const kernel_node& n) {
     std::vector<std::pair<i64, i64>> writes;  // (output position, input position), in input order
     writes.reserve(idx.size());
     for (std::size_t i = 0; i < idx.size(); ++i) writes.emplace_back(nn_rules::unpool_offset(idx[i], s, ctx.node()), static_cast<i64>(i));
-    if (writes.empty() || y.size() == 0) return;
-    // each output's last writer (a stable sort by output keeps the input order within one)
-    std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<i64> src, dst;
-    for (std::size_t j = 0; j < writes.size(); ++j)
-      if (j + 1 == writes.size() || writes[j + 1].first != writes[j].first) dst.push_back(writes[j].first), src.push_back(writes[j].second);
-    auto& pol = ctx.policy();
-    auto upload = [&](const std::vector<i64>& v) {
-      cuda_tensor d = pol.allocate_tensor(dtype::int64, {static_cast<i64>(v.size())}, ctx.stream());
-      pol.copy_to_device(d.data(), v.data(), v.size() * sizeof(i64), ctx.stream());
-      return d;
-    };
-    const cuda_tensor ds = upload(src), dd = upload(dst);
-    const auto& k = lib->get(pol, "scatter", scatter_entries(), [] { return scatter_source(); });
-    const void* xp = x.data();
-    void* yp = y.data();
-    const void* sp = ds.data();
-    const void* dp = dd.data();
-    long long count = static_cast<long long>(src.size());
-    void* args[] = {&xp, &yp, &sp, &dp, &count};
-    pol.launch(k.kernels[size_index(size_of(t))], pol.blocks_for(count), 256, args, ctx.stream());
+    if (y.size() > 0) scatter_last(ctx, *lib, x, y, std::move(writes));
   };
 }
 

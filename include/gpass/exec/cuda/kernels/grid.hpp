@@ -261,13 +261,8 @@ inline fn make_roi_align(const kernel_node& n) {
     cuda_tensor& y = ctx.allocate_output(0, t, {R, C, oh, ow});
     if (y.size() == 0) return;
     auto& pol = ctx.policy();
-    auto upload = [&](dtype dt, const void* p, std::size_t count) {
-      cuda_tensor d = pol.allocate_tensor(dt, {static_cast<i64>(count)}, ctx.stream());
-      pol.copy_to_device(d.data(), p, count * size_of(dt), ctx.stream());
-      return d;
-    };
-    const cuda_tensor db = upload(dtype::f64, box.data(), box.size()), dg = upload(dtype::int64, grid.data(), grid.size()),
-                      di = upload(dtype::int64, bidx.data(), bidx.size());
+    const cuda_tensor db = cuda_detail::upload_vector(ctx, dtype::f64, box), dg = cuda_detail::upload_vector(ctx, dtype::int64, grid),
+                      di = cuda_detail::upload_vector(ctx, dtype::int64, bidx);
     const auto& kn = lib->get(pol, std::string(to_string(t)), {"roi_align"}, [&] { return roi_align_source(t); });
     struct {
       long long R, C, H, W, oh, ow;

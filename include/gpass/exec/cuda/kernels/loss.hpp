@@ -57,7 +57,8 @@ extern "C" __global__ void lsm(const T* __restrict__ x, W* __restrict__ lp, T* _
     }
   }
 }
-// the terms of each (n, d): target t (int64 when t64), weight (null: 1), ignore (when has_ignore)
+// the terms of each (n, d): target t (int64 when t64), weight (null: 1), ignore (when has_ignore);
+// into y (reduction none) or into loss and wsum for nll_sum
 template <class P> __device__ __forceinline__ void t_nll(const P* __restrict__ lp, const void* __restrict__ target, int t64,
     const WT* __restrict__ weight, int has_ignore, long long ignore, double* __restrict__ loss, double* __restrict__ wsum,
     T* __restrict__ y, long long N, long long C, long long D) {
@@ -69,9 +70,8 @@ template <class P> __device__ __forceinline__ void t_nll(const P* __restrict__ l
       w = weight ? (double)g_load(weight, t) : 1.0;
       l = -(double)(W)g_load(lp, (b * C + t) * D + d) * w;
     }
-    loss[u] = l;
-    wsum[u] = w;
     if (y) g_store(y, u, (W)l);
+    else loss[u] = l, wsum[u] = w;
   }
 }
 extern "C" __global__ void nll_x(const T* __restrict__ lp, const void* __restrict__ target, int t64, const WT* __restrict__ weight,
@@ -151,8 +151,11 @@ inline fn make_loss(const kernel_node& n, bool softmax) {
       pol.launch(k.kernels[0], pol.blocks_for(N * D), 256, args, ctx.stream());
     }
     const i64 terms = N * D;
-    cuda_tensor loss = pol.allocate_tensor(dtype::f64, {std::max<i64>(terms, 1)}, ctx.stream());
-    cuda_tensor wsum = pol.allocate_tensor(dtype::f64, {std::max<i64>(terms, 1)}, ctx.stream());
+    cuda_tensor loss, wsum;  // (the terms for sum and mean)
+    if (red != reduction::none) {
+      loss = pol.allocate_tensor(dtype::f64, {terms}, ctx.stream());
+      wsum = pol.allocate_tensor(dtype::f64, {terms}, ctx.stream());
+    }
     if (terms > 0) {
       const void* lpp = softmax ? lp.data() : xp;
       const void* tp = tt.data();

@@ -157,14 +157,6 @@ inline dtype requant_type(const context& ctx, dtype operand) {
   return yt;
 }
 
-/// A new device vector of `count` elements of `t` copied from `p`.
-inline cuda_tensor upload(context& ctx, dtype t, const void* p, std::size_t count) {
-  auto& pol = ctx.policy();
-  cuda_tensor d = pol.allocate_tensor(t, {static_cast<i64>(count)}, ctx.stream());
-  pol.copy_to_device(d.data(), p, count * size_of(t), ctx.stream());
-  return d;
-}
-
 /// MatMul's shapes of a x b (NumPy broadcasting of the batch dims) with each output batch's
 /// matrix in a and in b.
 struct product_shape {
@@ -220,9 +212,9 @@ inline fn make_qmm(bool quant) {
     if (y.size() == 0) return;
     const i64 batches = static_cast<i64>(s.offsets.size() / 2);
     auto& pol = ctx.policy();
-    const cuda_tensor doff = upload(ctx, dtype::int64, s.offsets.data(), s.offsets.size());
-    const cuda_tensor dazp = upload(ctx, dtype::int32, azp.data(), azp.size()), dbzp = upload(ctx, dtype::int32, bzp.data(), bzp.size());
-    const cuda_tensor das = upload(ctx, dtype::f32, as.data(), as.size()), dbs = upload(ctx, dtype::f32, bs.data(), bs.size());
+    const cuda_tensor doff = cuda_detail::upload_vector(ctx, dtype::int64, s.offsets);
+    const cuda_tensor dazp = cuda_detail::upload_vector(ctx, dtype::int32, azp), dbzp = cuda_detail::upload_vector(ctx, dtype::int32, bzp);
+    const cuda_tensor das = cuda_detail::upload_vector(ctx, dtype::f32, as), dbs = cuda_detail::upload_vector(ctx, dtype::f32, bs);
     const std::string key = std::string(to_string(a.element_type())) + "_" + std::string(to_string(b.element_type())) + "_" +
                             std::string(to_string(yt));
     const auto& k = lib->get(pol, key, {"qmm"}, [&] { return qmm_source(a.element_type(), b.element_type(), yt); });
@@ -286,7 +278,7 @@ inline fn make_qconv(const kernel_node& n, bool quant) {
     cuda_tensor& y = ctx.allocate_output(0, yt, ys);
     if (y.size() == 0) return;
     auto& pol = ctx.policy();
-    const cuda_tensor dwzp = upload(ctx, dtype::int32, wzp.data(), wzp.size()), dws = upload(ctx, dtype::f32, wsc.data(), wsc.size());
+    const cuda_tensor dwzp = cuda_detail::upload_vector(ctx, dtype::int32, wzp), dws = cuda_detail::upload_vector(ctx, dtype::f32, wsc);
     const int r = static_cast<int>(xs.size() - 2);
     // g_qconv: N, C, M, G, then in, k, s, d, pb, out (r values each)
     std::vector<long long> words{N, C, M, G};

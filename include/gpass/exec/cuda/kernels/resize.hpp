@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -37,6 +36,7 @@ using i64 = std::int64_t;
 using cuda_detail::context;
 using cuda_detail::fn;
 using cuda_detail::lazy_library;
+using cuda_detail::upload_vector;
 namespace rr = resize_rules;
 
 inline constexpr int max_rank = cuda_array_detail::view_rank;
@@ -148,13 +148,6 @@ struct resize_state {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<const device_plans>> plans;  ///< by input sizes and output sizes
 };
-
-template <class V>
-inline cuda_tensor upload_vector(context& ctx, dtype t, const std::vector<V>& v) {
-  gpass::tensor h(t, {static_cast<i64>(v.size())});
-  if (!v.empty()) std::memcpy(h.raw(), v.data(), v.size() * sizeof(V));
-  return ctx.policy().upload(h, ctx.stream());
-}
 
 inline fn make_resize(const kernel_node& n, bool upsample) {
   auto st = std::make_shared<resize_state>();

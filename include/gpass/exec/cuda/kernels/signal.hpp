@@ -96,8 +96,7 @@ inline fn make_mel(const kernel_node& n) {
     cuda_tensor& y = ctx.allocate_output(0, out, {nbins, mels});
     const std::vector<i64> e = signal_rules::mel_edges(mels, dft, rate, lo, hi, ctx.node());
     auto& pol = ctx.policy();
-    cuda_tensor de = pol.allocate_tensor(dtype::int64, {static_cast<i64>(e.size())}, ctx.stream());
-    pol.copy_to_device(de.data(), e.data(), e.size() * sizeof(i64), ctx.stream());
+    const cuda_tensor de = cuda_detail::upload_vector(ctx, dtype::int64, e);
     const auto& k = lib->get(pol, std::string(to_string(out)), {"mel"}, [&] { return mel_source(out); });
     void* yp = y.data();
     const void* ep = de.data();

@@ -153,14 +153,7 @@ struct g_img {
   long long N = 0, H = 0, W = 0, C = 0, OH = 0, OW = 0;
 };
 
-/// Uploads `v` (int64 or float values) to a new device tensor of `t`.
-template <class V>
-cuda_tensor upload_vector(context& ctx, dtype t, const std::vector<V>& v) {
-  auto& pol = ctx.policy();
-  cuda_tensor d = pol.allocate_tensor(t, {static_cast<i64>(v.size())}, ctx.stream());
-  pol.copy_to_device(d.data(), v.data(), v.size() * sizeof(V), ctx.stream());
-  return d;
-}
+using cuda_detail::upload_vector;
 
 /// The resize kinds.
 enum class resize_kind { bilinear, nearest, bicubic, area };

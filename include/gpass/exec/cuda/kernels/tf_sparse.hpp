@@ -79,8 +79,7 @@ inline fn make_sparse_segment(int kind, bool with_num) {
       starts[static_cast<std::size_t>(s)] = static_cast<i64>(j);
     }
     auto& pol = ctx.policy();
-    cuda_tensor st = pol.allocate_tensor(dtype::int64, {segments + 1}, ctx.stream());
-    pol.copy_to_device(st.data(), starts.data(), starts.size() * sizeof(i64), ctx.stream());
+    const cuda_tensor st = upload_vector(ctx, dtype::int64, starts);
     const auto& k = lib->get(pol, std::string(to_string(t)), {"sparse_segment"}, [&] { return sparse_segment_source(t); });
     const void* xp = x.data();
     const void* ip = ix.data();
@@ -180,8 +179,8 @@ inline fn make_bincount(const kernel_node& n, bool dense) {
 /// SparseToDense(sparse_indices, output_shape, sparse_values, default_value), any element
 /// type but strings: the indices are read back and checked as on the CPU
 /// (`tf_rules::sparse_to_dense_offsets`), the output filled with the default value on the
-/// device, then each value written; without validate_indices a repeated index keeps its last
-/// value, as on the CPU (the host keeps each position's last writer).
+/// device, then each value written (`cuda_fold::scatter_last`: without validate_indices a
+/// repeated index keeps its last value, as on the CPU).
 inline fn make_sparse_to_dense(const kernel_node& n) {
   const bool validate = flag(n, "validate_indices", true);
   auto lib = std::make_shared<cuda_detail::lazy_library>();
@@ -199,35 +198,15 @@ inline fn make_sparse_to_dense(const kernel_node& n) {
     if (y.size() == 0) return;
     auto& pol = ctx.policy();
     const auto& k = lib->get(pol, "scatter", cuda_fold::scatter_entries(), [] { return cuda_fold::scatter_source(); });
-    const std::size_t q = cuda_fold::size_index(size_of(t));
-    {
-      void* yp = y.data();
-      long long count = y.size();
-      const void* vp = def.data();
-      void* args[] = {&yp, &count, &vp};
-      pol.launch(k.kernels[4 + q], pol.blocks_for(count), 256, args, ctx.stream());
-    }
-    if (flat.empty()) return;
-    // each position's last writer: the indices in order, a later one replacing an earlier
+    void* yp = y.data();
+    long long count = y.size();
+    const void* vp = def.data();
+    void* args[] = {&yp, &count, &vp};
+    pol.launch(k.kernels[4 + cuda_fold::size_index(size_of(t))], pol.blocks_for(count), 256, args, ctx.stream());
+    // the values in order (without validate_indices a repeated position keeps the last)
     std::vector<std::pair<i64, i64>> writes;
     for (std::size_t j = 0; j < flat.size(); ++j) writes.emplace_back(flat[j], vals.rank() == 0 ? 0 : static_cast<i64>(j));
-    if (!validate) {
-      std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::vector<std::pair<i64, i64>> last;
-      for (std::size_t j = 0; j < writes.size(); ++j)
-        if (j + 1 == writes.size() || writes[j + 1].first != writes[j].first) last.push_back(writes[j]);
-      writes.swap(last);
-    }
-    std::vector<i64> src, dst;
-    for (const auto& [d, s] : writes) dst.push_back(d), src.push_back(s);
-    const cuda_tensor ds = upload_vector(ctx, dtype::int64, src), dd = upload_vector(ctx, dtype::int64, dst);
-    const void* xp = vals.data();
-    void* yp = y.data();
-    const void* sp = ds.data();
-    const void* dp = dd.data();
-    long long count = static_cast<long long>(src.size());
-    void* args[] = {&xp, &yp, &sp, &dp, &count};
-    pol.launch(k.kernels[q], pol.blocks_for(count), 256, args, ctx.stream());
+    cuda_fold::scatter_last(ctx, *lib, vals, y, std::move(writes));
   };
 }
 
