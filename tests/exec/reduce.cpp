@@ -462,6 +462,14 @@ TEST_CASE("exec.reduce.non_max_suppression") {
   y = run1(node("NonMaxSuppression", 11), {boxes, scores});
   CHECK(y.sizes() == std::vector<i64>{0, 3});
   CHECK_THROWS_AS(run(node("NonMaxSuppression", 11), {boxes, tensor::from<float>({1, 2}, {1, 1, 2})}), gpass::error);
+  // NaN scores rank after every number (among themselves by index), equal scores by index
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  y = run1(node("NonMaxSuppression", 11),
+           {boxes, tensor::from<float>({nan, 0.5f, nan, 0.5f, 0.7f, 0.1f}, {1, 1, 6}), tensor::from<i64>({6}), tensor::from<float>({1.0f})});
+  check_close<i64>(y, {0, 0, 4, 0, 0, 1, 0, 0, 3, 0, 0, 5, 0, 0, 0, 0, 0, 2});
+  // a NaN iou_threshold is not in [0, 1]
+  CHECK_THROWS_WITH_AS(run(node("NonMaxSuppression", 11), {boxes, scores, tensor::from<i64>({3}), tensor::from<float>({nan})}),
+                       doctest::Contains("iou_threshold must be in [0, 1]"), gpass::error);
 }
 
 TEST_CASE("exec.reduce.tfidf") {

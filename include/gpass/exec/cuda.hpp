@@ -8,7 +8,8 @@
 /// RoiAlign; Col2Im and MaxUnpool; the normalizations (RMS, group, LRN), Hardmax, RotaryEmbedding
 /// and inference Dropout; the window functions; QuantizeLinear, DequantizeLinear and
 /// DynamicQuantizeLinear; MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv; the
-/// transformer fusions' SkipLayerNormalization and attention; TensorFlow's ops: element-wise,
+/// transformer fusions' SkipLayerNormalization and attention; ONNX Attention, TensorScatter,
+/// SwiGLU and NonMaxSuppression; TensorFlow's ops: element-wise,
 /// views, products, reductions, convolutions and pools (2-D and 3-D) with their gradients, batch
 /// norm in training, segments, bincounts, diagonals, random streams, resizes and crops, colour,
 /// patches), and `cuda_devices` for sessions. Part of the optional `cuda` component
@@ -22,6 +23,7 @@
 
 #include <gpass/exec/cuda/graph.hpp>
 #include <gpass/exec/cuda/kernels/array.hpp>
+#include <gpass/exec/cuda/kernels/attention.hpp>
 #include <gpass/exec/cuda/kernels/control.hpp>
 #include <gpass/exec/cuda/kernels/det.hpp>
 #include <gpass/exec/cuda/kernels/einsum.hpp>
@@ -31,6 +33,7 @@
 #include <gpass/exec/cuda/kernels/grid.hpp>
 #include <gpass/exec/cuda/kernels/linalg.hpp>
 #include <gpass/exec/cuda/kernels/loss.hpp>
+#include <gpass/exec/cuda/kernels/nms.hpp>
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/kernels/norm.hpp>
 #include <gpass/exec/cuda/kernels/qlinear.hpp>
@@ -78,6 +81,8 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_array(r);
   register_cuda_reduce(r);
   register_cuda_transformer(r);
+  register_cuda_attention(r);
+  register_cuda_nms(r);
   register_cuda_resize(r);
   register_cuda_select(r);
   register_cuda_sequence(r);
@@ -109,7 +114,8 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       tf_random_generated_sources(), tf_image_generated_sources(),
                       tf_batch_norm_generated_sources(), tf_fake_quant_generated_sources(),
                       tf_color_generated_sources(), det_generated_sources(), loss_generated_sources(), signal_generated_sources(),
-                      qlinear_generated_sources(), grid_generated_sources(), fold_generated_sources()})
+                      qlinear_generated_sources(), grid_generated_sources(), fold_generated_sources(),
+                      cuda_attention::attention_generated_sources(), cuda_nms::nms_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }

@@ -5,10 +5,14 @@
 /// and CUDA kernels share, so that both accept the same nodes and inputs and fail with the
 /// same messages: the convolutions' shapes (Conv, ConvInteger, QLinearConv, ConvTranspose),
 /// the losses' reduction, GridSample's attributes and shapes, RoiAlign's attributes and boxes,
-/// Col2Im's geometry and MaxUnpool's shapes and index mapping. Errors name the node.
+/// Col2Im's geometry, MaxUnpool's shapes and index mapping, the float type codes of
+/// softmax_precision and stash_type, Attention's attributes, input checks and mask layout, and
+/// NonMaxSuppression's shapes and ranking. Errors name the node.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -309,6 +313,201 @@ inline i64 unpool_offset(i64 k, const unpool_shapes& s, const kernel_node& n) {
   }
   if (!inside) n.fail("index " + std::to_string(k) + " falls outside output_shape");
   return off;
+}
+
+// ---- float type codes ---------------------------------------------------------------------
+
+/// The floating-point dtype of an ONNX TensorProto data type number (1, 10, 11, 16), as
+/// softmax_precision and stash_type give it; other numbers fail naming `what`.
+inline dtype float_type_attr(i64 v, const kernel_node& n, const char* what) {
+  switch (v) {
+    case 1: return dtype::f32;
+    case 10: return dtype::f16;
+    case 11: return dtype::f64;
+    case 16: return dtype::bf16;
+    default: break;
+  }
+  n.fail(std::string(what) + " " + std::to_string(v) + " is not a floating-point type (1: float, 10: float16, 11: double, 16: bfloat16)");
+}
+
+// ---- Attention (ONNX 23 to 25) --------------------------------------------------------------
+
+/// The attributes of one Attention node.
+struct attention_attrs {
+  bool causal = false;
+  i64 q_heads = 0, kv_heads = 0;  ///< 0: not given
+  i64 mode = 0;                   ///< qk_matmul_output_mode
+  bool has_scale = false;
+  double scale = 0;
+  double softcap = 0;
+  dtype softmax_type = dtype::undefined;  ///< undefined: Q's type
+  i64 left = -1, right = -1;              ///< sliding window (version 25)
+  int opset = 0;
+
+  /// The scale of the scores: the attribute, or 1 / sqrt(head size).
+  double scale_for(i64 head) const { return has_scale ? scale : 1.0 / std::sqrt(static_cast<double>(head)); }
+  /// Whether a row's scores get an additive bias besides the attention mask (causal, window).
+  bool masks() const { return causal || left >= 0 || right >= 0; }
+};
+
+/// Reads and checks the attributes of an Attention node.
+inline attention_attrs read_attention_attrs(const kernel_node& n) {
+  attention_attrs a;
+  a.causal = n.attr<i64>("is_causal", 0) != 0;
+  a.q_heads = n.attr<i64>("q_num_heads", 0);
+  a.kv_heads = n.attr<i64>("kv_num_heads", 0);
+  a.mode = n.attr<i64>("qk_matmul_output_mode", 0);
+  if (a.mode < 0 || a.mode > 3) n.fail("qk_matmul_output_mode must be 0, 1, 2 or 3, got " + std::to_string(a.mode));
+  a.has_scale = n.has_attr("scale");
+  a.scale = n.attr<double>("scale", 0.0);
+  a.softcap = n.attr<double>("softcap", 0.0);
+  if (n.has_attr("softmax_precision")) a.softmax_type = float_type_attr(n.attr<i64>("softmax_precision"), n, "softmax_precision");
+  a.left = n.attr<i64>("left_window_size", -1);
+  a.right = n.attr<i64>("right_window_size", -1);
+  if (a.left < -1 || a.right < -1)
+    n.fail("left_window_size and right_window_size must be -1 or non-negative, got " + std::to_string(a.left) + " and " +
+           std::to_string(a.right));
+  a.opset = n.opset;
+  return a;
+}
+
+/// The sizes of one Attention call, every tensor seen as 4-D (batch, heads, sequence, head).
+struct attention_sizes {
+  i64 batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, past = 0, total = 0, head = 0, v_head = 0;
+  bool three_d = false;
+};
+
+/// Checks the inputs of an Attention node (any executor's context: `input(i)`, `has_input(i)`,
+/// `fail`) and returns their sizes. The values of nonpad_kv_seqlen are checked apart
+/// (`check_nonpad_lengths`), where the executor has them on the host.
+template <class Ctx>
+attention_sizes attention_check(const Ctx& ctx, const attention_attrs& a) {
+  const auto &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const dtype d = ctx.input(i).element_type();
+    if (d != dtype::f32 && d != dtype::f64 && d != dtype::f16 && d != dtype::bf16)
+      ctx.fail("Q, K and V must be a floating-point tensor, got " + std::string(to_string(d)));
+  }
+  if (k.element_type() != q.element_type())
+    ctx.fail("K must have Q's element type " + std::string(to_string(q.element_type())) + ", got " + std::string(to_string(k.element_type())));
+  if ((q.rank() != 3 && q.rank() != 4) || k.rank() != q.rank() || v.rank() != q.rank())
+    ctx.fail("Q, K and V must all be 3-D or all be 4-D, got " + q.shape().to_string() + ", " + k.shape().to_string() + " and " +
+             v.shape().to_string());
+  attention_sizes z;
+  const auto &qs = q.sizes(), &ks = k.sizes(), &vs = v.sizes();
+  z.batch = qs[0];
+  if (ks[0] != z.batch || vs[0] != z.batch)
+    ctx.fail("Q, K and V must have the same batch size, got " + q.shape().to_string() + ", " + k.shape().to_string() + " and " +
+             v.shape().to_string());
+  if (q.rank() == 3) {
+    z.three_d = true;
+    if (a.q_heads <= 0 || a.kv_heads <= 0) ctx.fail("3-D inputs need positive attributes q_num_heads and kv_num_heads");
+    z.q_heads = a.q_heads;
+    z.kv_heads = a.kv_heads;
+    if (qs[2] % z.q_heads != 0)
+      ctx.fail("Q's hidden size " + std::to_string(qs[2]) + " is not a multiple of q_num_heads " + std::to_string(z.q_heads));
+    if (ks[2] % z.kv_heads != 0 || vs[2] % z.kv_heads != 0)
+      ctx.fail("the hidden sizes of K (" + std::to_string(ks[2]) + ") and V (" + std::to_string(vs[2]) + ") must be multiples of kv_num_heads " +
+               std::to_string(z.kv_heads));
+    z.q_seq = qs[1];
+    z.kv_seq = ks[1];
+    z.head = qs[2] / z.q_heads;
+    if (ks[2] / z.kv_heads != z.head)
+      ctx.fail("K's head size " + std::to_string(ks[2] / z.kv_heads) + " differs from Q's " + std::to_string(z.head));
+    if (vs[1] != z.kv_seq) ctx.fail("K and V must have the same sequence length, got " + k.shape().to_string() + " and " + v.shape().to_string());
+    z.v_head = vs[2] / z.kv_heads;
+  } else {
+    if ((a.q_heads || a.kv_heads) && (a.opset == 0 || a.opset >= 25)) ctx.fail("q_num_heads and kv_num_heads must not be given for 4-D inputs");
+    z.q_heads = qs[1];
+    z.kv_heads = ks[1];
+    if ((a.q_heads && a.q_heads != z.q_heads) || (a.kv_heads && a.kv_heads != z.kv_heads))
+      ctx.fail("q_num_heads " + std::to_string(a.q_heads) + " and kv_num_heads " + std::to_string(a.kv_heads) +
+               " do not match the inputs' heads " + std::to_string(z.q_heads) + " and " + std::to_string(z.kv_heads));
+    z.q_seq = qs[2];
+    z.kv_seq = ks[2];
+    z.head = qs[3];
+    if (ks[3] != z.head) ctx.fail("K's head size " + std::to_string(ks[3]) + " differs from Q's " + std::to_string(z.head));
+    if (vs[1] != z.kv_heads || vs[2] != z.kv_seq)
+      ctx.fail("V " + v.shape().to_string() + " must have K's heads and sequence length " + k.shape().to_string());
+    z.v_head = vs[3];
+  }
+  if (z.kv_heads <= 0 || z.q_heads % z.kv_heads != 0)
+    ctx.fail("the query heads (" + std::to_string(z.q_heads) + ") must be a multiple of the key/value heads (" + std::to_string(z.kv_heads) +
+             ")");
+  const bool pk = ctx.has_input(4), pv = ctx.has_input(5);
+  if (pk != pv) ctx.fail("past_key and past_value must be given together");
+  if (pk) {
+    if (ctx.has_input(6)) ctx.fail("nonpad_kv_seqlen cannot be combined with past_key and past_value");
+    const auto &p1 = ctx.input(4), &p2 = ctx.input(5);
+    if (p1.element_type() != k.element_type() || p2.element_type() != v.element_type())
+      ctx.fail("past_key and past_value must have the element types of K and V");
+    if (p1.rank() != 4 || p2.rank() != 4)
+      ctx.fail("past_key and past_value must be 4-D, got " + p1.shape().to_string() + " and " + p2.shape().to_string());
+    z.past = p1.sizes()[2];
+    const std::vector<i64> want_k{z.batch, z.kv_heads, z.past, z.head}, want_v{z.batch, z.kv_heads, z.past, z.v_head};
+    if (p1.sizes() != want_k || p2.sizes() != want_v)
+      ctx.fail("past_key " + p1.shape().to_string() + " and past_value " + p2.shape().to_string() + " must be " +
+               shape::of(want_k).to_string() + " and " + shape::of(want_v).to_string());
+  }
+  z.total = z.past + z.kv_seq;
+  if (ctx.has_input(6)) {
+    const auto& np = ctx.input(6);
+    if (np.element_type() != dtype::int64 || np.rank() != 1 || np.sizes()[0] != z.batch)
+      ctx.fail("nonpad_kv_seqlen must be an int64 vector of batch size " + std::to_string(z.batch) + ", got " +
+               std::string(to_string(np.element_type())) + np.shape().to_string());
+  }
+  return z;
+}
+
+/// Checks the values of nonpad_kv_seqlen: counts of valid keys, at most the keys there are.
+inline void check_nonpad_lengths(const std::vector<i64>& lens, const attention_sizes& z, const kernel_node& n) {
+  for (i64 len : lens)
+    if (len < 0 || len > z.total)
+      n.fail("nonpad_kv_seqlen " + std::to_string(len) + " is out of range [0, " + std::to_string(z.total) +
+             "] (the key/value sequence length)");
+}
+
+/// The attention mask's sizes as 4-D (ones in front), checked: each of the first three
+/// broadcasts to (batch, q_heads, q_seq), the last is at most the total sequence length (the
+/// keys past it are masked).
+inline std::array<i64, 4> attention_mask_dims(const std::vector<i64>& m, const attention_sizes& z, const kernel_node& n) {
+  const std::size_t r = m.size();
+  if (r < 1 || r > 4) n.fail("attn_mask must have rank 1 to 4, got " + shape::of(m).to_string());
+  std::array<i64, 4> ms{1, 1, 1, 1};
+  std::copy(m.begin(), m.end(), ms.begin() + static_cast<std::ptrdiff_t>(4 - r));
+  const std::array<i64, 4> target{z.batch, z.q_heads, z.q_seq, z.total};
+  if (ms[3] > z.total)
+    n.fail("attn_mask " + shape::of(m).to_string() + " is longer than the total sequence length " + std::to_string(z.total));
+  for (std::size_t d = 0; d < 3; ++d)
+    if (ms[d] != 1 && ms[d] != target[d])
+      n.fail("attn_mask " + shape::of(m).to_string() + " does not broadcast to (batch, q_heads, q_seq, total_seq) " +
+             shape::of(std::vector<i64>(target.begin(), target.end())).to_string());
+  return ms;
+}
+
+// ---- NonMaxSuppression ----------------------------------------------------------------------
+
+/// NonMaxSuppression's sizes: boxes [batches, boxes, 4], scores [batches, classes, boxes].
+struct nms_shape {
+  i64 batches = 0, boxes = 0, classes = 0;
+};
+inline nms_shape nms_check(const std::vector<i64>& boxes, const std::vector<i64>& scores, const kernel_node& n) {
+  if (boxes.size() != 3 || boxes[2] != 4) n.fail("boxes must have shape [batches, boxes, 4]");
+  if (scores.size() != 3) n.fail("scores must have shape [batches, classes, boxes]");
+  if (scores[0] != boxes[0] || scores[2] != boxes[1])
+    n.fail("scores " + shape::of(scores).to_string() + " do not match boxes " + shape::of(boxes).to_string());
+  return {boxes[0], boxes[1], scores[1]};
+}
+inline void check_iou_threshold(double iou, const kernel_node& n) {
+  if (!(iou >= 0 && iou <= 1)) n.fail("iou_threshold must be in [0, 1]");
+}
+/// Whether score `a` of box `i` ranks before score `b` of box `j`: the greater score first, a
+/// NaN after every number, ties (and NaNs among themselves) by index.
+inline bool nms_before(double a, i64 i, double b, i64 j) {
+  const bool na = std::isnan(a), nb = std::isnan(b);
+  if (na != nb) return nb;
+  if (!na && a != b) return a > b;
+  return i < j;
 }
 
 }  // namespace gpass::exec::nn_rules

@@ -459,6 +459,46 @@ inline pad_bounds center_crop_pad(const std::vector<i64>& sizes, const std::vect
   return b;
 }
 
+/// TensorScatter's view of past_cache [batch, ..., L (at `axis`), inner...] and update (S along
+/// the axis): `outer` rows before the axis, of which `per_batch` make one batch.
+struct tensor_scatter_plan {
+  i64 batch = 0, axis = 0, L = 0, S = 0, outer = 0, per_batch = 0, inner = 0;
+};
+/// Checks past_cache (`cache`) and update (`upd`, `same_type`: of the cache's element type)
+/// for axis `axis_attr` and returns the view.
+inline tensor_scatter_plan tensor_scatter(const std::vector<i64>& cache, const std::vector<i64>& upd, bool same_type, i64 axis_attr,
+                                          const kernel_node& n) {
+  const i64 rank = static_cast<i64>(cache.size());
+  if (rank < 2) n.fail("past_cache must have rank >= 2, got " + shape::of(cache).to_string());
+  tensor_scatter_plan p;
+  p.axis = normalize_axis(axis_attr, rank, n);
+  if (p.axis == 0) n.fail("axis must not be the batch axis 0");
+  if (!same_type) n.fail("update and past_cache have different element types");
+  if (upd.size() != cache.size()) n.fail("update has rank " + std::to_string(upd.size()) + ", past_cache " + std::to_string(rank));
+  for (std::size_t d = 0; d < cache.size(); ++d)
+    if (static_cast<i64>(d) == p.axis ? upd[d] > cache[d] : upd[d] != cache[d])
+      n.fail("update " + shape::of(upd).to_string() + " does not fit past_cache " + shape::of(cache).to_string() + " along axis " +
+             std::to_string(p.axis));
+  const std::size_t a = static_cast<std::size_t>(p.axis);
+  p.batch = cache[0];
+  p.L = cache[a];
+  p.S = upd[a];
+  p.outer = prod(cache, 0, a);
+  p.per_batch = prod(cache, 1, a);
+  p.inner = prod(cache, a + 1, cache.size());
+  return p;
+}
+/// Checks TensorScatter's write indices: one per batch, each with its S updates inside the
+/// axis (mode linear) or wrapping around it (circular).
+inline void check_tensor_scatter_writes(const std::vector<i64>& write, const tensor_scatter_plan& p, bool circular, const kernel_node& n) {
+  if (static_cast<i64>(write.size()) != p.batch)
+    n.fail("write_indices has " + std::to_string(write.size()) + " values for batch " + std::to_string(p.batch));
+  for (i64 w : write)
+    if (w < 0 || w >= (p.L == 0 ? 1 : p.L) || (!circular && w + p.S > p.L))
+      n.fail("write index " + std::to_string(w) + " with " + std::to_string(p.S) + " updates does not fit axis size " + std::to_string(p.L) +
+             (circular ? "" : " (mode linear)"));
+}
+
 // ---- sliding windows (Conv, ConvTranspose, pooling) ----------------------------------------
 
 /// Window attributes as read from a node (checked once when the kernel is made).

@@ -36,6 +36,7 @@
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/nn_rules.hpp>
 
 namespace gpass::exec {
 
@@ -51,19 +52,8 @@ using cuda_nn::float_types;
 using cuda_nn::normalize_axis;
 using cuda_nn::prod;
 
-/// The float dtype of an ONNX TensorProto data type number (stash_type); others fail naming
-/// the node.
-inline dtype stash_type_attr(const kernel_node& n) {
-  const i64 v = n.attr<i64>("stash_type", 1);
-  switch (v) {
-    case 1: return dtype::f32;
-    case 10: return dtype::f16;
-    case 11: return dtype::f64;
-    case 16: return dtype::bf16;
-    default: break;
-  }
-  n.fail("stash_type " + std::to_string(v) + " is not a floating-point type (1: float, 10: float16, 11: double, 16: bfloat16)");
-}
+/// stash_type as a float dtype (an ONNX TensorProto data type number; others fail naming the node).
+inline dtype stash_type_attr(const kernel_node& n) { return nn_rules::float_type_attr(n.attr<i64>("stash_type", 1), n, "stash_type"); }
 
 /// A device function `name(W v)`: `v` rounded to element type `t` and back to the compute type W.
 inline std::string round_function(const char* name, dtype t) {

@@ -1363,33 +1363,12 @@ inline void register_array_new(registry& r) {
     return [circular = mode == "circular", axis_attr](context& ctx) {
       const gpass::tensor& cache = ctx.input(0);
       const gpass::tensor& upd = ctx.input(1);
-      const i64 rank = static_cast<i64>(cache.rank());
-      if (rank < 2) ctx.fail("past_cache must have rank >= 2, got " + cache.shape().to_string());
-      const i64 axis = normalize_axis(axis_attr, rank, ctx.node());
-      if (axis == 0) ctx.fail("axis must not be the batch axis 0");
-      if (upd.element_type() != cache.element_type()) ctx.fail("update and past_cache have different element types");
-      if (upd.rank() != cache.rank()) ctx.fail("update has rank " + std::to_string(upd.rank()) + ", past_cache " + std::to_string(rank));
-      for (i64 d = 0; d < rank; ++d) {
-        const std::size_t ud = static_cast<std::size_t>(d);
-        if (d == axis ? upd.sizes()[ud] > cache.sizes()[ud] : upd.sizes()[ud] != cache.sizes()[ud])
-          ctx.fail("update " + upd.shape().to_string() + " does not fit past_cache " + cache.shape().to_string() + " along axis " +
-                   std::to_string(axis));
-      }
-      const i64 batch = cache.sizes()[0];
-      std::vector<i64> write(static_cast<std::size_t>(batch), 0);
-      if (ctx.has_input(2)) {
-        write = int_values(ctx.input(2), ctx.node(), "write_indices");
-        if (static_cast<i64>(write.size()) != batch)
-          ctx.fail("write_indices has " + std::to_string(write.size()) + " values for batch " + std::to_string(batch));
-      }
-      const i64 L = cache.sizes()[static_cast<std::size_t>(axis)], S = upd.sizes()[static_cast<std::size_t>(axis)];
-      const i64 outer = prod(cache.sizes(), 0, static_cast<std::size_t>(axis));
-      const i64 per_batch = prod(cache.sizes(), 1, static_cast<std::size_t>(axis));
-      const i64 inner = prod(cache.sizes(), static_cast<std::size_t>(axis) + 1, cache.rank());
-      for (i64 w : write)
-        if (w < 0 || w >= (L == 0 ? 1 : L) || (!circular && w + S > L))
-          ctx.fail("write index " + std::to_string(w) + " with " + std::to_string(S) + " updates does not fit axis size " +
-                   std::to_string(L) + (circular ? "" : " (mode linear)"));
+      const shape_rules::tensor_scatter_plan p =
+          shape_rules::tensor_scatter(cache.sizes(), upd.sizes(), upd.element_type() == cache.element_type(), axis_attr, ctx.node());
+      std::vector<i64> write(static_cast<std::size_t>(p.batch), 0);
+      if (ctx.has_input(2)) write = int_values(ctx.input(2), ctx.node(), "write_indices");
+      shape_rules::check_tensor_scatter_writes(write, p, circular, ctx.node());
+      const i64 L = p.L, S = p.S, outer = p.outer, per_batch = p.per_batch, inner = p.inner;
       gpass::tensor& y = ctx.allocate_output(0, cache.element_type(), cache.sizes());
       dispatch_move(cache.element_type(), ctx.node(), [&]<class U>() {
         copy_n(elems<U>(cache), cache.size(), elems<U>(y));

@@ -31,6 +31,7 @@
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
+#include <gpass/exec/nn_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -43,6 +44,10 @@ using nn_impl::nn_types;
 using nn_impl::prod;
 using nn_impl::to_compute;
 using nn_impl::to_elem;
+using nn_rules::attention_attrs;
+using nn_rules::attention_check;
+using nn_rules::attention_sizes;
+using nn_rules::float_type_attr;
 
 template <class C>
 using rmat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -69,40 +74,8 @@ inline rounder rounder_for(dtype d, const kernel_node& n) {
   return r;
 }
 
-/// The floating-point dtype of an ONNX TensorProto data type number (1, 10, 11, 16), as
-/// softmax_precision and stash_type give it; other numbers fail naming `what`.
-inline dtype float_type_attr(i64 v, const kernel_node& n, const char* what) {
-  switch (v) {
-    case 1: return dtype::f32;
-    case 10: return dtype::f16;
-    case 11: return dtype::f64;
-    case 16: return dtype::bf16;
-    default: break;
-  }
-  n.fail(std::string(what) + " " + std::to_string(v) + " is not a floating-point type (1: float, 10: float16, 11: double, 16: bfloat16)");
-}
-
 // ---------------------------------------------------------------------------------------
 // Attention
-
-/// The attributes of one Attention node.
-struct attention_attrs {
-  bool causal = false;
-  i64 q_heads = 0, kv_heads = 0;  ///< 0: not given
-  i64 mode = 0;                   ///< qk_matmul_output_mode
-  bool has_scale = false;
-  double scale = 0;
-  double softcap = 0;
-  dtype softmax_type = dtype::undefined;  ///< undefined: Q's type
-  i64 left = -1, right = -1;              ///< sliding window (version 25)
-  int opset = 0;
-};
-
-/// The sizes of one Attention call, every tensor seen as 4-D (batch, heads, sequence, head).
-struct attention_sizes {
-  i64 batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, past = 0, total = 0, head = 0, v_head = 0;
-  bool three_d = false;
-};
 
 /// The elements of Q, K or V (3-D (batch, seq, heads * head) or 4-D (batch, heads, seq,
 /// head)) as compute values in (batch, heads, seq, head) order.
@@ -131,87 +104,6 @@ std::vector<C> concat_seq(const std::vector<C>& past, const std::vector<C>& cur,
   return r;
 }
 
-/// Checks the inputs of an Attention node and returns their sizes.
-inline attention_sizes attention_check(const context& ctx, const attention_attrs& a) {
-  const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
-  for (std::size_t i = 0; i < 3; ++i) check_float(ctx.input(i), ctx.node(), "Q, K and V");
-  if (k.element_type() != q.element_type())
-    ctx.fail("K must have Q's element type " + std::string(to_string(q.element_type())) + ", got " +
-             std::string(to_string(k.element_type())));
-  if ((q.rank() != 3 && q.rank() != 4) || k.rank() != q.rank() || v.rank() != q.rank())
-    ctx.fail("Q, K and V must all be 3-D or all be 4-D, got " + q.shape().to_string() + ", " + k.shape().to_string() +
-             " and " + v.shape().to_string());
-  attention_sizes z;
-  const auto &qs = q.sizes(), &ks = k.sizes(), &vs = v.sizes();
-  z.batch = qs[0];
-  if (ks[0] != z.batch || vs[0] != z.batch)
-    ctx.fail("Q, K and V must have the same batch size, got " + q.shape().to_string() + ", " + k.shape().to_string() +
-             " and " + v.shape().to_string());
-  if (q.rank() == 3) {
-    z.three_d = true;
-    if (a.q_heads <= 0 || a.kv_heads <= 0) ctx.fail("3-D inputs need positive attributes q_num_heads and kv_num_heads");
-    z.q_heads = a.q_heads;
-    z.kv_heads = a.kv_heads;
-    if (qs[2] % z.q_heads != 0)
-      ctx.fail("Q's hidden size " + std::to_string(qs[2]) + " is not a multiple of q_num_heads " + std::to_string(z.q_heads));
-    if (ks[2] % z.kv_heads != 0 || vs[2] % z.kv_heads != 0)
-      ctx.fail("the hidden sizes of K (" + std::to_string(ks[2]) + ") and V (" + std::to_string(vs[2]) +
-               ") must be multiples of kv_num_heads " + std::to_string(z.kv_heads));
-    z.q_seq = qs[1];
-    z.kv_seq = ks[1];
-    z.head = qs[2] / z.q_heads;
-    if (ks[2] / z.kv_heads != z.head)
-      ctx.fail("K's head size " + std::to_string(ks[2] / z.kv_heads) + " differs from Q's " + std::to_string(z.head));
-    if (vs[1] != z.kv_seq) ctx.fail("K and V must have the same sequence length, got " + k.shape().to_string() + " and " + v.shape().to_string());
-    z.v_head = vs[2] / z.kv_heads;
-  } else {
-    if ((a.q_heads || a.kv_heads) && (a.opset == 0 || a.opset >= 25))
-      ctx.fail("q_num_heads and kv_num_heads must not be given for 4-D inputs");
-    z.q_heads = qs[1];
-    z.kv_heads = ks[1];
-    if ((a.q_heads && a.q_heads != z.q_heads) || (a.kv_heads && a.kv_heads != z.kv_heads))
-      ctx.fail("q_num_heads " + std::to_string(a.q_heads) + " and kv_num_heads " + std::to_string(a.kv_heads) +
-               " do not match the inputs' heads " + std::to_string(z.q_heads) + " and " + std::to_string(z.kv_heads));
-    z.q_seq = qs[2];
-    z.kv_seq = ks[2];
-    z.head = qs[3];
-    if (ks[3] != z.head) ctx.fail("K's head size " + std::to_string(ks[3]) + " differs from Q's " + std::to_string(z.head));
-    if (vs[1] != z.kv_heads || vs[2] != z.kv_seq)
-      ctx.fail("V " + v.shape().to_string() + " must have K's heads and sequence length " + k.shape().to_string());
-    z.v_head = vs[3];
-  }
-  if (z.kv_heads <= 0 || z.q_heads % z.kv_heads != 0)
-    ctx.fail("the query heads (" + std::to_string(z.q_heads) + ") must be a multiple of the key/value heads (" +
-             std::to_string(z.kv_heads) + ")");
-  const bool pk = ctx.has_input(4), pv = ctx.has_input(5);
-  if (pk != pv) ctx.fail("past_key and past_value must be given together");
-  if (pk) {
-    if (ctx.has_input(6)) ctx.fail("nonpad_kv_seqlen cannot be combined with past_key and past_value");
-    const gpass::tensor &p1 = ctx.input(4), &p2 = ctx.input(5);
-    if (p1.element_type() != k.element_type() || p2.element_type() != v.element_type())
-      ctx.fail("past_key and past_value must have the element types of K and V");
-    if (p1.rank() != 4 || p2.rank() != 4) ctx.fail("past_key and past_value must be 4-D, got " + p1.shape().to_string() + " and " + p2.shape().to_string());
-    z.past = p1.sizes()[2];
-    const std::vector<i64> want_k{z.batch, z.kv_heads, z.past, z.head}, want_v{z.batch, z.kv_heads, z.past, z.v_head};
-    if (p1.sizes() != want_k || p2.sizes() != want_v)
-      ctx.fail("past_key " + p1.shape().to_string() + " and past_value " + p2.shape().to_string() + " must be " +
-               shape::of(want_k).to_string() + " and " + shape::of(want_v).to_string());
-  }
-  z.total = z.past + z.kv_seq;
-  if (ctx.has_input(6)) {
-    const gpass::tensor& np = ctx.input(6);
-    if (np.element_type() != dtype::int64 || np.rank() != 1 || np.sizes()[0] != z.batch)
-      ctx.fail("nonpad_kv_seqlen must be an int64 vector of batch size " + std::to_string(z.batch) + ", got " +
-               std::string(to_string(np.element_type())) + np.shape().to_string());
-    // a count of valid keys: at most the keys there are
-    for (i64 len : np.values<i64>())
-      if (len < 0 || len > z.total)
-        ctx.fail("nonpad_kv_seqlen " + std::to_string(len) + " is out of range [0, " + std::to_string(z.total) +
-                 "] (the key/value sequence length)");
-  }
-  return z;
-}
-
 /// The additive attention bias of every (batch, head, query) row, of the total sequence length
 /// each: the attention mask (boolean: 0 or -inf; numeric: added; a last dimension shorter than
 /// the total length is padded with -inf), the causal mask, the sliding window and the padding
@@ -237,16 +129,7 @@ inline std::vector<double> attention_bias(const context& ctx, const attention_at
   if (bias.empty()) return bias;  // nothing to mask (and no loop over rows of no keys)
   if (has_mask) {
     const gpass::tensor& m = ctx.input(3);
-    const std::size_t r = m.rank();
-    if (r < 1 || r > 4) ctx.fail("attn_mask must have rank 1 to 4, got " + m.shape().to_string());
-    std::vector<i64> ms(4 - r, 1);
-    ms.insert(ms.end(), m.sizes().begin(), m.sizes().end());
-    const std::vector<i64> target{B, H, Sq, T};
-    if (ms[3] > T) ctx.fail("attn_mask " + m.shape().to_string() + " is longer than the total sequence length " + std::to_string(T));
-    for (std::size_t d = 0; d < 3; ++d)
-      if (ms[d] != 1 && ms[d] != target[d])
-        ctx.fail("attn_mask " + m.shape().to_string() + " does not broadcast to (batch, q_heads, q_seq, total_seq) " +
-                 shape::of(target).to_string());
+    const std::array<i64, 4> ms = nn_rules::attention_mask_dims(m.sizes(), z, ctx.node());
     const bool boolean = m.element_type() == dtype::bool_;
     const std::vector<double> mv = as_doubles(m, ctx.node());
     const i64 L = ms[3];
@@ -405,24 +288,10 @@ void attention_run(context& ctx, const attention_attrs& a, const attention_sizes
 
 inline void register_attention_op(registry& r) {
   r.add({.domain = "", .op = "Attention", .since_version = 23, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    attention_attrs a;
-    a.causal = n.attr<i64>("is_causal", 0) != 0;
-    a.q_heads = n.attr<i64>("q_num_heads", 0);
-    a.kv_heads = n.attr<i64>("kv_num_heads", 0);
-    a.mode = n.attr<i64>("qk_matmul_output_mode", 0);
-    if (a.mode < 0 || a.mode > 3) n.fail("qk_matmul_output_mode must be 0, 1, 2 or 3, got " + std::to_string(a.mode));
-    a.has_scale = n.has_attr("scale");
-    a.scale = n.attr<double>("scale", 0.0);
-    a.softcap = n.attr<double>("softcap", 0.0);
-    if (n.has_attr("softmax_precision")) a.softmax_type = float_type_attr(n.attr<i64>("softmax_precision"), n, "softmax_precision");
-    a.left = n.attr<i64>("left_window_size", -1);
-    a.right = n.attr<i64>("right_window_size", -1);
-    if (a.left < -1 || a.right < -1)
-      n.fail("left_window_size and right_window_size must be -1 or non-negative, got " + std::to_string(a.left) + " and " +
-             std::to_string(a.right));
-    a.opset = n.opset;
+    const attention_attrs a = nn_rules::read_attention_attrs(n);
     return [a](context& ctx) {
       const attention_sizes z = attention_check(ctx, a);
+      if (ctx.has_input(6)) nn_rules::check_nonpad_lengths(int_values(ctx.input(6), ctx.node(), "nonpad_kv_seqlen"), z, ctx.node());
       const bool wide = ctx.input(0).element_type() == dtype::f64 || ctx.input(2).element_type() == dtype::f64;
       dispatch<nn_types>(ctx.input(0).element_type(), ctx.node(), [&]<class T1>() {
         if (wide) attention_run<T1, double>(ctx, a, z);

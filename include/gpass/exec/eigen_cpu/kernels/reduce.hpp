@@ -34,6 +34,7 @@
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/detail/fft.hpp>
+#include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/signal_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
@@ -831,24 +832,22 @@ inline fn make_mel(const kernel_node& n) {
 
 /// NonMaxSuppression: boxes [batches, boxes, 4], scores [batches, classes, boxes], optional
 /// max_output_boxes_per_class (default 0), iou_threshold (0), score_threshold (none); output
-/// [selected, 3] rows (batch, class, box), per class by decreasing score (ties: lower index).
+/// [selected, 3] rows (batch, class, box), per class by decreasing score (ties: lower index; NaN
+/// scores last: `nn_rules::nms_before`).
 inline fn make_nms(const kernel_node& n) {
   const bool center = n.attr<std::int64_t>("center_point_box", 0) != 0;
   return [=](context& ctx) {
     const gpass::tensor& boxes_t = ctx.input(0);
     const gpass::tensor& scores_t = ctx.input(1);
-    if (boxes_t.rank() != 3 || boxes_t.sizes()[2] != 4) ctx.fail("boxes must have shape [batches, boxes, 4]");
-    if (scores_t.rank() != 3) ctx.fail("scores must have shape [batches, classes, boxes]");
-    const std::int64_t nb = boxes_t.sizes()[0], nbox = boxes_t.sizes()[1], nc = scores_t.sizes()[1];
-    if (scores_t.sizes()[0] != nb || scores_t.sizes()[2] != nbox)
-      ctx.fail("scores " + scores_t.shape().to_string() + " do not match boxes " + boxes_t.shape().to_string());
+    const nn_rules::nms_shape z = nn_rules::nms_check(boxes_t.sizes(), scores_t.sizes(), ctx.node());
+    const std::int64_t nb = z.batches, nbox = z.boxes, nc = z.classes;
     std::int64_t max_out = 0;
     if (ctx.has_input(2) && ctx.input(2).size() > 0) max_out = std::max<std::int64_t>(0, int_values(ctx.input(2), ctx.node(), "max_output_boxes_per_class").at(0));
     double iou = 0;
     if (ctx.has_input(3) && ctx.input(3).size() > 0) iou = as_doubles(ctx.input(3), ctx.node()).at(0);
     const bool has_score = ctx.has_input(4) && ctx.input(4).size() > 0;
     const double score_thr = has_score ? as_doubles(ctx.input(4), ctx.node()).at(0) : 0.0;
-    if (iou < 0 || iou > 1) ctx.fail("iou_threshold must be in [0, 1]");
+    nn_rules::check_iou_threshold(iou, ctx.node());
     const std::vector<double> boxes = as_doubles(boxes_t, ctx.node());
     const std::vector<double> scores = as_doubles(scores_t, ctx.node());
     // each box as (ymin, xmin, ymax, xmax)
@@ -879,7 +878,7 @@ inline fn make_nms(const kernel_node& n) {
         order.clear();
         for (std::int64_t i = 0; i < nbox; ++i)
           if (!has_score || s[i] > score_thr) order.push_back(i);
-        std::stable_sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) { return s[i] > s[j]; });
+        std::sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) { return nn_rules::nms_before(s[i], i, s[j], j); });
         kept.clear();
         for (std::int64_t i : order) {
           if (static_cast<std::int64_t>(kept.size()) >= max_out) break;
