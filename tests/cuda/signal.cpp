@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CUDA kernels of signal.hpp (HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix):
+// The CUDA kernels of signal.hpp (HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix,
+// DFT, STFT):
 // which nodes the GPU serves (no GPU needed), each against the Eigen CPU kernel on a GPU
 // (without one, the CPU side of each comparison runs), and the errors naming the node.
 
@@ -80,6 +81,44 @@ TEST_CASE("cuda: the window functions fail as the CPU's do, naming the node") {
   fails(mel, {one, one, tensor::from<i64>({100}, {}), tensor::scalar(10.0f), tensor::scalar(60.0f)}, "upper_edge_hertz <= sample_rate / 2");
   fails(mel, {one, one, tensor::from<i64>({100}, {}), tensor::scalar(std::numeric_limits<float>::quiet_NaN()), tensor::scalar(40.0f)},
         "must be finite");
+}
+
+TEST_CASE("cuda: DFT and STFT match the CPU kernels") {
+  GPASS_GPU_OR_CPU_SIDE();
+  CHECK(gpass_test_cuda::serves_in("", "DFT", {dtype::f32}));
+  CHECK(gpass_test_cuda::serves_in("", "STFT", {dtype::f16, dtype::int64, dtype::f16}));
+  CHECK_FALSE(gpass_test_cuda::serves_in("", "STFT", {dtype::f32, dtype::int64, dtype::f64}));
+  const auto dft = [](int opset, gpass::attribute_map a) { return node("DFT", opset, std::move(a)); };
+  // powers of two (radix 2) and other lengths (Bluestein), real and complex, each axis
+  for (i64 L : {i64{1}, i64{2}, i64{5}, i64{8}, i64{12}, i64{17}, i64{64}, i64{100}, i64{1000}}) {
+    INFO("length " << L);
+    const tensor x1 = rnd({3, L, 1}, 1 + L), x2 = rnd({2, L, 3, 2}, 2 + L);
+    differential(dft(17, {}), {x1}, 1e-5, 1e-4);
+    differential(dft(17, {{"axis", i64{1}}}), {x2}, 1e-5, 1e-4);
+    differential(dft(17, {{"inverse", i64{1}}}), {x2}, 1e-5, 1e-5);
+    differential(dft(17, {{"onesided", i64{1}}}), {x1}, 1e-5, 1e-4);
+    if (L > 1) differential(dft(20, {{"inverse", i64{1}}, {"onesided", i64{1}}}), {rnd({2, L, 2}, 3 + L), tensor{}, I({1})}, 1e-5, 1e-5);
+    differential(dft(20, {}), {x2, I({L + 3}), I({-3})}, 1e-5, 1e-4);  // zero-padded
+    differential(dft(20, {}), {x2, I({(L + 1) / 2}), I({1})}, 1e-5, 1e-4);  // truncated
+    differential(dft(20, {}), {x2, tensor{}, I({2})}, 1e-5, 1e-4);
+  }
+  differential(dft(17, {}), {rnd({2, 96, 1}, 20, dtype::f64)}, 1e-12, 1e-12);
+  differential(dft(17, {{"axis", i64{1}}}), {rnd({4, 48, 2}, 21, dtype::f16, -1, 1)}, 2e-3, 2e-2);
+  differential(dft(17, {}), {rnd({0, 8, 1}, 22)});
+  // STFT: with and without a window, one- and two-sided, a frame length that is not a power of two
+  const auto stft = [](i64 onesided) { return node("STFT", 17, {{"onesided", onesided}}); };
+  differential(stft(1), {rnd({2, 100, 1}, 30), I({10}), tensor{}, I({16})}, 1e-5, 1e-4);
+  differential(stft(0), {rnd({2, 100, 2}, 31), I({7}), rnd({20}, 32, dtype::f32, 0, 1)}, 1e-5, 1e-4);
+  differential(stft(1), {rnd({1, 333, 1}, 33), I({33}), rnd({45}, 34, dtype::f32, 0, 1), I({45})}, 1e-5, 1e-4);
+  differential(stft(1), {rnd({2, 64, 1}, 35, dtype::bf16), I({16}), rnd({32}, 36, dtype::bf16, 0, 1)}, 1e-2, 1e-1);
+}
+
+TEST_CASE("cuda: DFT and STFT fail as the CPU's do, naming the node") {
+  gpass_test_cuda::fails_alike(node("DFT", 17, {{"axis", i64{2}}}), {rnd({2, 8, 1}, 40)}, "DFT axis 2 is out of range");
+  gpass_test_cuda::fails_alike(node("DFT", 20, {}), {rnd({2, 8, 1}, 41), I({0})}, "dft_length must be positive");
+  gpass_test_cuda::fails_alike(node("DFT", 17, {}), {rnd({2, 8, 3}, 42)}, "must be 1 (real) or 2 (complex)");
+  gpass_test_cuda::fails_alike(node("STFT", 17, {}), {rnd({2, 10, 1}, 43), I({2}), rnd({12}, 44)}, "frame_length 12 must be in [1, 10]");
+  gpass_test_cuda::fails_alike(node("STFT", 17, {}), {rnd({2, 10, 1}, 45), I({0}), tensor{}, I({4})}, "frame_step must be positive");
 }
 
 }  // namespace gpass_test_cuda_signal

@@ -14,7 +14,7 @@
 
 #include <gpass/exec/eigen_cpu.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>      // make_engine (the seeded reference draws)
-#include <gpass/exec/eigen_cpu/kernels/detail/fft.hpp>  // fft_plan (its length and byte checks)
+#include <gpass/exec/fft.hpp>  // fft_plan (its length and byte checks)
 
 // The file's own namespace: test files are compiled in batches (tests/CMakeLists.txt).
 namespace gpass_test_exec_reduce {
@@ -354,7 +354,7 @@ TEST_CASE("exec.reduce.dft_hostile_lengths") {
   CHECK_THROWS_WITH_AS(run(node("DFT", 17, {{"axis", i64{1}}}), {one, tensor::scalar<i64>(huge)}), doctest::Contains("overflows"),
                        gpass::error);
   CHECK(run1(node("DFT", 17, {{"axis", i64{1}}}), {tensor(gpass::dtype::f32, {0, 1, 1}), tensor::scalar<i64>(huge)}).size() == 0);
-  using gpass::exec::cpu_detail::fft::fft_plan;
+  using gpass::exec::fft::fft_plan;
   CHECK(fft_plan::padded_length(10) == std::size_t{32});
   CHECK(fft_plan::padded_length(std::size_t{1} << 62) == std::size_t{0});
   CHECK(fft_plan::padded_length((std::size_t{1} << 61) + 1) == std::size_t{1} << 63);

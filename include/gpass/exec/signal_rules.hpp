@@ -1,19 +1,88 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file signal_rules.hpp
-/// The rules of ONNX's signal ops that the Eigen CPU and CUDA kernels share: MelWeightMatrix's
-/// checks and filter edges. Errors name the node.
+/// The rules of ONNX's signal ops that the Eigen CPU and CUDA kernels share: DFT's and STFT's
+/// shapes, MelWeightMatrix's checks and filter edges. Errors name the node.
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <gpass/core/shape.hpp>
 #include <gpass/exec/kernel.hpp>
 
 namespace gpass::exec::signal_rules {
 
 using i64 = std::int64_t;
+
+/// DFT's geometry over an input of `sizes` (real [..., 1] or complex [..., 2]): the transform
+/// axis, its length L, the transform's length `len` (dft_length, or L; an inverse one-sided
+/// transform 2 (L - 1)), the output's length along the axis and its last dimension, and whether
+/// the transform is complex-to-real (inverse and one-sided: the Hermitian spectrum from its
+/// first len / 2 + 1 bins).
+struct dft_geometry {
+  i64 axis = 0, L = 0, len = 0, Lout = 0, C = 0, Cout = 0;
+  bool c2r = false;
+  std::vector<i64> out_sizes;
+};
+inline dft_geometry dft_shape(const std::vector<i64>& sizes, i64 axis, std::optional<i64> dft_length, bool inverse, bool onesided,
+                              const kernel_node& n) {
+  const i64 r = static_cast<i64>(sizes.size());
+  if (r < 2) n.fail("DFT input needs rank >= 2 (the last dimension holds real/imaginary parts)");
+  dft_geometry g;
+  g.C = sizes.back();
+  if (g.C != 1 && g.C != 2) n.fail("DFT input's last dimension must be 1 (real) or 2 (complex), got " + std::to_string(g.C));
+  if (axis < -r || axis >= r - 1 || axis == -1) n.fail("DFT axis " + std::to_string(axis) + " is out of range");
+  g.axis = axis < 0 ? axis + r : axis;
+  g.L = sizes[static_cast<std::size_t>(g.axis)];
+  g.len = dft_length ? *dft_length : inverse && onesided ? 2 * (g.L - 1) : g.L;
+  if (g.len < 1) n.fail("dft_length must be positive, got " + std::to_string(g.len));
+  g.c2r = inverse && onesided;
+  g.Lout = !inverse && onesided ? g.len / 2 + 1 : g.len;
+  g.Cout = g.c2r ? 1 : 2;
+  g.out_sizes = sizes;
+  g.out_sizes[static_cast<std::size_t>(g.axis)] = g.Lout;
+  g.out_sizes.back() = g.Cout;
+  return g;
+}
+/// The lines of a DFT: the products of the dimensions before the axis (`outer`) and between it
+/// and the last (`inner`). Only for a non-empty output, whose sizes bound them.
+inline std::pair<i64, i64> dft_lines(const std::vector<i64>& sizes, const dft_geometry& g) {
+  i64 outer = 1, inner = 1;
+  for (i64 d = 0; d < g.axis; ++d) outer *= sizes[static_cast<std::size_t>(d)];
+  for (std::size_t d = static_cast<std::size_t>(g.axis) + 1; d + 1 < sizes.size(); ++d) inner *= sizes[d];
+  return {outer, inner};
+}
+
+/// STFT's geometry: signal [batch B, length S, 1 or 2 (C)], frame_step, the window's sizes
+/// (when given: rank 1, its length the frame length) and frame_length (when given); frames of
+/// `fl` points every `step`, `bins` per frame (fl / 2 + 1 when one-sided).
+struct stft_geometry {
+  i64 B = 0, S = 0, C = 0, step = 0, fl = 0, frames = 0, bins = 0;
+};
+inline stft_geometry stft_shape(const std::vector<i64>& sizes, i64 step, const std::vector<i64>* window, std::optional<i64> frame_length,
+                                bool onesided, const kernel_node& n) {
+  if (sizes.size() != 3) n.fail("STFT signal must have rank 3 [batch, length, 1 or 2]");
+  stft_geometry g;
+  g.B = sizes[0], g.S = sizes[1], g.C = sizes[2];
+  if (g.C != 1 && g.C != 2) n.fail("STFT signal's last dimension must be 1 or 2");
+  if (step < 1) n.fail("frame_step must be positive");
+  g.step = step;
+  if (window && window->size() != 1) n.fail("window must have rank 1");
+  g.fl = window ? (*window)[0] : g.S;
+  if (frame_length) {
+    if (window && *frame_length != g.fl)
+      n.fail("frame_length " + std::to_string(*frame_length) + " differs from the window's length " + std::to_string(g.fl));
+    g.fl = *frame_length;
+  }
+  if (g.fl < 1 || g.fl > g.S) n.fail("frame_length " + std::to_string(g.fl) + " must be in [1, " + std::to_string(g.S) + "]");
+  g.frames = 1 + (g.S - g.fl) / g.step;
+  g.bins = onesided ? g.fl / 2 + 1 : g.fl;
+  return g;
+}
 
 /// Checks MelWeightMatrix's arguments.
 inline void check_mel_args(i64 mels, i64 dft, i64 rate, double lo, double hi, const kernel_node& n) {

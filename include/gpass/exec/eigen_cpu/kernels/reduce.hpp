@@ -33,7 +33,7 @@
 
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
-#include <gpass/exec/eigen_cpu/kernels/detail/fft.hpp>
+#include <gpass/exec/fft.hpp>
 #include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/signal_rules.hpp>
 
@@ -673,33 +673,19 @@ inline fn make_dft(const kernel_node& n) {
   const std::int64_t axis_attr = n.attr<std::int64_t>("axis", n.opset >= 20 ? -2 : 1);
   return [=](context& ctx) {
     const gpass::tensor& x = ctx.input(0);
-    const std::int64_t r = static_cast<std::int64_t>(x.rank());
-    if (r < 2) ctx.fail("DFT input needs rank >= 2 (the last dimension holds real/imaginary parts)");
-    const std::int64_t C = x.sizes().back();
-    if (C != 1 && C != 2) ctx.fail("DFT input's last dimension must be 1 (real) or 2 (complex), got " + std::to_string(C));
-    std::int64_t axis = ctx.has_input(2) ? scalar_int(ctx.input(2), ctx.node(), "axis") : axis_attr;
-    if (axis < -r || axis >= r - 1 || axis == -1) ctx.fail("DFT axis " + std::to_string(axis) + " is out of range");
-    if (axis < 0) axis += r;
-    const std::int64_t L = x.sizes()[axis];
-    std::int64_t len = inverse && onesided ? 2 * (L - 1) : L;
-    if (ctx.has_input(1)) len = scalar_int(ctx.input(1), ctx.node(), "dft_length");
-    if (len < 1) ctx.fail("dft_length must be positive, got " + std::to_string(len));
-    const bool c2r = inverse && onesided;
-    const std::int64_t Lout = !inverse && onesided ? len / 2 + 1 : len;
-    const std::int64_t Cout = c2r ? 1 : 2;
-    std::vector<std::int64_t> out_sizes = x.sizes();
-    out_sizes[axis] = Lout;
-    out_sizes.back() = Cout;
+    const std::int64_t axis = ctx.has_input(2) ? scalar_int(ctx.input(2), ctx.node(), "axis") : axis_attr;
+    std::optional<std::int64_t> dft_length;
+    if (ctx.has_input(1)) dft_length = scalar_int(ctx.input(1), ctx.node(), "dft_length");
+    const signal_rules::dft_geometry g = signal_rules::dft_shape(x.sizes(), axis, dft_length, inverse, onesided, ctx.node());
+    const std::int64_t L = g.L, len = g.len, Lout = g.Lout, C = g.C, Cout = g.Cout;
+    const bool c2r = g.c2r;
     dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
       using CT = compute_t<T>;
       // the output first: a dft_length over the limits fails there, an empty output needs no
       // plan; then the plan's tables (up to ~200 bytes a point, not bounded by the output)
-      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), out_sizes);
+      gpass::tensor& y = ctx.allocate_output(0, x.element_type(), g.out_sizes);
       if (y.size() == 0) return;
-      // products of the output's sizes (it is not empty): no overflow
-      std::int64_t outer = 1, inner = 1;
-      for (std::int64_t d = 0; d < axis; ++d) outer *= x.sizes()[d];
-      for (std::int64_t d = axis + 1; d < r - 1; ++d) inner *= x.sizes()[d];
+      const auto [outer, inner] = signal_rules::dft_lines(x.sizes(), g);  // (the output's sizes bound them)
       check_fft(ctx, len, outer * inner);
       const fft_plan plan(static_cast<std::size_t>(len), inverse ? +1 : -1);
       const T* in = x.data<T>();
@@ -743,25 +729,14 @@ inline fn make_stft(const kernel_node& n) {
   const bool onesided = n.attr<std::int64_t>("onesided", 1) != 0;
   return [=](context& ctx) {
     const gpass::tensor& x = ctx.input(0);
-    if (x.rank() != 3) ctx.fail("STFT signal must have rank 3 [batch, length, 1 or 2]");
-    const std::int64_t B = x.sizes()[0], S = x.sizes()[1], C = x.sizes()[2];
-    if (C != 1 && C != 2) ctx.fail("STFT signal's last dimension must be 1 or 2");
-    const std::int64_t step = scalar_int(ctx.input(1), ctx.node(), "frame_step");
-    if (step < 1) ctx.fail("frame_step must be positive");
+    const std::int64_t step_value = scalar_int(ctx.input(1), ctx.node(), "frame_step");
+    const std::vector<std::int64_t>* window_sizes = ctx.has_input(2) ? &ctx.input(2).sizes() : nullptr;
+    std::optional<std::int64_t> frame_length;
+    if (ctx.has_input(3)) frame_length = scalar_int(ctx.input(3), ctx.node(), "frame_length");
+    const signal_rules::stft_geometry g = signal_rules::stft_shape(x.sizes(), step_value, window_sizes, frame_length, onesided, ctx.node());
+    const std::int64_t B = g.B, S = g.S, C = g.C, step = g.step, fl = g.fl, frames = g.frames, bins = g.bins;
     std::vector<double> window;
-    if (ctx.has_input(2)) {
-      if (ctx.input(2).rank() != 1) ctx.fail("window must have rank 1");
-      window = as_doubles(ctx.input(2), ctx.node());
-    }
-    std::int64_t fl = ctx.has_input(2) ? static_cast<std::int64_t>(window.size()) : S;
-    if (ctx.has_input(3)) {
-      fl = scalar_int(ctx.input(3), ctx.node(), "frame_length");
-      if (ctx.has_input(2) && fl != static_cast<std::int64_t>(window.size()))
-        ctx.fail("frame_length " + std::to_string(fl) + " differs from the window's length " + std::to_string(window.size()));
-    }
-    if (fl < 1 || fl > S) ctx.fail("frame_length " + std::to_string(fl) + " must be in [1, " + std::to_string(S) + "]");
-    const std::int64_t frames = 1 + (S - fl) / step;
-    const std::int64_t bins = onesided ? fl / 2 + 1 : fl;
+    if (ctx.has_input(2)) window = as_doubles(ctx.input(2), ctx.node());
     dispatch<float_types>(x.element_type(), ctx.node(), [&]<class T>() {
       using CT = compute_t<T>;
       // the output first: with no batch the signal's length is not bounded by any data, and

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
-#include <gpass/exec/eigen_cpu/kernels/detail/fft.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+#include <gpass/exec/fft.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
 

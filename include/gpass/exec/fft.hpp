@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file fft.hpp
-/// The discrete Fourier transform of the Eigen CPU kernels (ONNX DFT / STFT in reduce.hpp,
-/// TensorFlow's FFT family in tf_spectral.hpp): radix 2 for powers of two, Bluestein's chirp-z
-/// for any other length, in double. Private (`gpass::exec::cpu_detail::fft`).
+/// The discrete Fourier transform of the executors (`gpass::exec::fft`): radix 2 for powers of
+/// two, Bluestein's chirp-z for any other length, in double. The Eigen CPU kernels (ONNX DFT /
+/// STFT in reduce.hpp, TensorFlow's FFT family in tf_spectral.hpp) run `fft_plan` on the host;
+/// the CUDA kernels (`cuda/kernels/signal.hpp`) run the same plan on the device from its
+/// tables (`chirp`, `kernel`, `twiddles`), so both take the same steps.
 
 #include <complex>
 #include <cstddef>
@@ -17,9 +19,25 @@
 
 #include <gpass/core/error.hpp>
 
-namespace gpass::exec::cpu_detail::fft {
+namespace gpass::exec::fft {
 
 using cplx = std::complex<double>;
+
+/// The twiddle factor j of a radix-2 stage of `len` points: e^(sign 2 pi i j / len).
+inline cplx stage_twiddle(std::size_t len, std::size_t j, int sign) {
+  const double ang = sign * 2.0 * std::numbers::pi / static_cast<double>(len);
+  return std::polar(1.0, ang * static_cast<double>(j));
+}
+
+/// Every stage's twiddles of a radix-2 FFT of `m` points (a power of two), the stage of half
+/// size h (len 2h) at [h - 1, 2h - 1): m - 1 in all.
+inline std::vector<cplx> twiddles(std::size_t m, int sign) {
+  std::vector<cplx> t;
+  t.reserve(m > 0 ? m - 1 : 0);
+  for (std::size_t len = 2; len <= m; len <<= 1)
+    for (std::size_t j = 0; j < len / 2; ++j) t.push_back(stage_twiddle(len, j, sign));
+  return t;
+}
 
 /// In-place radix-2 FFT of `m` (a power of two) points; `sign` -1: forward, +1: inverse
 /// (unnormalized).
@@ -34,8 +52,7 @@ inline void fft_pow2(cplx* a, std::size_t m, int sign) {
   for (std::size_t len = 2; len <= m; len <<= 1) {
     const std::size_t half = len / 2;
     tw.resize(half);
-    const double ang = sign * 2.0 * std::numbers::pi / static_cast<double>(len);
-    for (std::size_t j = 0; j < half; ++j) tw[j] = std::polar(1.0, ang * static_cast<double>(j));
+    for (std::size_t j = 0; j < half; ++j) tw[j] = stage_twiddle(len, j, sign);
     for (std::size_t i = 0; i < m; i += len)
       for (std::size_t j = 0; j < half; ++j) {
         const cplx u = a[i + j], v = a[i + j + half] * tw[j];
@@ -101,6 +118,13 @@ class fft_plan {
     fft_pow2(kernel_.data(), m_, -1);
   }
   std::size_t size() const noexcept { return n_; }
+  /// -1: forward, +1: inverse.
+  int sign() const noexcept { return sign_; }
+  /// Bluestein's convolution length (0: radix 2 alone), its chirp (n points) and kernel (the
+  /// forward transform of the conjugate chirp, m points): what a device runs the plan from.
+  std::size_t padded() const noexcept { return m_; }
+  const std::vector<cplx>& chirp() const noexcept { return chirp_; }
+  const std::vector<cplx>& kernel() const noexcept { return kernel_; }
   /// Transforms `a` (n points) in place; `scratch` is reused between calls.
   void run(cplx* a, std::vector<cplx>& scratch) const {
     if (m_ == 0) {
@@ -123,4 +147,4 @@ class fft_plan {
   std::vector<cplx> chirp_, kernel_;
 };
 
-}  // namespace gpass::exec::cpu_detail::fft
+}  // namespace gpass::exec::fft
