@@ -96,6 +96,7 @@ TEST_CASE("cuda: Attention matches the CPU kernel (masks, softcap, qk outputs, p
   add.data<float>()[3] = -std::numeric_limits<float>::infinity();
   for (i64 mode = 0; mode < 4; ++mode) differential(attention(23, {{"qk_matmul_output_mode", mode}}, 4), with(add), 1e-4, 1e-5);
   differential(attention(23, {}, 4), with(rnd({2, 1, 1, 6}, 43, dtype::int64, -3, 3)), 1e-4, 1e-5);
+  differential(attention(24, {}, 4), with(tensor(dtype::bool_, {4, 0})), 1e-4, 1e-5);  // a mask of no keys: every key masked
   // causal with a mask; the sliding windows (25); softcap in each qk mode
   differential(attention(23, {{"is_causal", i64{1}}}, 4), with(rnd({4, 6}, 44, dtype::bool_)), 1e-4, 1e-5);
   for (const auto& [l, r] : {std::pair<i64, i64>{1, 0}, {2, -1}, {-1, 1}, {0, 0}}) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of the transformer fusions (SkipLayerNormalization, its simplified form,
-// ScaledDotProductAttention): registered, their sources compile (the NVRTC test of every
+// ScaledDotProductAttention, ONNX Runtime's MultiHeadAttention, Attention and
+// EmbedLayerNormalization): registered, their sources compile (the NVRTC test of every
 // generated source covers them), and on a GPU each matches the Eigen CPU kernel.
 
 #include <doctest/doctest.h>
@@ -28,6 +29,13 @@ TEST_CASE("cuda: the transformer kernels are registered") {
   CHECK(r.has("com.microsoft", "SkipSimplifiedLayerNormalization"));
   CHECK(r.has("gpass", "ScaledDotProductAttention"));
   CHECK(r.has("com.microsoft", "MultiHeadAttention"));
+  CHECK(r.has("com.microsoft", "Attention"));
+  CHECK(r.has("com.microsoft", "EmbedLayerNormalization"));
+  // Attention with a shared past/present buffer (past_sequence_length) runs on the CPU
+  CHECK(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "Attention", .inputs = {dtype::f32, dtype::f32, dtype::f32}}));
+  CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft",
+                                        .op = "Attention",
+                                        .inputs = {dtype::f32, dtype::f32, dtype::f32, dtype::int32, dtype::f32, dtype::undefined, dtype::int32}}));
   // packed forms and the past state run where the CPU kernel does
   CHECK(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "MultiHeadAttention", .inputs = {dtype::f32, dtype::f32, dtype::f32}}));
   CHECK_FALSE(r.serves(ex::kernel_query{.domain = "com.microsoft", .op = "MultiHeadAttention", .inputs = {dtype::f32}}));
@@ -118,6 +126,63 @@ TEST_CASE("cuda: MultiHeadAttention matches the CPU kernel") {
   differential(mha({}), {q, rnd({B, N, L, H}, 76), rnd({B, N, L, 4}, 77)}, 1e-4, 1e-5);
   // half precision
   differential(mha({}), {rnd({B, S, D}, 78, dtype::f16), rnd({B, L, D}, 79, dtype::f16), rnd({B, L, D}, 80, dtype::f16)}, 1e-2, 5e-3);
+}
+
+TEST_CASE("cuda: ONNX Runtime's Attention matches the CPU kernel") {
+  GPASS_GPU_OR_CPU_SIDE();
+  const i64 B = 2, S = 5, Hin = 16, N = 2;
+  auto att = [](gpass::attribute_map extra, std::size_t outputs = 1) {
+    gpass::attribute_map a{{"num_heads", std::int64_t{2}}};
+    for (auto& [k, v] : extra) a[k] = v;
+    return node("Attention", 1, std::move(a), outputs, "com.microsoft");
+  };
+  const tensor x = rnd({B, S, Hin}, 80, dtype::f32, -1, 1), w = rnd({Hin, 3 * 12}, 81, dtype::f32, -0.5, 0.5), bias = rnd({36}, 82);
+  const tensor none;
+  differential(att({}), {x, w}, 1e-4, 1e-5);
+  differential(att({}, 2), {x, w, bias}, 1e-4, 1e-5);
+  // every mask_index form: key ends, ends then starts, 0/1 per key, 0/1 per query and key
+  differential(att({}), {x, w, bias, tensor::from<std::int32_t>({3, 5}, {B})}, 1e-4, 1e-5);
+  differential(att({}), {x, w, bias, tensor::from<std::int32_t>({4, 5, 1, 0}, {2 * B})}, 1e-4, 1e-5);
+  differential(att({{"mask_filter_value", -1e4}}), {x, w, bias, rnd({B, S}, 83, dtype::int32, 0, 2)}, 1e-4, 1e-5);
+  differential(att({}), {x, w, bias, rnd({B, S, S}, 84, dtype::int32, 0, 2)}, 1e-4, 1e-5);
+  // unidirectional after a past of 3 (present out), an attention bias, a scale
+  const tensor past = rnd({2, B, N, 3, 6}, 85);
+  differential(att({{"unidirectional", std::int64_t{1}}}, 2), {x, w, bias, none, past}, 1e-4, 1e-5);
+  differential(att({{"scale", 0.3}}, 2), {x, w, bias, rnd({B, 8}, 86, dtype::int32, 0, 2), past, rnd({1, N, S, 8}, 87)}, 1e-4, 1e-5);
+  differential(att({}), {x, w, none, none, none, rnd({B, 1, S, S}, 88)}, 1e-4, 1e-5);
+  // qkv_hidden_sizes with a narrower V; half precision
+  differential(att({{"qkv_hidden_sizes", std::vector<std::int64_t>{8, 8, 4}}}), {x, rnd({Hin, 20}, 89, dtype::f32, -0.5, 0.5), rnd({20}, 90)},
+               1e-4, 1e-5);
+  differential(att({}, 2), {rnd({B, S, Hin}, 91, dtype::f16, -1, 1), rnd({Hin, 36}, 92, dtype::f16, -0.5, 0.5), rnd({36}, 93, dtype::f16)},
+               1e-2, 1e-2);
+  // bad inputs fail as on the CPU
+  gpass_test_cuda::fails_alike(att({}), {x, w, bias, tensor::from<std::int32_t>({1, 2, 3}, {3})}, "is not [B], [2B], [B, total] or [B, S, total]");
+  gpass_test_cuda::fails_alike(att({}), {x, rnd({Hin, 35}, 94)}, "do not split into Q, K, V");
+  gpass_test_cuda::fails_alike(att({{"qkv_hidden_sizes", std::vector<std::int64_t>{8, 8, 4}}}, 2),
+                               {x, rnd({Hin, 20}, 95), rnd({20}, 96)}, "present needs equal Q, K and V head sizes");
+}
+
+TEST_CASE("cuda: EmbedLayerNormalization matches the CPU kernel") {
+  GPASS_GPU_OR_CPU_SIDE();
+  const i64 B = 2, S = 6, H = 40, V = 30;
+  auto eln = [](std::size_t outputs) { return node("EmbedLayerNormalization", 1, {{"epsilon", 1e-5}}, outputs, "com.microsoft"); };
+  const tensor ids = rnd({B, S}, 100, dtype::int32, 0, V), seg = rnd({B, S}, 101, dtype::int32, 0, 2);
+  const tensor word = rnd({V, H}, 102), pos = rnd({16, H}, 103), segemb = rnd({2, H}, 104), gamma = rnd({H}, 105), beta = rnd({H}, 106);
+  const tensor mask = rnd({B, S}, 107, dtype::int32, 0, 2);
+  const tensor none;
+  differential(eln(3), {ids, seg, word, pos, segemb, gamma, beta, mask}, 1e-5, 1e-5);
+  differential(eln(1), {ids, none, word, pos, none, gamma, beta}, 1e-5, 1e-5);
+  // position ids per batch and shared; int64 ids; f16
+  differential(eln(2), {ids, seg, word, pos, segemb, gamma, beta, none, rnd({B, S}, 108, dtype::int64, 0, 16)}, 1e-5, 1e-5);
+  differential(eln(3), {rnd({B, S}, 109, dtype::int64, 0, V), none, word, pos, none, gamma, beta, mask, rnd({1, S}, 110, dtype::int32, 0, 16)},
+               1e-5, 1e-5);
+  differential(eln(3), {ids, seg, rnd({V, 512}, 111, dtype::f16), rnd({16, 512}, 112, dtype::f16), rnd({2, 512}, 113, dtype::f16),
+                        rnd({512}, 114, dtype::f16), rnd({512}, 115, dtype::f16), mask},
+               5e-3, 5e-3);
+  // an id out of its table fails as on the CPU
+  gpass_test_cuda::fails_alike(eln(1), {tensor::from<std::int32_t>({1, 2, 30}, {1, 3}), none, word, pos, none, gamma, beta},
+                               "input id 30 is out of range [0, 30)");
+  gpass_test_cuda::fails_alike(eln(1), {rnd({1, 20}, 116, dtype::int32, 0, V), none, word, pos, none, gamma, beta}, "position id 16 is out of range");
 }
 
 }  // namespace gpass_test_cuda_transformer

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -508,6 +509,126 @@ inline bool nms_before(double a, i64 i, double b, i64 j) {
   if (na != nb) return nb;
   if (!na && a != b) return a > b;
   return i < j;
+}
+
+// ---- ONNX Runtime's Attention and EmbedLayerNormalization (com.microsoft) -------------------
+
+/// Checks ONNX Runtime's attention_bias ([B or 1, N or 1, S, T]).
+inline void check_ort_attention_bias(const std::vector<i64>& t, i64 B, i64 N, i64 S, i64 T, const kernel_node& n) {
+  if (t.size() != 4 || t[2] != S || t[3] != T || (t[0] != 1 && t[0] != B) || (t[1] != 1 && t[1] != N))
+    n.fail("attention_bias must be [B or 1, num_heads or 1, " + std::to_string(S) + ", " + std::to_string(T) + "], got " +
+           shape::of(t).to_string());
+}
+
+/// The attributes of a com.microsoft Attention node (num_heads checked).
+struct ort_attention_attrs {
+  i64 heads = 0;
+  bool causal = false;          ///< unidirectional
+  double filter = -10000.0;     ///< mask_filter_value
+  double scale = 0;             ///< 0: 1 / sqrt(head size)
+  std::vector<i64> qkv_sizes;   ///< qkv_hidden_sizes (empty: three equal parts)
+};
+inline ort_attention_attrs read_ort_attention_attrs(const kernel_node& n) {
+  ort_attention_attrs a;
+  a.heads = n.attr<i64>("num_heads");
+  if (a.heads <= 0) n.fail("num_heads must be positive");
+  a.causal = n.attr<i64>("unidirectional", 0) != 0;
+  a.filter = n.attr<double>("mask_filter_value", -10000.0);
+  a.scale = n.attr<double>("scale", 0.0);
+  a.qkv_sizes = n.attr<std::vector<i64>>("qkv_hidden_sizes", {});
+  return a;
+}
+
+/// The sizes of one com.microsoft Attention call: input [B, S, Hin], weights [Hin, W3] split
+/// into Q, K and V of Hq, Hk and Hv columns (`heads` heads of dq and dv), past [2, B, heads,
+/// P, dq], total = P + S keys; the mask_index form (0 none, 1 [B] ends, 2 [2B] ends then
+/// starts, 3 [B, total] 0/1, 4 [B, S, total] 0/1).
+struct ort_attention_sizes {
+  i64 B = 0, S = 0, Hin = 0, W3 = 0, Hq = 0, Hk = 0, Hv = 0, heads = 0, dq = 0, dv = 0, P = 0, total = 0;
+  int mask_kind = 0;
+};
+
+/// Checks the inputs of a com.microsoft Attention node (any executor's context) and returns
+/// their sizes. `want_present`: output 1 is wanted (it needs equal Q, K and V head sizes).
+template <class Ctx>
+ort_attention_sizes ort_attention_check(const Ctx& ctx, i64 heads, const std::vector<i64>& qkv_sizes, bool want_present) {
+  const auto& x = ctx.input(0);
+  const auto& w = ctx.input(1);
+  if (ctx.has_input(6)) ctx.fail("past_sequence_length (a shared past/present buffer) has no kernel here");
+  if (x.rank() != 3 || w.rank() != 2 || w.sizes()[0] != x.sizes()[2])
+    ctx.fail("input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + x.shape().to_string() + " and " +
+             w.shape().to_string());
+  ort_attention_sizes z;
+  z.heads = heads;
+  z.B = x.sizes()[0], z.S = x.sizes()[1], z.Hin = x.sizes()[2], z.W3 = w.sizes()[1];
+  z.Hq = z.Hk = z.Hv = z.W3 / 3;
+  if (!qkv_sizes.empty()) {
+    if (qkv_sizes.size() != 3) ctx.fail("qkv_hidden_sizes must have 3 values");
+    // (each within the weights' columns: a negative one indexed before Q's, a huge one made
+    // the sum wrap around)
+    for (i64 v : qkv_sizes)
+      if (v < 0 || v > z.W3) ctx.fail("qkv_hidden_sizes must be in [0, " + std::to_string(z.W3) + "], got " + std::to_string(v));
+    z.Hq = qkv_sizes[0], z.Hk = qkv_sizes[1], z.Hv = qkv_sizes[2];
+  }
+  if (z.Hq + z.Hk + z.Hv != z.W3 || z.Hq != z.Hk || z.Hq % heads != 0 || z.Hv % heads != 0)
+    ctx.fail("weights of " + std::to_string(z.W3) + " columns do not split into Q, K, V of " + std::to_string(heads) + " heads");
+  if (ctx.has_input(2) && ctx.input(2).size() != z.W3) ctx.fail("bias must have " + std::to_string(z.W3) + " values");
+  z.dq = z.Hq / heads, z.dv = z.Hv / heads;
+  if (ctx.has_input(4)) {
+    const auto& past = ctx.input(4);
+    z.P = past.rank() == 5 ? past.sizes()[3] : -1;
+    if (past.sizes() != std::vector<i64>{2, z.B, heads, z.P, z.dq} || z.dq != z.dv)
+      ctx.fail("past must be [2, B, num_heads, P, head size] (equal Q, K and V head sizes), got " + past.shape().to_string());
+    if (past.element_type() != x.element_type()) ctx.fail("past must have the input's element type");
+  }
+  if (z.P > std::numeric_limits<i64>::max() - z.S) ctx.fail("past and sequence lengths overflow int64");  // (of empty inputs)
+  z.total = z.P + z.S;
+  if (want_present && z.dq != z.dv)
+    ctx.fail("present needs equal Q, K and V head sizes, got " + std::to_string(z.dq) + " and " + std::to_string(z.dv));
+  if (ctx.has_input(3)) {
+    const auto& m = ctx.input(3);
+    const std::size_t r = m.rank();
+    const std::vector<i64>& ms = m.sizes();
+    if (r == 1 && m.size() == z.B) z.mask_kind = 1;
+    else if (r == 1 && m.size() == 2 * z.B) z.mask_kind = 2;
+    else if (r == 2 && ms == std::vector<i64>{z.B, z.total}) z.mask_kind = 3;
+    else if (r == 3 && ms == std::vector<i64>{z.B, z.S, z.total}) z.mask_kind = 4;
+    else
+      ctx.fail("mask_index of shape " + m.shape().to_string() + " is not [B], [2B], [B, total] or [B, S, total] (total " +
+               std::to_string(z.total) + ")");
+  }
+  if (ctx.has_input(5)) check_ort_attention_bias(ctx.input(5).sizes(), z.B, heads, z.S, z.total, ctx.node());
+  return z;
+}
+
+/// The sizes of one EmbedLayerNormalization call: input_ids [B, S], hidden size H.
+struct embed_ln_sizes {
+  i64 B = 0, S = 0, H = 0;
+};
+
+/// Checks the inputs of a com.microsoft EmbedLayerNormalization node (the ids' values apart:
+/// `embed_row`).
+template <class Ctx>
+embed_ln_sizes embed_ln_check(const Ctx& ctx) {
+  const auto& ids = ctx.input(0);
+  const auto& word = ctx.input(2);
+  const auto& pos = ctx.input(3);
+  const bool seg = ctx.has_input(1), seg_emb = ctx.has_input(4);
+  if (ids.rank() != 2) ctx.fail("input_ids must be [batch, sequence], got " + ids.shape().to_string());
+  if (word.rank() != 2 || pos.rank() != 2 || (seg_emb && ctx.input(4).rank() != 2)) ctx.fail("the embedding tables must be 2-D");
+  embed_ln_sizes z{ids.sizes()[0], ids.sizes()[1], word.sizes()[1]};
+  if (pos.sizes()[1] != z.H || (seg_emb && ctx.input(4).sizes()[1] != z.H) || ctx.input(5).size() != z.H || ctx.input(6).size() != z.H)
+    ctx.fail("the embeddings, gamma and beta must have the hidden size " + std::to_string(z.H));
+  if (seg && !seg_emb) ctx.fail("segment_ids without segment_embedding");
+  if (seg && ctx.input(1).size() != z.B * z.S) ctx.fail("segment_ids must have the shape of input_ids");
+  if (ctx.has_input(8) && ctx.input(8).size() != z.B * z.S && ctx.input(8).size() != z.S)
+    ctx.fail("position_ids must be [batch, sequence] or [1, sequence]");
+  return z;
+}
+
+/// Checks that row `r` of an embedding table of `rows` rows exists (`what`: "input id"...).
+inline void check_embed_row(i64 r, i64 rows, const char* what, const kernel_node& n) {
+  if (r < 0 || r >= rows) n.fail(std::string(what) + " " + std::to_string(r) + " is out of range [0, " + std::to_string(rows) + ")");
 }
 
 }  // namespace gpass::exec::nn_rules

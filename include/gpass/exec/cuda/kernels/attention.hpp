@@ -121,7 +121,7 @@ __device__ __forceinline__ W g_att_score(const T* sr, const M* mr, const g_att& 
   if (a.has_bias) {
     const W neg = (W)(-1.0 / 0.0);
     W b = 0;
-    if (mr) b = j >= a.ms[3] ? neg : g_mask(mr, j);
+    b = j >= a.ms[3] ? neg : mr ? g_mask(mr, j) : (W)0;  // (ms[3] is T without a mask)
     const long long diff = i + off - j;  // the query's absolute position minus the key's
     bool allowed = !a.causal || diff >= 0;
     if (a.left >= 0 && diff > a.left) allowed = false;
@@ -169,7 +169,7 @@ extern "C" __global__ void att_softmax(const T* sc, T* p, T* __restrict__ qk, co
       if (threadIdx.x == 0) {
         for (long long j = 0; j < a.T; ++j) {
           bool masked;
-          s = g_rs(s + g_rs(g_exp(g_rs(g_rs(g_att_score(sr, mr, a, i, off, len, j, 0, &masked)) - m))));
+          s = g_rs(s + g_rs((W)g_exp((double)g_rs(g_rs(g_att_score(sr, mr, a, i, off, len, j, 0, &masked)) - m))));
         }
         run = s;
       }
@@ -178,7 +178,7 @@ extern "C" __global__ void att_softmax(const T* sc, T* p, T* __restrict__ qk, co
     } else {
       for (long long j = threadIdx.x; j < a.T; j += blockDim.x) {
         bool masked;
-        s += g_rs(g_exp(g_rs(g_rs(g_att_score(sr, mr, a, i, off, len, j, 0, &masked)) - m)));
+        s += g_rs((W)g_exp((double)g_rs(g_rs(g_att_score(sr, mr, a, i, off, len, j, 0, &masked)) - m)));
       }
       s = g_block_reduce<0>(s, sh);
     }
@@ -186,7 +186,7 @@ extern "C" __global__ void att_softmax(const T* sc, T* p, T* __restrict__ qk, co
     if (s == 0) s = 1;
     for (long long j = threadIdx.x; j < a.T; j += blockDim.x) {
       bool masked;
-      const W e = g_rs(g_exp(g_rs(g_rs(g_att_score(sr, mr, a, i, off, len, j, 0, &masked)) - m)));
+      const W e = g_rs((W)g_exp((double)g_rs(g_rs(g_att_score(sr, mr, a, i, off, len, j, 0, &masked)) - m)));
       const W q = g_rt(g_rs(e / s));
       g_store(pr, j, q);
       if (qko && a.mode == 3) g_store(qko, j, q);
@@ -248,10 +248,13 @@ inline fn make_attention(const kernel_node& n) {
     // K: the present key (when wanted) and the scaled keys; V: the present value, or V itself
     cuda_tensor ks = compute ? pol.allocate_tensor(t, {B, KH, T, D}, ctx.stream()) : cuda_tensor{};
     layout(k, past_k, KH, S, D, present_k ? present_k->data() : nullptr, compute ? ks.data() : nullptr, sq);
+    if (!compute) {
+      if (present_v) layout(v, past_v, KH, S, Dv, present_v->data(), nullptr, 1.0);
+      return;
+    }
     const bool v_as_is = !z.three_d && !past_v;
     cuda_tensor vs = present_v ? *present_v : v_as_is ? v : pol.allocate_tensor(t, {B, KH, T, Dv}, ctx.stream());
     if (present_v || !v_as_is) layout(v, past_v, KH, S, Dv, vs.data(), nullptr, 1.0);
-    if (!compute) return;
     if (T == 0) {  // no key: the product with an empty V is zeros (and qk is empty)
       pol.fill_zero(y, ctx.stream());
       return;
@@ -276,6 +279,7 @@ inline fn make_attention(const kernel_node& n) {
     g.left = a.left;
     g.right = a.right;
     g.cap = a.softcap;
+    g.ms[3] = T;  // (no key past a mask that is not there)
     if (mask) {
       const auto ms = nn_rules::attention_mask_dims(mask->sizes(), z, ctx.node());
       for (std::size_t d = 0; d < 4; ++d) g.ms[d] = ms[d];

@@ -274,12 +274,13 @@ inline cuda_tensor upload_complex(context& ctx, const std::vector<fft::cplx>& v)
 }
 
 /// The tables of an FFT of `n` points in direction `sign`, made on the host (the CPU's plan)
-/// the first time, checked against the run's limits as the CPU checks its plan.
+/// the first time (outside a capture), checked against each run's limits as the CPU checks its
+/// plan.
 inline std::shared_ptr<const fft_tables> tables_for(context& ctx, fft_state& st, i64 n, int sign, const std::string& what) {
+  check_scratch(ctx, fft::fft_plan::bytes_needed(static_cast<std::size_t>(n)), "the plan of " + what);
   std::lock_guard lock(st.mu);
   auto it = st.tables.find({n, sign});
   if (it != st.tables.end()) return it->second;
-  check_scratch(ctx, fft::fft_plan::bytes_needed(static_cast<std::size_t>(n)), "the plan of " + what);
   const fft::fft_plan plan(static_cast<std::size_t>(n), sign);
   auto t = std::make_shared<fft_tables>();
   t->n = n;
@@ -294,7 +295,9 @@ inline std::shared_ptr<const fft_tables> tables_for(context& ctx, fft_state& st,
   } else if (t->M > 1) {
     t->tw_first = upload_complex(ctx, fft::twiddles(static_cast<std::size_t>(t->M), sign));
   }
-  st.tables.emplace(std::make_pair(n, sign), t);
+  // (kept only when made outside a CUDA graph's capture: a captured upload fills its buffer
+  // when the graph replays)
+  if (!ctx.policy().capturing()) st.tables.emplace(std::make_pair(n, sign), t);
   return t;
 }
 

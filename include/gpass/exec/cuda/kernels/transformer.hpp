@@ -29,6 +29,7 @@
 #include <gpass/exec/cuda/kernels/nn.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/nn_rules.hpp>
 #include <gpass/exec/shape_rules.hpp>
 
 namespace gpass::exec {
@@ -337,10 +338,13 @@ inline fn make_sdpa(const kernel_node& n) {
 
 /// `mha_heads(y, x, bias, B, S, N, H)`: y [B, N, S, H] = x [B, S, N, H] + bias[n H + h] (bias may
 /// be null); `mha_merge(y, x, B, S, N, H)`: y [B, S, N, H] = x [B, N, S, H];
-/// `mha_softmax(scores, lens, mask, bias, a)`: a block per row of the scores [B, N, S, L], in
-/// place: softmax(scores * scale + filter where masked + attention bias) in the compute type, as
-/// ONNX Runtime's CPU kernel (key lengths [B] or a 0/1 mask [B, L]; causal: keys after the
-/// query's position).
+/// `mha_softmax(scores, mask, bias, a)`: a block per row of the scores [B, N, S, L], in place:
+/// softmax(scores * scale + filter where masked + attention bias) in the compute type, as
+/// ONNX Runtime's CPU kernel (the mask: key ends [B], ends then starts [2B], 0/1 [B, L] or
+/// [B, S, L]; causal: the keys after the query's position P + i);
+/// `ora_part(y, qkv, bias, past, B, S, N, P, d, col0, W3)`: y [B, N, P + S, d] from the past
+/// [B, N, P, d] (may be null when P is 0) then the columns col0 + n d + e of qkv [B * S, W3] (+
+/// bias, which may be null): com.microsoft Attention's Q, K or V per head.
 inline std::string mha_source(dtype t) {
   return cuda_nn::head(t) + R"(#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
 extern "C" __global__ void mha_heads(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ bias, long long B, long long S,
@@ -358,15 +362,31 @@ extern "C" __global__ void mha_merge(T* __restrict__ y, const T* __restrict__ x,
     y[i] = x[((b * N + n) * S + s) * H + h];
   }
 }
-struct g_mha { long long rows, L, S, N, B, bias_b, bias_n; int mask_kind, causal; double scale, filter; };
+struct g_mha { long long rows, L, S, N, B, P, bias_b, bias_n; int mask_kind, causal; double scale, filter; };
 __device__ __forceinline__ W g_mha_score(const T* sr, const int* mask, const T* br, const g_mha& a, long long b, long long i, long long j) {
   W v = (W)g_load(sr, j) * (W)a.scale;
-  bool masked = a.causal && j > i;
+  bool masked = a.causal && j > a.P + i;
   if (a.mask_kind == 1) masked = masked || j >= (long long)mask[b];
-  if (a.mask_kind == 2) masked = masked || mask[b * a.L + j] == 0;
+  else if (a.mask_kind == 2) masked = masked || j >= (long long)mask[b] || j < (long long)mask[a.B + b];
+  else if (a.mask_kind == 3) masked = masked || mask[b * a.L + j] == 0;
+  else if (a.mask_kind == 4) masked = masked || mask[(b * a.S + i) * a.L + j] == 0;
   if (masked) v += (W)a.filter;
   if (br) v += (W)g_load(br, j);
   return v;
+}
+extern "C" __global__ void ora_part(T* __restrict__ y, const T* __restrict__ qkv, const T* __restrict__ bias, const T* __restrict__ past,
+    long long B, long long S, long long N, long long P, long long d, long long col0, long long W3) {
+  const long long L = P + S;
+  G_LOOP(B * N * L * d) {
+    const long long e = i % d, t = (i / d) % L, u = i / (d * L), n = u % N, b = u / N;
+    if (t < P) {
+      y[i] = past[(u * P + t) * d + e];
+      continue;
+    }
+    W v = (W)g_load(qkv, (b * S + t - P) * W3 + col0 + n * d + e);
+    if (bias) v += (W)g_load(bias, col0 + n * d + e);
+    g_store(y, i, v);
+  }
 }
 extern "C" __global__ void mha_softmax(T* sc, const int* __restrict__ mask, const T* __restrict__ bias, g_mha a) {
   __shared__ W sh[33];
@@ -390,10 +410,11 @@ extern "C" __global__ void mha_softmax(T* sc, const int* __restrict__ mask, cons
 }
 
 /// What `mha_softmax` reads (host mirror of the device `g_mha`): rows B * N * S of L scores, the
-/// attention bias's batch and head counts (1: broadcast), the mask's kind (0 none, 1 lengths [B],
-/// 2 0/1 [B, L]), causality, the scale and the value added where masked.
+/// past length P, the attention bias's batch and head counts (1: broadcast), the mask's kind (0
+/// none, 1 key ends [B], 2 ends then starts [2B], 3 0/1 [B, L], 4 0/1 [B, S, L]), causality, the
+/// scale and the value added where masked.
 struct g_mha {
-  long long rows = 0, L = 0, S = 0, N = 0, B = 0, bias_b = 1, bias_n = 1;
+  long long rows = 0, L = 0, S = 0, N = 0, B = 0, P = 0, bias_b = 1, bias_n = 1;
   int mask_kind = 0, causal = 0;
   double scale = 1, filter = 0;
 };
@@ -458,14 +479,12 @@ inline fn make_mha(const kernel_node& n) {
     if (mask) {
       if (mask->element_type() != dtype::int32) ctx.fail("key_padding_mask must be int32");
       if (mask->rank() == 1 && mask->sizes()[0] == B) a.mask_kind = 1;
-      else if (mask->rank() == 2 && mask->sizes() == std::vector<i64>{B, L}) a.mask_kind = 2;
+      else if (mask->rank() == 2 && mask->sizes() == std::vector<i64>{B, L}) a.mask_kind = 3;
       else ctx.fail("the CUDA kernel takes key_padding_mask [B] or [B, L], got " + mask->shape().to_string());
     }
     a.bias_b = a.bias_n = 1;
     if (abias) {
-      if (abias->rank() != 4 || abias->sizes()[2] != S || abias->sizes()[3] != L || (abias->sizes()[0] != 1 && abias->sizes()[0] != B) ||
-          (abias->sizes()[1] != 1 && abias->sizes()[1] != N))
-        ctx.fail("attention_bias must be [B or 1, num_heads or 1, S, L], got " + abias->shape().to_string());
+      nn_rules::check_ort_attention_bias(abias->sizes(), B, N, S, L, ctx.node());
       a.bias_b = abias->sizes()[0];
       a.bias_n = abias->sizes()[1];
     }
@@ -476,7 +495,7 @@ inline fn make_mha(const kernel_node& n) {
       pol.fill_zero(y, ctx.stream());
       return;
     }
-    const auto& kk = st->lib.get(pol, "mha," + std::string(to_string(t)), {"mha_heads", "mha_merge", "mha_softmax"},
+    const auto& kk = st->lib.get(pol, "mha," + std::string(to_string(t)), {"mha_heads", "mha_merge", "mha_softmax", "ora_part"},
                                  [&] { return mha_source(t); });
     const std::size_t es = size_of(t);
     // the heads: [B, len, N, h] (+ its part of the bias) -> [B, N, len, h]
@@ -513,6 +532,215 @@ inline fn make_mha(const kernel_node& n) {
   };
 }
 
+// ---- Attention (com.microsoft) -------------------------------------------------------------
+
+/// A node's state: the projection's and the heads' cuBLASLt plans, the MHA library.
+struct ort_attention_state {
+  cuda_linalg::lt_state lt;
+  lazy_library lib;
+};
+
+/// com.microsoft Attention on the GPU: QKV = input x weights (one cuBLASLt product), each of Q,
+/// K and V laid out per head with its bias (the past's keys and values first: straight into
+/// present when it is wanted), then the products around the masked softmax of MultiHeadAttention
+/// (every mask_index form, unidirectional after the past, attention_bias) and the heads merged.
+/// Checks and messages are the CPU's (`nn_rules::ort_attention_check`).
+inline fn make_ort_attention(const kernel_node& n) {
+  const nn_rules::ort_attention_attrs at = nn_rules::read_ort_attention_attrs(n);
+  auto st = std::make_shared<ort_attention_state>();
+  return [at, st](context& ctx) {
+    const bool want_present = ctx.num_outputs() > 1 && ctx.output_wanted(1);
+    const nn_rules::ort_attention_sizes z = nn_rules::ort_attention_check(ctx, at.heads, at.qkv_sizes, want_present);
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& w = ctx.input(1);
+    const cuda_tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const cuda_tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const cuda_tensor* past = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+    const cuda_tensor* abias = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+    cuda_nn::check_float(ctx, x, "input");
+    const dtype t = x.element_type();
+    for (const cuda_tensor* p : {&w, bias, abias})
+      if (p && p->element_type() != t) ctx.fail("weights, bias and attention_bias must have the input's element type");
+    if (mask && mask->element_type() != dtype::int32) ctx.fail("mask_index must be int32");
+    const i64 B = z.B, S = z.S, N = at.heads, T = z.total, dq = z.dq, dv = z.dv, P = z.P;
+    auto& pol = ctx.policy();
+    cuda_tensor& y = ctx.allocate_output(0, t, {B, S, z.Hv});
+    cuda_tensor* present = want_present ? &ctx.allocate_output(1, t, {2, B, N, T, dq}) : nullptr;
+    if (z.W3 == 0 || (y.size() == 0 && (!present || present->size() == 0))) return;
+    const auto& kk = st->lib.get(pol, "mha," + std::string(to_string(t)), {"mha_heads", "mha_merge", "mha_softmax", "ora_part"},
+                                 [&] { return mha_source(t); });
+    const std::size_t es = size_of(t);
+    // qkv [B * S, W3] = input [B * S, Hin] x weights [Hin, W3]
+    cuda_tensor qkv = pol.allocate_tensor(t, {B * S, z.W3}, ctx.stream());
+    if (z.Hin == 0) pol.fill_zero(qkv, ctx.stream());
+    else if (B * S > 0) {
+      cuda_linalg::lt_problem p{.t = t, .M = B * S, .N = z.W3, .K = z.Hin, .lda = z.Hin, .ldb = z.W3, .ldc = z.W3};
+      cuda_linalg::lt_matmul(ctx, st->lt, p, 1.0, 0.0, x.data(), w.data(), qkv.data());
+    }
+    // Q [B, N, S, dq], K [B, N, T, dq], V [B, N, T, dv]: K and V in present's halves when wanted
+    auto part = [&](void* out, i64 p0, i64 d, i64 col0, const void* past_part) {
+      const i64 count = B * N * (p0 + S) * d;
+      if (count == 0) return;
+      const void* qp = qkv.data();
+      const void* bp = bias ? bias->data() : nullptr;
+      long long bb = B, ss = S, nn = N, pp = p0, dd = d, c0 = col0, w3 = z.W3;
+      void* args[] = {&out, &qp, &bp, &past_part, &bb, &ss, &nn, &pp, &dd, &c0, &w3};
+      pol.launch(kk.kernels[3], pol.blocks_for(count), 256, args, ctx.stream());
+    };
+    const auto* past_k = past ? static_cast<const std::byte*>(past->data()) : nullptr;
+    const auto* past_v = past ? past_k + static_cast<std::size_t>(B * N * P * dq) * es : nullptr;
+    cuda_tensor kh = present ? cuda_tensor{} : pol.allocate_tensor(t, {B, N, T, dq}, ctx.stream());
+    cuda_tensor vh = present ? cuda_tensor{} : pol.allocate_tensor(t, {B, N, T, dv}, ctx.stream());
+    void* kp = present ? present->data() : kh.data();
+    void* vp = present ? static_cast<void*>(static_cast<std::byte*>(present->data()) + static_cast<std::size_t>(B * N * T * dq) * es) : vh.data();
+    part(kp, P, dq, z.Hq, past_k);
+    part(vp, P, dv, z.Hq + z.Hk, past_v);
+    if (y.size() == 0) return;
+    cuda_tensor qh = pol.allocate_tensor(t, {B, N, S, dq}, ctx.stream());
+    part(qh.data(), 0, dq, 0, nullptr);
+    // scores [B * N, S, T] = Q K^T, then the masked softmax in place
+    const i64 G = B * N;
+    cuda_tensor scores = pol.allocate_tensor(t, {G, S, T}, ctx.stream());
+    if (dq == 0) pol.fill_zero(scores, ctx.stream());
+    else heads_product(ctx, st->lt, t, G, S, T, dq, true, qh.data(), kp, scores.data());
+    g_mha a;
+    a.rows = G * S;
+    a.L = T;
+    a.S = S;
+    a.N = N;
+    a.B = B;
+    a.P = P;
+    a.mask_kind = z.mask_kind;
+    a.causal = at.causal ? 1 : 0;
+    a.scale = at.scale != 0.0 ? at.scale : 1.0 / std::sqrt(static_cast<double>(dq));
+    a.filter = at.filter;
+    if (abias) {
+      a.bias_b = abias->sizes()[0];
+      a.bias_n = abias->sizes()[1];
+    }
+    if (a.rows > 0 && T > 0) {
+      void* sp = scores.data();
+      const void* mp = mask ? mask->data() : nullptr;
+      const void* bp = abias ? abias->data() : nullptr;
+      void* args[] = {&sp, &mp, &bp, &a};
+      pol.launch(kk.kernels[2], static_cast<unsigned>(std::min<i64>(a.rows, 65535)), 256, args, ctx.stream());
+    }
+    // Y [B, N, S, dv] = P V, merged to [B, S, N dv]
+    cuda_tensor yh = pol.allocate_tensor(t, {B, N, S, dv}, ctx.stream());
+    if (T == 0) pol.fill_zero(yh, ctx.stream());
+    else heads_product(ctx, st->lt, t, G, S, dv, T, false, scores.data(), vp, yh.data());
+    void* yp = y.data();
+    const void* xp = yh.data();
+    long long bb = B, ss = S, nn = N, hh = dv;
+    void* args[] = {&yp, &xp, &bb, &ss, &nn, &hh};
+    pol.launch(kk.kernels[1], pol.blocks_for(y.size()), 256, args, ctx.stream());
+  };
+}
+
+// ---- EmbedLayerNormalization (com.microsoft) ---------------------------------------------
+
+/// `eln_rows(ids, seg, pos, word, pos_emb, seg_emb, gamma, beta, y, sum, rows, S, H, pos_per_row,
+/// eps)`: a block per token t: e = word[ids[t]] + pos_emb[pos[t] or t % S] (+ seg_emb[seg[t]]),
+/// its mean and variance in double, y = (e - mean) / sqrt(var + eps) * gamma + beta; sum (may be
+/// null) the sum e; seg and pos (may be null) int64 ids, checked on the host.
+inline std::string embed_ln_source(dtype t) {
+  return cuda_codegen::cuda_prelude() + "typedef " + std::string(cuda_codegen::storage_type(t)) + " T;\ntypedef double W;\n" +
+         cuda_nn::block_reduce_source() + R"(__device__ __forceinline__ double g_embed(const T* wr, const T* pr, const T* sr, long long j) {
+  double e = (double)g_load(wr, j) + (double)g_load(pr, j);
+  if (sr) e += (double)g_load(sr, j);
+  return e;
+}
+extern "C" __global__ void eln_rows(const long long* __restrict__ ids, const long long* __restrict__ seg, const long long* __restrict__ pos,
+    const T* __restrict__ word, const T* __restrict__ pos_emb, const T* __restrict__ seg_emb, const T* __restrict__ gamma,
+    const T* __restrict__ beta, T* __restrict__ y, T* __restrict__ sum, long long rows, long long S, long long H, int pos_per_row, double eps) {
+  __shared__ double sh[33];
+  for (long long t = blockIdx.x; t < rows; t += gridDim.x) {
+    const T* wr = word + ids[t] * H;
+    const T* pr = pos_emb + (pos ? pos[pos_per_row ? t : t % S] : t % S) * H;
+    const T* sr = seg ? seg_emb + seg[t] * H : 0;
+    double m = 0;
+    for (long long j = threadIdx.x; j < H; j += blockDim.x) m += g_embed(wr, pr, sr, j);
+    m = g_block_reduce<0>(m, sh) / (double)H;
+    double v = 0;
+    for (long long j = threadIdx.x; j < H; j += blockDim.x) {
+      const double d = g_embed(wr, pr, sr, j) - m;
+      v += d * d;
+    }
+    v = g_block_reduce<0>(v, sh);
+    const double inv = 1.0 / g_sqrt(v / (double)H + eps);
+    for (long long j = threadIdx.x; j < H; j += blockDim.x) {
+      const double e = g_embed(wr, pr, sr, j);
+      if (sum) g_store(sum + t * H, j, e);
+      g_store(y + t * H, j, (e - m) * inv * (double)g_load(gamma, j) + (double)g_load(beta, j));
+    }
+  }
+}
+)";
+}
+
+/// EmbedLayerNormalization on the GPU: the ids (and the mask, for mask_index) read back and
+/// checked as on the CPU, then a block per token. The CPU's checks and messages
+/// (`nn_rules::embed_ln_check`).
+inline fn make_embed_ln(const kernel_node& n) {
+  const double eps = n.attr<double>("epsilon", 1e-12);
+  auto lib = std::make_shared<lazy_library>();
+  return [eps, lib](context& ctx) {
+    const nn_rules::embed_ln_sizes z = nn_rules::embed_ln_check(ctx);
+    const cuda_tensor& word = ctx.input(2);
+    const dtype t = word.element_type();
+    cuda_nn::check_float(ctx, word, "word_embedding");
+    for (std::size_t i : {std::size_t{3}, std::size_t{4}, std::size_t{5}, std::size_t{6}})
+      if (ctx.has_input(i) && ctx.input(i).element_type() != t)
+        ctx.fail("the embeddings, gamma and beta must have the word embedding's element type " + std::string(to_string(t)));
+    const i64 rows = z.B * z.S;
+    // the ids on the host: each row checked as the CPU checks it, then uploaded as int64
+    auto ids_of = [&](std::size_t i, i64 table_rows, const char* what) {
+      std::vector<i64> v = cuda_detail::host_ints(ctx, i);
+      for (i64 r : v) nn_rules::check_embed_row(r, table_rows, what, ctx.node());
+      return v;
+    };
+    const std::vector<i64> id = ids_of(0, word.sizes()[0], "input id");
+    const std::vector<i64> sid = ctx.has_input(1) ? ids_of(1, ctx.input(4).sizes()[0], "segment id") : std::vector<i64>{};
+    std::vector<i64> pid;
+    if (ctx.has_input(8) && rows > 0) pid = ids_of(8, ctx.input(3).sizes()[0], "position id");
+    else
+      for (i64 s = 0; s < std::min<i64>(z.S, rows); ++s) nn_rules::check_embed_row(s, ctx.input(3).sizes()[0], "position id", ctx.node());
+    auto& pol = ctx.policy();
+    cuda_tensor& y = ctx.allocate_output(0, t, {z.B, z.S, z.H});
+    cuda_tensor* sum = ctx.num_outputs() > 2 && ctx.output_wanted(2) ? &ctx.allocate_output(2, t, {z.B, z.S, z.H}) : nullptr;
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+      std::vector<std::int32_t> counts(static_cast<std::size_t>(z.B), 0);
+      if (ctx.has_input(7)) {
+        const std::vector<i64> m = cuda_detail::host_ints(ctx, 7);
+        if (static_cast<i64>(m.size()) != rows) ctx.fail("mask must have the shape of input_ids");
+        for (i64 k = 0; k < rows; ++k) counts[static_cast<std::size_t>(k / z.S)] += m[static_cast<std::size_t>(k)] != 0;
+      }
+      cuda_tensor& mi = ctx.allocate_output(1, dtype::int32, {z.B});
+      if (z.B > 0) pol.copy_to_device(mi.data(), counts.data(), counts.size() * sizeof(std::int32_t), ctx.stream());
+    }
+    if (y.size() == 0) return;
+    const cuda_tensor ids_d = cuda_detail::upload_vector(ctx, dtype::int64, id);
+    const cuda_tensor seg_d = sid.empty() ? cuda_tensor{} : cuda_detail::upload_vector(ctx, dtype::int64, sid);
+    const cuda_tensor pos_d = pid.empty() ? cuda_tensor{} : cuda_detail::upload_vector(ctx, dtype::int64, pid);
+    const auto& k = lib->get(pol, std::string(to_string(t)), {"eln_rows"}, [&] { return embed_ln_source(t); });
+    const void* ip = ids_d.data();
+    const void* sp = sid.empty() ? nullptr : seg_d.data();
+    const void* pp = pid.empty() ? nullptr : pos_d.data();
+    const void* wp = word.data();
+    const void* pe = ctx.input(3).data();
+    const void* se = sid.empty() ? nullptr : ctx.input(4).data();
+    const void* gp = ctx.input(5).data();
+    const void* bp = ctx.input(6).data();
+    void* yp = y.data();
+    void* smp = sum ? sum->data() : nullptr;
+    long long rr = rows, ss = z.S, hh = z.H;
+    int per_row = static_cast<i64>(pid.size()) == rows && rows != z.S ? 1 : 0;
+    double e = eps;
+    void* args[] = {&ip, &sp, &pp, &wp, &pe, &se, &gp, &bp, &yp, &smp, &rr, &ss, &hh, &per_row, &e};
+    pol.launch(k.kernels[0], static_cast<unsigned>(std::min<i64>(rows, 65535)), 256, args, ctx.stream());
+  };
+}
+
 /// Every generated source of this family for each float type: (name, source).
 inline std::vector<std::pair<std::string, std::string>> transformer_generated_sources() {
   std::vector<std::pair<std::string, std::string>> r;
@@ -521,14 +749,16 @@ inline std::vector<std::pair<std::string, std::string>> transformer_generated_so
     r.emplace_back("skip_norm_" + ts, skip_norm_source(t));
     for (int per : {0, 1, 2, 4, 8, 16}) r.emplace_back("sdpa_softmax_" + ts + "_" + std::to_string(per), sdpa_softmax_source(t, per));
     r.emplace_back("mha_" + ts, mha_source(t));
+    r.emplace_back("embed_ln_" + ts, embed_ln_source(t));
   }
   return r;
 }
 
 }  // namespace cuda_transformer
 
-/// Registers com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization and
-/// MultiHeadAttention, and gpass::ScaledDotProductAttention.
+/// Registers com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+/// MultiHeadAttention, Attention and EmbedLayerNormalization, and
+/// gpass::ScaledDotProductAttention.
 inline void register_cuda_transformer(kernel_registry<cuda>& r) {
   using namespace cuda_transformer;
   const auto ft = cuda_nn::float_types();
@@ -547,6 +777,12 @@ inline void register_cuda_transformer(kernel_registry<cuda>& r) {
              if (q.outputs[i] != dtype::undefined) return false;
            return q.inputs.size() < 5 || q.inputs[4] == dtype::undefined || q.inputs[4] == dtype::int32;
          }});
+  // Attention: an int32 mask_index, no shared past/present buffer (past_sequence_length)
+  r.add({.domain = "com.microsoft", .op = "Attention", .dtypes = ft, .make = make_ort_attention, .applies = [](const kernel_query& q) {
+           if (q.inputs.size() > 3 && q.inputs[3] != dtype::undefined && q.inputs[3] != dtype::int32) return false;
+           return q.inputs.size() < 7 || q.inputs[6] == dtype::undefined;
+         }});
+  r.add({.domain = "com.microsoft", .op = "EmbedLayerNormalization", .dtypes = ft, .type_input = 2, .make = make_embed_ln});
 }
 
 }  // namespace gpass::exec

@@ -1281,10 +1281,7 @@ struct ort_attention_bias {
   const gpass::tensor* t = nullptr;
   i64 S = 0, T = 0;
   ort_attention_bias(const gpass::tensor* bias, i64 B, i64 N, i64 s, i64 total, const context& ctx) : t(bias), S(s), T(total) {
-    if (t && (t->rank() != 4 || t->sizes()[2] != S || t->sizes()[3] != T || (t->sizes()[0] != 1 && t->sizes()[0] != B) ||
-              (t->sizes()[1] != 1 && t->sizes()[1] != N)))
-      ctx.fail("attention_bias must be [B or 1, num_heads or 1, " + std::to_string(S) + ", " + std::to_string(T) + "], got " +
-               t->shape().to_string());
+    if (t) nn_rules::check_ort_attention_bias(t->sizes(), B, N, S, T, ctx.node());
   }
   i64 offset(i64 b, i64 h, i64 i, i64 j) const {
     const i64 ab = t->sizes()[0] == 1 ? 0 : b, ah = t->sizes()[1] == 1 ? 0 : h;
@@ -1462,12 +1459,10 @@ inline void register_ort_contrib(registry& r) {
   // keys after the query's position P + i. past [2, B, N, P, H] (keys, values) comes before
   // this step's; present [2, B, N, P + S, H] returns both (S_total = P + S).
   r.add({.domain = "com.microsoft", .op = "Attention", .since_version = 1, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const i64 heads = n.attr<i64>("num_heads");
-    if (heads <= 0) n.fail("num_heads must be positive");
-    const bool causal = n.attr<i64>("unidirectional", 0) != 0;
-    const double filter = n.attr<double>("mask_filter_value", -10000.0);
-    const double scale_attr = n.attr<double>("scale", 0.0);
-    const std::vector<i64> qkv_sizes = n.attr<std::vector<i64>>("qkv_hidden_sizes", {});
+    const nn_rules::ort_attention_attrs at = nn_rules::read_ort_attention_attrs(n);
+    const i64 heads = at.heads;
+    const bool causal = at.causal;
+    const double filter = at.filter, scale_attr = at.scale;
     return [=](context& ctx) {
       const gpass::tensor& x = ctx.input(0);
       const gpass::tensor& w = ctx.input(1);
@@ -1475,53 +1470,21 @@ inline void register_ort_contrib(registry& r) {
       const gpass::tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
       const gpass::tensor* past = ctx.has_input(4) ? &ctx.input(4) : nullptr;
       const gpass::tensor* abias = ctx.has_input(5) ? &ctx.input(5) : nullptr;
-      if (ctx.has_input(6)) ctx.fail("past_sequence_length (a shared past/present buffer) has no kernel here");
-      if (x.rank() != 3 || w.rank() != 2 || w.sizes()[0] != x.sizes()[2])
-        ctx.fail("input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + x.shape().to_string() + " and " +
-                 w.shape().to_string());
-      const i64 B = x.sizes()[0], S = x.sizes()[1], Hin = x.sizes()[2], W3 = w.sizes()[1];
-      i64 Hq = W3 / 3, Hk = W3 / 3, Hv = W3 / 3;
-      if (!qkv_sizes.empty()) {
-        if (qkv_sizes.size() != 3) ctx.fail("qkv_hidden_sizes must have 3 values");
-        // (each within the weights' columns: a negative one indexed before Q's, a huge one
-        // made the sum wrap around)
-        for (i64 v : qkv_sizes)
-          if (v < 0 || v > W3) ctx.fail("qkv_hidden_sizes must be in [0, " + std::to_string(W3) + "], got " + std::to_string(v));
-        Hq = qkv_sizes[0], Hk = qkv_sizes[1], Hv = qkv_sizes[2];
-      }
-      if (Hq + Hk + Hv != W3 || Hq != Hk || Hq % heads != 0 || Hv % heads != 0)
-        ctx.fail("weights of " + std::to_string(W3) + " columns do not split into Q, K, V of " + std::to_string(heads) + " heads");
-      if (bias && bias->size() != W3) ctx.fail("bias must have " + std::to_string(W3) + " values");
-      const i64 dq = Hq / heads, dv = Hv / heads;
-      i64 P = 0;
-      if (past) {
-        P = past->rank() == 5 ? past->sizes()[3] : -1;
-        if (past->sizes() != std::vector<i64>{2, B, heads, P, dq} || dq != dv)
-          ctx.fail("past must be [2, B, num_heads, P, head size] (equal Q, K and V head sizes), got " + past->shape().to_string());
-        if (past->element_type() != x.element_type()) ctx.fail("past must have the input's element type");
-      }
-      if (P > std::numeric_limits<i64>::max() - S) ctx.fail("past and sequence lengths overflow int64");  // (of empty inputs)
-      const i64 total = P + S;
+      const nn_rules::ort_attention_sizes z =
+          nn_rules::ort_attention_check(ctx, heads, at.qkv_sizes, ctx.num_outputs() > 1 && ctx.output_wanted(1));
+      const i64 B = z.B, S = z.S, Hin = z.Hin, W3 = z.W3, Hq = z.Hq, Hk = z.Hk, Hv = z.Hv, dq = z.dq, dv = z.dv, P = z.P, total = z.total;
       const double scale = scale_attr != 0.0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(dq));
       // the additive mask of (b, query i, key j): 0 or mask_filter_value
-      std::vector<i64> m;
-      std::size_t mrank = 0;
-      if (mask) {
-        m = int_values(*mask, ctx.node(), "mask_index");
-        mrank = mask->rank();
-        const bool ok = (mrank == 1 && (mask->size() == B || mask->size() == 2 * B)) || (mrank == 2 && mask->sizes() == std::vector<i64>{B, total}) ||
-                        (mrank == 3 && mask->sizes() == std::vector<i64>{B, S, total});
-        if (!ok) ctx.fail("mask_index of shape " + mask->shape().to_string() + " is not [B], [2B], [B, total] or [B, S, total] (total " + std::to_string(total) + ")");
-      }
+      const std::vector<i64> m = mask ? int_values(*mask, ctx.node(), "mask_index") : std::vector<i64>{};
       auto masked = [&](i64 b, i64 i, i64 j) {
         if (causal && j > P + i) return true;
-        if (!mask) return false;
-        if (mrank == 1) {
-          if (j >= m[static_cast<std::size_t>(b)]) return true;
-          return mask->size() == 2 * B && j < m[static_cast<std::size_t>(B + b)];
+        switch (z.mask_kind) {  // (the forms of nn_rules::ort_attention_sizes)
+          case 1: return j >= m[static_cast<std::size_t>(b)];
+          case 2: return j >= m[static_cast<std::size_t>(b)] || j < m[static_cast<std::size_t>(B + b)];
+          case 3: return m[static_cast<std::size_t>(b * total + j)] == 0;
+          case 4: return m[static_cast<std::size_t>((b * S + i) * total + j)] == 0;
+          default: return false;
         }
-        if (mrank == 2) return m[static_cast<std::size_t>(b * total + j)] == 0;
-        return m[static_cast<std::size_t>((b * S + i) * total + j)] == 0;
       };
       const ort_attention_bias ab(abias, B, heads, S, total, ctx);
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
@@ -1755,23 +1718,14 @@ inline void register_ort_contrib(registry& r) {
              const gpass::tensor& beta = ctx.input(6);
              const gpass::tensor* mask = ctx.has_input(7) ? &ctx.input(7) : nullptr;
              const gpass::tensor* pos_ids = ctx.has_input(8) ? &ctx.input(8) : nullptr;
-             if (ids.rank() != 2) ctx.fail("input_ids must be [batch, sequence], got " + ids.shape().to_string());
-             if (word.rank() != 2 || pos.rank() != 2 || (seg_emb && seg_emb->rank() != 2))
-               ctx.fail("the embedding tables must be 2-D");
-             const i64 B = ids.sizes()[0], S = ids.sizes()[1], H = word.sizes()[1];
-             if (pos.sizes()[1] != H || (seg_emb && seg_emb->sizes()[1] != H) || gamma.size() != H || beta.size() != H)
-               ctx.fail("the embeddings, gamma and beta must have the hidden size " + std::to_string(H));
-             if (seg && !seg_emb) ctx.fail("segment_ids without segment_embedding");
+             const nn_rules::embed_ln_sizes z = nn_rules::embed_ln_check(ctx);
+             const i64 B = z.B, S = z.S, H = z.H;
              const std::vector<i64> id = int_values(ids, ctx.node(), "input_ids");
              const std::vector<i64> sid = seg ? int_values(*seg, ctx.node(), "segment_ids") : std::vector<i64>{};
              const std::vector<i64> pid = pos_ids ? int_values(*pos_ids, ctx.node(), "position_ids") : std::vector<i64>{};
-             if (seg && static_cast<i64>(sid.size()) != B * S) ctx.fail("segment_ids must have the shape of input_ids");
-             if (pos_ids && static_cast<i64>(pid.size()) != B * S && static_cast<i64>(pid.size()) != S)
-               ctx.fail("position_ids must be [batch, sequence] or [1, sequence]");
              dispatch<nn_types>(word.element_type(), ctx.node(), [&]<class T>() {
                auto row_of = [&](const gpass::tensor& table, i64 r, const char* what) {
-                 if (r < 0 || r >= table.sizes()[0])
-                   ctx.fail(std::string(what) + " " + std::to_string(r) + " is out of range [0, " + std::to_string(table.sizes()[0]) + ")");
+                 nn_rules::check_embed_row(r, table.sizes()[0], what, ctx.node());
                  return table.data<T>() + r * H;
                };
                gpass::tensor& y = ctx.allocate_output(0, word.element_type(), {B, S, H});
