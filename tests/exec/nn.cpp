@@ -746,6 +746,21 @@ TEST_CASE("exec.nn.hostile_sizes_and_attributes") {
   CHECK_THROWS_WITH_AS(run_ms("Attention", {tensor::from<float>({1, 2}, {1, 1, 2}), tensor::from<float>(std::vector<float>(12, 0.5f), {2, 6})},
                               attrs({{"num_heads", i64{1}}, {"qkv_hidden_sizes", std::vector<i64>{-2, -2, 10}}})),
                        doctest::Contains("qkv_hidden_sizes must be in"), gpass::error);
+  // Attention: present (output 1) with a V head narrower than Q's: its value part would read
+  // past each QKV row (up to dq - dv columns beyond the weights'); refused
+  {
+    kernel_node n{.name = "n", .op = "Attention", .domain = "com.microsoft",
+                  .attrs = attrs({{"num_heads", i64{2}}, {"qkv_hidden_sizes", std::vector<i64>{8, 8, 4}}}), .opset = 1};
+    n.input_types.resize(2);
+    n.output_types.resize(2);
+    CHECK_THROWS_WITH_AS(f.run(n, {tensor::from<float>(std::vector<float>(12, 0.5f), {1, 3, 4}), tensor::from<float>(std::vector<float>(80, 0.25f), {4, 20})}),
+                         doctest::Contains("present needs equal Q, K and V head sizes, got 4 and 2"), gpass::error);
+    n.output_types.resize(1);  // without present: fine
+    CHECK(f.run(n, {tensor::from<float>(std::vector<float>(12, 0.5f), {1, 3, 4}), tensor::from<float>(std::vector<float>(80, 0.25f), {4, 20})})
+              .at(0)
+              .tensor()
+              .sizes() == std::vector<i64>{1, 3, 4});
+  }
   // Attention: weights of no columns over an empty input of 2^40 positions (a bias row each);
   // Q and K of 2^18 positions x 49152 columns with an empty V (48 GiB for an empty output)
   auto none = run_ms("Attention", {empty({m, m, 0}), empty({0, 0}), empty({0})}, attrs({{"num_heads", i64{1}}}));
