@@ -6,8 +6,9 @@
 /// same messages: the convolutions' shapes (Conv, ConvInteger, QLinearConv, ConvTranspose),
 /// the losses' reduction, GridSample's attributes and shapes, RoiAlign's attributes and boxes,
 /// Col2Im's geometry, MaxUnpool's shapes and index mapping, the float type codes of
-/// softmax_precision and stash_type, Attention's attributes, input checks and mask layout, and
-/// NonMaxSuppression's shapes and ranking. Errors name the node.
+/// softmax_precision and stash_type, Attention's attributes, input checks and mask layout,
+/// NonMaxSuppression's shapes and ranking, and ONNX Runtime's Attention and
+/// EmbedLayerNormalization checks. Errors name the node.
 
 #include <algorithm>
 #include <array>
