@@ -72,7 +72,8 @@ struct g_att {
 ///   past [B, N, P, D] (may be null when P is 0) then x ([B, S, N * D] when three_d, else [B,
 ///   N, S, D]); y the values (may be null), ys the values times sqrt(scale) `sq` rounded to T
 ///   (may be null);
-/// - `att_merge(y, x, B, S, N, H)`: y [B, S, N, H] = x [B, N, S, H];
+/// - `mha_merge(y, x, B, S, N, H)`: y [B, S, N, H] = x [B, N, S, H] (MultiHeadAttention's,
+///   `cuda_transformer::heads_merge_source`);
 /// - `att_softmax(scores, probs, qk, mask, lens, a)`: a block per row of the scores [B, H, Sq,
 ///   T] (probs may be scores): softcap, the bias, the softmax in the softmax type, the
 ///   probabilities rounded to T; qk (may be null) the qk_matmul_output of mode a.mode; lens the
@@ -82,8 +83,8 @@ inline std::string attention_source(dtype t, dtype sm, dtype mask) {
                   std::string(cuda_codegen::storage_type(mask)) + " M;\n";
   s += mask == dtype::bool_ ? "__device__ __forceinline__ W g_mask(const M* m, long long j) { return m[j] ? (W)0 : (W)(-1.0 / 0.0); }\n"
                             : "__device__ __forceinline__ W g_mask(const M* m, long long j) { return (W)g_load(m, j); }\n";
-  s += R"(#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
-extern "C" __global__ void att_layout(T* __restrict__ y, T* __restrict__ ys, const T* __restrict__ past, const T* __restrict__ x, long long B,
+  s += cuda_transformer::heads_merge_source();
+  s += R"(extern "C" __global__ void att_layout(T* __restrict__ y, T* __restrict__ ys, const T* __restrict__ past, const T* __restrict__ x, long long B,
     long long N, long long P, long long S, long long D, int three_d, double sq) {
   const W f = g_rt((W)sq);
   const long long L = P + S;
@@ -92,12 +93,6 @@ extern "C" __global__ void att_layout(T* __restrict__ y, T* __restrict__ ys, con
     const T v = t < P ? past[(u * P + t) * D + d] : x[three_d ? ((b * S + (t - P)) * N + n) * D + d : (u * S + (t - P)) * D + d];
     if (y) y[i] = v;
     if (ys) g_store(ys, i, g_rt((W)g_load(&v, 0) * f));
-  }
-}
-extern "C" __global__ void att_merge(T* __restrict__ y, const T* __restrict__ x, long long B, long long S, long long N, long long H) {
-  G_LOOP(B * N * S * H) {
-    const long long h = i % H, n = (i / H) % N, s = (i / (H * N)) % S, b = i / (H * N * S);
-    y[i] = x[((b * N + n) * S + s) * H + h];
   }
 }
 struct g_att {
@@ -232,7 +227,7 @@ inline fn make_attention(const kernel_node& n) {
     const dtype sm = a.softmax_type == dtype::undefined ? t : a.softmax_type;
     const dtype mt = mask ? mask->element_type() : dtype::bool_;
     const auto& kk = st->lib.get(pol, "att," + std::string(to_string(t)) + "," + std::string(to_string(sm)) + "," + std::string(to_string(mt)),
-                                 {"att_layout", "att_merge", "att_softmax"}, [&] { return attention_source(t, sm, mt); });
+                                 {"att_layout", "mha_merge", "att_softmax"}, [&] { return attention_source(t, sm, mt); });
     // [B, N, P + len, d] from the cache and x: the values into `out`, the scaled ones into `scaled`
     auto layout = [&](const cuda_tensor& x, const cuda_tensor* past, i64 N, i64 len, i64 d, void* out, void* scaled, double sq) {
       const i64 count = B * N * ((past ? P : 0) + len) * d;

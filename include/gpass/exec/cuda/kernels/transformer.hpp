@@ -336,6 +336,21 @@ inline fn make_sdpa(const kernel_node& n) {
 
 // ---- MultiHeadAttention (com.microsoft) -------------------------------------------------------
 
+/// The grid-stride loop `G_LOOP(count)` and `mha_merge(y, x, B, S, N, H)`: y [B, S, N, H] = x
+/// [B, N, S, H], the heads merged back (after a source's head: T). Shared by the attention
+/// libraries (this one's and ONNX Attention's).
+inline const std::string& heads_merge_source() {
+  static const std::string s = R"(#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
+extern "C" __global__ void mha_merge(T* __restrict__ y, const T* __restrict__ x, long long B, long long S, long long N, long long H) {
+  G_LOOP(B * N * S * H) {
+    const long long h = i % H, n = (i / H) % N, s = (i / (H * N)) % S, b = i / (H * N * S);
+    y[i] = x[((b * N + n) * S + s) * H + h];
+  }
+}
+)";
+  return s;
+}
+
 /// `mha_heads(y, x, bias, B, S, N, H)`: y [B, N, S, H] = x [B, S, N, H] + bias[n H + h] (bias may
 /// be null); `mha_merge(y, x, B, S, N, H)`: y [B, S, N, H] = x [B, N, S, H];
 /// `mha_softmax(scores, mask, bias, a)`: a block per row of the scores [B, N, S, L], in place:
@@ -346,20 +361,13 @@ inline fn make_sdpa(const kernel_node& n) {
 /// [B, N, P, d] (may be null when P is 0) then the columns col0 + n d + e of qkv [B * S, W3] (+
 /// bias, which may be null): com.microsoft Attention's Q, K or V per head.
 inline std::string mha_source(dtype t) {
-  return cuda_nn::head(t) + R"(#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
-extern "C" __global__ void mha_heads(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ bias, long long B, long long S,
+  return cuda_nn::head(t) + heads_merge_source() + R"(extern "C" __global__ void mha_heads(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ bias, long long B, long long S,
     long long N, long long H) {
   G_LOOP(B * N * S * H) {
     const long long h = i % H, s = (i / H) % S, n = (i / (H * S)) % N, b = i / (H * S * N);
     W v = (W)g_load(x, ((b * S + s) * N + n) * H + h);
     if (bias) v += (W)g_load(bias, n * H + h);
     g_store(y, i, v);
-  }
-}
-extern "C" __global__ void mha_merge(T* __restrict__ y, const T* __restrict__ x, long long B, long long S, long long N, long long H) {
-  G_LOOP(B * N * S * H) {
-    const long long h = i % H, n = (i / H) % N, s = (i / (H * N)) % S, b = i / (H * N * S);
-    y[i] = x[((b * N + n) * S + s) * H + h];
   }
 }
 struct g_mha { long long rows, L, S, N, B, P, bias_b, bias_n; int mask_kind, causal; double scale, filter; };
