@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -129,18 +130,38 @@ inline double element(const gpass::tensor& t, std::int64_t i) {
   });
 }
 
-/// Checks that `got` equals `want`: same type and sizes, every element within `rtol * |want|
-/// + atol` (NaN matching NaN).
+/// The number of real values `t` holds: two per complex element (its real and imaginary parts).
+inline std::int64_t part_count(const gpass::tensor& t) {
+  const bool complex = t.element_type() == gpass::dtype::complex64 || t.element_type() == gpass::dtype::complex128;
+  return complex ? 2 * t.size() : t.size();
+}
+
+/// Real value `i` of `t` as a double: element `i`, or of a complex tensor part `i` (element i / 2's
+/// real part for even i, imaginary for odd).
+inline double part(const gpass::tensor& t, std::int64_t i) {
+  if (t.element_type() == gpass::dtype::complex64) {
+    const auto& z = t.data<std::complex<float>>()[i / 2];
+    return i % 2 ? z.imag() : z.real();
+  }
+  if (t.element_type() == gpass::dtype::complex128) {
+    const auto& z = t.data<std::complex<double>>()[i / 2];
+    return i % 2 ? z.imag() : z.real();
+  }
+  return element(t, i);
+}
+
+/// Checks that `got` equals `want`: same type and sizes, every element (every part of a complex
+/// one) within `rtol * |want| + atol` (NaN matching NaN).
 inline void check_close(const gpass::tensor& got, const gpass::tensor& want, double rtol = 1e-5, double atol = 1e-6) {
   REQUIRE(got.element_type() == want.element_type());
   REQUIRE(got.sizes() == want.sizes());
   std::int64_t bad = 0;
-  for (std::int64_t i = 0; i < want.size(); ++i) {
-    const double a = element(got, i), b = element(want, i);
+  for (std::int64_t i = 0; i < part_count(want); ++i) {
+    const double a = part(got, i), b = part(want, i);
     if (std::isnan(a) && std::isnan(b)) continue;
     if (a == b) continue;
     if (!(std::abs(a - b) <= rtol * std::abs(b) + atol)) {
-      if (bad++ < 5) MESSAGE("element " << i << ": got " << a << ", want " << b);
+      if (bad++ < 5) MESSAGE("value " << i << ": got " << a << ", want " << b);
     }
   }
   CHECK(bad == 0);
@@ -178,7 +199,8 @@ inline void fails_alike(const gpass::exec::kernel_node& n, const std::vector<gpa
   }
 }
 
-/// A tensor of `sizes` with deterministic values in [lo, hi) (integers: rounded).
+/// A tensor of `sizes` with deterministic values in [lo, hi) (integers: rounded; complex: each
+/// part).
 inline gpass::tensor random_tensor(gpass::dtype t, std::vector<std::int64_t> sizes, double lo = -2, double hi = 2,
                                    std::uint64_t seed = 1) {
   gpass::tensor r(t, std::move(sizes));
@@ -193,6 +215,15 @@ inline gpass::tensor random_tensor(gpass::dtype t, std::vector<std::int64_t> siz
         if constexpr (std::is_same_v<T, bool>) p[i] = v > (lo + hi) / 2;
         else if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(std::floor(v));
         else p[i] = static_cast<T>(static_cast<float>(v));
+      }
+    } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+      T* p = r.data<T>();
+      for (std::int64_t i = 0; i < 2 * r.size(); ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const double u = static_cast<double>(s >> 11) / 9007199254740992.0;
+        const auto v = static_cast<typename T::value_type>(lo + (hi - lo) * u);
+        if (i % 2) p[i / 2].imag(v);
+        else p[i / 2].real(v);
       }
     }
   });

@@ -37,6 +37,23 @@ const char* model = R"(graph {
   %ret:0 = return(%y) {names = ["y"]}
 })";
 
+// TensorFlow's spectral ops: complex values stay on the GPU between the kernels that take
+// them (RFFT, a view, ComplexAbs, IRFFT, FFT); a ConcatV2 of complex values has no CUDA
+// kernel and goes to the CPU
+const char* spectral_model = R"(graph {
+  %x = arg() {index = 0} -> (f32[3,16])
+  %n = tf::Const() {dtype = i32, value = tensor<i32[1]> [16]}
+  %f = tf::RFFT(%x, %n)
+  %s = tf::Const() {dtype = i32, value = tensor<i32[2]> [3, 9]}
+  %r = tf::Reshape(%f, %s)
+  %a = tf::ComplexAbs(%r) {T = c64, Tout = f32}
+  %i = tf::IRFFT(%r, %n)
+  %z = tf::Const() {dtype = i32, value = tensor<i32[]> [0]}
+  %c = tf::ConcatV2(%f, %f, %z) {N = 2}
+  %g = tf::FFT(%c)
+  %ret:0 = return(%a, %i, %g) {names = ["a", "i", "g"]}
+})";
+
 }  // namespace
 
 TEST_CASE("cuda: a while loop runs on the GPU with its body; results match the CPU's") {
@@ -80,6 +97,48 @@ TEST_CASE("cuda: a session places what the GPU can run on it and the rest on the
   // a second run reuses the compiled kernels and the uploaded constants
   const auto again = gpu.run({{"x", x}}, {"y"});
   gpass_test_cuda::check_close(again.at(0).tensor(), want.at(0).tensor(), 1e-6, 1e-6);
+}
+
+TEST_CASE("cuda: the GPU holds complex values for the kernels that take them, and no others") {
+  using gpass::dtype;
+  using ex::cuda;
+  CHECK(cuda::holds(dtype::complex64));
+  CHECK(cuda::holds(dtype::complex128));
+  CHECK_FALSE(cuda::holds(dtype::string));
+  auto q = [](std::string_view domain, std::string_view op, std::vector<dtype> in, std::vector<dtype> out) {
+    return ex::kernel_query{.domain = domain, .op = op, .inputs = std::move(in), .outputs = std::move(out)};
+  };
+  const dtype c64 = dtype::complex64, f32 = dtype::f32, i32 = dtype::int32;
+  CHECK(cuda::serves_types(q("tf", "RFFT2D", {f32, i32}, {c64})));
+  CHECK(cuda::serves_types(q("tf", "ComplexAbs", {c64}, {f32})));
+  CHECK(cuda::serves_types(q("tf", "Complex", {f32, f32}, {c64})));
+  CHECK(cuda::serves_types(q("tf", "Reshape", {c64, i32}, {c64})));
+  CHECK(cuda::serves_types(q("tf", "Const", {}, {c64})));
+  CHECK(cuda::serves_types(q("", "Add", {f32, f32}, {f32})));
+  CHECK(cuda::serves_types(q("tf", "Fill", {i32, f32}, {f32})));
+  // a kernel's dtype list names one input: the complex operand of these would reach arithmetic
+  // the kernels do not generate for it
+  CHECK_FALSE(cuda::serves_types(q("tf", "Cast", {f32}, {c64})));
+  CHECK_FALSE(cuda::serves_types(q("tf", "Fill", {i32, c64}, {c64})));
+  CHECK_FALSE(cuda::serves_types(q("tf", "ConcatV2", {c64, c64, i32}, {c64})));
+  CHECK_FALSE(cuda::serves_types(q("", "Add", {c64, c64}, {c64})));
+}
+
+TEST_CASE("cuda: a session keeps TensorFlow's complex values on the GPU between the spectral kernels") {
+  GPASS_REQUIRE_GPU();
+  const auto x = gpass_test_cuda::random_tensor(gpass::dtype::f32, {3, 16}, -2, 2, 12);
+  gpass::session<G> cpu(gpass::parse_text(spectral_model), {});
+  const auto want = cpu.run({{"x", x}}, {"a", "i", "g"});
+  gpass::session<G> gpu(gpass::parse_text(spectral_model), {.devices = gpass::cuda_devices<G>()});
+  const auto got = gpu.run({{"x", x}}, {"a", "i", "g"});
+  for (std::size_t k = 0; k < 3; ++k) gpass_test_cuda::check_close(got.at(k).tensor(), want.at(k).tensor(), 1e-5, 1e-5);
+  const auto placed = gpu.last_placement();
+  const std::string g0 = "/job:localhost/replica:0/task:0/device:GPU:0", c0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+  for (const char* n : {"f", "r", "a", "i", "g"}) {
+    CAPTURE(n);
+    CHECK(placed.at(n) == g0);
+  }
+  CHECK(placed.at("c") == c0);
 }
 
 }  // namespace gpass_test_cuda_session

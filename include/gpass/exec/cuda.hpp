@@ -12,7 +12,7 @@
 /// SwiGLU and NonMaxSuppression; TensorFlow's ops: element-wise,
 /// views, products, reductions, convolutions and pools (2-D and 3-D) with their gradients, batch
 /// norm in training, segments, bincounts, diagonals, random streams, resizes and crops, colour,
-/// patches), and `cuda_devices` for sessions. Part of the optional `cuda` component
+/// patches, the FFT family and complex parts, non-max suppressions), and `cuda_devices` for sessions. Part of the optional `cuda` component
 /// (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included by
 /// `<gpass/all.hpp>`.
 /// \code
@@ -51,12 +51,16 @@
 #include <gpass/exec/cuda/kernels/tf_fake_quant.hpp>
 #include <gpass/exec/cuda/kernels/tf_image.hpp>
 #include <gpass/exec/cuda/kernels/tf_matrix.hpp>
+#include <gpass/exec/cuda/kernels/tf_nms.hpp>
 #include <gpass/exec/cuda/kernels/tf_random.hpp>
 #include <gpass/exec/cuda/kernels/tf_sparse.hpp>
+#include <gpass/exec/cuda/kernels/tf_spectral.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,6 +101,8 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_tf_batch_norm(r);
   register_cuda_tf_fake_quant(r);
   register_cuda_tf_color(r);
+  register_cuda_tf_spectral(r);
+  register_cuda_tf_nms(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -115,9 +121,31 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       tf_batch_norm_generated_sources(), tf_fake_quant_generated_sources(),
                       tf_color_generated_sources(), det_generated_sources(), loss_generated_sources(), signal_generated_sources(),
                       qlinear_generated_sources(), grid_generated_sources(), fold_generated_sources(),
-                      cuda_attention::attention_generated_sources(), cuda_nms::nms_generated_sources()})
+                      cuda_attention::attention_generated_sources(), cuda_nms::nms_generated_sources(),
+                      tf_spectral_generated_sources(), tf_nms_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
+}
+
+/// The ops whose CUDA kernels take complex values: TensorFlow's FFT family and complex parts,
+/// and the ops that only move a buffer or make a constant (domain, op).
+inline const std::set<std::pair<std::string, std::string>>& cuda_complex_ops() {
+  static const std::set<std::pair<std::string, std::string>> s = [] {
+    std::set<std::pair<std::string, std::string>> r;
+    for (const char* op : {"Identity", "Reshape", "Squeeze", "Constant"}) r.emplace("", op);
+    for (const char* op : {"Identity", "StopGradient", "Snapshot", "PreventGradient", "PlaceholderWithDefault", "EnsureShape", "Reshape",
+                           "ExpandDims", "Squeeze", "Const"})
+      r.emplace("tf", op);
+    for (const auto& op : cuda_tf_spectral::complex_ops()) r.emplace("tf", op);
+    return r;
+  }();
+  return s;
+}
+
+inline bool cuda::serves_types(const kernel_query& q) {
+  auto complex = [](dtype t) { return t == dtype::complex64 || t == dtype::complex128; };
+  if (std::none_of(q.inputs.begin(), q.inputs.end(), complex) && std::none_of(q.outputs.begin(), q.outputs.end(), complex)) return true;
+  return cuda_complex_ops().contains({std::string(q.domain), std::string(q.op)});
 }
 
 inline const kernel_registry<cuda>& cuda::kernels() const {

@@ -2,7 +2,9 @@
 #pragma once
 /// \file signal_rules.hpp
 /// The rules of ONNX's signal ops that the Eigen CPU and CUDA kernels share: DFT's and STFT's
-/// shapes, MelWeightMatrix's checks and filter edges. Errors name the node.
+/// shapes, MelWeightMatrix's checks and filter edges; and of TensorFlow's FFT family: the rank,
+/// RFFT / IRFFT's fft_length and output sizes, the real / complex type pairs. Errors name the
+/// node.
 
 #include <cmath>
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <gpass/core/dtype.hpp>
 #include <gpass/core/shape.hpp>
 #include <gpass/exec/kernel.hpp>
 
@@ -113,6 +116,53 @@ inline std::vector<i64> mel_edges(i64 mels, i64 dft, i64 rate, double lo, double
     if (l < 0 || c >= nbins || (h > c && h - 1 >= nbins)) n.fail("mel filter bin out of range");
   }
   return e;
+}
+
+// ---- TensorFlow's FFT family ------------------------------------------------------------------
+
+/// Checks that an input of `sizes` has the rank (>= k) a rank-k transform needs.
+inline void check_tf_fft_rank(const std::vector<i64>& sizes, std::size_t k, const kernel_node& n) {
+  if (sizes.size() < k) n.fail("input must be at least rank " + std::to_string(k) + ", got sizes " + shape::of(sizes).to_string());
+}
+
+/// The output sizes of TensorFlow's rank-k RFFT (or IRFFT: `inverse`) over an input of `sizes`
+/// given fft_length (of sizes `length_sizes`, values `v`): k non-negative values, each at most
+/// its input dim (IRFFT's last: fft_length / 2 + 1 at most), as TensorFlow's kernels require
+/// (tf.signal pads the input before them). The inner dims become fft_length; RFFT's last keeps
+/// fft_length / 2 + 1 bins (none for 0).
+inline std::vector<i64> tf_real_fft_sizes(const std::vector<i64>& sizes, std::size_t k, const std::vector<i64>& length_sizes,
+                                          const std::vector<i64>& v, bool inverse, const kernel_node& n) {
+  check_tf_fft_rank(sizes, k, n);
+  if (length_sizes.size() != 1 || v.size() != k)
+    n.fail("fft_length must be a vector of " + std::to_string(k) + " values, got sizes " + shape::of(length_sizes).to_string());
+  std::vector<i64> out = sizes;
+  for (std::size_t i = 0; i < k; ++i) {
+    if (v[i] < 0) n.fail("fft_length must >= 0, got " + std::to_string(v[i]));
+    const std::size_t d = sizes.size() - k + i;
+    const i64 need = inverse && i + 1 == k ? v[i] / 2 + 1 : v[i];
+    if (sizes[d] < need)
+      n.fail("Input dimension " + std::to_string(d) + " must have length of at least " + std::to_string(need) + " but got: " +
+             std::to_string(sizes[d]));
+    out[d] = v[i];
+  }
+  if (!inverse) out.back() = v.back() == 0 ? 0 : v.back() / 2 + 1;
+  return out;
+}
+
+/// TensorFlow's pairs of real and complex types: f32 with complex64, f64 with complex128.
+inline dtype tf_complex_of(dtype real) { return real == dtype::f64 ? dtype::complex128 : dtype::complex64; }
+inline dtype tf_real_of(dtype complex) { return complex == dtype::complex128 ? dtype::f64 : dtype::f32; }
+/// Checks RFFT's Tcomplex against its real input type (f32 or f64).
+inline void check_tf_rfft_types(dtype real, dtype complex, const kernel_node& n) {
+  if (tf_complex_of(real) != complex)
+    n.fail("Treal " + std::string(to_string(real)) + " goes with Tcomplex " + (real == dtype::f64 ? "complex128" : "complex64") + ", got " +
+           std::string(to_string(complex)));
+}
+/// Checks IRFFT's Treal against its complex input type (complex64 or complex128).
+inline void check_tf_irfft_types(dtype complex, dtype real, const kernel_node& n) {
+  if (tf_real_of(complex) != real)
+    n.fail("Tcomplex " + std::string(to_string(complex)) + " goes with Treal " + std::string(to_string(tf_real_of(complex))) + ", got " +
+           std::string(to_string(real)));
 }
 
 }  // namespace gpass::exec::signal_rules

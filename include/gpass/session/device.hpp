@@ -668,6 +668,8 @@ class policy_device final : public session_device<G> {
   /// counts as "not served": the kernel would reject the node too.
   bool serves(const exec::kernel_query& q) const override {
     try {
+      if constexpr (requires { { P::serves_types(q) } -> std::convertible_to<bool>; })
+        if (!P::serves_types(q)) return false;
       return policy_->kernels().serves(q);
     } catch (const std::exception&) {
       return false;

@@ -62,6 +62,8 @@ inline std::string_view storage_type(dtype t) {
     case dtype::bf16: return "g_bf16";
     case dtype::f32: return "float";
     case dtype::f64: return "double";
+    case dtype::complex64: return "g_c64";
+    case dtype::complex128: return "g_c128";
     default: break;
   }
   throw error("cuda codegen: no device type for element type " + std::string(to_string(t)));
@@ -81,6 +83,8 @@ inline const std::string& cuda_prelude() {
   static const std::string s = R"(// gpass generated
 struct g_half { unsigned short bits; };
 struct g_bf16 { unsigned short bits; };
+struct g_c64 { float x, y; };
+struct g_c128 { double x, y; };
 __device__ __forceinline__ float g_to_float(g_half h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits)); return f; }
 __device__ __forceinline__ float g_to_float(g_bf16 h) { return __uint_as_float(((unsigned int)h.bits) << 16); }
 __device__ __forceinline__ g_half g_to_half(float f) { g_half h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }

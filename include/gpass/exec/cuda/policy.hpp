@@ -382,9 +382,19 @@ class cuda {
     if (cublaslt_) (void)GPASS_CUBLASLT(cublasLtDestroy)(cublaslt_);
   }
 
-  /// The element types a device tensor may have: bool, the integers, f16, bf16, f32, f64
-  /// (not strings, complex numbers or the sub-byte and 8-bit float types).
-  static constexpr bool holds(dtype t) noexcept { return cuda_codegen::supported(t); }
+  /// The element types a device tensor may have: bool, the integers, f16, bf16, f32, f64, and
+  /// complex64 / complex128 (not strings or the sub-byte and 8-bit float types). Complex
+  /// values go only to the kernels that take them (`serves_types`).
+  static constexpr bool holds(dtype t) noexcept {
+    return cuda_codegen::supported(t) || t == dtype::complex64 || t == dtype::complex128;
+  }
+  /// Whether the kernels may serve a node of these element types (a session's placer asks,
+  /// with the registry's `serves`): a node that reads or makes a complex value only where its
+  /// op computes on complex values or only moves its buffer (TensorFlow's FFT family and
+  /// complex parts, the views, constants); a kernel's dtype list names one input's type, and
+  /// most kernels generate arithmetic for the types `cuda_codegen::supported` lists. Defined in
+  /// <gpass/exec/cuda.hpp>.
+  static bool serves_types(const kernel_query& q);
 
   int device() const noexcept { return core_->device; }
   /// Compute capability as major * 10 + minor.

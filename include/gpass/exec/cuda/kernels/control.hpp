@@ -72,7 +72,7 @@ inline cvalue scalar_on_device(context& ctx, gpass::tensor t) { return ctx.polic
 /// The kernel of a constant node of value `v` (ONNX's Constant, TF's Const): uploaded once,
 /// the first run pays the copy and every later run shares the device tensor.
 inline fn constant_kernel(gpass::tensor v, const kernel_node& n) {
-  if (!cuda_codegen::supported(v.element_type()))
+  if (!cuda::holds(v.element_type()))
     n.fail("no CUDA kernel for a constant of element type " + std::string(to_string(v.element_type())));
   struct cached {
     gpass::tensor host;

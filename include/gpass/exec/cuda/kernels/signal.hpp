@@ -152,14 +152,16 @@ inline fn make_window(const kernel_node& n, window_kind k) {
 
 /// The FFT library for element type `t` (complex values as `g_c`, two doubles):
 /// - `dft_load(x, w, chirp, lines, inner, L, C, len, M, c2r)`: w [lines, M] from the DFT's
-///   lines of x ([outer, L, inner, C]), zero past L and len, the Hermitian extension when c2r,
+///   lines of x ([outer, L, inner, C]), zero past L and len, the Hermitian extension when c2r
+///   (2: with the imaginary parts of the DC and Nyquist bins zeroed, as TensorFlow's IRFFT),
 ///   times chirp[k] (may be null) below len;
 /// - `stft_load(x, win, w, chirp, lines, frames, S, C, step, fl, M)`: w [lines, M] from each
 ///   frame of x ([B, S, C]) times the window (may be null: ones), zero past fl, times chirp;
 /// - `fft_bitrev(w, lines, M, bits)`, `fft_stage(w, tw, lines, M, half)`: radix 2 in place;
 /// - `fft_mul(w, kern, lines, M)`: each line times kern pointwise;
-/// - `dft_store(w, y, chirp, lines, inner, Lout, Cout, M, inv_m, scale)`: y ([outer, Lout, inner,
-///   Cout]) from w's first Lout points (times chirp and inv_m when given), times scale.
+/// - `dft_store(w, y, chirp, lines, inner, Lout, Cout, M, inv_m, scale, divide)`: y ([outer,
+///   Lout, inner, Cout]) from w's first Lout points (times chirp and inv_m when given), times
+///   scale (divided by it when `divide`).
 inline std::string fft_source(dtype t) {
   return cuda_codegen::cuda_prelude() + "typedef " + std::string(cuda_codegen::storage_type(t)) + R"( T;
 struct g_c { double x, y; };
@@ -180,6 +182,7 @@ extern "C" __global__ void dft_load(const T* __restrict__ x, g_c* __restrict__ w
         if (C == 2) v.y = (double)g_load(p, 1);
       }
       if (conj) v.y = -v.y;
+      if (c2r == 2 && (k == 0 || 2 * k == len)) v.y = 0;  // (TensorFlow's: the DC and Nyquist bins are real)
       if (chirp) v = g_cmul(v, chirp[k]);
     }
     w[i] = v;
@@ -228,7 +231,7 @@ extern "C" __global__ void fft_mul(g_c* __restrict__ w, const g_c* __restrict__ 
   G_LOOP(lines * M) w[i] = g_cmul(w[i], kern[i % M]);
 }
 extern "C" __global__ void dft_store(const g_c* __restrict__ w, T* __restrict__ y, const g_c* __restrict__ chirp, long long lines,
-    long long inner, long long Lout, long long Cout, long long M, double inv_m, double scale) {
+    long long inner, long long Lout, long long Cout, long long M, double inv_m, double scale, int divide) {
   G_LOOP(lines * Lout) {
     const long long k = i % Lout, line = i / Lout, o = line / inner, in = line % inner;
     g_c v = w[line * M + k];
@@ -238,8 +241,8 @@ extern "C" __global__ void dft_store(const g_c* __restrict__ w, T* __restrict__ 
       v.y *= inv_m;
     }
     T* q = y + ((o * Lout + k) * inner + in) * Cout;
-    g_store(q, 0, v.x * scale);
-    if (Cout == 2) g_store(q, 1, v.y * scale);
+    g_store(q, 0, divide ? v.x / scale : v.x * scale);
+    if (Cout == 2) g_store(q, 1, divide ? v.y / scale : v.y * scale);
   }
 }
 )";
@@ -332,15 +335,17 @@ inline const cuda_detail::lazy_library::entry& fft_library(context& ctx, fft_sta
                     [&] { return fft_source(t); });
 }
 
-/// Stores the first `Lout` points of each line of `w` into y ([outer, Lout, inner, Cout]).
-inline void store_lines(context& ctx, const cuda_detail::lazy_library::entry& k, const fft_tables& t, const cuda_tensor& w, cuda_tensor& y,
-                        i64 lines, i64 inner, i64 Lout, i64 Cout, double scale) {
+/// Stores the first `Lout` points of each line of `w` into y ([outer, Lout, inner, Cout]), times
+/// `scale` (divided by it when `divide`).
+inline void store_lines(context& ctx, const cuda_detail::lazy_library::entry& k, const fft_tables& t, const cuda_tensor& w, void* y,
+                        i64 lines, i64 inner, i64 Lout, i64 Cout, double scale, bool divide = false) {
   const void* wp = w.data();
-  void* yp = y.data();
+  void* yp = y;
   const void* cp = t.bluestein ? t.chirp.data() : nullptr;
   long long ll = lines, in = inner, lo = Lout, co = Cout, M = t.M;
   double inv = 1.0 / static_cast<double>(t.M), sc = scale;
-  void* args[] = {&wp, &yp, &cp, &ll, &in, &lo, &co, &M, &inv, &sc};
+  int dv = divide ? 1 : 0;
+  void* args[] = {&wp, &yp, &cp, &ll, &in, &lo, &co, &M, &inv, &sc, &dv};
   ctx.policy().launch(k.kernels[5], ctx.policy().blocks_for(lines * Lout), 256, args, ctx.stream());
 }
 
@@ -375,7 +380,7 @@ inline fn make_dft(const kernel_node& n) {
       pol.launch(k.kernels[0], pol.blocks_for(lines * t->M), 256, args, ctx.stream());
     }
     run_fft(ctx, k, *t, w, lines);
-    store_lines(ctx, k, *t, w, y, lines, inner, g.Lout, g.Cout, inverse ? 1.0 / static_cast<double>(g.len) : 1.0);
+    store_lines(ctx, k, *t, w, y.data(), lines, inner, g.Lout, g.Cout, inverse ? 1.0 / static_cast<double>(g.len) : 1.0);
   };
 }
 
@@ -410,7 +415,7 @@ inline fn make_stft(const kernel_node& n) {
       pol.launch(k.kernels[1], pol.blocks_for(lines * t->M), 256, args, ctx.stream());
     }
     run_fft(ctx, k, *t, w, lines);
-    store_lines(ctx, k, *t, w, y, lines, 1, g.bins, 2, 1.0);
+    store_lines(ctx, k, *t, w, y.data(), lines, 1, g.bins, 2, 1.0);
   };
 }
 

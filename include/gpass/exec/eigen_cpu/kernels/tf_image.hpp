@@ -47,6 +47,7 @@
 
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+#include <gpass/exec/tf_nms_rules.hpp>
 #include <gpass/ops/tf/image.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
@@ -61,7 +62,7 @@ using pod_types = type_list<float, double, Eigen::half, Eigen::bfloat16, std::in
 /// The value of a rank-0 numeric input as a double (TensorFlow's IsScalar check).
 inline double scalar_value(const context& ctx, std::size_t i, const char* what) {
   const gpass::tensor& t = ctx.input(i);
-  if (t.rank() != 0) ctx.fail(std::string(what) + " must be 0-D, got shape " + t.shape().to_string());
+  tf_nms_rules::check_scalar(t.sizes(), what, ctx.node());
   return as_doubles(t, ctx.node())[0];
 }
 
@@ -135,28 +136,19 @@ inline void non_max_suppression(context& ctx, int version, float iou_attr, bool 
   const gpass::tensor& boxes = ctx.input(0);
   const gpass::tensor& scores = ctx.input(1);
   const gpass::tensor& max_t = ctx.input(2);
-  if (max_t.rank() != 0) ctx.fail("max_output_size must be 0-D, got shape " + max_t.shape().to_string());
+  tf_nms_rules::check_scalar(max_t.sizes(), "max_output_size", node);
   const i64 max_out = int_values(max_t, node, "max_output_size")[0];
   const double iou_thr = version == 1 ? iou_attr : scalar_value(ctx, 3, "iou_threshold");
-  if (!(iou_thr >= 0 && iou_thr <= 1)) ctx.fail("iou_threshold must be in [0, 1], got " + std::to_string(iou_thr));
+  tf_nms_rules::check_iou_threshold(iou_thr, node);
   const double score_thr = version >= 3 ? scalar_value(ctx, 4, "score_threshold") : 0.0;
   const double sigma = version == 5 ? scalar_value(ctx, 5, "soft_nms_sigma") : 0.0;
-  if (!(sigma >= 0)) ctx.fail("soft_nms_sigma must be >= 0, got " + std::to_string(sigma));
-  if (boxes.rank() != 2) ctx.fail("boxes must be 2-D, got shape " + boxes.shape().to_string());
-  const i64 n = boxes.sizes()[0];
-  if (boxes.sizes()[1] != 4) ctx.fail("boxes must have 4 columns, got shape " + boxes.shape().to_string());
-  if (scores.rank() != 1) ctx.fail("scores must be 1-D, got shape " + scores.shape().to_string());
-  if (scores.sizes()[0] != n)
-    ctx.fail("scores has " + std::to_string(scores.sizes()[0]) + " elements for " + std::to_string(n) + " boxes");
-  if (scores.element_type() != boxes.element_type())
-    ctx.fail("scores are " + std::string(to_string(scores.element_type())) + ", boxes " +
-             std::string(to_string(boxes.element_type())));
+  tf_nms_rules::check_soft_nms_sigma(sigma, node);
+  const i64 n = tf_nms_rules::nms_boxes(boxes.sizes(), boxes.element_type(), scores.sizes(), scores.element_type(), node);
   if (version == 5)
     for (std::size_t i = 3; i < 6; ++i)
       if (ctx.input(i).element_type() != boxes.element_type())
         ctx.fail("the thresholds of NonMaxSuppressionV5 must be " + std::string(to_string(boxes.element_type())));
-  if (max_out < 0) ctx.fail("max_output_size must be non-negative, got " + std::to_string(max_out));
-  if (max_out > INT32_MAX) ctx.fail("max_output_size " + std::to_string(max_out) + " does not fit in int32");
+  tf_nms_rules::check_max_output_size(max_out, node);
   dispatch<nms_types>(boxes.element_type(), node, [&]<class T>() {
     std::vector<i64> sel;
     std::vector<T> sel_scores;
@@ -489,27 +481,17 @@ inline void extract_image_patches(context& ctx, std::pair<i64, i64> k, std::pair
 inline void combined_nms(context& ctx, bool pad_per_class, bool clip_boxes) {
   const gpass::tensor& boxes = ctx.input(0);
   const gpass::tensor& scores = ctx.input(1);
-  if (boxes.rank() != 4) ctx.fail("boxes must be 4-D, got shape " + boxes.shape().to_string());
-  if (scores.rank() != 3) ctx.fail("scores must be 3-D, got shape " + scores.shape().to_string());
-  const i64 B = boxes.sizes()[0], N = boxes.sizes()[1], q = boxes.sizes()[2], K = scores.sizes()[2];
-  if (boxes.sizes()[3] != 4) ctx.fail("boxes must have 4 columns, got shape " + boxes.shape().to_string());
-  if (scores.sizes()[0] != B || scores.sizes()[1] != N)
-    ctx.fail("scores " + scores.shape().to_string() + " must be [batch, num_boxes, num_classes] of boxes " +
-             boxes.shape().to_string());
-  if (q != 1 && q != K) ctx.fail("third dimension of boxes must be either 1 or num classes, got " + std::to_string(q));
+  const tf_nms_rules::combined_shape shape = tf_nms_rules::combined_nms_shape(boxes.sizes(), scores.sizes(), ctx.node());
+  const i64 B = shape.B, N = shape.N, q = shape.q, K = shape.K;
   for (std::size_t i = 2; i < 4; ++i)
     if (ctx.input(i).rank() != 0) ctx.fail(std::string(i == 2 ? "max_output_size_per_class" : "max_total_size") + " must be 0-D");
   const i64 per_class = int_values(ctx.input(2), ctx.node(), "max_output_size_per_class")[0];
   const i64 total = int_values(ctx.input(3), ctx.node(), "max_total_size")[0];
-  if (per_class <= 0) ctx.fail("max_size_per_class must be > 0, got " + std::to_string(per_class));
-  if (total <= 0) ctx.fail("max_total_size must be > 0, got " + std::to_string(total));
-  if (total > INT32_MAX) ctx.fail("max_total_size " + std::to_string(total) + " does not fit in int32");
+  const i64 out_per_image = tf_nms_rules::combined_nms_per_image(per_class, total, K, pad_per_class, ctx.node());
   const double iou_thr = scalar_value(ctx, 4, "iou_threshold"), score_thr = scalar_value(ctx, 5, "score_threshold");
-  if (!(iou_thr >= 0 && iou_thr <= 1)) ctx.fail("iou_threshold must be in [0, 1], got " + std::to_string(iou_thr));
+  tf_nms_rules::check_iou_threshold(iou_thr, ctx.node());
   if (boxes.element_type() != dtype::f32 || scores.element_type() != dtype::f32)
     ctx.fail("boxes and scores must be float32");
-  const auto per_image_cap = gpass::checked_mul(per_class, K);
-  const i64 out_per_image = pad_per_class && per_image_cap ? std::min(total, *per_image_cap) : total;
   const i64 keep = std::min(per_class, N);
   gpass::tensor& ob = ctx.allocate_output_zeroed(0, dtype::f32, {B, out_per_image, 4});
   gpass::tensor& os = ctx.allocate_output_zeroed(1, dtype::f32, {B, out_per_image});

@@ -22,11 +22,13 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gpass/exec/eigen_cpu/kernels/common.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
 #include <gpass/exec/fft.hpp>
+#include <gpass/exec/signal_rules.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
 
@@ -102,35 +104,20 @@ grid load(const context& ctx, const gpass::tensor& x, const std::vector<i64>& wa
   return g;
 }
 
-inline void check_rank(const context& ctx, const gpass::tensor& x, std::size_t k) {
-  if (x.rank() < k)
-    ctx.fail("input must be at least rank " + std::to_string(k) + ", got sizes " + x.shape().to_string());
-}
-
-/// The fft_length input of an RFFT / IRFFT (`inverse`): `k` non-negative values, each at most
-/// its input dim (IRFFT's last: fft_length / 2 + 1 at most), as TensorFlow's kernels require
-/// (tf.signal pads the input before them).
-inline std::vector<i64> fft_lengths(const context& ctx, std::size_t k, bool inverse) {
+/// The fft_length values of an RFFT / IRFFT (`inverse`) of rank k and the output's sizes
+/// (`signal_rules::tf_real_fft_sizes`).
+inline std::pair<std::vector<i64>, std::vector<i64>> fft_lengths(const context& ctx, std::size_t k, bool inverse) {
   const gpass::tensor& x = ctx.input(0);
-  check_rank(ctx, x, k);
+  signal_rules::check_tf_fft_rank(x.sizes(), k, ctx.node());
   std::vector<i64> v = int_values(ctx.input(1), ctx.node(), "fft_length");
-  if (ctx.input(1).rank() != 1 || v.size() != k)
-    ctx.fail("fft_length must be a vector of " + std::to_string(k) + " values, got sizes " + ctx.input(1).shape().to_string());
-  for (std::size_t i = 0; i < k; ++i) {
-    if (v[i] < 0) ctx.fail("fft_length must >= 0, got " + std::to_string(v[i]));
-    const std::size_t d = x.rank() - k + i;
-    const i64 need = inverse && i + 1 == k ? v[i] / 2 + 1 : v[i];
-    if (x.sizes()[d] < need)
-      ctx.fail("Input dimension " + std::to_string(d) + " must have length of at least " + std::to_string(need) +
-               " but got: " + std::to_string(x.sizes()[d]));
-  }
-  return v;
+  std::vector<i64> out = signal_rules::tf_real_fft_sizes(x.sizes(), k, ctx.input(1).sizes(), v, inverse, ctx.node());
+  return {std::move(v), std::move(out)};
 }
 
 // FFT / IFFT of rank k on complex input
 inline void complex_fft(context& ctx, std::size_t k, bool inverse) {
   const gpass::tensor& x = ctx.input(0);
-  check_rank(ctx, x, k);
+  signal_rules::check_tf_fft_rank(x.sizes(), k, ctx.node());
   dispatch<complex_types>(x.element_type(), ctx.node(), [&]<class C>() {
     const std::vector<i64> inner(x.sizes().end() - static_cast<std::ptrdiff_t>(k), x.sizes().end());
     grid g = load<C>(ctx, x, inner);
@@ -151,14 +138,11 @@ inline void complex_fft(context& ctx, std::size_t k, bool inverse) {
 // RFFT of rank k: real input, complex output with fft_length / 2 + 1 bins in the last dim
 inline void real_fft(context& ctx, std::size_t k, dtype complex_type) {
   const gpass::tensor& x = ctx.input(0);
-  const std::vector<i64> len = fft_lengths(ctx, k, false);
-  std::vector<i64> out_sizes = x.sizes();
-  for (std::size_t d = 0; d < k; ++d) out_sizes[x.rank() - k + d] = len[d];
-  out_sizes.back() = len.back() == 0 ? 0 : len.back() / 2 + 1;
+  const auto lengths = fft_lengths(ctx, k, false);
+  const std::vector<i64>& len = lengths.first;
+  const std::vector<i64>& out_sizes = lengths.second;
   dispatch<type_list<float, double>>(x.element_type(), ctx.node(), [&]<class T>() {
-    if ((std::is_same_v<T, float> ? dtype::complex64 : dtype::complex128) != complex_type)
-      ctx.fail("Treal " + std::string(to_string(x.element_type())) + " goes with Tcomplex " +
-               (std::is_same_v<T, float> ? "complex64" : "complex128") + ", got " + std::string(to_string(complex_type)));
+    signal_rules::check_tf_rfft_types(x.element_type(), complex_type, ctx.node());
     using C = std::complex<T>;
     gpass::tensor& y = ctx.allocate_output(0, complex_type, out_sizes);
     if (y.size() == 0) return;
@@ -177,14 +161,12 @@ inline void real_fft(context& ctx, std::size_t k, dtype complex_type) {
 // IRFFT of rank k: a Hermitian half spectrum in the last dim, real output of fft_length
 inline void inverse_real_fft(context& ctx, std::size_t k, dtype real_type) {
   const gpass::tensor& x = ctx.input(0);
-  const std::vector<i64> len = fft_lengths(ctx, k, true);
-  std::vector<i64> out_sizes = x.sizes();
-  for (std::size_t d = 0; d < k; ++d) out_sizes[x.rank() - k + d] = len[d];
+  const auto lengths = fft_lengths(ctx, k, true);
+  const std::vector<i64>& len = lengths.first;
+  const std::vector<i64>& out_sizes = lengths.second;
   dispatch<complex_types>(x.element_type(), ctx.node(), [&]<class C>() {
     using T = typename C::value_type;
-    if (dtype_of_v<T> != real_type)
-      ctx.fail("Tcomplex " + std::string(to_string(x.element_type())) + " goes with Treal " +
-               std::string(to_string(dtype_of_v<T>)) + ", got " + std::string(to_string(real_type)));
+    signal_rules::check_tf_irfft_types(x.element_type(), real_type, ctx.node());
     gpass::tensor& y = ctx.allocate_output(0, real_type, out_sizes);
     if (y.size() == 0) return;
     std::vector<i64> half = len;
