@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CUDA kernels of grid.hpp (GridSample, AffineGrid, RoiAlign): which nodes the GPU serves
+// The CUDA kernels of grid.hpp (GridSample, AffineGrid, RoiAlign, DeformConv): which nodes the GPU serves
 // (no GPU needed), each against the Eigen CPU kernel on a GPU (bit for bit: the CPU's
 // arithmetic step for step; without a GPU, the CPU side of each comparison runs), and the
 // errors naming the node.
@@ -99,6 +99,45 @@ TEST_CASE("cuda: RoiAlign matches the CPU kernel bit for bit") {
   differential(n, {rnd({1, 2, 5, 5}, 4), tensor(dtype::f32, {0, 4}), I({})}, 0, 0);
 }
 
+TEST_CASE("cuda: DeformConv matches the CPU kernel bit for bit") {
+  GPASS_GPU_OR_CPU_SIDE();
+  CHECK(gpass_test_cuda::serves_in("", "DeformConv", {dtype::f32, dtype::f32, dtype::f32}));
+  CHECK_FALSE(gpass_test_cuda::serves_in("", "DeformConv", {dtype::int32, dtype::int32, dtype::int32}));
+  struct cfg {
+    i64 N, C, H, W, M, group, og, kH, kW;
+    ints strides, pads, dil;
+  };
+  const cfg cfgs[] = {{1, 2, 5, 6, 3, 1, 1, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+                      {2, 4, 7, 5, 4, 2, 2, 3, 2, {2, 1}, {0, 1, 2, 0}, {1, 2}},
+                      {1, 6, 4, 4, 6, 3, 3, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+                      {2, 2, 6, 6, 2, 1, 2, 2, 2, {1, 2}, {1, 0, 0, 1}, {2, 1}}};
+  for (const auto& c : cfgs)
+    for (dtype t : {dtype::f32, dtype::f64, dtype::f16})
+      for (int extras = 0; extras < 3; ++extras) {
+        CAPTURE(c.C);
+        CAPTURE(to_string(t));
+        CAPTURE(extras);
+        const i64 oH = (c.H + c.pads[0] + c.pads[2] - (c.kH - 1) * c.dil[0] - 1) / c.strides[0] + 1;
+        const i64 oW = (c.W + c.pads[1] + c.pads[3] - (c.kW - 1) * c.dil[1] - 1) / c.strides[1] + 1;
+        const i64 taps = c.kH * c.kW;
+        tensor off = rnd({c.N, c.og * taps * 2, oH, oW}, 2, t, -2.5, 2.5);
+        if (t == dtype::f32) {  // a NaN and a far-away offset read nothing
+          off.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+          off.data<float>()[3] = 1e9f;
+        }
+        std::vector<tensor> in{rnd({c.N, c.C, c.H, c.W}, 1, t), rnd({c.M, c.C / c.group, c.kH, c.kW}, 3, t), off};
+        if (extras >= 1) in.push_back(rnd({c.M}, 4, t));
+        if (extras == 2) in.push_back(rnd({c.N, c.og * taps, oH, oW}, 5, t, 0, 1));
+        differential(node("DeformConv", 19,
+                          {{"group", c.group}, {"offset_group", c.og}, {"kernel_shape", ints{c.kH, c.kW}}, {"strides", c.strides},
+                           {"pads", c.pads}, {"dilations", c.dil}}),
+                     in, 0, 0);
+      }
+  // a mask without a bias
+  differential(node("DeformConv", 19), {rnd({1, 2, 4, 4}, 6), rnd({2, 2, 2, 2}, 7), rnd({1, 8, 3, 3}, 8), tensor{}, rnd({1, 4, 3, 3}, 9)}, 0, 0);
+  differential(node("DeformConv", 19), {rnd({0, 2, 4, 4}, 6), rnd({2, 2, 2, 2}, 7), rnd({0, 8, 3, 3}, 8)}, 0, 0);
+}
+
 TEST_CASE("cuda: the sampling grids fail as the CPU's do, naming the node") {
   const auto fails = gpass_test_cuda::fails_alike;
   fails(grid_sample("linear", "zeros", false), {rnd({2, 3, 5, 7}, 1), rnd({2, 4, 6, 3}, 2)}, "grid has shape");
@@ -113,6 +152,11 @@ TEST_CASE("cuda: the sampling grids fail as the CPU's do, naming the node") {
   fails(roi, {rnd({1, 2, 5, 5}, 13), tensor::from<float>({0, 0, 4, 4}, {1, 4}), I({0, 0})}, "batch_indices must have num_rois elements");
   fails(roi, {rnd({1, 2, 5, 5}, 14), tensor::from<float>({0, 0, std::numeric_limits<float>::infinity(), 4}, {1, 4}), I({0})}, "not finite");
   fails(roi, {rnd({1, 2, 5, 5}, 15), tensor::from<float>({0, 0, 4}, {1, 3}), I({0})}, "rois must have shape [num_rois, 4]");
+  const auto deform = node("DeformConv", 19);
+  fails(deform, {rnd({1, 2, 4, 4}, 16), rnd({2, 2, 2, 2}, 17), rnd({1, 8, 2, 3}, 18)}, "offset is [1,8,2,3], expected [1,8,3,3]");
+  fails(deform, {rnd({1, 2, 4, 4}, 19), rnd({2, 3, 2, 2}, 20), rnd({1, 8, 3, 3}, 21)}, "X has 2 channels");
+  fails(deform, {rnd({1, 2, 4, 4}, 22), rnd({2, 2, 2, 2}, 23), rnd({1, 8, 3, 3}, 24, dtype::f64)}, "offset is f64, X f32");
+  fails(deform, {rnd({1, 2, 4, 4}, 25), rnd({2, 2, 2, 2}, 26), rnd({1, 8, 3, 3}, 27), rnd({3}, 28)}, "B must have 2 values");
 }
 
 }  // namespace gpass_test_cuda_grid

@@ -5,7 +5,8 @@
 /// and CUDA kernels share, so that both accept the same nodes and inputs and fail with the
 /// same messages: the convolutions' shapes (Conv, ConvInteger, QLinearConv, ConvTranspose),
 /// the losses' reduction, GridSample's attributes and shapes, RoiAlign's attributes and boxes,
-/// Col2Im's geometry, MaxUnpool's shapes and index mapping, the float type codes of
+/// Col2Im's geometry, MaxUnpool's shapes and index mapping, DeformConv's attributes and
+/// shapes, the float type codes of
 /// softmax_precision and stash_type, Attention's attributes, input checks and mask layout,
 /// NonMaxSuppression's shapes and ranking, and ONNX Runtime's Attention and
 /// EmbedLayerNormalization checks. Errors name the node.
@@ -485,6 +486,82 @@ inline std::array<i64, 4> attention_mask_dims(const std::vector<i64>& m, const a
       n.fail("attn_mask " + shape::of(m).to_string() + " does not broadcast to (batch, q_heads, q_seq, total_seq) " +
              shape::of(std::vector<i64>(target.begin(), target.end())).to_string());
   return ms;
+}
+
+// ---- DeformConv -----------------------------------------------------------------------------
+
+/// DeformConv's attributes (2-D): group, offset_group, strides, dilations, pads and the
+/// optional kernel_shape, checked.
+struct deform_conv_attrs {
+  i64 group = 1, offset_group = 1;
+  std::vector<i64> strides, dilations, pads, kernel_shape;
+};
+inline deform_conv_attrs read_deform_conv_attrs(const kernel_node& n) {
+  deform_conv_attrs a;
+  a.group = n.attr<i64>("group", 1);
+  a.offset_group = n.attr<i64>("offset_group", 1);
+  a.strides = n.attr<std::vector<i64>>("strides", {1, 1});
+  a.dilations = n.attr<std::vector<i64>>("dilations", {1, 1});
+  a.pads = n.attr<std::vector<i64>>("pads", {0, 0, 0, 0});
+  a.kernel_shape = n.attr<std::vector<i64>>("kernel_shape", {});
+  if (a.group < 1 || a.offset_group < 1) n.fail("group and offset_group must be positive");
+  if (a.strides.size() != 2 || a.dilations.size() != 2 || a.pads.size() != 4 || (!a.kernel_shape.empty() && a.kernel_shape.size() != 2))
+    n.fail("only 2-D DeformConv is supported (strides, dilations, kernel_shape of 2 values, pads of 4)");
+  for (i64 v : a.strides)
+    if (v < 1) n.fail("strides must be positive");
+  for (i64 v : a.dilations)
+    if (v < 1) n.fail("dilations must be positive");
+  return a;
+}
+
+/// DeformConv's sizes: X [N, C, H, W], W [M, Cg, kH, kW], the output [N, M, oH, oW], taps =
+/// kH * kW.
+struct deform_conv_shape {
+  i64 N = 0, C = 0, H = 0, W = 0, M = 0, Cg = 0, kH = 0, kW = 0, oH = 0, oW = 0, taps = 0;
+};
+/// Checks DeformConv's inputs (X, W, offset [N, offset_group * taps * 2, oH, oW], B of M
+/// values when given, mask [N, offset_group * taps, oH, oW] when given; every one of X's
+/// element type) and returns its sizes. Pads and dilations whose arithmetic overflows are an
+/// error.
+inline deform_conv_shape deform_conv_check(const std::vector<i64>& x, const std::vector<i64>& w, const std::vector<i64>& off,
+                                           const std::vector<i64>* b, const std::vector<i64>* mask, const deform_conv_attrs& a,
+                                           const kernel_node& n) {
+  if (x.size() != 4 || w.size() != 4 || off.size() != 4)
+    n.fail("X, W and offset must be 4-D (2-D DeformConv), got " + shape::of(x).to_string() + ", " + shape::of(w).to_string() + ", " +
+           shape::of(off).to_string());
+  deform_conv_shape s{.N = x[0], .C = x[1], .H = x[2], .W = x[3], .M = w[0], .Cg = w[1]};
+  s.kH = a.kernel_shape.empty() ? w[2] : a.kernel_shape[0];
+  s.kW = a.kernel_shape.empty() ? w[3] : a.kernel_shape[1];
+  if (s.kH != w[2] || s.kW != w[3]) n.fail("kernel_shape does not match W " + shape::of(w).to_string());
+  if (s.Cg * a.group != s.C || s.M % a.group != 0)
+    n.fail("X has " + std::to_string(s.C) + " channels, W " + shape::of(w).to_string() + " with group " + std::to_string(a.group));
+  if (s.C % a.offset_group != 0 || (s.C > 0 && a.offset_group > s.C)) n.fail("the channels are not a multiple of offset_group");
+  if (s.kH <= 0 || s.kW <= 0 || s.kH > (i64{1} << 20) || s.kW > (i64{1} << 20) || a.offset_group > (i64{1} << 20))
+    n.fail("kernel_shape and offset_group must be positive and below 2^20");
+  auto extent = [&](i64 in, i64 p0, i64 p1, i64 k, i64 d, i64 st) {
+    const auto span = checked_mul(k - 1, d);
+    const auto padded = checked_add(in, p0);
+    const auto total = padded ? checked_add(*padded, p1) : std::nullopt;
+    const auto room = total && span ? checked_sub(*total, *span) : std::nullopt;
+    if (!room || *room == std::numeric_limits<i64>::min()) n.fail("pads and dilations overflow int64");
+    return (*room - 1) / st + 1;
+  };
+  s.oH = extent(s.H, a.pads[0], a.pads[2], s.kH, a.dilations[0], a.strides[0]);
+  s.oW = extent(s.W, a.pads[1], a.pads[3], s.kW, a.dilations[1], a.strides[1]);
+  s.taps = s.kH * s.kW;
+  auto expect = [&](const std::vector<i64>& got, i64 channels, const char* what) {
+    if (got != std::vector<i64>{s.N, channels, s.oH, s.oW})
+      n.fail(std::string(what) + " is " + shape::of(got).to_string() + ", expected [" + std::to_string(s.N) + "," + std::to_string(channels) +
+             "," + std::to_string(s.oH) + "," + std::to_string(s.oW) + "]");
+  };
+  expect(off, a.offset_group * s.taps * 2, "offset");
+  if (b && gpass::num_elements(*b) != s.M) n.fail("B must have " + std::to_string(s.M) + " values");
+  if (mask) expect(*mask, a.offset_group * s.taps, "mask");
+  return s;
+}
+/// Checks that DeformConv's input `what` (W, offset, B, mask) has X's element type `x`.
+inline void check_deform_conv_type(dtype x, dtype t, const char* what, const kernel_node& n) {
+  if (t != x) n.fail(std::string(what) + " is " + std::string(to_string(t)) + ", X " + std::string(to_string(x)));
 }
 
 // ---- NonMaxSuppression ----------------------------------------------------------------------

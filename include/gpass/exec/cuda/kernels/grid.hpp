@@ -2,7 +2,9 @@
 #pragma once
 /// \file grid.hpp
 /// CUDA kernels of ONNX's sampling ops: AffineGrid (opset 20), RoiAlign (avg and max, a thread
-/// per output element sampling as the CPU kernel does, in double) and GridSample (any number of
+/// per output element sampling as the CPU kernel does, in double), DeformConv (19, 2-D: a
+/// thread per output element sums its taps' bilinear samples in double in the CPU's order; a
+/// direct convolution, no im2col product) and GridSample (any number of
 /// spatial dimensions; nearest, linear and cubic; zeros, border and reflection padding;
 /// align_corners), f32, f64, f16 and bf16, as the CPU kernels compute them:
 /// - AffineGrid: a thread per grid point, theta times the normalized coordinates (x, y[, z],
@@ -348,6 +350,89 @@ inline fn make_affine_grid(const kernel_node& n) {
   };
 }
 
+
+// ---- DeformConv ---------------------------------------------------------------------------------
+
+/// `deform_conv(x, w, off, b, mask, y, g)`: a thread per output element (n, m, oh, ow) sums, in
+/// double and in the CPU's order (input channel of the group, then tap), each tap's bilinear
+/// sample of X at its offset position (zero outside), times the mask and the weight, after
+/// the bias; b and mask may be null.
+inline std::string deform_conv_source(dtype t) {
+  return cuda_codegen::cuda_prelude() + "typedef " + std::string(cuda_codegen::storage_type(t)) + R"( T;
+struct g_deform { long long N, C, H, W, M, Cg, kH, kW, oH, oW, og, group, sh, sw, ph, pw, dh, dw; };
+extern "C" __global__ void deform_conv(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ off,
+    const T* __restrict__ b, const T* __restrict__ mask, T* __restrict__ y, g_deform g) {
+  const long long taps = g.kH * g.kW, total = g.N * g.M * g.oH * g.oW, Mg = g.M / g.group, Cog = g.C / g.og;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    const long long ow = i % g.oW, oh = (i / g.oW) % g.oH, m = (i / (g.oW * g.oH)) % g.M, nb = i / (g.oW * g.oH * g.M);
+    const long long grp = m / Mg;
+    double acc = b ? (double)g_load(b, m) : 0.0;
+    for (long long cl = 0; cl < g.Cg; ++cl) {
+      const long long c = grp * g.Cg + cl, ogi = c / Cog;
+      const T* plane = x + (nb * g.C + c) * g.H * g.W;
+      for (long long t = 0; t < taps; ++t) {
+        const long long kh = t / g.kW, kw = t % g.kW;
+        const long long oi = ((nb * g.og + ogi) * taps + t) * 2;
+        const double dh = (double)g_load(off, (oi * g.oH + oh) * g.oW + ow);
+        const double dw = (double)g_load(off, ((oi + 1) * g.oH + oh) * g.oW + ow);
+        const double ph = (double)oh * (double)g.sh - (double)g.ph + (double)kh * (double)g.dh + dh;
+        const double pw = (double)ow * (double)g.sw - (double)g.pw + (double)kw * (double)g.dw + dw;
+        if (!(ph > -1 && ph < (double)g.H && pw > -1 && pw < (double)g.W)) continue;
+        const double h0 = floor(ph), w0 = floor(pw);
+        const double fh = ph - h0, fw = pw - w0;
+        double v = 0;
+        for (int a = 0; a < 2; ++a)
+          for (int bb = 0; bb < 2; ++bb) {
+            const long long hh = (long long)h0 + a, ww = (long long)w0 + bb;
+            if (hh < 0 || hh >= g.H || ww < 0 || ww >= g.W) continue;
+            v += (a ? fh : 1 - fh) * (bb ? fw : 1 - fw) * (double)g_load(plane, hh * g.W + ww);
+          }
+        if (mask) v *= (double)g_load(mask, (((nb * g.og + ogi) * taps + t) * g.oH + oh) * g.oW + ow);
+        acc += v * (double)g_load(w, ((m * g.Cg + cl) * g.kH + kh) * g.kW + kw);
+      }
+    }
+    g_store(y, i, acc);
+  }
+}
+)";
+}
+
+/// DeformConv (19, 2-D): the attributes and shapes checked as on the CPU
+/// (`nn_rules::deform_conv_check`).
+inline fn make_deform_conv(const kernel_node& n) {
+  const nn_rules::deform_conv_attrs a = nn_rules::read_deform_conv_attrs(n);
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [a, lib](context& ctx) {
+    const cuda_tensor& x = ctx.input(0);
+    const cuda_tensor& w = ctx.input(1);
+    const cuda_tensor& off = ctx.input(2);
+    const cuda_tensor* b = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const cuda_tensor* mask = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+    const nn_rules::deform_conv_shape s =
+        nn_rules::deform_conv_check(x.sizes(), w.sizes(), off.sizes(), b ? &b->sizes() : nullptr, mask ? &mask->sizes() : nullptr, a, ctx.node());
+    const dtype t = x.element_type();
+    const std::pair<const cuda_tensor*, const char*> others[] = {{&w, "W"}, {&off, "offset"}, {b, "B"}, {mask, "mask"}};
+    for (const auto& [o, what] : others)
+      if (o) nn_rules::check_deform_conv_type(t, o->element_type(), what, ctx.node());
+    cuda_tensor& y = ctx.allocate_output(0, t, {s.N, s.M, s.oH, s.oW});
+    if (y.size() == 0) return;
+    auto& pol = ctx.policy();
+    const auto& kn = lib->get(pol, std::string(to_string(t)), {"deform_conv"}, [&] { return deform_conv_source(t); });
+    struct {
+      long long N, C, H, W, M, Cg, kH, kW, oH, oW, og, group, sh, sw, ph, pw, dh, dw;
+    } g{s.N, s.C, s.H, s.W, s.M, s.Cg, s.kH, s.kW, s.oH, s.oW, a.offset_group, a.group,
+        a.strides[0], a.strides[1], a.pads[0], a.pads[1], a.dilations[0], a.dilations[1]};
+    const void* xp = x.data();
+    const void* wp = w.data();
+    const void* op = off.data();
+    const void* bp = b ? b->data() : nullptr;
+    const void* mp = mask ? mask->data() : nullptr;
+    void* yp = y.data();
+    void* args[] = {&xp, &wp, &op, &bp, &mp, &yp, &g};
+    pol.launch(kn.kernels[0], pol.blocks_for(y.size()), 256, args, ctx.stream());
+  };
+}
+
 }  // namespace cuda_grid
 
 /// Every source grid.hpp generates (name, CUDA C++), for compile checks.
@@ -356,6 +441,7 @@ inline std::vector<std::pair<std::string, std::string>> grid_generated_sources()
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16}) {
     r.emplace_back("affine_grid_" + std::string(to_string(t)), cuda_grid::affine_grid_source(t));
     r.emplace_back("roi_align_" + std::string(to_string(t)), cuda_grid::roi_align_source(t));
+    r.emplace_back("deform_conv_" + std::string(to_string(t)), cuda_grid::deform_conv_source(t));
     for (int k : {1, 2, 3}) r.emplace_back("grid_sample_" + std::string(to_string(t)) + "_" + std::to_string(k), cuda_grid::grid_sample_source(t, t, k));
   }
   r.emplace_back("grid_sample_f16_f32_2", cuda_grid::grid_sample_source(dtype::f16, dtype::f32, 2));
@@ -368,6 +454,7 @@ inline void register_cuda_grid(kernel_registry<cuda>& r) {
   r.add({.op = "GridSample", .dtypes = floats, .make = cuda_grid::make_grid_sample});
   r.add({.op = "AffineGrid", .since_version = 20, .dtypes = floats, .make = cuda_grid::make_affine_grid});
   r.add({.op = "RoiAlign", .dtypes = floats, .make = cuda_grid::make_roi_align});
+  r.add({.op = "DeformConv", .since_version = 19, .dtypes = floats, .make = cuda_grid::make_deform_conv});
 }
 
 }  // namespace gpass::exec

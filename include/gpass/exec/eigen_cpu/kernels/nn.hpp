@@ -1827,51 +1827,20 @@ inline void register_affine_grid(registry& r) {
 /// given; group, offset_group, strides, pads, dilations; bias B.
 inline void register_deform_conv(registry& r) {
   r.add({.domain = "", .op = "DeformConv", .since_version = 19, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const i64 group = n.attr<i64>("group", 1), offset_group = n.attr<i64>("offset_group", 1);
-    const auto strides = n.attr<std::vector<i64>>("strides", {1, 1}), dil = n.attr<std::vector<i64>>("dilations", {1, 1});
-    const auto pads = n.attr<std::vector<i64>>("pads", {0, 0, 0, 0});
-    const auto ks_attr = n.attr<std::vector<i64>>("kernel_shape", {});
-    if (group < 1 || offset_group < 1) n.fail("group and offset_group must be positive");
-    if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4 || (!ks_attr.empty() && ks_attr.size() != 2))
-      n.fail("only 2-D DeformConv is supported (strides, dilations, kernel_shape of 2 values, pads of 4)");
-    for (i64 v : strides)
-      if (v < 1) n.fail("strides must be positive");
-    for (i64 v : dil)
-      if (v < 1) n.fail("dilations must be positive");
+    const nn_rules::deform_conv_attrs a = nn_rules::read_deform_conv_attrs(n);
+    const std::vector<i64> &strides = a.strides, &dil = a.dilations, &pads = a.pads;
+    const i64 group = a.group, offset_group = a.offset_group;
     return [=](context& ctx) {
       const gpass::tensor &x = ctx.input(0), &w = ctx.input(1), &off = ctx.input(2);
-      if (x.rank() != 4 || w.rank() != 4 || off.rank() != 4)
-        ctx.fail("X, W and offset must be 4-D (2-D DeformConv), got " + x.shape().to_string() + ", " + w.shape().to_string() +
-                 ", " + off.shape().to_string());
-      const i64 N = x.sizes()[0], C = x.sizes()[1], H = x.sizes()[2], W = x.sizes()[3];
-      const i64 M = w.sizes()[0], Cg = w.sizes()[1];
-      const i64 kH = ks_attr.empty() ? w.sizes()[2] : ks_attr[0], kW = ks_attr.empty() ? w.sizes()[3] : ks_attr[1];
-      if (kH != w.sizes()[2] || kW != w.sizes()[3]) ctx.fail("kernel_shape does not match W " + w.shape().to_string());
-      if (Cg * group != C || M % group != 0)
-        ctx.fail("X has " + std::to_string(C) + " channels, W " + w.shape().to_string() + " with group " + std::to_string(group));
-      if (C % offset_group != 0 || (C > 0 && offset_group > C)) ctx.fail("the channels are not a multiple of offset_group");
-      if (kH <= 0 || kW <= 0 || kH > (i64{1} << 20) || kW > (i64{1} << 20) || offset_group > (i64{1} << 20))
-        ctx.fail("kernel_shape and offset_group must be positive and below 2^20");
-      // output extent of an axis; pads and dilations whose arithmetic overflows are an error
-      auto extent = [&](i64 in, i64 p0, i64 p1, i64 k, i64 d, i64 st) {
-        const auto span = checked_mul(k - 1, d);
-        const auto padded = checked_add(in, p0);
-        const auto total = padded ? checked_add(*padded, p1) : std::nullopt;
-        const auto room = total && span ? checked_sub(*total, *span) : std::nullopt;
-        if (!room || *room == std::numeric_limits<i64>::min()) ctx.fail("pads and dilations overflow int64");
-        return (*room - 1) / st + 1;
-      };
-      const i64 oH = extent(H, pads[0], pads[2], kH, dil[0], strides[0]);
-      const i64 oW = extent(W, pads[1], pads[3], kW, dil[1], strides[1]);
-      const i64 taps = kH * kW;
-      if (off.sizes() != std::vector<i64>{N, offset_group * taps * 2, oH, oW})
-        ctx.fail("offset is " + off.shape().to_string() + ", expected [" + std::to_string(N) + "," +
-                 std::to_string(offset_group * taps * 2) + "," + std::to_string(oH) + "," + std::to_string(oW) + "]");
       const bool has_b = ctx.has_input(3), has_mask = ctx.has_input(4);
-      if (has_b && ctx.input(3).size() != M) ctx.fail("B must have " + std::to_string(M) + " values");
-      if (has_mask && ctx.input(4).sizes() != std::vector<i64>{N, offset_group * taps, oH, oW})
-        ctx.fail("mask is " + ctx.input(4).shape().to_string() + ", expected [" + std::to_string(N) + "," +
-                 std::to_string(offset_group * taps) + "," + std::to_string(oH) + "," + std::to_string(oW) + "]");
+      const nn_rules::deform_conv_shape s =
+          nn_rules::deform_conv_check(x.sizes(), w.sizes(), off.sizes(), has_b ? &ctx.input(3).sizes() : nullptr,
+                                      has_mask ? &ctx.input(4).sizes() : nullptr, a, ctx.node());
+      const std::pair<const gpass::tensor*, const char*> others[] = {
+          {&w, "W"}, {&off, "offset"}, {has_b ? &ctx.input(3) : nullptr, "B"}, {has_mask ? &ctx.input(4) : nullptr, "mask"}};
+      for (const auto& [o, what] : others)
+        if (o) nn_rules::check_deform_conv_type(x.element_type(), o->element_type(), what, ctx.node());
+      const i64 N = s.N, C = s.C, H = s.H, W = s.W, M = s.M, Cg = s.Cg, kH = s.kH, kW = s.kW, oH = s.oH, oW = s.oW, taps = s.taps;
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         auto f = [](const gpass::tensor& t) {
           std::vector<double> v(static_cast<std::size_t>(t.size()));
