@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of tf_sparse.hpp (SparseSegmentSum / Mean / SqrtN and their WithNumSegments
-// forms, Bincount, DenseBincount, SparseToDense): which nodes the GPU serves (no GPU needed),
+// forms, Bincount, DenseBincount, SparseToDense, SparseReshape): which nodes the GPU serves (no GPU needed),
 // each op against the Eigen CPU kernel on a GPU (bit for bit: the same sums in the same order;
 // without a GPU, the CPU side of each comparison runs), and the errors naming the node.
 
@@ -161,6 +161,29 @@ TEST_CASE("cuda: TensorFlow SparseToDense fails as the CPU's does, naming the no
   fails(n, {i32s({1, 2}, {2}), i32s({4}, {1}), rnd({3}, 4), tensor::scalar(0.0f)}, "sparse_values must be a scalar or a vector of 2");
   fails(n, {i32s({1, 2}, {2}), i32s({4, 4}, {2}), rnd({2}, 5), tensor::scalar(0.0f)}, "output_shape has 2 dims, the indices 1");
   fails(n, {i32s({1, 2}, {2}), i32s({4}, {1}), rnd({2}, 6), rnd({1}, 7)}, "default_value must be a scalar");
+}
+
+TEST_CASE("cuda: TensorFlow SparseReshape matches the CPU kernel bit for bit") {
+  CHECK(gpass_test_cuda::serves_in("tf", "SparseReshape", {dtype::int64, dtype::int64, dtype::int64}));
+  GPASS_GPU_OR_CPU_SIDE();
+  const auto n = node("SparseReshape", 1, {}, 2, "tf");
+  differential(n, {i64s({0, 0, 0, 2, 1, 1, 2, 3}, {4, 2}), i64s({3, 4}, {2}), i64s({2, -1, 3}, {3})}, 0, 0);  // a -1 inferred
+  differential(n, {i64s({0, 1, 2, 1, 0, 1}, {2, 3}), i64s({2, 2, 3}, {3}), i64s({-1}, {1})}, 0, 0);             // flattened
+  differential(n, {i64s({0, 1}, {1, 2}), i64s({2, 3}, {2}), i64s({2, 3}, {2})}, 0, 0);                         // the same shape
+  differential(n, {tensor(dtype::int64, {0, 2}), i64s({0, 3}, {2}), i64s({3, 0}, {2})}, 0, 0);                  // no entries
+  // an index outside the shape is not checked (as TensorFlow): it wraps as the CPU's does
+  differential(n, {i64s({5, 7, -1, 2}, {2, 2}), i64s({3, 4}, {2}), i64s({6, 2}, {2})}, 0, 0);
+}
+
+TEST_CASE("cuda: TensorFlow SparseReshape fails as the CPU's does, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  const auto n = node("SparseReshape", 1, {}, 2, "tf");
+  const tensor one = i64s({0, 0}, {1, 2});
+  fails(n, {one, i64s({3, 4}, {2}), i64s({5, -1}, {2})}, "requires a multiple of 5");
+  fails(n, {one, i64s({3, 4}, {2}), i64s({-1, -1}, {2})}, "only one output dimension may be -1");
+  fails(n, {one, i64s({3, 4, 1}, {3}), i64s({12}, {1})}, "must match input_shape length");
+  fails(n, {one, i64s({3, 4}, {2}), i64s({5}, {1})}, "the requested shape has 5");
+  fails(n, {one, i64s({3, 0}, {2}), i64s({0}, {1})}, "non zero elements");
 }
 
 }  // namespace gpass_test_cuda_tf_sparse

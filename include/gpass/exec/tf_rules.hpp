@@ -479,6 +479,48 @@ inline std::vector<i64> roll_shifts(const std::vector<i64>& sizes, const std::ve
   return by;
 }
 
+/// SparseReshape's output shape for `N` entries of rank `R` in `in_shape`: `out_shape` with
+/// its one -1 inferred, holding as many dense values; TensorFlow's checks and messages.
+inline std::vector<i64> sparse_reshape_shape(i64 N, i64 R, const std::vector<i64>& in_shape, std::vector<i64> out_shape,
+                                             const kernel_node& n) {
+  const i64 R2 = static_cast<i64>(out_shape.size());
+  if (R != static_cast<i64>(in_shape.size()))
+    n.fail("input SparseTensor rank " + std::to_string(R) + " must match input_shape length " + std::to_string(in_shape.size()));
+  i64 dense = 1;
+  for (i64 d : in_shape) {
+    const auto m = checked_mul(dense, d);
+    if (d < 0 || !m) n.fail("input_shape " + shape::of(in_shape).to_string() + " is invalid");
+    dense = *m;
+  }
+  i64 product = 1, unknown = -1;
+  for (i64 d = 0; d < R2; ++d) {
+    const i64 v = out_shape[static_cast<std::size_t>(d)];
+    if (v == -1) {
+      if (unknown != -1) n.fail("only one output dimension may be -1, not both " + std::to_string(unknown) + " and " + std::to_string(d));
+      unknown = d;
+    } else {
+      const auto m = checked_mul(product, v);
+      if (v < 0 || !m) n.fail("size " + std::to_string(d) + " must be non-negative, not " + std::to_string(v));
+      product = *m;
+    }
+  }
+  if (unknown != -1) {
+    if (product <= 0) n.fail("reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero");
+    if (dense % product != 0)
+      n.fail("input to reshape is a SparseTensor with " + std::to_string(dense) + " dense values, but the requested shape requires a multiple of " +
+             std::to_string(product));
+    out_shape[static_cast<std::size_t>(unknown)] = dense / product;
+    product = dense;
+  }
+  if (product != dense)
+    n.fail("input to reshape is a tensor with " + std::to_string(dense) + " dense values, but the requested shape has " + std::to_string(product));
+  // (as TensorFlow; an empty shape would make a stride 0, a division by zero)
+  if (N > 0 && dense == 0)
+    n.fail("Input tensor has " + std::to_string(N) + " non zero elements but input shape (" + shape::of(in_shape).to_string() +
+           ") or output shape (" + shape::of(out_shape).to_string() + ") is empty");
+  return out_shape;
+}
+
 /// InvertPermutation: the inverse of the permutation `p` of [0, n).
 inline std::vector<i64> invert_permutation(const std::vector<i64>& p, const kernel_node& n) {
   std::vector<i64> inv(p.size(), -1);

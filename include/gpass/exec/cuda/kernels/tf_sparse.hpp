@@ -8,7 +8,10 @@
 /// adds the segment's rows in the index list's order in the compute type (the CPU's sum, in its
 /// order: the same bits) and divides by the count (Mean) or its square root (SqrtN). Empty
 /// segments are 0. f32, f64, f16 and bf16 as the CPU. Also Bincount and DenseBincount
-/// (`make_bincount`) and SparseToDense (`make_sparse_to_dense`).
+/// (`make_bincount`), SparseToDense (`make_sparse_to_dense`) and SparseReshape
+/// (`make_sparse_reshape`: the shapes on the host, `tf_rules::sparse_reshape_shape`, then a
+/// thread per entry ravels its index in the input shape and unravels it in the output's, with
+/// the CPU's wrapping arithmetic for an index out of the shape).
 
 #include <algorithm>
 #include <cstdint>
@@ -210,6 +213,59 @@ inline fn make_sparse_to_dense(const kernel_node& n) {
   };
 }
 
+/// `sparse_reshape(ix, y, N, R, R2, st)`: y[j] ([R2]) the entry j of ix ([R]) moved from the
+/// shape of strides st[0, R) to the shape of strides st[R, R + R2) (64-bit wrapping products
+/// and sums, as the CPU's).
+inline const std::string& sparse_reshape_source() {
+  static const std::string s = cuda_codegen::cuda_prelude() + R"(extern "C" __global__ void sparse_reshape(const long long* __restrict__ ix,
+    long long* __restrict__ y, long long N, long long R, long long R2, const long long* __restrict__ st) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < N; j += (long long)gridDim.x * blockDim.x) {
+    unsigned long long u = 0;
+    for (long long d = 0; d < R; ++d) u += (unsigned long long)ix[j * R + d] * (unsigned long long)st[d];
+    long long at = (long long)u;
+    for (long long d = 0; d < R2; ++d) {
+      y[j * R2 + d] = at / st[R + d];
+      at %= st[R + d];
+    }
+  }
+}
+)";
+  return s;
+}
+
+/// SparseReshape(input_indices [N, R] int64, input_shape [R], new_shape [R']).
+inline fn make_sparse_reshape(const kernel_node&) {
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [lib](context& ctx) {
+    const cuda_tensor& ix = ctx.input(0);
+    if (ix.rank() != 2) ctx.fail("input_indices must be a matrix, got " + ix.shape().to_string());
+    if (ix.element_type() != dtype::int64) ctx.fail("input_indices must be int64, got " + std::string(to_string(ix.element_type())));
+    const auto in_shape = vector_input(ctx, 1, "input_shape");
+    const i64 N = ix.sizes()[0], R = ix.sizes()[1];
+    const auto out_shape = tf_rules::sparse_reshape_shape(N, R, in_shape, vector_input(ctx, 2, "new_shape"), ctx.node());
+    const i64 R2 = static_cast<i64>(out_shape.size());
+    write_ints(ctx, 1, dtype::int64, out_shape, {R2});
+    cuda_tensor& y = ctx.allocate_output(0, dtype::int64, {N, R2});
+    if (N == 0) return;
+    auto& pol = ctx.policy();
+    if (in_shape == out_shape) {
+      pol.copy_on_device(y.data(), ix.data(), ix.nbytes(), ctx.stream());
+      return;
+    }
+    std::vector<i64> st = shape_rules::strides_of(in_shape);
+    const std::vector<i64> ost = shape_rules::strides_of(out_shape);
+    st.insert(st.end(), ost.begin(), ost.end());
+    const cuda_tensor dst = cuda_detail::upload_vector(ctx, dtype::int64, st);
+    const auto& k = lib->get(pol, "sparse_reshape", {"sparse_reshape"}, [] { return sparse_reshape_source(); });
+    const void* xp = ix.data();
+    void* yp = y.data();
+    long long nn = N, rr = R, r2 = R2;
+    const void* sp = dst.data();
+    void* args[] = {&xp, &yp, &nn, &rr, &r2, &sp};
+    pol.launch(k.kernels[0], pol.blocks_for(N), 256, args, ctx.stream());
+  };
+}
+
 }  // namespace cuda_tf
 
 /// Every source tf_sparse.hpp generates (name, CUDA C++), for compile checks.
@@ -218,6 +274,7 @@ inline std::vector<std::pair<std::string, std::string>> tf_sparse_generated_sour
   for (dtype t : {dtype::f32, dtype::f64, dtype::f16, dtype::bf16})
     r.emplace_back("tf::sparse_segment_" + std::string(to_string(t)), cuda_tf::sparse_segment_source(t));
   for (dtype t : cuda_tf::bincount_types()) r.emplace_back("tf::bincount_" + std::string(to_string(t)), cuda_tf::bincount_source(t));
+  r.emplace_back("tf::sparse_reshape", cuda_tf::sparse_reshape_source());
   return r;
 }
 
@@ -230,6 +287,8 @@ inline void register_cuda_tf_sparse(kernel_registry<cuda>& r) {
              .make = [kind, with_num](const kernel_node&) { return cuda_tf::make_sparse_segment(kind, with_num); }});
   r.add({.domain = "tf", .op = "SparseToDense", .dtypes = cuda_array_detail::movable_types(), .type_input = 2,
          .make = cuda_tf::make_sparse_to_dense});
+  // SparseReshape: int64 indices (as TensorFlow's op)
+  r.add({.domain = "tf", .op = "SparseReshape", .dtypes = {dtype::int64}, .make = cuda_tf::make_sparse_reshape});
   for (const bool dense : {false, true})
     r.add({.domain = "tf", .op = dense ? "DenseBincount" : "Bincount", .dtypes = cuda_tf::bincount_types(), .type_input = 2,
            .make = [dense](const kernel_node& n) { return cuda_tf::make_bincount(n, dense); }});

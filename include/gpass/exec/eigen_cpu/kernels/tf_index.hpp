@@ -620,44 +620,9 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& ix = ctx.input(0);
              if (ix.rank() != 2) ctx.fail("input_indices must be a matrix, got " + ix.shape().to_string());
              const auto in_shape = vector_ints(ctx.input(1), ctx.node(), "input_shape");
-             auto out_shape = vector_ints(ctx.input(2), ctx.node(), "new_shape");
-             const i64 N = ix.sizes()[0], R = ix.sizes()[1], R2 = static_cast<i64>(out_shape.size());
-             if (R != static_cast<i64>(in_shape.size()))
-               ctx.fail("input SparseTensor rank " + std::to_string(R) + " must match input_shape length " + std::to_string(in_shape.size()));
-             i64 dense = 1;
-             for (i64 d : in_shape) {
-               const auto m = checked_mul(dense, d);
-               if (d < 0 || !m) ctx.fail("input_shape " + shape::of(in_shape).to_string() + " is invalid");
-               dense = *m;
-             }
-             i64 product = 1, unknown = -1;
-             for (i64 d = 0; d < R2; ++d) {
-               const i64 v = out_shape[static_cast<std::size_t>(d)];
-               if (v == -1) {
-                 if (unknown != -1) ctx.fail("only one output dimension may be -1, not both " + std::to_string(unknown) + " and " + std::to_string(d));
-                 unknown = d;
-               } else {
-                 const auto m = checked_mul(product, v);
-                 if (v < 0 || !m) ctx.fail("size " + std::to_string(d) + " must be non-negative, not " + std::to_string(v));
-                 product = *m;
-               }
-             }
-             if (unknown != -1) {
-               if (product <= 0)
-                 ctx.fail("reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero");
-               if (dense % product != 0)
-                 ctx.fail("input to reshape is a SparseTensor with " + std::to_string(dense) + " dense values, but the requested shape requires a multiple of " +
-                          std::to_string(product));
-               out_shape[static_cast<std::size_t>(unknown)] = dense / product;
-               product = dense;
-             }
-             if (product != dense)
-               ctx.fail("input to reshape is a tensor with " + std::to_string(dense) + " dense values, but the requested shape has " +
-                        std::to_string(product));
-             // (as TensorFlow; an empty shape would make a stride 0, a division by zero below)
-             if (N > 0 && dense == 0)
-               ctx.fail("Input tensor has " + std::to_string(N) + " non zero elements but input shape (" + shape::of(in_shape).to_string() +
-                        ") or output shape (" + shape::of(out_shape).to_string() + ") is empty");
+             const i64 N = ix.sizes()[0], R = ix.sizes()[1];
+             const auto out_shape = tf_rules::sparse_reshape_shape(N, R, in_shape, vector_ints(ctx.input(2), ctx.node(), "new_shape"), ctx.node());
+             const i64 R2 = static_cast<i64>(out_shape.size());
              write_ints(ctx, 1, dtype::int64, out_shape, {R2});
              gpass::tensor& y = ctx.allocate_output(0, dtype::int64, {N, R2});
              if (N == 0) return;
