@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels of tf_sparse.hpp (SparseSegmentSum / Mean / SqrtN and their WithNumSegments
-// forms, Bincount, DenseBincount, SparseToDense, SparseReshape): which nodes the GPU serves (no GPU needed),
-// each op against the Eigen CPU kernel on a GPU (bit for bit: the same sums in the same order;
-// without a GPU, the CPU side of each comparison runs), and the errors naming the node.
+// forms, Bincount, DenseBincount, SparseToDense, SparseReshape, SparseFillEmptyRows): which
+// nodes the GPU serves (no GPU needed), each op against the Eigen CPU kernel on a GPU (bit for
+// bit: the same sums in the same order; without a GPU, the CPU side of each comparison runs),
+// and the errors naming the node.
 
 #include <doctest/doctest.h>
 
@@ -184,6 +185,33 @@ TEST_CASE("cuda: TensorFlow SparseReshape fails as the CPU's does, naming the no
   fails(n, {one, i64s({3, 4, 1}, {3}), i64s({12}, {1})}, "must match input_shape length");
   fails(n, {one, i64s({3, 4}, {2}), i64s({5}, {1})}, "the requested shape has 5");
   fails(n, {one, i64s({3, 0}, {2}), i64s({0}, {1})}, "non zero elements");
+}
+
+TEST_CASE("cuda: TensorFlow SparseFillEmptyRows matches the CPU kernel bit for bit") {
+  CHECK(gpass_test_cuda::serves_in("tf", "SparseFillEmptyRows", {dtype::int64, dtype::f32, dtype::int64, dtype::f32}));
+  CHECK(gpass_test_cuda::serves_in("tf", "SparseFillEmptyRows", {dtype::int64, dtype::bool_, dtype::int64, dtype::bool_}));
+  CHECK_FALSE(gpass_test_cuda::serves_in("tf", "SparseFillEmptyRows", {dtype::int64, dtype::string, dtype::int64, dtype::string}));
+  GPASS_GPU_OR_CPU_SIDE();
+  const auto n = node("SparseFillEmptyRows", 1, {}, 4, "tf");
+  // rows 0, 2 and 4 of 6 empty; entries out of row order, two in a row
+  differential(n, {i64s({3, 1, 1, 0, 3, 0, 5, 2, 1, 2}, {5, 2}), rnd({5}, 1), i64s({6, 4}, {2}), tensor::scalar(-1.0f)}, 0, 0);
+  // every row filled; int64 values; rank 3
+  differential(n, {i64s({0, 0, 1, 1, 1, 0}, {2, 3}), rnd({2}, 2, dtype::int64, -9, 9), i64s({2, 2, 2}, {3}), tensor::scalar<i64>(7)}, 0, 0);
+  // no entries: each row gets the default; bool and f16 values
+  differential(n, {tensor(dtype::int64, {0, 2}), tensor(dtype::bool_, {0}), i64s({3, 5}, {2}), tensor::scalar(true)}, 0, 0);
+  differential(n, {i64s({2, 0}, {1, 2}), rnd({1}, 3, dtype::f16), i64s({4, 1}, {2}), tensor::from<Eigen::half>({Eigen::half(0.5f)}, {})}, 0, 0);
+  // no rows and no entries
+  differential(n, {tensor(dtype::int64, {0, 2}), tensor(dtype::f32, {0}), i64s({0, 3}, {2}), tensor::scalar(0.0f)}, 0, 0);
+}
+
+TEST_CASE("cuda: TensorFlow SparseFillEmptyRows fails as the CPU's does, naming the node") {
+  const auto fails = gpass_test_cuda::fails_alike;
+  const auto n = node("SparseFillEmptyRows", 1, {}, 4, "tf");
+  fails(n, {i64s({7, 0}, {1, 2}), rnd({1}, 4), i64s({6, 4}, {2}), tensor::scalar(0.0f)}, "indices(0, 0) is invalid: 7 >= 6");
+  fails(n, {i64s({1, 0}, {1, 2}), rnd({2}, 5), i64s({6, 4}, {2}), tensor::scalar(0.0f)}, "values must be a vector of 1");
+  fails(n, {i64s({1, 0}, {1, 2}), rnd({1}, 6), i64s({6, 4}, {2}), tensor::scalar(0.0)}, "values and default_value have different types");
+  fails(n, {i64s({1, 0}, {1, 2}), rnd({1}, 7), i64s({0, 4}, {2}), tensor::scalar(0.0f)}, "dense_shape[0] = 0");
+  fails(n, {i64s({1, 0}, {1, 2}), rnd({1}, 8), i64s({6, 4, 1}, {3}), tensor::scalar(0.0f)}, "dense_shape has 3 dims, the indices 2");
 }
 
 }  // namespace gpass_test_cuda_tf_sparse

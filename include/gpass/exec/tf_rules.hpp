@@ -521,6 +521,61 @@ inline std::vector<i64> sparse_reshape_shape(i64 N, i64 R, const std::vector<i64
   return out_shape;
 }
 
+/// Checks SparseFillEmptyRows' inputs (indices [N, R], values [N], dense_shape of R values,
+/// default_value a scalar of the values' type) and returns the number of rows, dense_shape[0].
+inline i64 sparse_fill_rows(const std::vector<i64>& ix, const std::vector<i64>& vals, dtype vals_type, const std::vector<i64>& def, dtype def_type,
+                            const std::vector<i64>& dshape, const kernel_node& n) {
+  if (ix.size() != 2) n.fail("indices must be a matrix, got " + shape::of(ix).to_string());
+  const i64 N = ix[0], R = ix[1];
+  if (vals.size() != 1 || vals[0] != N) n.fail("values must be a vector of " + std::to_string(N) + ", got " + shape::of(vals).to_string());
+  if (!def.empty()) n.fail("default_value must be a scalar, got " + shape::of(def).to_string());
+  if (def_type != vals_type) n.fail("values and default_value have different types");
+  if (static_cast<i64>(dshape.size()) != R) n.fail("dense_shape has " + std::to_string(dshape.size()) + " dims, the indices " + std::to_string(R));
+  if (R == 0) n.fail("dense_shape must not be empty");
+  const i64 rows = dshape[0];
+  if (rows < 0) n.fail("dense_shape[0] must be non-negative, got " + std::to_string(rows));
+  if (rows == 0 && N > 0) n.fail("received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + std::to_string(N));
+  return rows;
+}
+
+/// Where SparseFillEmptyRows puts each entry: the entries grouped by row in row order (input
+/// order within a row), one entry [row, 0, ...] for each row without one.
+struct sparse_fill_plan {
+  std::vector<i64> place;               ///< each input entry's output position
+  std::vector<std::uint8_t> empty;      ///< per row: whether it had no entry (the bool output)
+  std::vector<i64> empty_rows, empty_at;  ///< the rows without an entry and their output positions
+  i64 total = 0;                        ///< output entries
+};
+/// The plan of `N` entries of rank `R` (their indices `iv`, row-major) in `rows` rows (its
+/// per-row scratch checked by the caller); an entry whose row is outside [0, rows) fails.
+inline sparse_fill_plan plan_sparse_fill(const std::vector<i64>& iv, i64 N, i64 R, i64 rows, const kernel_node& n) {
+  sparse_fill_plan p;
+  std::vector<i64> start(static_cast<std::size_t>(rows), 0), filled(static_cast<std::size_t>(rows), 0);
+  for (i64 j = 0; j < N; ++j) {
+    const i64 row = iv[static_cast<std::size_t>(j * R)];
+    if (row < 0 || row >= rows) n.fail("indices(" + std::to_string(j) + ", 0) is invalid: " + std::to_string(row) + " >= " + std::to_string(rows));
+    ++start[static_cast<std::size_t>(row)];
+  }
+  p.empty.resize(static_cast<std::size_t>(rows));
+  for (i64 row = 0; row < rows; ++row) {  // counts -> first output position of each row
+    const auto r = static_cast<std::size_t>(row);
+    const i64 c = start[r];
+    p.empty[r] = c == 0;
+    if (c == 0) {
+      p.empty_rows.push_back(row);
+      p.empty_at.push_back(p.total);
+    }
+    start[r] = p.total;
+    p.total += c == 0 ? 1 : c;
+  }
+  p.place.resize(static_cast<std::size_t>(N));
+  for (i64 j = 0; j < N; ++j) {
+    const auto row = static_cast<std::size_t>(iv[static_cast<std::size_t>(j * R)]);
+    p.place[static_cast<std::size_t>(j)] = start[row] + filled[row]++;
+  }
+  return p;
+}
+
 /// InvertPermutation: the inverse of the permutation `p` of [0, n).
 inline std::vector<i64> invert_permutation(const std::vector<i64>& p, const kernel_node& n) {
   std::vector<i64> inv(p.size(), -1);

@@ -11,7 +11,10 @@
 /// (`make_bincount`), SparseToDense (`make_sparse_to_dense`) and SparseReshape
 /// (`make_sparse_reshape`: the shapes on the host, `tf_rules::sparse_reshape_shape`, then a
 /// thread per entry ravels its index in the input shape and unravels it in the output's, with
-/// the CPU's wrapping arithmetic for an index out of the shape).
+/// the CPU's wrapping arithmetic for an index out of the shape) and SparseFillEmptyRows
+/// (`make_sparse_fill`: the indices read back, each entry's place planned on the host,
+/// `tf_rules::plan_sparse_fill`; a thread per entry moves its index row and value, a thread per
+/// empty row writes its entry).
 
 #include <algorithm>
 #include <cstdint>
@@ -29,6 +32,7 @@
 #include <gpass/exec/cuda/kernels/tf.hpp>
 #include <gpass/exec/cuda/kernels/tf_image.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/scratch.hpp>
 #include <gpass/exec/tf_rules.hpp>
 
 namespace gpass::exec {
@@ -266,6 +270,74 @@ inline fn make_sparse_reshape(const kernel_node&) {
   };
 }
 
+/// `sparse_fill(ix, vals, def, place, erows, eat, oi, ov, rev, N, R, E, total)`: each entry j's
+/// index row and value to output position place[j] (rev[j] = place[j]); each empty row e's
+/// entry [erows[e], 0, ...] and default value at eat[e] (oi zeroed before); values moved as
+/// elements of `bytes` bytes.
+inline std::string sparse_fill_source(std::size_t bytes) {
+  const char* v = bytes == 1 ? "unsigned char" : bytes == 2 ? "unsigned short" : bytes == 4 ? "unsigned int" : "unsigned long long";
+  return cuda_codegen::cuda_prelude() + "typedef " + v + R"( V;
+extern "C" __global__ void sparse_fill(const long long* __restrict__ ix, const V* __restrict__ vals, const V* __restrict__ def,
+    const long long* __restrict__ place, const long long* __restrict__ erows, const long long* __restrict__ eat, long long* __restrict__ oi,
+    V* __restrict__ ov, long long* __restrict__ rev, long long N, long long R, long long E) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < N + E; i += (long long)gridDim.x * blockDim.x) {
+    if (i < N) {
+      const long long at = place[i];
+      for (long long d = 0; d < R; ++d) oi[at * R + d] = ix[i * R + d];
+      ov[at] = vals[i];
+      rev[i] = at;
+    } else {
+      const long long e = i - N, at = eat[e];
+      oi[at * R] = erows[e];
+      ov[at] = *def;
+    }
+  }
+}
+)";
+}
+
+/// SparseFillEmptyRows(indices [N, R] int64, values [N], dense_shape [R], default_value).
+inline fn make_sparse_fill(const kernel_node&) {
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
+  return [lib](context& ctx) {
+    const cuda_tensor& ix = ctx.input(0);
+    const cuda_tensor& vals = ctx.input(1);
+    const cuda_tensor& def = ctx.input(3);
+    const auto dshape = vector_input(ctx, 2, "dense_shape");
+    const i64 rows = tf_rules::sparse_fill_rows(ix.sizes(), vals.sizes(), vals.element_type(), def.sizes(), def.element_type(), dshape, ctx.node());
+    if (ix.element_type() != dtype::int64) ctx.fail("indices must be int64, got " + std::string(to_string(ix.element_type())));
+    const i64 N = ix.sizes()[0], R = ix.sizes()[1];
+    const std::vector<i64> iv = cuda_detail::host_ints(ctx, 0);
+    cuda_tensor& empty = ctx.allocate_output(2, dtype::bool_, {rows});
+    check_scratch(ctx, static_cast<double>(rows) * 2 * sizeof(i64), "the row table");
+    const tf_rules::sparse_fill_plan plan = tf_rules::plan_sparse_fill(iv, N, R, rows, ctx.node());
+    auto& pol = ctx.policy();
+    if (rows > 0) pol.copy_to_device(empty.data(), plan.empty.data(), plan.empty.size(), ctx.stream());
+    cuda_tensor& oi = ctx.allocate_output(0, dtype::int64, {plan.total, R});
+    cuda_tensor& ov = ctx.allocate_output(1, vals.element_type(), {plan.total});
+    cuda_tensor& rev = ctx.allocate_output(3, dtype::int64, {N});
+    const i64 E = static_cast<i64>(plan.empty_rows.size());
+    if (plan.total == 0) return;
+    pol.fill_zero(oi, ctx.stream());
+    const std::size_t bytes = size_of(vals.element_type());
+    const cuda_tensor place = cuda_detail::upload_vector(ctx, dtype::int64, plan.place), erows = cuda_detail::upload_vector(ctx, dtype::int64, plan.empty_rows),
+                      eat = cuda_detail::upload_vector(ctx, dtype::int64, plan.empty_at);
+    const auto& k = lib->get(pol, std::to_string(bytes), {"sparse_fill"}, [&] { return sparse_fill_source(bytes); });
+    const void* xp = ix.data();
+    const void* vp = vals.data();
+    const void* dp = def.data();
+    const void* pp = place.data();
+    const void* rp = erows.data();
+    const void* ap = eat.data();
+    void* op = oi.data();
+    void* ovp = ov.data();
+    void* rvp = rev.data();
+    long long nn = N, rr = R, ee = E;
+    void* args[] = {&xp, &vp, &dp, &pp, &rp, &ap, &op, &ovp, &rvp, &nn, &rr, &ee};
+    pol.launch(k.kernels[0], pol.blocks_for(N + E), 256, args, ctx.stream());
+  };
+}
+
 }  // namespace cuda_tf
 
 /// Every source tf_sparse.hpp generates (name, CUDA C++), for compile checks.
@@ -275,6 +347,7 @@ inline std::vector<std::pair<std::string, std::string>> tf_sparse_generated_sour
     r.emplace_back("tf::sparse_segment_" + std::string(to_string(t)), cuda_tf::sparse_segment_source(t));
   for (dtype t : cuda_tf::bincount_types()) r.emplace_back("tf::bincount_" + std::string(to_string(t)), cuda_tf::bincount_source(t));
   r.emplace_back("tf::sparse_reshape", cuda_tf::sparse_reshape_source());
+  for (std::size_t bytes : {1, 2, 4, 8}) r.emplace_back("tf::sparse_fill_" + std::to_string(bytes), cuda_tf::sparse_fill_source(bytes));
   return r;
 }
 
@@ -289,6 +362,10 @@ inline void register_cuda_tf_sparse(kernel_registry<cuda>& r) {
          .make = cuda_tf::make_sparse_to_dense});
   // SparseReshape: int64 indices (as TensorFlow's op)
   r.add({.domain = "tf", .op = "SparseReshape", .dtypes = {dtype::int64}, .make = cuda_tf::make_sparse_reshape});
+  // SparseFillEmptyRows: values of any type the GPU moves, int64 indices
+  r.add({.domain = "tf", .op = "SparseFillEmptyRows", .dtypes = cuda_array_detail::movable_types(), .type_input = 1,
+         .make = cuda_tf::make_sparse_fill,
+         .applies = [](const kernel_query& q) { return q.inputs.empty() || q.inputs[0] == dtype::undefined || q.inputs[0] == dtype::int64; }});
   for (const bool dense : {false, true})
     r.add({.domain = "tf", .op = dense ? "DenseBincount" : "Bincount", .dtypes = cuda_tf::bincount_types(), .type_input = 2,
            .make = [dense](const kernel_node& n) { return cuda_tf::make_bincount(n, dense); }});

@@ -654,54 +654,29 @@ inline void register_tf_index_ops(registry& r) {
              const gpass::tensor& ix = ctx.input(0);
              const gpass::tensor& vals = ctx.input(1);
              const gpass::tensor& def = ctx.input(3);
-             if (ix.rank() != 2) ctx.fail("indices must be a matrix, got " + ix.shape().to_string());
              const auto dshape = vector_ints(ctx.input(2), ctx.node(), "dense_shape");
+             const i64 rows = tf_rules::sparse_fill_rows(ix.sizes(), vals.sizes(), vals.element_type(), def.sizes(), def.element_type(), dshape, ctx.node());
              const i64 N = ix.sizes()[0], R = ix.sizes()[1];
-             if (vals.rank() != 1 || vals.sizes()[0] != N) ctx.fail("values must be a vector of " + std::to_string(N) + ", got " + vals.shape().to_string());
-             if (def.rank() != 0) ctx.fail("default_value must be a scalar, got " + def.shape().to_string());
-             if (def.element_type() != vals.element_type()) ctx.fail("values and default_value have different types");
-             if (static_cast<i64>(dshape.size()) != R)
-               ctx.fail("dense_shape has " + std::to_string(dshape.size()) + " dims, the indices " + std::to_string(R));
-             if (R == 0) ctx.fail("dense_shape must not be empty");
-             const i64 rows = dshape[0];
-             if (rows < 0) ctx.fail("dense_shape[0] must be non-negative, got " + std::to_string(rows));
-             if (rows == 0 && N > 0)
-               ctx.fail("received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + std::to_string(N));
              const auto iv = int_values(ix, ctx.node(), "indices");
              // rows is a value: the output of one entry per row comes first, under the limits (as in
              // TensorFlow), then the per-row scratch
              gpass::tensor& empty = ctx.allocate_output(2, dtype::bool_, {rows});
              check_scratch(ctx, static_cast<double>(rows) * 2 * sizeof(i64), "the row table");
-             std::vector<i64> start(static_cast<std::size_t>(rows), 0), filled(static_cast<std::size_t>(rows), 0);
-             for (i64 j = 0; j < N; ++j) {
-               const i64 row = iv[static_cast<std::size_t>(j * R)];
-               if (row < 0 || row >= rows)
-                 ctx.fail("indices(" + std::to_string(j) + ", 0) is invalid: " + std::to_string(row) + " >= " + std::to_string(rows));
-               ++start[static_cast<std::size_t>(row)];
-             }
-             i64 total = 0;
-             for (i64 row = 0; row < rows; ++row) {  // counts -> first output position of each row
-               const i64 c = start[static_cast<std::size_t>(row)];
-               empty.data<bool>()[row] = c == 0;
-               start[static_cast<std::size_t>(row)] = total;
-               total += c == 0 ? 1 : c;
-             }
-             gpass::tensor& oi = ctx.allocate_output_zeroed(0, dtype::int64, {total, R});
+             const tf_rules::sparse_fill_plan plan = tf_rules::plan_sparse_fill(iv, N, R, rows, ctx.node());
+             std::copy(plan.empty.begin(), plan.empty.end(), empty.data<bool>());
+             gpass::tensor& oi = ctx.allocate_output_zeroed(0, dtype::int64, {plan.total, R});
              gpass::tensor& rev = ctx.allocate_output(3, dtype::int64, {N});
-             std::vector<i64> place(static_cast<std::size_t>(N));
              for (i64 j = 0; j < N; ++j) {
-               const auto row = static_cast<std::size_t>(iv[static_cast<std::size_t>(j * R)]);
-               const i64 at = start[row] + filled[row]++;
+               const i64 at = plan.place[static_cast<std::size_t>(j)];
                std::copy_n(iv.begin() + j * R, R, oi.data<i64>() + at * R);
-               rev.data<i64>()[j] = place[static_cast<std::size_t>(j)] = at;
+               rev.data<i64>()[j] = at;
              }
-             for (i64 row = 0; row < rows; ++row)
-               if (filled[static_cast<std::size_t>(row)] == 0) oi.data<i64>()[start[static_cast<std::size_t>(row)] * R] = row;
-             gpass::tensor& ov = ctx.allocate_output(1, vals.element_type(), {total});
+             for (std::size_t e = 0; e < plan.empty_rows.size(); ++e) oi.data<i64>()[plan.empty_at[e] * R] = plan.empty_rows[e];
+             gpass::tensor& ov = ctx.allocate_output(1, vals.element_type(), {plan.total});
              dispatch<all_types>(vals.element_type(), ctx.node(), [&]<class T>() {
                T* o = ov.data<T>();
-               std::fill(o, o + total, def.data<T>()[0]);
-               for (i64 j = 0; j < N; ++j) o[place[static_cast<std::size_t>(j)]] = vals.data<T>()[j];
+               std::fill(o, o + plan.total, def.data<T>()[0]);
+               for (i64 j = 0; j < N; ++j) o[plan.place[static_cast<std::size_t>(j)]] = vals.data<T>()[j];
              });
            };
          }});
