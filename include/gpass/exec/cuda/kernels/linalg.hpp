@@ -331,31 +331,49 @@ inline std::vector<std::pair<i64, i64>> batch_offsets(const std::vector<i64>& ba
   return r;
 }
 
-/// Output 0 = alpha * op(A) x op(B) with MatMul's batch broadcasting, op swapping the last two
-/// dimensions of an operand of rank >= 2 when `ta` / `tb` says (FusedMatMul's transA /
-/// transB; MatMul: neither, alpha 1).
-inline void batched_product(context& ctx, lt_state& st, bool ta, bool tb, double alpha) {
-  const cuda_tensor& a = ctx.input(0);
-  const cuda_tensor& b = ctx.input(1);
-  const auto& sa = a.sizes();
-  const auto& sb = b.sizes();
+/// MatMul's shapes: A [..., M, K] (a vector: [1, K]) times B [..., K, N] (a vector: [K, 1]),
+/// op swapping the last two dimensions of an operand of rank >= 2 when `ta` / `tb` says; the
+/// batch dimensions of each operand (`ba`, `bb`) and their broadcast (`batch`), and the
+/// output's sizes (without the dimension of a vector operand).
+struct matmul_shape {
+  bool ta = false, tb = false;
+  i64 M = 0, K = 0, N = 0;
+  std::vector<i64> ba, bb, batch, out;
+};
+inline matmul_shape matmul_shapes(const context& ctx, const std::vector<i64>& sa, const std::vector<i64>& sb, bool ta = false,
+                                  bool tb = false) {
   if (sa.empty() || sb.empty()) ctx.fail("MatMul inputs must have rank >= 1");
-  ta = ta && sa.size() >= 2;
-  tb = tb && sb.size() >= 2;
+  matmul_shape r;
+  r.ta = ta && sa.size() >= 2;
+  r.tb = tb && sb.size() >= 2;
   std::vector<i64> a2 = sa, b2 = sb;  // the logical (transposed) sizes
-  if (ta) std::swap(a2[a2.size() - 2], a2[a2.size() - 1]);
-  if (tb) std::swap(b2[b2.size() - 2], b2[b2.size() - 1]);
+  if (r.ta) std::swap(a2[a2.size() - 2], a2[a2.size() - 1]);
+  if (r.tb) std::swap(b2[b2.size() - 2], b2[b2.size() - 1]);
   if (sa.size() == 1) a2 = {1, sa[0]};
   if (sb.size() == 1) b2 = {sb[0], 1};
-  const i64 M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
-  if (b2[b2.size() - 2] != K)
-    ctx.fail("MatMul inner dimensions differ: " + shape::of(ta ? a2 : sa).to_string() + " x " + shape::of(tb ? b2 : sb).to_string());
-  const std::vector<i64> ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
-  const std::vector<std::vector<i64>> both{ba, bb};
-  const std::vector<i64> batch = cuda_detail::broadcast_sizes(ctx, both);
-  std::vector<i64> out = batch;
-  if (sa.size() > 1) out.push_back(M);
-  if (sb.size() > 1) out.push_back(N);
+  r.M = a2[a2.size() - 2], r.K = a2.back(), r.N = b2.back();
+  if (b2[b2.size() - 2] != r.K)
+    ctx.fail("MatMul inner dimensions differ: " + shape::of(r.ta ? a2 : sa).to_string() + " x " + shape::of(r.tb ? b2 : sb).to_string());
+  r.ba.assign(a2.begin(), a2.end() - 2);
+  r.bb.assign(b2.begin(), b2.end() - 2);
+  const std::vector<std::vector<i64>> both{r.ba, r.bb};
+  r.batch = cuda_detail::broadcast_sizes(ctx, both);
+  r.out = r.batch;
+  if (sa.size() > 1) r.out.push_back(r.M);
+  if (sb.size() > 1) r.out.push_back(r.N);
+  return r;
+}
+
+/// Output 0 = alpha * op(A) x op(B) with MatMul's batch broadcasting, op swapping the last two
+/// dimensions of an operand of rank >= 2 when `ta_attr` / `tb_attr` says (FusedMatMul's
+/// transA / transB; MatMul: neither, alpha 1).
+inline void batched_product(context& ctx, lt_state& st, bool ta_attr, bool tb_attr, double alpha) {
+  const cuda_tensor& a = ctx.input(0);
+  const cuda_tensor& b = ctx.input(1);
+  const matmul_shape s = matmul_shapes(ctx, a.sizes(), b.sizes(), ta_attr, tb_attr);
+  const bool ta = s.ta, tb = s.tb;
+  const i64 M = s.M, K = s.K, N = s.N;
+  const std::vector<i64>&ba = s.ba, &bb = s.bb, &batch = s.batch, &out = s.out;
   const dtype t = a.element_type();
   auto& y = ctx.allocate_output(0, t, out);
   if (y.size() == 0) return;

@@ -165,22 +165,9 @@ struct product_shape {
   std::vector<i64> offsets;  ///< per output batch: a's matrix, b's matrix
 };
 inline product_shape product_shapes(const context& ctx, const std::vector<i64>& sa, const std::vector<i64>& sb) {
-  if (sa.empty() || sb.empty()) ctx.fail("MatMul inputs must have rank >= 1");
-  std::vector<i64> a2 = sa, b2 = sb;
-  if (sa.size() == 1) a2 = {1, sa[0]};
-  if (sb.size() == 1) b2 = {sb[0], 1};
-  product_shape r;
-  r.M = a2[a2.size() - 2];
-  r.K = a2.back();
-  r.N = b2.back();
-  if (b2[b2.size() - 2] != r.K) ctx.fail("MatMul inner dimensions differ: " + shape::of(sa).to_string() + " x " + shape::of(sb).to_string());
-  const std::vector<i64> ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
-  const std::vector<std::vector<i64>> both{ba, bb};
-  const std::vector<i64> batch = cuda_detail::broadcast_sizes(ctx, both);
-  r.out = batch;
-  if (sa.size() > 1) r.out.push_back(r.M);
-  if (sb.size() > 1) r.out.push_back(r.N);
-  for (const auto& [oa, ob] : cuda_linalg::batch_offsets(batch, ba, bb)) r.offsets.insert(r.offsets.end(), {oa, ob});
+  const cuda_linalg::matmul_shape m = cuda_linalg::matmul_shapes(ctx, sa, sb);
+  product_shape r{.M = m.M, .N = m.N, .K = m.K, .out = m.out};
+  for (const auto& [oa, ob] : cuda_linalg::batch_offsets(m.batch, m.ba, m.bb)) r.offsets.insert(r.offsets.end(), {oa, ob});
   return r;
 }
 
