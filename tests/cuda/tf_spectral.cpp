@@ -125,6 +125,7 @@ TEST_CASE("cuda: TensorFlow Complex, Real, Imag, ComplexAbs, Angle and Conj matc
     set(4, -inf, -inf);
     set(5, std::numeric_limits<R>::quiet_NaN(), 1.0);
     set(6, 3e30, 4e30);
+    set(7, std::numeric_limits<R>::quiet_NaN(), -inf);  // |z| is +inf beside a NaN
     for (const char* op : {"Real", "Imag", "ComplexAbs", "Angle", "Conj"}) {
       CAPTURE(op);
       // the parts exactly; |z| and the angle within an ulp or two of glibc's

@@ -38,6 +38,7 @@
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/scratch.hpp>
 #include <gpass/exec/tf_nms_rules.hpp>
 #include <gpass/exec/tf_rules.hpp>
 
@@ -284,6 +285,8 @@ inline void select(context& ctx, const lazy_library::entry& k, const cuda_tensor
     pol.fill_zero(s.count, ctx.stream());
     return;
   }
+  check_scratch(ctx, static_cast<double>(s.units) * (16.0 * static_cast<double>(s.N) + 12.0 * static_cast<double>(s.cap)),
+                "the ranked candidates and heaps of the non-max suppression");
   cuda_tensor order = pol.allocate_tensor(dtype::int32, {s.units, s.N}, ctx.stream());
   cuda_tensor cand = pol.allocate_tensor(dtype::int32, {s.units}, ctx.stream());
   cuda_tensor hs = pol.allocate_tensor(dtype::f32, {s.units, s.N}, ctx.stream());

@@ -270,7 +270,7 @@ inline fn make_sparse_reshape(const kernel_node&) {
   };
 }
 
-/// `sparse_fill(ix, vals, def, place, erows, eat, oi, ov, rev, N, R, E, total)`: each entry j's
+/// `sparse_fill(ix, vals, def, place, erows, eat, oi, ov, rev, N, R, E)`: each entry j's
 /// index row and value to output position place[j] (rev[j] = place[j]); each empty row e's
 /// entry [erows[e], 0, ...] and default value at eat[e] (oi zeroed before); values moved as
 /// elements of `bytes` bytes.
@@ -306,6 +306,7 @@ inline fn make_sparse_fill(const kernel_node&) {
     const auto dshape = vector_input(ctx, 2, "dense_shape");
     const i64 rows = tf_rules::sparse_fill_rows(ix.sizes(), vals.sizes(), vals.element_type(), def.sizes(), def.element_type(), dshape, ctx.node());
     if (ix.element_type() != dtype::int64) ctx.fail("indices must be int64, got " + std::string(to_string(ix.element_type())));
+    cuda_array_detail::require_movable(ctx, vals.element_type());
     const i64 N = ix.sizes()[0], R = ix.sizes()[1];
     const std::vector<i64> iv = cuda_detail::host_ints(ctx, 0);
     cuda_tensor& empty = ctx.allocate_output(2, dtype::bool_, {rows});

@@ -13,8 +13,12 @@
 ///   Nyquist bins dropped, divided by the points transformed as the CPU divides.
 /// - Complex (broadcasting), Real, Imag, ComplexAbs, Angle and Conj as generated element-wise
 ///   kernels over complex64 (`g_c64`) and complex128 (`g_c128`) elements. complex64's |z| and
-///   angle are computed in double and rounded to float (glibc's hypotf computes in double too);
-///   complex128's use the device's hypot and atan2 (within an ulp or two of glibc's).
+///   angle are computed in double and rounded to float (glibc's hypotf computes in double too;
+///   its atan2f may differ by an ulp); complex128's use the device's hypot and atan2 (within an
+///   ulp or two of glibc's).
+/// An RFFT / IRFFT crops an axis when it transforms it, not all axes first as the CPU does:
+/// the same values, but a pass over an axis runs over the later axes' uncropped extent (more
+/// work and scratch where an input dimension exceeds its fft_length).
 /// Shapes, type pairs and messages are the CPU's (`signal_rules::tf_real_fft_sizes`, ...).
 
 #include <cstddef>
@@ -236,7 +240,10 @@ inline const std::vector<part_op>& part_ops() {
   static const std::vector<part_op> v = {
       {"Real", false, "r = x0.x;", "r = x0.x;"},
       {"Imag", false, "r = x0.y;", "r = x0.y;"},
-      {"ComplexAbs", false, "r = (float)sqrt((double)x0.x * (double)x0.x + (double)x0.y * (double)x0.y);", "r = hypot(x0.x, x0.y);"},
+      // (an infinite part gives +inf even beside a NaN, as hypotf)
+      {"ComplexAbs", false,
+       "r = isinf(x0.x) || isinf(x0.y) ? __int_as_float(0x7f800000) : (float)sqrt((double)x0.x * (double)x0.x + (double)x0.y * (double)x0.y);",
+       "r = hypot(x0.x, x0.y);"},
       {"Angle", false, "r = (float)atan2((double)x0.y, (double)x0.x);", "r = atan2(x0.y, x0.x);"},
       {"Conj", true, "r.x = x0.x; r.y = -x0.y;", "r.x = x0.x; r.y = -x0.y;"},
   };
