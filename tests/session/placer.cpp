@@ -6,6 +6,7 @@
 #include <gpass/session/partition.hpp>
 #include <gpass/session/placer.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
@@ -244,6 +245,24 @@ TEST_CASE("session.placer.devices_that_hold_the_types_and_serve_the_attributes")
 })");
   gpass::place(h, {picky}, {});
   CHECK(h[h.at("t")].device == cpu0);
+  // no device serves it, but only one computes on its types (a GPU that holds complex values
+  // and computes on them only in some ops): that one, though listed second
+  auto complex_in = [](const gpass::exec::kernel_query& q) {
+    return std::any_of(q.inputs.begin(), q.inputs.end(), [](gpass::dtype t) { return t == gpass::dtype::complex64; });
+  };
+  gpass::placement_device gpu_like{gpass::parse_device_name(cpu0), any, nullptr, [](const gpass::exec::kernel_query&) { return false; },
+                                   [&](const gpass::exec::kernel_query& q) { return !complex_in(q); }};
+  gpass::placement_device cpu_like{gpass::parse_device_name(cpu1), any, nullptr, [](const gpass::exec::kernel_query&) { return false; }};
+  G c = gpass::parse_text(R"(graph {
+  %z = arg() {index = 0} -> (c64[4])
+  %x = arg() {index = 1} -> (f32[4])
+  %a = Odd(%z) -> (c64[4])
+  %b = Odd(%x) -> (f32[4])
+  %r:0 = return(%a, %b)
+})");
+  gpass::place(c, {gpu_like, cpu_like}, {});
+  CHECK(dev(c, "a") == cpu1);
+  CHECK(dev(c, "b") == cpu0);  // the op-level answer, the first device
 }
 
 TEST_CASE("session.placer.lists_go_where_their_elements_are_held") {

@@ -72,6 +72,10 @@ class session_device {
   /// Whether the device's kernels serve a node like `q` (attributes and types too); by
   /// default `supports(q.domain, q.op)`.
   virtual bool serves(const exec::kernel_query& q) const { return supports(q.domain, q.op); }
+  /// Whether the device computes on the element types of a node like `q` (part of `serves`;
+  /// the placer also asks it alone, see `placement_device::serves_types`); every node unless
+  /// a device says otherwise.
+  virtual bool serves_types(const exec::kernel_query&) const { return true; }
   /// Compiles `part` (one of `partition`'s graphs; `has_main`: its main graph has nodes).
   virtual std::unique_ptr<device_part<G>> compile(const G& part, bool has_main, const exec::plan_options& opt,
                                                   std::size_t device_index) const = 0;
@@ -103,6 +107,7 @@ class remote_device final : public session_device<G> {
   bool supports(std::string_view domain, std::string_view op) const override { return like_->supports(domain, op); }
   bool holds(dtype t) const override { return like_->holds(t); }
   bool serves(const exec::kernel_query& q) const override { return like_->serves(q); }
+  bool serves_types(const exec::kernel_query& q) const override { return like_->serves_types(q); }
   int process() const noexcept override { return process_; }
   std::unique_ptr<device_part<G>> compile(const G&, bool, const exec::plan_options&, std::size_t) const override {
     return std::make_unique<elsewhere>(this->name().to_string(), process_);
@@ -668,12 +673,16 @@ class policy_device final : public session_device<G> {
   /// counts as "not served": the kernel would reject the node too.
   bool serves(const exec::kernel_query& q) const override {
     try {
-      if constexpr (requires { { P::serves_types(q) } -> std::convertible_to<bool>; })
-        if (!P::serves_types(q)) return false;
-      return policy_->kernels().serves(q);
+      return serves_types(q) && policy_->kernels().serves(q);
     } catch (const std::exception&) {
       return false;
     }
+  }
+  /// `P::serves_types(q)` when the policy says which nodes it computes on its types for
+  /// (`cuda::serves_types`), else true.
+  bool serves_types(const exec::kernel_query& q) const override {
+    if constexpr (requires { { P::serves_types(q) } -> std::convertible_to<bool>; }) return P::serves_types(q);
+    else return true;
   }
   /// `P::holds(t)` when the policy says which element types it holds, else true.
   bool holds(dtype t) const override {

@@ -39,8 +39,14 @@ struct placement_device {
   std::function<bool(dtype)> holds = nullptr;
   /// Whether the device's kernels serve a node of these attributes and element types (see
   /// `exec::kernel_query`); null: `supports` alone decides. When no device serves a group,
-  /// the placer falls back to `supports` (and the executor reports what is missing).
+  /// the placer falls back to `serves_types` and `supports` (and the executor reports what
+  /// is missing).
   std::function<bool(const exec::kernel_query&)> serves = nullptr;
+  /// Whether the device computes on the element types of a node like this (a GPU that holds
+  /// complex values computes only some ops on them); null: every node. Asked on its own where
+  /// no device serves a group: a device whose kernels would take the node's types is chosen
+  /// before one that only has a kernel of its op.
+  std::function<bool(const exec::kernel_query&)> serves_types = nullptr;
 };
 
 /// How `place` chooses.
@@ -311,14 +317,16 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
       for (const auto& t : h[v].outputs) q.outputs.push_back(element(t));
       return q;
     };
-    // strict: the kernels must serve the node's attributes and types too
-    auto supports_all = [&](const placement_device& d, std::size_t* missing, bool strict = false) {
+    // strict: the kernels must serve the node's attributes and types too; typed: the device
+    // must compute on its types
+    auto supports_all = [&](const placement_device& d, std::size_t* missing, bool strict = false, bool typed = false) {
       for (std::size_t i : group) {
         const auto& n = op_of(i);
         // an interface op (a feed's `arg`, a `return`) needs no kernel, but its values live on the device
         const bool interface = detail::is_interface_op(n.domain, n.op);
         if ((!interface && !d.supports(n.domain, n.op)) || !holds_types(d, i) ||
-            (!interface && strict && d.serves && !d.serves(query(i)))) {
+            (!interface && strict && d.serves && !d.serves(query(i))) ||
+            (!interface && (strict || typed) && d.serves_types && !d.serves_types(query(i)))) {
           if (missing) *missing = i;
           return false;
         }
@@ -330,9 +338,10 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
       if (device_matches(spec, devices[d].name)) matching.push_back(d);
       if (supports_all(devices[d], nullptr, true)) capable.push_back(d);
     }
-    if (capable.empty())
-      for (std::size_t d = 0; d < devices.size(); ++d)
-        if (supports_all(devices[d], nullptr)) capable.push_back(d);
+    for (const bool typed : {true, false})
+      if (capable.empty())
+        for (std::size_t d = 0; d < devices.size(); ++d)
+          if (supports_all(devices[d], nullptr, false, typed)) capable.push_back(d);
     if (capable.empty()) {
       std::size_t miss = group.front();
       supports_all(devices.front(), &miss);

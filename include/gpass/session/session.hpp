@@ -519,7 +519,8 @@ class session {
     for (const auto& d : options_.devices)
       devs.push_back({d->name(), [dev = d.get()](std::string_view dom, std::string_view op) { return dev->supports(dom, op); },
                       [dev = d.get()](dtype t) { return dev->holds(t); },
-                      [dev = d.get()](const exec::kernel_query& q) { return dev->serves(q); }});
+                      [dev = d.get()](const exec::kernel_query& q) { return dev->serves(q); },
+                      [dev = d.get()](const exec::kernel_query& q) { return dev->serves_types(q); }});
     placement_options po = options_.placement;
     std::map<std::string, std::string, std::less<>> pinned;
     {
