@@ -102,7 +102,7 @@ TEST_CASE("cuda: TensorFlow ops the GPU serves, and those left to the CPU") {
   CHECK_FALSE(serves("Gather", {dtype::string, dtype::int64}));
   CHECK(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("REFLECT")}}));
   CHECK_FALSE(serves("MirrorPad", {dtype::f32, dtype::int32}, {{"mode", std::string("SYMMETRIC")}}));
-  CHECK_FALSE(serves("Unique", {dtype::f32}));  // no CUDA kernel: the CPU's
+  CHECK_FALSE(serves("Unique", {dtype::string}));  // strings stay on the CPU
   CHECK(serves("Conv2D", {dtype::f32, dtype::f32}, {{"data_format", std::string("NHWC")}}));
   CHECK(serves("DepthwiseConv2dNative", {dtype::f64, dtype::f64}, {{"data_format", std::string("NCHW")}}));
   CHECK(serves("MaxPool", {dtype::f32}));

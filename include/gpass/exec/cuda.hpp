@@ -9,10 +9,11 @@
 /// and inference Dropout; the window functions; QuantizeLinear, DequantizeLinear and
 /// DynamicQuantizeLinear; MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv; the
 /// transformer fusions' SkipLayerNormalization and attention; ONNX Attention, TensorScatter,
-/// SwiGLU and NonMaxSuppression; TensorFlow's ops: element-wise,
+/// SwiGLU, NonMaxSuppression, Unique, LinearAttention and
+/// CausalConvWithState; TensorFlow's ops: element-wise,
 /// views, products, reductions, convolutions and pools (2-D and 3-D) with their gradients, batch
 /// norm in training, segments, bincounts, diagonals, random streams, resizes and crops, colour,
-/// patches, the FFT family and complex parts, non-max suppressions), and `cuda_devices` for sessions. Part of the optional `cuda` component
+/// patches, the FFT family and complex parts, non-max suppressions, Unique, CTCGreedyDecoder), and `cuda_devices` for sessions. Part of the optional `cuda` component
 /// (`find_package(gpass COMPONENTS cuda)`, target `gpass::cuda`); never included by
 /// `<gpass/all.hpp>`.
 /// \code
@@ -38,6 +39,7 @@
 #include <gpass/exec/cuda/kernels/norm.hpp>
 #include <gpass/exec/cuda/kernels/qlinear.hpp>
 #include <gpass/exec/cuda/kernels/quant.hpp>
+#include <gpass/exec/cuda/kernels/recurrent.hpp>
 #include <gpass/exec/cuda/kernels/reduce.hpp>
 #include <gpass/exec/cuda/kernels/resize.hpp>
 #include <gpass/exec/cuda/kernels/rnn.hpp>
@@ -48,6 +50,7 @@
 #include <gpass/exec/cuda/kernels/tf_array.hpp>
 #include <gpass/exec/cuda/kernels/tf_batch_norm.hpp>
 #include <gpass/exec/cuda/kernels/tf_color.hpp>
+#include <gpass/exec/cuda/kernels/tf_ctc.hpp>
 #include <gpass/exec/cuda/kernels/tf_fake_quant.hpp>
 #include <gpass/exec/cuda/kernels/tf_image.hpp>
 #include <gpass/exec/cuda/kernels/tf_matrix.hpp>
@@ -56,6 +59,7 @@
 #include <gpass/exec/cuda/kernels/tf_sparse.hpp>
 #include <gpass/exec/cuda/kernels/tf_spectral.hpp>
 #include <gpass/exec/cuda/kernels/transformer.hpp>
+#include <gpass/exec/cuda/kernels/unique.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
 
@@ -86,9 +90,11 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_reduce(r);
   register_cuda_transformer(r);
   register_cuda_attention(r);
+  register_cuda_recurrent(r);
   register_cuda_nms(r);
   register_cuda_resize(r);
   register_cuda_select(r);
+  register_cuda_unique(r);
   register_cuda_sequence(r);
   register_cuda_rnn(r);
   register_cuda_signal(r);
@@ -103,6 +109,7 @@ inline void register_cuda_kernels(kernel_registry<cuda>& r) {
   register_cuda_tf_color(r);
   register_cuda_tf_spectral(r);
   register_cuda_tf_nms(r);
+  register_cuda_tf_ctc(r);
 }
 
 /// Every source the kernel families generate, for representative types and attributes: (name,
@@ -115,14 +122,16 @@ inline std::vector<std::pair<std::string, std::string>> cuda_generated_sources()
                       array_generated_sources(), cuda_globals::globals_generated_sources(),
                       reduce_generated_sources(), cuda_transformer::transformer_generated_sources(),
                       cuda_resize::resize_generated_sources(), cuda_select::select_generated_sources(),
+                      cuda_unique::unique_generated_sources(),
                       cuda_rnn::rnn_generated_sources(), tf_generated_sources(), tf_array_generated_sources(),
                       tf_matrix_generated_sources(), tf_sparse_generated_sources(), einsum_generated_sources(),
                       tf_random_generated_sources(), tf_image_generated_sources(),
                       tf_batch_norm_generated_sources(), tf_fake_quant_generated_sources(),
                       tf_color_generated_sources(), det_generated_sources(), loss_generated_sources(), signal_generated_sources(),
                       qlinear_generated_sources(), grid_generated_sources(), fold_generated_sources(),
-                      cuda_attention::attention_generated_sources(), cuda_nms::nms_generated_sources(),
-                      tf_spectral_generated_sources(), tf_nms_generated_sources()})
+                      cuda_attention::attention_generated_sources(), cuda_recurrent::recurrent_generated_sources(), cuda_nms::nms_generated_sources(),
+                      tf_spectral_generated_sources(), tf_nms_generated_sources(),
+                      cuda_tf_ctc::ctc_generated_sources()})
     r.insert(r.end(), part.begin(), part.end());
   return r;
 }
@@ -143,8 +152,8 @@ inline const std::set<std::pair<std::string, std::string>>& cuda_complex_ops() {
 }
 
 inline bool cuda::serves_types(const kernel_query& q) {
-  auto complex = [](dtype t) { return t == dtype::complex64 || t == dtype::complex128; };
-  if (std::none_of(q.inputs.begin(), q.inputs.end(), complex) && std::none_of(q.outputs.begin(), q.outputs.end(), complex)) return true;
+  using cuda_tf_spectral::is_complex;
+  if (std::none_of(q.inputs.begin(), q.inputs.end(), is_complex) && std::none_of(q.outputs.begin(), q.outputs.end(), is_complex)) return true;
   return cuda_complex_ops().contains({std::string(q.domain), std::string(q.op)});
 }
 

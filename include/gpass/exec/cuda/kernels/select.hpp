@@ -54,14 +54,10 @@ inline std::vector<dtype> nonzero_types() {
   return r;
 }
 
-/// The TopK library of element type `t`: `topk_keys` (rows of (key, index) pairs, padded),
-/// `topk_stage` (one compare-exchange stage of the bitonic network), `topk_out` (the first k
-/// of each row into the values and indices outputs).
-inline std::string topk_source(dtype t) {
-  const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
-  std::string s = cuda_codegen::cuda_prelude();
-  s += "typedef " + T + " T;\ntypedef " + W + " W;\n";
-  // the key: an unsigned image of the value that sorts as the value does
+/// `g_key(W)`: an unsigned image of a value of element type `t` that sorts as the value does
+/// (-0 as +0, every NaN the largest, as the CPU kernels order them); TopK's and Unique's.
+inline std::string key_source(dtype t) {
+  std::string s;
   if (cuda_codegen::is_float(t)) {
     s += R"(__device__ __forceinline__ unsigned long long g_key(W w) {
   const double v = (double)w;
@@ -76,6 +72,48 @@ inline std::string topk_source(dtype t) {
   } else {
     s += "__device__ __forceinline__ unsigned long long g_key(W w) { return (unsigned long long)w; }\n";
   }
+  return s;
+}
+
+/// `g_block_scan(f, &total)`: the exclusive prefix sum of `f` over the block's threads (a
+/// multiple of 32 of them, every one calling it), and in `total` the block's sum: within each
+/// warp by shuffles, then over the warps.
+inline std::string block_scan_source() {
+  return R"(__device__ int g_block_scan(int f, int* total) {
+  __shared__ int warp_sum[32];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+  int v = f;
+  for (int o = 1; o < 32; o <<= 1) {
+    const int u = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v += u;
+  }
+  if (lane == 31) warp_sum[w] = v;
+  __syncthreads();
+  if (w == 0) {
+    int s = lane < nw ? warp_sum[lane] : 0;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int u = __shfl_up_sync(0xffffffffu, s, o);
+      if (lane >= o) s += u;
+    }
+    if (lane < nw) warp_sum[lane] = s;  // inclusive over the warps
+  }
+  __syncthreads();
+  const int before = (w > 0 ? warp_sum[w - 1] : 0) + v - f;
+  *total = warp_sum[nw - 1];
+  __syncthreads();  // (warp_sum is the next call's)
+  return before;
+}
+)";
+}
+
+/// The TopK library of element type `t`: `topk_keys` (rows of (key, index) pairs, padded),
+/// `topk_stage` (one compare-exchange stage of the bitonic network), `topk_out` (the first k
+/// of each row into the values and indices outputs).
+inline std::string topk_source(dtype t) {
+  const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
+  std::string s = cuda_codegen::cuda_prelude();
+  s += "typedef " + T + " T;\ntypedef " + W + " W;\n";
+  s += key_source(t);
   s += R"(#define G_LOOP(count) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); i += (long long)gridDim.x * blockDim.x)
 // rows = outer * inner lines of `dim` elements at stride `inner`; each padded to P slots
 extern "C" __global__ void topk_keys(const T* __restrict__ x, unsigned long long* __restrict__ key, long long* __restrict__ idx,
@@ -145,6 +183,7 @@ inline std::string nonzero_source(dtype t) {
   const std::string T(cuda_codegen::storage_type(t)), W(cuda_codegen::compute_type(t));
   std::string s = cuda_codegen::cuda_prelude();
   s += "typedef " + T + " T;\ntypedef " + W + " W;\n";
+  s += block_scan_source();
   s += "#define G_R " + std::to_string(max_rank) + "\n";
   s += R"(struct g_dims { long long rank; long long sizes[G_R]; };
 __device__ __forceinline__ bool g_nz(const T* x, long long i) { return g_load(x, i) != (W)0; }
@@ -167,33 +206,13 @@ extern "C" __global__ void nz_count(const T* __restrict__ x, long long n, long l
 // y[d * total + position] = coordinate d (row-major)
 extern "C" __global__ void nz_write(const T* __restrict__ x, long long n, long long chunk, const long long* __restrict__ offsets,
                                     long long total, long long* __restrict__ y, g_dims dims) {
-  __shared__ int warp_sum[32];
-  __shared__ long long base;
   const long long begin = blockIdx.x * chunk, end = min(n, begin + chunk);
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-  if (threadIdx.x == 0) base = offsets[blockIdx.x];
-  __syncthreads();
+  long long base = offsets[blockIdx.x];
   for (long long tile = begin; tile < end; tile += blockDim.x) {
     const long long i = tile + threadIdx.x;
     const int f = (i < end && g_nz(x, i)) ? 1 : 0;
-    // inclusive prefix sum of f over the block: within the warp, then over the warps
-    int v = f;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int u = __shfl_up_sync(0xffffffffu, v, o);
-      if (lane >= o) v += u;
-    }
-    if (lane == 31) warp_sum[w] = v;
-    __syncthreads();
-    if (w == 0) {
-      int s = lane < nw ? warp_sum[lane] : 0;
-      for (int o = 1; o < 32; o <<= 1) {
-        const int u = __shfl_up_sync(0xffffffffu, s, o);
-        if (lane >= o) s += u;
-      }
-      if (lane < nw) warp_sum[lane] = s;  // inclusive over the warps
-    }
-    __syncthreads();
-    const int before = (w > 0 ? warp_sum[w - 1] : 0) + v - f;
+    int tile_total;
+    const int before = g_block_scan(f, &tile_total);
     if (f) {
       const long long pos = base + before;
       long long rest = i;
@@ -202,9 +221,7 @@ extern "C" __global__ void nz_write(const T* __restrict__ x, long long n, long l
         rest /= dims.sizes[d];
       }
     }
-    __syncthreads();
-    if (threadIdx.x == 0) base += warp_sum[nw - 1];
-    __syncthreads();
+    base += tile_total;
   }
 }
 )";

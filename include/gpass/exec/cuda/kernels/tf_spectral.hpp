@@ -8,27 +8,27 @@
 ///   transformed one after the other, in the CPU's order, by the FFT plan of ONNX's DFT
 ///   (`cuda_signal`: the CPU's plan run on the device in double). Between axes the values stay
 ///   in double (a grid of complex doubles), rounded once to the output type, as on the CPU. An
-///   axis is cropped to its fft_length when it is transformed; IRFFT's last axis is the
-///   Hermitian extension of its fft_length / 2 + 1 bins, the imaginary parts of its DC and
-///   Nyquist bins dropped, divided by the points transformed as the CPU divides.
+///   RFFT / IRFFT input longer than its fft_length (IRFFT's last axis: fft_length / 2 + 1 bins)
+///   is cropped first, as the CPU crops; IRFFT's last axis is the Hermitian extension of its
+///   bins, the imaginary parts of its DC and Nyquist bins dropped, divided by the points
+///   transformed as the CPU divides.
 /// - Complex (broadcasting), Real, Imag, ComplexAbs, Angle and Conj as generated element-wise
 ///   kernels over complex64 (`g_c64`) and complex128 (`g_c128`) elements. complex64's |z| and
 ///   angle are computed in double and rounded to float (glibc's hypotf computes in double too;
 ///   its atan2f may differ by an ulp); complex128's use the device's hypot and atan2 (within an
 ///   ulp or two of glibc's).
-/// An RFFT / IRFFT crops an axis when it transforms it, not all axes first as the CPU does:
-/// the same values, but a pass over an axis runs over the later axes' uncropped extent (more
-/// work and scratch where an input dimension exceeds its fft_length).
 /// Shapes, type pairs and messages are the CPU's (`signal_rules::tf_real_fft_sizes`, ...).
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <gpass/exec/cuda/codegen.hpp>
+#include <gpass/exec/cuda/kernels/array.hpp>
 #include <gpass/exec/cuda/kernels/common.hpp>
 #include <gpass/exec/cuda/kernels/signal.hpp>
 #include <gpass/exec/cuda/policy.hpp>
@@ -170,6 +170,32 @@ inline fn make_complex_fft(std::size_t k, bool inverse) {
   };
 }
 
+/// `x` cropped to at most `want` points along its inner `want.size()` axes, as the CPU crops
+/// before the first pass (so that no pass works on points the CPU drops): a copy where an axis
+/// is longer, else nothing. Complex elements move as their two parts.
+inline std::optional<cuda_tensor> crop_to(context& ctx, cuda_detail::lazy_library& lib, const cuda_tensor& x, const std::vector<i64>& want) {
+  const auto& xs = x.sizes();
+  std::vector<i64> sizes = xs;
+  bool longer = false;
+  for (std::size_t d = 0; d < want.size(); ++d) {
+    i64& sz = sizes[xs.size() - want.size() + d];
+    if (sz > want[d]) {
+      sz = want[d];
+      longer = true;
+    }
+  }
+  if (!longer) return std::nullopt;
+  cuda_tensor y = ctx.policy().allocate_tensor(x.element_type(), sizes, ctx.stream());
+  std::vector<i64> in_st = shape_rules::strides_of(xs), view = sizes;
+  if (is_complex(x.element_type())) {
+    for (i64& st : in_st) st *= 2;
+    in_st.push_back(1);
+    view.push_back(2);
+  }
+  cuda_array_detail::move(ctx, lib, part_type(x.element_type()), y.data(), x.data(), view, in_st, shape_rules::strides_of(view), 0);
+  return y;
+}
+
 /// The fft_length values of an RFFT / IRFFT (read on the host) and the output's sizes.
 inline std::pair<std::vector<i64>, std::vector<i64>> fft_lengths(context& ctx, std::size_t k, bool inverse) {
   const cuda_tensor& x = ctx.input(0);
@@ -184,6 +210,7 @@ inline std::pair<std::vector<i64>, std::vector<i64>> fft_lengths(context& ctx, s
 inline fn make_real_fft(const kernel_node& n, std::size_t k) {
   const dtype complex_type = tf_rules::type_attr(n, "Tcomplex", dtype::complex64);
   auto st = std::make_shared<cuda_signal::fft_state>();
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
   return [=](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     const auto lengths = fft_lengths(ctx, k, false);
@@ -195,7 +222,8 @@ inline fn make_real_fft(const kernel_node& n, std::size_t k) {
     pass_plan p;
     p.len = lengths.first;
     p.last_Lout = lengths.second.back();
-    run_passes(ctx, *st, x, 1, y, p, grid_count(x.sizes(), p.len));
+    const auto c = crop_to(ctx, *lib, x, p.len);
+    run_passes(ctx, *st, c ? *c : x, 1, y, p, grid_count(x.sizes(), p.len));
   };
 }
 
@@ -204,6 +232,7 @@ inline fn make_real_fft(const kernel_node& n, std::size_t k) {
 inline fn make_inverse_real_fft(const kernel_node& n, std::size_t k) {
   const dtype real_type = tf_rules::type_attr(n, "Treal", dtype::f32);
   auto st = std::make_shared<cuda_signal::fft_state>();
+  auto lib = std::make_shared<cuda_detail::lazy_library>();
   return [=](context& ctx) {
     const cuda_tensor& x = ctx.input(0);
     const auto lengths = fft_lengths(ctx, k, true);
@@ -222,7 +251,8 @@ inline fn make_inverse_real_fft(const kernel_node& n, std::size_t k) {
     p.divide = true;
     std::vector<i64> half = p.len;
     half.back() = half.back() / 2 + 1;
-    run_passes(ctx, *st, x, 2, y, p, grid_count(x.sizes(), half));
+    const auto c = crop_to(ctx, *lib, x, half);
+    run_passes(ctx, *st, c ? *c : x, 2, y, p, grid_count(x.sizes(), half));
   };
 }
 

@@ -1124,11 +1124,21 @@ inline void register_array_select(registry& r) {
       std::vector<i64> firsts;                                    // per slot: first row index
       dispatch<all_types>(x.element_type(), ctx.node(), [&]<class T>() {
         const T* p = rows.data<T>();
+        // values in NumPy's order (the reference's np.unique): -0 equal to +0, every NaN equal
+        // and after every number
+        auto lt = [](const T& a, const T& b) {
+          if constexpr (!std::is_integral_v<T> && !std::is_same_v<T, std::string>) {
+            const bool na = std::isnan(static_cast<double>(static_cast<compute_t<T>>(a)));
+            const bool nb = std::isnan(static_cast<double>(static_cast<compute_t<T>>(b)));
+            if (na || nb) return !na && nb;
+          }
+          return a < b;
+        };
         auto less = [&](i64 a, i64 b) {
           const T *ra = p + a * m, *rb = p + b * m;
           for (i64 j = 0; j < m; ++j) {
-            if (ra[j] < rb[j]) return true;
-            if (rb[j] < ra[j]) return false;
+            if (lt(ra[j], rb[j])) return true;
+            if (lt(rb[j], ra[j])) return false;
           }
           return false;
         };

@@ -32,6 +32,7 @@
 #include <gpass/exec/eigen_cpu/kernels/nn.hpp>
 #include <gpass/exec/eigen_cpu/kernels/sgemm.hpp>
 #include <gpass/exec/nn_rules.hpp>
+#include <gpass/exec/recurrent_rules.hpp>
 
 namespace gpass::exec::cpu_detail {
 
@@ -524,72 +525,30 @@ inline void register_group_norm(registry& r) {
 
 inline void register_linear_attention(registry& r) {
   r.add({.domain = "", .op = "LinearAttention", .since_version = 27, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const i64 qn = n.attr<i64>("q_num_heads"), kvn = n.attr<i64>("kv_num_heads");
-    if (qn <= 0 || kvn <= 0 || qn % kvn != 0)
-      n.fail("q_num_heads (" + std::to_string(qn) + ") must be a positive multiple of kv_num_heads (" + std::to_string(kvn) + ")");
-    const std::string rule = n.attr<std::string>("update_rule", "gated_delta");
-    if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
-      n.fail("update_rule must be linear, gated, delta or gated_delta, got '" + rule + "'");
-    const bool gating = rule == "gated" || rule == "gated_delta", delta = rule == "delta" || rule == "gated_delta";
-    const double scale_attr = n.attr<double>("scale", 0.0);
+    const recurrent_rules::linear_attention_attrs attrs = recurrent_rules::read_linear_attention(n);
+    const i64 qn = attrs.qn, kvn = attrs.kvn;
+    const bool gating = attrs.gating, delta = attrs.delta;
     return [=](context& ctx) {
       const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
-      if (gating != ctx.has_input(4)) ctx.fail("update_rule '" + rule + (gating ? "' needs the input decay" : "' takes no input decay"));
-      if (delta != ctx.has_input(5)) ctx.fail("update_rule '" + rule + (delta ? "' needs the input beta" : "' takes no input beta"));
-      for (const gpass::tensor* t : {&q, &k, &v}) {
-        check_float(*t, ctx.node(), "query, key and value");
-        if (t->rank() != 3) ctx.fail("query, key and value must be 3-D (batch, seq, heads * head), got " + t->shape().to_string());
-      }
-      const i64 B = q.sizes()[0], T = q.sizes()[1];
-      for (const gpass::tensor* t : {&k, &v})
-        if (t->sizes()[0] != B || t->sizes()[1] != T)
-          ctx.fail("query, key and value must have the same batch and sequence length, got " + q.shape().to_string() + ", " +
-                   k.shape().to_string() + " and " + v.shape().to_string());
-      if (q.sizes()[2] % qn != 0 || k.sizes()[2] % kvn != 0 || v.sizes()[2] % kvn != 0)
-        ctx.fail("the last dims of query, key and value (" + std::to_string(q.sizes()[2]) + ", " + std::to_string(k.sizes()[2]) +
-                 ", " + std::to_string(v.sizes()[2]) + ") must be multiples of their head counts (" + std::to_string(qn) + ", " +
-                 std::to_string(kvn) + ")");
-      const i64 dk = q.sizes()[2] / qn, dv = v.sizes()[2] / kvn, group = qn / kvn;
-      if (k.sizes()[2] / kvn != dk) ctx.fail("key's head size " + std::to_string(k.sizes()[2] / kvn) + " differs from query's " + std::to_string(dk));
+      auto info = [&](std::size_t i) {
+        return ctx.has_input(i) ? recurrent_rules::operand{true, ctx.input(i).element_type(), ctx.input(i).sizes()} : recurrent_rules::operand{};
+      };
+      const auto dims = recurrent_rules::check_linear_attention(attrs, info(0), info(1), info(2), info(3), info(4), info(5), ctx.node());
+      const i64 B = dims.B, T = dims.T, dk = dims.dk, dv = dims.dv, group = dims.group, decay_per = dims.decay_per, beta_per = dims.beta_per;
       const std::vector<float> qf = to_compute<float>(q, ctx.node()), kf = to_compute<float>(k, ctx.node()), vf = to_compute<float>(v, ctx.node());
       // decay: (B, T, kv_heads) per head or (B, T, kv_heads * dk) per key dimension; beta: (B, T, kv_heads or 1)
       std::vector<float> decay, beta;
-      i64 decay_per = 0, beta_per = 0;
-      if (gating) {
-        const gpass::tensor& g = ctx.input(4);
-        check_float(g, ctx.node(), "decay");
-        if (g.rank() != 3 || g.sizes()[0] != B || g.sizes()[1] != T || (g.sizes()[2] != kvn && g.sizes()[2] != kvn * dk))
-          ctx.fail("decay must be (batch, seq, kv_heads) or (batch, seq, kv_heads * k_head), got " + g.shape().to_string());
-        decay = to_compute<float>(g, ctx.node());
-        decay_per = g.sizes()[2] == kvn ? 1 : dk;
-      }
-      if (delta) {
-        const gpass::tensor& bt = ctx.input(5);
-        check_float(bt, ctx.node(), "beta");
-        if (bt.rank() != 3 || bt.sizes()[0] != B || bt.sizes()[1] != T || (bt.sizes()[2] != kvn && bt.sizes()[2] != 1))
-          ctx.fail("beta must be (batch, seq, kv_heads) or (batch, seq, 1), got " + bt.shape().to_string());
-        beta = to_compute<float>(bt, ctx.node());
-        beta_per = bt.sizes()[2];
-      }
+      if (gating) decay = to_compute<float>(ctx.input(4), ctx.node());
+      if (delta) beta = to_compute<float>(ctx.input(5), ctx.node());
       // the state (B, kv_heads, dk, dv), in float whatever its element type
-      const std::vector<i64> state_sizes{B, kvn, dk, dv};
-      // (heads of size 0 leave the head counts free: the products checked in double first)
-      const double Bd = static_cast<double>(B);
-      const double state_count = Bd * static_cast<double>(kvn) * static_cast<double>(dk) * static_cast<double>(dv),
-                   out_count = Bd * static_cast<double>(T) * static_cast<double>(qn) * static_cast<double>(dv);
+      const std::vector<i64>& state_sizes = dims.state_sizes;
+      const double state_count = dims.state_count, out_count = dims.out_count;
       check_scratch(ctx, state_count * sizeof(float), "the state");
       check_scratch(ctx, out_count * sizeof(float), "the output");
       std::vector<float> state(static_cast<std::size_t>(state_count), 0.0f);  // (exact: under the limit)
-      dtype state_type = q.element_type();
-      if (ctx.has_input(3)) {
-        const gpass::tensor& p = ctx.input(3);
-        check_float(p, ctx.node(), "past_state");
-        if (p.sizes() != state_sizes)
-          ctx.fail("past_state " + p.shape().to_string() + " must be (batch, kv_heads, k_head, v_head) " + shape::of(state_sizes).to_string());
-        state = to_compute<float>(p, ctx.node());
-        state_type = p.element_type();
-      }
-      const float scale = scale_attr == 0.0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))) : static_cast<float>(scale_attr);
+      const dtype state_type = dims.state_type;
+      if (ctx.has_input(3)) state = to_compute<float>(ctx.input(3), ctx.node());
+      const float scale = dims.scale;
       std::vector<float> out(static_cast<std::size_t>(out_count));
       // (no values: the state and output are empty, and kv_num_heads may be anything)
       if (dv > 0) ctx.policy().parallel_for(B * kvn, static_cast<double>(T * dk * dv * (3 + group)) * 2.0, [&](i64 lo, i64 hi) {
@@ -644,24 +603,14 @@ inline void register_linear_attention(registry& r) {
 
 inline void register_causal_conv(registry& r) {
   r.add({.domain = "", .op = "CausalConvWithState", .since_version = 27, .dtypes = nn_types::dtypes(), .make = [](const kernel_node& n) -> fn {
-    const std::string act = n.attr<std::string>("activation", "none");
-    if (act != "none" && act != "silu" && act != "swish") n.fail("activation must be none, silu or swish, got '" + act + "'");
-    const bool silu = act != "none";
+    const bool silu = recurrent_rules::read_causal_conv_silu(n);
     return [=](context& ctx) {
       const gpass::tensor &x = ctx.input(0), &w = ctx.input(1);
-      if (x.rank() != 3) ctx.fail("input must be 3-D (batch, channels, length), got " + x.shape().to_string());
-      const i64 B = x.sizes()[0], C = x.sizes()[1], L = x.sizes()[2];
-      if (w.rank() != 3 || w.sizes()[0] != C || w.sizes()[1] != 1 || w.sizes()[2] < 1)
-        ctx.fail("weight must be (channels, 1, k) with channels " + std::to_string(C) + ", got " + w.shape().to_string());
-      const i64 K = w.sizes()[2], keep = K - 1, len = keep + L;  // the padded sequence: state then input
-      for (std::size_t i = 1; i < 4; ++i)
-        if (ctx.has_input(i) && ctx.input(i).element_type() != x.element_type())
-          ctx.fail("weight, bias and past_state must have the input's element type " + std::string(to_string(x.element_type())));
-      if (ctx.has_input(2) && (ctx.input(2).rank() != 1 || ctx.input(2).sizes()[0] != C))
-        ctx.fail("bias must be (channels) = (" + std::to_string(C) + "), got " + ctx.input(2).shape().to_string());
-      if (ctx.has_input(3) && ctx.input(3).sizes() != std::vector<i64>{B, C, keep})
-        ctx.fail("past_state must be (batch, channels, k - 1) = " + shape::of(std::vector<i64>{B, C, keep}).to_string() + ", got " +
-                 ctx.input(3).shape().to_string());
+      auto info = [&](std::size_t i) {
+        return ctx.has_input(i) ? recurrent_rules::operand{true, ctx.input(i).element_type(), ctx.input(i).sizes()} : recurrent_rules::operand{};
+      };
+      const auto dims = recurrent_rules::check_causal_conv(info(0), info(1), info(2), info(3), ctx.node());
+      const i64 B = dims.B, C = dims.C, L = dims.L, K = dims.K, keep = K - 1, len = keep + L;  // the padded sequence: state then input
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
         const T *px = x.data<T>(), *pw = w.data<T>();

@@ -32,6 +32,7 @@
 #include <gpass/core/checked.hpp>
 #include <gpass/exec/eigen_cpu/kernels/array.hpp>
 #include <gpass/exec/eigen_cpu/kernels/tf_common.hpp>
+#include <gpass/exec/tf_ctc_rules.hpp>
 
 namespace gpass::exec::cpu_detail::tf_detail {
 
@@ -688,17 +689,10 @@ inline void register_tf_index_ops(registry& r) {
            const i64 blank_attr = n.attr<i64>("blank_index", -1);
            return [merge, blank_attr](context& ctx) {
              const gpass::tensor& x = ctx.input(0);
-             if (x.rank() != 3) ctx.fail("inputs must be 3-D [max_time, batch, classes], got " + x.shape().to_string());
-             const i64 T = x.sizes()[0], B = x.sizes()[1], C = x.sizes()[2];
              const auto len = vector_ints(ctx.input(1), ctx.node(), "sequence_length");
-             if (static_cast<i64>(len.size()) != B)
-               ctx.fail("sequence_length has " + std::to_string(len.size()) + " entries for a batch of " + std::to_string(B));
-             const i64 blank = blank_attr < 0 ? blank_attr + C : blank_attr;
-             if (blank < 0 || blank >= C) ctx.fail("blank_index " + std::to_string(blank_attr) + " is out of range for " + std::to_string(C) + " classes");
-             for (i64 b = 0; b < B; ++b)
-               if (len[static_cast<std::size_t>(b)] < 0 || len[static_cast<std::size_t>(b)] > T)
-                 ctx.fail("sequence_length(" + std::to_string(b) + ") = " + std::to_string(len[static_cast<std::size_t>(b)]) + " is not in [0, " +
-                          std::to_string(T) + "]");
+             i64 blank = 0;
+             const auto sizes = tf_ctc_rules::check_greedy(x.sizes(), len, blank_attr, blank, ctx.node());
+             const i64 B = sizes.B, C = sizes.C;
              std::vector<std::vector<i64>> seqs(static_cast<std::size_t>(B));
              gpass::tensor& lp = ctx.allocate_output(3, x.element_type(), {B, 1});
              dispatch<type_list<float, double>>(x.element_type(), ctx.node(), [&]<class S>() {
