@@ -35,6 +35,7 @@
 #include <gpass/exec/cuda/kernels/select.hpp>
 #include <gpass/exec/cuda/policy.hpp>
 #include <gpass/exec/kernel.hpp>
+#include <gpass/exec/scratch.hpp>
 #include <gpass/exec/shape_rules.hpp>
 #include <gpass/exec/tf_rules.hpp>
 
@@ -225,6 +226,7 @@ void run_unique(context& ctx, lazy_library& lib, const cuda_tensor& x, rows_arg 
     return P;
   };
   const long long P = pow2(v.n);
+  check_scratch(ctx, static_cast<double>(P) * 8.0 * 2.0, "the sort of Unique's rows");
   cuda_tensor perm = pol.allocate_tensor(dtype::int64, {P}, st);
   sort(perm, P, v.n, no_key);
   // the new values per chunk (at least 4096 positions, at most 1024 chunks), read back
@@ -348,7 +350,8 @@ inline fn make_tf_unique(const kernel_node& n, bool with_counts) {
     if (!cuda_codegen::supported(t)) ctx.fail("no CUDA Unique for element type " + std::string(to_string(t)));
     if (x.rank() != 1) ctx.fail("x must be a vector, got " + x.shape().to_string());
     tf_rules::check_int_output(it, ctx.node());
-    // (int32 indices: the CPU fails on the first index or count past INT32_MAX; so does this)
+    // (int32 indices: the CPU fails on the first index or count past INT32_MAX; the GPU, stricter,
+    // on any input of more elements than int32 counts, before it sorts)
     if (it == dtype::int32 && x.size() > INT32_MAX)
       ctx.fail("x has " + std::to_string(x.size()) + " elements: its indices and counts do not fit in int32");
     rows_arg v;
