@@ -27,6 +27,13 @@ struct operand {
   std::vector<i64> sizes;
 };
 
+/// Input `i` of a kernel's context `ctx` (either policy's) as an `operand`.
+template <class Context>
+operand operand_of(const Context& ctx, std::size_t i) {
+  if (!ctx.has_input(i)) return {};
+  return {true, ctx.input(i).element_type(), ctx.input(i).sizes()};
+}
+
 /// Checks that `t` is a floating-point type (f32, f64, f16, bf16).
 inline void check_float(dtype t, const char* what, const kernel_node& n) {
   if (t != dtype::f32 && t != dtype::f64 && t != dtype::f16 && t != dtype::bf16)
@@ -125,6 +132,13 @@ inline linear_attention_dims check_linear_attention(const linear_attention_attrs
   return d;
 }
 
+/// `check_linear_attention` of a kernel context's inputs (either policy's).
+template <class Context>
+linear_attention_dims check_linear_attention(const linear_attention_attrs& a, const Context& ctx) {
+  return check_linear_attention(a, operand_of(ctx, 0), operand_of(ctx, 1), operand_of(ctx, 2), operand_of(ctx, 3), operand_of(ctx, 4),
+                                operand_of(ctx, 5), ctx.node());
+}
+
 // ---- CausalConvWithState ------------------------------------------------------------------------
 
 /// CausalConvWithState's activation: whether it is SiLU (silu or swish; else none).
@@ -156,6 +170,12 @@ inline causal_conv_dims check_causal_conv(const operand& x, const operand& w, co
     n.fail("past_state must be (batch, channels, k - 1) = " + shape::of(std::vector<i64>{d.B, d.C, d.K - 1}).to_string() + ", got " +
            shape::of(past.sizes).to_string());
   return d;
+}
+
+/// `check_causal_conv` of a kernel context's inputs (either policy's).
+template <class Context>
+causal_conv_dims check_causal_conv(const Context& ctx) {
+  return check_causal_conv(operand_of(ctx, 0), operand_of(ctx, 1), operand_of(ctx, 2), operand_of(ctx, 3), ctx.node());
 }
 
 }  // namespace gpass::exec::recurrent_rules

@@ -324,9 +324,13 @@ placement_result place(G& g, const std::vector<placement_device>& devices, const
         const auto& n = op_of(i);
         // an interface op (a feed's `arg`, a `return`) needs no kernel, but its values live on the device
         const bool interface = detail::is_interface_op(n.domain, n.op);
-        if ((!interface && !d.supports(n.domain, n.op)) || !holds_types(d, i) ||
-            (!interface && strict && d.serves && !d.serves(query(i))) ||
-            (!interface && (strict || typed) && d.serves_types && !d.serves_types(query(i)))) {
+        bool ok = (interface || d.supports(n.domain, n.op)) && holds_types(d, i);
+        const bool ask_serves = strict && d.serves, ask_types = (strict || typed) && d.serves_types;
+        if (ok && !interface && (ask_serves || ask_types)) {
+          const exec::kernel_query q = query(i);
+          ok = (!ask_serves || d.serves(q)) && (!ask_types || d.serves_types(q));
+        }
+        if (!ok) {
           if (missing) *missing = i;
           return false;
         }

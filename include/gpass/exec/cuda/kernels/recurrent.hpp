@@ -113,10 +113,7 @@ inline fn make_linear_attention(const kernel_node& n) {
   const auto attrs = recurrent_rules::read_linear_attention(n);
   auto lib = std::make_shared<lazy_library>();
   return [=](context& ctx) {
-    auto info = [&](std::size_t i) {
-      return ctx.has_input(i) ? recurrent_rules::operand{true, ctx.input(i).element_type(), ctx.input(i).sizes()} : recurrent_rules::operand{};
-    };
-    const auto dims = recurrent_rules::check_linear_attention(attrs, info(0), info(1), info(2), info(3), info(4), info(5), ctx.node());
+    const auto dims = recurrent_rules::check_linear_attention(attrs, ctx);
     check_scratch(ctx, dims.state_count * sizeof(float), "the state");
     check_scratch(ctx, dims.out_count * sizeof(float), "the output");
     const cuda_tensor& q = ctx.input(0);
@@ -187,10 +184,7 @@ inline fn make_causal_conv(const kernel_node& n) {
   const bool silu = recurrent_rules::read_causal_conv_silu(n);
   auto lib = std::make_shared<lazy_library>();
   return [=](context& ctx) {
-    auto info = [&](std::size_t i) {
-      return ctx.has_input(i) ? recurrent_rules::operand{true, ctx.input(i).element_type(), ctx.input(i).sizes()} : recurrent_rules::operand{};
-    };
-    const auto d = recurrent_rules::check_causal_conv(info(0), info(1), info(2), info(3), ctx.node());
+    const auto d = recurrent_rules::check_causal_conv(ctx);
     const cuda_tensor& x = ctx.input(0);
     const dtype t = x.element_type();
     cuda_tensor& y = ctx.allocate_output(0, t, {d.B, d.C, d.L});

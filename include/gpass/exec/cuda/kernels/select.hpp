@@ -233,6 +233,31 @@ inline const std::vector<std::string>& nonzero_entries() {
   return e;
 }
 
+/// How a kernel of "a block per chunk, counts read back" splits `n` positions: chunks of at
+/// least 4096, at most 1024 of them (NonZero's and Unique's).
+struct chunk_plan {
+  long long blocks = 1, chunk = 0;
+};
+inline chunk_plan chunks_for(long long n) {
+  chunk_plan c;
+  c.blocks = std::min<long long>(1024, std::max<long long>(1, (n + 4095) / 4096));
+  c.chunk = (n + c.blocks - 1) / c.blocks;
+  return c;
+}
+
+/// The per-chunk counts read back: each chunk's first position (int64, on the host) and their
+/// total.
+inline std::pair<gpass::tensor, long long> chunk_offsets(context& ctx, const cuda_tensor& counts) {
+  const gpass::tensor hc = ctx.policy().download(counts, ctx.stream());
+  gpass::tensor offsets = gpass::tensor::uninitialized(dtype::int64, {hc.size()});
+  long long total = 0;
+  for (i64 b = 0; b < hc.size(); ++b) {
+    offsets.data<i64>()[b] = total;
+    total += hc.data<i64>()[b];
+  }
+  return {std::move(offsets), total};
+}
+
 inline fn make_topk(const kernel_node& n) {
   const i64 axis_attr = n.attr<i64>("axis", -1);
   const bool largest = n.attr<i64>("largest", 1) != 0;
@@ -310,9 +335,9 @@ inline fn make_nonzero(const kernel_node&) {
       return;
     }
     const auto& kl = lib->get(pol, std::string(to_string(t)), nonzero_entries(), [&] { return nonzero_source(t); });
-    // chunks of at least 4096 elements, at most 1024 of them (the counts read back)
-    const long long blocks = std::min<long long>(1024, std::max<long long>(1, (n + 4095) / 4096));
-    long long chunk = (n + blocks - 1) / blocks;
+    const chunk_plan c = chunks_for(n);
+    const long long blocks = c.blocks;
+    long long chunk = c.chunk;
     cuda_tensor counts = pol.allocate_tensor(dtype::int64, {blocks}, ctx.stream());
     const void* xp = x.data();
     void* cp = counts.data();
@@ -320,13 +345,7 @@ inline fn make_nonzero(const kernel_node&) {
       void* args[] = {&xp, &n, &chunk, &cp};
       pol.launch(kl.kernels[0], static_cast<unsigned>(blocks), 256, args, ctx.stream());
     }
-    const gpass::tensor hc = pol.download(counts, ctx.stream());
-    gpass::tensor offsets = gpass::tensor::uninitialized(dtype::int64, {blocks});
-    long long total = 0;
-    for (long long b = 0; b < blocks; ++b) {
-      offsets.data<i64>()[b] = total;
-      total += hc.data<i64>()[b];
-    }
+    auto [offsets, total] = chunk_offsets(ctx, counts);
     auto& y = ctx.allocate_output(0, dtype::int64, {rank, total});
     if (total == 0 || rank == 0) {
       // rank 0: a scalar that is non-zero has one (empty) coordinate tuple

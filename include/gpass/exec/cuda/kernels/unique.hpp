@@ -229,9 +229,10 @@ void run_unique(context& ctx, lazy_library& lib, const cuda_tensor& x, rows_arg 
   check_scratch(ctx, static_cast<double>(P) * 8.0 * 2.0, "the sort of Unique's rows");
   cuda_tensor perm = pol.allocate_tensor(dtype::int64, {P}, st);
   sort(perm, P, v.n, no_key);
-  // the new values per chunk (at least 4096 positions, at most 1024 chunks), read back
-  const long long blocks = std::min<long long>(1024, std::max<long long>(1, (v.n + 4095) / 4096));
-  long long chunk = (v.n + blocks - 1) / blocks;
+  // the new values per chunk, read back
+  const cuda_select::chunk_plan c = cuda_select::chunks_for(v.n);
+  const long long blocks = c.blocks;
+  long long chunk = c.chunk;
   int nan = nan_distinct ? 1 : 0;
   const void* pp = perm.data();
   cuda_tensor counts = pol.allocate_tensor(dtype::int64, {blocks}, st);
@@ -240,13 +241,7 @@ void run_unique(context& ctx, lazy_library& lib, const cuda_tensor& x, rows_arg 
     void* args[] = {&xp, &v, &pp, &chunk, &nan, &cp};
     pol.launch(kl.kernels[k_count], static_cast<unsigned>(blocks), 256, args, st);
   }
-  const gpass::tensor hc = pol.download(counts, st);
-  gpass::tensor offsets = gpass::tensor::uninitialized(dtype::int64, {blocks});
-  long long K = 0;
-  for (long long b = 0; b < blocks; ++b) {
-    offsets.data<i64>()[b] = K;
-    K += hc.data<i64>()[b];
-  }
+  auto [offsets, K] = cuda_select::chunk_offsets(ctx, counts);
   const cuda_tensor off = pol.upload(offsets, st);
   cuda_tensor group = pol.allocate_tensor(dtype::int64, {v.n}, st);
   cuda_tensor start = pol.allocate_tensor(dtype::int64, {K + 1}, st);

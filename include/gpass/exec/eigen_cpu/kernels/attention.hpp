@@ -530,10 +530,7 @@ inline void register_linear_attention(registry& r) {
     const bool gating = attrs.gating, delta = attrs.delta;
     return [=](context& ctx) {
       const gpass::tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
-      auto info = [&](std::size_t i) {
-        return ctx.has_input(i) ? recurrent_rules::operand{true, ctx.input(i).element_type(), ctx.input(i).sizes()} : recurrent_rules::operand{};
-      };
-      const auto dims = recurrent_rules::check_linear_attention(attrs, info(0), info(1), info(2), info(3), info(4), info(5), ctx.node());
+      const auto dims = recurrent_rules::check_linear_attention(attrs, ctx);
       const i64 B = dims.B, T = dims.T, dk = dims.dk, dv = dims.dv, group = dims.group, decay_per = dims.decay_per, beta_per = dims.beta_per;
       const std::vector<float> qf = to_compute<float>(q, ctx.node()), kf = to_compute<float>(k, ctx.node()), vf = to_compute<float>(v, ctx.node());
       // decay: (B, T, kv_heads) per head or (B, T, kv_heads * dk) per key dimension; beta: (B, T, kv_heads or 1)
@@ -606,10 +603,7 @@ inline void register_causal_conv(registry& r) {
     const bool silu = recurrent_rules::read_causal_conv_silu(n);
     return [=](context& ctx) {
       const gpass::tensor &x = ctx.input(0), &w = ctx.input(1);
-      auto info = [&](std::size_t i) {
-        return ctx.has_input(i) ? recurrent_rules::operand{true, ctx.input(i).element_type(), ctx.input(i).sizes()} : recurrent_rules::operand{};
-      };
-      const auto dims = recurrent_rules::check_causal_conv(info(0), info(1), info(2), info(3), ctx.node());
+      const auto dims = recurrent_rules::check_causal_conv(ctx);
       const i64 B = dims.B, C = dims.C, L = dims.L, K = dims.K, keep = K - 1, len = keep + L;  // the padded sequence: state then input
       dispatch<nn_types>(x.element_type(), ctx.node(), [&]<class T>() {
         using CT = compute_t<T>;
